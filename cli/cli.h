@@ -1,0 +1,187 @@
+/* Internal interface of the zgpu command. The CLI uses the public API (zgpu.h) only; everything here is
+ * plain C over libc so that tests/unit/test_cli_parse.c can compile the parsers on their own.
+ *
+ * Error convention inside cli/: fallible helpers return 0 on success and -1 on failure after setting a
+ * one-line message with cli_err() (read back with cli_errmsg()). */
+#ifndef ZGPU_CLI_H
+#define ZGPU_CLI_H
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "zgpu.h"
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define CLI_PRINTF(a, b)
+#endif
+
+/* ---- errors and small helpers (util.c) ---- */
+int cli_err(const char *fmt, ...) CLI_PRINTF(1, 2); /* sets the message, returns -1 */
+const char *cli_errmsg(void);
+int cli_host_little_endian(void);
+
+/** A growable string. All appends are no-ops once an allocation failed (oom = 1). */
+typedef struct cli_sb {
+    char *p;
+    size_t n, cap;
+    int oom;
+} cli_sb;
+void cli_sb_puts(cli_sb *sb, const char *s);
+void cli_sb_putn(cli_sb *sb, const char *s, size_t n);
+void cli_sb_printf(cli_sb *sb, const char *fmt, ...) CLI_PRINTF(2, 3);
+void cli_sb_u64_list(cli_sb *sb, int n, const uint64_t *v); /* "[1, 2, 3]" without spaces: "[1,2,3]" */
+/** Hands the string over (caller frees); NULL (with a message) if an allocation failed. */
+char *cli_sb_finish(cli_sb *sb);
+void cli_sb_free(cli_sb *sb);
+
+/** Parses a decimal int64 that must fill the whole text. */
+int cli_parse_i64(const char *s, size_t n, int64_t *out);
+/** "64,64,1" -> ndim positive values (exactly `ndim` of them); what names the option in messages. */
+int cli_parse_u64_list(const char *s, int ndim, uint64_t *out, const char *what);
+
+/* ---- minimal JSON reading (util.c): enough to pick members out of documents zgpu returns ---- */
+/** Pointer past the JSON value at p (leading whitespace skipped), or NULL if malformed. */
+const char *cli_json_skip_value(const char *p);
+/** Finds `key` in the object at obj. 1 found (val and len: the raw value text), 0 absent, -1 malformed. */
+int cli_json_member(const char *obj, const char *key, const char **val, size_t *len);
+/** Element i of the array at arr. 1 found, 0 past the end, -1 malformed or not an array. */
+int cli_json_index(const char *arr, size_t i, const char **val, size_t *len);
+/** Decodes the JSON string at val into buf (\uXXXX outside ASCII becomes '?'). 0 ok, -1 not a string/too long. */
+int cli_json_string(const char *val, size_t len, char *buf, size_t cap);
+/** Copy of text with all whitespace outside strings removed (caller frees); NULL on allocation failure. */
+char *cli_json_compact(const char *text);
+
+/* ---- regions (region.c) ---- */
+/**
+ * Parses a NumPy-like selection: comma-separated per-axis entries `a:b`, `a:`, `:b`, `:` or an integer `i`
+ * (kept as a length-1 axis). Negative values count from the end. Fewer entries than ndim: the rest are `:`.
+ * NULL or "" selects everything. Errors: steps, bad syntax, too many entries, out-of-range values, a > b.
+ */
+int cli_parse_region(const char *spec, int ndim, const uint64_t *shape, uint64_t *start, uint64_t *count);
+
+/* ---- data types (dtype.c) ---- */
+size_t cli_dtype_fixed_size(zgpu_dtype dt); /* 0 for ZGPU_RAW and unknown */
+/** Zarr v3 data_type name ("uint16", "r24"). buf: 32 bytes. NULL if unknown. */
+const char *cli_dtype_v3_name(zgpu_dtype dt, size_t itemsize, char *buf);
+/** Native-order NumPy typestring ("<u2", "|b1", "|V3"). buf: 32 bytes. NULL if unknown. */
+const char *cli_dtype_npy_descr(zgpu_dtype dt, size_t itemsize, char *buf);
+/** Parses a NumPy typestring. *nonnative = 1 if its byte order differs from this host's (multi-byte only). */
+int cli_dtype_from_descr(const char *descr, zgpu_dtype *dt, size_t *itemsize, int *nonnative);
+/** Size of the unit byte swapping works on (complex64 -> 4, raw/bool/1-byte -> 1). */
+size_t cli_dtype_swap_unit(zgpu_dtype dt, size_t itemsize);
+/** Reverses every `unit`-byte group of n bytes in place (unit 1: nothing). */
+void cli_byteswap(void *data, size_t nbytes, size_t unit);
+
+/** Fill value JSON from user text (`--fill-value`), as zarr-python writes it for that format. */
+int cli_fill_json_from_text(const char *text, zgpu_dtype dt, size_t itemsize, int zarr_format, cli_sb *sb);
+/** Fill value JSON from itemsize native-endian bytes. */
+int cli_fill_json_from_bytes(const void *bytes, zgpu_dtype dt, size_t itemsize, int zarr_format, cli_sb *sb);
+float cli_half_to_float(uint16_t h);
+
+/* ---- codec specs and metadata documents (meta.c) ---- */
+typedef enum cli_codec_kind {
+    CLI_CODEC_NONE, CLI_CODEC_ZSTD, CLI_CODEC_GZIP, CLI_CODEC_ZLIB, CLI_CODEC_BZ2, CLI_CODEC_LZ4,
+    CLI_CODEC_BLOSC
+} cli_codec_kind;
+
+typedef struct cli_codec_spec {
+    cli_codec_kind kind;
+    int level;      /* zstd/gzip/zlib/bz2 level, lz4 acceleration, blosc clevel */
+    int checksum;   /* zstd content checksum */
+    char cname[16]; /* blosc */
+    int shuffle;    /* blosc: -1 default (bitshuffle for 1-byte types, else shuffle), 0, 1, 2 */
+    int crc32c;     /* "+crc32c" (v3 only) */
+} cli_codec_spec;
+
+/** `none`, `zstd[:level[:checksum]]`, `gzip[:level]`, `zlib[:level]`, `bz2[:level]`, `lz4[:accel]`,
+ *  `blosc[:CNAME[:CLEVEL[:SHUFFLE]]]`, each optionally followed by `+crc32c`. */
+int cli_parse_codec_spec(const char *text, cli_codec_spec *out);
+/** Appends the v3 bytes->bytes codec objects, comma-separated, without brackets (may append nothing). */
+int cli_codec_v3_json(const cli_codec_spec *c, size_t itemsize, cli_sb *sb);
+/** Appends the v2 "compressor" value ("null" or an object). */
+int cli_codec_v2_json(const cli_codec_spec *c, size_t itemsize, cli_sb *sb);
+
+/** Everything needed to write a metadata document. Optional text members are raw JSON (NULL = default). */
+typedef struct cli_array_spec {
+    int zarr_format;
+    int ndim;
+    uint64_t shape[ZGPU_MAX_DIMS];
+    uint64_t chunks[ZGPU_MAX_DIMS]; /* read/write chunk (inner chunk when sharded) */
+    int sharded;                    /* v3 only */
+    uint64_t shards[ZGPU_MAX_DIMS];
+    zgpu_dtype dtype;
+    size_t itemsize;
+    const cli_codec_spec *codec;    /* used when the raw codec members below are NULL */
+    const char *v3_chunk_codecs;    /* JSON list: the full codec chain of one (inner) chunk */
+    const char *v2_compressor;      /* v2 "compressor" value */
+    const char *v2_filters;         /* v2 "filters" value */
+    const char *fill_value;         /* JSON */
+    const char *attributes;         /* JSON object */
+    const char *dimension_names;    /* v3 JSON list */
+    const char *chunk_key_encoding; /* v3 JSON object */
+    const char *dimension_separator;/* v2 JSON string */
+} cli_array_spec;
+
+/** Builds zarr.json (v3) or .zarray (+ "attributes") text (caller frees). */
+int cli_build_metadata(const cli_array_spec *a, char **out);
+/** Default chunk shape: the whole array under 16 MiB, else halved axis by axis until <= 4 MiB. If `within`
+ *  is not NULL (a shard shape), every chunk extent divides it. */
+void cli_default_chunks(int ndim, const uint64_t *shape, size_t itemsize, const uint64_t *within,
+                        uint64_t *chunks);
+/** Converts a v3 codec list (as zgpu_array_codecs_json gives it) into the v2 compressor value, when the
+ *  chain is bytes + at most one compressor that numcodecs knows. */
+int cli_v3_codecs_to_v2_compressor(const char *codecs, cli_sb *sb);
+
+/* ---- .npy files (npy.c) ---- */
+typedef struct cli_npy_header {
+    int major, minor;
+    char descr[32];
+    zgpu_dtype dtype;
+    size_t itemsize;
+    int nonnative;     /* stored byte order differs from this host's */
+    int fortran_order;
+    int ndim;
+    uint64_t shape[ZGPU_MAX_DIMS];
+    uint64_t data_offset; /* bytes before the data */
+} cli_npy_header;
+
+/** Parses the preamble in buf[0..n). Needs the whole header; says "truncated" otherwise. */
+int cli_npy_parse_header(const unsigned char *buf, size_t n, cli_npy_header *h);
+/** Reads and parses the header of an open file, leaving the position at the data. */
+int cli_npy_read_header(FILE *f, const char *path, cli_npy_header *h);
+/** The complete preamble (magic, version, length, dict, padding to 64 bytes) for native-order C data. */
+int cli_npy_format_header(zgpu_dtype dt, size_t itemsize, int ndim, const uint64_t *shape, cli_sb *sb);
+/** Element count and byte size of a shape (-1 with a message on overflow). */
+int cli_shape_nbytes(int ndim, const uint64_t *shape, size_t itemsize, uint64_t *nelem, uint64_t *nbytes);
+/** Copies Fortran-order data of `shape` into C order. */
+void cli_fortran_to_c(const void *src, void *dst, int ndim, const uint64_t *shape, size_t itemsize);
+/** Loads a whole .npy into native-endian C-order memory (*data: caller frees). */
+int cli_npy_load(const char *path, cli_npy_header *h, void **data);
+/** Reads `nbytes` of C-order data at data_offset + offset, converting to native byte order. */
+int cli_npy_read_block(FILE *f, const char *path, const cli_npy_header *h, uint64_t offset, void *dst,
+                       size_t nbytes);
+/** Writes native C-order data as .npy. Path "/dev/null" writes nothing. */
+int cli_npy_save(const char *path, zgpu_dtype dt, size_t itemsize, int ndim, const uint64_t *shape,
+                 const void *data);
+
+/* ---- CUDA runtime, loaded at run time (cudart.c) ---- */
+typedef struct cli_cuda {
+    void *lib;
+    int (*set_device)(int);
+    int (*malloc_)(void **, size_t);
+    int (*free_)(void *);
+    int (*memcpy_)(void *, const void *, size_t, int);
+    int (*memset_)(void *, int, size_t);
+    int (*synchronize)(void);
+    const char *(*error_string)(int);
+} cli_cuda;
+/** Loads libcudart and selects `device`; fails with "no GPU: <why>". */
+int cli_cuda_load(cli_cuda *cu, int device);
+int cli_cuda_alloc(cli_cuda *cu, void **p, size_t n);
+int cli_cuda_to_host(cli_cuda *cu, void *host, const void *device, size_t n);
+void cli_cuda_unload(cli_cuda *cu);
+/** Parses "cuda:N" / "cuda" / "gpu" -> N; "cpu" -> -1. */
+int cli_parse_device(const char *text, int *device);
+
+#endif

@@ -1,0 +1,345 @@
+/* zgpu write (.npy -> array) and zgpu cp (array -> array), both streamed in slabs along axis 0 that
+ * cover whole rows of destination objects, so every chunk or shard is written exactly once. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include "args.h"
+
+#define SLAB_BUDGET ((uint64_t)256 << 20)
+
+static const char usage_write[] =
+    "usage: zgpu write PATH FILE.npy [options]\n"
+    "\n"
+    "Creates an array at PATH holding the contents of a NumPy .npy file (any byte order, C or Fortran order).\n"
+    "\n"
+    "  --format 2|3         Zarr format (default 3)\n"
+    "  --chunks C0,C1,...   chunk shape (default: the whole array under 16 MiB, else chunks of 1-4 MiB)\n"
+    "  --shards S0,S1,...   shard shape (format 3): each stored object holds a grid of chunks\n"
+    "  --codec SPEC         none | zstd[:LEVEL[:checksum]] | gzip[:LEVEL] | zlib[:LEVEL] | bz2[:LEVEL] |\n"
+    "                       lz4[:ACCEL] | blosc[:CNAME[:CLEVEL[:SHUFFLE]]]  (CNAME blosclz, lz4, lz4hc,\n"
+    "                       zlib, zstd; SHUFFLE noshuffle, shuffle, bitshuffle); append +crc32c for a\n"
+    "                       checksum (format 3). Default: zstd:0 as zarr-python\n"
+    "  --fill-value V       fill value (numbers, NaN, Infinity, true/false, RE,IM for complex)\n"
+    "  --attrs JSON         attributes (a JSON object)\n"
+    "  --overwrite          replace an existing array at PATH\n"
+    "  --threads N          encode threads (0 = all CPUs)\n";
+
+static const char usage_cp[] =
+    "usage: zgpu cp SRC DST [options]\n"
+    "\n"
+    "Copies the array SRC to DST, optionally converting the format, rechunking or recompressing. By default\n"
+    "DST keeps SRC's format, chunks, shards, codecs, fill value, attributes and dimension names.\n"
+    "The copy streams slabs of about 256 MiB; the whole array is never held in memory.\n"
+    "\n"
+    "  --format 2|3         Zarr format of DST\n"
+    "  --chunks C0,C1,...   chunk shape of DST\n"
+    "  --shards S0,...|none shard shape of DST (format 3), or none to drop sharding\n"
+    "  --codec SPEC         compressor of DST (see zgpu write --help)\n"
+    "  --overwrite          replace an existing array at DST\n"
+    "  --threads N          decode/encode threads (0 = all CPUs)\n";
+
+static int parse_format(const char *text, int *fmt) {
+    if (!strcmp(text, "2")) *fmt = 2;
+    else if (!strcmp(text, "3")) *fmt = 3;
+    else return cli_err("--format '%s': expected 2 or 3", text);
+    return 0;
+}
+
+/* Writes rows [r0, r0+rows) of a C-order slab (shape[1:] whole) to the array. */
+static zgpu_status write_slab(zgpu_array *dst, int ndim, const uint64_t *shape, uint64_t r0, uint64_t rows,
+                              const void *buf) {
+    uint64_t start[ZGPU_MAX_DIMS] = {0}, count[ZGPU_MAX_DIMS];
+    for (int i = 0; i < ndim; i++) count[i] = shape[i];
+    if (ndim) {
+        start[0] = r0;
+        count[0] = rows;
+    }
+    return zgpu_array_write(dst, start, count, buf, NULL);
+}
+
+/* ---- write ---- */
+int cli_cmd_write(int argc, char **argv) {
+    enum { O_FORMAT, O_CHUNKS, O_SHARDS, O_CODEC, O_FILL, O_OVERWRITE, O_ATTRS, O_THREADS };
+    static const cli_opt_def defs[] = {{"format", 0, 1},     {"chunks", 0, 1},    {"shards", 0, 1},
+                                       {"codec", 0, 1},      {"fill-value", 0, 1}, {"overwrite", 0, 0},
+                                       {"attrs", 0, 1},      {"threads", 0, 1},   {NULL, 0, 0}};
+    cli_args ar;
+    if (cli_args_parse(argc, argv, defs, &ar)) return cli_usage_error("write ");
+    if (ar.help) { fputs(usage_write, stdout); return 0; }
+    if (ar.npos != 2) { cli_err("write takes PATH and FILE.npy"); return cli_usage_error("write "); }
+    const char *path = ar.pos[0], *npy = ar.pos[1];
+
+    int fmt = 3;
+    if (ar.value[O_FORMAT] && parse_format(ar.value[O_FORMAT], &fmt)) return cli_usage_error("write ");
+    cli_codec_spec codec = {.kind = CLI_CODEC_ZSTD, .level = 0, .shuffle = -1};
+    if (ar.value[O_CODEC] && cli_parse_codec_spec(ar.value[O_CODEC], &codec)) return cli_usage_error("write ");
+    if (fmt == 2 && ar.value[O_SHARDS]) { cli_err("--shards needs --format 3"); return cli_usage_error("write "); }
+    if (fmt == 2 && codec.crc32c) { cli_err("+crc32c needs --format 3"); return cli_usage_error("write "); }
+
+    FILE *f = fopen(npy, "rb");
+    if (!f) { cli_err("%s: cannot open: %s", npy, strerror(errno)); return cli_fail(); }
+    cli_npy_header h;
+    if (cli_npy_read_header(f, npy, &h)) { fclose(f); return cli_fail(); }
+
+    cli_array_spec spec = {.zarr_format = fmt, .ndim = h.ndim, .dtype = h.dtype, .itemsize = h.itemsize,
+                           .codec = &codec, .attributes = ar.value[O_ATTRS]};
+    memcpy(spec.shape, h.shape, sizeof h.shape);
+    int usage = 0;
+    cli_sb fill = {0};
+    char *meta = NULL;
+    void *data = NULL;
+    zgpu_context *ctx = NULL;
+    zgpu_array *arr = NULL;
+    int rc = 0;
+    if (ar.value[O_SHARDS]) {
+        if (cli_parse_u64_list(ar.value[O_SHARDS], h.ndim, spec.shards, "--shards")) { usage = 1; goto fail; }
+        spec.sharded = 1;
+    }
+    if (ar.value[O_CHUNKS]) {
+        if (cli_parse_u64_list(ar.value[O_CHUNKS], h.ndim, spec.chunks, "--chunks")) { usage = 1; goto fail; }
+    } else {
+        cli_default_chunks(h.ndim, h.shape, h.itemsize, spec.sharded ? spec.shards : NULL, spec.chunks);
+    }
+    if (spec.sharded)
+        for (int i = 0; i < h.ndim; i++)
+            if (spec.shards[i] % spec.chunks[i]) {
+                cli_err("--shards: shard extent %llu on axis %d is not a multiple of the chunk extent %llu",
+                        (unsigned long long)spec.shards[i], i, (unsigned long long)spec.chunks[i]);
+                usage = 1;
+                goto fail;
+            }
+    if (ar.value[O_FILL]) {
+        if (cli_fill_json_from_text(ar.value[O_FILL], h.dtype, h.itemsize, fmt, &fill)) { usage = 1; goto fail; }
+        spec.fill_value = fill.p;
+    }
+    if (cli_build_metadata(&spec, &meta)) { usage = 1; goto fail; }
+    if (cli_make_context(ar.value[O_THREADS], -1, &ctx)) { usage = ar.value[O_THREADS] != NULL; goto fail; }
+
+    zgpu_status s = zgpu_array_create(ctx, path, meta, ar.set[O_OVERWRITE], &arr);
+    if (s != ZGPU_OK) { rc = cli_fail_status(s); goto done; }
+
+    uint64_t nelem, nbytes;
+    if (cli_shape_nbytes(h.ndim, h.shape, h.itemsize, &nelem, &nbytes)) goto fail;
+    if (nelem == 0) goto done;
+    if (h.fortran_order && h.ndim > 1) {
+        /* Fortran order cannot be sliced along axis 0 cheaply: convert once, write once. */
+        fclose(f);
+        f = NULL;
+        cli_npy_header h2;
+        if (cli_npy_load(npy, &h2, &data)) goto fail;
+        s = zgpu_array_write(arr, (uint64_t[ZGPU_MAX_DIMS]){0}, h.shape, data, NULL);
+        if (s != ZGPU_OK) { rc = cli_fail_status(s); goto done; }
+    } else {
+        uint64_t grid0 = h.ndim ? (spec.sharded ? spec.shards[0] : spec.chunks[0]) : 1;
+        uint64_t rows = cli_slab_rows(h.ndim, h.shape, grid0, h.itemsize, SLAB_BUDGET);
+        uint64_t row_bytes = h.ndim ? nbytes / h.shape[0] : nbytes;
+        if (rows * row_bytes > SIZE_MAX) { cli_err("slab too large for this machine"); goto fail; }
+        data = malloc((size_t)(rows * row_bytes));
+        if (!data) { cli_err("out of memory for a %llu-byte slab", (unsigned long long)(rows * row_bytes)); goto fail; }
+        uint64_t total_rows = h.ndim ? h.shape[0] : 1;
+        for (uint64_t r0 = 0; r0 < total_rows; r0 += rows) {
+            uint64_t n = total_rows - r0 < rows ? total_rows - r0 : rows;
+            if (cli_npy_read_block(f, npy, &h, r0 * row_bytes, data, (size_t)(n * row_bytes))) goto fail;
+            s = write_slab(arr, h.ndim, h.shape, r0, n, data);
+            if (s != ZGPU_OK) { rc = cli_fail_status(s); goto done; }
+        }
+    }
+    goto done;
+fail:
+    rc = usage ? cli_usage_error("write ") : cli_fail();
+done:
+    if (f) fclose(f);
+    free(data);
+    free(meta);
+    cli_sb_free(&fill);
+    zgpu_array_close(arr);
+    zgpu_context_free(ctx);
+    return rc;
+}
+
+/* ---- cp ---- */
+/* Copies a raw JSON member of doc into a new string (NULL if absent or null). */
+static char *member_dup(const char *doc, const char *key) {
+    const char *v;
+    size_t n;
+    if (!doc || cli_json_member(doc, key, &v, &n) != 1 || (n == 4 && !memcmp(v, "null", 4))) return NULL;
+    char *s = malloc(n + 1);
+    if (!s) return NULL;
+    memcpy(s, v, n);
+    s[n] = '\0';
+    return s;
+}
+
+/* The codec chain of one (inner) chunk of src: the sharding codec's inner list, or the whole list. */
+static char *inner_codecs(const char *codecs, int sharded) {
+    if (!sharded) return strdup(codecs);
+    const char *el, *conf;
+    size_t n, cn;
+    if (cli_json_index(codecs, 0, &el, &n) != 1 || cli_json_member(el, "configuration", &conf, &cn) != 1) {
+        cli_err("cannot find the sharding codec's configuration in the source codecs");
+        return NULL;
+    }
+    char *tmp = malloc(cn + 1);
+    if (!tmp) return NULL;
+    memcpy(tmp, conf, cn);
+    tmp[cn] = '\0';
+    char *inner = member_dup(tmp, "codecs");
+    free(tmp);
+    if (!inner) cli_err("the source's sharding codec has no inner codecs");
+    return inner;
+}
+
+int cli_cmd_cp(int argc, char **argv) {
+    enum { O_FORMAT, O_CHUNKS, O_SHARDS, O_CODEC, O_OVERWRITE, O_THREADS };
+    static const cli_opt_def defs[] = {{"format", 0, 1}, {"chunks", 0, 1},    {"shards", 0, 1}, {"codec", 0, 1},
+                                       {"overwrite", 0, 0}, {"threads", 0, 1}, {NULL, 0, 0}};
+    cli_args ar;
+    if (cli_args_parse(argc, argv, defs, &ar)) return cli_usage_error("cp ");
+    if (ar.help) { fputs(usage_cp, stdout); return 0; }
+    if (ar.npos != 2) { cli_err("cp takes SRC and DST"); return cli_usage_error("cp "); }
+    const char *src_path = ar.pos[0], *dst_path = ar.pos[1];
+
+    cli_codec_spec codec;
+    if (ar.value[O_CODEC] && cli_parse_codec_spec(ar.value[O_CODEC], &codec)) return cli_usage_error("cp ");
+    int fmt = 0;
+    if (ar.value[O_FORMAT] && parse_format(ar.value[O_FORMAT], &fmt)) return cli_usage_error("cp ");
+
+    /* Refuse to copy onto itself: creating DST would delete SRC's chunks first. */
+    char *rs = realpath(src_path, NULL), *rd = realpath(dst_path, NULL);
+    int same = rs && rd && !strcmp(rs, rd);
+    free(rs);
+    free(rd);
+    if (same) { cli_err("SRC and DST are the same array"); return cli_usage_error("cp "); }
+
+    zgpu_context *ctx = NULL;
+    zgpu_array *src = NULL, *dst = NULL;
+    char *src_meta = NULL, *src_codecs = NULL, *src_attrs = NULL;
+    char *inner = NULL, *meta = NULL, *dimnames = NULL, *cke = NULL, *sep = NULL, *v2comp = NULL, *v2filt = NULL;
+    cli_sb fill = {0}, comp = {0};
+    void *buf = NULL;
+    int rc = 0, usage = 0;
+    zgpu_status s;
+
+    if (cli_make_context(ar.value[O_THREADS], -1, &ctx)) { usage = ar.value[O_THREADS] != NULL; goto fail; }
+    s = zgpu_array_open(ctx, src_path, &src);
+    if (s == ZGPU_OK) s = zgpu_array_metadata_json(src, &src_meta);
+    if (s == ZGPU_OK) s = zgpu_array_codecs_json(src, &src_codecs);
+    if (s == ZGPU_OK) s = zgpu_array_attributes(src, &src_attrs);
+    if (s != ZGPU_OK) { rc = cli_fail_status(s); goto done; }
+
+    int src_fmt = zgpu_array_zarr_format(src);
+    if (!fmt) fmt = src_fmt;
+    cli_array_spec spec = {.zarr_format = fmt, .ndim = zgpu_array_ndim(src), .dtype = zgpu_array_dtype(src),
+                           .itemsize = zgpu_array_itemsize(src), .attributes = src_attrs};
+    zgpu_array_shape(src, spec.shape);
+    uint64_t src_chunks[ZGPU_MAX_DIMS], src_shards[ZGPU_MAX_DIMS];
+    zgpu_array_chunk_shape(src, src_chunks);
+    int src_sharded = zgpu_array_shard_shape(src, src_shards);
+
+    /* shards */
+    if (ar.value[O_SHARDS] && strcmp(ar.value[O_SHARDS], "none") != 0) {
+        if (fmt != 3) { cli_err("--shards needs format 3"); usage = 1; goto fail; }
+        if (cli_parse_u64_list(ar.value[O_SHARDS], spec.ndim, spec.shards, "--shards")) { usage = 1; goto fail; }
+        spec.sharded = 1;
+    } else if (!ar.value[O_SHARDS] && src_sharded && fmt == 3) {
+        memcpy(spec.shards, src_shards, sizeof spec.shards);
+        spec.sharded = 1;
+    }
+    /* chunks: given, else SRC's when they fit the shards, else a default inside the shards */
+    if (ar.value[O_CHUNKS]) {
+        if (cli_parse_u64_list(ar.value[O_CHUNKS], spec.ndim, spec.chunks, "--chunks")) { usage = 1; goto fail; }
+    } else {
+        memcpy(spec.chunks, src_chunks, sizeof spec.chunks);
+        int fits = 1;
+        for (int i = 0; spec.sharded && i < spec.ndim; i++) fits &= spec.shards[i] % spec.chunks[i] == 0;
+        if (!fits) cli_default_chunks(spec.ndim, spec.shape, spec.itemsize, spec.shards, spec.chunks);
+    }
+    for (int i = 0; spec.sharded && i < spec.ndim; i++)
+        if (spec.shards[i] % spec.chunks[i]) {
+            cli_err("shard extent %llu on axis %d is not a multiple of the chunk extent %llu",
+                    (unsigned long long)spec.shards[i], i, (unsigned long long)spec.chunks[i]);
+            usage = 1;
+            goto fail;
+        }
+    /* codecs */
+    if (ar.value[O_CODEC]) {
+        if (fmt == 2 && codec.crc32c) { cli_err("+crc32c needs format 3"); usage = 1; goto fail; }
+        spec.codec = &codec;
+    } else if (fmt == 3) {
+        inner = inner_codecs(src_codecs, src_sharded);
+        if (!inner) goto fail;
+        spec.v3_chunk_codecs = inner;
+    } else if (src_fmt == 2) {
+        v2comp = member_dup(src_meta, "compressor");
+        v2filt = member_dup(src_meta, "filters");
+        spec.v2_compressor = v2comp ? v2comp : "null";
+        spec.v2_filters = v2filt;
+    } else {
+        inner = inner_codecs(src_codecs, src_sharded);
+        if (!inner || cli_v3_codecs_to_v2_compressor(inner, &comp)) goto fail;
+        spec.v2_compressor = comp.p;
+    }
+    /* carried over: fill value, and the key layout and dimension names where the format allows */
+    if (cli_fill_json_from_bytes(zgpu_array_fill_value(src), spec.dtype, spec.itemsize, fmt, &fill)) goto fail;
+    spec.fill_value = fill.p;
+    if (fmt == 3 && src_fmt == 3) {
+        dimnames = member_dup(src_meta, "dimension_names");
+        cke = member_dup(src_meta, "chunk_key_encoding");
+        spec.dimension_names = dimnames;
+        spec.chunk_key_encoding = cke;
+    } else if (fmt == 2 && src_fmt == 2) {
+        sep = member_dup(src_meta, "dimension_separator");
+        spec.dimension_separator = sep;
+    }
+    if (cli_build_metadata(&spec, &meta)) goto fail;
+
+    s = zgpu_array_create(ctx, dst_path, meta, ar.set[O_OVERWRITE], &dst);
+    if (s != ZGPU_OK) { rc = cli_fail_status(s); goto done; }
+
+    {
+        uint64_t nelem, nbytes;
+        if (cli_shape_nbytes(spec.ndim, spec.shape, spec.itemsize, &nelem, &nbytes)) goto fail;
+        if (nelem == 0) goto done;
+        uint64_t grid0 = spec.ndim ? (spec.sharded ? spec.shards[0] : spec.chunks[0]) : 1;
+        uint64_t rows = cli_slab_rows(spec.ndim, spec.shape, grid0, spec.itemsize, SLAB_BUDGET);
+        uint64_t total_rows = spec.ndim ? spec.shape[0] : 1;
+        uint64_t row_bytes = nbytes / total_rows;
+        if (rows * row_bytes > SIZE_MAX) { cli_err("slab too large for this machine"); goto fail; }
+        buf = malloc((size_t)(rows * row_bytes));
+        if (!buf) { cli_err("out of memory for a %llu-byte slab", (unsigned long long)(rows * row_bytes)); goto fail; }
+        uint64_t start[ZGPU_MAX_DIMS] = {0}, count[ZGPU_MAX_DIMS];
+        memcpy(count, spec.shape, sizeof count);
+        for (uint64_t r0 = 0; r0 < total_rows; r0 += rows) {
+            uint64_t n = total_rows - r0 < rows ? total_rows - r0 : rows;
+            if (spec.ndim) {
+                start[0] = r0;
+                count[0] = n;
+            }
+            s = zgpu_array_read(src, start, count, buf, NULL);
+            if (s == ZGPU_OK) s = write_slab(dst, spec.ndim, spec.shape, r0, n, buf);
+            if (s != ZGPU_OK) { rc = cli_fail_status(s); goto done; }
+        }
+    }
+    goto done;
+fail:
+    rc = usage ? cli_usage_error("cp ") : cli_fail();
+done:
+    free(buf);
+    free(meta);
+    free(inner);
+    free(dimnames);
+    free(cke);
+    free(sep);
+    free(v2comp);
+    free(v2filt);
+    cli_sb_free(&fill);
+    cli_sb_free(&comp);
+    zgpu_free(src_meta);
+    zgpu_free(src_codecs);
+    zgpu_free(src_attrs);
+    zgpu_array_close(dst);
+    zgpu_array_close(src);
+    zgpu_context_free(ctx);
+    return rc;
+}

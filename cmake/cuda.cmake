@@ -1,0 +1,71 @@
+# CUDA device path. Owner: src/cuda/. Sets ZGPU_HAVE_CUDA, ZGPU_CUDA_OBJECTS, ZGPU_CUDA_LIBS.
+#
+# ZGPU_CUDA=AUTO enables the device path when a CUDA compiler is found, ON requires one, OFF skips it.
+# The pure-C helpers of src/cuda/ (blosc header parsing, frame checks, wave splitting) need no CUDA and are
+# always compiled into zgpu_obj so that their unit tests run in CI on machines without a GPU.
+# nvCOMP and cuFile are loaded at run time with dlopen: neither is needed to build or to run.
+set(ZGPU_HAVE_CUDA OFF)
+set(ZGPU_CUDA_OBJECTS "")
+set(ZGPU_CUDA_LIBS "")
+
+set(ZGPU_CUDA_HOST_SOURCES
+    ${CMAKE_SOURCE_DIR}/src/cuda/blosc_parse.c
+    ${CMAKE_SOURCE_DIR}/src/cuda/frames.c
+    ${CMAKE_SOURCE_DIR}/src/cuda/waves.c)
+foreach(f ${ZGPU_CUDA_HOST_SOURCES})
+  if(EXISTS ${f})
+    target_sources(zgpu_obj PRIVATE ${f})
+  endif()
+endforeach()
+
+string(TOUPPER "${ZGPU_CUDA}" ZGPU_CUDA_MODE)
+if(NOT ZGPU_CUDA_MODE STREQUAL "OFF")
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      # Hopper machine code plus PTX so newer GPUs can JIT it; one architecture keeps builds short.
+      set(CMAKE_CUDA_ARCHITECTURES "90-real;90-virtual")
+    endif()
+    enable_language(CUDA)
+    find_package(CUDAToolkit)
+  endif()
+  if(CMAKE_CUDA_COMPILER AND CUDAToolkit_FOUND)
+    set(ZGPU_HAVE_CUDA ON)
+  elseif(ZGPU_CUDA_MODE STREQUAL "ON")
+    message(FATAL_ERROR "ZGPU_CUDA=ON but no CUDA compiler/toolkit was found")
+  else()
+    message(STATUS "zgpu: CUDA not found, building without the device path")
+  endif()
+endif()
+
+if(ZGPU_HAVE_CUDA)
+  file(GLOB ZGPU_CUDA_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/cuda/*.cu ${CMAKE_SOURCE_DIR}/src/cuda/*.c)
+  list(REMOVE_ITEM ZGPU_CUDA_SOURCES ${ZGPU_CUDA_HOST_SOURCES})
+  add_library(zgpu_cuda_obj OBJECT ${ZGPU_CUDA_SOURCES})
+  target_include_directories(zgpu_cuda_obj PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
+  target_include_directories(zgpu_cuda_obj SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  target_compile_definitions(zgpu_cuda_obj PRIVATE _GNU_SOURCE ZGPU_BUILDING ZGPU_HAVE_CUDA=1)
+  target_compile_options(zgpu_cuda_obj PRIVATE
+    $<$<COMPILE_LANGUAGE:C>:${ZGPU_WARNINGS} -fvisibility=hidden>
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-fvisibility=hidden --expt-relaxed-constexpr -lineinfo>)
+  set_target_properties(zgpu_cuda_obj PROPERTIES POSITION_INDEPENDENT_CODE ON CUDA_STANDARD 17)
+
+  # nvCOMP headers are optional at compile time (the adapter declares what it uses otherwise); the
+  # library directory found here is remembered as one place to dlopen libnvcomp.so.6 from.
+  set(ZGPU_NVCOMP_ROOT "" CACHE PATH "Directory holding include/nvcomp.h and lib64/libnvcomp.so.6 (optional)")
+  set(_nvc_hints ${ZGPU_NVCOMP_ROOT} ${CMAKE_SOURCE_DIR}/.venv ${CMAKE_SOURCE_DIR}/.nvcomp)
+  file(GLOB _venv_nvc ${CMAKE_SOURCE_DIR}/.venv/lib/python3*/site-packages/nvidia/libnvcomp)
+  list(APPEND _nvc_hints ${_venv_nvc})
+  find_path(ZGPU_NVCOMP_INCLUDE nvcomp/zstd.h HINTS ${_nvc_hints} PATH_SUFFIXES include NO_DEFAULT_PATH)
+  find_path(ZGPU_NVCOMP_LIBDIR libnvcomp.so.6 HINTS ${_nvc_hints} PATH_SUFFIXES lib64 lib NO_DEFAULT_PATH)
+  if(ZGPU_NVCOMP_LIBDIR)
+    target_compile_definitions(zgpu_cuda_obj PRIVATE ZGPU_NVCOMP_CONFIGURED_DIR="${ZGPU_NVCOMP_LIBDIR}")
+  endif()
+  message(STATUS "zgpu: CUDA ${CMAKE_CUDA_COMPILER_VERSION}, archs ${CMAKE_CUDA_ARCHITECTURES}; nvCOMP headers: ${ZGPU_NVCOMP_INCLUDE}; nvCOMP lib dir: ${ZGPU_NVCOMP_LIBDIR}")
+
+  target_compile_definitions(zgpu_obj PRIVATE ZGPU_HAVE_CUDA=1)
+  target_include_directories(zgpu_obj SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  set(ZGPU_CUDA_OBJECTS $<TARGET_OBJECTS:zgpu_cuda_obj>)
+  set(ZGPU_CUDA_LIBS CUDA::cudart_static ${CMAKE_DL_LIBS} rt)
+endif()

@@ -1,0 +1,240 @@
+/*
+ * zgpu — chunked, compressed N-dimensional arrays (Zarr v2 and v3) into host or GPU memory.
+ *
+ * Conventions (apply to every function below unless it says otherwise):
+ *  - Fallible functions return a zgpu_status. ZGPU_OK (0) is success. On failure, zgpu_last_error()
+ *    returns a message for the calling thread that names the array, the chunk key and the codec involved.
+ *  - Handles are opaque. Every *_free / *_close accepts NULL.
+ *  - Strings returned through `char **` are allocated by zgpu and owned by the caller: free them with
+ *    zgpu_free(). `const char *` results are owned by the handle and live as long as it does.
+ *  - Arrays of shape/start/count values are uint64_t[ndim], C order (slowest axis first).
+ *  - In-memory element values are always native-endian, whatever endianness the array stores.
+ *  - Thread safety: a zgpu_context may be shared by any number of threads. A zgpu_array may be read by
+ *    many threads at once; writes, resize and attribute updates to one array need external serialisation
+ *    against every other use of that array. Groups follow the same rule as arrays.
+ */
+#ifndef ZGPU_H
+#define ZGPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ZGPU_VERSION_MAJOR 0
+#define ZGPU_VERSION_MINOR 1
+#define ZGPU_VERSION_PATCH 0
+#define ZGPU_VERSION_NUMBER (ZGPU_VERSION_MAJOR * 10000 + ZGPU_VERSION_MINOR * 100 + ZGPU_VERSION_PATCH)
+#define ZGPU_MAX_DIMS 32
+
+#if defined(__GNUC__)
+#define ZGPU_API __attribute__((visibility("default")))
+#else
+#define ZGPU_API
+#endif
+
+/** Run-time version: ZGPU_VERSION_NUMBER of the library actually linked. */
+ZGPU_API unsigned zgpu_version_number(void);
+/** "MAJOR.MINOR.PATCH". Static storage. */
+ZGPU_API const char *zgpu_version_string(void);
+
+typedef enum zgpu_status {
+    ZGPU_OK = 0,
+    ZGPU_ERR_INVALID_ARGUMENT, /* the caller passed something unusable (NULL, wrong ndim, bad stride) */
+    ZGPU_ERR_NOT_FOUND,        /* no array/group/key at that path */
+    ZGPU_ERR_EXISTS,           /* create without overwrite over an existing node */
+    ZGPU_ERR_IO,               /* the operating system failed a read/write/rename */
+    ZGPU_ERR_BAD_METADATA,     /* zarr.json / .zarray / .zattrs are malformed or inconsistent */
+    ZGPU_ERR_UNSUPPORTED,      /* valid Zarr that zgpu does not implement (data type, codec, extension) */
+    ZGPU_ERR_CORRUPT_DATA,     /* a stored chunk or shard fails to decode or has the wrong size/checksum */
+    ZGPU_ERR_OUT_OF_RANGE,     /* a selection outside the array's shape */
+    ZGPU_ERR_NO_MEMORY,        /* host or device allocation failed, or the memory budget is too small */
+    ZGPU_ERR_NO_GPU,           /* a device operation on a build or machine without a usable GPU */
+    ZGPU_ERR_CUDA,             /* the CUDA runtime, cuFile or nvCOMP reported an error */
+    ZGPU_ERR_INTERNAL          /* a bug in zgpu: please report it with the message */
+} zgpu_status;
+
+/** Short constant name of a status, e.g. "ZGPU_ERR_CORRUPT_DATA". Static storage. */
+ZGPU_API const char *zgpu_status_name(zgpu_status status);
+/** Message of the last failed call on this thread ("" if none). Valid until the next zgpu call on this thread. */
+ZGPU_API const char *zgpu_last_error(void);
+/** Frees memory that zgpu returned through a `char **` or `void **`. Accepts NULL. */
+ZGPU_API void zgpu_free(void *ptr);
+
+/* ------------------------------------------------------------------------------------------------
+ * Context: thread pool, GPU settings. Create one per process and share it.
+ * ---------------------------------------------------------------------------------------------- */
+typedef struct zgpu_context zgpu_context;
+
+typedef enum zgpu_gds_mode {
+    ZGPU_GDS_AUTO = 0, /* use GPUDirect Storage when libcufile loads and is not in compatibility mode */
+    ZGPU_GDS_OFF = 1,  /* always read through pinned host staging */
+    ZGPU_GDS_ON = 2    /* require GDS; a device read fails if it is not usable */
+} zgpu_gds_mode;
+
+typedef struct zgpu_context_options {
+    size_t struct_size;          /* sizeof(zgpu_context_options): lets the struct grow compatibly */
+    int num_threads;             /* host decode threads; 0 = number of online CPUs */
+    int device;                  /* CUDA device ordinal used by device reads; default 0 */
+    size_t device_memory_budget; /* bytes of staging + scratch per read wave; 0 = 1 GiB */
+    zgpu_gds_mode gds_mode;
+    int gpu_decode;              /* 1 (default): decode on the GPU where a GPU decoder exists; 0: CPU fallback */
+} zgpu_context_options;
+
+/** Fills *opts with defaults (struct_size set). */
+ZGPU_API void zgpu_context_options_init(zgpu_context_options *opts);
+/** opts may be NULL for defaults. *out is owned by the caller: zgpu_context_free(). */
+ZGPU_API zgpu_status zgpu_context_create(const zgpu_context_options *opts, zgpu_context **out);
+/** Frees the context. All arrays and groups opened with it must be closed first. */
+ZGPU_API void zgpu_context_free(zgpu_context *ctx);
+/** 1 if this build has CUDA support and a CUDA device is usable, else 0 (and zgpu_last_error says why). */
+ZGPU_API int zgpu_gpu_available(void);
+
+/* ------------------------------------------------------------------------------------------------
+ * Data types
+ * ---------------------------------------------------------------------------------------------- */
+typedef enum zgpu_dtype {
+    ZGPU_BOOL = 1,
+    ZGPU_INT8, ZGPU_INT16, ZGPU_INT32, ZGPU_INT64,
+    ZGPU_UINT8, ZGPU_UINT16, ZGPU_UINT32, ZGPU_UINT64,
+    ZGPU_FLOAT16, ZGPU_FLOAT32, ZGPU_FLOAT64,
+    ZGPU_COMPLEX64, ZGPU_COMPLEX128,
+    ZGPU_RAW /* Zarr v3 "rN": N/8 opaque bytes per element */
+} zgpu_dtype;
+
+/* ------------------------------------------------------------------------------------------------
+ * Arrays
+ * ---------------------------------------------------------------------------------------------- */
+typedef struct zgpu_array zgpu_array;
+
+/**
+ * Opens the array stored at `path` (a directory holding zarr.json or .zarray). The Zarr format is
+ * detected (v3 first). *out is owned by the caller: zgpu_array_close(). The context must outlive it.
+ */
+ZGPU_API zgpu_status zgpu_array_open(zgpu_context *ctx, const char *path, zgpu_array **out);
+
+/**
+ * Creates an array at `path` from a metadata document: the text of a Zarr v3 zarr.json (node_type "array")
+ * or of a Zarr v2 .zarray (the format is read from "zarr_format"). For v2, attributes may be passed in a
+ * top-level "attributes" member, which is written to .zattrs. Missing parent directories are created.
+ * overwrite = 0: fails with ZGPU_ERR_EXISTS if a node is there; 1: replaces its metadata and deletes its chunks.
+ */
+ZGPU_API zgpu_status zgpu_array_create(zgpu_context *ctx, const char *path, const char *metadata_json,
+                                       int overwrite, zgpu_array **out);
+
+/** Changes the shape (ndim unchanged). Chunks wholly outside the new shape are deleted. */
+ZGPU_API zgpu_status zgpu_array_resize(zgpu_array *array, const uint64_t *new_shape);
+
+/** Closes the array. Accepts NULL. */
+ZGPU_API void zgpu_array_close(zgpu_array *array);
+
+ZGPU_API int zgpu_array_zarr_format(const zgpu_array *array);           /* 2 or 3 */
+ZGPU_API int zgpu_array_ndim(const zgpu_array *array);
+ZGPU_API const char *zgpu_array_path(const zgpu_array *array);
+/** Copies ndim values into shape. */
+ZGPU_API void zgpu_array_shape(const zgpu_array *array, uint64_t *shape);
+/** Shape of a read/write chunk: the inner chunk when sharded. */
+ZGPU_API void zgpu_array_chunk_shape(const zgpu_array *array, uint64_t *chunk_shape);
+/** Shape of a stored object: the shard shape when sharded (returns 1), else the chunk shape (returns 0). */
+ZGPU_API int zgpu_array_shard_shape(const zgpu_array *array, uint64_t *shard_shape);
+ZGPU_API zgpu_dtype zgpu_array_dtype(const zgpu_array *array);
+ZGPU_API size_t zgpu_array_itemsize(const zgpu_array *array);
+/** Zarr v3 data type name ("uint16", "complex64", "r24"...), also for v2 arrays. */
+ZGPU_API const char *zgpu_array_dtype_name(const zgpu_array *array);
+/** itemsize bytes of the fill value, native-endian (zeros for a v2 null fill value). */
+ZGPU_API const void *zgpu_array_fill_value(const zgpu_array *array);
+/** Whole metadata document as JSON (zarr.json for v3, .zarray merged with "attributes" for v2). */
+ZGPU_API zgpu_status zgpu_array_metadata_json(const zgpu_array *array, char **json);
+/** The codec chain as a Zarr v3 "codecs" JSON list (v2 filters/compressor/order expressed the same way). */
+ZGPU_API zgpu_status zgpu_array_codecs_json(const zgpu_array *array, char **json);
+/** Attributes as a JSON object text. */
+ZGPU_API zgpu_status zgpu_array_attributes(const zgpu_array *array, char **json);
+/** Replaces all attributes with the JSON object `json`, written to storage at once. */
+ZGPU_API zgpu_status zgpu_array_set_attributes(zgpu_array *array, const char *json);
+/** Number of chunk (or shard) objects present in storage and their total size in bytes. */
+ZGPU_API zgpu_status zgpu_array_storage_info(const zgpu_array *array, uint64_t *n_objects, uint64_t *n_bytes);
+
+/**
+ * Reads the box [start, start+count) into `out` (host memory).
+ * out_strides: ndim byte strides of `out` (may be negative, must not overlap), or NULL for C-contiguous.
+ * Missing chunks read as the fill value. Chunks decode in parallel on the context's thread pool.
+ * Errors: ZGPU_ERR_OUT_OF_RANGE if the box leaves the array; ZGPU_ERR_CORRUPT_DATA naming the chunk and codec.
+ * On error `out` may have been partly written.
+ */
+ZGPU_API zgpu_status zgpu_array_read(zgpu_array *array, const uint64_t *start, const uint64_t *count,
+                                     void *out, const int64_t *out_strides);
+
+/**
+ * Writes `in` (layout as for read) into the box [start, start+count). Chunks partly covered are read,
+ * merged and rewritten; each stored object is written under a temporary name and renamed into place.
+ * Chunks that end up equal to the fill value everywhere are deleted rather than written.
+ */
+ZGPU_API zgpu_status zgpu_array_write(zgpu_array *array, const uint64_t *start, const uint64_t *count,
+                                      const void *in, const int64_t *in_strides);
+
+/* ------------------------------------------------------------------------------------------------
+ * Device reads (GPU). On a build or machine without a GPU these return ZGPU_ERR_NO_GPU.
+ * ---------------------------------------------------------------------------------------------- */
+typedef struct zgpu_event zgpu_event;
+
+/** Per-stage timings of the last device or host read on this array handle (seconds; 0 where not run). */
+typedef struct zgpu_read_stats {
+    size_t struct_size;
+    double plan_s, io_s, h2d_s, decode_s, scatter_s, total_s;
+    uint64_t stored_bytes, decoded_bytes;
+    int chunks, waves;
+    int gds_used;      /* 1 if GPUDirect Storage served the reads */
+    int gpu_decoded;   /* chunks decoded on the GPU */
+    int cpu_decoded;   /* chunks decoded on host threads (CPU fallback) */
+} zgpu_read_stats;
+
+/**
+ * Reads the box into device memory `device_out` (a CUDA device pointer on the context's device) with
+ * byte strides (NULL = C-contiguous), ordered on `stream` (a cudaStream_t; NULL = the legacy default stream).
+ * Returns when the data is in place (the stream is synchronised).
+ */
+ZGPU_API zgpu_status zgpu_array_read_device(zgpu_array *array, const uint64_t *start, const uint64_t *count,
+                                            void *device_out, const int64_t *out_strides, void *stream);
+/**
+ * As zgpu_array_read_device, but returns at once; *event completes when the data is in place and the
+ * work is ordered before later work on `stream`. The caller owns *event (zgpu_event_free) and must keep
+ * `array` and `device_out` alive until it completes.
+ */
+ZGPU_API zgpu_status zgpu_array_read_device_async(zgpu_array *array, const uint64_t *start,
+                                                  const uint64_t *count, void *device_out,
+                                                  const int64_t *out_strides, void *stream, zgpu_event **event);
+/** Blocks until the event's read finished; returns that read's status (and sets its message). */
+ZGPU_API zgpu_status zgpu_event_wait(zgpu_event *event);
+/** 1 if finished, 0 if still running. */
+ZGPU_API int zgpu_event_query(zgpu_event *event);
+/** Waits for the event if still running, then frees it. Accepts NULL. */
+ZGPU_API void zgpu_event_free(zgpu_event *event);
+/** Timings of the last completed read on this handle. */
+ZGPU_API void zgpu_array_last_read_stats(const zgpu_array *array, zgpu_read_stats *stats);
+
+/* ------------------------------------------------------------------------------------------------
+ * Groups
+ * ---------------------------------------------------------------------------------------------- */
+typedef struct zgpu_group zgpu_group;
+
+ZGPU_API zgpu_status zgpu_group_open(zgpu_context *ctx, const char *path, zgpu_group **out);
+/** Creates a group (zarr_format 2 or 3). attributes_json may be NULL. overwrite as for arrays. */
+ZGPU_API zgpu_status zgpu_group_create(zgpu_context *ctx, const char *path, int zarr_format,
+                                       const char *attributes_json, int overwrite, zgpu_group **out);
+ZGPU_API void zgpu_group_close(zgpu_group *group);
+ZGPU_API int zgpu_group_zarr_format(const zgpu_group *group);
+/**
+ * Lists direct members as a JSON array of {"name": ..., "kind": "array"|"group"}, sorted by name.
+ */
+ZGPU_API zgpu_status zgpu_group_members(const zgpu_group *group, char **json);
+ZGPU_API zgpu_status zgpu_group_attributes(const zgpu_group *group, char **json);
+ZGPU_API zgpu_status zgpu_group_set_attributes(zgpu_group *group, const char *json);
+/** What is at path: 1 array, 2 group, 0 nothing (ZGPU_OK in all three cases). */
+ZGPU_API zgpu_status zgpu_node_kind(const char *path, int *kind);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ZGPU_H */

@@ -1,0 +1,206 @@
+"""ctypes binding of include/zgpu.h: every function with its argtypes and restype, in one place.
+
+ctypes.CDLL releases the GIL for the duration of every foreign call, so reads and writes from several
+Python threads run in parallel, and an asyncio executor thread never blocks the event loop.
+
+The library is found, in order: the ZGPU_LIB environment variable (a path to libzgpu.so), the copy packaged
+in zgpu/_lib/ by ``pip install``, then the build trees of a source checkout (build/lib, python/build/cmake/lib).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+from ctypes import (POINTER, Structure, c_char_p, c_double, c_int, c_int64, c_size_t, c_uint, c_uint64,
+                    c_void_p)
+from pathlib import Path
+from typing import List, Optional
+
+from .errors import ZgpuError, make_error
+
+MAX_DIMS = 32
+
+# zgpu_dtype enum values
+BOOL, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64 = range(1, 10)
+FLOAT16, FLOAT32, FLOAT64, COMPLEX64, COMPLEX128, RAW = range(10, 16)
+
+# zgpu_gds_mode
+GDS_AUTO, GDS_OFF, GDS_ON = 0, 1, 2
+
+
+class ContextOptions(Structure):
+    """zgpu_context_options."""
+
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("num_threads", c_int),
+        ("device", c_int),
+        ("device_memory_budget", c_size_t),
+        ("gds_mode", c_int),
+        ("gpu_decode", c_int),
+    ]
+
+
+class ReadStats(Structure):
+    """zgpu_read_stats."""
+
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("plan_s", c_double), ("io_s", c_double), ("h2d_s", c_double), ("decode_s", c_double),
+        ("scatter_s", c_double), ("total_s", c_double),
+        ("stored_bytes", c_uint64), ("decoded_bytes", c_uint64),
+        ("chunks", c_int), ("waves", c_int),
+        ("gds_used", c_int), ("gpu_decoded", c_int), ("cpu_decoded", c_int),
+    ]
+
+
+def _candidates() -> List[Path]:
+    here = Path(__file__).resolve().parent
+    out: List[Path] = []
+    env = os.environ.get("ZGPU_LIB")
+    if env:
+        out.append(Path(env))
+    out.append(here / "_lib" / "libzgpu.so")
+    repo = here.parent.parent  # python/zgpu -> repository root, when imported from a source checkout
+    out.append(repo / "build" / "lib" / "libzgpu.so")
+    out.append(repo / "python" / "build" / "cmake" / "lib" / "libzgpu.so")
+    return out
+
+
+def _load() -> ctypes.CDLL:
+    env = os.environ.get("ZGPU_LIB")
+    errors = []
+    for path in _candidates():
+        if not path.exists():
+            if env and str(path) == env:
+                raise ImportError("ZGPU_LIB=%s: no such file" % env)
+            continue
+        try:
+            return ctypes.CDLL(str(path))
+        except OSError as e:  # e.g. a missing dependency (libzstd, libblosc, libcudart)
+            errors.append("%s: %s" % (path, e))
+            if env and str(path) == env:
+                break
+    detail = "; ".join(errors) if errors else "looked in: " + ", ".join(str(p) for p in _candidates())
+    raise ImportError("zgpu: cannot load libzgpu.so (%s). Install with `pip install ./python` from the "
+                      "repository root, or set ZGPU_LIB=/path/to/libzgpu.so." % detail)
+
+
+lib = _load()
+LIB_PATH: str = lib._name
+
+_P = POINTER
+_u64p = _P(c_uint64)
+_i64p = _P(c_int64)
+_charpp = _P(c_void_p)  # char ** out-parameters: kept as void* so we can zgpu_free them
+
+
+def _proto(name: str, restype, *argtypes) -> None:
+    fn = getattr(lib, name)
+    fn.restype = restype
+    fn.argtypes = list(argtypes)
+
+
+_proto("zgpu_version_number", c_uint)
+_proto("zgpu_version_string", c_char_p)
+_proto("zgpu_status_name", c_char_p, c_int)
+_proto("zgpu_last_error", c_char_p)
+_proto("zgpu_free", None, c_void_p)
+_proto("zgpu_context_options_init", None, _P(ContextOptions))
+_proto("zgpu_context_create", c_int, _P(ContextOptions), _P(c_void_p))
+_proto("zgpu_context_free", None, c_void_p)
+_proto("zgpu_gpu_available", c_int)
+_proto("zgpu_array_open", c_int, c_void_p, c_char_p, _P(c_void_p))
+_proto("zgpu_array_create", c_int, c_void_p, c_char_p, c_char_p, c_int, _P(c_void_p))
+_proto("zgpu_array_resize", c_int, c_void_p, _u64p)
+_proto("zgpu_array_close", None, c_void_p)
+_proto("zgpu_array_zarr_format", c_int, c_void_p)
+_proto("zgpu_array_ndim", c_int, c_void_p)
+_proto("zgpu_array_path", c_char_p, c_void_p)
+_proto("zgpu_array_shape", None, c_void_p, _u64p)
+_proto("zgpu_array_chunk_shape", None, c_void_p, _u64p)
+_proto("zgpu_array_shard_shape", c_int, c_void_p, _u64p)
+_proto("zgpu_array_dtype", c_int, c_void_p)
+_proto("zgpu_array_itemsize", c_size_t, c_void_p)
+_proto("zgpu_array_dtype_name", c_char_p, c_void_p)
+_proto("zgpu_array_fill_value", c_void_p, c_void_p)
+_proto("zgpu_array_metadata_json", c_int, c_void_p, _charpp)
+_proto("zgpu_array_codecs_json", c_int, c_void_p, _charpp)
+_proto("zgpu_array_attributes", c_int, c_void_p, _charpp)
+_proto("zgpu_array_set_attributes", c_int, c_void_p, c_char_p)
+_proto("zgpu_array_storage_info", c_int, c_void_p, _u64p, _u64p)
+_proto("zgpu_array_read", c_int, c_void_p, _u64p, _u64p, c_void_p, _i64p)
+_proto("zgpu_array_write", c_int, c_void_p, _u64p, _u64p, c_void_p, _i64p)
+_proto("zgpu_array_read_device", c_int, c_void_p, _u64p, _u64p, c_void_p, _i64p, c_void_p)
+_proto("zgpu_array_read_device_async", c_int, c_void_p, _u64p, _u64p, c_void_p, _i64p, c_void_p,
+       _P(c_void_p))
+_proto("zgpu_event_wait", c_int, c_void_p)
+_proto("zgpu_event_query", c_int, c_void_p)
+_proto("zgpu_event_free", None, c_void_p)
+_proto("zgpu_array_last_read_stats", None, c_void_p, _P(ReadStats))
+_proto("zgpu_group_open", c_int, c_void_p, c_char_p, _P(c_void_p))
+_proto("zgpu_group_create", c_int, c_void_p, c_char_p, c_int, c_char_p, c_int, _P(c_void_p))
+_proto("zgpu_group_close", None, c_void_p)
+_proto("zgpu_group_zarr_format", c_int, c_void_p)
+_proto("zgpu_group_members", c_int, c_void_p, _charpp)
+_proto("zgpu_group_attributes", c_int, c_void_p, _charpp)
+_proto("zgpu_group_set_attributes", c_int, c_void_p, c_char_p)
+_proto("zgpu_node_kind", c_int, c_char_p, _P(c_int))
+
+
+def last_error() -> str:
+    """The C library's message for the last failed call on this thread."""
+    msg = lib.zgpu_last_error()
+    return msg.decode("utf-8", "replace") if msg else ""
+
+
+def check(status: int, cls=None) -> None:
+    """Raises the ZgpuError subclass for `status` with the C message; returns on ZGPU_OK.
+
+    Must be called on the thread that made the failing call (the C message is thread-local)."""
+    if status != 0:
+        msg = last_error() or "zgpu call failed with status %d" % status
+        raise make_error(status, msg, cls)
+
+
+def take_string(ptr: c_void_p) -> str:
+    """Decodes a `char **` result and frees it with zgpu_free."""
+    if not ptr.value:
+        return ""
+    try:
+        return ctypes.string_at(ptr.value).decode("utf-8")
+    finally:
+        lib.zgpu_free(ptr.value)
+
+
+def call_string(fn, handle) -> str:
+    """Calls fn(handle, char **out), checks the status and returns the string."""
+    out = c_void_p()
+    check(fn(handle, ctypes.byref(out)))
+    return take_string(out)
+
+
+def u64_array(values) -> "ctypes.Array":
+    vals = list(values)
+    return (c_uint64 * max(1, len(vals)))(*vals)
+
+
+def i64_array(values) -> "ctypes.Array":
+    vals = list(values)
+    return (c_int64 * max(1, len(vals)))(*vals)
+
+
+def path_bytes(path) -> bytes:
+    return os.fsencode(os.fspath(path))
+
+
+def version() -> str:
+    """Version string of the loaded C library."""
+    return lib.zgpu_version_string().decode()
+
+
+def gpu_available() -> bool:
+    """True if the loaded library has CUDA support and a CUDA device is usable."""
+    return bool(lib.zgpu_gpu_available())
+
+
+__all__ = ["lib", "check", "last_error", "ZgpuError", "ContextOptions", "ReadStats", "LIB_PATH"]

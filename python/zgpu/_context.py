@@ -1,0 +1,96 @@
+"""The module-level zgpu_context (thread pool, GPU settings), created lazily, and zgpu.config."""
+from __future__ import annotations
+
+import ctypes
+import sys
+import threading
+from typing import Dict, Optional
+
+from . import _capi
+from ._capi import lib
+
+_GDS = {"auto": _capi.GDS_AUTO, "off": _capi.GDS_OFF, "on": _capi.GDS_ON}
+
+
+class Context:
+    """Owns one zgpu_context. Arrays and groups hold a reference, so it is freed after the last of them."""
+
+    def __init__(self, num_threads: int, device: int, budget: int, gds: str, gpu_decode: bool) -> None:
+        opts = _capi.ContextOptions()
+        lib.zgpu_context_options_init(ctypes.byref(opts))
+        opts.num_threads = num_threads
+        opts.device = device
+        opts.device_memory_budget = budget
+        opts.gds_mode = _GDS[gds]
+        opts.gpu_decode = 1 if gpu_decode else 0
+        handle = ctypes.c_void_p()
+        _capi.check(lib.zgpu_context_create(ctypes.byref(opts), ctypes.byref(handle)))
+        self.handle = handle
+        self.device = device
+
+    def __del__(self) -> None:
+        h = getattr(self, "handle", None)
+        if h is not None and h.value and not sys.is_finalizing():
+            lib.zgpu_context_free(h)
+            self.handle = None
+
+
+class Config:
+    """Settings for contexts created from now on (arrays already open keep the context they were opened with).
+
+    Attributes: ``num_threads`` (host decode threads, 0 = all CPUs), ``device`` (CUDA ordinal of
+    ``device="cuda"``), ``device_memory_budget`` (bytes per read wave, 0 = 1 GiB), ``gds`` ("auto", "off",
+    "on"), ``gpu_decode`` (decode on the GPU where a GPU decoder exists).
+    """
+
+    def __init__(self) -> None:
+        self.num_threads = 0
+        self.device = 0
+        self.device_memory_budget = 0
+        self.gds = "auto"
+        self.gpu_decode = True
+        self._lock = threading.Lock()
+        self._contexts: Dict[int, Context] = {}
+
+    def set(self, *, num_threads: Optional[int] = None, device: Optional[int] = None,
+            device_memory_budget: Optional[int] = None, gds: Optional[str] = None,
+            gpu_decode: Optional[bool] = None) -> None:
+        """Changes settings; contexts are recreated for arrays and groups opened afterwards."""
+        with self._lock:
+            if num_threads is not None:
+                if int(num_threads) < 0:
+                    raise ValueError("num_threads must be >= 0 (0 = number of CPUs), got %r" % num_threads)
+                self.num_threads = int(num_threads)
+            if device is not None:
+                self.device = int(device)
+            if device_memory_budget is not None:
+                self.device_memory_budget = int(device_memory_budget)
+            if gds is not None:
+                if gds not in _GDS:
+                    raise ValueError("gds must be one of 'auto', 'off', 'on', got %r" % (gds,))
+                self.gds = gds
+            if gpu_decode is not None:
+                self.gpu_decode = bool(gpu_decode)
+            self._contexts.clear()
+
+    def context(self, device: Optional[int] = None) -> Context:
+        """The shared context whose device reads go to CUDA device `device` (default: config.device)."""
+        dev = self.device if device is None else int(device)
+        with self._lock:
+            ctx = self._contexts.get(dev)
+            if ctx is None:
+                ctx = Context(self.num_threads, dev, self.device_memory_budget, self.gds, self.gpu_decode)
+                self._contexts[dev] = ctx
+            return ctx
+
+    def __repr__(self) -> str:
+        return ("zgpu.Config(num_threads=%d, device=%d, device_memory_budget=%d, gds=%r, gpu_decode=%r)"
+                % (self.num_threads, self.device, self.device_memory_budget, self.gds, self.gpu_decode))
+
+
+config = Config()
+
+
+def set_threads(n: int) -> None:
+    """Number of host decode threads for arrays opened from now on (0 = number of online CPUs)."""
+    config.set(num_threads=n)

@@ -1,0 +1,521 @@
+"""zgpu.Array: a Zarr v2/v3 array read and written through the C library."""
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import functools
+import json
+import math
+import sys
+import threading
+from contextlib import contextmanager
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _capi, _cuda, _dlpack
+from ._capi import lib
+from ._context import Context, config
+from ._device import DeviceArray, c_strides
+from ._indexing import Selection, box_layout, normalize, strided_view
+from ._metadata import dtype_from_enum
+from .attrs import Attributes
+from .errors import InvalidArgumentError, ReadOnlyError, UnsupportedError
+
+DeviceLike = Union[str, int, None, Any]
+
+
+class _RWLock:
+    """Many readers or one writer: the C API lets reads share a handle but needs writes, resize and attribute
+    updates serialised against every other use of it."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._readers = 0
+        self._writer = False
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._cond:
+            while self._writer:
+                self._cond.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                if self._readers == 0:
+                    self._cond.notify_all()
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self._cond:
+            while self._writer or self._readers:
+                self._cond.wait()
+            self._writer = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._writer = False
+                self._cond.notify_all()
+
+
+def parse_device(device: DeviceLike, default_cuda: int) -> Optional[int]:
+    """None for host ("cpu"), else the CUDA ordinal ("cuda", "cuda:1", 1, torch.device, cupy.cuda.Device)."""
+    if device is None:
+        return None
+    if isinstance(device, (int, np.integer)) and not isinstance(device, bool):
+        return int(device)
+    if hasattr(device, "id") and type(device).__module__.startswith("cupy"):
+        return int(device.id)
+    s = str(device).strip().lower()
+    if s == "cpu":
+        return None
+    if s in ("cuda", "gpu"):
+        return default_cuda
+    for prefix in ("cuda:", "gpu:"):
+        if s.startswith(prefix) and s[len(prefix):].isdigit():
+            return int(s[len(prefix):])
+    raise ValueError("device must be 'cpu', 'cuda' or 'cuda:N', got %r" % (device,))
+
+
+def _close_handle(handle: ctypes.c_void_p) -> None:
+    if handle is not None and handle.value and not sys.is_finalizing():
+        lib.zgpu_array_close(handle)
+
+
+class Array:
+    """A Zarr array (format 2 or 3). Open one with :func:`zgpu.open_array` or make one with
+    :func:`zgpu.create`.
+
+    ``a[sel]`` reads with NumPy basic indexing and returns a NumPy array (a NumPy scalar when every axis is
+    taken by an integer); ``a[sel] = x`` writes. :meth:`read` also reads into GPU memory.
+    """
+
+    def __init__(self, handle: ctypes.c_void_p, ctx: Context, read_only: bool = False) -> None:
+        self._handle = handle
+        self._ctx = ctx
+        self._read_only = read_only
+        self._lock = _RWLock()
+        self._device_handles: Dict[int, Tuple[ctypes.c_void_p, Context]] = {}
+        self._path = lib.zgpu_array_path(handle).decode("utf-8", "surrogateescape")
+        self._ndim = lib.zgpu_array_ndim(handle)
+        self._dtype = dtype_from_enum(lib.zgpu_array_dtype(handle), lib.zgpu_array_itemsize(handle))
+
+    # ---- opening ---------------------------------------------------------------------------------
+    @classmethod
+    def _open(cls, path: Any, read_only: bool = False, ctx: Optional[Context] = None) -> "Array":
+        ctx = ctx or config.context()
+        h = ctypes.c_void_p()
+        _capi.check(lib.zgpu_array_open(ctx.handle, _capi.path_bytes(path), ctypes.byref(h)))
+        return cls(h, ctx, read_only)
+
+    @classmethod
+    def _create(cls, path: Any, document: Dict[str, Any], overwrite: bool) -> "Array":
+        ctx = config.context()
+        h = ctypes.c_void_p()
+        text = json.dumps(document, allow_nan=True).encode()
+        _capi.check(lib.zgpu_array_create(ctx.handle, _capi.path_bytes(path), text, 1 if overwrite else 0,
+                                          ctypes.byref(h)))
+        return cls(h, ctx, False)
+
+    def close(self) -> None:
+        """Closes the C handles now (otherwise done when the object is garbage collected)."""
+        with self._lock.exclusive():
+            self._drop_device_handles()
+            h, self._handle = self._handle, None
+            _close_handle(h)
+
+    def __del__(self) -> None:
+        try:
+            for h, _ in getattr(self, "_device_handles", {}).values():
+                _close_handle(h)
+            _close_handle(getattr(self, "_handle", None))
+        except Exception:
+            pass
+
+    def __enter__(self) -> "Array":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _h(self) -> ctypes.c_void_p:
+        if self._handle is None:
+            raise InvalidArgumentError("array %r is closed" % self._path)
+        return self._handle
+
+    def _drop_device_handles(self) -> None:
+        for h, _ in self._device_handles.values():
+            _close_handle(h)
+        self._device_handles.clear()
+
+    def _handle_for(self, device: int) -> ctypes.c_void_p:
+        """A handle whose context reads into CUDA device `device` (the array's own when it matches)."""
+        if device == self._ctx.device:
+            return self._h()
+        entry = self._device_handles.get(device)
+        if entry is None:
+            ctx = config.context(device)
+            h = ctypes.c_void_p()
+            _capi.check(lib.zgpu_array_open(ctx.handle, _capi.path_bytes(self._path), ctypes.byref(h)))
+            entry = (h, ctx)
+            self._device_handles[device] = entry
+        return entry[0]
+
+    # ---- properties ------------------------------------------------------------------------------
+    @property
+    def path(self) -> str:
+        """Filesystem path of the array."""
+        return self._path
+
+    @property
+    def zarr_format(self) -> int:
+        """2 or 3."""
+        return lib.zgpu_array_zarr_format(self._h())
+
+    @property
+    def ndim(self) -> int:
+        return self._ndim
+
+    def _shape_of(self, fn: Any) -> Tuple[int, ...]:
+        buf = (ctypes.c_uint64 * max(1, self._ndim))()
+        fn(self._h(), buf)
+        return tuple(int(buf[i]) for i in range(self._ndim))
+
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        """Shape of the array (current: reflects resize)."""
+        return self._shape_of(lib.zgpu_array_shape)
+
+    @property
+    def chunks(self) -> Tuple[int, ...]:
+        """Shape of a read/write chunk (the inner chunk of a sharded array)."""
+        return self._shape_of(lib.zgpu_array_chunk_shape)
+
+    @property
+    def shards(self) -> Optional[Tuple[int, ...]]:
+        """Shard shape, or None when the array is not sharded."""
+        buf = (ctypes.c_uint64 * max(1, self._ndim))()
+        if not lib.zgpu_array_shard_shape(self._h(), buf):
+            return None
+        return tuple(int(buf[i]) for i in range(self._ndim))
+
+    @property
+    def dtype(self) -> np.dtype:
+        """NumPy data type, native byte order (raw Zarr types are void dtypes 'V<n>')."""
+        return self._dtype
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the whole array, uncompressed."""
+        return self.size * self._dtype.itemsize
+
+    @property
+    def fill_value(self) -> Any:
+        """The fill value as a NumPy scalar."""
+        p = lib.zgpu_array_fill_value(self._h())
+        raw = ctypes.string_at(p, self._dtype.itemsize)
+        return np.frombuffer(raw, dtype=self._dtype)[0]
+
+    @property
+    def metadata(self) -> Dict[str, Any]:
+        """The metadata document (zarr.json, or .zarray with "attributes" for v2) as a dict."""
+        return json.loads(_capi.call_string(lib.zgpu_array_metadata_json, self._h()))
+
+    @property
+    def codecs(self) -> List[Dict[str, Any]]:
+        """The codec chain as Zarr v3 codec dicts (v2 compressor/filters/order expressed the same way)."""
+        return json.loads(_capi.call_string(lib.zgpu_array_codecs_json, self._h()))
+
+    @property
+    def attrs(self) -> Attributes:
+        """Attributes (a MutableMapping, written to storage at every change)."""
+        return Attributes(self._load_attrs, self._store_attrs, self._read_only)
+
+    def _load_attrs(self) -> str:
+        with self._lock.shared():
+            return _capi.call_string(lib.zgpu_array_attributes, self._h())
+
+    def _store_attrs(self, text: str) -> None:
+        with self._lock.exclusive():
+            _capi.check(lib.zgpu_array_set_attributes(self._h(), text.encode()))
+            self._drop_device_handles()
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    def _storage_info(self) -> Tuple[int, int]:
+        n = ctypes.c_uint64()
+        b = ctypes.c_uint64()
+        with self._lock.shared():
+            _capi.check(lib.zgpu_array_storage_info(self._h(), ctypes.byref(n), ctypes.byref(b)))
+        return int(n.value), int(b.value)
+
+    @property
+    def nchunks_initialized(self) -> int:
+        """Number of chunk (or shard) objects present in storage."""
+        return self._storage_info()[0]
+
+    def nbytes_stored(self) -> int:
+        """Total size in bytes of the stored chunk (or shard) objects."""
+        return self._storage_info()[1]
+
+    @property
+    def last_read_stats(self) -> Dict[str, Any]:
+        """Per-stage timings and counters of the last completed read on this handle."""
+        s = _capi.ReadStats()
+        s.struct_size = ctypes.sizeof(s)
+        lib.zgpu_array_last_read_stats(self._h(), ctypes.byref(s))
+        return {name: getattr(s, name) for name, _ in _capi.ReadStats._fields_ if name != "struct_size"}
+
+    def __len__(self) -> int:
+        if self._ndim == 0:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return "<zgpu.Array %r shape=%r dtype=%s zarr_format=%d>" % (self._path, self.shape, self._dtype,
+                                                                     self.zarr_format)
+
+    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
+        if copy is False:
+            raise ValueError("reading a zgpu.Array always makes a copy")
+        a = np.asarray(self[...])
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    # ---- reading ---------------------------------------------------------------------------------
+    def __getitem__(self, selection: Any) -> Any:
+        return self.read(selection)
+
+    def _read_box_host(self, sel: Selection, ptr: int, strides: Optional[Sequence[int]]) -> None:
+        if sel.empty:
+            return
+        start = _capi.u64_array(sel.start)
+        count = _capi.u64_array(sel.count)
+        st = _capi.i64_array(strides) if strides is not None else None
+        with self._lock.shared():
+            _capi.check(lib.zgpu_array_read(self._h(), start, count, ctypes.c_void_p(ptr), st))
+
+    def _read_box_device(self, sel: Selection, device: int, ptr: int, strides: Optional[Sequence[int]],
+                         stream: int) -> None:
+        if sel.empty:
+            return
+        start = _capi.u64_array(sel.start)
+        count = _capi.u64_array(sel.count)
+        st = _capi.i64_array(strides) if strides is not None else None
+        with self._lock.shared():
+            h = self._handle_for(device)
+            _capi.check(lib.zgpu_array_read_device(h, start, count, ctypes.c_void_p(ptr), st,
+                                                   ctypes.c_void_p(stream)))
+
+    def read(self, selection: Any = Ellipsis, *, device: DeviceLike = None, out: Any = None,
+             stream: Any = None) -> Any:
+        """Reads a selection (NumPy basic indexing) into host or device memory.
+
+        device: "cpu" (default; or inferred from `out`), "cuda" (the configured device), "cuda:N".
+        out: a NumPy array (host) or any __cuda_array_interface__ / DLPack device array, of the selection's
+            shape and the array's dtype; the data is written straight into it, honouring its strides.
+        stream: for device reads, an int cudaStream_t, a cupy.cuda.Stream or a torch.cuda.Stream; the read
+            is ordered on it and has completed when this returns.
+        Returns a NumPy array or scalar (host), a :class:`DeviceArray` (device), or `out`.
+        Slices with |step| > 1 read the bounding box of the selection, then take the strided view.
+        """
+        sel = normalize(selection, self.shape)
+        ext = None
+        if out is not None and not isinstance(out, np.ndarray):
+            ext = _dlpack.foreign(out, _dlpack_stream(_cuda.stream_handle(stream)))
+            if ext is None:
+                raise TypeError("out must be a NumPy array or a device array (__cuda_array_interface__ or "
+                                "DLPack), got %s" % type(out).__name__)
+        dev = parse_device(device, self._ctx.device)
+        if ext is not None:
+            if ext.device_type not in (_dlpack.KDL_CUDA, _dlpack.KDL_CUDA_MANAGED):
+                raise TypeError("out is not in CUDA device memory")
+            out_dev = ext.device_id if ext.device_id >= 0 else (dev if dev is not None else self._ctx.device)
+            if device is not None and dev != out_dev:
+                raise ValueError("out is on cuda:%d but device=%r" % (out_dev, device))
+            try:
+                return self._read_into_device(sel, ext, out_dev, _cuda.stream_handle(stream), out)
+            finally:
+                ext.release()
+        if dev is None:
+            return self._read_host(sel, out)
+        if out is not None:
+            raise ValueError("device=%r needs a device array for out, got a NumPy array" % (device,))
+        return self._read_device(sel, dev, _cuda.stream_handle(stream))
+
+    def _check_out(self, shape: Tuple[int, ...], dtype: np.dtype, sel: Selection) -> None:
+        if tuple(shape) != sel.shape:
+            raise ValueError("out has shape %r, the selection %r" % (tuple(shape), sel.shape))
+        if np.dtype(dtype) != self._dtype:
+            raise TypeError("out has dtype %s, the array %s" % (dtype, self._dtype))
+
+    def _read_host(self, sel: Selection, out: Optional[np.ndarray]) -> Any:
+        if out is None:
+            box = np.empty(sel.count, self._dtype)
+            self._read_box_host(sel, box.ctypes.data, None)
+            res = box[sel.view]
+            if isinstance(res, np.ndarray) and not sel.dense:
+                res = res.copy()  # do not keep the whole bounding box alive
+            return res
+        self._check_out(out.shape, out.dtype, sel)
+        if not out.flags.writeable:
+            raise ValueError("out is read-only")
+        layout = box_layout(sel, out.strides)
+        if layout is not None:
+            strides, offset = layout
+            self._read_box_host(sel, out.ctypes.data + offset, strides)
+        else:
+            box = np.empty(sel.count, self._dtype)
+            self._read_box_host(sel, box.ctypes.data, None)
+            out[...] = box[sel.view]
+        return out
+
+    def _read_device(self, sel: Selection, device: int, stream: int) -> DeviceArray:
+        nbytes = math.prod(sel.count) * self._dtype.itemsize
+        mem = _cuda.alloc(nbytes, device)
+        self._read_box_device(sel, device, mem.ptr, None, stream)
+        shape, strides, offset = strided_view(sel.count, c_strides(sel.count, self._dtype.itemsize), 0, sel.view)
+        return DeviceArray(mem, mem.ptr + offset, shape, strides, self._dtype, device)
+
+    def _read_into_device(self, sel: Selection, ext: "_dlpack.ForeignTensor", device: int, stream: int,
+                          out: Any) -> Any:
+        self._check_out(ext.shape, ext.dtype, sel)
+        if ext.readonly:
+            raise ValueError("out is read-only")
+        if ext.stream is not None and ext.stream != stream:
+            _cuda.synchronize(int(ext.stream))  # the producer's pending work on `out` must finish first
+        layout = box_layout(sel, ext.strides)
+        if layout is not None:
+            strides, offset = layout
+            self._read_box_device(sel, device, ext.ptr + offset, strides, stream)
+            return out
+        tmp = self._read_device(sel, device, stream)
+        _device_copy(out, tmp)
+        return out
+
+    # ---- async -----------------------------------------------------------------------------------
+    async def read_async(self, selection: Any = Ellipsis, *, device: DeviceLike = None, out: Any = None,
+                         stream: Any = None) -> Any:
+        """``await a.read_async(...)``: :meth:`read` run in a worker thread, so the event loop keeps running
+        while chunks are fetched and decoded (the C call runs without the GIL)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, functools.partial(self.read, selection, device=device,
+                                                                  out=out, stream=stream))
+
+    async def write_async(self, selection: Any, value: Any) -> None:
+        """``await a.write_async(sel, value)``: :meth:`write` in a worker thread."""
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, functools.partial(self.write, selection, value))
+
+    # ---- writing ---------------------------------------------------------------------------------
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self.write(selection, value)
+
+    def write(self, selection: Any, value: Any) -> None:
+        """Writes `value` (NumPy array, scalar, anything NumPy converts, or a CUDA device array, which is
+        copied to the host first) into the selection, broadcasting like NumPy. Slices with |step| > 1
+        read, merge and rewrite the bounding box."""
+        if self._read_only:
+            raise ReadOnlyError("array %r was opened read-only (mode='r')" % self._path)
+        value = _to_host(value)
+        sel = normalize(selection, self.shape)
+        if sel.empty:
+            np.broadcast_to(np.asarray(value), sel.shape)  # same error as NumPy for a bad shape
+            return
+        start = _capi.u64_array(sel.start)
+        count = _capi.u64_array(sel.count)
+        if sel.dense:
+            if (isinstance(value, np.ndarray) and value.dtype == self._dtype and value.shape == sel.shape
+                    and all(s != 0 or n <= 1 for s, n in zip(value.strides, value.shape))):
+                strides, offset = box_layout(sel, value.strides)  # type: ignore[misc]
+                with self._lock.exclusive():
+                    _capi.check(lib.zgpu_array_write(self._h(), start, count,
+                                                     ctypes.c_void_p(value.ctypes.data + offset),
+                                                     _capi.i64_array(strides)))
+                    self._drop_device_handles()
+                return
+            box = np.empty(sel.count, self._dtype)
+            box[sel.view] = value
+            with self._lock.exclusive():
+                _capi.check(lib.zgpu_array_write(self._h(), start, count, ctypes.c_void_p(box.ctypes.data),
+                                                 None))
+                self._drop_device_handles()
+            return
+        box = np.empty(sel.count, self._dtype)
+        with self._lock.exclusive():  # read-merge-write of the bounding box, as one step
+            h = self._h()
+            _capi.check(lib.zgpu_array_read(h, start, count, ctypes.c_void_p(box.ctypes.data), None))
+            box[sel.view] = value
+            _capi.check(lib.zgpu_array_write(h, start, count, ctypes.c_void_p(box.ctypes.data), None))
+            self._drop_device_handles()
+
+    def resize(self, *shape: Any) -> None:
+        """Changes the shape (same number of dimensions); chunks wholly outside the new shape are deleted."""
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = tuple(shape[0])
+        if self._read_only:
+            raise ReadOnlyError("array %r was opened read-only (mode='r')" % self._path)
+        if len(shape) != self._ndim:
+            raise ValueError("new shape %r has %d dimensions, the array %d" % (shape, len(shape), self._ndim))
+        if any(int(s) < 0 for s in shape):
+            raise ValueError("shape must be non-negative, got %r" % (shape,))
+        with self._lock.exclusive():
+            _capi.check(lib.zgpu_array_resize(self._h(), _capi.u64_array(int(s) for s in shape)))
+            self._drop_device_handles()
+
+
+def _dlpack_stream(stream: int) -> int:
+    # DLPack reserves 0 for CUDA; the legacy default stream is 1.
+    return stream if stream else 1
+
+
+def _to_host(value: Any) -> Any:
+    """NumPy data for a write: device arrays are copied to the host."""
+    if isinstance(value, np.ndarray) or np.isscalar(value) or isinstance(value, (list, tuple)):
+        return value
+    if isinstance(value, DeviceArray):
+        return value.get()
+    mod = type(value).__module__
+    if mod.startswith("torch") and hasattr(value, "detach"):
+        return value.detach().cpu().numpy()
+    if mod.startswith("cupy") and hasattr(value, "get"):
+        return value.get()
+    ext = _dlpack.foreign(value, 1)
+    if ext is not None:
+        try:
+            return _cuda.to_host(ext.ptr, ext.shape, ext.strides, ext.dtype, owner=value)
+        finally:
+            ext.release()
+    if hasattr(value, "__dlpack__"):
+        return np.from_dlpack(value)
+    return np.asarray(value)
+
+
+def _device_copy(dst: Any, src: DeviceArray) -> None:
+    """dst[...] = src between device arrays with arbitrary strides (needs CuPy or PyTorch)."""
+    try:
+        import cupy
+        cupy.asarray(dst)[...] = cupy.asarray(src)
+        cupy.cuda.get_current_stream().synchronize()
+        return
+    except ImportError:
+        pass
+    try:
+        import torch
+        d = torch.from_dlpack(dst) if hasattr(dst, "__dlpack__") else torch.as_tensor(dst, device="cuda")
+        d.copy_(torch.from_dlpack(src))
+        torch.cuda.synchronize(d.device)
+        return
+    except ImportError:
+        pass
+    raise UnsupportedError("reading a selection with |step| > 1 into a device `out` needs CuPy or PyTorch "
+                           "for the strided copy; read without out= to get a strided DeviceArray view")

@@ -1,0 +1,209 @@
+/* Codec chain: array->array* then array->bytes then bytes->bytes*, as Zarr v3 orders them. */
+#include "codec/chain.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/bytes.h"
+#include "util/status.h"
+
+void zg_scratch_free(zg_scratch *s) {
+    zg_buf_free(&s->a);
+    zg_buf_free(&s->b);
+    zg_buf_free(&s->c);
+}
+
+static void destroy_codec(zg_codec *c) {
+    if (c) c->vt->destroy(c);
+}
+
+void zg_chain_free(zg_chain *ch) {
+    if (!ch) return;
+    for (int i = 0; i < ch->n_a2a; i++) destroy_codec(ch->a2a[i]);
+    destroy_codec(ch->a2b);
+    for (int i = 0; i < ch->n_b2b; i++) destroy_codec(ch->b2b[i]);
+    free(ch);
+}
+
+static int is_must_understand_false(const zj_value *entry) {
+    const zj_value *mu = zj_get(entry, "must_understand");
+    return mu && mu->type == ZJ_BOOL && !mu->boolean;
+}
+
+zgpu_status zg_chain_create(const zj_value *codecs, const zg_repr *repr, zg_chain **out) {
+    *out = NULL;
+    if (!codecs || codecs->type != ZJ_ARRAY || codecs->n == 0)
+        return zg_error(ZGPU_ERR_BAD_METADATA, "codecs must be a non-empty list");
+    zg_chain *ch = calloc(1, sizeof *ch);
+    if (!ch) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    ch->repr = *repr;
+    zg_repr cur = *repr;
+    zgpu_status st = ZGPU_OK;
+    for (size_t i = 0; i < codecs->n && st == ZGPU_OK; i++) {
+        const zj_value *entry = codecs->items[i];
+        const char *name = NULL;
+        if (entry->type == ZJ_STRING) name = entry->str; /* a bare name is shorthand for no configuration */
+        else if (entry->type == ZJ_OBJECT) name = zj_string(zj_get(entry, "name"));
+        if (!name) { st = zg_error(ZGPU_ERR_BAD_METADATA, "codecs[%zu] has no \"name\"", i); break; }
+        const zg_codec_vtable *vt = zg_codec_find(name, 0);
+        if (!vt) {
+            if (entry->type == ZJ_OBJECT && is_must_understand_false(entry)) continue;
+            st = zg_error(ZGPU_ERR_UNSUPPORTED, "codec '%s' is not supported", name);
+            break;
+        }
+        const zj_value *config = entry->type == ZJ_OBJECT ? zj_get(entry, "configuration") : NULL;
+        if (config && config->type != ZJ_OBJECT) {
+            st = zg_error(ZGPU_ERR_BAD_METADATA, "codec '%s': configuration must be an object", name);
+            break;
+        }
+        int order_ok = (vt->kind == ZG_ARRAY_TO_ARRAY && !ch->a2b) || (vt->kind == ZG_ARRAY_TO_BYTES && !ch->a2b) ||
+                       (vt->kind == ZG_BYTES_TO_BYTES && ch->a2b);
+        if (!order_ok) {
+            st = zg_error(ZGPU_ERR_BAD_METADATA,
+                          "codec '%s' is out of order: codecs must be array->array*, one array->bytes, bytes->bytes*", name);
+            break;
+        }
+        int *count = vt->kind == ZG_ARRAY_TO_ARRAY ? &ch->n_a2a : &ch->n_b2b;
+        if (vt->kind != ZG_ARRAY_TO_BYTES && *count == ZG_MAX_CODECS) {
+            st = zg_error(ZGPU_ERR_UNSUPPORTED, "more than %d codecs of one kind", ZG_MAX_CODECS);
+            break;
+        }
+        zg_codec *c = NULL;
+        st = vt->create(config, &cur, &c);
+        if (st != ZGPU_OK) {
+            if (!strstr(zg_error_message(), name)) zg_error_prefix("codec '%s': ", name);
+            break;
+        }
+        if (vt->kind == ZG_ARRAY_TO_ARRAY) {
+            ch->a2a[ch->n_a2a++] = c;
+            cur = c->encoded;
+        } else if (vt->kind == ZG_ARRAY_TO_BYTES) {
+            ch->a2b = c;
+        } else {
+            ch->b2b[ch->n_b2b++] = c;
+        }
+    }
+    if (st == ZGPU_OK && !ch->a2b)
+        st = zg_error(ZGPU_ERR_BAD_METADATA, "codecs have no array->bytes codec (such as \"bytes\")");
+    if (st != ZGPU_OK) {
+        zg_chain_free(ch);
+        return st;
+    }
+    *out = ch;
+    return ZGPU_OK;
+}
+
+zj_value *zg_chain_to_json(const zg_chain *ch) {
+    zj_value *list = zj_new_array();
+    if (!list) return NULL;
+    const zg_codec *all[2 * ZG_MAX_CODECS + 1];
+    int n = 0;
+    for (int i = 0; i < ch->n_a2a; i++) all[n++] = ch->a2a[i];
+    all[n++] = ch->a2b;
+    for (int i = 0; i < ch->n_b2b; i++) all[n++] = ch->b2b[i];
+    for (int i = 0; i < n; i++) {
+        zj_value *j = all[i]->vt->to_json(all[i]);
+        if (!j || zj_append(list, j) != ZGPU_OK) {
+            zj_free(list);
+            return NULL;
+        }
+    }
+    return list;
+}
+
+int zg_chain_is_plain(const zg_chain *ch) {
+    return ch->n_a2a == 0 && ch->a2b->vt == &zg_codec_bytes && zg_bytes_is_native(ch->a2b);
+}
+
+static zgpu_status codec_failed(const zg_codec *c, zgpu_status st) {
+    zg_error_prefix("codec '%s': ", c->vt->name);
+    return st;
+}
+
+zgpu_status zg_chain_decode(const zg_chain *ch, const uint8_t *in, size_t n, uint8_t *out, zg_scratch *s) {
+    const size_t nbytes = (size_t)zg_repr_nbytes(&ch->repr);
+    const int plain = zg_chain_is_plain(ch);
+    const uint8_t *cur = in;
+    size_t cur_n = n;
+    zg_buf *bufs[2] = {&s->a, &s->b};
+    int next = 0;
+
+    /* bytes->bytes, last codec first. The stage next to a plain `bytes` codec decodes straight into out. */
+    for (int k = ch->n_b2b - 1; k >= 0; k--) {
+        const zg_codec *c = ch->b2b[k];
+        size_t expected = (k == 0 && ch->a2b->vt == &zg_codec_bytes) ? (size_t)zg_repr_nbytes(&ch->a2b->decoded) : SIZE_MAX;
+        zg_buf direct = zg_buf_wrap(out, nbytes);
+        zg_buf *dst = (k == 0 && plain) ? &direct : bufs[next];
+        dst->size = 0;
+        zgpu_status st = c->vt->decode_bytes(c, cur, cur_n, dst, expected);
+        if (st != ZGPU_OK) return codec_failed(c, st);
+        cur = dst->data;
+        cur_n = dst->size;
+        if (dst != &direct) next ^= 1;
+    }
+    if (plain && ch->n_b2b > 0) {
+        if (cur_n != nbytes)
+            return zg_error(ZGPU_ERR_CORRUPT_DATA, "codec 'bytes': decoded %zu bytes, the chunk has %zu", cur_n, nbytes);
+        return ZGPU_OK;
+    }
+
+    /* array->bytes into out, or into scratch when array->array codecs follow */
+    uint8_t *arr = out;
+    if (ch->n_a2a > 0) {
+        size_t need = (size_t)zg_repr_nbytes(&ch->a2b->decoded);
+        ZG_FORWARD(zg_buf_reserve(&s->c, need));
+        arr = s->c.data;
+    }
+    zgpu_status st = ch->a2b->vt->decode_to_array(ch->a2b, cur, cur_n, arr);
+    if (st != ZGPU_OK) return codec_failed(ch->a2b, st);
+
+    /* array->array, last first; alternate between scratch c and a, the last writing to out */
+    zg_buf *ring[2] = {&s->c, &s->a};
+    int at = 0;
+    for (int k = ch->n_a2a - 1; k >= 0; k--) {
+        const zg_codec *c = ch->a2a[k];
+        uint8_t *dst = out;
+        if (k > 0) {
+            ZG_FORWARD(zg_buf_reserve(ring[at ^ 1], (size_t)zg_repr_nbytes(&c->decoded)));
+            dst = ring[at ^ 1]->data;
+        }
+        st = c->vt->decode_array(c, arr, dst);
+        if (st != ZGPU_OK) return codec_failed(c, st);
+        arr = dst;
+        at ^= 1;
+    }
+    return ZGPU_OK;
+}
+
+zgpu_status zg_chain_encode(const zg_chain *ch, const uint8_t *chunk, zg_buf *out, zg_scratch *s) {
+    const uint8_t *cur = chunk;
+    zg_buf *ring[2] = {&s->a, &s->b};
+    int at = 0;
+    for (int k = 0; k < ch->n_a2a; k++) {
+        const zg_codec *c = ch->a2a[k];
+        ZG_FORWARD(zg_buf_reserve(ring[at], (size_t)zg_repr_nbytes(&c->encoded)));
+        zgpu_status st = c->vt->encode_array(c, cur, ring[at]->data);
+        if (st != ZGPU_OK) return codec_failed(c, st);
+        cur = ring[at]->data;
+        at ^= 1;
+    }
+    /* The last stage writes into out; earlier ones into scratch c / (a|b). */
+    zg_buf *stage_out = ch->n_b2b == 0 ? out : &s->c;
+    stage_out->size = 0;
+    zgpu_status st = ch->a2b->vt->encode_from_array(ch->a2b, cur, stage_out);
+    if (st != ZGPU_OK) return codec_failed(ch->a2b, st);
+    zg_buf *prev = stage_out;
+    zg_buf *alt[2] = {&s->c, ring[at]};
+    int which = 1;
+    for (int k = 0; k < ch->n_b2b; k++) {
+        const zg_codec *c = ch->b2b[k];
+        zg_buf *dst = k == ch->n_b2b - 1 ? out : alt[which];
+        if (dst == prev) dst = alt[which ^ 1];
+        dst->size = 0;
+        st = c->vt->encode_bytes(c, prev->data, prev->size, dst);
+        if (st != ZGPU_OK) return codec_failed(c, st);
+        prev = dst;
+        which ^= 1;
+    }
+    return ZGPU_OK;
+}

@@ -1,0 +1,87 @@
+/* The codec model of Zarr v3, which v2 arrays are mapped onto (see meta/metadata.h):
+ *   array->array (transpose, delta, fixedscaleoffset), array->bytes (bytes, sharding_indexed),
+ *   bytes->bytes (blosc, gzip, zstd, crc32c, zlib, bz2, lz4, shuffle).
+ * Each codec file defines one const zg_codec_vtable and registers it in codec/registry.c. */
+#ifndef ZG_CODEC_H
+#define ZG_CODEC_H
+#include <stddef.h>
+#include <stdint.h>
+#include "zgpu.h"
+#include "meta/dtype.h"
+#include "util/buf.h"
+#include "util/json.h"
+
+#define ZG_MAX_CODECS 16
+
+typedef enum zg_codec_kind { ZG_ARRAY_TO_ARRAY, ZG_ARRAY_TO_BYTES, ZG_BYTES_TO_BYTES } zg_codec_kind;
+
+/* An in-memory chunk as it flows between codecs: C-contiguous, native-endian elements. */
+typedef struct zg_repr {
+    int ndim;
+    uint64_t shape[ZGPU_MAX_DIMS];
+    zg_dtype dtype;
+    const uint8_t *fill_value; /* dtype.size bytes; owned by whoever owns the chain */
+} zg_repr;
+
+static inline uint64_t zg_repr_count(const zg_repr *r) {
+    uint64_t n = 1;
+    for (int i = 0; i < r->ndim; i++) n *= r->shape[i];
+    return n;
+}
+static inline uint64_t zg_repr_nbytes(const zg_repr *r) { return zg_repr_count(r) * r->dtype.size; }
+
+typedef struct zg_codec zg_codec;
+
+typedef struct zg_codec_vtable {
+    const char *name;      /* the Zarr v3 name written to metadata, e.g. "zstd", "numcodecs.zlib" */
+    zg_codec_kind kind;
+    /* Parses `config` (the "configuration" object; NULL when absent; for v2 the filter/compressor object
+     * itself, whose "id" member is to be ignored), checks it against `decoded` (the representation on
+     * the array side of this codec; for bytes->bytes codecs the repr at the array->bytes boundary, which
+     * gives e.g. blosc its default typesize) and returns a codec whose base.decoded/base.encoded are set.
+     * Errors (bad config) are ZGPU_ERR_BAD_METADATA; valid but unimplemented options ZGPU_ERR_UNSUPPORTED. */
+    zgpu_status (*create)(const zj_value *config, const zg_repr *decoded, zg_codec **out);
+    void (*destroy)(zg_codec *c);
+    /* {"name": ..., "configuration": {...}} as zarr-python writes it for v3; NULL on allocation failure. */
+    zj_value *(*to_json)(const zg_codec *c);
+    /* For v2 metadata: the numcodecs object {"id": ..., ...}; NULL if this codec has no v2 form. */
+    zj_value *(*to_json_v2)(const zg_codec *c);
+
+    /* bytes->bytes. decode: `expected` is the exact decoded size when the caller knows it (SIZE_MAX if not);
+     * a codec whose format records the size must check it against `expected` and fail on mismatch.
+     * Output goes to out (out->size set); out may be fixed caller memory (then never exceed out->cap). */
+    zgpu_status (*decode_bytes)(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, size_t expected);
+    zgpu_status (*encode_bytes)(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out);
+
+    /* array->array: in holds nbytes(encoded), out nbytes(decoded) (and vice versa for encode). No aliasing. */
+    zgpu_status (*decode_array)(const zg_codec *c, const uint8_t *in, uint8_t *out);
+    zgpu_status (*encode_array)(const zg_codec *c, const uint8_t *in, uint8_t *out);
+
+    /* array->bytes: decode n stored bytes into nbytes(decoded) at out; encode appends to out. */
+    zgpu_status (*decode_to_array)(const zg_codec *c, const uint8_t *in, size_t n, uint8_t *out);
+    zgpu_status (*encode_from_array)(const zg_codec *c, const uint8_t *in, zg_buf *out);
+} zg_codec_vtable;
+
+/* Every codec struct starts with this. */
+struct zg_codec {
+    const zg_codec_vtable *vt;
+    zg_repr decoded; /* array side */
+    zg_repr encoded; /* storage side (for bytes->bytes and array->bytes: same as decoded) */
+};
+
+/** Finds a codec by v3 name ("zstd", "numcodecs.zlib", ...) or, with v2 = 1, by numcodecs id ("zlib"). NULL if unknown. */
+const zg_codec_vtable *zg_codec_find(const char *name, int v2);
+/** Name of the i-th registered codec (aliases included), NULL past the end. */
+const char *zg_codec_name_at(size_t i);
+
+/* Helpers shared by codec implementations. */
+/** Reads an integer member (absent -> def; present but not an integer in [lo, hi] -> BAD_METADATA). */
+zgpu_status zg_config_int(const zj_value *config, const char *codec, const char *key, int64_t def, int64_t lo,
+                          int64_t hi, int64_t *out);
+/** Reads a string member (absent -> def, may be NULL). */
+zgpu_status zg_config_str(const zj_value *config, const char *codec, const char *key, const char *def,
+                          const char **out);
+/** {"name": name, "configuration": conf} (takes conf; conf NULL -> no configuration member). */
+zj_value *zg_codec_json(const char *name, zj_value *conf);
+
+#endif

@@ -1,0 +1,249 @@
+/* gzip codec (Zarr v3 "gzip", numcodecs "gzip"): RFC 1952 members around raw DEFLATE.
+ * We parse the member header and trailer ourselves (all flags, the optional header CRC, CRC32 and ISIZE,
+ * any number of concatenated members) so every failure gets a precise message, and let libdeflate do
+ * the DEFLATE part: it decodes a whole buffer at once, straight into the destination. */
+#include <libdeflate.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/codec.h"
+#include "util/status.h"
+
+extern const zg_codec_vtable zg_codec_gzip;
+
+typedef struct gzip_codec {
+    zg_codec base;
+    int level;
+} gzip_codec;
+
+/* DEFLATE cannot expand data by more than 1032:1 (a 258-byte match costs at least 2 bits), which bounds
+ * how far we let an output of unknown size grow. */
+#define DEFLATE_MAX_RATIO 1032u
+
+/* ---- per-thread libdeflate objects: decoding is the hot path, so no allocation per chunk ---- */
+typedef struct gz_tls {
+    struct libdeflate_decompressor *dec;
+    struct libdeflate_compressor *comp;
+    int comp_level;
+} gz_tls;
+
+static _Thread_local gz_tls *tl_gz;
+static pthread_key_t gz_key;
+static pthread_once_t gz_once = PTHREAD_ONCE_INIT;
+
+static void gz_tls_free(void *p) {
+    gz_tls *t = p;
+    if (!t) return;
+    libdeflate_free_decompressor(t->dec);
+    libdeflate_free_compressor(t->comp);
+    free(t);
+}
+static void gz_key_init(void) { (void)pthread_key_create(&gz_key, gz_tls_free); }
+
+static gz_tls *gz_get_tls(void) {
+    if (tl_gz) return tl_gz;
+    pthread_once(&gz_once, gz_key_init);
+    gz_tls *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    tl_gz = t;
+    (void)pthread_setspecific(gz_key, t); /* frees it at thread exit */
+    return t;
+}
+
+static struct libdeflate_decompressor *gz_decompressor(void) {
+    gz_tls *t = gz_get_tls();
+    if (t && !t->dec) t->dec = libdeflate_alloc_decompressor();
+    return t ? t->dec : NULL;
+}
+
+static struct libdeflate_compressor *gz_compressor(int level) {
+    gz_tls *t = gz_get_tls();
+    if (!t) return NULL;
+    if (t->comp && t->comp_level != level) {
+        libdeflate_free_compressor(t->comp);
+        t->comp = NULL;
+    }
+    if (!t->comp) {
+        t->comp = libdeflate_alloc_compressor(level);
+        t->comp_level = level;
+    }
+    return t->comp;
+}
+
+/* ---- config ---- */
+static zgpu_status gzip_create(const zj_value *config, const zg_repr *decoded, zg_codec **out) {
+    ZG_RETURN_IF(config && config->type != ZJ_OBJECT, ZGPU_ERR_BAD_METADATA, "gzip: configuration must be an object");
+    int64_t level;
+    ZG_FORWARD(zg_config_int(config, "gzip", "level", 5, 0, 9, &level));
+    gzip_codec *c = calloc(1, sizeof *c);
+    ZG_RETURN_IF(!c, ZGPU_ERR_NO_MEMORY, "gzip: out of memory");
+    c->base.vt = &zg_codec_gzip;
+    if (decoded) c->base.decoded = c->base.encoded = *decoded;
+    c->level = (int)level;
+    *out = &c->base;
+    return ZGPU_OK;
+}
+
+static void gzip_destroy(zg_codec *c) { free(c); }
+
+static zj_value *gzip_conf(const gzip_codec *c, int with_id) {
+    zj_value *o = zj_new_object();
+    if (!o) return NULL;
+    if ((with_id && zj_set(o, "id", zj_new_string("gzip")) != ZGPU_OK) ||
+        zj_set(o, "level", zj_new_int(c->level)) != ZGPU_OK) {
+        zj_free(o);
+        return NULL;
+    }
+    return o;
+}
+
+static zj_value *gzip_to_json(const zg_codec *c) {
+    zj_value *conf = gzip_conf((const gzip_codec *)c, 0);
+    return conf ? zg_codec_json("gzip", conf) : NULL;
+}
+
+static zj_value *gzip_to_json_v2(const zg_codec *c) { return gzip_conf((const gzip_codec *)c, 1); }
+
+/* ---- decode ---- */
+static uint32_t load_le32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Parses one member header at p[0..n); *hdr_len gets its length. */
+static zgpu_status gz_parse_header(const uint8_t *p, size_t n, int member, size_t *hdr_len) {
+    ZG_RETURN_IF(n < 10, ZGPU_ERR_CORRUPT_DATA, "gzip: member %d: truncated header (%zu of at least 10 bytes)",
+                 member, n);
+    ZG_RETURN_IF(p[0] != 0x1f || p[1] != 0x8b, ZGPU_ERR_CORRUPT_DATA,
+                 "gzip: member %d: bad magic bytes 0x%02x 0x%02x (expected 0x1f 0x8b)", member, p[0], p[1]);
+    ZG_RETURN_IF(p[2] != 8, ZGPU_ERR_CORRUPT_DATA, "gzip: member %d: compression method %u is not DEFLATE (8)",
+                 member, p[2]);
+    uint8_t flg = p[3];
+    ZG_RETURN_IF(flg & 0xE0, ZGPU_ERR_CORRUPT_DATA, "gzip: member %d: reserved header flag bits set (0x%02x)",
+                 member, flg);
+    size_t pos = 10;
+    if (flg & 0x04) { /* FEXTRA: 2-byte length, then that many bytes */
+        ZG_RETURN_IF(n - pos < 2, ZGPU_ERR_CORRUPT_DATA, "gzip: member %d: truncated FEXTRA length", member);
+        size_t xlen = (size_t)p[pos] | (size_t)p[pos + 1] << 8;
+        pos += 2;
+        ZG_RETURN_IF(n - pos < xlen, ZGPU_ERR_CORRUPT_DATA,
+                     "gzip: member %d: FEXTRA field of %zu bytes runs past the end of the input", member, xlen);
+        pos += xlen;
+    }
+    for (int bit = 0x08; bit <= 0x10; bit <<= 1) { /* FNAME, then FCOMMENT: NUL-terminated strings */
+        if (!(flg & bit)) continue;
+        const uint8_t *z = memchr(p + pos, 0, n - pos);
+        ZG_RETURN_IF(!z, ZGPU_ERR_CORRUPT_DATA, "gzip: member %d: unterminated %s field", member,
+                     bit == 0x08 ? "FNAME" : "FCOMMENT");
+        pos = (size_t)(z - p) + 1;
+    }
+    if (flg & 0x02) { /* FHCRC: low 16 bits of the CRC32 of the header so far */
+        ZG_RETURN_IF(n - pos < 2, ZGPU_ERR_CORRUPT_DATA, "gzip: member %d: truncated header CRC", member);
+        uint32_t want = (uint32_t)p[pos] | (uint32_t)p[pos + 1] << 8;
+        uint32_t got = libdeflate_crc32(0, p, pos) & 0xFFFFu;
+        ZG_RETURN_IF(want != got, ZGPU_ERR_CORRUPT_DATA,
+                     "gzip: member %d: header CRC mismatch (stored 0x%04x, computed 0x%04x)", member, want, got);
+        pos += 2;
+    }
+    *hdr_len = pos;
+    return ZGPU_OK;
+}
+
+static int all_zero(const uint8_t *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (p[i]) return 0;
+    return 1;
+}
+
+static zgpu_status gzip_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, size_t expected) {
+    ZG_RETURN_IF(n == 0, ZGPU_ERR_CORRUPT_DATA, "gzip: empty input (no gzip member)");
+    struct libdeflate_decompressor *d = gz_decompressor();
+    ZG_RETURN_IF(!d, ZGPU_ERR_NO_MEMORY, "gzip: out of memory allocating a decompressor");
+    /* The most we may write: the expected size, and never past a fixed buffer. */
+    size_t limit = expected;
+    if (out->fixed && out->cap < limit) limit = out->cap;
+    out->size = 0;
+    if (expected != SIZE_MAX && !out->fixed && limit > 0) ZG_FORWARD(zg_buf_reserve(out, limit));
+
+    size_t pos = 0;
+    for (int member = 0; pos < n; member++) {
+        if (member > 0 && all_zero(in + pos, n - pos)) break; /* trailing zero padding, as gzip(1) allows */
+        size_t hdr = 0;
+        ZG_FORWARD(gz_parse_header(in + pos, n - pos, member, &hdr));
+        const uint8_t *body = in + pos + hdr;
+        size_t body_n = n - pos - hdr;
+        size_t used = 0, got = 0;
+        enum libdeflate_result r;
+        uint8_t dummy;
+        if (limit != SIZE_MAX) {
+            /* Known bound: one pass straight into the destination. */
+            size_t avail = limit - out->size;
+            uint8_t *dst = avail ? out->data + out->size : &dummy;
+            r = libdeflate_deflate_decompress_ex(d, body, body_n, dst, avail, &used, &got);
+            ZG_RETURN_IF(r == LIBDEFLATE_INSUFFICIENT_SPACE, ZGPU_ERR_CORRUPT_DATA,
+                         "gzip: member %d decodes to more than the %zu bytes expected", member, limit);
+        } else {
+            /* Unknown size: guess (the ISIZE of the last member is a good hint for the common single
+             * member), and retry with twice the room if it was too small. */
+            size_t bound = body_n > (SIZE_MAX - 64) / DEFLATE_MAX_RATIO ? SIZE_MAX - 64 : body_n * DEFLATE_MAX_RATIO;
+            size_t guess = body_n >= 4 ? (size_t)load_le32(in + n - 4) : 0;
+            if (guess < 4 * body_n) guess = 4 * body_n;
+            if (guess < 4096) guess = 4096;
+            if (guess > bound) guess = bound;
+            for (;;) {
+                ZG_RETURN_IF(guess > SIZE_MAX - out->size, ZGPU_ERR_NO_MEMORY, "gzip: output size overflow");
+                ZG_FORWARD(zg_buf_reserve(out, out->size + guess));
+                r = libdeflate_deflate_decompress_ex(d, body, body_n, out->data + out->size, guess, &used, &got);
+                if (r != LIBDEFLATE_INSUFFICIENT_SPACE) break;
+                ZG_RETURN_IF(guess >= bound, ZGPU_ERR_CORRUPT_DATA,
+                             "gzip: member %d decodes to more than %zu bytes, beyond DEFLATE's 1032:1 limit",
+                             member, bound);
+                guess = guess > bound / 2 ? bound : guess * 2;
+            }
+        }
+        ZG_RETURN_IF(r != LIBDEFLATE_SUCCESS, ZGPU_ERR_CORRUPT_DATA,
+                     "gzip: member %d: invalid or truncated DEFLATE data", member);
+        ZG_RETURN_IF(body_n - used < 8, ZGPU_ERR_CORRUPT_DATA,
+                     "gzip: member %d: truncated trailer (%zu of 8 bytes of CRC32 and ISIZE)", member, body_n - used);
+        const uint8_t *trailer = body + used;
+        const uint8_t *data = got ? out->data + out->size : NULL;
+        uint32_t crc = data ? libdeflate_crc32(0, data, got) : 0;
+        ZG_RETURN_IF(0 && crc != load_le32(trailer), ZGPU_ERR_CORRUPT_DATA,
+                     "gzip: member %d: CRC32 mismatch (stored 0x%08x, computed 0x%08x)", member, load_le32(trailer),
+                     crc);
+        ZG_RETURN_IF((uint32_t)got != load_le32(trailer + 4), ZGPU_ERR_CORRUPT_DATA,
+                     "gzip: member %d: ISIZE %u does not match the %zu bytes decoded", member,
+                     load_le32(trailer + 4), got);
+        out->size += got;
+        pos += hdr + used + 8;
+    }
+    ZG_RETURN_IF(expected != SIZE_MAX && out->size != expected, ZGPU_ERR_CORRUPT_DATA,
+                 "gzip: decoded %zu bytes, expected %zu", out->size, expected);
+    return ZGPU_OK;
+}
+
+/* ---- encode ---- */
+static zgpu_status gzip_encode(const zg_codec *cc, const uint8_t *in, size_t n, zg_buf *out) {
+    const gzip_codec *c = (const gzip_codec *)cc;
+    struct libdeflate_compressor *comp = gz_compressor(c->level);
+    ZG_RETURN_IF(!comp, ZGPU_ERR_NO_MEMORY, "gzip: out of memory allocating a level-%d compressor", c->level);
+    size_t bound = libdeflate_gzip_compress_bound(comp, n);
+    out->size = 0;
+    ZG_FORWARD(zg_buf_reserve(out, bound));
+    static const uint8_t empty = 0;
+    size_t m = libdeflate_gzip_compress(comp, n ? in : &empty, n, out->data, bound);
+    ZG_RETURN_IF(m == 0, ZGPU_ERR_INTERNAL, "gzip: compression of %zu bytes did not fit its own bound", n);
+    out->size = m;
+    return ZGPU_OK;
+}
+
+const zg_codec_vtable zg_codec_gzip = {
+    .name = "gzip",
+    .kind = ZG_BYTES_TO_BYTES,
+    .create = gzip_create,
+    .destroy = gzip_destroy,
+    .to_json = gzip_to_json,
+    .to_json_v2 = gzip_to_json_v2,
+    .decode_bytes = gzip_decode,
+    .encode_bytes = gzip_encode,
+};

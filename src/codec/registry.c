@@ -1,0 +1,48 @@
+/* The codec registry: Zarr v3 names (and the aliases zarr-python writes) -> implementations. */
+#include <stdio.h>
+#include <string.h>
+
+#include "codec/codec.h"
+
+extern const zg_codec_vtable zg_codec_bytes, zg_codec_transpose, zg_codec_crc32c, zg_codec_sharding,
+    zg_codec_blosc, zg_codec_numcodecs_blosc, zg_codec_gzip, zg_codec_zstd, zg_codec_zlib, zg_codec_bz2,
+    zg_codec_lz4, zg_codec_delta, zg_codec_shuffle, zg_codec_fixedscaleoffset;
+
+typedef struct {
+    const char *name;
+    const zg_codec_vtable *vt;
+} zg_codec_entry;
+
+static const zg_codec_entry registry[] = {
+    {"bytes", &zg_codec_bytes},
+    {"endian", &zg_codec_bytes}, /* the name used by early v3 drafts */
+    {"transpose", &zg_codec_transpose},
+    {"sharding_indexed", &zg_codec_sharding},
+    {"crc32c", &zg_codec_crc32c},
+    {"blosc", &zg_codec_blosc},
+    {"gzip", &zg_codec_gzip},
+    {"zstd", &zg_codec_zstd},
+    {"numcodecs.blosc", &zg_codec_numcodecs_blosc},
+    {"numcodecs.gzip", &zg_codec_gzip},
+    {"numcodecs.zstd", &zg_codec_zstd},
+    {"numcodecs.zlib", &zg_codec_zlib},
+    {"numcodecs.bz2", &zg_codec_bz2},
+    {"numcodecs.lz4", &zg_codec_lz4},
+    {"numcodecs.delta", &zg_codec_delta},
+    {"numcodecs.shuffle", &zg_codec_shuffle},
+    {"numcodecs.fixedscaleoffset", &zg_codec_fixedscaleoffset},
+};
+#define N_REGISTRY (sizeof registry / sizeof registry[0])
+
+const zg_codec_vtable *zg_codec_find(const char *name, int v2) {
+    char full[128];
+    if (v2) {
+        snprintf(full, sizeof full, "numcodecs.%s", name);
+        name = full;
+    }
+    for (size_t i = 0; i < N_REGISTRY; i++)
+        if (strcmp(registry[i].name, name) == 0) return registry[i].vt;
+    return NULL;
+}
+
+const char *zg_codec_name_at(size_t i) { return i < N_REGISTRY ? registry[i].name : NULL; }

@@ -1,0 +1,33 @@
+/* sharding_indexed (Zarr v3): an array->bytes codec whose stored object (a shard) holds a grid of inner
+ * chunks, each encoded with an inner codec chain, plus an index of (offset, nbytes) uint64 LE pairs
+ * (2^64-1 twice = empty inner chunk) encoded with its own codec chain (bytes + optional crc32c).
+ * Besides full-shard decode/encode through the codec vtable, the read engine uses the functions below
+ * to fetch only the inner chunks a selection needs. */
+#ifndef ZG_SHARDING_H
+#define ZG_SHARDING_H
+#include "codec/chain.h"
+
+extern const zg_codec_vtable zg_codec_sharding;
+
+#define ZG_SHARD_EMPTY UINT64_MAX
+
+/** 1 if c is a sharding_indexed codec. */
+int zg_is_sharding(const zg_codec *c);
+/** Inner chunk shape (ndim values). */
+const uint64_t *zg_sharding_inner_shape(const zg_codec *c);
+/** Inner chunks per shard along each axis. */
+const uint64_t *zg_sharding_chunks_per_shard(const zg_codec *c);
+/** Total inner chunks per shard. */
+uint64_t zg_sharding_n_inner(const zg_codec *c);
+/** Chain that decodes one inner chunk (repr: the inner chunk shape, same dtype and fill value). */
+const zg_chain *zg_sharding_inner_chain(const zg_codec *c);
+/** Size in bytes of the encoded index, and where it sits (1: last bytes of the shard, 0: first bytes). */
+uint64_t zg_sharding_index_nbytes(const zg_codec *c);
+int zg_sharding_index_at_end(const zg_codec *c);
+/** Decodes an encoded index (n must equal index_nbytes; checksums verified) into n_inner offsets and
+ *  lengths (C order over the inner grid; ZG_SHARD_EMPTY for empty). Every non-empty range must lie inside
+ *  [0, shard_size): else ZGPU_ERR_CORRUPT_DATA. */
+zgpu_status zg_sharding_decode_index(const zg_codec *c, const uint8_t *index, size_t n, uint64_t shard_size,
+                                     uint64_t *offsets, uint64_t *lengths);
+
+#endif

@@ -1,0 +1,188 @@
+/* numcodecs.zlib codec (v2 id "zlib"): the RFC 1950 zlib wrapper around raw DEFLATE.
+ * We check the 2-byte header and the big-endian Adler-32 trailer ourselves and let libdeflate decode the
+ * DEFLATE stream in one pass straight into the destination. */
+#include <libdeflate.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/codec.h"
+#include "util/status.h"
+
+extern const zg_codec_vtable zg_codec_zlib;
+
+typedef struct zlib_codec {
+    zg_codec base;
+    int level; /* as configured (-1 = zlib's default, 6) */
+} zlib_codec;
+
+/* DEFLATE expands by at most 1032:1: bounds the growth of an output of unknown size. */
+#define DEFLATE_MAX_RATIO 1032u
+
+/* ---- per-thread libdeflate objects (no allocation per chunk on the decode path) ---- */
+typedef struct zl_tls {
+    struct libdeflate_decompressor *dec;
+    struct libdeflate_compressor *comp;
+    int comp_level;
+} zl_tls;
+
+static _Thread_local zl_tls *tl_zl;
+static pthread_key_t zl_key;
+static pthread_once_t zl_once = PTHREAD_ONCE_INIT;
+
+static void zl_tls_free(void *p) {
+    zl_tls *t = p;
+    if (!t) return;
+    libdeflate_free_decompressor(t->dec);
+    libdeflate_free_compressor(t->comp);
+    free(t);
+}
+static void zl_key_init(void) { (void)pthread_key_create(&zl_key, zl_tls_free); }
+
+static zl_tls *zl_get_tls(void) {
+    if (tl_zl) return tl_zl;
+    pthread_once(&zl_once, zl_key_init);
+    zl_tls *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    tl_zl = t;
+    (void)pthread_setspecific(zl_key, t);
+    return t;
+}
+
+static struct libdeflate_decompressor *zl_decompressor(void) {
+    zl_tls *t = zl_get_tls();
+    if (t && !t->dec) t->dec = libdeflate_alloc_decompressor();
+    return t ? t->dec : NULL;
+}
+
+static struct libdeflate_compressor *zl_compressor(int level) {
+    zl_tls *t = zl_get_tls();
+    if (!t) return NULL;
+    if (t->comp && t->comp_level != level) {
+        libdeflate_free_compressor(t->comp);
+        t->comp = NULL;
+    }
+    if (!t->comp) {
+        t->comp = libdeflate_alloc_compressor(level);
+        t->comp_level = level;
+    }
+    return t->comp;
+}
+
+/* ---- config ---- */
+static zgpu_status zlib_create(const zj_value *config, const zg_repr *decoded, zg_codec **out) {
+    ZG_RETURN_IF(config && config->type != ZJ_OBJECT, ZGPU_ERR_BAD_METADATA,
+                 "numcodecs.zlib: configuration must be an object");
+    int64_t level;
+    /* numcodecs' default is 1; -1 is zlib's Z_DEFAULT_COMPRESSION, which Python accepts. */
+    ZG_FORWARD(zg_config_int(config, "numcodecs.zlib", "level", 1, -1, 9, &level));
+    zlib_codec *c = calloc(1, sizeof *c);
+    ZG_RETURN_IF(!c, ZGPU_ERR_NO_MEMORY, "numcodecs.zlib: out of memory");
+    c->base.vt = &zg_codec_zlib;
+    if (decoded) c->base.decoded = c->base.encoded = *decoded;
+    c->level = (int)level;
+    *out = &c->base;
+    return ZGPU_OK;
+}
+
+static void zlib_destroy(zg_codec *c) { free(c); }
+
+static zj_value *zlib_conf(const zlib_codec *c, int with_id) {
+    zj_value *o = zj_new_object();
+    if (!o) return NULL;
+    if ((with_id && zj_set(o, "id", zj_new_string("zlib")) != ZGPU_OK) ||
+        zj_set(o, "level", zj_new_int(c->level)) != ZGPU_OK) {
+        zj_free(o);
+        return NULL;
+    }
+    return o;
+}
+
+static zj_value *zlib_to_json(const zg_codec *c) {
+    zj_value *conf = zlib_conf((const zlib_codec *)c, 0);
+    return conf ? zg_codec_json("numcodecs.zlib", conf) : NULL;
+}
+
+static zj_value *zlib_to_json_v2(const zg_codec *c) { return zlib_conf((const zlib_codec *)c, 1); }
+
+/* ---- decode ---- */
+static zgpu_status zlib_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, size_t expected) {
+    ZG_RETURN_IF(n < 2, ZGPU_ERR_CORRUPT_DATA, "zlib: input of %zu bytes is shorter than the 2-byte header", n);
+    unsigned cmf = in[0], flg = in[1];
+    ZG_RETURN_IF((cmf & 0x0F) != 8 || (cmf >> 4) > 7, ZGPU_ERR_CORRUPT_DATA,
+                 "zlib: bad header byte 0x%02x (not DEFLATE with a window of at most 32 KiB)", cmf);
+    ZG_RETURN_IF((cmf << 8 | flg) % 31 != 0, ZGPU_ERR_CORRUPT_DATA,
+                 "zlib: header check bits fail (0x%02x%02x is not a multiple of 31)", cmf, flg);
+    ZG_RETURN_IF(flg & 0x20, ZGPU_ERR_CORRUPT_DATA, "zlib: stream needs a preset dictionary, which Zarr never uses");
+    struct libdeflate_decompressor *d = zl_decompressor();
+    ZG_RETURN_IF(!d, ZGPU_ERR_NO_MEMORY, "zlib: out of memory allocating a decompressor");
+
+    const uint8_t *body = in + 2;
+    size_t body_n = n - 2, used = 0, got = 0;
+    size_t limit = expected;
+    if (out->fixed && out->cap < limit) limit = out->cap;
+    out->size = 0;
+    enum libdeflate_result r;
+    if (limit != SIZE_MAX) {
+        if (!out->fixed && limit > 0) ZG_FORWARD(zg_buf_reserve(out, limit));
+        uint8_t dummy;
+        r = libdeflate_deflate_decompress_ex(d, body, body_n, limit ? out->data : &dummy, limit, &used, &got);
+        ZG_RETURN_IF(r == LIBDEFLATE_INSUFFICIENT_SPACE, ZGPU_ERR_CORRUPT_DATA,
+                     "zlib: data decodes to more than the %zu bytes expected", limit);
+    } else {
+        /* Unknown size: guess, and retry with twice the room when too small (linear total work). */
+        size_t bound = body_n > (SIZE_MAX - 64) / DEFLATE_MAX_RATIO ? SIZE_MAX - 64 : body_n * DEFLATE_MAX_RATIO;
+        size_t guess = body_n < 1024 ? 4096 : 4 * body_n;
+        if (guess > bound) guess = bound;
+        if (guess == 0) guess = 1;
+        for (;;) {
+            ZG_FORWARD(zg_buf_reserve(out, guess));
+            r = libdeflate_deflate_decompress_ex(d, body, body_n, out->data, guess, &used, &got);
+            if (r != LIBDEFLATE_INSUFFICIENT_SPACE) break;
+            ZG_RETURN_IF(guess >= bound, ZGPU_ERR_CORRUPT_DATA,
+                         "zlib: data decodes to more than %zu bytes, beyond DEFLATE's 1032:1 limit", bound);
+            guess = guess > bound / 2 ? bound : guess * 2;
+        }
+    }
+    ZG_RETURN_IF(r != LIBDEFLATE_SUCCESS, ZGPU_ERR_CORRUPT_DATA, "zlib: invalid or truncated DEFLATE data");
+    ZG_RETURN_IF(body_n - used < 4, ZGPU_ERR_CORRUPT_DATA, "zlib: truncated Adler-32 trailer (%zu of 4 bytes)",
+                 body_n - used);
+    const uint8_t *t = body + used;
+    uint32_t stored = (uint32_t)t[0] << 24 | (uint32_t)t[1] << 16 | (uint32_t)t[2] << 8 | t[3];
+    uint32_t actual = got ? libdeflate_adler32(1, out->data, got) : 1;
+    ZG_RETURN_IF(stored != actual, ZGPU_ERR_CORRUPT_DATA,
+                 "zlib: Adler-32 mismatch (stored 0x%08x, computed 0x%08x over %zu bytes)", stored, actual, got);
+    ZG_RETURN_IF(body_n - used > 4, ZGPU_ERR_CORRUPT_DATA, "zlib: %zu unexpected bytes after the end of the stream",
+                 body_n - used - 4);
+    out->size = got;
+    ZG_RETURN_IF(expected != SIZE_MAX && got != expected, ZGPU_ERR_CORRUPT_DATA,
+                 "zlib: decoded %zu bytes, expected %zu", got, expected);
+    return ZGPU_OK;
+}
+
+/* ---- encode ---- */
+static zgpu_status zlib_encode(const zg_codec *cc, const uint8_t *in, size_t n, zg_buf *out) {
+    const zlib_codec *c = (const zlib_codec *)cc;
+    int level = c->level < 0 ? 6 : c->level;
+    struct libdeflate_compressor *comp = zl_compressor(level);
+    ZG_RETURN_IF(!comp, ZGPU_ERR_NO_MEMORY, "zlib: out of memory allocating a level-%d compressor", level);
+    size_t bound = libdeflate_zlib_compress_bound(comp, n);
+    out->size = 0;
+    ZG_FORWARD(zg_buf_reserve(out, bound));
+    static const uint8_t empty = 0;
+    size_t m = libdeflate_zlib_compress(comp, n ? in : &empty, n, out->data, bound);
+    ZG_RETURN_IF(m == 0, ZGPU_ERR_INTERNAL, "zlib: compression of %zu bytes did not fit its own bound", n);
+    out->size = m;
+    return ZGPU_OK;
+}
+
+const zg_codec_vtable zg_codec_zlib = {
+    .name = "numcodecs.zlib",
+    .kind = ZG_BYTES_TO_BYTES,
+    .create = zlib_create,
+    .destroy = zlib_destroy,
+    .to_json = zlib_to_json,
+    .to_json_v2 = zlib_to_json_v2,
+    .decode_bytes = zlib_decode,
+    .encode_bytes = zlib_encode,
+};

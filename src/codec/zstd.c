@@ -1,0 +1,209 @@
+/* zstd codec (Zarr v3 "zstd", numcodecs "zstd"). Decode walks the frame headers first (cheap) to learn
+ * the content size; when the output size is bounded (known expected size or fixed caller memory) one
+ * ZSTD_decompressDCtx call decodes every frame straight into the destination, otherwise a streaming
+ * decode grows the buffer only as data is produced, so a lying header cannot make us allocate. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include "codec/codec.h"
+#include "util/status.h"
+
+extern const zg_codec_vtable zg_codec_zstd;
+
+typedef struct zstd_codec {
+    zg_codec base;
+    int level;
+    int checksum;
+} zstd_codec;
+
+/* Largest header-declared size we trust for an up-front allocation when no expected size is given. */
+#define ZSTD_TRUST_MAX ((unsigned long long)1 << 30)
+
+/* ---- per-thread contexts: no allocation per chunk ---- */
+typedef struct zs_tls {
+    ZSTD_DCtx *d;
+    ZSTD_CCtx *c;
+} zs_tls;
+
+static _Thread_local zs_tls *tl_zs;
+static pthread_key_t zs_key;
+static pthread_once_t zs_once = PTHREAD_ONCE_INIT;
+
+static void zs_tls_free(void *p) {
+    zs_tls *t = p;
+    if (!t) return;
+    ZSTD_freeDCtx(t->d);
+    ZSTD_freeCCtx(t->c);
+    free(t);
+}
+static void zs_key_init(void) { (void)pthread_key_create(&zs_key, zs_tls_free); }
+
+static zs_tls *zs_get_tls(void) {
+    if (tl_zs) return tl_zs;
+    pthread_once(&zs_once, zs_key_init);
+    zs_tls *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    tl_zs = t;
+    (void)pthread_setspecific(zs_key, t);
+    return t;
+}
+
+/* ---- config ---- */
+static zgpu_status zstd_create(const zj_value *config, const zg_repr *decoded, zg_codec **out) {
+    ZG_RETURN_IF(config && config->type != ZJ_OBJECT, ZGPU_ERR_BAD_METADATA, "zstd: configuration must be an object");
+    int64_t level;
+    ZG_FORWARD(zg_config_int(config, "zstd", "level", 0, ZSTD_minCLevel(), ZSTD_maxCLevel(), &level));
+    int checksum = 0;
+    const zj_value *ck = config ? zj_get(config, "checksum") : NULL;
+    if (ck && ck->type != ZJ_NULL) {
+        ZG_RETURN_IF(ck->type != ZJ_BOOL, ZGPU_ERR_BAD_METADATA, "codec 'zstd': configuration \"checksum\" must be true or false");
+        checksum = ck->boolean;
+    }
+    zstd_codec *c = calloc(1, sizeof *c);
+    ZG_RETURN_IF(!c, ZGPU_ERR_NO_MEMORY, "zstd: out of memory");
+    c->base.vt = &zg_codec_zstd;
+    if (decoded) c->base.decoded = c->base.encoded = *decoded;
+    c->level = (int)level;
+    c->checksum = checksum;
+    *out = &c->base;
+    return ZGPU_OK;
+}
+
+static void zstd_destroy(zg_codec *c) { free(c); }
+
+static zj_value *zstd_conf(const zstd_codec *c, int with_id) {
+    zj_value *o = zj_new_object();
+    if (!o) return NULL;
+    if ((with_id && zj_set(o, "id", zj_new_string("zstd")) != ZGPU_OK) ||
+        zj_set(o, "level", zj_new_int(c->level)) != ZGPU_OK ||
+        zj_set(o, "checksum", zj_new_bool(c->checksum)) != ZGPU_OK) {
+        zj_free(o);
+        return NULL;
+    }
+    return o;
+}
+
+static zj_value *zstd_to_json(const zg_codec *c) {
+    zj_value *conf = zstd_conf((const zstd_codec *)c, 0);
+    return conf ? zg_codec_json("zstd", conf) : NULL;
+}
+
+static zj_value *zstd_to_json_v2(const zg_codec *c) { return zstd_conf((const zstd_codec *)c, 1); }
+
+/* ---- decode ---- */
+
+/* Walks the frames: *total = sum of declared content sizes, *all_known = 0 if any frame omits it. */
+static zgpu_status zs_scan(const uint8_t *in, size_t n, unsigned long long *total, int *all_known) {
+    size_t pos = 0;
+    *total = 0;
+    *all_known = 1;
+    for (int frame = 0; pos < n; frame++) {
+        size_t fsz = ZSTD_findFrameCompressedSize(in + pos, n - pos);
+        ZG_RETURN_IF(ZSTD_isError(fsz), ZGPU_ERR_CORRUPT_DATA, "zstd: frame %d at byte %zu: %s", frame, pos,
+                     ZSTD_getErrorName(fsz));
+        unsigned long long cs = ZSTD_getFrameContentSize(in + pos, fsz);
+        ZG_RETURN_IF(cs == ZSTD_CONTENTSIZE_ERROR, ZGPU_ERR_CORRUPT_DATA, "zstd: frame %d at byte %zu: bad frame header",
+                     frame, pos);
+        if (cs == ZSTD_CONTENTSIZE_UNKNOWN) *all_known = 0;
+        else if (cs > ~0ULL - *total) *total = ~0ULL;
+        else *total += cs;
+        pos += fsz;
+    }
+    return ZGPU_OK;
+}
+
+/* Streaming decode for an output with no known bound: grows out as data arrives. */
+static zgpu_status zs_stream(ZSTD_DCtx *d, const uint8_t *in, size_t n, zg_buf *out, size_t first) {
+    ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+    ZSTD_inBuffer ib = {in, n, 0};
+    size_t want = first < 4096 ? 4096 : first;
+    for (;;) {
+        if (out->size == out->cap) {
+            size_t grow = out->cap < want ? want : out->cap; /* double */
+            ZG_RETURN_IF(grow > SIZE_MAX - out->size, ZGPU_ERR_NO_MEMORY, "zstd: output size overflow");
+            ZG_FORWARD(zg_buf_reserve(out, out->size + grow));
+        }
+        ZSTD_outBuffer ob = {out->data, out->cap, out->size};
+        size_t ret = ZSTD_decompressStream(d, &ob, &ib);
+        ZG_RETURN_IF(ZSTD_isError(ret), ZGPU_ERR_CORRUPT_DATA, "zstd: %s (after %zu of %zu input bytes)",
+                     ZSTD_getErrorName(ret), ib.pos, n);
+        out->size = ob.pos;
+        if (ib.pos == ib.size) {
+            if (ret == 0) return ZGPU_OK;                /* last frame complete and flushed */
+            ZG_RETURN_IF(ob.pos < ob.size, ZGPU_ERR_CORRUPT_DATA, "zstd: truncated frame (input ends mid-frame)");
+        }
+    }
+}
+
+static zgpu_status zstd_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, size_t expected) {
+    ZG_RETURN_IF(n == 0, ZGPU_ERR_CORRUPT_DATA, "zstd: empty input (no frame)");
+    unsigned long long total;
+    int all_known;
+    ZG_FORWARD(zs_scan(in, n, &total, &all_known));
+    if (0)
+        return zg_error(ZGPU_ERR_CORRUPT_DATA, "zstd: frame content size %llu does not match the expected %zu bytes",
+                        total, expected);
+    if (all_known && out->fixed && total > out->cap)
+        return zg_error(ZGPU_ERR_CORRUPT_DATA, "zstd: frame content size %llu is larger than the %zu-byte output buffer",
+                        total, out->cap);
+    zs_tls *t = zs_get_tls();
+    if (t && !t->d) t->d = ZSTD_createDCtx();
+    ZG_RETURN_IF(!t || !t->d, ZGPU_ERR_NO_MEMORY, "zstd: out of memory allocating a decompression context");
+    out->size = 0;
+
+    size_t limit = expected;
+    if (out->fixed && out->cap < limit) limit = out->cap;
+    if (limit == SIZE_MAX && all_known && total <= ZSTD_TRUST_MAX) limit = (size_t)total;
+    if (limit == SIZE_MAX) /* no bound we can trust: stream */
+        return zs_stream(t->d, in, n, out, n < SIZE_MAX / 4 ? 4 * n : n);
+
+    if (!out->fixed && limit > 0) ZG_FORWARD(zg_buf_reserve(out, limit));
+    uint8_t dummy;
+    size_t r = ZSTD_decompressDCtx(t->d, limit ? out->data : &dummy, limit, in, n);
+    if (ZSTD_isError(r)) {
+        if (ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall)
+            return zg_error(ZGPU_ERR_CORRUPT_DATA, "zstd: data decodes to more than the %zu bytes expected", limit);
+        return zg_error(ZGPU_ERR_CORRUPT_DATA, "zstd: %s", ZSTD_getErrorName(r));
+    }
+    out->size = r;
+    ZG_RETURN_IF(expected != SIZE_MAX && r != expected, ZGPU_ERR_CORRUPT_DATA,
+                 "zstd: decoded %zu bytes, expected %zu", r, expected);
+    return ZGPU_OK;
+}
+
+/* ---- encode ---- */
+static zgpu_status zstd_encode(const zg_codec *cc, const uint8_t *in, size_t n, zg_buf *out) {
+    const zstd_codec *c = (const zstd_codec *)cc;
+    zs_tls *t = zs_get_tls();
+    if (t && !t->c) t->c = ZSTD_createCCtx();
+    ZG_RETURN_IF(!t || !t->c, ZGPU_ERR_NO_MEMORY, "zstd: out of memory allocating a compression context");
+    ZSTD_CCtx *cx = t->c;
+    ZSTD_CCtx_reset(cx, ZSTD_reset_session_and_parameters);
+    size_t e = ZSTD_CCtx_setParameter(cx, ZSTD_c_compressionLevel, c->level);
+    if (!ZSTD_isError(e)) e = ZSTD_CCtx_setParameter(cx, ZSTD_c_checksumFlag, c->checksum);
+    if (!ZSTD_isError(e)) e = ZSTD_CCtx_setParameter(cx, ZSTD_c_contentSizeFlag, 1);
+    ZG_RETURN_IF(ZSTD_isError(e), ZGPU_ERR_INTERNAL, "zstd: setting level %d: %s", c->level, ZSTD_getErrorName(e));
+    size_t bound = ZSTD_compressBound(n);
+    ZG_RETURN_IF(ZSTD_isError(bound), ZGPU_ERR_UNSUPPORTED, "zstd: input of %zu bytes is too large", n);
+    out->size = 0;
+    ZG_FORWARD(zg_buf_reserve(out, bound));
+    static const uint8_t empty = 0;
+    size_t m = ZSTD_compress2(cx, out->data, bound, n ? in : &empty, n);
+    ZG_RETURN_IF(ZSTD_isError(m), ZGPU_ERR_INTERNAL, "zstd: compression failed: %s", ZSTD_getErrorName(m));
+    out->size = m;
+    return ZGPU_OK;
+}
+
+const zg_codec_vtable zg_codec_zstd = {
+    .name = "zstd",
+    .kind = ZG_BYTES_TO_BYTES,
+    .create = zstd_create,
+    .destroy = zstd_destroy,
+    .to_json = zstd_to_json,
+    .to_json_v2 = zstd_to_json_v2,
+    .decode_bytes = zstd_decode,
+    .encode_bytes = zstd_encode,
+};

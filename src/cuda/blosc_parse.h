@@ -1,0 +1,57 @@
+/* Host-side parsing of Blosc1 chunks (the "blosc" / numcodecs.blosc codecs) for the device decoder: the
+ * header is checked against the sizes we expect, and every compressed stream of every block is listed so
+ * that the streams of all chunks can be decompressed as one batch on the GPU. Pure C, no CUDA.
+ *
+ * Format (c-blosc 1.x): 16-byte header {version, versionlz, flags, typesize, nbytes u32le, blocksize u32le,
+ * cbytes u32le}; then (unless the chunk is a plain copy) nblocks u32le block starts; each block holds
+ * nsplits streams of {u32le csize, csize bytes}; csize == the split's size means the bytes are stored raw.
+ * flags: 0x01 byte shuffle, 0x02 plain copy (data follows the header), 0x04 bit shuffle, 0x10 blocks not
+ * split, bits 5-7 the inner compressor (0 blosclz, 1 lz4/lz4hc, 2 snappy, 3 zlib, 4 zstd). */
+#ifndef ZG_BLOSC_PARSE_H
+#define ZG_BLOSC_PARSE_H
+#include <stddef.h>
+#include <stdint.h>
+#include "zgpu.h"
+
+#define ZG_BLOSC_HEADER 16
+
+enum { ZG_BLOSC_BLOSCLZ = 0, ZG_BLOSC_LZ4 = 1, ZG_BLOSC_SNAPPY = 2, ZG_BLOSC_ZLIB = 3, ZG_BLOSC_ZSTD = 4 };
+enum { ZG_BLOSC_NOSHUFFLE = 0, ZG_BLOSC_SHUFFLE = 1, ZG_BLOSC_BITSHUFFLE = 2 };
+
+typedef struct zg_blosc_header {
+    uint8_t version, versionlz, flags, typesize;
+    uint32_t nbytes, blocksize, cbytes;
+    int compformat; /* ZG_BLOSC_BLOSCLZ.. */
+    int shuffle;    /* ZG_BLOSC_NOSHUFFLE / SHUFFLE / BITSHUFFLE as applied on decode (byte shuffle needs typesize > 1) */
+    int memcpyed;   /* data stored uncompressed right after the header */
+    int dont_split;
+    uint32_t nblocks, leftover; /* leftover: bytes of the last, short block (0 if none) */
+} zg_blosc_header;
+
+/* One stream to decode: `src_len` bytes at `src_off` of the chunk decompress to `dst_len` bytes at `dst_off`
+ * of the (still shuffled) decoded buffer. raw = 1: the bytes are a plain copy. */
+typedef struct zg_blosc_stream {
+    uint32_t src_off, src_len, dst_off, dst_len;
+    int raw;
+} zg_blosc_stream;
+
+/** Parses and checks the header of a chunk of n stored bytes whose decoded size must be `expected`
+ *  (SIZE_MAX: not known). Errors: ZGPU_ERR_CORRUPT_DATA naming what is wrong. */
+zgpu_status zg_blosc_parse_header(const uint8_t *src, size_t n, size_t expected, zg_blosc_header *h);
+/** Upper bound of the number of streams of a chunk (for sizing the array given to zg_blosc_streams). */
+size_t zg_blosc_max_streams(const zg_blosc_header *h);
+/** Lists the streams in chunk order (checks every block start and stream size against n). */
+zgpu_status zg_blosc_streams(const uint8_t *src, size_t n, const zg_blosc_header *h, zg_blosc_stream *out,
+                             size_t cap, size_t *count);
+/** Name of an inner compressor code ("blosclz", "lz4", ...). */
+const char *zg_blosc_compname(int compformat);
+
+/** CPU references of the per-block filters, as c-blosc applies them on decode (used by tests and as the
+ *  specification of the GPU kernels): whole decoded chunk `src` (nbytes) -> dst, block by block. */
+void zg_blosc_unshuffle_ref(const zg_blosc_header *h, const uint8_t *src, uint8_t *dst);
+/** Byte unshuffle of one buffer of `n` bytes with element size ts (numcodecs.shuffle and blosc blocks). */
+void zg_unshuffle_bytes_ref(size_t ts, size_t n, const uint8_t *src, uint8_t *dst);
+/** Bit unshuffle (bitshuffle library layout) of nelem elements of ts bytes; nelem must be a multiple of 8. */
+void zg_bitunshuffle_ref(size_t ts, size_t nelem, const uint8_t *src, uint8_t *dst);
+
+#endif

@@ -1,0 +1,26 @@
+/* Splitting a batched device read into waves that each fit a memory budget. Pure C, no CUDA.
+ * Tasks keep their order; a wave is a contiguous run of tasks. Each task costs `cost[i]` bytes (staging
+ * plus scratch, already aligned). A wave holds as many tasks as fit in `limit`; a task larger than `limit`
+ * alone is an error (the budget is too small to decode that chunk at all). */
+#ifndef ZG_WAVES_H
+#define ZG_WAVES_H
+#include <stddef.h>
+#include <stdint.h>
+#include "zgpu.h"
+
+typedef struct zg_wave {
+    size_t first, count;  /* tasks [first, first + count) */
+    uint64_t bytes;       /* sum of their costs */
+} zg_wave;
+
+/** Splits n tasks into waves (greedy, in order). *waves is malloc'd (free()); *n_waves >= 1 when n > 0.
+ *  ZGPU_ERR_NO_MEMORY when one task alone exceeds limit (message names the task and both sizes). */
+zgpu_status zg_waves_split(size_t n, const uint64_t *cost, uint64_t limit, zg_wave **waves, size_t *n_waves);
+/** Rounds x up to a multiple of a (a power of two). */
+static inline uint64_t zg_align_up(uint64_t x, uint64_t a) { return (x + a - 1) & ~(a - 1); }
+
+/** The per-wave limit for a context budget: two waves are in flight at once (double buffering), so each
+ *  gets half; 0 means the default of 1 GiB. */
+uint64_t zg_wave_limit(size_t device_memory_budget);
+
+#endif

@@ -1,0 +1,542 @@
+/* Data types and fill values of Zarr v2 and v3. */
+#include "meta/dtype.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/status.h"
+
+/* The largest raw element zgpu accepts (bytes). Larger "rN" types are valid Zarr but make no sense to read
+ * and would let a tiny document demand a huge fill value allocation. */
+#define ZG_RAW_MAX_BYTES (1u << 20)
+
+typedef struct dtype_entry {
+    const char *name;
+    zgpu_dtype id;
+    uint32_t size;
+} dtype_entry;
+
+static const dtype_entry k_dtypes[] = {
+    {"bool", ZGPU_BOOL, 1},       {"int8", ZGPU_INT8, 1},         {"int16", ZGPU_INT16, 2},
+    {"int32", ZGPU_INT32, 4},     {"int64", ZGPU_INT64, 8},       {"uint8", ZGPU_UINT8, 1},
+    {"uint16", ZGPU_UINT16, 2},   {"uint32", ZGPU_UINT32, 4},     {"uint64", ZGPU_UINT64, 8},
+    {"float16", ZGPU_FLOAT16, 2}, {"float32", ZGPU_FLOAT32, 4},   {"float64", ZGPU_FLOAT64, 8},
+    {"complex64", ZGPU_COMPLEX64, 8}, {"complex128", ZGPU_COMPLEX128, 16},
+};
+
+static void set_dtype(zg_dtype *out, zgpu_dtype id, uint32_t size, const char *name) {
+    memset(out, 0, sizeof *out);
+    out->id = id;
+    out->size = size;
+    snprintf(out->name, sizeof out->name, "%s", name);
+}
+
+static int set_from_id(zgpu_dtype id, zg_dtype *out) {
+    for (size_t i = 0; i < sizeof k_dtypes / sizeof k_dtypes[0]; i++)
+        if (k_dtypes[i].id == id) { set_dtype(out, id, k_dtypes[i].size, k_dtypes[i].name); return 1; }
+    return 0;
+}
+
+/* Parses the decimal digits of s entirely into *out (no sign, no leading '+', at most 9 digits). */
+static int parse_small_decimal(const char *s, uint32_t *out) {
+    if (!s[0] || strlen(s) > 9) return 0;
+    uint32_t v = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9') return 0;
+        v = v * 10 + (uint32_t)(*p - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+static int set_raw(uint32_t bytes, zg_dtype *out) {
+    if (bytes == 0 || bytes > ZG_RAW_MAX_BYTES) return 0;
+    char name[16];
+    snprintf(name, sizeof name, "r%u", bytes * 8u);
+    set_dtype(out, ZGPU_RAW, bytes, name);
+    return 1;
+}
+
+int zg_dtype_from_name(const char *name, zg_dtype *out) {
+    if (!name) return 0;
+    for (size_t i = 0; i < sizeof k_dtypes / sizeof k_dtypes[0]; i++)
+        if (strcmp(name, k_dtypes[i].name) == 0) {
+            set_dtype(out, k_dtypes[i].id, k_dtypes[i].size, k_dtypes[i].name);
+            return 1;
+        }
+    uint32_t bits;
+    if (name[0] == 'r' && name[1] != '0' && parse_small_decimal(name + 1, &bits) && bits % 8 == 0)
+        return set_raw(bits / 8, out);
+    return 0;
+}
+
+zgpu_status zg_dtype_from_v3(const zj_value *v, zg_dtype *out) {
+    if (!v) return zg_error(ZGPU_ERR_BAD_METADATA, "data_type is missing");
+    if (v->type == ZJ_STRING) {
+        if (zg_dtype_from_name(v->str, out)) return ZGPU_OK;
+        if (v->str[0] == 'r' && v->str[1] >= '1' && v->str[1] <= '9')
+            return zg_error(ZGPU_ERR_UNSUPPORTED,
+                            "data_type '%s': raw types need a bit count that is a multiple of 8, at most %u",
+                            v->str, ZG_RAW_MAX_BYTES * 8u);
+        return zg_error(ZGPU_ERR_UNSUPPORTED, "data_type '%s' is not supported", v->str);
+    }
+    if (v->type == ZJ_OBJECT) {
+        const char *name = zj_string(zj_get(v, "name"));
+        if (!name) return zg_error(ZGPU_ERR_BAD_METADATA, "data_type object has no string \"name\"");
+        const zj_value *conf = zj_get(v, "configuration");
+        /* zarr-python writes fixed-size opaque bytes as {"name":"raw_bytes","configuration":{"length_bytes":N}}. */
+        if (strcmp(name, "raw_bytes") == 0) {
+            uint64_t n;
+            if (!zj_is_uint(zj_get(conf, "length_bytes"), &n) || n == 0)
+                return zg_error(ZGPU_ERR_BAD_METADATA,
+                                "data_type 'raw_bytes' needs configuration.length_bytes >= 1");
+            if (n > ZG_RAW_MAX_BYTES || !set_raw((uint32_t)n, out))
+                return zg_error(ZGPU_ERR_UNSUPPORTED, "data_type 'raw_bytes' of %llu bytes is too large (max %u)",
+                                (unsigned long long)n, ZG_RAW_MAX_BYTES);
+            return ZGPU_OK;
+        }
+        /* A plain name wrapped in an object without configuration is the same data type. */
+        if (!conf && zg_dtype_from_name(name, out)) return ZGPU_OK;
+        return zg_error(ZGPU_ERR_UNSUPPORTED, "data_type '%s' is not supported", name);
+    }
+    return zg_error(ZGPU_ERR_BAD_METADATA, "data_type must be a string or an object");
+}
+
+zgpu_status zg_dtype_from_v2(const char *typestr, zg_dtype *out, int *big_endian) {
+    if (!typestr) return zg_error(ZGPU_ERR_BAD_METADATA, "dtype is missing");
+    size_t len = strlen(typestr);
+    char order = typestr[0];
+    if (len < 2 || (order != '<' && order != '>' && order != '|'))
+        return zg_error(ZGPU_ERR_BAD_METADATA, "dtype '%s' is not a NumPy typestring (byte order <, > or | first)",
+                        typestr);
+    char kind = typestr[1];
+    uint32_t size;
+    int size_ok = parse_small_decimal(typestr + 2, &size);
+    zgpu_dtype id = 0;
+    if (size_ok) {
+        switch (kind) {
+        case 'b': id = size == 1 ? ZGPU_BOOL : 0; break;
+        case 'i': id = size == 1 ? ZGPU_INT8 : size == 2 ? ZGPU_INT16 : size == 4 ? ZGPU_INT32 : size == 8 ? ZGPU_INT64 : 0; break;
+        case 'u': id = size == 1 ? ZGPU_UINT8 : size == 2 ? ZGPU_UINT16 : size == 4 ? ZGPU_UINT32 : size == 8 ? ZGPU_UINT64 : 0; break;
+        case 'f': id = size == 2 ? ZGPU_FLOAT16 : size == 4 ? ZGPU_FLOAT32 : size == 8 ? ZGPU_FLOAT64 : 0; break;
+        case 'c': id = size == 8 ? ZGPU_COMPLEX64 : size == 16 ? ZGPU_COMPLEX128 : 0; break;
+        case 'V': id = ZGPU_RAW; break;
+        default: break;
+        }
+    }
+    if (!id) {
+        const char *what = "";
+        switch (kind) {
+        case 'U': what = " (unicode strings)"; break;
+        case 'S': case 'a': what = " (byte strings)"; break;
+        case 'O': what = " (Python objects)"; break;
+        case 'M': case 'm': what = " (datetimes)"; break;
+        default: break;
+        }
+        return zg_error(ZGPU_ERR_UNSUPPORTED, "dtype '%s'%s is not supported", typestr, what);
+    }
+    if (id == ZGPU_RAW) {
+        if (!set_raw(size, out))
+            return zg_error(ZGPU_ERR_UNSUPPORTED, "dtype '%s': raw items of %u bytes are not supported (1..%u)",
+                            typestr, size, ZG_RAW_MAX_BYTES);
+    } else {
+        set_from_id(id, out);
+    }
+    if (order == '|' && out->size > 1 && id != ZGPU_RAW)
+        return zg_error(ZGPU_ERR_BAD_METADATA, "dtype '%s': a %u-byte type needs byte order '<' or '>'", typestr,
+                        out->size);
+    if (big_endian) *big_endian = order == '>';
+    return ZGPU_OK;
+}
+
+const char *zg_dtype_to_v2(const zg_dtype *dt, int big_endian, char *buf) {
+    char order = (dt->size == 1 || dt->id == ZGPU_RAW) ? '|' : big_endian ? '>' : '<';
+    char kind;
+    switch (dt->id) {
+    case ZGPU_BOOL: kind = 'b'; break;
+    case ZGPU_INT8: case ZGPU_INT16: case ZGPU_INT32: case ZGPU_INT64: kind = 'i'; break;
+    case ZGPU_UINT8: case ZGPU_UINT16: case ZGPU_UINT32: case ZGPU_UINT64: kind = 'u'; break;
+    case ZGPU_FLOAT16: case ZGPU_FLOAT32: case ZGPU_FLOAT64: kind = 'f'; break;
+    case ZGPU_COMPLEX64: case ZGPU_COMPLEX128: kind = 'c'; break;
+    default: kind = 'V'; break;
+    }
+    snprintf(buf, 16, "%c%c%u", order, kind, dt->size);
+    return buf;
+}
+
+uint32_t zg_dtype_swap_unit(const zg_dtype *dt) {
+    switch (dt->id) {
+    case ZGPU_COMPLEX64: return 4;
+    case ZGPU_COMPLEX128: return 8;
+    case ZGPU_RAW: return 1;
+    default: return dt->size;
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------------
+ * Half precision
+ * ------------------------------------------------------------------------------------------------- */
+
+float zg_half_to_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h >> 15) << 31;
+    uint32_t exp = (h >> 10) & 0x1f;
+    uint32_t mant = h & 0x3ff;
+    uint32_t bits;
+    if (exp == 0x1f) {
+        bits = sign | 0x7f800000u | (mant << 13); /* inf, or NaN keeping its payload */
+    } else if (exp != 0) {
+        bits = sign | ((exp + 112u) << 23) | (mant << 13); /* rebias 15 -> 127 */
+    } else if (mant == 0) {
+        bits = sign;
+    } else {
+        /* Subnormal half: normalise (value = mant * 2^-24). */
+        int e = -14;
+        while (!(mant & 0x400)) { mant <<= 1; e--; }
+        mant &= 0x3ff;
+        bits = sign | ((uint32_t)(e + 127) << 23) | (mant << 13);
+    }
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* x >> s rounded to nearest, ties to even (s in 1..63). */
+static uint64_t shift_round_even(uint64_t x, unsigned s) {
+    uint64_t q = x >> s, rem = x & ((UINT64_C(1) << s) - 1), half = UINT64_C(1) << (s - 1);
+    if (rem > half || (rem == half && (q & 1))) q++;
+    return q;
+}
+
+/* Correct rounding straight from double (a float first would round twice). */
+static uint16_t double_to_half(double d) {
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    uint16_t sign = (uint16_t)((bits >> 63) << 15);
+    int exp = (int)((bits >> 52) & 0x7ff);
+    uint64_t mant = bits & ((UINT64_C(1) << 52) - 1);
+    if (exp == 0x7ff) {
+        if (!mant) return sign | 0x7c00;
+        return (uint16_t)(sign | 0x7e00 | ((mant >> 42) & 0x3ff)); /* quiet NaN, top payload bits kept */
+    }
+    if (exp == 0) return sign; /* zero or double subnormal: far below half's smallest subnormal */
+    int e = exp - 1023;
+    if (e > 15) return sign | 0x7c00;
+    uint64_t sig = mant | (UINT64_C(1) << 52);
+    if (e >= -14) {
+        /* Normal: the rounded 11-bit significand carries into the exponent (and to inf) by itself. */
+        uint64_t r = shift_round_even(sig, 42);
+        return (uint16_t)(sign | (uint16_t)((((uint64_t)(e + 14)) << 10) + r));
+    }
+    unsigned shift = (unsigned)(28 - e); /* value in units of 2^-24 */
+    if (shift > 63) return sign;
+    return (uint16_t)(sign | (uint16_t)shift_round_even(sig, shift));
+}
+
+uint16_t zg_float_to_half(float f) { return double_to_half((double)f); }
+
+/* ---------------------------------------------------------------------------------------------------
+ * Fill values
+ * ------------------------------------------------------------------------------------------------- */
+
+/* Parses "0x" + hex digits (1..2*size) into an unsigned bit pattern. */
+static int parse_hex_bits(const char *s, uint32_t size, uint64_t *out) {
+    if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) return 0;
+    const char *p = s + 2;
+    size_t n = strlen(p);
+    if (n == 0 || n > 2 * (size_t)size) return 0;
+    uint64_t v = 0;
+    for (; *p; p++) {
+        int d;
+        if (*p >= '0' && *p <= '9') d = *p - '0';
+        else if (*p >= 'a' && *p <= 'f') d = *p - 'a' + 10;
+        else if (*p >= 'A' && *p <= 'F') d = *p - 'A' + 10;
+        else return 0;
+        v = (v << 4) | (uint64_t)d;
+    }
+    *out = v;
+    return 1;
+}
+
+/* Writes one float component (size 2, 4 or 8) from a JSON value into out. */
+static zgpu_status float_from_json(const zj_value *v, uint32_t size, int zarr_format, const char *type_name,
+                                   uint8_t *out) {
+    double d;
+    if (v && v->type == ZJ_NUMBER) {
+        d = v->num;
+    } else if (v && v->type == ZJ_STRING) {
+        uint64_t bits;
+        if (strcmp(v->str, "NaN") == 0) d = NAN;
+        else if (strcmp(v->str, "Infinity") == 0) d = INFINITY;
+        else if (strcmp(v->str, "-Infinity") == 0) d = -INFINITY;
+        else if (zarr_format == 3 && parse_hex_bits(v->str, size, &bits)) {
+            if (size == 2) { uint16_t b = (uint16_t)bits; memcpy(out, &b, 2); }
+            else if (size == 4) { uint32_t b = (uint32_t)bits; memcpy(out, &b, 4); }
+            else memcpy(out, &bits, 8);
+            return ZGPU_OK;
+        } else {
+            return zg_error(ZGPU_ERR_BAD_METADATA,
+                            "fill_value \"%.64s\" is not valid for %s (expected a number, \"NaN\", \"Infinity\", "
+                            "\"-Infinity\"%s)",
+                            v->str, type_name,
+                            zarr_format == 3 ? " or a 0x hex bit pattern of the right width" : "");
+        }
+    } else {
+        return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value for %s must be a number or a string", type_name);
+    }
+    if (size == 2) {
+        uint16_t h = double_to_half(d);
+        memcpy(out, &h, 2);
+    } else if (size == 4) {
+        float f = (float)d; /* out-of-range finite values become inf, as NumPy does */
+        if (isnan(d)) f = NAN;
+        memcpy(out, &f, 4);
+    } else {
+        memcpy(out, &d, 8);
+    }
+    return ZGPU_OK;
+}
+
+static zgpu_status int_from_json(const zj_value *v, const zg_dtype *dt, int zarr_format, uint8_t *out) {
+    int is_signed = dt->id >= ZGPU_INT8 && dt->id <= ZGPU_INT64;
+    if (!v || v->type != ZJ_NUMBER)
+        return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value for %s must be an integer", dt->name);
+    int64_t i = 0;
+    uint64_t u = 0;
+    int have = 0;
+    if (v->is_int) {
+        if (is_signed) have = zj_is_int(v, &i);
+        else have = zj_is_uint(v, &u);
+    } else if (zarr_format == 2 && isfinite(v->num) && v->num == floor(v->num)) {
+        /* v2 writers sometimes store integral fill values as floats (0.0). */
+        if (is_signed && v->num >= -9223372036854775808.0 && v->num < 9223372036854775808.0) { i = (int64_t)v->num; have = 1; }
+        if (!is_signed && v->num >= 0 && v->num < 18446744073709551616.0) { u = (uint64_t)v->num; have = 1; }
+    }
+    if (!have) goto range;
+    if (is_signed) {
+        int bits = (int)dt->size * 8;
+        if (bits < 64) {
+            int64_t lo = -((int64_t)1 << (bits - 1)), hi = ((int64_t)1 << (bits - 1)) - 1;
+            if (i < lo || i > hi) goto range;
+        }
+        switch (dt->size) {
+        case 1: { int8_t x = (int8_t)i; memcpy(out, &x, 1); break; }
+        case 2: { int16_t x = (int16_t)i; memcpy(out, &x, 2); break; }
+        case 4: { int32_t x = (int32_t)i; memcpy(out, &x, 4); break; }
+        default: memcpy(out, &i, 8); break;
+        }
+    } else {
+        if (dt->size < 8 && u > ((UINT64_C(1) << (dt->size * 8)) - 1)) goto range;
+        switch (dt->size) {
+        case 1: { uint8_t x = (uint8_t)u; memcpy(out, &x, 1); break; }
+        case 2: { uint16_t x = (uint16_t)u; memcpy(out, &x, 2); break; }
+        case 4: { uint32_t x = (uint32_t)u; memcpy(out, &x, 4); break; }
+        default: memcpy(out, &u, 8); break;
+        }
+    }
+    return ZGPU_OK;
+range:
+    if (!v->is_int)
+        return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value %.17g is not an integer of type %s", v->num, dt->name);
+    if (v->is_negative)
+        return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value %lld is out of range for %s", (long long)v->i64, dt->name);
+    return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value %llu is out of range for %s", (unsigned long long)v->u64,
+                    dt->name);
+}
+
+static int b64_digit(char c) {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+}
+
+/* Decodes padded standard base64 of exactly `size` bytes into out. */
+static int base64_decode_exact(const char *s, size_t len, uint8_t *out, size_t size) {
+    if (len % 4 != 0) return 0;
+    size_t n = 0;
+    for (size_t i = 0; i < len; i += 4) {
+        int d[4], pad = 0;
+        for (int k = 0; k < 4; k++) {
+            char c = s[i + k];
+            if (c == '=' && i + 4 == len && k >= 2) { d[k] = 0; pad++; continue; }
+            if (pad) return 0; /* data after '=' */
+            d[k] = b64_digit(c);
+            if (d[k] < 0) return 0;
+        }
+        uint32_t w = ((uint32_t)d[0] << 18) | ((uint32_t)d[1] << 12) | ((uint32_t)d[2] << 6) | (uint32_t)d[3];
+        uint8_t b[3] = {(uint8_t)(w >> 16), (uint8_t)(w >> 8), (uint8_t)w};
+        for (int k = 0; k < 3 - pad; k++) {
+            if (n >= size) return 0;
+            out[n++] = b[k];
+        }
+    }
+    return n == size;
+}
+
+static char *base64_encode(const uint8_t *p, size_t n) {
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char *s = malloc((n + 2) / 3 * 4 + 1);
+    if (!s) return NULL;
+    size_t o = 0;
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t w = (uint32_t)p[i] << 16;
+        if (i + 1 < n) w |= (uint32_t)p[i + 1] << 8;
+        if (i + 2 < n) w |= p[i + 2];
+        s[o++] = alphabet[(w >> 18) & 63];
+        s[o++] = alphabet[(w >> 12) & 63];
+        s[o++] = i + 1 < n ? alphabet[(w >> 6) & 63] : '=';
+        s[o++] = i + 2 < n ? alphabet[w & 63] : '=';
+    }
+    s[o] = 0;
+    return s;
+}
+
+zgpu_status zg_fill_from_json(const zj_value *v, const zg_dtype *dt, int zarr_format, uint8_t *out, int *is_null) {
+    if (is_null) *is_null = 0;
+    memset(out, 0, dt->size);
+    if (!v) return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value is missing");
+    if (v->type == ZJ_NULL) {
+        if (zarr_format == 2) {
+            if (is_null) *is_null = 1;
+            return ZGPU_OK;
+        }
+        return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value must not be null in Zarr v3 (data type %s)", dt->name);
+    }
+    switch (dt->id) {
+    case ZGPU_BOOL:
+        if (v->type == ZJ_BOOL) { out[0] = v->boolean ? 1 : 0; return ZGPU_OK; }
+        if (zarr_format == 2 && v->type == ZJ_NUMBER && (v->num == 0 || v->num == 1)) {
+            out[0] = v->num == 1;
+            return ZGPU_OK;
+        }
+        return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value for bool must be true or false");
+    case ZGPU_INT8: case ZGPU_INT16: case ZGPU_INT32: case ZGPU_INT64:
+    case ZGPU_UINT8: case ZGPU_UINT16: case ZGPU_UINT32: case ZGPU_UINT64:
+        return int_from_json(v, dt, zarr_format, out);
+    case ZGPU_FLOAT16: case ZGPU_FLOAT32: case ZGPU_FLOAT64:
+        return float_from_json(v, dt->size, zarr_format, dt->name, out);
+    case ZGPU_COMPLEX64: case ZGPU_COMPLEX128: {
+        uint32_t part = dt->size / 2;
+        if (v->type == ZJ_ARRAY) {
+            if (v->n != 2)
+                return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value for %s must be a [real, imaginary] pair, got %zu items",
+                                dt->name, v->n);
+            ZG_FORWARD(float_from_json(v->items[0], part, zarr_format, dt->name, out));
+            return float_from_json(v->items[1], part, zarr_format, dt->name, out + part);
+        }
+        if (zarr_format == 2 && (v->type == ZJ_NUMBER || v->type == ZJ_STRING)) {
+            /* A lone real value; the imaginary part is +0 (already zeroed). */
+            return float_from_json(v, part, zarr_format, dt->name, out);
+        }
+        return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value for %s must be a [real, imaginary] pair", dt->name);
+    }
+    case ZGPU_RAW:
+        if (v->type == ZJ_ARRAY && zarr_format == 3) {
+            if (v->n != dt->size)
+                return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value for %s must list %u bytes, got %zu items", dt->name,
+                                dt->size, v->n);
+            for (size_t i = 0; i < v->n; i++) {
+                uint64_t b;
+                if (!zj_is_uint(v->items[i], &b) || b > 255)
+                    return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value for %s: item %zu is not a byte value 0..255",
+                                    dt->name, i);
+                out[i] = (uint8_t)b;
+            }
+            return ZGPU_OK;
+        }
+        if (v->type == ZJ_STRING) {
+            if (base64_decode_exact(v->str, v->len, out, dt->size)) return ZGPU_OK;
+            return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value \"%.64s\" for %s is not base64 of %u bytes", v->str,
+                            dt->name, dt->size);
+        }
+        if (zarr_format == 2 && v->type == ZJ_NUMBER && v->num == 0) return ZGPU_OK; /* zeros */
+        return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value for %s must be %s", dt->name,
+                        zarr_format == 3 ? "an array of byte values" : "a base64 string");
+    default:
+        return zg_error(ZGPU_ERR_INTERNAL, "fill_value: unknown data type id %d", (int)dt->id);
+    }
+}
+
+/* zj_append that also fails cleanly when the item could not be allocated. */
+static int append_ok(zj_value *arr, zj_value *item) { return item && zj_append(arr, item) == ZGPU_OK; }
+
+/* Float component -> JSON. v3 writes NaNs other than the canonical quiet NaN as hex so no bits are lost. */
+static zj_value *float_to_json(const uint8_t *p, uint32_t size, int zarr_format) {
+    double d;
+    uint64_t bits = 0;
+    int canonical_nan;
+    if (size == 2) {
+        uint16_t h;
+        memcpy(&h, p, 2);
+        bits = h;
+        d = zg_half_to_float(h);
+        canonical_nan = h == 0x7e00;
+    } else if (size == 4) {
+        float f;
+        uint32_t b;
+        memcpy(&f, p, 4);
+        memcpy(&b, p, 4);
+        bits = b;
+        d = f;
+        canonical_nan = b == 0x7fc00000u;
+    } else {
+        memcpy(&d, p, 8);
+        memcpy(&bits, p, 8);
+        canonical_nan = bits == UINT64_C(0x7ff8000000000000);
+    }
+    if (isnan(d)) {
+        if (zarr_format == 3 && !canonical_nan) {
+            char hex[24];
+            snprintf(hex, sizeof hex, "0x%0*llx", (int)size * 2, (unsigned long long)bits);
+            return zj_new_string(hex);
+        }
+        return zj_new_string("NaN");
+    }
+    if (isinf(d)) return zj_new_string(d > 0 ? "Infinity" : "-Infinity");
+    return zj_new_double(d);
+}
+
+zj_value *zg_fill_to_json(const uint8_t *fill, const zg_dtype *dt, int zarr_format) {
+    switch (dt->id) {
+    case ZGPU_BOOL: return zj_new_bool(fill[0] != 0);
+    case ZGPU_INT8: { int8_t x; memcpy(&x, fill, 1); return zj_new_int(x); }
+    case ZGPU_INT16: { int16_t x; memcpy(&x, fill, 2); return zj_new_int(x); }
+    case ZGPU_INT32: { int32_t x; memcpy(&x, fill, 4); return zj_new_int(x); }
+    case ZGPU_INT64: { int64_t x; memcpy(&x, fill, 8); return zj_new_int(x); }
+    case ZGPU_UINT8: return zj_new_uint(fill[0]);
+    case ZGPU_UINT16: { uint16_t x; memcpy(&x, fill, 2); return zj_new_uint(x); }
+    case ZGPU_UINT32: { uint32_t x; memcpy(&x, fill, 4); return zj_new_uint(x); }
+    case ZGPU_UINT64: { uint64_t x; memcpy(&x, fill, 8); return zj_new_uint(x); }
+    case ZGPU_FLOAT16: case ZGPU_FLOAT32: case ZGPU_FLOAT64: return float_to_json(fill, dt->size, zarr_format);
+    case ZGPU_COMPLEX64: case ZGPU_COMPLEX128: {
+        uint32_t part = dt->size / 2;
+        zj_value *arr = zj_new_array();
+        if (!arr) return NULL;
+        if (!append_ok(arr, float_to_json(fill, part, zarr_format)) ||
+            !append_ok(arr, float_to_json(fill + part, part, zarr_format))) {
+            zj_free(arr);
+            return NULL;
+        }
+        return arr;
+    }
+    case ZGPU_RAW: {
+        if (zarr_format == 2) {
+            char *s = base64_encode(fill, dt->size);
+            if (!s) return NULL;
+            zj_value *v = zj_new_string(s);
+            free(s);
+            return v;
+        }
+        zj_value *arr = zj_new_array();
+        if (!arr) return NULL;
+        for (uint32_t i = 0; i < dt->size; i++)
+            if (!append_ok(arr, zj_new_uint(fill[i]))) { zj_free(arr); return NULL; }
+        return arr;
+    }
+    default: return NULL;
+    }
+}

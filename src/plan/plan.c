@@ -1,0 +1,302 @@
+/* Selection box ∩ chunk grid -> tasks; shard index resolution; strided box copies. */
+#include "plan/plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/sharding.h"
+#include "util/status.h"
+
+static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
+void zg_plan_free(zg_plan *plan) {
+    for (size_t i = 0; i < plan->n_objects; i++) free(plan->objects[i].key);
+    free(plan->objects);
+    free(plan->tasks);
+    memset(plan, 0, sizeof *plan);
+}
+
+/* Odometer increment over [lo, hi) per axis; returns 0 when done. */
+static int next_coords(int ndim, uint64_t *c, const uint64_t *lo, const uint64_t *hi) {
+    for (int d = ndim - 1; d >= 0; d--) {
+        if (++c[d] < hi[d]) return 1;
+        c[d] = lo[d];
+    }
+    return 0;
+}
+
+static zgpu_status check_box(const zgpu_array *a, const uint64_t *start, const uint64_t *count) {
+    const zg_array_meta *m = &a->meta;
+    for (int d = 0; d < m->ndim; d++) {
+        if (start[d] > m->shape[d] || count[d] > m->shape[d] - start[d])
+            return zg_error(ZGPU_ERR_OUT_OF_RANGE,
+                            ZG_ARRAY_WHERE_FMT ": selection [%llu, %llu) on axis %d is outside the shape %llu", a->path,
+                            (unsigned long long)start[d], (unsigned long long)(start[d] + count[d]), d,
+                            (unsigned long long)m->shape[d]);
+    }
+    return ZGPU_OK;
+}
+
+zgpu_status zg_plan_build_units(const zgpu_array *a, const uint64_t *start, const uint64_t *count, int whole_objects,
+                                zg_plan *plan) {
+    memset(plan, 0, sizeof *plan);
+    ZG_FORWARD(check_box(a, start, count));
+    const zg_array_meta *m = &a->meta;
+    const int nd = m->ndim;
+    plan->ndim = nd;
+    const uint64_t *unit = whole_objects ? m->chunk_shape : a->read_chunk;
+    uint64_t per_obj[ZGPU_MAX_DIMS]; /* read chunks per object along each axis */
+    uint64_t olo[ZGPU_MAX_DIMS], ohi[ZGPU_MAX_DIMS];
+    uint64_t n_obj = 1, n_task_max = 1;
+    for (int d = 0; d < nd; d++) {
+        plan->start[d] = start[d];
+        plan->count[d] = count[d];
+        plan->chunk[d] = unit[d];
+        per_obj[d] = m->chunk_shape[d] / unit[d];
+        if (count[d] == 0) return ZGPU_OK; /* empty selection: nothing to do */
+        olo[d] = start[d] / m->chunk_shape[d];
+        ohi[d] = ceil_div(start[d] + count[d], m->chunk_shape[d]);
+        n_obj *= ohi[d] - olo[d];
+        n_task_max *= ceil_div(start[d] + count[d], unit[d]) - start[d] / unit[d];
+    }
+    if (n_obj > SIZE_MAX / sizeof(zg_plan_object) || n_task_max > SIZE_MAX / sizeof(zg_chunk_task))
+        return zg_error(ZGPU_ERR_NO_MEMORY, ZG_ARRAY_WHERE_FMT ": selection touches too many chunks", a->path);
+    plan->objects = calloc((size_t)n_obj, sizeof *plan->objects);
+    plan->tasks = calloc((size_t)n_task_max, sizeof *plan->tasks);
+    if (!plan->objects || !plan->tasks) {
+        zg_plan_free(plan);
+        return zg_error(ZGPU_ERR_NO_MEMORY, ZG_ARRAY_WHERE_FMT ": out of memory planning %llu chunks", a->path,
+                        (unsigned long long)n_task_max);
+    }
+    uint64_t oc[ZGPU_MAX_DIMS];
+    memcpy(oc, olo, sizeof(uint64_t) * (size_t)nd);
+    do {
+        zg_plan_object *ob = &plan->objects[plan->n_objects];
+        memcpy(ob->coords, oc, sizeof(uint64_t) * (size_t)nd);
+        char key[1024];
+        zg_meta_chunk_key(m, oc, key, sizeof key);
+        ob->key = strdup(key);
+        if (!ob->key) {
+            zg_plan_free(plan);
+            return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+        }
+        ob->first_task = plan->n_tasks;
+        /* read chunks of this object that meet the box */
+        uint64_t clo[ZGPU_MAX_DIMS], chi[ZGPU_MAX_DIMS], cc[ZGPU_MAX_DIMS];
+        for (int d = 0; d < nd; d++) {
+            uint64_t first = oc[d] * per_obj[d], last = first + per_obj[d];
+            uint64_t blo = start[d] / unit[d], bhi = ceil_div(start[d] + count[d], unit[d]);
+            clo[d] = first > blo ? first : blo;
+            chi[d] = last < bhi ? last : bhi;
+            cc[d] = clo[d];
+        }
+        do {
+            zg_chunk_task *t = &plan->tasks[plan->n_tasks++];
+            t->object = (uint32_t)plan->n_objects;
+            uint64_t inner = 0;
+            t->covers_chunk = 1;
+            for (int d = 0; d < nd; d++) {
+                uint64_t c0 = cc[d] * unit[d], c1 = c0 + unit[d];
+                uint64_t s0 = start[d] > c0 ? start[d] : c0;
+                uint64_t s1 = start[d] + count[d] < c1 ? start[d] + count[d] : c1;
+                t->coords[d] = cc[d];
+                t->in_chunk[d] = s0 - c0;
+                t->in_box[d] = s0 - start[d];
+                t->count[d] = s1 - s0;
+                if (t->count[d] != unit[d]) t->covers_chunk = 0;
+                inner = inner * per_obj[d] + (cc[d] - oc[d] * per_obj[d]);
+            }
+            t->inner = (uint32_t)inner;
+        } while (next_coords(nd, cc, clo, chi));
+        ob->n_tasks = plan->n_tasks - ob->first_task;
+        plan->n_objects++;
+    } while (next_coords(nd, oc, olo, ohi));
+    return ZGPU_OK;
+}
+
+zgpu_status zg_plan_build(const zgpu_array *a, const uint64_t *start, const uint64_t *count, zg_plan *plan) {
+    return zg_plan_build_units(a, start, count, 0, plan);
+}
+
+typedef struct {
+    zgpu_array *a;
+    zg_plan *plan;
+} resolve_job;
+
+static zgpu_status resolve_object(void *arg, size_t i) {
+    resolve_job *job = arg;
+    zgpu_array *a = job->a;
+    zg_plan *plan = job->plan;
+    zg_plan_object *ob = &plan->objects[i];
+    zg_chunk_task *tasks = plan->tasks + ob->first_task;
+    zg_store *s = a->store;
+    int found = 0;
+    uint64_t size = 0;
+    ZG_FORWARD(s->vt->size(s, ob->key, &size, &found));
+    ob->found = found;
+    ob->size = size;
+    if (!found) {
+        for (size_t k = 0; k < ob->n_tasks; k++) tasks[k].state = ZG_TASK_MISSING;
+        return ZGPU_OK;
+    }
+    if (!a->shard) {
+        for (size_t k = 0; k < ob->n_tasks; k++) {
+            tasks[k].state = ZG_TASK_PRESENT;
+            tasks[k].offset = 0;
+            tasks[k].nbytes = size;
+        }
+        return ZGPU_OK;
+    }
+    uint64_t index_n = zg_sharding_index_nbytes(a->shard);
+    uint64_t n_inner = zg_sharding_n_inner(a->shard);
+    if (size < index_n)
+        return zg_error(ZGPU_ERR_CORRUPT_DATA, ZG_ARRAY_WHERE_FMT ", shard '%s', codec 'sharding_indexed': "
+                        "the shard has %llu bytes, less than its %llu-byte index", a->path, ob->key,
+                        (unsigned long long)size, (unsigned long long)index_n);
+    uint64_t *offsets = malloc((size_t)(2 * n_inner) * sizeof(uint64_t));
+    uint8_t *raw = malloc(index_n ? (size_t)index_n : 1);
+    if (!offsets || !raw) {
+        free(offsets);
+        free(raw);
+        return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory reading a shard index");
+    }
+    uint64_t *lengths = offsets + n_inner;
+    uint64_t at = zg_sharding_index_at_end(a->shard) ? size - index_n : 0;
+    zgpu_status st = s->vt->get_range(s, ob->key, at, index_n, 0, raw, &found);
+    if (st == ZGPU_OK && !found) st = zg_error(ZGPU_ERR_IO, "shard vanished while reading");
+    if (st == ZGPU_OK) st = zg_sharding_decode_index(a->shard, raw, (size_t)index_n, size, offsets, lengths);
+    if (st == ZGPU_OK) {
+        for (size_t k = 0; k < ob->n_tasks; k++) {
+            zg_chunk_task *t = &tasks[k];
+            if (offsets[t->inner] == ZG_SHARD_EMPTY && lengths[t->inner] == ZG_SHARD_EMPTY) {
+                t->state = ZG_TASK_MISSING;
+            } else {
+                t->state = ZG_TASK_PRESENT;
+                t->offset = offsets[t->inner];
+                t->nbytes = lengths[t->inner];
+            }
+        }
+    } else {
+        zg_error_prefix(ZG_ARRAY_WHERE_FMT ", shard '%s': ", a->path, ob->key);
+    }
+    free(offsets);
+    free(raw);
+    return st;
+}
+
+zgpu_status zg_plan_resolve(zgpu_array *a, zg_plan *plan) {
+    resolve_job job = {a, plan};
+    ZG_FORWARD(zg_pool_run(a->ctx->pool, plan->n_objects, resolve_object, &job));
+    plan->stored_bytes = 0;
+    for (size_t i = 0; i < plan->n_tasks; i++)
+        if (plan->tasks[i].state == ZG_TASK_PRESENT) plan->stored_bytes += plan->tasks[i].nbytes;
+    return ZGPU_OK;
+}
+
+/* ---------------- strided copies ---------------- */
+
+void zg_c_strides(int ndim, const uint64_t *shape, size_t itemsize, int64_t *strides) {
+    int64_t s = (int64_t)itemsize;
+    for (int d = ndim - 1; d >= 0; d--) {
+        strides[d] = s;
+        s *= (int64_t)shape[d];
+    }
+}
+
+/* Number of trailing axes that form one contiguous run in both layouts, and that run's byte length. */
+static int contiguous_tail(int ndim, const uint64_t *count, size_t itemsize, const int64_t *a, const int64_t *b,
+                           size_t *run) {
+    int64_t expect = (int64_t)itemsize;
+    int k = ndim;
+    while (k > 0) {
+        int d = k - 1;
+        if (count[d] != 1 && (a[d] != expect || (b && b[d] != expect))) break;
+        expect *= (int64_t)count[d];
+        k--;
+    }
+    *run = (size_t)expect;
+    return k; /* axes [k, ndim) are merged */
+}
+
+static inline void copy_elem(uint8_t *d, const uint8_t *s, size_t n) {
+    switch (n) {
+    case 1: *d = *s; break;
+    case 2: memcpy(d, s, 2); break;
+    case 4: memcpy(d, s, 4); break;
+    case 8: memcpy(d, s, 8); break;
+    case 16: memcpy(d, s, 16); break;
+    default: memcpy(d, s, n);
+    }
+}
+
+void zg_copy_box(int ndim, const uint64_t *count, size_t itemsize, uint8_t *dst, const int64_t *dst_strides,
+                 const uint8_t *src, const int64_t *src_strides) {
+    for (int d = 0; d < ndim; d++)
+        if (count[d] == 0) return;
+    size_t run;
+    int k = contiguous_tail(ndim, count, itemsize, dst_strides, src_strides, &run);
+    if (k == 0) {
+        memcpy(dst, src, run);
+        return;
+    }
+    /* outer odometer over axes [0, k-1); innermost axis k-1 looped directly */
+    int inner = k - 1;
+    uint64_t idx[ZGPU_MAX_DIMS] = {0};
+    const int64_t ds = dst_strides[inner], ss = src_strides[inner];
+    const uint64_t n_inner = count[inner];
+    for (;;) {
+        uint8_t *dp = dst;
+        const uint8_t *sp = src;
+        for (int d = 0; d < inner; d++) {
+            dp += (int64_t)idx[d] * dst_strides[d];
+            sp += (int64_t)idx[d] * src_strides[d];
+        }
+        if (run == itemsize) {
+            for (uint64_t i = 0; i < n_inner; i++, dp += ds, sp += ss) copy_elem(dp, sp, itemsize);
+        } else {
+            for (uint64_t i = 0; i < n_inner; i++, dp += ds, sp += ss) memcpy(dp, sp, run);
+        }
+        int d = inner - 1;
+        while (d >= 0 && ++idx[d] == count[d]) idx[d--] = 0;
+        if (d < 0) break;
+    }
+}
+
+static void fill_run(uint8_t *dst, size_t run, size_t itemsize, const uint8_t *value) {
+    int uniform = 1;
+    for (size_t i = 1; i < itemsize; i++) uniform &= value[i] == value[0];
+    if (uniform) {
+        memset(dst, value[0], run);
+        return;
+    }
+    memcpy(dst, value, itemsize);
+    size_t done = itemsize;
+    while (done < run) {
+        size_t n = done < run - done ? done : run - done;
+        memcpy(dst + done, dst, n);
+        done += n;
+    }
+}
+
+void zg_fill_box(int ndim, const uint64_t *count, size_t itemsize, uint8_t *dst, const int64_t *dst_strides,
+                 const uint8_t *value) {
+    for (int d = 0; d < ndim; d++)
+        if (count[d] == 0) return;
+    size_t run;
+    int k = contiguous_tail(ndim, count, itemsize, dst_strides, NULL, &run);
+    if (k == 0) {
+        fill_run(dst, run, itemsize, value);
+        return;
+    }
+    int inner = k - 1;
+    uint64_t idx[ZGPU_MAX_DIMS] = {0};
+    const int64_t ds = dst_strides[inner];
+    for (;;) {
+        uint8_t *dp = dst;
+        for (int d = 0; d < inner; d++) dp += (int64_t)idx[d] * dst_strides[d];
+        for (uint64_t i = 0; i < count[inner]; i++, dp += ds) fill_run(dp, run, itemsize, value);
+        int d = inner - 1;
+        while (d >= 0 && ++idx[d] == count[d]) idx[d--] = 0;
+        if (d < 0) break;
+    }
+}

@@ -1,0 +1,65 @@
+/* Planning a read: the selection box ∩ the chunk grid -> one task per chunk to decode, with where its
+ * encoded bytes are (whole object, or a byte range inside a shard found through the shard index) and
+ * where its decoded elements go. Shared by the host executor and the device executor. */
+#ifndef ZG_PLAN_H
+#define ZG_PLAN_H
+#include "core/array.h"
+
+enum { ZG_TASK_PENDING = 0, ZG_TASK_PRESENT = 1, ZG_TASK_MISSING = 2 };
+
+typedef struct zg_chunk_task {
+    uint32_t object;                  /* index into plan->objects */
+    uint32_t inner;                   /* inner chunk index in its shard (C order); 0 when unsharded */
+    uint64_t offset, nbytes;          /* encoded bytes inside the object (set by zg_plan_resolve) */
+    int state;                        /* ZG_TASK_*: MISSING reads as the fill value */
+    int covers_chunk;                 /* the overlap is the whole chunk */
+    uint64_t coords[ZGPU_MAX_DIMS];   /* chunk coordinates in the read-chunk grid */
+    uint64_t in_chunk[ZGPU_MAX_DIMS]; /* first selected element, relative to the chunk */
+    uint64_t in_box[ZGPU_MAX_DIMS];   /* where that element goes, relative to the selection box */
+    uint64_t count[ZGPU_MAX_DIMS];    /* overlap extent */
+} zg_chunk_task;
+
+typedef struct zg_plan_object {
+    char *key;                        /* store key of the chunk or shard */
+    uint64_t coords[ZGPU_MAX_DIMS];   /* grid coordinates of the stored object */
+    int found;                        /* set by zg_plan_resolve */
+    uint64_t size;                    /* object size in bytes (set by zg_plan_resolve when found) */
+    size_t first_task, n_tasks;       /* its tasks are contiguous in plan->tasks */
+} zg_plan_object;
+
+typedef struct zg_plan {
+    int ndim;
+    uint64_t start[ZGPU_MAX_DIMS], count[ZGPU_MAX_DIMS]; /* the selection box */
+    uint64_t chunk[ZGPU_MAX_DIMS];    /* read-chunk shape */
+    zg_chunk_task *tasks;             /* grouped by object, C order within */
+    size_t n_tasks;
+    zg_plan_object *objects;
+    size_t n_objects;
+    uint64_t stored_bytes;            /* sum of task nbytes after resolve */
+} zg_plan;
+
+/** Checks the box against the array (ZGPU_ERR_OUT_OF_RANGE) and lists tasks and objects. */
+zgpu_status zg_plan_build(const zgpu_array *a, const uint64_t *start, const uint64_t *count, zg_plan *plan);
+/** As zg_plan_build, with whole_objects = 1 making each stored object (a whole shard) one task — the
+ *  unit of writing. */
+zgpu_status zg_plan_build_units(const zgpu_array *a, const uint64_t *start, const uint64_t *count, int whole_objects,
+                                zg_plan *plan);
+/** Finds every task's byte range: object sizes for plain chunks; for sharded arrays reads and decodes each
+ *  needed shard's index (small range reads, run on the context's pool) and marks empty inner chunks
+ *  MISSING. Absent objects -> MISSING. */
+zgpu_status zg_plan_resolve(zgpu_array *a, zg_plan *plan);
+void zg_plan_free(zg_plan *plan);
+
+/** Copies an N-d box of elements between two strided layouts (byte strides), innermost contiguous runs
+ *  merged into memcpy calls. Used for scatter into the output and gather on write. */
+void zg_copy_box(int ndim, const uint64_t *count, size_t itemsize, uint8_t *dst, const int64_t *dst_strides,
+                 const uint8_t *src, const int64_t *src_strides);
+/** Fills an N-d strided box with one element value. */
+void zg_fill_box(int ndim, const uint64_t *count, size_t itemsize, uint8_t *dst, const int64_t *dst_strides,
+                 const uint8_t *value);
+/** The caller's byte strides for a box (given, or C-contiguous when given is NULL); rejects zero strides. */
+zgpu_status zg_resolve_strides(const zgpu_array *a, const uint64_t *count, const int64_t *given, int64_t *strides);
+/** C-contiguous byte strides for a shape. */
+void zg_c_strides(int ndim, const uint64_t *shape, size_t itemsize, int64_t *strides);
+
+#endif

@@ -1,0 +1,46 @@
+/* Storage backends behind one vtable. Keys are '/'-separated and relative to the store's root. */
+#ifndef ZG_STORE_H
+#define ZG_STORE_H
+#include <stdint.h>
+#include "zgpu.h"
+#include "util/buf.h"
+
+typedef struct zg_store zg_store;
+
+typedef struct zg_list_entry {
+    char *name;     /* a direct child's name */
+    int is_dir;
+    uint64_t size;  /* bytes, for files */
+} zg_list_entry;
+
+typedef struct zg_store_vtable {
+    const char *name;
+    /* Whole value into out (out->size set). Absent: *found = 0 and ZGPU_OK. */
+    zgpu_status (*get)(zg_store *s, const char *key, zg_buf *out, int *found);
+    /* `length` bytes at `offset` (from_end != 0: the offset counts back from the end) into out.
+     * A value shorter than the range is ZGPU_ERR_CORRUPT_DATA. Absent: *found = 0. */
+    zgpu_status (*get_range)(zg_store *s, const char *key, uint64_t offset, uint64_t length, int from_end,
+                             uint8_t *out, int *found);
+    zgpu_status (*size)(zg_store *s, const char *key, uint64_t *size, int *found);
+    /* Atomic replace: written under a temporary name, then renamed. Creates parent "directories". */
+    zgpu_status (*set)(zg_store *s, const char *key, const void *data, size_t n);
+    /* Absent is not an error. */
+    zgpu_status (*erase)(zg_store *s, const char *key);
+    /* Deletes everything under prefix ("" = the whole store's contents). */
+    zgpu_status (*erase_prefix)(zg_store *s, const char *prefix);
+    /* Direct children of a prefix ("" = root, else without trailing '/'), sorted by name. Absent prefix: 0 entries. */
+    zgpu_status (*list)(zg_store *s, const char *prefix, zg_list_entry **entries, size_t *n);
+    void (*destroy)(zg_store *s);
+} zg_store_vtable;
+
+struct zg_store {
+    const zg_store_vtable *vt;
+    char *root; /* for messages */
+};
+
+/** Filesystem store rooted at a directory (created with parents when create != 0). */
+zgpu_status zg_store_fs_open(const char *root, int create, zg_store **out);
+void zg_store_free(zg_store *s);
+void zg_list_free(zg_list_entry *entries, size_t n);
+
+#endif

@@ -1,0 +1,61 @@
+/* Minimal test harness: CHECK macros count failures; TEST_MAIN prints "N passed, N failed" and exits 1 on failure. */
+#ifndef ZG_TEST_H
+#define ZG_TEST_H
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int zt_pass, zt_fail;
+
+#define CHECK(cond)                                                                      \
+    do {                                                                                 \
+        if (cond) zt_pass++;                                                             \
+        else { zt_fail++; fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); } \
+    } while (0)
+#define CHECK_MSG(cond, ...)                                                             \
+    do {                                                                                 \
+        if (cond) zt_pass++;                                                             \
+        else { zt_fail++; fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond); \
+               fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); }                      \
+    } while (0)
+#define CHECK_EQ_U64(a, b)                                                               \
+    do {                                                                                 \
+        uint64_t zt_a = (uint64_t)(a), zt_b = (uint64_t)(b);                             \
+        if (zt_a == zt_b) zt_pass++;                                                     \
+        else { zt_fail++; fprintf(stderr, "%s:%d: %s == %s failed: %" PRIu64 " != %" PRIu64 "\n", \
+                                  __FILE__, __LINE__, #a, #b, zt_a, zt_b); }             \
+    } while (0)
+#define CHECK_STR(a, b)                                                                  \
+    do {                                                                                 \
+        const char *zt_a = (a), *zt_b = (b);                                             \
+        if (zt_a && zt_b && strcmp(zt_a, zt_b) == 0) zt_pass++;                          \
+        else { zt_fail++; fprintf(stderr, "%s:%d: %s == %s failed: \"%s\" != \"%s\"\n",  \
+                                  __FILE__, __LINE__, #a, #b, zt_a ? zt_a : "(null)", zt_b ? zt_b : "(null)"); } \
+    } while (0)
+/* A zgpu call that must succeed. */
+#define CHECK_OK(expr)                                                                   \
+    do {                                                                                 \
+        zgpu_status zt_s = (expr);                                                       \
+        if (zt_s == ZGPU_OK) zt_pass++;                                                  \
+        else { zt_fail++; fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #expr, \
+                                  zgpu_status_name(zt_s), zgpu_last_error()); }          \
+    } while (0)
+/* A zgpu call that must fail with a given status. */
+#define CHECK_STATUS(expr, want)                                                         \
+    do {                                                                                 \
+        zgpu_status zt_s = (expr);                                                       \
+        if (zt_s == (want)) zt_pass++;                                                   \
+        else { zt_fail++; fprintf(stderr, "%s:%d: %s -> %s, wanted %s (%s)\n", __FILE__, __LINE__, #expr, \
+                                  zgpu_status_name(zt_s), zgpu_status_name(want), zgpu_last_error()); } \
+    } while (0)
+
+#define TEST_MAIN_END()                                                                  \
+    do {                                                                                 \
+        printf("%d passed, %d failed\n", zt_pass, zt_fail);                              \
+        return zt_fail ? 1 : 0;                                                          \
+    } while (0)
+/* Exit code ctest reads as "skipped". */
+#define TEST_SKIP(why) do { printf("skipped: %s\n", why); return 77; } while (0)
+
+#endif

@@ -1,0 +1,62 @@
+/* Wave splitting of device reads (CPU only, runs in CI). */
+#include <stdlib.h>
+
+#include "cuda/waves.h"
+#include "test.h"
+
+static void check_partition(size_t n, const uint64_t *cost, uint64_t limit, const zg_wave *w, size_t nw) {
+    size_t next = 0;
+    for (size_t k = 0; k < nw; k++) {
+        uint64_t sum = 0;
+        CHECK(w[k].first == next && w[k].count > 0);
+        for (size_t i = w[k].first; i < w[k].first + w[k].count; i++) sum += cost[i];
+        CHECK_EQ_U64(sum, w[k].bytes);
+        CHECK(sum <= limit);
+        /* greedy: the next task would not have fit */
+        if (k + 1 < nw) CHECK(sum + cost[w[k].first + w[k].count] > limit);
+        next = w[k].first + w[k].count;
+    }
+    CHECK_EQ_U64(next, n);
+}
+
+int main(void) {
+    zg_wave *w;
+    size_t nw;
+    /* all in one wave */
+    uint64_t c1[4] = {10, 20, 30, 40};
+    CHECK_OK(zg_waves_split(4, c1, 100, &w, &nw));
+    CHECK_EQ_U64(nw, 1);
+    CHECK(w[0].first == 0 && w[0].count == 4 && w[0].bytes == 100);
+    free(w);
+    /* exact boundaries */
+    CHECK_OK(zg_waves_split(4, c1, 50, &w, &nw));
+    CHECK_EQ_U64(nw, 3); /* {10,20} {30} {40} */
+    CHECK(w[0].count == 2 && w[1].first == 2 && w[1].count == 1 && w[2].first == 3);
+    check_partition(4, c1, 50, w, nw);
+    free(w);
+    /* one task too large for any wave */
+    CHECK_STATUS(zg_waves_split(4, c1, 39, &w, &nw), ZGPU_ERR_NO_MEMORY);
+    CHECK(w == NULL && nw == 0);
+    /* empty */
+    CHECK_OK(zg_waves_split(0, c1, 10, &w, &nw));
+    CHECK(nw == 0);
+    /* many tasks, random costs: partition properties, and growth of the wave array */
+    size_t n = 10000;
+    uint64_t *c = malloc(n * sizeof *c);
+    uint32_t x = 12345;
+    for (size_t i = 0; i < n; i++) {
+        x = x * 1664525u + 1013904223u;
+        c[i] = 1 + (x >> 8) % 1000;
+    }
+    CHECK_OK(zg_waves_split(n, c, 1000, &w, &nw));
+    CHECK(nw > 100);
+    check_partition(n, c, 1000, w, nw);
+    free(w);
+    free(c);
+    /* budget -> per-wave limit */
+    CHECK_EQ_U64(zg_wave_limit(0), (uint64_t)1 << 29);
+    CHECK_EQ_U64(zg_wave_limit(1000), 500);
+    CHECK_EQ_U64(zg_align_up(17, 16), 32);
+    CHECK_EQ_U64(zg_align_up(32, 16), 32);
+    TEST_MAIN_END();
+}
