@@ -133,6 +133,10 @@ void cli_default_chunks(int ndim, const uint64_t *shape, size_t itemsize, const 
  *  chain is bytes + at most one compressor that numcodecs knows. */
 int cli_v3_codecs_to_v2_compressor(const char *codecs, cli_sb *sb);
 
+/** Rewrites the numcodecs.zstd / numcodecs.gzip / numcodecs.blosc entries of a codec list (how v2
+ *  compressors appear in zgpu_array_codecs_json) as the standard v3 zstd / gzip / blosc codecs. */
+int cli_v2_codecs_to_v3(const char *codecs, size_t itemsize, cli_sb *sb);
+
 /* ---- .npy files (npy.c) ---- */
 typedef struct cli_npy_header {
     int major, minor;

@@ -6,7 +6,13 @@
 #include <string.h>
 #include "args.h"
 
-#define SLAB_BUDGET ((uint64_t)256 << 20)
+/* Bytes per slab: about 256 MiB. ZGPU_CLI_SLAB_BYTES overrides it so tests can force many slabs. */
+static uint64_t slab_budget(void) {
+    const char *e = getenv("ZGPU_CLI_SLAB_BYTES");
+    int64_t v;
+    if (e && cli_parse_i64(e, strlen(e), &v) == 0 && v > 0) return (uint64_t)v;
+    return (uint64_t)256 << 20;
+}
 
 static const char usage_write[] =
     "usage: zgpu write PATH FILE.npy [options]\n"
@@ -77,6 +83,15 @@ int cli_cmd_write(int argc, char **argv) {
     if (fmt == 2 && ar.value[O_SHARDS]) { cli_err("--shards needs --format 3"); return cli_usage_error("write "); }
     if (fmt == 2 && codec.crc32c) { cli_err("+crc32c needs --format 3"); return cli_usage_error("write "); }
 
+    if (ar.value[O_ATTRS]) {
+        const char *a = ar.value[O_ATTRS], *end = cli_json_skip_value(a);
+        while (a && (*a == ' ' || *a == '\t' || *a == '\n')) a++;
+        while (end && (*end == ' ' || *end == '\t' || *end == '\n')) end++;
+        if (*a != '{' || !end || *end) {
+            cli_err("--attrs must be one JSON object, e.g. '{\"units\": \"m\"}'");
+            return cli_usage_error("write ");
+        }
+    }
     FILE *f = fopen(npy, "rb");
     if (!f) { cli_err("%s: cannot open: %s", npy, strerror(errno)); return cli_fail(); }
     cli_npy_header h;
@@ -119,7 +134,7 @@ int cli_cmd_write(int argc, char **argv) {
     zgpu_status s = zgpu_array_create(ctx, path, meta, ar.set[O_OVERWRITE], &arr);
     if (s != ZGPU_OK) { rc = cli_fail_status(s); goto done; }
 
-    uint64_t nelem, nbytes;
+    uint64_t nelem = 0, nbytes = 0;
     if (cli_shape_nbytes(h.ndim, h.shape, h.itemsize, &nelem, &nbytes)) goto fail;
     if (nelem == 0) goto done;
     if (h.fortran_order && h.ndim > 1) {
@@ -132,7 +147,7 @@ int cli_cmd_write(int argc, char **argv) {
         if (s != ZGPU_OK) { rc = cli_fail_status(s); goto done; }
     } else {
         uint64_t grid0 = h.ndim ? (spec.sharded ? spec.shards[0] : spec.chunks[0]) : 1;
-        uint64_t rows = cli_slab_rows(h.ndim, h.shape, grid0, h.itemsize, SLAB_BUDGET);
+        uint64_t rows = cli_slab_rows(h.ndim, h.shape, grid0, h.itemsize, slab_budget());
         uint64_t row_bytes = h.ndim ? nbytes / h.shape[0] : nbytes;
         if (rows * row_bytes > SIZE_MAX) { cli_err("slab too large for this machine"); goto fail; }
         data = malloc((size_t)(rows * row_bytes));
@@ -270,6 +285,11 @@ int cli_cmd_cp(int argc, char **argv) {
         inner = inner_codecs(src_codecs, src_sharded);
         if (!inner) goto fail;
         spec.v3_chunk_codecs = inner;
+        if (src_fmt == 2) {
+            /* v2 compressors become the standard v3 codecs where one exists */
+            if (cli_v2_codecs_to_v3(inner, spec.itemsize, &comp)) goto fail;
+            spec.v3_chunk_codecs = comp.p;
+        }
     } else if (src_fmt == 2) {
         v2comp = member_dup(src_meta, "compressor");
         v2filt = member_dup(src_meta, "filters");
@@ -298,11 +318,11 @@ int cli_cmd_cp(int argc, char **argv) {
     if (s != ZGPU_OK) { rc = cli_fail_status(s); goto done; }
 
     {
-        uint64_t nelem, nbytes;
+        uint64_t nelem = 0, nbytes = 0;
         if (cli_shape_nbytes(spec.ndim, spec.shape, spec.itemsize, &nelem, &nbytes)) goto fail;
         if (nelem == 0) goto done;
         uint64_t grid0 = spec.ndim ? (spec.sharded ? spec.shards[0] : spec.chunks[0]) : 1;
-        uint64_t rows = cli_slab_rows(spec.ndim, spec.shape, grid0, spec.itemsize, SLAB_BUDGET);
+        uint64_t rows = cli_slab_rows(spec.ndim, spec.shape, grid0, spec.itemsize, slab_budget());
         uint64_t total_rows = spec.ndim ? spec.shape[0] : 1;
         uint64_t row_bytes = nbytes / total_rows;
         if (rows * row_bytes > SIZE_MAX) { cli_err("slab too large for this machine"); goto fail; }

@@ -302,7 +302,7 @@ static int read_setup_open(read_setup *r, const char *cmd, const char *path, con
     uint64_t shape[ZGPU_MAX_DIMS];
     zgpu_array_shape(r->array, shape);
     if (cli_parse_region(region, r->ndim, shape, r->start, r->count)) return cli_usage_error(cmd);
-    uint64_t nelem;
+    uint64_t nelem = 0;
     if (cli_shape_nbytes(r->ndim, r->count, zgpu_array_itemsize(r->array), &nelem, &r->nbytes)) return cli_fail();
     if (r->nbytes > SIZE_MAX) { cli_err("selection of %llu bytes is too large", (unsigned long long)r->nbytes); return cli_fail(); }
     if (r->device >= 0) {

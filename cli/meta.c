@@ -205,7 +205,8 @@ void cli_default_chunks(int ndim, const uint64_t *shape, size_t itemsize, const 
 
 /* ---- metadata documents ---- */
 static void put_v3_bytes_codec(cli_sb *sb, zgpu_dtype dt, size_t itemsize) {
-    if (itemsize == 1 || dt == ZGPU_RAW) cli_sb_puts(sb, "{\"name\":\"bytes\"}");
+    /* zarr-python omits the endian of 1-byte types; zgpu wants it for multi-byte raw types too. */
+    if (itemsize == 1) cli_sb_puts(sb, "{\"name\":\"bytes\"}");
     else cli_sb_puts(sb, "{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}}");
 }
 
@@ -384,4 +385,54 @@ int cli_v3_codecs_to_v2_compressor(const char *codecs, cli_sb *sb) {
     if (*body != '}') cli_sb_puts(sb, ",");
     cli_sb_putn(sb, body, conf_len - (size_t)(body - conf));
     return 0;
+}
+
+/* ---- v2 codecs (as zgpu_array_codecs_json names them) -> standard v3 codecs ---- */
+static int member_int(const char *obj, const char *key, int64_t def, int64_t *out) {
+    const char *v;
+    size_t n;
+    int r = cli_json_member(obj, key, &v, &n);
+    if (r < 0) return -1;
+    if (r == 0) { *out = def; return 0; }
+    return cli_parse_i64(v, n, out);
+}
+
+int cli_v2_codecs_to_v3(const char *codecs, size_t itemsize, cli_sb *sb) {
+    cli_sb_puts(sb, "[");
+    for (size_t i = 0;; i++) {
+        const char *el, *conf = "{}";
+        size_t len, conf_len = 2;
+        int r = cli_json_index(codecs, i, &el, &len);
+        if (r < 0) return cli_err("codec list is malformed");
+        if (r == 0) break;
+        if (i) cli_sb_puts(sb, ",");
+        char name[64];
+        if (member_string(el, "name", name, sizeof name) != 0) return cli_err("codec list entry without a name");
+        if (cli_json_member(el, "configuration", &conf, &conf_len) < 0) return cli_err("codec list is malformed");
+        int64_t level, clevel, shuffle, blocksize;
+        if (!strcmp(name, "numcodecs.zstd") && member_int(conf, "level", 0, &level) == 0) {
+            const char *ck;
+            size_t ckn;
+            int checksum = cli_json_member(conf, "checksum", &ck, &ckn) == 1 && ckn == 4 && !memcmp(ck, "true", 4);
+            cli_sb_printf(sb, "{\"name\":\"zstd\",\"configuration\":{\"level\":%lld,\"checksum\":%s}}", (long long)level,
+                          checksum ? "true" : "false");
+        } else if (!strcmp(name, "numcodecs.gzip") && member_int(conf, "level", 1, &level) == 0) {
+            cli_sb_printf(sb, "{\"name\":\"gzip\",\"configuration\":{\"level\":%lld}}", (long long)level);
+        } else if (!strcmp(name, "numcodecs.blosc") && member_int(conf, "clevel", 5, &clevel) == 0 &&
+                   member_int(conf, "shuffle", 1, &shuffle) == 0 && member_int(conf, "blocksize", 0, &blocksize) == 0 &&
+                   shuffle >= -1 && shuffle <= 2) {
+            static const char *const names[] = {"noshuffle", "shuffle", "bitshuffle"};
+            char cname[32];
+            if (member_string(conf, "cname", cname, sizeof cname) != 0) strcpy(cname, "lz4");
+            if (shuffle < 0) shuffle = itemsize == 1 ? 2 : 1; /* numcodecs AUTOSHUFFLE */
+            cli_sb_printf(sb,
+                          "{\"name\":\"blosc\",\"configuration\":{\"cname\":\"%s\",\"clevel\":%lld,\"shuffle\":\"%s\","
+                          "\"typesize\":%zu,\"blocksize\":%lld}}",
+                          cname, (long long)clevel, names[shuffle], itemsize, (long long)blocksize);
+        } else {
+            cli_sb_putn(sb, el, len);
+        }
+    }
+    cli_sb_puts(sb, "]");
+    return sb->oom ? cli_err("out of memory") : 0;
 }

@@ -104,7 +104,7 @@ int cli_npy_parse_header(const unsigned char *buf, size_t n, cli_npy_header *h) 
     if (!have_descr || !have_order || !have_shape)
         return cli_err(".npy header lacks 'descr', 'fortran_order' or 'shape'");
     if (cli_dtype_from_descr(h->descr, &h->dtype, &h->itemsize, &h->nonnative) != 0) return -1;
-    uint64_t ne, nb;
+    uint64_t ne = 0, nb = 0;
     return cli_shape_nbytes(h->ndim, h->shape, h->itemsize, &ne, &nb);
 }
 
@@ -245,7 +245,7 @@ int cli_npy_load(const char *path, cli_npy_header *h, void **data) {
     *data = NULL;
     FILE *f = fopen(path, "rb");
     if (!f) return cli_err("%s: cannot open: %s", path, strerror(errno));
-    uint64_t nelem, nbytes;
+    uint64_t nelem = 0, nbytes = 0;
     void *buf = NULL;
     if (cli_npy_read_header(f, path, h) != 0 || cli_shape_nbytes(h->ndim, h->shape, h->itemsize, &nelem, &nbytes) != 0)
         goto fail;
@@ -281,7 +281,7 @@ fail:
 int cli_npy_save(const char *path, zgpu_dtype dt, size_t itemsize, int ndim, const uint64_t *shape,
                  const void *data) {
     if (!strcmp(path, "/dev/null")) return 0;
-    uint64_t nelem, nbytes;
+    uint64_t nelem = 0, nbytes = 0;
     if (cli_shape_nbytes(ndim, shape, itemsize, &nelem, &nbytes) != 0) return -1;
     cli_sb head = {0};
     if (cli_npy_format_header(dt, itemsize, ndim, shape, &head) != 0) { cli_sb_free(&head); return -1; }

@@ -238,7 +238,7 @@ def build_document(shape: Sequence[int], dtype: Any, chunks: Any, shards: Any, f
     array_to_array = [v3_codec(f, dt) for f in _as_list(filters)]
     if serializer is None or serializer == "auto":
         ser: Dict[str, Any] = {"name": "bytes"}
-        if dt.itemsize > 1 and dt.kind != "V":
+        if dt.itemsize > 1:
             ser["configuration"] = {"endian": "big" if dt.byteorder == ">" else "little"}
     else:
         ser = v3_codec(serializer, dt)

@@ -24,8 +24,9 @@ def dumps(value: Any) -> str:
 
 
 class Attributes(MutableMapping):
-    """The attributes of an array or group. Every read fetches the stored document and every change writes
-    it back at once (``update`` writes once for all its keys)."""
+    """The attributes of an array or group, as its handle knows them (read when it was opened, then kept
+    current by its own changes; reopen to see changes made by other writers). Every change is written to
+    storage at once (``update`` writes once for all its keys)."""
 
     def __init__(self, load: Callable[[], str], store: Callable[[str], None], read_only: bool) -> None:
         self._load = load

@@ -101,7 +101,7 @@ static zgpu_status bz2_run(bz_stream *s, const uint8_t *in, size_t n, zg_buf *ou
             return zg_error(ZGPU_ERR_CORRUPT_DATA, "bz2: stream %d does not start with the \"BZh\" signature", streams);
         ZG_RETURN_IF(r != BZ_OK, ZGPU_ERR_CORRUPT_DATA, "bz2: stream %d: corrupt data (error %d)", streams, r);
         /* bzip2 always moves when it has both input and room; a call that moves nothing has run out of input. */
-        if (in_before && 0)
+        if (produced == 0 && s->avail_in == in_before)
             return zg_error(ZGPU_ERR_CORRUPT_DATA, "bz2: stream %d is truncated (input ends before end-of-stream)",
                             streams);
     }

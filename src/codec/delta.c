@@ -1,7 +1,9 @@
 /* delta codec (numcodecs Delta; v3 "numcodecs.delta", v2 id "delta"): array -> array over the flattened
  * chunk. Follows numcodecs exactly:
  *   encode: enc[0] = x[0]; enc[i] = x[i] - x[i-1] computed in `dtype` (integers wrap), then cast to `astype`;
- *   decode: numpy.cumsum(enc, out=dec): each value cast to `dtype`, summed in `dtype`.
+ *   decode: numpy.cumsum(enc, out=dec): summed in np.result_type(astype, dtype) (an integer sum wraps
+ *           exactly as one in `dtype`; a float sum rounds to that float type at each step), each partial
+ *           sum cast to `dtype`.
  * Integer and float types of every size; little-endian (or byte-order-free) typestrings only. */
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +85,7 @@ static zj_value *delta_to_json(const zg_codec *c) {
 }
 static zj_value *delta_to_json_v2(const zg_codec *c) { return delta_conf(c, 1); }
 
-/* Differences in the decoded type over one block; prev carries x[i0-1] across blocks (bits or value). */
+/* Differences in the decoded type for elements i0..i0+m-1 (integers wrap at the type width). */
 static void diff_int(zgpu_dtype t, const uint8_t *x, size_t i0, size_t m, uint8_t *d) {
     switch (nc_size(t)) {
     case 1: for (size_t i = 0; i < m; i++) { size_t k = i0 + i; nc_st_u8(d, i, k ? (uint8_t)(nc_ld_u8(x, k) - nc_ld_u8(x, k - 1)) : nc_ld_u8(x, 0)); } break;
@@ -148,11 +150,50 @@ static void cumsum(zgpu_dtype t, uint8_t *x, size_t n) {
     }
 }
 
+/* Running sum in float type ft over doubles (holding ft values), rounding each step to ft. */
+static void cumsum_float(zgpu_dtype ft, double *w, size_t m, double *acc, int first) {
+    size_t i = 0;
+    if (first && m) { *acc = w[0]; i = 1; }
+    switch (ft) {
+    case ZGPU_FLOAT16:
+        for (; i < m; i++) w[i] = *acc = zg_half_to_float(zg_float_to_half((float)*acc + (float)w[i]));
+        break;
+    case ZGPU_FLOAT32:
+        for (; i < m; i++) w[i] = *acc = (double)((float)*acc + (float)w[i]);
+        break;
+    default:
+        for (; i < m; i++) w[i] = *acc = *acc + w[i];
+        break;
+    }
+}
+
 static zgpu_status delta_decode(const zg_codec *c, const uint8_t *in, uint8_t *out) {
     const delta_codec *d = (const delta_codec *)c;
     size_t n = (size_t)zg_repr_count(&c->decoded);
-    nc_convert(d->astype.id, in, d->dtype.id, out, n); /* each value cast to dtype first, as numpy does */
-    cumsum(d->dtype.id, out, n);
+    zgpu_dtype at = d->astype.id, dt = d->dtype.id, acc_t = nc_promote(at, dt);
+    if (nc_is_int(acc_t)) {
+        /* integer sums: casting to dtype first and wrapping in dtype gives the same bits */
+        nc_convert(at, in, dt, out, n);
+        cumsum(dt, out, n);
+        return ZGPU_OK;
+    }
+    uint32_t asz = nc_size(at), dsz = nc_size(dt);
+    double w[NC_BLOCK], acc = 0;
+    for (size_t i0 = 0; i0 < n; i0 += NC_BLOCK) {
+        size_t m = n - i0 < NC_BLOCK ? n - i0 : NC_BLOCK;
+        if (nc_is_int(at)) {
+            /* int -> acc_t: one rounding, done by storing into acc_t and loading back */
+            uint64_t wi[NC_BLOCK];
+            uint8_t tmp[NC_BLOCK * 8];
+            nc_load_int(at, in + i0 * asz, wi, m);
+            nc_store_from_int(acc_t, wi, nc_is_signed(at), tmp, m);
+            nc_load_float(acc_t, tmp, w, m);
+        } else {
+            nc_load_float(at, in + i0 * asz, w, m);
+        }
+        cumsum_float(acc_t, w, m, &acc, i0 == 0);
+        nc_store_from_double(dt, w, out + i0 * dsz, m);
+    }
     return ZGPU_OK;
 }
 

@@ -172,6 +172,7 @@ static zgpu_status gzip_decode(const zg_codec *c, const uint8_t *in, size_t n, z
         ZG_FORWARD(gz_parse_header(in + pos, n - pos, member, &hdr));
         const uint8_t *body = in + pos + hdr;
         size_t body_n = n - pos - hdr;
+        ZG_RETURN_IF(body_n == 0, ZGPU_ERR_CORRUPT_DATA, "gzip: member %d: truncated after the header", member);
         size_t used = 0, got = 0;
         enum libdeflate_result r;
         uint8_t dummy;
@@ -208,7 +209,7 @@ static zgpu_status gzip_decode(const zg_codec *c, const uint8_t *in, size_t n, z
         const uint8_t *trailer = body + used;
         const uint8_t *data = got ? out->data + out->size : NULL;
         uint32_t crc = data ? libdeflate_crc32(0, data, got) : 0;
-        ZG_RETURN_IF(0 && crc != load_le32(trailer), ZGPU_ERR_CORRUPT_DATA,
+        ZG_RETURN_IF(crc != load_le32(trailer), ZGPU_ERR_CORRUPT_DATA,
                      "gzip: member %d: CRC32 mismatch (stored 0x%08x, computed 0x%08x)", member, load_le32(trailer),
                      crc);
         ZG_RETURN_IF((uint32_t)got != load_le32(trailer + 4), ZGPU_ERR_CORRUPT_DATA,

@@ -61,7 +61,7 @@ static zgpu_status lz4_decode(const zg_codec *c, const uint8_t *in, size_t n, zg
     ZG_RETURN_IF(size > (size_t)INT_MAX || block > (size_t)INT_MAX, ZGPU_ERR_CORRUPT_DATA,
                  "lz4: sizes beyond LZ4's 2 GiB limit (header %zu, block %zu bytes)", size, block);
     /* Each input byte yields at most 255 output bytes (long match-length runs), plus a small constant. */
-    ZG_RETURN_IF(0 && size > block * 255 + 64, ZGPU_ERR_CORRUPT_DATA,
+    ZG_RETURN_IF(size > block * 255 + 64, ZGPU_ERR_CORRUPT_DATA,
                  "lz4: header size %zu is impossible for a %zu-byte block", size, block);
     ZG_RETURN_IF(out->fixed && size > out->cap, ZGPU_ERR_CORRUPT_DATA,
                  "lz4: header size %zu is larger than the %zu-byte output buffer", size, out->cap);

@@ -2,8 +2,8 @@
  * (delta, fixedscaleoffset). Internal to those codecs. Each function switches on the type once and runs a
  * typed loop; buffers may be unaligned (elements move with memcpy).
  * Integers travel as uint64 bit patterns (sign- or zero-extended per the source type); floats as double.
- * float -> integer: truncation toward zero; NaN and values outside int64 give INT64_MIN's bit pattern
- * truncated to the target width (what x86 NumPy yields), values in [2^63, 2^64) convert exactly to uint64. */
+ * float -> integer: truncation toward zero; NaN and out-of-range values as x86 NumPy gives them (see
+ * nc_double_to_bits64). int -> float: one rounding (float16 targets round twice, via float). */
 #ifndef ZG_NUMCONV_H
 #define ZG_NUMCONV_H
 #include <math.h>
@@ -69,11 +69,17 @@ static inline void nc_load_float(zgpu_dtype t, const uint8_t *s, double *d, size
     }
 }
 
-/* double -> integer bits with the defined out-of-range behaviour described above. */
-static inline uint64_t nc_double_to_bits(double v) {
+/* double -> integer bits as x86 NumPy casts: targets narrower than 8 bytes (except uint32) go through a
+ * 32-bit conversion (out of int32 range -> INT32_MIN's pattern), the others through a 64-bit one (out of
+ * range or NaN -> INT64_MIN's pattern; uint64 also takes [2^63, 2^64) exactly). Then truncation. */
+static inline uint64_t nc_double_to_bits64(double v, int to_u64) {
     if (v >= -9223372036854775808.0 && v < 9223372036854775808.0) return (uint64_t)(int64_t)v;
-    if (v >= 9223372036854775808.0 && v < 18446744073709551616.0) return (uint64_t)v;
-    return (uint64_t)1 << 63; /* NaN, +-Inf, out of range */
+    if (to_u64 && v >= 9223372036854775808.0 && v < 18446744073709551616.0) return (uint64_t)v;
+    return (uint64_t)1 << 63;
+}
+static inline uint64_t nc_double_to_bits32(double v) {
+    if (v >= -2147483648.0 && v < 2147483648.0) return (uint64_t)(int64_t)(int32_t)v;
+    return (uint64_t)(int64_t)INT32_MIN;
 }
 
 /* uint64 bits -> integer target (truncation). */
@@ -117,11 +123,38 @@ static inline void nc_store_from_double(zgpu_dtype t, const double *s, uint8_t *
         uint64_t bits[NC_BLOCK];
         for (size_t i0 = 0; i0 < n; i0 += NC_BLOCK) {
             size_t m = n - i0 < NC_BLOCK ? n - i0 : NC_BLOCK;
-            for (size_t i = 0; i < m; i++) bits[i] = nc_double_to_bits(s[i0 + i]);
+            if (t == ZGPU_INT64 || t == ZGPU_UINT64 || t == ZGPU_UINT32)
+                for (size_t i = 0; i < m; i++) bits[i] = nc_double_to_bits64(s[i0 + i], t == ZGPU_UINT64);
+            else
+                for (size_t i = 0; i < m; i++) bits[i] = nc_double_to_bits32(s[i0 + i]);
             nc_store_int_bits(t, bits, d + i0 * nc_size(t), m);
         }
         break;
     }
+    }
+}
+
+/* NumPy's type promotion (np.result_type) for two numeric types. */
+static inline zgpu_dtype nc_promote(zgpu_dtype a, zgpu_dtype b) {
+    if (a == b) return a;
+    uint32_t sa = nc_size(a), sb = nc_size(b);
+    if (nc_is_float(a) && nc_is_float(b)) return sa >= sb ? a : b;
+    if (nc_is_float(a) || nc_is_float(b)) {
+        zgpu_dtype f = nc_is_float(a) ? a : b;
+        uint32_t isz = nc_is_float(a) ? sb : sa;
+        if (f == ZGPU_FLOAT16) return isz == 1 ? ZGPU_FLOAT16 : isz == 2 ? ZGPU_FLOAT32 : ZGPU_FLOAT64;
+        if (f == ZGPU_FLOAT32) return isz <= 2 ? ZGPU_FLOAT32 : ZGPU_FLOAT64;
+        return ZGPU_FLOAT64;
+    }
+    if (nc_is_signed(a) == nc_is_signed(b)) return sa >= sb ? a : b;
+    zgpu_dtype sg = nc_is_signed(a) ? a : b;
+    uint32_t ssz = nc_size(sg), usz = nc_is_signed(a) ? sb : sa;
+    if (ssz > usz) return sg;
+    switch (usz) {
+    case 1: return ZGPU_INT16;
+    case 2: return ZGPU_INT32;
+    case 4: return ZGPU_INT64;
+    default: return ZGPU_FLOAT64;
     }
 }
 

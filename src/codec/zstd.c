@@ -143,7 +143,7 @@ static zgpu_status zstd_decode(const zg_codec *c, const uint8_t *in, size_t n, z
     unsigned long long total;
     int all_known;
     ZG_FORWARD(zs_scan(in, n, &total, &all_known));
-    if (0)
+    if (all_known && expected != SIZE_MAX && total != expected)
         return zg_error(ZGPU_ERR_CORRUPT_DATA, "zstd: frame content size %llu does not match the expected %zu bytes",
                         total, expected);
     if (all_known && out->fixed && total > out->cap)

@@ -264,7 +264,7 @@ static zgpu_status float_from_json(const zj_value *v, uint32_t size, int zarr_fo
                                    uint8_t *out) {
     double d;
     if (v && v->type == ZJ_NUMBER) {
-        d = v->num;
+        d = isnan(v->num) ? NAN : v->num; /* the canonical quiet NaN, whatever sign the parser produced */
     } else if (v && v->type == ZJ_STRING) {
         uint64_t bits;
         if (strcmp(v->str, "NaN") == 0) d = NAN;

@@ -618,7 +618,8 @@ static zgpu_status build_v3(const zg_array_meta *m, zj_value *o) {
     ZG_FORWARD(s);
 
     /* zarr-python's raw_bytes data type stores its fill value as base64, like v2. */
-    ZG_FORWARD(set_member(o, "fill_value", zg_fill_to_json(m->fill_value, &m->dtype, dt_object ? 2 : 3)));
+    int fill_fmt = dt_object && m->dtype.id == ZGPU_RAW ? 2 : 3;
+    ZG_FORWARD(set_member(o, "fill_value", zg_fill_to_json(m->fill_value, &m->dtype, fill_fmt)));
     ZG_FORWARD(set_member(o, "codecs", m->codecs ? zj_clone(m->codecs) : zj_new_array()));
     ZG_FORWARD(set_member(o, "attributes", m->attributes ? zj_clone(m->attributes) : zj_new_object()));
 

@@ -874,11 +874,14 @@ static int zj_digits_at(double d, int p, uint64_t *m_out, int *k_out) {
         q++;
     }
     int k = (*q == 'e' ? atoi(q + 1) : 0) - (p - 1); /* d ~= m x 10^k */
-    uint64_t cands[3] = {m, m + 1, m - 1};
-    for (int c = 0; c < 3; c++) {
-        if (cands[c] == 0) continue;
-        if (zj_candidate_ok(cands[c], k, d)) { *m_out = cands[c]; *k_out = k; return 1; }
-    }
+    if (zj_candidate_ok(m, k, d)) { *m_out = m; *k_out = k; return 1; }
+    if (zj_candidate_ok(m + 1, k, d)) { *m_out = m + 1; *k_out = k; return 1; }
+    /* The p-digit decimal just below m x 10^k; below a power of ten (m = 10^(p-1)) the spacing is finer. */
+    uint64_t pow10 = 1;
+    for (int i = 1; i < p; i++) pow10 *= 10;
+    uint64_t below = m == pow10 ? m * 10 - 1 : m - 1;
+    int kb = m == pow10 ? k - 1 : k;
+    if (below > 0 && zj_candidate_ok(below, kb, d)) { *m_out = below; *k_out = kb; return 1; }
     return 0;
 }
 

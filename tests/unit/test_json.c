@@ -391,6 +391,8 @@ static void test_strings(void) {
     CHECK_ERROR("\"\\ud83dx\"", "unpaired high surrogate");
     CHECK_ERROR("\"\\ud83d\\u0041\"", "unpaired high surrogate");
     CHECK_ERROR("\"\\ud83d\\ud83d\"", "unpaired high surrogate");
+    CHECK_ERROR("\"\\ud83d\\ue000\"", "unpaired high surrogate");
+    check_roundtrip("\"\\udbff\\udfff\"", "\"\xF4\x8F\xBF\xBF\"");
     CHECK_ERROR("\"\\x41\"", "invalid escape \\'x'");
     CHECK_ERROR("\"\\U0041\"", "invalid escape");
     CHECK_ERROR("\"\\u12g4\"", "invalid \\u escape");

@@ -1,0 +1,146 @@
+"""zgpu: read and write Zarr v2 and v3 arrays into NumPy arrays or straight into GPU memory.
+
+    >>> import zgpu
+    >>> a = zgpu.open_array("data/image.zarr")
+    >>> a[0, 100:200]                      # NumPy array (basic indexing)
+    >>> d = a.read(device="cuda")          # zgpu.DeviceArray in GPU memory
+    >>> cupy.asarray(d); torch.from_dlpack(d)   # zero-copy views
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, Optional, Sequence, Union
+
+from . import _capi
+from ._context import config, set_threads
+from ._device import DeviceArray
+from ._metadata import build_document
+from .array import Array
+from .attrs import Attributes
+from .errors import (BadMetadataError, CorruptDataError, CudaError, ExistsError, InternalError,
+                     InvalidArgumentError, MemberNotFoundError, NoGPUError, NotFoundError, OutOfRangeError,
+                     ReadOnlyError, UnsupportedError, ZgpuError, ZgpuIOError, ZgpuMemoryError)
+from .group import Group, node_kind
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "open", "open_array", "open_group", "create", "create_group", "Array", "Group", "DeviceArray",
+    "Attributes", "config", "set_threads", "gpu_available", "library_version", "library_path",
+    "ZgpuError", "InvalidArgumentError", "NotFoundError", "MemberNotFoundError", "ExistsError",
+    "ZgpuIOError", "BadMetadataError", "UnsupportedError", "CorruptDataError", "OutOfRangeError",
+    "ZgpuMemoryError", "NoGPUError", "CudaError", "InternalError", "ReadOnlyError",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+_MODES = ("r", "r+", "a", "w", "w-")
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in _MODES:
+        raise ValueError("mode must be one of %s, got %r" % (", ".join(repr(m) for m in _MODES), mode))
+
+
+def gpu_available() -> bool:
+    """True if the loaded library was built with CUDA and a CUDA device is usable."""
+    return _capi.gpu_available()
+
+
+def library_version() -> str:
+    """Version of the loaded C library."""
+    return _capi.version()
+
+
+def library_path() -> str:
+    """Path of the loaded libzgpu.so."""
+    return _capi.LIB_PATH
+
+
+def create(path: PathLike, shape: Union[int, Sequence[int]], dtype: Any, chunks: Any = None,
+           shards: Any = None, fill_value: Any = 0, compressors: Any = "auto", filters: Any = None,
+           serializer: Any = "auto", zarr_format: int = 3, overwrite: bool = False,
+           attributes: Optional[Dict[str, Any]] = None,
+           dimension_names: Optional[Sequence[Optional[str]]] = None, order: str = "C",
+           chunk_key_encoding: Any = None, dimension_separator: Optional[str] = None) -> Array:
+    """Creates an array, with zarr-python 3's argument names and meanings.
+
+    chunks: chunk shape (an int for every axis; None guesses ~1 MiB chunks; -1 or None in a tuple = the
+        whole axis). With shards, chunks is the inner chunk shape.
+    shards: shard shape (Zarr v3 sharding_indexed with a crc32c-checked index at the end), or None.
+    compressors: "auto" (zstd level 0, as zarr-python), None, a name ("zstd", "gzip", "blosc", "crc32c";
+        v2 also "zlib", "bz2", "lz4"), a dict ({"name": "zstd", "configuration": {"level": 3}} for v3,
+        {"id": "zstd", "level": 3} for v2), a zarr/numcodecs codec object, or a list of those.
+    filters: array-to-array codecs (v3 dicts such as {"name": "transpose", ...}) or numcodecs filter
+        configs for v2.
+    fill_value: the value of unwritten elements (None = v2 null).
+    order: "C" or "F"; stored for Zarr v2, ignored for v3 (as in zarr-python 3).
+    overwrite: replace an existing node (its chunks are deleted); else ExistsError.
+    """
+    doc = build_document(shape, dtype, chunks, shards, fill_value, compressors, filters, serializer,
+                         zarr_format, attributes, dimension_names, order, chunk_key_encoding,
+                         dimension_separator)
+    return Array._create(path, doc, overwrite)
+
+
+def create_group(path: PathLike, *, zarr_format: int = 3, attributes: Optional[Dict[str, Any]] = None,
+                 overwrite: bool = False) -> Group:
+    """Creates a group."""
+    return Group._create(path, zarr_format, attributes, overwrite)
+
+
+def open_array(path: PathLike, mode: str = "r", **create_kwargs: Any) -> Array:
+    """Opens an array.
+
+    mode: "r" read-only; "r+" read/write, must exist; "a" read/write, created from `create_kwargs` if
+    absent; "w" created (replacing what is there); "w-" created, ExistsError if something is there.
+    """
+    _check_mode(mode)
+    if mode in ("w", "w-"):
+        if "shape" not in create_kwargs or "dtype" not in create_kwargs:
+            raise TypeError("open_array(mode=%r) creates the array: pass shape= and dtype= (or use "
+                            "zgpu.create)" % mode)
+        return create(path, overwrite=(mode == "w"), **create_kwargs)
+    if mode == "a" and node_kind(path) == 0:
+        if "shape" not in create_kwargs or "dtype" not in create_kwargs:
+            raise NotFoundError("no array at %r; pass shape= and dtype= to create one" % os.fspath(path))
+        return create(path, **create_kwargs)
+    if create_kwargs:
+        raise TypeError("unexpected arguments for opening an existing array: %s" % ", ".join(create_kwargs))
+    if node_kind(path) == 2:
+        raise _capi.make_error(2, "%r is a group, not an array" % os.fspath(path))
+    return Array._open(path, read_only=(mode == "r"))
+
+
+def open_group(path: PathLike, mode: str = "r", *, zarr_format: Optional[int] = None,
+               attributes: Optional[Dict[str, Any]] = None) -> Group:
+    """Opens a group. mode as for :func:`open_array`; created groups use zarr_format (default 3) and
+    attributes."""
+    _check_mode(mode)
+    fmt = 3 if zarr_format is None else zarr_format
+    if mode in ("w", "w-"):
+        return Group._create(path, fmt, attributes, overwrite=(mode == "w"))
+    kind = node_kind(path)
+    if mode == "a" and kind == 0:
+        return Group._create(path, fmt, attributes, overwrite=False)
+    if kind == 1:
+        raise _capi.make_error(2, "%r is an array, not a group" % os.fspath(path))
+    return Group._open(path, read_only=(mode == "r"))
+
+
+def open(path: PathLike, mode: str = "r", **kwargs: Any) -> Union[Array, Group]:  # noqa: A001
+    """Opens the array or group at `path` (like zarr.open).
+
+    "r"/"r+": whatever is there. "a": whatever is there, else an array if shape= is given, else a group.
+    "w"/"w-": a new array if shape= is given (see :func:`create`), else a new group.
+    """
+    _check_mode(mode)
+    if mode in ("w", "w-") or (mode == "a" and node_kind(path) == 0):
+        if "shape" in kwargs:
+            return open_array(path, mode, **kwargs)
+        return open_group(path, mode, **kwargs)
+    kind = node_kind(path)
+    if kind == 1:
+        return open_array(path, mode, **kwargs)
+    if kind == 2:
+        return open_group(path, mode, **kwargs)
+    raise _capi.make_error(2, "no array or group at %r" % os.fspath(path))

@@ -1,0 +1,190 @@
+"""zgpu.Group: a Zarr v2/v3 group, its attributes and its members."""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import sys
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+
+from . import _capi
+from ._capi import lib
+from ._context import Context, config
+from .array import Array
+from .attrs import Attributes, dumps
+from .errors import InvalidArgumentError, MemberNotFoundError, ReadOnlyError
+
+ARRAY, GROUP = 1, 2
+
+
+def node_kind(path: Any) -> int:
+    """What is at `path`: 1 array, 2 group, 0 nothing."""
+    k = ctypes.c_int()
+    _capi.check(lib.zgpu_node_kind(_capi.path_bytes(path), ctypes.byref(k)))
+    return k.value
+
+
+def _check_name(name: str) -> str:
+    if not isinstance(name, str) or not name:
+        raise TypeError("member names are non-empty strings, got %r" % (name,))
+    parts = name.strip("/").split("/")
+    if name.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise ValueError("invalid member name %r" % (name,))
+    return "/".join(parts)
+
+
+class Group:
+    """A Zarr group. ``g[name]`` opens a member (nested names like "a/b" work), ``name in g`` tests one,
+    iterating gives member names (sorted)."""
+
+    def __init__(self, handle: ctypes.c_void_p, ctx: Context, path: str, read_only: bool = False) -> None:
+        self._handle = handle
+        self._ctx = ctx
+        self._path = os.fspath(path)
+        self._read_only = read_only
+
+    @classmethod
+    def _open(cls, path: Any, read_only: bool = False) -> "Group":
+        ctx = config.context()
+        h = ctypes.c_void_p()
+        _capi.check(lib.zgpu_group_open(ctx.handle, _capi.path_bytes(path), ctypes.byref(h)))
+        return cls(h, ctx, os.fspath(path), read_only)
+
+    @classmethod
+    def _create(cls, path: Any, zarr_format: int = 3, attributes: Optional[Dict[str, Any]] = None,
+                overwrite: bool = False) -> "Group":
+        if zarr_format not in (2, 3):
+            raise ValueError("zarr_format must be 2 or 3, got %r" % (zarr_format,))
+        ctx = config.context()
+        h = ctypes.c_void_p()
+        attrs = dumps(dict(attributes)).encode() if attributes else None
+        _capi.check(lib.zgpu_group_create(ctx.handle, _capi.path_bytes(path), zarr_format, attrs,
+                                          1 if overwrite else 0, ctypes.byref(h)))
+        return cls(h, ctx, os.fspath(path), False)
+
+    def close(self) -> None:
+        h, self._handle = self._handle, None
+        if h is not None and h.value:
+            lib.zgpu_group_close(h)
+
+    def __del__(self) -> None:
+        h = getattr(self, "_handle", None)
+        if h is not None and h.value and not sys.is_finalizing():
+            try:
+                lib.zgpu_group_close(h)
+            except Exception:
+                pass
+
+    def __enter__(self) -> "Group":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _h(self) -> ctypes.c_void_p:
+        if self._handle is None:
+            raise InvalidArgumentError("group %r is closed" % self._path)
+        return self._handle
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def zarr_format(self) -> int:
+        return lib.zgpu_group_zarr_format(self._h())
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    @property
+    def attrs(self) -> Attributes:
+        """Attributes (a MutableMapping, written to storage at every change)."""
+        return Attributes(lambda: _capi.call_string(lib.zgpu_group_attributes, self._h()),
+                          lambda text: _capi.check(lib.zgpu_group_set_attributes(self._h(), text.encode())),
+                          self._read_only)
+
+    def _member_list(self) -> List[Dict[str, str]]:
+        return json.loads(_capi.call_string(lib.zgpu_group_members, self._h()))
+
+    def _child(self, name: str) -> str:
+        return os.path.join(self._path, _check_name(name))
+
+    def __getitem__(self, name: str) -> Union[Array, "Group"]:
+        path = self._child(name)
+        kind = node_kind(path)
+        if kind == ARRAY:
+            return Array._open(path, self._read_only, self._ctx)
+        if kind == GROUP:
+            return Group._open(path, self._read_only)
+        raise _capi.make_error(2, "group %r has no member %r" % (self._path, name), MemberNotFoundError)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        try:
+            return node_kind(self._child(name)) != 0
+        except ValueError:
+            return False
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
+
+    def __len__(self) -> int:
+        return len(self._member_list())
+
+    def keys(self) -> List[str]:
+        """Member names, sorted."""
+        return [m["name"] for m in self._member_list()]
+
+    def array_keys(self) -> List[str]:
+        return [m["name"] for m in self._member_list() if m["kind"] == "array"]
+
+    def group_keys(self) -> List[str]:
+        return [m["name"] for m in self._member_list() if m["kind"] == "group"]
+
+    def members(self) -> Tuple[Tuple[str, Union[Array, "Group"]], ...]:
+        """(name, Array | Group) pairs of the direct members, sorted by name (as zarr-python;
+        ``dict(g.members())`` gives a name -> node mapping)."""
+        return tuple((m["name"], self[m["name"]]) for m in self._member_list())
+
+    def arrays(self) -> Tuple[Tuple[str, Array], ...]:
+        """(name, Array) pairs of the member arrays."""
+        return tuple((n, self[n]) for n in self.array_keys())  # type: ignore[misc]
+
+    def groups(self) -> Tuple[Tuple[str, "Group"], ...]:
+        """(name, Group) pairs of the member groups."""
+        return tuple((n, self[n]) for n in self.group_keys())  # type: ignore[misc]
+
+    def create_group(self, name: str, *, attributes: Optional[Dict[str, Any]] = None,
+                     overwrite: bool = False) -> "Group":
+        """Creates a member group (same Zarr format as this one)."""
+        if self._read_only:
+            raise ReadOnlyError("group %r was opened read-only (mode='r')" % self._path)
+        return Group._create(self._child(name), self.zarr_format, attributes, overwrite)
+
+    def require_group(self, name: str) -> "Group":
+        """The member group `name`, created if absent."""
+        path = self._child(name)
+        if node_kind(path) == GROUP:
+            return Group._open(path, self._read_only)
+        return self.create_group(name)
+
+    def create_array(self, name: str, *, shape: Any, dtype: Any, **kwargs: Any) -> Array:
+        """Creates a member array; keyword arguments as for :func:`zgpu.create` (zarr_format defaults to
+        this group's)."""
+        if self._read_only:
+            raise ReadOnlyError("group %r was opened read-only (mode='r')" % self._path)
+        from . import create
+        kwargs.setdefault("zarr_format", self.zarr_format)
+        return create(self._child(name), shape=shape, dtype=dtype, **kwargs)
+
+    def __repr__(self) -> str:
+        return "<zgpu.Group %r zarr_format=%d>" % (self._path, self.zarr_format)

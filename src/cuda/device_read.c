@@ -1,0 +1,1089 @@
+/* The device executor: a selection read straight into device memory as one batch per wave.
+ *
+ *   plan (zg_plan_build + zg_plan_resolve: byte ranges, shard indexes)
+ *   -> waves bounded by device_memory_budget (cuda/waves.h); for each wave, double-buffered:
+ *      A  host pool: pread every range into pinned staging (or cuFile into device memory), parse/validate
+ *         frames (cuda/frames.h, cuda/blosc_parse.h); chunks without a GPU decoder decode on the host
+ *      B  layout: device pointers of every stream, descriptors written behind the data in the same buffer
+ *      C  stream: ONE host-to-device copy; one nvCOMP batch per format; our kernels (raw copies, unshuffle,
+ *         crc32c, byte swap, delta); one scatter kernel into the caller's strided output (fill for missing)
+ *      D  after the next wave's I/O: per-chunk statuses and sizes checked -> ZGPU_ERR_CORRUPT_DATA naming
+ *         the array, chunk key and codec.
+ * The chain must look like [transpose*] [delta(int)] bytes [shuffle|crc32c]* [compressor] [crc32c]* for
+ * the GPU path (sharded arrays: the inner chain); anything else decodes on the host (CPU fallback). */
+#include <cuda_runtime.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/crc32c.h"
+#include "codec/sharding.h"
+#include "cuda/blosc_parse.h"
+#include "cuda/cufile.h"
+#include "cuda/device.h"
+#include "cuda/frames.h"
+#include "cuda/kernels.h"
+#include "cuda/nvcomp_adapter.h"
+#include "cuda/waves.h"
+#include "exec/scratch.h"
+#include "plan/plan.h"
+#include "util/status.h"
+
+#define ALIGN 256 /* every staged object and scratch slot starts on this boundary */
+
+#define CU(call, what)                                                                                     \
+    do {                                                                                                   \
+        cudaError_t zg_cu_e_ = (call);                                                                     \
+        if (zg_cu_e_ != cudaSuccess)                                                                       \
+            return zg_error(ZGPU_ERR_CUDA, "CUDA error in %s: %s", what, cudaGetErrorString(zg_cu_e_));    \
+    } while (0)
+
+/* ------------------------------------------------------------------------------------------------
+ * Probe
+ * ---------------------------------------------------------------------------------------------- */
+zgpu_status zg_cuda_probe(void) {
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) return zg_error(ZGPU_ERR_NO_GPU, "no CUDA device: %s", cudaGetErrorString(e));
+    if (n == 0) return zg_error(ZGPU_ERR_NO_GPU, "no CUDA device: %s", cudaGetErrorString(cudaErrorNoDevice));
+    return ZGPU_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Device state: stream, events and buffers reused across reads
+ * ---------------------------------------------------------------------------------------------- */
+typedef struct bufset {
+    uint8_t *h;      /* pinned staging: [stored bytes | CPU-decoded chunks | descriptors | status readback] */
+    size_t h_cap;
+    uint8_t *d;      /* device: the same layout, then scratch slots */
+    size_t d_cap;
+    cudaEvent_t done; /* recorded after the wave's last use of both */
+    int in_use;
+} bufset;
+
+struct zg_device_state {
+    int device;
+    cudaStream_t stream;
+    pthread_mutex_t lock; /* one read at a time uses the buffers */
+    bufset set[2];
+    uint8_t *d_temp;      /* nvCOMP temp */
+    size_t d_temp_cap;
+    void **retired;       /* pinned buffers outgrown (freed with the state: freeing pinned memory can sync) */
+    size_t n_retired;
+    cudaEvent_t ev[6];
+};
+
+static void free_pinned(struct zg_device_state *st, void *p) {
+    if (!p) return;
+    void **r = realloc(st->retired, (st->n_retired + 1) * sizeof *r);
+    if (r) {
+        st->retired = r;
+        st->retired[st->n_retired++] = p;
+    }
+}
+
+void zg_device_state_free(struct zg_device_state *st) {
+    if (!st) return;
+    cudaSetDevice(st->device);
+    cudaStreamSynchronize(st->stream);
+    for (int k = 0; k < 2; k++) {
+        if (st->set[k].h) cudaFreeHost(st->set[k].h);
+        if (st->set[k].d) cudaFree(st->set[k].d);
+        cudaEventDestroy(st->set[k].done);
+    }
+    if (st->d_temp) cudaFree(st->d_temp);
+    for (size_t i = 0; i < st->n_retired; i++) cudaFreeHost(st->retired[i]);
+    free(st->retired);
+    for (int i = 0; i < 6; i++) cudaEventDestroy(st->ev[i]);
+    cudaStreamDestroy(st->stream);
+    pthread_mutex_destroy(&st->lock);
+    free(st);
+}
+
+static zgpu_status get_state(zgpu_context *ctx, struct zg_device_state **out) {
+    pthread_mutex_lock(&ctx->device_lock);
+    zgpu_status s = ZGPU_OK;
+    if (!ctx->device) {
+        struct zg_device_state *st = calloc(1, sizeof *st);
+        if (!st) s = zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for the device state");
+        cudaError_t e = cudaSuccess;
+        if (st) {
+            st->device = ctx->opts.device;
+            e = cudaSetDevice(st->device);
+            if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking);
+            for (int k = 0; k < 2 && e == cudaSuccess; k++)
+                e = cudaEventCreateWithFlags(&st->set[k].done, cudaEventDisableTiming);
+            for (int i = 0; i < 6 && e == cudaSuccess; i++) e = cudaEventCreate(&st->ev[i]);
+            if (e != cudaSuccess) {
+                s = zg_error(ZGPU_ERR_CUDA, "CUDA device %d: %s", st->device, cudaGetErrorString(e));
+                free(st);
+                st = NULL;
+            } else {
+                pthread_mutex_init(&st->lock, NULL);
+                ctx->device = st;
+            }
+        }
+    }
+    *out = ctx->device;
+    pthread_mutex_unlock(&ctx->device_lock);
+    return s;
+}
+
+/* Grows a device buffer (stream-ordered allocation, so no device-wide synchronisation). */
+static zgpu_status ensure_device(struct zg_device_state *st, uint8_t **p, size_t *cap, size_t need) {
+    if (need <= *cap) return ZGPU_OK;
+    size_t n = need + need / 4;
+    if (*p) CU(cudaFreeAsync(*p, st->stream), "cudaFreeAsync");
+    *p = NULL;
+    *cap = 0;
+    cudaError_t e = cudaMallocAsync((void **)p, n, st->stream);
+    if (e != cudaSuccess) {
+        *p = NULL;
+        cudaGetLastError();
+        return zg_error(ZGPU_ERR_NO_MEMORY, "cannot allocate %zu bytes of device memory: %s", n, cudaGetErrorString(e));
+    }
+    *cap = n;
+    return ZGPU_OK;
+}
+
+static zgpu_status ensure_pinned(struct zg_device_state *st, bufset *b, size_t need, size_t keep) {
+    if (need <= b->h_cap) return ZGPU_OK;
+    size_t n = need + need / 4;
+    uint8_t *p = NULL;
+    cudaError_t e = cudaHostAlloc((void **)&p, n, cudaHostAllocDefault);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return zg_error(ZGPU_ERR_NO_MEMORY, "cannot allocate %zu bytes of pinned host memory: %s", n, cudaGetErrorString(e));
+    }
+    if (keep && b->h) memcpy(p, b->h, keep);
+    free_pinned(st, b->h);
+    b->h = p;
+    b->h_cap = n;
+    return ZGPU_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Chain analysis
+ * ---------------------------------------------------------------------------------------------- */
+enum { COMP_NONE = 0, COMP_ZSTD, COMP_GZIP, COMP_ZLIB, COMP_LZ4, COMP_BLOSC };
+enum { POST_CRC32C = 1, POST_SHUFFLE, POST_BYTESWAP, POST_DELTA };
+
+typedef struct pipe {
+    int gpu;                  /* the chain decodes on the GPU */
+    char why[160];            /* if not, why */
+    int n_outer_crc;          /* crc32c stages verified and stripped on the host */
+    int comp;                 /* COMP_* */
+    const char *comp_name;    /* codec name for messages */
+    uint64_t comp_out;        /* bytes the compressor stage must produce */
+    int n_post;
+    struct { int kind, param; } post[ZG_MAX_CODECS + 2]; /* device stages after the compressor, in order */
+    int needs_b;              /* some stage works out of place */
+    int64_t src_strides[ZGPU_MAX_DIMS]; /* decoded chunk buffer strides (transposes folded in) */
+    uint64_t chunk_nbytes;
+} pipe;
+
+static int is_int_dtype(zgpu_dtype id) { return id >= ZGPU_INT8 && id <= ZGPU_UINT64; }
+
+static int config_int(const zg_codec *c, const char *key, int64_t *v) {
+    if (!c->vt->to_json) return 0;
+    zj_value *j = c->vt->to_json(c);
+    int ok = 0;
+    if (j) {
+        zj_value *conf = zj_get(j, "configuration");
+        ok = conf && zj_is_int(zj_get(conf, key), v);
+        zj_free(j);
+    }
+    return ok;
+}
+
+static int config_is(const zg_codec *c, const char *key, const char *val) {
+    if (!c->vt->to_json) return 0;
+    zj_value *j = c->vt->to_json(c);
+    int ok = 0;
+    if (j) {
+        const char *s = zj_string(zj_get(zj_get(j, "configuration"), key));
+        ok = s && strcmp(s, val) == 0;
+        zj_free(j);
+    }
+    return ok;
+}
+
+static int transpose_order(const zg_codec *c, int nd, int *order) {
+    if (!c->vt->to_json) return 0;
+    zj_value *j = c->vt->to_json(c);
+    int ok = j != NULL;
+    zj_value *arr = j ? zj_get(zj_get(j, "configuration"), "order") : NULL;
+    for (int i = 0; ok && i < nd; i++) {
+        int64_t v;
+        ok = arr && zj_is_int(zj_at(arr, (size_t)i), &v) && v >= 0 && v < nd;
+        if (ok) order[i] = (int)v;
+    }
+    zj_free(j);
+    return ok;
+}
+
+static void not_gpu(pipe *p, const char *fmt, const char *name) {
+    p->gpu = 0;
+    snprintf(p->why, sizeof p->why, fmt, name);
+}
+
+static void analyse_chain(const zg_chain *ch, pipe *p) {
+    memset(p, 0, sizeof *p);
+    p->gpu = 1;
+    p->chunk_nbytes = zg_repr_nbytes(&ch->repr);
+    int nd = ch->repr.ndim;
+    /* bytes->bytes, decode order: last first */
+    int k = ch->n_b2b - 1;
+    while (k >= 0 && strcmp(ch->b2b[k]->vt->name, "crc32c") == 0) {
+        p->n_outer_crc++;
+        k--;
+    }
+    if (k >= 0) {
+        const char *n = ch->b2b[k]->vt->name;
+        int comp = !strcmp(n, "zstd") ? COMP_ZSTD : !strcmp(n, "gzip") ? COMP_GZIP
+                 : !strcmp(n, "numcodecs.zlib") ? COMP_ZLIB : !strcmp(n, "numcodecs.lz4") ? COMP_LZ4
+                 : (!strcmp(n, "blosc") || !strcmp(n, "numcodecs.blosc")) ? COMP_BLOSC : COMP_NONE;
+        if (comp != COMP_NONE) {
+            p->comp = comp;
+            p->comp_name = n;
+            if (comp == COMP_BLOSC) p->needs_b = 1; /* shuffled blocks decode to A, unshuffle to B */
+            k--;
+        }
+    }
+    uint64_t size = p->chunk_nbytes;
+    int n_crc_inner = 0;
+    for (; k >= 0; k--) { /* device stages between the compressor and the array->bytes codec */
+        const zg_codec *c = ch->b2b[k];
+        const char *n = c->vt->name;
+        int64_t es;
+        if (!strcmp(n, "crc32c")) {
+            p->post[p->n_post].kind = POST_CRC32C;
+            p->post[p->n_post++].param = 0;
+            n_crc_inner++;
+        } else if (!strcmp(n, "numcodecs.shuffle") && config_int(c, "elementsize", &es) && es > 0 && es < 65536) {
+            p->post[p->n_post].kind = POST_SHUFFLE;
+            p->post[p->n_post++].param = (int)es;
+            p->needs_b = 1;
+        } else {
+            return not_gpu(p, "codec '%s' has no GPU decoder at this position", n);
+        }
+    }
+    p->comp_out = size + 4ull * (uint64_t)n_crc_inner;
+    /* array->bytes */
+    if (!ch->a2b || strcmp(ch->a2b->vt->name, "bytes") != 0)
+        return not_gpu(p, "array->bytes codec '%s' has no GPU decoder", ch->a2b ? ch->a2b->vt->name : "?");
+    zg_repr enc = ch->a2b->decoded; /* the array the bytes codec serialises */
+    uint32_t unit = zg_dtype_swap_unit(&enc.dtype);
+    if (unit > 1 && config_is(ch->a2b, "endian", "big")) {
+        if (unit != 2 && unit != 4 && unit != 8 && unit != 16) return not_gpu(p, "%s: byte swap unit", "bytes");
+        p->post[p->n_post].kind = POST_BYTESWAP;
+        p->post[p->n_post++].param = (int)unit;
+    }
+    /* array->array, decode order: last first; transposes must come last and fold into the scatter */
+    int64_t cur[ZGPU_MAX_DIMS];
+    zg_c_strides(enc.ndim, enc.shape, enc.dtype.size, cur);
+    int seen_transpose = 0;
+    for (int a = ch->n_a2a - 1; a >= 0; a--) {
+        const zg_codec *c = ch->a2a[a];
+        const char *n = c->vt->name;
+        if (!strcmp(n, "transpose")) {
+            int order[ZGPU_MAX_DIMS];
+            if (!transpose_order(c, nd, order)) return not_gpu(p, "codec '%s': cannot read its order", n);
+            int64_t dec[ZGPU_MAX_DIMS];
+            for (int i = 0; i < nd; i++) dec[order[i]] = cur[i];
+            memcpy(cur, dec, sizeof(int64_t) * (size_t)nd);
+            seen_transpose = 1;
+        } else if (!strcmp(n, "numcodecs.delta") && !seen_transpose && c->decoded.dtype.id == c->encoded.dtype.id &&
+                   is_int_dtype(c->decoded.dtype.id)) {
+            p->post[p->n_post].kind = POST_DELTA;
+            p->post[p->n_post++].param = (int)c->decoded.dtype.size;
+        } else {
+            return not_gpu(p, "codec '%s' has no GPU decoder (or not in this position/configuration)", n);
+        }
+    }
+    memcpy(p->src_strides, cur, sizeof(int64_t) * (size_t)nd);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * One read
+ * ---------------------------------------------------------------------------------------------- */
+enum { T_MISSING = 0, T_GPU, T_CPU };
+
+typedef struct dtask {
+    size_t plan_i;
+    int kind;
+    uint64_t h_off, nbytes;   /* stored bytes in staging */
+    uint64_t cpu_off;         /* CPU-decoded chunk in staging (T_CPU) */
+    uint64_t a_off, b_off;    /* device scratch slots (T_GPU) */
+    int final_b;              /* final data in slot B */
+    /* parse results */
+    uint64_t body_off, body_len; /* the compressor's input (after host crc strip and header strip) */
+    zg_blosc_header bh;
+    zg_blosc_stream *streams;  /* blosc */
+    size_t n_streams;
+} dtask;
+
+typedef struct stream_ref { /* a GPU decompression stream, for status checks */
+    uint32_t task;
+    int fmt;
+    uint64_t expect;
+} stream_ref;
+
+typedef struct job {
+    zgpu_array *a;
+    struct zg_device_state *st;
+    const zg_plan *plan;
+    const zg_chain *chain;
+    pipe pp;
+    int gpu_decode, use_gds;
+    dtask *t;
+    size_t n_t;
+    int64_t out_strides[ZGPU_MAX_DIMS];
+    uint8_t *out;
+    /* per wave */
+    bufset *bs;
+    size_t first, count;
+    atomic_uint_fast64_t io_ns, cpu_ns;
+    size_t in_align[ZG_NVC_N], out_align[ZG_NVC_N];
+    int nvc_ok;
+} job;
+
+static const char *task_key(const job *j, const dtask *t, char *buf, size_t n) {
+    const zg_chunk_task *pt = &j->plan->tasks[t->plan_i];
+    const zg_plan_object *ob = &j->plan->objects[pt->object];
+    if (j->a->shard) snprintf(buf, n, "%s' inner chunk %u '", ob->key, pt->inner);
+    else snprintf(buf, n, "%s", ob->key);
+    return buf;
+}
+
+static zgpu_status task_error(const job *j, const dtask *t, const char *codec, zgpu_status s) {
+    char key[300];
+    zg_error_prefix(ZG_ARRAY_WHERE_FMT ", chunk '%s', codec '%s': ", j->a->path, task_key(j, t, key, sizeof key),
+                    codec);
+    return s;
+}
+
+static int nvc_format(const job *j, int comp, const zg_blosc_header *bh) {
+    if (comp == COMP_ZSTD) return ZG_NVC_ZSTD;
+    if (comp == COMP_GZIP || comp == COMP_ZLIB) return ZG_NVC_DEFLATE;
+    if (comp == COMP_LZ4) return ZG_NVC_LZ4;
+    if (comp == COMP_BLOSC && bh) {
+        switch (bh->compformat) {
+        case ZG_BLOSC_LZ4: return ZG_NVC_LZ4;
+        case ZG_BLOSC_ZSTD: return ZG_NVC_ZSTD;
+        case ZG_BLOSC_ZLIB: return ZG_NVC_DEFLATE;
+        case ZG_BLOSC_SNAPPY: return ZG_NVC_SNAPPY;
+        default: return -1;
+        }
+    }
+    (void)j;
+    return -1;
+}
+
+/* Host parse of a GPU task's stored bytes: 0 = fine for the GPU, else decode it on the CPU. */
+static int parse_task(job *j, dtask *t, const uint8_t *p) {
+    const pipe *pp = &j->pp;
+    uint64_t n = t->nbytes;
+    for (int c = 0; c < pp->n_outer_crc; c++) {
+        if (n < 4) return 1;
+        uint32_t want = (uint32_t)p[n - 4] | (uint32_t)p[n - 3] << 8 | (uint32_t)p[n - 2] << 16 | (uint32_t)p[n - 1] << 24;
+        if (zg_crc32c(0, p, (size_t)n - 4) != want) return 1; /* the CPU path reports the mismatch */
+        n -= 4;
+    }
+    size_t off = 0, len = (size_t)n;
+    switch (pp->comp) {
+    case COMP_NONE:
+        if (n != pp->comp_out) return 1;
+        break;
+    case COMP_ZSTD:
+        if (zg_zstd_check(p, (size_t)n, (size_t)pp->comp_out) != ZGPU_OK) return 1;
+        break;
+    case COMP_GZIP:
+        if (zg_gzip_locate(p, (size_t)n, (size_t)pp->comp_out, &off, &len) != ZGPU_OK) return 1;
+        break;
+    case COMP_ZLIB:
+        if (zg_zlib_locate(p, (size_t)n, &off, &len) != ZGPU_OK) return 1;
+        break;
+    case COMP_LZ4:
+        if (zg_lz4nc_locate(p, (size_t)n, (size_t)pp->comp_out, &off, &len) != ZGPU_OK) return 1;
+        break;
+    case COMP_BLOSC: {
+        if (zg_blosc_parse_header(p, (size_t)n, (size_t)pp->comp_out, &t->bh) != ZGPU_OK) return 1;
+        size_t cap = zg_blosc_max_streams(&t->bh);
+        int fmt = t->bh.memcpyed ? 0 : nvc_format(j, COMP_BLOSC, &t->bh);
+        if (fmt < 0 || (!t->bh.memcpyed && !j->nvc_ok)) return 1;
+        t->streams = malloc((cap ? cap : 1) * sizeof *t->streams);
+        if (!t->streams) return 1;
+        if (zg_blosc_streams(p, (size_t)n, &t->bh, t->streams, cap, &t->n_streams) != ZGPU_OK) return 1;
+        for (size_t s = 0; s < t->n_streams; s++) {
+            zg_blosc_stream *bs = &t->streams[s];
+            if (bs->raw) continue;
+            if (bs->dst_off % j->out_align[fmt]) return 1; /* nvCOMP cannot write there */
+            if (t->bh.compformat == ZG_BLOSC_LZ4 &&
+                zg_lz4_block_check(p + bs->src_off, bs->src_len, bs->dst_len) != ZGPU_OK) return 1;
+            if (t->bh.compformat == ZG_BLOSC_ZSTD && zg_zstd_check(p + bs->src_off, bs->src_len, bs->dst_len) != ZGPU_OK)
+                return 1;
+            if (t->bh.compformat == ZG_BLOSC_ZLIB) {
+                size_t zo, zl;
+                if (zg_zlib_locate(p + bs->src_off, bs->src_len, &zo, &zl) != ZGPU_OK) return 1;
+                bs->src_off += (uint32_t)zo;
+                bs->src_len = (uint32_t)zl;
+            }
+            if ((t->h_off + bs->src_off) % j->in_align[fmt]) return 1;
+        }
+        break;
+    }
+    }
+    if (pp->comp != COMP_NONE && pp->comp != COMP_BLOSC) {
+        if (!j->nvc_ok) return 1;
+        int fmt = nvc_format(j, pp->comp, NULL);
+        if ((t->h_off + off) % j->in_align[fmt]) return 1;
+    }
+    t->body_off = off;
+    t->body_len = len;
+    return 0;
+}
+
+static zgpu_status cpu_decode(job *j, dtask *t) {
+    double t0 = zg_now();
+    zg_thread_scratch *ts = zg_thread_scratch_get();
+    if (!ts) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for thread scratch");
+    zgpu_status s = zg_chain_decode(j->chain, j->bs->h + t->h_off, (size_t)t->nbytes, j->bs->h + t->cpu_off, &ts->codec);
+    atomic_fetch_add(&j->cpu_ns, (uint64_t)((zg_now() - t0) * 1e9));
+    if (s != ZGPU_OK) {
+        char key[300];
+        zg_error_prefix(ZG_ARRAY_WHERE_FMT ", chunk '%s': ", j->a->path, task_key(j, t, key, sizeof key));
+    }
+    return s;
+}
+
+static zgpu_status phase_a_task(void *arg, size_t i) {
+    job *j = arg;
+    dtask *t = &j->t[j->first + i];
+    if (t->kind == T_MISSING) return ZGPU_OK;
+    const zg_chunk_task *pt = &j->plan->tasks[t->plan_i];
+    const zg_plan_object *ob = &j->plan->objects[pt->object];
+    double t0 = zg_now();
+    zg_store *s = j->a->store;
+    if (j->use_gds) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", s->root, ob->key);
+        zgpu_status e = zg_gds_read(path, pt->offset, t->nbytes, j->bs->d + t->h_off);
+        if (e != ZGPU_OK) return task_error(j, t, "(read)", e);
+    } else {
+        int found = 0;
+        zgpu_status e = s->vt->get_range(s, ob->key, pt->offset, t->nbytes, 0, j->bs->h + t->h_off, &found);
+        if (e == ZGPU_OK && !found) e = zg_error(ZGPU_ERR_IO, "the object vanished during the read");
+        if (e != ZGPU_OK) return task_error(j, t, "(read)", e);
+    }
+    atomic_fetch_add(&j->io_ns, (uint64_t)((zg_now() - t0) * 1e9));
+    return ZGPU_OK;
+}
+
+static zgpu_status phase_parse_task(void *arg, size_t i) {
+    job *j = arg;
+    dtask *t = &j->t[j->first + i];
+    if (t->kind == T_GPU && parse_task(j, t, j->bs->h + t->h_off)) {
+        free(t->streams);
+        t->streams = NULL;
+        t->n_streams = 0;
+        t->kind = T_CPU;
+    }
+    return ZGPU_OK;
+}
+
+static zgpu_status phase_cpu_task(void *arg, size_t i) {
+    job *j = arg;
+    dtask *t = &j->t[j->first + i];
+    return t->kind == T_CPU ? cpu_decode(j, t) : ZGPU_OK;
+}
+
+/* A growing layout inside the pinned/device buffer pair. */
+typedef struct layout {
+    uint64_t pos;
+} layout;
+static uint64_t take(layout *l, uint64_t n) {
+    uint64_t at = zg_align_up(l->pos, ALIGN);
+    l->pos = at + n;
+    return at;
+}
+
+/* Per wave, what phase D must check once the stream reaches the wave's `done` event. */
+typedef struct wave_check {
+    size_t n_refs;
+    stream_ref *refs;
+    uint64_t status_off, actual_off, crc_off; /* in the pinned buffer */
+    size_t n_crc;
+    uint32_t *crc_task;
+    int active;
+    float ms_h2d, ms_decode, ms_scatter;
+} wave_check;
+
+static zgpu_status check_wave(job *j, bufset *b, wave_check *wc, zgpu_read_stats *stats) {
+    if (!wc->active) return ZGPU_OK;
+    wc->active = 0;
+    CU(cudaEventSynchronize(b->done), "waiting for a wave");
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, j->st->ev[0], j->st->ev[1]) == cudaSuccess) stats->h2d_s += ms * 1e-3;
+    if (cudaEventElapsedTime(&ms, j->st->ev[1], j->st->ev[2]) == cudaSuccess) stats->decode_s += ms * 1e-3;
+    if (cudaEventElapsedTime(&ms, j->st->ev[2], j->st->ev[3]) == cudaSuccess) stats->scatter_s += ms * 1e-3;
+    b->in_use = 0;
+    const int *status = (const int *)(b->h + wc->status_off);
+    const uint64_t *actual = (const uint64_t *)(b->h + wc->actual_off);
+    zgpu_status s = ZGPU_OK;
+    for (size_t r = 0; r < wc->n_refs && s == ZGPU_OK; r++) {
+        const stream_ref *ref = &wc->refs[r];
+        const dtask *t = &j->t[ref->task];
+        if (status[r] != 0)
+            s = task_error(j, t, j->pp.comp_name,
+                           zg_error(ZGPU_ERR_CORRUPT_DATA, "GPU %s decompression failed: %s (nvCOMP status %d)",
+                                    zg_nvc_format_name((zg_nvc_format)ref->fmt), zg_nvc_status_text(status[r]), status[r]));
+        else if (actual[r] != ref->expect)
+            s = task_error(j, t, j->pp.comp_name,
+                           zg_error(ZGPU_ERR_CORRUPT_DATA, "GPU %s decompression produced %llu bytes, expected %llu",
+                                    zg_nvc_format_name((zg_nvc_format)ref->fmt), (unsigned long long)actual[r],
+                                    (unsigned long long)ref->expect));
+    }
+    const int *crc = (const int *)(b->h + wc->crc_off);
+    for (size_t r = 0; r < wc->n_crc && s == ZGPU_OK; r++)
+        if (crc[r]) s = task_error(j, &j->t[wc->crc_task[r]], "crc32c",
+                                   zg_error(ZGPU_ERR_CORRUPT_DATA, "checksum mismatch (verified on the GPU)"));
+    free(wc->refs);
+    wc->refs = NULL;
+    free(wc->crc_task);
+    wc->crc_task = NULL;
+    return s;
+}
+
+/* Builds and launches one wave's device work. The pinned buffer already holds stored bytes and CPU-decoded
+ * chunks (up to L->pos); descriptors go behind them, then ONE host-to-device copy, then the launches. */
+static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
+    struct zg_device_state *st = j->st;
+    const pipe *pp = &j->pp;
+    const int nd = j->plan->ndim;
+    const size_t first = j->first, count = j->count;
+    const size_t itemsize = j->a->meta.dtype.size;
+    cudaStream_t s = st->stream;
+    const uint64_t data_end = L->pos;
+    size_t n_fmt[ZG_NVC_N] = {0}, n_copy = 0, n_gpu = 0, n_refs = 0, n_unsh = 0;
+    for (size_t i = first; i < first + count; i++) {
+        const dtask *t = &j->t[i];
+        if (t->kind != T_GPU) continue;
+        n_gpu++;
+        if (pp->comp == COMP_BLOSC) {
+            int fmt = nvc_format(j, COMP_BLOSC, &t->bh);
+            for (size_t k = 0; k < t->n_streams; k++) {
+                if (t->streams[k].raw || t->bh.memcpyed) n_copy++;
+                else n_fmt[fmt]++;
+            }
+            if (!t->bh.memcpyed && t->bh.shuffle != ZG_BLOSC_NOSHUFFLE) n_unsh++;
+        } else if (pp->comp != COMP_NONE) {
+            n_fmt[nvc_format(j, pp->comp, NULL)]++;
+        }
+    }
+    size_t fmt_base[ZG_NVC_N];
+    for (int f = 0; f < ZG_NVC_N; f++) {
+        fmt_base[f] = n_refs;
+        n_refs += n_fmt[f];
+    }
+    const size_t n_crc = (size_t)pp->n_post * n_gpu; /* upper bound */
+    /* descriptor layout: host offsets == device offsets */
+    const uint64_t o_in = take(L, 8 * n_refs), o_inb = take(L, 8 * n_refs), o_cap = take(L, 8 * n_refs);
+    const uint64_t o_out = take(L, 8 * n_refs);
+    const uint64_t o_copy = take(L, sizeof(zg_k_copy) * n_copy);
+    const uint64_t o_unsh = take(L, sizeof(zg_k_unshuffle) * n_unsh);
+    uint64_t o_post[ZG_MAX_CODECS + 2];
+    for (int q = 0; q < pp->n_post; q++) o_post[q] = take(L, sizeof(zg_k_unshuffle) * n_gpu);
+    const uint64_t o_sc = take(L, sizeof(zg_k_scatter) * count), o_sc2 = take(L, sizeof(zg_k_scatter) * count);
+    const uint64_t o_cnt = take(L, 8 * (uint64_t)(nd ? nd : 1) * count);
+    const uint64_t o_cnt2 = take(L, 8 * (uint64_t)(nd ? nd : 1) * count);
+    const uint64_t o_fill = take(L, itemsize);
+    const uint64_t o_status = take(L, 4 * n_refs), o_act = take(L, 8 * n_refs), o_crc = take(L, 4 * (n_crc ? n_crc : 1));
+    const uint64_t res_begin = o_status, res_end = L->pos;
+    const uint64_t host_end = L->pos;
+    /* scratch slots: device only */
+    const uint64_t slot = pp->chunk_nbytes > pp->comp_out ? pp->chunk_nbytes : pp->comp_out;
+    for (size_t i = first; i < first + count; i++) {
+        dtask *t = &j->t[i];
+        if (t->kind != T_GPU) continue;
+        t->a_off = pp->comp == COMP_NONE && !pp->needs_b ? t->h_off : take(L, slot);
+        t->b_off = pp->needs_b ? take(L, slot) : t->a_off;
+    }
+    ZG_FORWARD(ensure_pinned(st, b, host_end, data_end));
+    ZG_FORWARD(ensure_device(st, &b->d, &b->d_cap, L->pos));
+    uint8_t *H = b->h, *D = b->d;
+
+    wc->refs = malloc((n_refs ? n_refs : 1) * sizeof *wc->refs);
+    wc->crc_task = malloc((n_crc ? n_crc : 1) * sizeof *wc->crc_task);
+    ZG_RETURN_IF(!wc->refs || !wc->crc_task, ZGPU_ERR_NO_MEMORY, "out of host memory for descriptors");
+    wc->n_refs = n_refs;
+    wc->status_off = o_status;
+    wc->actual_off = o_act;
+    wc->crc_off = o_crc;
+    wc->n_crc = 0;
+
+    /* compressor stage */
+    size_t fill_k[ZG_NVC_N] = {0}, kc = 0, ku = 0;
+    uint64_t max_copy = 0, max_un = 0;
+    zg_k_copy *copies = (zg_k_copy *)(H + o_copy);
+    zg_k_unshuffle *unsh = (zg_k_unshuffle *)(H + o_unsh);
+    uint64_t *cur = malloc((count ? count : 1) * sizeof *cur), *size = malloc((count ? count : 1) * sizeof *size);
+    if (!cur || !size) {
+        free(cur);
+        free(size);
+        return zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for descriptors");
+    }
+    for (size_t i = first; i < first + count; i++) {
+        dtask *t = &j->t[i];
+        if (t->kind != T_GPU) continue;
+        uint8_t *src = D + t->h_off, *dstA = D + t->a_off;
+        cur[i - first] = t->a_off;
+        size[i - first] = pp->comp_out;
+        if (pp->comp == COMP_BLOSC) {
+            int fmt = nvc_format(j, COMP_BLOSC, &t->bh);
+            for (size_t k = 0; k < t->n_streams; k++) {
+                const zg_blosc_stream *bs = &t->streams[k];
+                if (bs->raw || t->bh.memcpyed) {
+                    copies[kc++] = (zg_k_copy){src + bs->src_off, dstA + bs->dst_off, bs->dst_len};
+                    if (bs->dst_len > max_copy) max_copy = bs->dst_len;
+                    continue;
+                }
+                size_t r = fill_k[fmt]++;
+                ((const void **)(H + o_in))[fmt_base[fmt] + r] = src + bs->src_off;
+                ((uint64_t *)(H + o_inb))[fmt_base[fmt] + r] = bs->src_len;
+                ((uint64_t *)(H + o_cap))[fmt_base[fmt] + r] = bs->dst_len;
+                ((void **)(H + o_out))[fmt_base[fmt] + r] = dstA + bs->dst_off;
+                wc->refs[fmt_base[fmt] + r] = (stream_ref){(uint32_t)i, fmt, bs->dst_len};
+            }
+            if (!t->bh.memcpyed && t->bh.shuffle != ZG_BLOSC_NOSHUFFLE) {
+                unsh[ku++] = (zg_k_unshuffle){dstA, D + t->b_off, t->bh.nbytes, t->bh.typesize, t->bh.blocksize,
+                                              t->bh.shuffle == ZG_BLOSC_SHUFFLE ? 1u : 2u, t->bh.version};
+                if (t->bh.nbytes > max_un) max_un = t->bh.nbytes;
+                cur[i - first] = t->b_off;
+            }
+        } else if (pp->comp == COMP_NONE) {
+            if (t->a_off != t->h_off) {
+                copies[kc++] = (zg_k_copy){src, dstA, pp->comp_out};
+                if (pp->comp_out > max_copy) max_copy = pp->comp_out;
+            }
+        } else {
+            int fmt = nvc_format(j, pp->comp, NULL);
+            size_t r = fill_k[fmt]++;
+            ((const void **)(H + o_in))[fmt_base[fmt] + r] = src + t->body_off;
+            ((uint64_t *)(H + o_inb))[fmt_base[fmt] + r] = t->body_len;
+            ((uint64_t *)(H + o_cap))[fmt_base[fmt] + r] = pp->comp_out;
+            ((void **)(H + o_out))[fmt_base[fmt] + r] = dstA;
+            wc->refs[fmt_base[fmt] + r] = (stream_ref){(uint32_t)i, fmt, pp->comp_out};
+        }
+    }
+    /* post stages: descriptors per stage, tracking where each chunk's data is */
+    size_t n_items[ZG_MAX_CODECS + 2] = {0};
+    uint64_t max_item[ZG_MAX_CODECS + 2] = {0};
+    for (int q = 0; q < pp->n_post; q++) {
+        for (size_t i = first; i < first + count; i++) {
+            dtask *t = &j->t[i];
+            if (t->kind != T_GPU) continue;
+            uint64_t c = cur[i - first], n = size[i - first];
+            if (n > max_item[q]) max_item[q] = n;
+            if (pp->post[q].kind == POST_SHUFFLE) {
+                uint64_t other = c == t->a_off ? t->b_off : t->a_off;
+                ((zg_k_unshuffle *)(H + o_post[q]))[n_items[q]++] =
+                    (zg_k_unshuffle){D + c, D + other, n, (uint32_t)pp->post[q].param, (uint32_t)(n ? n : 1), 1u, 2u};
+                cur[i - first] = other;
+            } else {
+                ((zg_k_buf *)(H + o_post[q]))[n_items[q]++] = (zg_k_buf){D + c, n};
+                if (pp->post[q].kind == POST_CRC32C) {
+                    wc->crc_task[wc->n_crc++] = (uint32_t)i;
+                    size[i - first] = n >= 4 ? n - 4 : 0;
+                }
+            }
+        }
+    }
+    /* scatter: GPU-decoded chunks (strides with transposes folded in) and the others (C order, or fill) */
+    zg_k_scatter *scg = (zg_k_scatter *)(H + o_sc), *scc = (zg_k_scatter *)(H + o_sc2);
+    uint64_t *cntg = (uint64_t *)(H + o_cnt), *cntc = (uint64_t *)(H + o_cnt2);
+    size_t ng = 0, ncc = 0;
+    int64_t cpu_strides[ZGPU_MAX_DIMS];
+    zg_c_strides(nd, j->plan->chunk, itemsize, cpu_strides);
+    uint64_t max_rows_g = 1, max_rows_c = 1;
+    for (size_t i = first; i < first + count; i++) {
+        const dtask *t = &j->t[i];
+        const zg_chunk_task *pt = &j->plan->tasks[t->plan_i];
+        uint8_t *dst = j->out;
+        for (int d = 0; d < nd; d++) dst += (int64_t)pt->in_box[d] * j->out_strides[d];
+        const uint8_t *src = NULL;
+        uint64_t rows = 1;
+        for (int d = 0; d < nd - 1; d++) rows *= pt->count[d];
+        uint64_t *cdst;
+        if (t->kind == T_GPU) {
+            src = D + cur[i - first];
+            for (int d = 0; d < nd; d++) src += (int64_t)pt->in_chunk[d] * pp->src_strides[d];
+            cdst = cntg + ng * (size_t)nd;
+            scg[ng++] = (zg_k_scatter){src, dst};
+            if (rows > max_rows_g) max_rows_g = rows;
+        } else {
+            if (t->kind == T_CPU) {
+                src = D + t->cpu_off;
+                for (int d = 0; d < nd; d++) src += (int64_t)pt->in_chunk[d] * cpu_strides[d];
+            }
+            cdst = cntc + ncc * (size_t)nd;
+            scc[ncc++] = (zg_k_scatter){src, dst};
+            if (rows > max_rows_c) max_rows_c = rows;
+        }
+        for (int d = 0; d < nd; d++) cdst[d] = pt->count[d];
+    }
+    free(cur);
+    free(size);
+    memset(H + res_begin, 0, res_end - res_begin);
+    memcpy(H + o_fill, j->a->meta.fill_value, itemsize);
+
+    /* ONE host-to-device copy (with GDS the stored bytes are on the device already) */
+    uint64_t h2d_from = 0;
+    if (j->use_gds)
+        for (size_t i = first; i < first + count; i++)
+            if (j->t[i].kind != T_MISSING && j->t[i].h_off + j->t[i].nbytes > h2d_from)
+                h2d_from = j->t[i].h_off + j->t[i].nbytes;
+    CU(cudaEventRecord(st->ev[0], s), "cudaEventRecord");
+    if (host_end > h2d_from)
+        CU(cudaMemcpyAsync(D + h2d_from, H + h2d_from, host_end - h2d_from, cudaMemcpyHostToDevice, s), "H2D copy");
+    CU(cudaEventRecord(st->ev[1], s), "cudaEventRecord");
+    /* decode: one nvCOMP batch per format, raw copies, unshuffle, post stages */
+    for (int f = 0; f < ZG_NVC_N; f++) {
+        if (!n_fmt[f]) continue;
+        uint64_t maxo = 0, tot = 0;
+        for (size_t r = 0; r < n_fmt[f]; r++) {
+            uint64_t c = ((uint64_t *)(H + o_cap))[fmt_base[f] + r];
+            if (c > maxo) maxo = c;
+            tot += c;
+        }
+        size_t temp = 0;
+        ZG_FORWARD(zg_nvc_temp_size((zg_nvc_format)f, n_fmt[f], (size_t)maxo, (size_t)tot, &temp));
+        ZG_FORWARD(ensure_device(st, &st->d_temp, &st->d_temp_cap, temp ? temp : 1));
+        ZG_FORWARD(zg_nvc_decompress((zg_nvc_format)f, (const void *const *)(D + o_in + 8 * fmt_base[f]),
+                                     (const size_t *)(D + o_inb + 8 * fmt_base[f]),
+                                     (const size_t *)(D + o_cap + 8 * fmt_base[f]),
+                                     (size_t *)(D + o_act + 8 * fmt_base[f]), n_fmt[f], st->d_temp, temp,
+                                     (void *const *)(D + o_out + 8 * fmt_base[f]),
+                                     (int *)(D + o_status + 4 * fmt_base[f]), s));
+    }
+    CU(zg_k_copy_launch((const zg_k_copy *)(D + o_copy), kc, max_copy, s), "copy kernel");
+    CU(zg_k_unshuffle_launch((const zg_k_unshuffle *)(D + o_unsh), ku, max_un, s), "unshuffle kernel");
+    size_t crc_base = 0;
+    for (int q = 0; q < pp->n_post; q++) {
+        const void *items = D + o_post[q];
+        switch (pp->post[q].kind) {
+        case POST_SHUFFLE:
+            CU(zg_k_unshuffle_launch((const zg_k_unshuffle *)items, n_items[q], max_item[q], s), "shuffle kernel");
+            break;
+        case POST_CRC32C:
+            CU(zg_k_crc32c_launch((const zg_k_buf *)items, n_items[q], (int *)(D + o_crc) + crc_base, s), "crc32c kernel");
+            crc_base += n_items[q];
+            break;
+        case POST_BYTESWAP:
+            CU(zg_k_byteswap_launch((const zg_k_buf *)items, n_items[q], max_item[q], pp->post[q].param, s), "byteswap kernel");
+            break;
+        case POST_DELTA:
+            CU(zg_k_delta_launch((const zg_k_buf *)items, n_items[q], pp->post[q].param, s), "delta kernel");
+            break;
+        }
+    }
+    CU(cudaEventRecord(st->ev[2], s), "cudaEventRecord");
+    zg_k_scatter_params sp;
+    memset(&sp, 0, sizeof sp);
+    sp.ndim = nd;
+    sp.itemsize = (int)itemsize;
+    memcpy(sp.dst_strides, j->out_strides, sizeof(int64_t) * (size_t)nd);
+    sp.d_fill = D + o_fill;
+    memcpy(sp.src_strides, pp->src_strides, sizeof(int64_t) * (size_t)nd);
+    CU(zg_k_scatter_launch(&sp, (const zg_k_scatter *)(D + o_sc), (const uint64_t *)(D + o_cnt), ng, max_rows_g, s),
+       "scatter kernel");
+    memcpy(sp.src_strides, cpu_strides, sizeof(int64_t) * (size_t)nd);
+    CU(zg_k_scatter_launch(&sp, (const zg_k_scatter *)(D + o_sc2), (const uint64_t *)(D + o_cnt2), ncc, max_rows_c, s),
+       "scatter kernel");
+    CU(cudaEventRecord(st->ev[3], s), "cudaEventRecord");
+    if (res_end > res_begin)
+        CU(cudaMemcpyAsync(H + res_begin, D + res_begin, res_end - res_begin, cudaMemcpyDeviceToHost, s), "D2H statuses");
+    CU(cudaEventRecord(b->done, s), "cudaEventRecord");
+    b->in_use = 1;
+    wc->active = 1;
+    return ZGPU_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * The read driver
+ * ---------------------------------------------------------------------------------------------- */
+static void free_tasks(job *j) {
+    for (size_t i = 0; i < j->n_t; i++) free(j->t[i].streams);
+    free(j->t);
+    j->t = NULL;
+}
+
+static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
+    struct zg_device_state *st = j->st;
+    const pipe *pp = &j->pp;
+    const uint64_t slot = zg_align_up(pp->chunk_nbytes > pp->comp_out ? pp->chunk_nbytes : pp->comp_out, ALIGN);
+    uint64_t *cost = malloc((j->n_t ? j->n_t : 1) * sizeof *cost);
+    ZG_RETURN_IF(!cost, ZGPU_ERR_NO_MEMORY, "out of host memory planning waves");
+    for (size_t i = 0; i < j->n_t; i++) {
+        const dtask *t = &j->t[i];
+        cost[i] = 64; /* descriptors */
+        if (t->kind == T_GPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + slot * (pp->needs_b ? 2 : 1);
+        else if (t->kind == T_CPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + slot;
+    }
+    zg_wave *waves = NULL;
+    size_t nw = 0;
+    zgpu_status s = zg_waves_split(j->n_t, cost, zg_wave_limit(j->a->ctx->opts.device_memory_budget), &waves, &nw);
+    free(cost);
+    if (s != ZGPU_OK) return zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", j->a->path), s;
+    stats->waves = (int)nw;
+    wave_check wc[2];
+    memset(wc, 0, sizeof wc);
+    const int host_parse = pp->comp != COMP_NONE || pp->n_outer_crc > 0 || !j->gpu_decode;
+    for (size_t w = 0; w < nw && s == ZGPU_OK; w++) {
+        const int k = (int)(w % 2);
+        bufset *b = &st->set[k];
+        j->bs = b;
+        j->first = waves[w].first;
+        j->count = waves[w].count;
+        layout L = {0};
+        for (size_t i = j->first; i < j->first + j->count; i++)
+            if (j->t[i].kind != T_MISSING) j->t[i].h_off = take(&L, j->t[i].nbytes);
+        const uint64_t r1_end = L.pos;
+        s = ensure_pinned(st, b, r1_end ? r1_end : 1, 0);
+        if (s == ZGPU_OK && j->use_gds) s = ensure_device(st, &b->d, &b->d_cap, r1_end ? r1_end : 1);
+        if (s == ZGPU_OK && j->use_gds) s = cudaStreamSynchronize(st->stream) == cudaSuccess ? ZGPU_OK
+                                            : zg_error(ZGPU_ERR_CUDA, "stream synchronisation failed");
+        double t0 = zg_now();
+        if (s == ZGPU_OK) s = zg_pool_run(j->a->ctx->pool, j->count, phase_a_task, j);
+        stats->io_s += zg_now() - t0;
+        if (s == ZGPU_OK && j->use_gds && host_parse && r1_end) {
+            /* frames must be checked on the host: bring the stored bytes back once */
+            if (cudaMemcpyAsync(b->h, b->d, r1_end, cudaMemcpyDeviceToHost, st->stream) != cudaSuccess ||
+                cudaStreamSynchronize(st->stream) != cudaSuccess)
+                s = zg_error(ZGPU_ERR_CUDA, "copying GDS-read bytes back for frame checks failed");
+        }
+        if (s == ZGPU_OK && j->gpu_decode) s = zg_pool_run(j->a->ctx->pool, j->count, phase_parse_task, j);
+        if (s == ZGPU_OK) {
+            for (size_t i = j->first; i < j->first + j->count; i++)
+                if (j->t[i].kind == T_CPU) j->t[i].cpu_off = take(&L, pp->chunk_nbytes);
+            s = ensure_pinned(st, b, L.pos ? L.pos : 1, r1_end);
+        }
+        if (s == ZGPU_OK) s = zg_pool_run(j->a->ctx->pool, j->count, phase_cpu_task, j);
+        /* the previous wave must be finished and checked before its events are reused */
+        zgpu_status s2 = check_wave(j, &st->set[1 - k], &wc[1 - k], stats);
+        if (s == ZGPU_OK) s = s2;
+        if (s == ZGPU_OK) s = launch_wave(j, b, &L, &wc[k]);
+    }
+    for (int k = 0; k < 2; k++) {
+        zgpu_status s2 = check_wave(j, &st->set[k], &wc[k], stats);
+        if (s == ZGPU_OK) s = s2;
+        free(wc[k].refs);
+        free(wc[k].crc_task);
+    }
+    if (s != ZGPU_OK) cudaStreamSynchronize(st->stream); /* nothing may still write into the caller's buffer */
+    free(waves);
+    return s;
+}
+
+/* order_user: order our stream after the caller's and the caller's after ours (the async path instead
+ * synchronised the caller's stream up front and gates it with a host function). */
+static zgpu_status run_read(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *device_out,
+                            const int64_t *out_strides, void *user_stream, int order_user) {
+    zgpu_read_stats stats;
+    memset(&stats, 0, sizeof stats);
+    stats.struct_size = sizeof stats;
+    const double t_begin = zg_now();
+    struct zg_device_state *st;
+    ZG_FORWARD(get_state(a->ctx, &st));
+    job j;
+    memset(&j, 0, sizeof j);
+    j.a = a;
+    j.st = st;
+    j.out = device_out;
+    ZG_FORWARD(zg_resolve_strides(a, count, out_strides, j.out_strides));
+    zg_plan plan;
+    ZG_FORWARD(zg_plan_build(a, start, count, &plan));
+    zgpu_status s = zg_plan_resolve(a, &plan);
+    stats.plan_s = zg_now() - t_begin;
+    if (s != ZGPU_OK) {
+        zg_plan_free(&plan);
+        return s;
+    }
+    j.plan = &plan;
+    j.chain = a->shard ? zg_sharding_inner_chain(a->shard) : a->chain;
+    analyse_chain(j.chain, &j.pp);
+    j.nvc_ok = zg_nvc_available(NULL);
+    for (int f = 0; f < ZG_NVC_N; f++) {
+        size_t tmp;
+        j.in_align[f] = j.out_align[f] = 1;
+        if (j.nvc_ok && zg_nvc_alignments((zg_nvc_format)f, &j.in_align[f], &j.out_align[f], &tmp) != ZGPU_OK) j.nvc_ok = 0;
+    }
+    j.gpu_decode = a->ctx->opts.gpu_decode && j.pp.gpu && (j.pp.comp == COMP_NONE || j.nvc_ok);
+    /* GDS: AUTO uses it only when no frame needs checking on the host; ON always (or fails) */
+    const char *why = "";
+    zgpu_gds_mode gm = a->ctx->opts.gds_mode;
+    if (gm == ZGPU_GDS_ON) {
+        if (!zg_gds_usable(1, &why)) {
+            zg_plan_free(&plan);
+            return zg_error(ZGPU_ERR_CUDA, ZG_ARRAY_WHERE_FMT ": GPUDirect Storage required (ZGPU_GDS_ON) but not usable: %s",
+                            a->path, why);
+        }
+        j.use_gds = 1;
+    } else if (gm == ZGPU_GDS_AUTO) {
+        j.use_gds = j.gpu_decode && j.pp.comp == COMP_NONE && j.pp.n_outer_crc == 0 && zg_gds_usable(0, &why);
+    }
+    j.n_t = plan.n_tasks;
+    j.t = calloc(j.n_t ? j.n_t : 1, sizeof *j.t);
+    if (!j.t) {
+        zg_plan_free(&plan);
+        return zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for %zu chunk tasks", plan.n_tasks);
+    }
+    for (size_t i = 0; i < j.n_t; i++) {
+        const zg_chunk_task *pt = &plan.tasks[i];
+        dtask *t = &j.t[i];
+        t->plan_i = i;
+        t->nbytes = pt->nbytes;
+        t->kind = pt->state != ZG_TASK_PRESENT ? T_MISSING : (j.gpu_decode ? T_GPU : T_CPU);
+        if (t->kind != T_MISSING) stats.stored_bytes += pt->nbytes;
+    }
+    pthread_mutex_lock(&st->lock);
+    cudaError_t ce = cudaSetDevice(st->device);
+    /* order our stream after the caller's earlier work */
+    if (ce == cudaSuccess && order_user) ce = cudaEventRecord(st->ev[4], (cudaStream_t)user_stream);
+    if (ce == cudaSuccess && order_user) ce = cudaStreamWaitEvent(st->stream, st->ev[4], 0);
+    if (ce != cudaSuccess) s = zg_error(ZGPU_ERR_CUDA, "CUDA error ordering after the caller's stream: %s", cudaGetErrorString(ce));
+    if (s == ZGPU_OK) s = run_waves(&j, &stats);
+    if (s == ZGPU_OK) {
+        /* later work on the caller's stream comes after ours */
+        ce = cudaEventRecord(st->ev[5], st->stream);
+        if (ce == cudaSuccess && order_user) ce = cudaStreamWaitEvent((cudaStream_t)user_stream, st->ev[5], 0);
+        if (ce == cudaSuccess) ce = cudaStreamSynchronize(st->stream);
+        if (ce != cudaSuccess) s = zg_error(ZGPU_ERR_CUDA, "CUDA error finishing the read: %s", cudaGetErrorString(ce));
+    }
+    pthread_mutex_unlock(&st->lock);
+    if (s == ZGPU_OK) {
+        stats.total_s = zg_now() - t_begin;
+        stats.decoded_bytes = a->meta.dtype.size;
+        for (int d = 0; d < plan.ndim; d++) stats.decoded_bytes *= count[d];
+        stats.chunks = (int)plan.n_tasks;
+        stats.gds_used = j.use_gds;
+        for (size_t i = 0; i < j.n_t; i++) {
+            if (j.t[i].kind == T_GPU) stats.gpu_decoded++;
+            else if (j.t[i].kind == T_CPU) stats.cpu_decoded++;
+        }
+        zg_array_set_stats(a, &stats);
+    }
+    free_tasks(&j);
+    zg_plan_free(&plan);
+    return s;
+}
+
+zgpu_status zg_cuda_read(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *device_out,
+                         const int64_t *out_strides, void *stream) {
+    return run_read(a, start, count, device_out, out_strides, stream, 1);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Async reads: a background thread runs the read; the caller's stream waits for it through a host
+ * function, so later work on that stream is ordered after the data is in place.
+ * ---------------------------------------------------------------------------------------------- */
+struct zgpu_event {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done, joined;
+    zgpu_status status;
+    char msg[ZG_ERRMSG_MAX];
+    zgpu_array *a;
+    uint64_t start[ZGPU_MAX_DIMS], count[ZGPU_MAX_DIMS];
+    int64_t strides[ZGPU_MAX_DIMS];
+    int has_strides;
+    void *out, *stream;
+};
+
+static void *async_main(void *arg) {
+    struct zgpu_event *ev = arg;
+    zgpu_status s = run_read(ev->a, ev->start, ev->count, ev->out, ev->has_strides ? ev->strides : NULL, NULL, 0);
+    pthread_mutex_lock(&ev->mu);
+    ev->status = s;
+    if (s != ZGPU_OK) zg_error_save(ev->msg);
+    ev->done = 1;
+    pthread_cond_broadcast(&ev->cv);
+    pthread_mutex_unlock(&ev->mu);
+    return NULL;
+}
+
+static void CUDART_CB stream_gate(void *arg) {
+    struct zgpu_event *ev = arg;
+    pthread_mutex_lock(&ev->mu);
+    while (!ev->done) pthread_cond_wait(&ev->cv, &ev->mu);
+    pthread_mutex_unlock(&ev->mu);
+}
+
+zgpu_status zg_cuda_read_async(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *device_out,
+                               const int64_t *out_strides, void *stream, struct zgpu_event **event) {
+    struct zgpu_event *ev = calloc(1, sizeof *ev);
+    ZG_RETURN_IF(!ev, ZGPU_ERR_NO_MEMORY, "out of host memory for an event");
+    int nd = a->meta.ndim;
+    for (int d = 0; d < nd; d++) {
+        ev->start[d] = start[d];
+        ev->count[d] = count[d];
+        if (out_strides) ev->strides[d] = out_strides[d];
+    }
+    ev->has_strides = out_strides != NULL;
+    ev->a = a;
+    ev->out = device_out;
+    ev->stream = stream;
+    pthread_mutex_init(&ev->mu, NULL);
+    pthread_cond_init(&ev->cv, NULL);
+    /* Work queued on `stream` before this call must finish before the read writes: wait for it here
+     * (the read itself runs on zgpu's own stream). */
+    cudaError_t ce = cudaStreamSynchronize((cudaStream_t)stream);
+    if (ce == cudaSuccess) ce = cudaLaunchHostFunc((cudaStream_t)stream, stream_gate, ev);
+    if (ce != cudaSuccess) {
+        pthread_cond_destroy(&ev->cv);
+        pthread_mutex_destroy(&ev->mu);
+        free(ev);
+        return zg_error(ZGPU_ERR_CUDA, "CUDA error starting an async read: %s", cudaGetErrorString(ce));
+    }
+    if (pthread_create(&ev->thread, NULL, async_main, ev) != 0) {
+        pthread_mutex_lock(&ev->mu);
+        ev->done = 1;
+        ev->joined = 1;
+        ev->status = ZGPU_ERR_INTERNAL;
+        snprintf(ev->msg, sizeof ev->msg, "could not start the async read thread");
+        pthread_cond_broadcast(&ev->cv);
+        pthread_mutex_unlock(&ev->mu);
+    }
+    *event = ev;
+    return ZGPU_OK;
+}
+
+zgpu_status zg_cuda_event_wait(struct zgpu_event *ev) {
+    pthread_mutex_lock(&ev->mu);
+    while (!ev->done) pthread_cond_wait(&ev->cv, &ev->mu);
+    int join = !ev->joined;
+    ev->joined = 1;
+    pthread_mutex_unlock(&ev->mu);
+    if (join) pthread_join(ev->thread, NULL);
+    if (ev->status != ZGPU_OK) zg_error_restore(ev->msg);
+    return ev->status;
+}
+
+int zg_cuda_event_query(struct zgpu_event *ev) {
+    pthread_mutex_lock(&ev->mu);
+    int d = ev->done;
+    pthread_mutex_unlock(&ev->mu);
+    return d;
+}
+
+void zg_cuda_event_free(struct zgpu_event *ev) {
+    zg_cuda_event_wait(ev);
+    /* the stream's host function may still be about to return: wait for the stream to pass it */
+    cudaStreamSynchronize((cudaStream_t)ev->stream);
+    pthread_cond_destroy(&ev->cv);
+    pthread_mutex_destroy(&ev->mu);
+    free(ev);
+}

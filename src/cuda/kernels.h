@@ -1,0 +1,72 @@
+/* zgpu's own CUDA kernels, each one batched launch over all chunks of a wave. Descriptor arrays live in
+ * device memory; "max_*" arguments size the grid. Launch errors are returned as cudaError_t; data errors
+ * (bad checksums) go to per-chunk status words. C interface, implemented in kernels.cu. */
+#ifndef ZG_KERNELS_H
+#define ZG_KERNELS_H
+#include <stddef.h>
+#include <stdint.h>
+#include <cuda_runtime.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ZG_K_MAX_DIMS 32
+
+/* Plain copy of n bytes (blosc raw streams, memcpy'd chunks). */
+typedef struct zg_k_copy {
+    const uint8_t *src;
+    uint8_t *dst;
+    uint64_t n;
+} zg_k_copy;
+cudaError_t zg_k_copy_launch(const zg_k_copy *d_items, size_t n_items, uint64_t max_n, cudaStream_t s);
+
+/* Undo a shuffle filter, src -> dst (no aliasing), chunk by chunk in blocks of `blocksize` bytes (the last
+ * block may be shorter). mode 1: byte shuffle (numcodecs.shuffle: blocksize = nbytes; blosc: its blocks);
+ * mode 2: bitshuffle with blosc's rules (format `version`). */
+typedef struct zg_k_unshuffle {
+    const uint8_t *src;
+    uint8_t *dst;
+    uint64_t nbytes;
+    uint32_t typesize, blocksize;
+    uint32_t mode, version;
+} zg_k_unshuffle;
+cudaError_t zg_k_unshuffle_launch(const zg_k_unshuffle *d_items, size_t n_items, uint64_t max_nbytes,
+                                  cudaStream_t s);
+
+/* In-place buffer of n bytes. */
+typedef struct zg_k_buf {
+    uint8_t *p;
+    uint64_t n;
+} zg_k_buf;
+/* Reverses the byte order of every `unit`-byte word (2, 4, 8 or 16). */
+cudaError_t zg_k_byteswap_launch(const zg_k_buf *d_items, size_t n_items, uint64_t max_n, int unit, cudaStream_t s);
+/* numcodecs.delta decode: inclusive prefix sum with wrap-around over integers of `elemsize` bytes. */
+cudaError_t zg_k_delta_launch(const zg_k_buf *d_items, size_t n_items, int elemsize, cudaStream_t s);
+/* crc32c codec: checks the CRC32C of p[0, n-4) against the little-endian value in p[n-4, n); d_status[i]
+ * is set to 1 on a mismatch (and left alone otherwise). */
+cudaError_t zg_k_crc32c_launch(const zg_k_buf *d_items, size_t n_items, int *d_status, cudaStream_t s);
+
+/* Scatter of decoded chunks into the output box. Shared by all chunks of a launch: ndim, itemsize, the
+ * byte strides of a decoded chunk buffer (transposes are folded in here) and of the output. Per chunk:
+ * src (NULL: write the fill value), dst (the first output element), and ndim counts at
+ * d_counts[i * ndim ...]. */
+typedef struct zg_k_scatter_params {
+    int ndim;
+    int itemsize;
+    int64_t src_strides[ZG_K_MAX_DIMS];
+    int64_t dst_strides[ZG_K_MAX_DIMS];
+    const uint8_t *d_fill; /* itemsize bytes in device memory */
+} zg_k_scatter_params;
+typedef struct zg_k_scatter {
+    const uint8_t *src;
+    uint8_t *dst;
+} zg_k_scatter;
+cudaError_t zg_k_scatter_launch(const zg_k_scatter_params *p, const zg_k_scatter *d_items,
+                                const uint64_t *d_counts, size_t n_items, uint64_t max_rows, cudaStream_t s);
+
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# Shell tests of the zgpu command: write -> read and write -> cp -> read round trips that compare every
+# data byte, for each data type, format, codec and sharding layout, plus exit codes and error lines.
+# Needs only bash and coreutils. Usage: tests/cli/test_cli.sh [path/to/zgpu]   (default build/bin/zgpu)
+set -u
+ZGPU="${1:-build/bin/zgpu}"
+ZGPU="$(cd "$(dirname "$ZGPU")" && pwd)/$(basename "$ZGPU")"
+[ -x "$ZGPU" ] || { echo "no zgpu binary at $ZGPU"; exit 1; }
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK"
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# mknpy OUT DESCR SHAPE NBYTES [FORTRAN]: a v1.0 .npy whose data is NBYTES random bytes.
+mknpy() {
+    local out=$1 descr=$2 shape=$3 nbytes=$4 fortran=${5:-False}
+    local dict="{'descr': '$descr', 'fortran_order': $fortran, 'shape': $shape, }"
+    local total=$(( (10 + ${#dict} + 1 + 63) / 64 * 64 ))
+    local hlen=$(( total - 10 ))
+    {
+        printf '\x93NUMPY\x01\x00'
+        printf "\\x$(printf %02x $((hlen & 255)))\\x$(printf %02x $((hlen >> 8)))"
+        printf '%s' "$dict"
+        printf '%*s' $(( hlen - ${#dict} - 1 )) ''
+        printf '\n'
+        head -c "$nbytes" /dev/urandom
+    } > "$out"
+}
+# data bytes of a .npy (everything after the header)
+npy_data() {
+    local hlen
+    hlen=$(od -An -tu2 -j8 -N2 "$1" | tr -d ' ')
+    tail -c +$((hlen + 11)) "$1"
+}
+same_data() { cmp -s <(npy_data "$1") <(npy_data "$2"); }
+
+expect_rc() { # expect_rc RC CMD...
+    local want=$1
+    shift
+    "$@" > out.txt 2> err.txt
+    local rc=$?
+    if [ "$rc" -eq "$want" ]; then ok; else bad "rc $rc (wanted $want): $* :: $(cat err.txt)"; fi
+}
+
+# ---- write -> read round trips ----
+# descr shape nbytes; random bytes are valid for every type (NaN payloads included: compared as bytes).
+types=(
+    "|u1 (37, 11) 407" "<i2 (20, 30) 1200" "<u4 (7, 5, 3) 420" "<i8 (50,) 400" "<f2 (33, 3) 198"
+    "<f4 (64, 64) 16384" "<f8 (9, 10) 720" "<c8 (12,) 96" "<c16 (3, 4) 192" "|i1 (5, 5, 5, 5) 625"
+    "<u8 (2, 3) 48" "|V3 (10,) 30" "<f8 () 8" "<i4 (0, 5) 0"
+)
+codecs=("none" "zstd" "zstd:3:checksum+crc32c" "gzip:1" "zlib" "bz2" "lz4" "blosc:lz4:5:shuffle" "blosc:zstd:1:bitshuffle")
+n=0
+for t in "${types[@]}"; do
+    # words: descr, the shape tuple, the byte count
+    words=($t)
+    descr=${words[0]}
+    nbytes=${words[-1]}
+    shape="${t#"$descr "}"
+    shape="${shape% "$nbytes"}"
+    mknpy in.npy "$descr" "$shape" "$nbytes"
+    for c in "${codecs[@]}"; do
+        for fmt in 3 2; do
+            [ "$fmt" = 2 ] && [[ "$c" == *crc32c* ]] && continue
+            [ "$fmt" = 2 ] && [ "$descr" = "|V3" ] && continue
+            n=$((n + 1))
+            rm -rf a.zarr
+            if "$ZGPU" write a.zarr in.npy --format "$fmt" --codec "$c" 2> err.txt &&
+               "$ZGPU" read a.zarr -o out.npy 2>> err.txt && same_data in.npy out.npy; then
+                ok
+            else
+                bad "write/read $descr $shape --format $fmt --codec $c: $(cat err.txt)"
+            fi
+        done
+    done
+done
+
+# ---- chunking, sharding and streaming in many slabs ----
+mknpy in.npy "<u2" "(123, 37, 5)" 45510
+for opts in "--chunks 10,10,5" "--chunks 7,37,5 --shards 21,37,5" "--chunks 1,1,1 --format 2" \
+            "--chunks 16,8,4 --shards 32,16,4 --codec zstd+crc32c" "--chunks 200,1,9"; do
+    rm -rf a.zarr b.zarr
+    if ZGPU_CLI_SLAB_BYTES=5000 "$ZGPU" write a.zarr in.npy $opts 2> err.txt &&
+       "$ZGPU" read a.zarr -o out.npy 2>> err.txt && same_data in.npy out.npy &&
+       ZGPU_CLI_SLAB_BYTES=3000 "$ZGPU" cp a.zarr b.zarr --chunks 9,4,2 --shards none --codec gzip 2>> err.txt &&
+       "$ZGPU" read b.zarr -o out2.npy 2>> err.txt && same_data in.npy out2.npy; then
+        ok
+    else
+        bad "chunked write/cp $opts: $(cat err.txt)"
+    fi
+done
+
+# ---- cp conversions keep data, fill value and attributes ----
+mknpy in.npy "<f4" "(40, 30)" 4800
+rm -rf src.zarr
+expect_rc 0 "$ZGPU" write src.zarr in.npy --chunks 16,16 --shards 32,32 --codec blosc:lz4 --fill-value 2.5 --attrs '{"units": "m"}'
+for opts in "" "--format 2" "--shards none" "--chunks 8,8" "--format 2 --codec zlib:2" "--shards 16,32 --chunks 16,8"; do
+    rm -rf dst.zarr dst2.zarr
+    if "$ZGPU" cp src.zarr dst.zarr $opts 2> err.txt && "$ZGPU" read dst.zarr -o out.npy 2>> err.txt &&
+       same_data in.npy out.npy && "$ZGPU" info dst.zarr > info.txt 2>> err.txt &&
+       grep -q '^fill_value: *2.5$' info.txt && grep -q '"units":"m"' info.txt &&
+       "$ZGPU" cp dst.zarr dst2.zarr --format 3 2>> err.txt && "$ZGPU" read dst2.zarr -o out2.npy 2>> err.txt &&
+       same_data in.npy out2.npy; then
+        ok
+    else
+        bad "cp $opts: $(cat err.txt) $(cat info.txt 2>/dev/null)"
+    fi
+done
+
+# ---- regions: an index keeps a length-1 axis; negative values count from the end ----
+# (6, 4) uint8 holding 0..23
+{
+    dict="{'descr': '|u1', 'fortran_order': False, 'shape': (6, 4), }"
+    printf '\x93NUMPY\x01\x00\x76\x00%s%*s\n' "$dict" $((0x76 - ${#dict} - 1)) ''
+    for i in $(seq 0 23); do printf "\\x$(printf %02x "$i")"; done
+} > seq.npy
+rm -rf s.zarr
+expect_rc 0 "$ZGPU" write s.zarr seq.npy --chunks 4,3
+check_region() { # region expected-bytes(hex, space separated) expected-shape
+    if "$ZGPU" read s.zarr --region "$1" -o r.npy 2> err.txt &&
+       [ "$(npy_data r.npy | od -An -tx1 | tr -s ' \n' ' ' | sed 's/^ //; s/ $//')" = "$2" ] &&
+       grep -q "'shape': $3" r.npy; then
+        ok
+    else
+        bad "region $1: $(npy_data r.npy | od -An -tx1) $(head -c 120 r.npy | tail -c +11) $(cat err.txt)"
+    fi
+}
+check_region "1:3,2:" "06 07 0a 0b" "(2, 2)"
+check_region "-1" "14 15 16 17" "(1, 4)"
+check_region "-2:,-1" "13 17" "(2, 1)"
+check_region ":,1:2" "01 05 09 0d 11 15" "(6, 1)"
+check_region "5,3" "17" "(1, 1)"
+check_region "2:2" "" "(0, 4)"
+expect_rc 2 "$ZGPU" read s.zarr --region 6 -o r.npy
+expect_rc 2 "$ZGPU" read s.zarr --region 0:7 -o r.npy
+expect_rc 2 "$ZGPU" read s.zarr --region 0,0,0 -o r.npy
+expect_rc 2 "$ZGPU" read s.zarr --region ::2 -o r.npy
+expect_rc 0 "$ZGPU" read s.zarr -o /dev/null
+
+# Fortran-order and big-endian input
+{
+    dict="{'descr': '>u2', 'fortran_order': True, 'shape': (2, 3), }"
+    printf '\x93NUMPY\x01\x00\x76\x00%s%*s\n' "$dict" $((0x76 - ${#dict} - 1)) ''
+    printf '\x00\x01\x00\x65\x00\x02\x00\x66\x00\x03\x00\x67'
+} > fbe.npy
+rm -rf f.zarr
+expect_rc 0 "$ZGPU" write f.zarr fbe.npy
+"$ZGPU" read f.zarr -o f.npy 2> err.txt
+if [ "$(npy_data f.npy | od -An -tu2 | tr -s ' \n' ' ' | sed 's/^ //; s/ $//')" = "1 2 3 101 102 103" ] &&
+   grep -q "'descr': '<u2'" f.npy; then ok; else bad "fortran big-endian input: $(npy_data f.npy | od -An -tu2)"; fi
+
+# ---- info, exit codes, error lines ----
+expect_rc 0 "$ZGPU" info s.zarr
+grep -q '^shape: *\[6, 4\]$' out.txt && grep -q '^chunk_shape: *\[4, 3\]$' out.txt && ok || bad "info: $(cat out.txt)"
+expect_rc 0 "$ZGPU" info --json s.zarr
+grep -q '"zarr_format": *3' out.txt && ok || bad "info --json: $(cat out.txt)"
+expect_rc 0 "$ZGPU" --version
+expect_rc 0 "$ZGPU" --help
+for c in info read write cp bench; do expect_rc 0 "$ZGPU" "$c" --help; done
+expect_rc 2 "$ZGPU"
+expect_rc 2 "$ZGPU" frobnicate
+expect_rc 2 "$ZGPU" read s.zarr
+expect_rc 2 "$ZGPU" read s.zarr -o x.npy --bogus
+expect_rc 1 "$ZGPU" info does-not-exist
+[ "$(wc -l < err.txt)" -eq 1 ] && grep -q '^zgpu: error: ' err.txt && ok || bad "error line: $(cat err.txt)"
+expect_rc 1 "$ZGPU" write s.zarr seq.npy            # exists
+grep -q '^zgpu: error: ' err.txt && ok || bad "exists error: $(cat err.txt)"
+expect_rc 0 "$ZGPU" write s.zarr seq.npy --overwrite
+expect_rc 2 "$ZGPU" write t.zarr seq.npy --codec nope
+expect_rc 2 "$ZGPU" write t.zarr seq.npy --format 2 --shards 2,2
+expect_rc 2 "$ZGPU" write t.zarr seq.npy --chunks 2,3 --shards 3,3
+expect_rc 2 "$ZGPU" write t.zarr seq.npy --attrs '[1]'
+expect_rc 2 "$ZGPU" write t.zarr seq.npy --fill-value 300
+expect_rc 1 "$ZGPU" write t.zarr missing.npy
+printf 'junk' > junk.npy
+expect_rc 1 "$ZGPU" write t.zarr junk.npy
+expect_rc 2 "$ZGPU" cp s.zarr s.zarr
+expect_rc 0 "$ZGPU" bench s.zarr --repeat 2
+grep -q '^wall:' out.txt && grep -q '^stages:' out.txt && ok || bad "bench output: $(cat out.txt)"
+expect_rc 2 "$ZGPU" bench s.zarr --repeat 0
+
+echo "$pass passed, $fail failed ($n write/read combinations)"
+[ "$fail" -eq 0 ]
