@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import zgpu
-from conftest import assert_same, make_data
+from zg_helpers import assert_same, make_data
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import zgpu
-from conftest import assert_same, make_data
+from zg_helpers import assert_same, make_data
 
 NO_GPU = "skipped: no GPU"
 

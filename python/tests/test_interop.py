@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import zgpu
-from conftest import DTYPES, assert_same, make_data
+from zg_helpers import DTYPES, assert_same, make_data
 
 zarr = pytest.importorskip("zarr")
 numcodecs = pytest.importorskip("numcodecs")

@@ -1,5 +1,5 @@
 /* bytes codec (Zarr v3 "bytes"): array -> bytes in little- or big-endian element order.
- * Configuration {"endian": "little"|"big"}; required for multi-byte types, optional for 1-byte ones. */
+ * Configuration {"endian": "little"|"big"}; required for multi-byte types, optional for 1-byte and raw rN ones. */
 #include "codec/bytes.h"
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +64,8 @@ static zgpu_status bytes_create(const zj_value *config, const zg_repr *decoded, 
         else return zg_error(ZGPU_ERR_BAD_METADATA, "bytes: endian must be \"little\" or \"big\", found \"%s\"", endian);
     }
     uint32_t unit = zg_dtype_swap_unit(&decoded->dtype);
-    ZG_RETURN_IF(!endian && decoded->dtype.size > 1, ZGPU_ERR_BAD_METADATA,
+    /* raw rN elements are opaque bytes: byte order does not apply to them */
+    ZG_RETURN_IF(!endian && zg_dtype_swap_unit(&decoded->dtype) > 1, ZGPU_ERR_BAD_METADATA,
                  "bytes: configuration \"endian\" is required for the %u-byte data type %s", decoded->dtype.size,
                  decoded->dtype.name);
     ZG_RETURN_IF(unit != 1 && unit != 2 && unit != 4 && unit != 8, ZGPU_ERR_INTERNAL,

@@ -6,10 +6,11 @@
 #include "codec/sharding.h"
 #include <stdlib.h>
 #include <string.h>
+#include "codec/bytes.h"
 #include "codec/crc32c.h"
 #include "util/status.h"
 
-#define MAX_INNER_CHUNKS ((uint64_t)1 << 31) /* keeps the index (16 bytes per inner chunk) allocatable */
+#define MAX_INNER_CHUNKS ((uint64_t)1 << 28) /* keeps the index (16 bytes per inner chunk) allocatable */
 
 typedef struct shard_codec {
     zg_codec base;
@@ -133,25 +134,36 @@ static zgpu_status shard_create(const zj_value *config, const zg_repr *decoded, 
         }
         zj_free(owned);
     }
-    /* The index must have one size whatever its values: only fixed-size codecs may encode it. */
+    /* The index must have one size whatever its values: only size-preserving array->array codecs, the
+     * bytes codec and crc32c (4 bytes each) may encode it. Its size is then known without encoding, so
+     * hostile metadata cannot make create allocate a huge dummy index. */
     if (st == ZGPU_OK) {
         const zg_chain *ic = s->index_chain;
+        for (int k = 0; k < ic->n_a2a && st == ZGPU_OK; k++)
+            if (zg_repr_nbytes(&ic->a2a[k]->encoded) != zg_repr_nbytes(&ic->a2a[k]->decoded))
+                st = zg_error(ZGPU_ERR_UNSUPPORTED, "sharding_indexed: index_codecs: '%s' changes the index size",
+                              ic->a2a[k]->vt->name);
+        if (st == ZGPU_OK && ic->a2b->vt != &zg_codec_bytes)
+            st = zg_error(ZGPU_ERR_UNSUPPORTED, "sharding_indexed: index_codecs: the index must be serialised by "
+                          "\"bytes\", found '%s'", ic->a2b->vt->name);
         for (int k = 0; k < ic->n_b2b && st == ZGPU_OK; k++)
             if (ic->b2b[k]->vt != &zg_codec_crc32c)
                 st = zg_error(ZGPU_ERR_UNSUPPORTED,
-                              "sharding_indexed: index_codecs: '%s' makes the index size vary; only crc32c may follow the array->bytes codec",
-                              ic->b2b[k]->vt->name);
-        if (st == ZGPU_OK && ic->a2b->vt == &zg_codec_sharding)
-            st = zg_error(ZGPU_ERR_UNSUPPORTED, "sharding_indexed: index_codecs: sharding the index is not supported");
+                              "sharding_indexed: index_codecs: '%s' makes the index size vary; only crc32c may follow "
+                              "the array->bytes codec", ic->b2b[k]->vt->name);
+        s->index_nbytes = s->n_inner * 16 + 4 * (uint64_t)ic->n_b2b;
     }
-    if (st == ZGPU_OK) {
+    /* Self-check on small indexes: encoding an all-empty index gives exactly that size. */
+    if (st == ZGPU_OK && s->n_inner <= 4096) {
         uint64_t *dummy = malloc((size_t)s->n_inner * 16 + 1);
         zg_buf enc = ZG_BUF_INIT;
         if (!dummy) st = zg_error(ZGPU_ERR_NO_MEMORY, "sharding_indexed: out of memory for the index");
         else {
             memset(dummy, 0xff, (size_t)s->n_inner * 16);
             st = encode_index(s, dummy, &enc);
-            s->index_nbytes = enc.size;
+            if (st == ZGPU_OK && enc.size != s->index_nbytes)
+                st = zg_error(ZGPU_ERR_INTERNAL, "sharding_indexed: encoded index has %zu bytes, expected %llu",
+                              enc.size, (unsigned long long)s->index_nbytes);
         }
         free(dummy);
         zg_buf_free(&enc);

@@ -1,0 +1,293 @@
+/* Device reads (zgpu_array_read_device) of arrays written by zgpu itself, for many codec chains, compared
+ * byte for byte with host reads (zgpu_array_read): whole arrays, random regions, strided outputs, missing
+ * chunks, sharding, small memory budgets (many waves), gpu_decode = 0, async reads; corrupt chunks must give
+ * ZGPU_ERR_CORRUPT_DATA naming the chunk. Without a GPU the arrays are still written and read on the host
+ * (checking the test's own setup), then the test reports skipped (77). */
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "zgpu.h"
+
+#ifdef ZGPU_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+static uint32_t rng = 777;
+static uint32_t rnd(void) {
+    rng = rng * 1664525u + 1013904223u;
+    return rng >> 8;
+}
+
+typedef struct tcase {
+    const char *name;
+    const char *meta; /* printf format with %s = dtype-specific parts filled below */
+    int gpu_expected; /* the GPU path must decode (when nvCOMP is loaded, or the chain needs no nvCOMP) */
+    int needs_nvcomp;
+} tcase;
+
+/* 3-D arrays 40 x 50 x 60 with chunks 16 x 20 x 24 (edge chunks partial). */
+#define SHAPE "[40, 50, 60]"
+#define CHUNKS "[16, 20, 24]"
+#define V3(dtype, fill, codecs)                                                                                 \
+    "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": " SHAPE ", \"data_type\": \"" dtype "\", "      \
+    "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": " CHUNKS "}}, "               \
+    "\"chunk_key_encoding\": {\"name\": \"default\", \"configuration\": {\"separator\": \"/\"}}, "              \
+    "\"fill_value\": " fill ", \"codecs\": " codecs "}"
+#define V2(dtype, fill, filters, compressor, order)                                                             \
+    "{\"zarr_format\": 2, \"shape\": " SHAPE ", \"chunks\": " CHUNKS ", \"dtype\": \"" dtype "\", "            \
+    "\"fill_value\": " fill ", \"order\": \"" order "\", \"filters\": " filters ", \"compressor\": " compressor "}"
+
+static const tcase cases[] = {
+    {"v3_zstd_u16", V3("uint16", "7", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"zstd\", \"configuration\": {\"level\": 3, \"checksum\": false}}]"), 1, 1},
+    {"v3_zstd_checksum_f32", V3("float32", "1.5", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"zstd\", \"configuration\": {\"level\": 1, \"checksum\": true}}]"), 1, 1},
+    {"v3_blosc_lz4_shuffle_u16", V3("uint16", "0", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"blosc\", \"configuration\": {\"cname\": \"lz4\", \"clevel\": 5, \"shuffle\": \"shuffle\", \"typesize\": 2, \"blocksize\": 0}}]"), 1, 1},
+    {"v3_blosc_zstd_bitshuffle_u32", V3("uint32", "3", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"blosc\", \"configuration\": {\"cname\": \"zstd\", \"clevel\": 3, \"shuffle\": \"bitshuffle\", \"typesize\": 4, \"blocksize\": 0}}]"), 1, 1},
+    {"v3_blosc_zlib_noshuffle_i64", V3("int64", "-1", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"blosc\", \"configuration\": {\"cname\": \"zlib\", \"clevel\": 5, \"shuffle\": \"noshuffle\", \"typesize\": 8, \"blocksize\": 0}}]"), 1, 1},
+    {"v3_blosc_blosclz_u16_cpu", V3("uint16", "0", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"blosc\", \"configuration\": {\"cname\": \"blosclz\", \"clevel\": 5, \"shuffle\": \"shuffle\", \"typesize\": 2, \"blocksize\": 0}}]"), 0, 0},
+    {"v3_gzip_f64", V3("float64", "0", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"gzip\", \"configuration\": {\"level\": 5}}]"), 1, 1},
+    {"v3_bigendian_crc32c_i32", V3("int32", "0", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"big\"}}, {\"name\": \"crc32c\"}]"), 1, 0},
+    {"v3_transpose_zstd_u8", V3("uint8", "9", "[{\"name\": \"transpose\", \"configuration\": {\"order\": [2, 0, 1]}}, {\"name\": \"bytes\"}, {\"name\": \"zstd\", \"configuration\": {\"level\": 3, \"checksum\": false}}]"), 1, 1},
+    {"v3_sharded_zstd_u16", V3("uint16", "5", "[{\"name\": \"sharding_indexed\", \"configuration\": {\"chunk_shape\": [8, 10, 12], \"codecs\": [{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"zstd\", \"configuration\": {\"level\": 3, \"checksum\": false}}], \"index_codecs\": [{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"crc32c\"}], \"index_location\": \"end\"}}]"), 1, 1},
+    {"v2_zlib_i16", V2("<i2", "0", "null", "{\"id\": \"zlib\", \"level\": 4}", "C"), 1, 1},
+    {"v2_lz4_u32", V2("<u4", "0", "null", "{\"id\": \"lz4\", \"acceleration\": 1}", "C"), 1, 1},
+    {"v2_delta_zstd_i32", V2("<i4", "0", "[{\"id\": \"delta\", \"dtype\": \"<i4\"}]", "{\"id\": \"zstd\", \"level\": 3}", "C"), 1, 1},
+    {"v2_shuffle_gzip_F_u16", V2("<u2", "0", "[{\"id\": \"shuffle\", \"elementsize\": 2}]", "{\"id\": \"gzip\", \"level\": 3}", "F"), 1, 1},
+    {"v2_blosc_lz4_bigendian_u16", V2(">u2", "0", "null", "{\"id\": \"blosc\", \"cname\": \"lz4\", \"clevel\": 5, \"shuffle\": 1, \"blocksize\": 0}", "C"), 1, 1},
+    {"v2_bz2_u16_cpu", V2("<u2", "0", "null", "{\"id\": \"bz2\", \"level\": 5}", "C"), 0, 0},
+    {"v2_raw_f32", V2("<f4", "0", "null", "null", "C"), 1, 0},
+};
+#define N_CASES (sizeof cases / sizeof cases[0])
+
+static const uint64_t shape[3] = {40, 50, 60};
+
+/* compressible contents: smooth ramps with a little noise, a hole of fill value (missing chunks) */
+static void make_data(uint8_t *p, size_t isz) {
+    size_t n = 40 * 50 * 60;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = (i / 60) * 3 + (i % 60) / 4 + (rnd() & 3);
+        memcpy(p + i * isz, &v, isz); /* little-endian host: low bytes */
+        if (isz == 4 && (i % 7) == 0) { float f = (float)v * 0.25f; memcpy(p + i * isz, &f, 4); }
+    }
+}
+
+static char tmpdir[256];
+
+static int gpu = 0;
+#ifdef ZGPU_HAVE_CUDA
+static int nvcomp_loaded = -1;
+
+/* device read of a box -> host buffer */
+static zgpu_status dev_read(zgpu_array *a, const uint64_t *st, const uint64_t *ct, uint8_t *host, const int64_t *strides,
+                            size_t span, size_t offset) {
+    void *d = NULL;
+    if (cudaMalloc(&d, span) != cudaSuccess) return ZGPU_ERR_NO_MEMORY;
+    cudaMemset(d, 0xcd, span);
+    zgpu_status s = zgpu_array_read_device(a, st, ct, (uint8_t *)d + offset, strides, NULL);
+    cudaMemcpy(host, d, span, cudaMemcpyDeviceToHost);
+    cudaFree(d);
+    return s;
+}
+#endif
+
+static void run_case(zgpu_context *ctx, zgpu_context *ctx_cpu, zgpu_context *ctx_small, const tcase *c) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, c->name);
+    zgpu_array *a = NULL;
+    CHECK_OK(zgpu_array_create(ctx, path, c->meta, 1, &a));
+    if (!a) return;
+    size_t isz = zgpu_array_itemsize(a), n = 40 * 50 * 60, nb = n * isz;
+    uint8_t *data = malloc(nb), *ref = malloc(nb), *got = malloc(nb);
+    make_data(data, isz);
+    /* write all but a region so that some chunks stay missing (fill value) */
+    const uint64_t z[3] = {0, 0, 0};
+    CHECK_OK(zgpu_array_write(a, z, shape, data, NULL));
+    const uint64_t hs[3] = {16, 20, 24}, hc[3] = {16, 20, 24};
+    uint8_t *fillbuf = malloc(16 * 20 * 24 * isz);
+    for (size_t i = 0; i < 16 * 20 * 24; i++) memcpy(fillbuf + i * isz, zgpu_array_fill_value(a), isz);
+    CHECK_OK(zgpu_array_write(a, hs, hc, fillbuf, NULL)); /* equal to fill: the chunk is deleted */
+    free(fillbuf);
+    CHECK_OK(zgpu_array_read(a, z, shape, ref, NULL));
+#ifdef ZGPU_HAVE_CUDA
+    if (gpu) {
+        /* whole array */
+        zgpu_status s = dev_read(a, z, shape, got, NULL, nb, 0);
+        CHECK_MSG(s == ZGPU_OK, "%s: whole read -> %s: %s", c->name, zgpu_status_name(s), zgpu_last_error());
+        CHECK_MSG(memcmp(got, ref, nb) == 0, "%s: whole device read differs from host read", c->name);
+        zgpu_read_stats stt;
+        memset(&stt, 0, sizeof stt);
+        stt.struct_size = sizeof stt;
+        zgpu_array_last_read_stats(a, &stt);
+        int want_gpu = c->gpu_expected && (!c->needs_nvcomp || nvcomp_loaded);
+        CHECK_MSG(!want_gpu || (stt.gpu_decoded > 0 && stt.cpu_decoded == 0), "%s: %d chunks on GPU, %d on CPU",
+                  c->name, stt.gpu_decoded, stt.cpu_decoded);
+        CHECK_MSG(c->gpu_expected || stt.cpu_decoded > 0, "%s: expected the CPU fallback", c->name);
+        printf("%-34s chunks %3d gpu %3d cpu %3d waves %d stored %8llu  plan %.2f io %.2f h2d %.2f dec %.2f sc %.2f ms\n",
+               c->name, stt.chunks, stt.gpu_decoded, stt.cpu_decoded, stt.waves, (unsigned long long)stt.stored_bytes,
+               stt.plan_s * 1e3, stt.io_s * 1e3, stt.h2d_s * 1e3, stt.decode_s * 1e3, stt.scatter_s * 1e3);
+        /* random regions, C-contiguous and F-ordered / reversed outputs */
+        for (int r = 0; r < 6; r++) {
+            uint64_t st[3], ct[3];
+            for (int d = 0; d < 3; d++) {
+                st[d] = rnd() % shape[d];
+                ct[d] = 1 + rnd() % (shape[d] - st[d]);
+            }
+            size_t cnt = ct[0] * ct[1] * ct[2];
+            uint8_t *h_ref = malloc(cnt * isz), *h_got = malloc(cnt * isz);
+            int64_t strides[3];
+            size_t offset = 0;
+            if (r % 3 == 0) { strides[2] = (int64_t)isz; strides[1] = strides[2] * (int64_t)ct[2]; strides[0] = strides[1] * (int64_t)ct[1]; }
+            else if (r % 3 == 1) { strides[0] = (int64_t)isz; strides[1] = strides[0] * (int64_t)ct[0]; strides[2] = strides[1] * (int64_t)ct[1]; }
+            else { strides[2] = -(int64_t)isz; strides[1] = (int64_t)(isz * ct[2]); strides[0] = strides[1] * (int64_t)ct[1]; offset = (ct[2] - 1) * isz; }
+            CHECK_OK(zgpu_array_read(a, st, ct, h_ref + offset, strides));
+            s = dev_read(a, st, ct, h_got, strides, cnt * isz, offset);
+            CHECK_MSG(s == ZGPU_OK && memcmp(h_got, h_ref, cnt * isz) == 0, "%s: region %d [%llu+%llu, %llu+%llu, %llu+%llu] layout %d: %s",
+                      c->name, r, (unsigned long long)st[0], (unsigned long long)ct[0], (unsigned long long)st[1],
+                      (unsigned long long)ct[1], (unsigned long long)st[2], (unsigned long long)ct[2], r % 3,
+                      s == ZGPU_OK ? "data differs" : zgpu_last_error());
+            free(h_ref);
+            free(h_got);
+        }
+        /* the same array through a CPU-decode context and a tiny budget (many waves) */
+        zgpu_context *others[2] = {ctx_cpu, ctx_small};
+        for (int o = 0; o < 2; o++) {
+            zgpu_array *b = NULL;
+            CHECK_OK(zgpu_array_open(others[o], path, &b));
+            if (!b) continue;
+            s = dev_read(b, z, shape, got, NULL, nb, 0);
+            CHECK_MSG(s == ZGPU_OK && memcmp(got, ref, nb) == 0, "%s: %s read: %s", c->name, o ? "small-budget" : "gpu_decode=0",
+                      s == ZGPU_OK ? "data differs" : zgpu_last_error());
+            zgpu_array_last_read_stats(b, &stt);
+            if (o == 0) CHECK(stt.gpu_decoded == 0);
+            if (o == 1) CHECK_MSG(stt.waves > 1, "%s: %d waves", c->name, stt.waves);
+            zgpu_array_close(b);
+        }
+        /* async read on a stream */
+        void *d = NULL;
+        cudaStream_t stream;
+        cudaStreamCreate(&stream);
+        cudaMalloc(&d, nb);
+        zgpu_event *ev = NULL;
+        CHECK_OK(zgpu_array_read_device_async(a, z, shape, d, NULL, stream, &ev));
+        CHECK_OK(zgpu_event_wait(ev));
+        CHECK(zgpu_event_query(ev) == 1);
+        zgpu_event_free(ev);
+        memset(got, 0, nb);
+        cudaMemcpyAsync(got, d, nb, cudaMemcpyDeviceToHost, stream);
+        cudaStreamSynchronize(stream);
+        CHECK_MSG(memcmp(got, ref, nb) == 0, "%s: async read differs", c->name);
+        cudaFree(d);
+        cudaStreamDestroy(stream);
+    }
+#else
+    (void)ctx_cpu, (void)ctx_small, (void)got;
+#endif
+    free(data);
+    free(ref);
+    free(got);
+    zgpu_array_close(a);
+}
+
+#ifdef ZGPU_HAVE_CUDA
+/* Corrupts one stored chunk file in a few ways; each device read must fail with CORRUPT_DATA naming it. */
+static void corrupt_case(zgpu_context *ctx, const char *name, const char *key) {
+    char path[512], file[700];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    snprintf(file, sizeof file, "%s/%s", path, key);
+    FILE *f = fopen(file, "rb");
+    CHECK_MSG(f != NULL, "%s: no chunk file %s", name, file);
+    if (!f) return;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *orig = malloc((size_t)n), *bad = malloc((size_t)n);
+    CHECK(fread(orig, 1, (size_t)n, f) == (size_t)n);
+    fclose(f);
+    for (int mode = 0; mode < 4; mode++) {
+        memcpy(bad, orig, (size_t)n);
+        long m = n;
+        if (mode == 0) m = n / 2;                                   /* truncated */
+        else if (mode == 1) for (long i = n / 3; i < n / 3 + 8 && i < n; i++) bad[i] ^= 0x5a; /* flipped bytes */
+        else if (mode == 2) bad[0] ^= 0xff;                         /* header */
+        else for (long i = 16; i < n; i++) bad[i] = (uint8_t)rnd(); /* garbage body */
+        f = fopen(file, "wb");
+        fwrite(bad, 1, (size_t)m, f);
+        fclose(f);
+        zgpu_array *a = NULL;
+        CHECK_OK(zgpu_array_open(ctx, path, &a));
+        size_t nb = 40 * 50 * 60 * zgpu_array_itemsize(a);
+        uint8_t *got = malloc(nb);
+        const uint64_t z[3] = {0, 0, 0};
+        zgpu_status s = dev_read(a, z, shape, got, NULL, nb, 0);
+        /* some flips can leave a valid stream (e.g. inside stored literals): then the data must still equal
+         * what the host decoder makes of the same bytes */
+        if (s == ZGPU_OK) {
+            uint8_t *ref = malloc(nb);
+            zgpu_status hs = zgpu_array_read(a, z, shape, ref, NULL);
+            CHECK_MSG(hs == ZGPU_OK && memcmp(ref, got, nb) == 0, "%s corrupt mode %d: device read succeeded, host %s",
+                      name, mode, zgpu_status_name(hs));
+            free(ref);
+        } else {
+            CHECK_MSG(s == ZGPU_ERR_CORRUPT_DATA && strstr(zgpu_last_error(), key) != NULL,
+                      "%s corrupt mode %d: %s: %s", name, mode, zgpu_status_name(s), zgpu_last_error());
+            printf("  corrupt %s mode %d -> %s\n", name, mode, zgpu_last_error());
+        }
+        free(got);
+        zgpu_array_close(a);
+    }
+    f = fopen(file, "wb");
+    fwrite(orig, 1, (size_t)n, f);
+    fclose(f);
+    free(orig);
+    free(bad);
+}
+#endif
+
+int main(void) {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/zgpu_test_gpu_read_%d", (int)getpid());
+    mkdir(tmpdir, 0755);
+    gpu = zgpu_gpu_available();
+    const char *why = gpu ? "" : zgpu_last_error();
+    char whybuf[512];
+    snprintf(whybuf, sizeof whybuf, "%s", why);
+#ifdef ZGPU_HAVE_CUDA
+    if (gpu) {
+        const char *lib = getenv("ZGPU_NVCOMP_LIB");
+        nvcomp_loaded = lib && *lib; /* refined by the stats: a GPU-decoded zstd chunk proves it */
+    }
+#endif
+    zgpu_context_options o;
+    zgpu_context_options_init(&o);
+    zgpu_context *ctx = NULL, *ctx_cpu = NULL, *ctx_small = NULL;
+    CHECK_OK(zgpu_context_create(&o, &ctx));
+    o.gpu_decode = 0;
+    CHECK_OK(zgpu_context_create(&o, &ctx_cpu));
+    o.gpu_decode = 1;
+    o.device_memory_budget = 200000; /* a chunk of 16*20*24*8 bytes plus staging fits; several waves */
+    CHECK_OK(zgpu_context_create(&o, &ctx_small));
+    for (size_t i = 0; i < N_CASES; i++) run_case(ctx, ctx_cpu, ctx_small, &cases[i]);
+#ifdef ZGPU_HAVE_CUDA
+    if (gpu) {
+        corrupt_case(ctx, "v3_zstd_u16", "c/1/1/1");
+        corrupt_case(ctx, "v3_blosc_lz4_shuffle_u16", "c/0/1/0");
+        corrupt_case(ctx, "v3_gzip_f64", "c/1/0/1");
+        corrupt_case(ctx, "v2_lz4_u32", "1.1.1");
+        corrupt_case(ctx, "v2_zlib_i16", "0.1.2");
+        corrupt_case(ctx, "v3_bigendian_crc32c_i32", "c/0/0/0");
+    }
+#endif
+    zgpu_context_free(ctx);
+    zgpu_context_free(ctx_cpu);
+    zgpu_context_free(ctx_small);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+    if (!gpu) {
+        printf("%d passed, %d failed (host part)\n", zt_pass, zt_fail);
+        if (zt_fail) return 1;
+        printf("skipped: no GPU (%s)\n", whybuf);
+        return 77;
+    }
+    TEST_MAIN_END();
+}
