@@ -100,6 +100,7 @@ class Array:
         self._read_only = read_only
         self._lock = _RWLock()
         self._device_handles: Dict[int, Tuple[ctypes.c_void_p, Context]] = {}
+        self._handles_lock = threading.Lock()  # readers share _lock; this guards the lazy opens
         self._path = lib.zgpu_array_path(handle).decode("utf-8", "surrogateescape")
         self._ndim = lib.zgpu_array_ndim(handle)
         self._dtype = dtype_from_enum(lib.zgpu_array_dtype(handle), lib.zgpu_array_itemsize(handle))
@@ -156,14 +157,15 @@ class Array:
         """A handle whose context reads into CUDA device `device` (the array's own when it matches)."""
         if device == self._ctx.device:
             return self._h()
-        entry = self._device_handles.get(device)
-        if entry is None:
-            ctx = config.context(device)
-            h = ctypes.c_void_p()
-            _capi.check(lib.zgpu_array_open(ctx.handle, _capi.path_bytes(self._path), ctypes.byref(h)))
-            entry = (h, ctx)
-            self._device_handles[device] = entry
-        return entry[0]
+        with self._handles_lock:
+            entry = self._device_handles.get(device)
+            if entry is None:
+                ctx = config.context(device)
+                h = ctypes.c_void_p()
+                _capi.check(lib.zgpu_array_open(ctx.handle, _capi.path_bytes(self._path), ctypes.byref(h)))
+                entry = (h, ctx)
+                self._device_handles[device] = entry
+            return entry[0]
 
     # ---- properties ------------------------------------------------------------------------------
     @property

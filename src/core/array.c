@@ -65,7 +65,7 @@ static zgpu_status array_init(zgpu_array *a) {
     return ZGPU_OK;
 }
 
-static zgpu_status array_alloc(zgpu_context *ctx, const char *path, int create, zgpu_array **out) {
+static zgpu_status array_alloc(zgpu_context *ctx, const char *path, zgpu_array **out) {
     *out = NULL;
     if (!ctx || !path) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "context and path are required");
     zgpu_array *a = calloc(1, sizeof *a);
@@ -75,7 +75,7 @@ static zgpu_status array_alloc(zgpu_context *ctx, const char *path, int create, 
     }
     a->ctx = ctx;
     pthread_mutex_init(&a->stats_lock, NULL);
-    zgpu_status st = zg_store_fs_open(path, create, &a->store);
+    zgpu_status st = zg_store_fs_open(path, &a->store);
     if (st != ZGPU_OK) {
         zgpu_array_close(a);
         return st;
@@ -87,7 +87,7 @@ static zgpu_status array_alloc(zgpu_context *ctx, const char *path, int create, 
 ZGPU_API zgpu_status zgpu_array_open(zgpu_context *ctx, const char *path, zgpu_array **out) {
     if (!out) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_open: out is NULL");
     zgpu_array *a;
-    ZG_FORWARD(array_alloc(ctx, path, 0, &a));
+    ZG_FORWARD(array_alloc(ctx, path, &a));
     char where[1100];
     snprintf(where, sizeof where, ZG_ARRAY_WHERE_FMT, path);
     char *text = NULL, *attrs = NULL;
@@ -133,7 +133,7 @@ ZGPU_API zgpu_status zgpu_array_create(zgpu_context *ctx, const char *path, cons
                                        zgpu_array **out) {
     if (!out || !metadata_json) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_create: out and metadata are required");
     zgpu_array *a;
-    ZG_FORWARD(array_alloc(ctx, path, 1, &a));
+    ZG_FORWARD(array_alloc(ctx, path, &a)); /* directories appear with the first write, after validation */
     char where[1100];
     snprintf(where, sizeof where, ZG_ARRAY_WHERE_FMT, path);
     zgpu_status st = zg_meta_parse_create(metadata_json, where, &a->meta);

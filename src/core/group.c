@@ -20,7 +20,7 @@ static zgpu_status write_group(zgpu_group *g) {
     return st;
 }
 
-static zgpu_status group_alloc(zgpu_context *ctx, const char *path, int create, zgpu_group **out) {
+static zgpu_status group_alloc(zgpu_context *ctx, const char *path, zgpu_group **out) {
     *out = NULL;
     if (!ctx || !path) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "context and path are required");
     zgpu_group *g = calloc(1, sizeof *g);
@@ -29,7 +29,7 @@ static zgpu_status group_alloc(zgpu_context *ctx, const char *path, int create, 
         return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
     }
     g->ctx = ctx;
-    zgpu_status st = zg_store_fs_open(path, create, &g->store);
+    zgpu_status st = zg_store_fs_open(path, &g->store);
     if (st != ZGPU_OK) {
         zgpu_group_close(g);
         return st;
@@ -69,7 +69,7 @@ static zgpu_status store_node_kind(zg_store *s, int *kind, int *format) {
 ZGPU_API zgpu_status zgpu_node_kind(const char *path, int *kind) {
     if (!path || !kind) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "NULL argument");
     zg_store *s;
-    ZG_FORWARD(zg_store_fs_open(path, 0, &s));
+    ZG_FORWARD(zg_store_fs_open(path, &s));
     int format;
     zgpu_status st = store_node_kind(s, kind, &format);
     zg_store_free(s);
@@ -79,7 +79,7 @@ ZGPU_API zgpu_status zgpu_node_kind(const char *path, int *kind) {
 ZGPU_API zgpu_status zgpu_group_open(zgpu_context *ctx, const char *path, zgpu_group **out) {
     if (!out) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_group_open: out is NULL");
     zgpu_group *g;
-    ZG_FORWARD(group_alloc(ctx, path, 0, &g));
+    ZG_FORWARD(group_alloc(ctx, path, &g));
     char where[1100];
     snprintf(where, sizeof where, "group '%s'", path);
     char *text = NULL, *attrs = NULL;
@@ -109,7 +109,7 @@ ZGPU_API zgpu_status zgpu_group_create(zgpu_context *ctx, const char *path, int 
     if (zarr_format != 2 && zarr_format != 3)
         return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zarr_format must be 2 or 3, not %d", zarr_format);
     zgpu_group *g;
-    ZG_FORWARD(group_alloc(ctx, path, 1, &g));
+    ZG_FORWARD(group_alloc(ctx, path, &g)); /* directories appear with the first write */
     zgpu_status st = zg_group_meta_new(zarr_format, attributes_json, &g->meta);
     int kind = 0, format = 0;
     if (st == ZGPU_OK) st = store_node_kind(g->store, &kind, &format);
@@ -148,7 +148,7 @@ ZGPU_API zgpu_status zgpu_group_members(const zgpu_group *g, char **json) {
         char child[4096];
         snprintf(child, sizeof child, "%s/%s", g->store->root, e[i].name);
         zg_store *cs;
-        st = zg_store_fs_open(child, 0, &cs);
+        st = zg_store_fs_open(child, &cs);
         if (st != ZGPU_OK) break;
         int kind = 0, format = 0;
         zgpu_status kst = store_node_kind(cs, &kind, &format);

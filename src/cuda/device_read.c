@@ -320,6 +320,7 @@ typedef struct dtask {
     int final_b;              /* final data in slot B */
     /* parse results */
     uint64_t body_off, body_len; /* the compressor's input (after host crc strip and header strip) */
+    uint32_t check;              /* gzip CRC32 / zlib Adler-32 of the decoded payload */
     zg_blosc_header bh;
     zg_blosc_stream *streams;  /* blosc */
     size_t n_streams;
@@ -337,7 +338,7 @@ typedef struct job {
     const zg_plan *plan;
     const zg_chain *chain;
     pipe pp;
-    int gpu_decode, use_gds;
+    int gpu_decode, use_gds, host_parse;
     dtask *t;
     size_t n_t;
     int64_t out_strides[ZGPU_MAX_DIMS];
@@ -383,7 +384,7 @@ static int nvc_format(const job *j, int comp, const zg_blosc_header *bh) {
 }
 
 /* Host parse of a GPU task's stored bytes: 0 = fine for the GPU, else decode it on the CPU. */
-static int parse_task(job *j, dtask *t, const uint8_t *p) {
+static int parse_task(job *j, dtask *t, uint8_t *p) {
     const pipe *pp = &j->pp;
     uint64_t n = t->nbytes;
     for (int c = 0; c < pp->n_outer_crc; c++) {
@@ -402,9 +403,11 @@ static int parse_task(job *j, dtask *t, const uint8_t *p) {
         break;
     case COMP_GZIP:
         if (zg_gzip_locate(p, (size_t)n, (size_t)pp->comp_out, &off, &len) != ZGPU_OK) return 1;
+        t->check = (uint32_t)p[n - 8] | (uint32_t)p[n - 7] << 8 | (uint32_t)p[n - 6] << 16 | (uint32_t)p[n - 5] << 24;
         break;
     case COMP_ZLIB:
         if (zg_zlib_locate(p, (size_t)n, &off, &len) != ZGPU_OK) return 1;
+        t->check = (uint32_t)p[n - 4] << 24 | (uint32_t)p[n - 3] << 16 | (uint32_t)p[n - 2] << 8 | (uint32_t)p[n - 1];
         break;
     case COMP_LZ4:
         if (zg_lz4nc_locate(p, (size_t)n, (size_t)pp->comp_out, &off, &len) != ZGPU_OK) return 1;
@@ -439,7 +442,15 @@ static int parse_task(job *j, dtask *t, const uint8_t *p) {
     if (pp->comp != COMP_NONE && pp->comp != COMP_BLOSC) {
         if (!j->nvc_ok) return 1;
         int fmt = nvc_format(j, pp->comp, NULL);
-        if ((t->h_off + off) % j->in_align[fmt]) return 1;
+        /* nvCOMP wants its input aligned (deflate: 4 or 8 bytes) but gzip/zlib/lz4 headers are 10/2/4 bytes:
+         * move the object forward inside its slot (which has ALIGN bytes of slack) to align the payload */
+        uint64_t mis = (t->h_off + off) % j->in_align[fmt];
+        if (mis) {
+            uint64_t shift = j->in_align[fmt] - mis;
+            if (shift >= ALIGN) return 1;
+            memmove((uint8_t *)p + shift, p, (size_t)t->nbytes);
+            t->h_off += shift;
+        }
     }
     t->body_off = off;
     t->body_len = len;
@@ -517,6 +528,9 @@ typedef struct wave_check {
     uint64_t status_off, actual_off, crc_off; /* in the pinned buffer */
     size_t n_crc;
     uint32_t *crc_task;
+    uint64_t chk_off; /* gzip/zlib checksum flags, one per GPU chunk of the wave */
+    size_t n_chk;
+    uint32_t *chk_task;
     int active;
     float ms_h2d, ms_decode, ms_scatter;
 } wave_check;
@@ -550,10 +564,17 @@ static zgpu_status check_wave(job *j, bufset *b, wave_check *wc, zgpu_read_stats
     for (size_t r = 0; r < wc->n_crc && s == ZGPU_OK; r++)
         if (crc[r]) s = task_error(j, &j->t[wc->crc_task[r]], "crc32c",
                                    zg_error(ZGPU_ERR_CORRUPT_DATA, "checksum mismatch (verified on the GPU)"));
+    const int *chk = (const int *)(b->h + wc->chk_off);
+    for (size_t r = 0; r < wc->n_chk && s == ZGPU_OK; r++)
+        if (chk[r]) s = task_error(j, &j->t[wc->chk_task[r]], j->pp.comp_name,
+                                   zg_error(ZGPU_ERR_CORRUPT_DATA, "%s checksum of the decoded data does not match (checked on the GPU)",
+                                            j->pp.comp == COMP_GZIP ? "CRC32" : "Adler-32"));
     free(wc->refs);
     wc->refs = NULL;
     free(wc->crc_task);
     wc->crc_task = NULL;
+    free(wc->chk_task);
+    wc->chk_task = NULL;
     return s;
 }
 
@@ -600,7 +621,10 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     const uint64_t o_cnt = take(L, 8 * (uint64_t)(nd ? nd : 1) * count);
     const uint64_t o_cnt2 = take(L, 8 * (uint64_t)(nd ? nd : 1) * count);
     const uint64_t o_fill = take(L, itemsize);
+    const int with_chk = pp->comp == COMP_GZIP || pp->comp == COMP_ZLIB;
+    const uint64_t o_chkd = take(L, sizeof(zg_k_check) * (with_chk ? n_gpu : 0));
     const uint64_t o_status = take(L, 4 * n_refs), o_act = take(L, 8 * n_refs), o_crc = take(L, 4 * (n_crc ? n_crc : 1));
+    const uint64_t o_chk = take(L, 4 * (n_gpu ? n_gpu : 1));
     const uint64_t res_begin = o_status, res_end = L->pos;
     const uint64_t host_end = L->pos;
     /* scratch slots: device only */
@@ -617,7 +641,10 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
 
     wc->refs = malloc((n_refs ? n_refs : 1) * sizeof *wc->refs);
     wc->crc_task = malloc((n_crc ? n_crc : 1) * sizeof *wc->crc_task);
-    ZG_RETURN_IF(!wc->refs || !wc->crc_task, ZGPU_ERR_NO_MEMORY, "out of host memory for descriptors");
+    wc->chk_task = malloc((n_gpu ? n_gpu : 1) * sizeof *wc->chk_task);
+    wc->chk_off = o_chk;
+    wc->n_chk = 0;
+    ZG_RETURN_IF(!wc->refs || !wc->crc_task || !wc->chk_task, ZGPU_ERR_NO_MEMORY, "out of host memory for descriptors");
     wc->n_refs = n_refs;
     wc->status_off = o_status;
     wc->actual_off = o_act;
@@ -676,6 +703,11 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
             ((uint64_t *)(H + o_cap))[fmt_base[fmt] + r] = pp->comp_out;
             ((void **)(H + o_out))[fmt_base[fmt] + r] = dstA;
             wc->refs[fmt_base[fmt] + r] = (stream_ref){(uint32_t)i, fmt, pp->comp_out};
+            if (with_chk) {
+                ((zg_k_check *)(H + o_chkd))[wc->n_chk] =
+                    (zg_k_check){dstA, pp->comp_out, t->check, pp->comp == COMP_GZIP ? 1 : 2};
+                wc->chk_task[wc->n_chk++] = (uint32_t)i;
+            }
         }
     }
     /* post stages: descriptors per stage, tracking where each chunk's data is */
@@ -741,7 +773,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
 
     /* ONE host-to-device copy (with GDS the stored bytes are on the device already) */
     uint64_t h2d_from = 0;
-    if (j->use_gds)
+    if (j->use_gds && !j->host_parse)
         for (size_t i = first; i < first + count; i++)
             if (j->t[i].kind != T_MISSING && j->t[i].h_off + j->t[i].nbytes > h2d_from)
                 h2d_from = j->t[i].h_off + j->t[i].nbytes;
@@ -768,6 +800,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
                                      (void *const *)(D + o_out + 8 * fmt_base[f]),
                                      (int *)(D + o_status + 4 * fmt_base[f]), s));
     }
+    CU(zg_k_check_launch((const zg_k_check *)(D + o_chkd), wc->n_chk, (int *)(D + o_chk), s), "checksum kernel");
     CU(zg_k_copy_launch((const zg_k_copy *)(D + o_copy), kc, max_copy, s), "copy kernel");
     CU(zg_k_unshuffle_launch((const zg_k_unshuffle *)(D + o_unsh), ku, max_un, s), "unshuffle kernel");
     size_t crc_base = 0;
@@ -829,7 +862,7 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
     for (size_t i = 0; i < j->n_t; i++) {
         const dtask *t = &j->t[i];
         cost[i] = 64; /* descriptors */
-        if (t->kind == T_GPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + slot * (pp->needs_b ? 2 : 1);
+        if (t->kind == T_GPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + ALIGN + slot * (pp->needs_b ? 2 : 1);
         else if (t->kind == T_CPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + slot;
     }
     zg_wave *waves = NULL;
@@ -841,6 +874,7 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
     wave_check wc[2];
     memset(wc, 0, sizeof wc);
     const int host_parse = pp->comp != COMP_NONE || pp->n_outer_crc > 0 || !j->gpu_decode;
+    j->host_parse = host_parse;
     for (size_t w = 0; w < nw && s == ZGPU_OK; w++) {
         const int k = (int)(w % 2);
         bufset *b = &st->set[k];
@@ -849,7 +883,7 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
         j->count = waves[w].count;
         layout L = {0};
         for (size_t i = j->first; i < j->first + j->count; i++)
-            if (j->t[i].kind != T_MISSING) j->t[i].h_off = take(&L, j->t[i].nbytes);
+            if (j->t[i].kind != T_MISSING) j->t[i].h_off = take(&L, j->t[i].nbytes + (j->t[i].kind == T_GPU ? ALIGN : 0));
         const uint64_t r1_end = L.pos;
         s = ensure_pinned(st, b, r1_end ? r1_end : 1, 0);
         if (s == ZGPU_OK && j->use_gds) s = ensure_device(st, &b->d, &b->d_cap, r1_end ? r1_end : 1);
@@ -881,6 +915,7 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
         if (s == ZGPU_OK) s = s2;
         free(wc[k].refs);
         free(wc[k].crc_task);
+        free(wc[k].chk_task);
     }
     if (s != ZGPU_OK) cudaStreamSynchronize(st->stream); /* nothing may still write into the caller's buffer */
     free(waves);

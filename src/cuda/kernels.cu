@@ -203,6 +203,39 @@ __global__ void crc32c_kernel(const zg_k_buf *items, size_t n_items, int *status
     }
 }
 
+// gzip CRC32 / zlib Adler-32 of decoded chunks: one thread per chunk (sequential by nature; chunks run in
+// parallel). CRC32 with a 256-entry table in shared memory.
+__global__ void check_kernel(const zg_k_check *items, size_t n_items, int *status) {
+    __shared__ uint32_t table[256];
+    for (int i = threadIdx.x; i < 256; i += blockDim.x) {
+        uint32_t c = (uint32_t)i;
+        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+        table[i] = c;
+    }
+    __syncthreads();
+    for (size_t c = (size_t)blockIdx.x * blockDim.x + threadIdx.x; c < n_items; c += (size_t)gridDim.x * blockDim.x) {
+        const zg_k_check it = items[c];
+        uint32_t v;
+        if (it.kind == 1) {
+            v = ~crc32c_bytes(table, 0xffffffffu, it.p, it.n);
+        } else {
+            uint32_t a = 1, b = 0;
+            uint64_t i = 0;
+            while (i < it.n) {  // 5552: the largest run before the sums must be reduced
+                uint64_t end = i + 5552 < it.n ? i + 5552 : it.n;
+                for (; i < end; i++) {
+                    a += it.p[i];
+                    b += a;
+                }
+                a %= 65521u;
+                b %= 65521u;
+            }
+            v = b << 16 | a;
+        }
+        if (v != it.expected) status[c] = 1;
+    }
+}
+
 // ---------------------------------------------------------------- scatter / fill
 struct ScatterArgs {
     zg_k_scatter_params p;
@@ -322,6 +355,13 @@ extern "C" cudaError_t zg_k_crc32c_launch(const zg_k_buf *items, size_t n, int *
     if (n == 0) return cudaSuccess;
     unsigned g = (unsigned)((n + 63) / 64);
     crc32c_kernel<<<g, 64, 0, s>>>(items, n, status);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t zg_k_check_launch(const zg_k_check *items, size_t n, int *status, cudaStream_t s) {
+    if (n == 0) return cudaSuccess;
+    unsigned g = (unsigned)((n + 31) / 32);
+    check_kernel<<<g, 32, 0, s>>>(items, n, status);
     return cudaGetLastError();
 }
 

@@ -47,6 +47,16 @@ cudaError_t zg_k_delta_launch(const zg_k_buf *d_items, size_t n_items, int elems
  * is set to 1 on a mismatch (and left alone otherwise). */
 cudaError_t zg_k_crc32c_launch(const zg_k_buf *d_items, size_t n_items, int *d_status, cudaStream_t s);
 
+/* Whole-payload checksums that formats carry around a deflate stream: kind 1 = gzip CRC32 (IEEE), kind 2 =
+ * zlib Adler-32; d_status[i] is set to 1 when the checksum of p[0, n) differs from `expected`. */
+typedef struct zg_k_check {
+    const uint8_t *p;
+    uint64_t n;
+    uint32_t expected;
+    int kind;
+} zg_k_check;
+cudaError_t zg_k_check_launch(const zg_k_check *d_items, size_t n_items, int *d_status, cudaStream_t s);
+
 /* Scatter of decoded chunks into the output box. Shared by all chunks of a launch: ndim, itemsize, the
  * byte strides of a decoded chunk buffer (transposes are folded in here) and of the output. Per chunk:
  * src (NULL: write the fill value), dst (the first output element), and ndim counts at

@@ -262,7 +262,7 @@ static const zg_store_vtable fs_vtable = {
     "file", fs_get, fs_get_range, fs_size, fs_set, fs_erase, fs_erase_prefix, fs_list, fs_destroy,
 };
 
-zgpu_status zg_store_fs_open(const char *root, int create, zg_store **out) {
+zgpu_status zg_store_fs_open(const char *root, zg_store **out) {
     *out = NULL;
     if (!root || !root[0]) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "empty path");
     size_t len = strlen(root);
@@ -273,12 +273,6 @@ zgpu_status zg_store_fs_open(const char *root, int create, zg_store **out) {
     if (!r) { free(s); return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory"); }
     s->vt = &fs_vtable;
     s->root = r;
-    if (create) {
-        char path[ZG_PATH_MAX];
-        snprintf(path, sizeof path, "%s/", r);
-        zgpu_status st = make_parents(path);
-        if (st != ZGPU_OK) { fs_destroy(s); return st; }
-    }
     *out = s;
     return ZGPU_OK;
 }

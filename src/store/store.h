@@ -38,8 +38,9 @@ struct zg_store {
     char *root; /* for messages */
 };
 
-/** Filesystem store rooted at a directory (created with parents when create != 0). */
-zgpu_status zg_store_fs_open(const char *root, int create, zg_store **out);
+/** Filesystem store rooted at a directory. Nothing is created until the first set(), which makes the
+ *  directories it needs. */
+zgpu_status zg_store_fs_open(const char *root, zg_store **out);
 void zg_store_free(zg_store *s);
 void zg_list_free(zg_list_entry *entries, size_t n);
 

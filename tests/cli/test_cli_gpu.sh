@@ -31,7 +31,10 @@ mknpy() { # OUT DESCR SHAPE NBYTES: a v1.0 .npy of compressible pseudo-random da
     } > "$out"
 }
 
-"$ZGPU" read /nonexistent -o /dev/null --device cuda:0 2> err.txt
+# Probe with a real array: the GPU check comes after the array is opened.
+mknpy probe.npy "<u1" "(4,)" 4
+"$ZGPU" write probe.zarr probe.npy > /dev/null 2>&1
+"$ZGPU" read probe.zarr -o /dev/null --device cuda:0 2> err.txt
 if grep -q "no GPU" err.txt; then
     echo "skipped: $(cat err.txt)"
     exit 77

@@ -7,6 +7,8 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <pthread.h>
+
 #include "codec/codec.h"
 #include "test.h"
 #include "util/json.h"
@@ -778,6 +780,41 @@ static void test_blosc_autoshuffle(void) {
     }
 }
 
+/* Several threads decoding at once: each uses its own cached contexts (freed at thread exit). */
+static void *thread_body(void *arg) {
+    (void)arg;
+    uint8_t raw[256];
+    ref_raw(raw);
+    long bad = 0;
+    for (int rep = 0; rep < 40; rep++) {
+        for (size_t i = 0; i < sizeof ref_cases / sizeof *ref_cases; i++) {
+            const ref_case *rc = &ref_cases[i];
+            zg_codec *c;
+            if (make(rc->vt, NULL, 4, &c) != ZGPU_OK) { bad++; continue; }
+            uint8_t dst[256];
+            zg_buf f = zg_buf_wrap(dst, sizeof dst);
+            if (c->vt->decode_bytes(c, rc->data, rc->n, &f, rc->decoded) != ZGPU_OK || f.size != rc->decoded ||
+                !same(dst, raw, rc->decoded))
+                bad++;
+            zg_buf e = ZG_BUF_INIT;
+            if (c->vt->encode_bytes(c, raw, sizeof raw, &e) != ZGPU_OK) bad++;
+            zg_buf_free(&e);
+            c->vt->destroy(c);
+        }
+    }
+    return (void *)bad;
+}
+
+static void test_threads(void) {
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) CHECK(pthread_create(&t[i], NULL, thread_body, NULL) == 0);
+    for (int i = 0; i < 4; i++) {
+        void *r = (void *)1;
+        pthread_join(t[i], &r);
+        CHECK_EQ_U64((uintptr_t)r, 0);
+    }
+}
+
 int main(void) {
     test_round_trips();
     test_reference_streams();
@@ -787,5 +824,6 @@ int main(void) {
     test_config_errors();
     test_json();
     test_blosc_autoshuffle();
+    test_threads();
     TEST_MAIN_END();
 }

@@ -5,9 +5,13 @@
 #include "zgpu.h"
 
 #ifndef ZGPU_HAVE_CUDA
-int main(void) { TEST_SKIP("no GPU (built without CUDA)"); }
+int main(void) {
+    (void)zt_pass, (void)zt_fail;
+    TEST_SKIP("no GPU (built without CUDA)");
+}
 #else
 #include <cuda_runtime.h>
+#include <zlib.h>
 
 #include "codec/crc32c.h"
 #include "cuda/blosc_parse.h"
@@ -170,6 +174,36 @@ static void test_crc_and_copy(void) {
     free(hs); free(got);
 }
 
+static void test_checksums(void) {
+    /* gzip CRC32 and zlib Adler-32 against zlib's own functions; one wrong expectation per kind */
+    enum { N = 6 };
+    const size_t n[N] = {0, 1, 5551, 5553, 100000, 300001};
+    zg_k_check items[N * 2];
+    uint8_t *d[N];
+    for (int c = 0; c < N; c++) {
+        uint8_t *h = malloc(n[c] + 1);
+        fill_rand(h, n[c]);
+        if (c == 4) memset(h, 0xff, n[c]); /* large sums: exercises the Adler-32 reduction */
+        d[c] = dup_to_dev(h, n[c]);
+        uint32_t crc = (uint32_t)crc32(0, h, (uInt)n[c]), ad = (uint32_t)adler32(1, h, (uInt)n[c]);
+        items[2 * c] = (zg_k_check){d[c], n[c], c == 3 ? crc ^ 4 : crc, 1};
+        items[2 * c + 1] = (zg_k_check){d[c], n[c], c == 5 ? ad + 1 : ad, 2};
+        free(h);
+    }
+    zg_k_check *di = dup_to_dev(items, sizeof items);
+    int *dst, st[N * 2];
+    CUOK(cudaMalloc((void **)&dst, sizeof st));
+    CUOK(cudaMemset(dst, 0, sizeof st));
+    CUOK(zg_k_check_launch(di, N * 2, dst, 0));
+    CUOK(cudaMemcpy(st, dst, sizeof st, cudaMemcpyDeviceToHost));
+    for (int k = 0; k < N * 2; k++)
+        CHECK_MSG(st[k] == ((k == 6 || k == 11) ? 1 : 0), "checksum item %d (kind %d, %zu bytes): flag %d", k,
+                  items[k].kind, (size_t)items[k].n, st[k]);
+    for (int c = 0; c < N; c++) cudaFree(d[c]);
+    cudaFree(di);
+    cudaFree(dst);
+}
+
 /* CPU reference of one scatter item */
 static void scatter_ref(int nd, size_t isz, const uint64_t *cnt, uint8_t *dst, const int64_t *ds, const uint8_t *src,
                         const int64_t *ss, const uint8_t *fill) {
@@ -257,6 +291,7 @@ int main(void) {
     test_unshuffle();
     test_inplace();
     test_crc_and_copy();
+    test_checksums();
     test_scatter();
     TEST_MAIN_END();
 }

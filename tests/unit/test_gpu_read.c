@@ -23,7 +23,9 @@ static uint32_t rnd(void) {
 typedef struct tcase {
     const char *name;
     const char *meta; /* printf format with %s = dtype-specific parts filled below */
-    int gpu_expected; /* the GPU path must decode (when nvCOMP is loaded, or the chain needs no nvCOMP) */
+    int gpu_expected; /* 1: the GPU path must decode (when nvCOMP is loaded, or the chain needs no nvCOMP);
+                       * 0: the CPU fallback must; 2: either (blosc-zlib streams go to the CPU when nvCOMP's
+                       * deflate needs aligned input, since blosc packs streams at any offset) */
     int needs_nvcomp;
 } tcase;
 
@@ -44,7 +46,7 @@ static const tcase cases[] = {
     {"v3_zstd_checksum_f32", V3("float32", "1.5", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"zstd\", \"configuration\": {\"level\": 1, \"checksum\": true}}]"), 1, 1},
     {"v3_blosc_lz4_shuffle_u16", V3("uint16", "0", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"blosc\", \"configuration\": {\"cname\": \"lz4\", \"clevel\": 5, \"shuffle\": \"shuffle\", \"typesize\": 2, \"blocksize\": 0}}]"), 1, 1},
     {"v3_blosc_zstd_bitshuffle_u32", V3("uint32", "3", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"blosc\", \"configuration\": {\"cname\": \"zstd\", \"clevel\": 3, \"shuffle\": \"bitshuffle\", \"typesize\": 4, \"blocksize\": 0}}]"), 1, 1},
-    {"v3_blosc_zlib_noshuffle_i64", V3("int64", "-1", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"blosc\", \"configuration\": {\"cname\": \"zlib\", \"clevel\": 5, \"shuffle\": \"noshuffle\", \"typesize\": 8, \"blocksize\": 0}}]"), 1, 1},
+    {"v3_blosc_zlib_noshuffle_i64", V3("int64", "-1", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"blosc\", \"configuration\": {\"cname\": \"zlib\", \"clevel\": 5, \"shuffle\": \"noshuffle\", \"typesize\": 8, \"blocksize\": 0}}]"), 2, 1},
     {"v3_blosc_blosclz_u16_cpu", V3("uint16", "0", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"blosc\", \"configuration\": {\"cname\": \"blosclz\", \"clevel\": 5, \"shuffle\": \"shuffle\", \"typesize\": 2, \"blocksize\": 0}}]"), 0, 0},
     {"v3_gzip_f64", V3("float64", "0", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"gzip\", \"configuration\": {\"level\": 5}}]"), 1, 1},
     {"v3_bigendian_crc32c_i32", V3("int32", "0", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"big\"}}, {\"name\": \"crc32c\"}]"), 1, 0},
@@ -119,10 +121,10 @@ static void run_case(zgpu_context *ctx, zgpu_context *ctx_cpu, zgpu_context *ctx
         memset(&stt, 0, sizeof stt);
         stt.struct_size = sizeof stt;
         zgpu_array_last_read_stats(a, &stt);
-        int want_gpu = c->gpu_expected && (!c->needs_nvcomp || nvcomp_loaded);
+        int want_gpu = c->gpu_expected == 1 && (!c->needs_nvcomp || nvcomp_loaded);
         CHECK_MSG(!want_gpu || (stt.gpu_decoded > 0 && stt.cpu_decoded == 0), "%s: %d chunks on GPU, %d on CPU",
                   c->name, stt.gpu_decoded, stt.cpu_decoded);
-        CHECK_MSG(c->gpu_expected || stt.cpu_decoded > 0, "%s: expected the CPU fallback", c->name);
+        CHECK_MSG(c->gpu_expected != 0 || (stt.cpu_decoded > 0 && stt.gpu_decoded == 0), "%s: expected the CPU fallback", c->name);
         printf("%-34s chunks %3d gpu %3d cpu %3d waves %d stored %8llu  plan %.2f io %.2f h2d %.2f dec %.2f sc %.2f ms\n",
                c->name, stt.chunks, stt.gpu_decoded, stt.cpu_decoded, stt.waves, (unsigned long long)stt.stored_bytes,
                stt.plan_s * 1e3, stt.io_s * 1e3, stt.h2d_s * 1e3, stt.decode_s * 1e3, stt.scatter_s * 1e3);
@@ -264,15 +266,15 @@ int main(void) {
     o.gpu_decode = 0;
     CHECK_OK(zgpu_context_create(&o, &ctx_cpu));
     o.gpu_decode = 1;
-    o.device_memory_budget = 200000; /* a chunk of 16*20*24*8 bytes plus staging fits; several waves */
+    o.device_memory_budget = 400000; /* a chunk of 16*20*24*8 bytes plus staging fits; several waves */
     CHECK_OK(zgpu_context_create(&o, &ctx_small));
     for (size_t i = 0; i < N_CASES; i++) run_case(ctx, ctx_cpu, ctx_small, &cases[i]);
 #ifdef ZGPU_HAVE_CUDA
     if (gpu) {
-        corrupt_case(ctx, "v3_zstd_u16", "c/1/1/1");
+        corrupt_case(ctx, "v3_zstd_u16", "c/0/0/1");
         corrupt_case(ctx, "v3_blosc_lz4_shuffle_u16", "c/0/1/0");
         corrupt_case(ctx, "v3_gzip_f64", "c/1/0/1");
-        corrupt_case(ctx, "v2_lz4_u32", "1.1.1");
+        corrupt_case(ctx, "v2_lz4_u32", "0.0.1");
         corrupt_case(ctx, "v2_zlib_i16", "0.1.2");
         corrupt_case(ctx, "v3_bigendian_crc32c_i32", "c/0/0/0");
     }
