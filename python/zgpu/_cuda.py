@@ -250,7 +250,7 @@ def to_host(ptr: int, shape: Sequence[int], strides: Sequence[int], dtype: np.dt
         raw = np.empty(hi - lo, np.uint8)
         _check(rt, rt.cudaMemcpy(c_void_p(raw.ctypes.data), c_void_p(ptr + lo), hi - lo, 2), "cudaMemcpy D2H")
         arr = np.ndarray(shape, dtype=dtype, buffer=raw, offset=-lo, strides=tuple(strides))
-        return np.ascontiguousarray(arr)
+        return arr.copy(order="C")  # (ascontiguousarray would make a 0-d result 1-d)
     if owner is not None:
         if _try_import("cupy"):
             import cupy

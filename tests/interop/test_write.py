@@ -21,6 +21,10 @@ CODECS = {
     "zlib": (("numcodecs.zlib",), ("zlib",)),
     "lz4": (("numcodecs.lz4",), ("lz4",)),
     "bz2": (("numcodecs.bz2",), ("bz2",)),
+    "bz2:9": (("numcodecs.bz2",), ("bz2",)),
+    "zlib:1": (("numcodecs.zlib",), ("zlib",)),
+    "lz4:3": (("numcodecs.lz4",), ("lz4",)),
+    "zstd:3:checksum": (("zstd",), ("zstd",)),
 }
 
 
@@ -49,8 +53,11 @@ def _codec_config(path, name):
 def _check_codec_options(path, codec, fmt):
     """The levels and blosc options asked for are the ones stored."""
     parts = codec.split(":")
-    if parts[0] in ("zstd", "gzip") and len(parts) == 2:
-        assert _codec_config(path, parts[0])["level"] == int(parts[1])
+    if parts[0] in ("zstd", "gzip", "zlib", "bz2") and len(parts) >= 2:
+        name = parts[0] if fmt == 2 or parts[0] in ("zstd", "gzip") else "numcodecs." + parts[0]
+        assert _codec_config(path, name)["level"] == int(parts[1])
+    if parts[0] == "zstd" and parts[-1] == "checksum":
+        assert _codec_config(path, "zstd")["checksum"] is True
     if parts[0] == "blosc":
         cfg = _codec_config(path, "blosc")
         assert cfg["cname"] == parts[1] and cfg["clevel"] == int(parts[2])
@@ -120,6 +127,29 @@ def test_write_zero_d_and_empty(zgpu, tmp_path, fmt):
     assert_same_array(zarr.open_array(path, mode="r")[...], empty, "empty")
 
 
+@pytest.mark.parametrize("codec", ["zstd+crc32c", "none+crc32c", "gzip:1+crc32c"])
+def test_write_crc32c(zgpu, tmp_path, codec):
+    data = sample("float64", (21, 10), seed=8)
+    path = _write(zgpu, tmp_path, data, "--format", 3, "--chunks", "8,4", "--codec", codec)
+    assert "crc32c" in stored_codec_names(path)
+    assert_same_array(zarr.open_array(path, mode="r")[...], data, f"write {codec}")
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("dtype,fill", [("float32", "NaN"), ("float64", "-Infinity"), ("int16", "-5"),
+                                        ("bool", "true"), ("complex64", "1.5,-2"), ("uint64", "18446744073709551615")])
+def test_write_fill_value_and_attrs(zgpu, tmp_path, fmt, dtype, fill):
+    data = sample(dtype, (9, 8), seed=6)
+    path = _write(zgpu, tmp_path, data, "--format", fmt, "--chunks", "4,4", "--fill-value", fill,
+                  "--attrs", '{"unit": "mm", "n": [1, 2]}')
+    a = zarr.open_array(path, mode="r")
+    assert_same_array(a[...], data, "data")
+    want = {"NaN": np.nan, "-Infinity": -np.inf, "true": True, "1.5,-2": complex(1.5, -2)}.get(fill)
+    want = np.array(want if want is not None else int(fill), dtype=dtype)
+    assert_same_array(np.array(a.fill_value, dtype=dtype), want, "fill value")
+    assert dict(a.attrs) == {"unit": "mm", "n": [1, 2]}
+
+
 def test_write_then_read_back(zgpu, tmp_path):
     """zgpu's own round trip, and zgpu's reading of its output equals zarr-python's."""
     data = sample("complex64", (17, 9), seed=2)
@@ -172,7 +202,9 @@ CP_CASES = [
     ("v3_dtype_complex128_be_gzip", ["--format", "3", "--codec", "blosc:lz4:5:shuffle"]),
     ("v2_filter_fso", ["--format", "3", "--codec", "zstd"]),
     ("v3_transpose_zstd", []),
-    ("v3_shard_nested", ["--format", "3", "--chunks", "3,5", "--codec", "bz2"]),
+    ("v3_shard_nested", ["--format", "3", "--chunks", "3,5", "--shards", "none", "--codec", "bz2"]),
+    ("v3_shard_end", ["--chunks", "5,4"]),  # keeps the 10x12 shards, new inner chunks
+    ("v3_dtype_uint16_le_zstd", ["--chunks", "4,4", "--shards", "8,8", "--codec", "zstd:3:checksum+crc32c"]),
     ("v2_dtype_bool_le", ["--format", "3"]),
     ("v3_missing_chunks_bool", ["--format", "2", "--codec", "lz4"]),
     ("v3_zero_d", ["--format", "2"]),
@@ -192,6 +224,12 @@ def test_cp(zgpu, fixture_paths, tmp_path, src_name, opts):
         assert b.metadata.zarr_format == int(opts[opts.index("--format") + 1])
     if "--chunks" in opts:
         assert b.chunks == tuple(int(x) for x in opts[opts.index("--chunks") + 1].split(","))
+    if "--shards" in opts:
+        want = opts[opts.index("--shards") + 1]
+        assert b.shards == (None if want == "none" else tuple(int(x) for x in want.split(",")))
+    elif "--format" not in opts or opts[opts.index("--format") + 1] == "3":
+        if a.metadata.zarr_format == 3:
+            assert b.shards == a.shards, "cp without --shards keeps the source's shards"
     assert_same_array(b[...], a[...], f"cp {src_name} {' '.join(opts)}")
     # The fill value survives the copy (bit-exact, NaN included); v2 null has no v3 form: zeros then.
     fa, fb = np.array(a.fill_value if a.fill_value is not None else 0, dtype=a.dtype), \

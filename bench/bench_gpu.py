@@ -1,0 +1,360 @@
+#!/usr/bin/env python3
+"""GPU read-all benchmark: whole arrays read into GPU memory.
+
+For each volume of ../shared/bench/datasets.py and each layout (zstd, blosc-lz4-shuffle, gzip, sharded zstd;
+Zarr v3, chunks 64x256x256, shards 128x512x512 with 32x128x128 inner chunks), the array is written once
+by zgpu itself (zarr-python is not needed, and is not installed on the GPU machine) into bench/data/, then:
+
+  zgpu         zgpu_array_read_device into a preallocated CuPy buffer (C API through ctypes)
+  ts+copy      tensorstore read into host memory, then cupy.asarray (when tensorstore is importable)
+  zarr-python  not run here (not installed on the GPU machine): the column says so
+
+and the limits of the same bytes on the same machine:
+  H2D          decoded bytes over a pinned host-to-device copy of that many bytes
+  page cache   stored bytes read back with pread on a thread pool (files already cached)
+  GPU decode   decoded bytes over zgpu's decode stage alone (nvCOMP batches + our kernels, CUDA events)
+
+Each reader: one warm-up read (page cache, nvCOMP and pool start-up), then the median of --repeat timed
+reads, timed with CUDA events on the stream (wall time for the host part of ts+copy included). The first
+result of every reader is compared with the source volume. GB = 1e9 bytes.
+
+Writes section "GPU read-all" of docs/benchmarks.md (other sections kept) unless --planes is given
+without --docs.
+
+Usage: python bench/bench_gpu.py [--lib build/lib/libzgpu.so] [--planes N] [--repeat 5]
+                                 [--volumes a,b] [--layouts x,y] [--docs] [--no-docs]
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import ctypes
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+VOLUMES = ["oct_u16", "labels_u32", "field_f32"]
+LAYOUTS = ["zstd", "blosc-lz4-shuffle", "gzip", "sharded-zstd"]
+CHUNKS = (64, 256, 256)
+SHARDS, INNER = (128, 512, 512), (32, 128, 128)
+SECTION = "GPU read-all"
+
+
+def shared_root() -> str:
+    for cand in (os.path.join(ROOT, "..", "shared"), os.path.join(ROOT, "shared")):
+        if os.path.isfile(os.path.join(cand, "bench", "datasets.py")):
+            return os.path.abspath(cand)
+    try:
+        top = subprocess.run(["git", "-C", ROOT, "rev-parse", "--show-toplevel"], capture_output=True, text=True,
+                             check=True).stdout.strip()
+        return os.path.abspath(os.path.join(top, "..", "shared"))
+    except (OSError, subprocess.CalledProcessError):
+        return os.path.join(ROOT, "..", "shared")
+
+
+# ---------------------------------------------------------------------------------------------------
+# The C library through ctypes
+# ---------------------------------------------------------------------------------------------------
+class ReadStats(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("plan_s", ctypes.c_double), ("io_s", ctypes.c_double),
+                ("h2d_s", ctypes.c_double), ("decode_s", ctypes.c_double), ("scatter_s", ctypes.c_double),
+                ("total_s", ctypes.c_double), ("stored_bytes", ctypes.c_uint64), ("decoded_bytes", ctypes.c_uint64),
+                ("chunks", ctypes.c_int), ("waves", ctypes.c_int), ("gds_used", ctypes.c_int),
+                ("gpu_decoded", ctypes.c_int), ("cpu_decoded", ctypes.c_int)]
+
+
+class Lib:
+    def __init__(self, path: str):
+        self.c = ctypes.CDLL(path)
+        c = self.c
+        vp, u64p, i64p = ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_int64)
+        c.zgpu_last_error.restype = ctypes.c_char_p
+        c.zgpu_context_create.argtypes = [vp, ctypes.POINTER(vp)]
+        c.zgpu_context_free.argtypes = [vp]
+        c.zgpu_array_create.argtypes = [vp, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(vp)]
+        c.zgpu_array_open.argtypes = [vp, ctypes.c_char_p, ctypes.POINTER(vp)]
+        c.zgpu_array_close.argtypes = [vp]
+        c.zgpu_array_write.argtypes = [vp, u64p, u64p, vp, i64p]
+        c.zgpu_array_read_device.argtypes = [vp, u64p, u64p, vp, i64p, vp]
+        c.zgpu_array_last_read_stats.argtypes = [vp, ctypes.POINTER(ReadStats)]
+        c.zgpu_gpu_available.restype = ctypes.c_int
+        self.ctx = vp()
+        self.check(c.zgpu_context_create(None, ctypes.byref(self.ctx)), "context")
+
+    def check(self, st: int, what: str) -> None:
+        if st != 0:
+            raise RuntimeError(f"zgpu {what}: status {st}: {self.c.zgpu_last_error().decode()}")
+
+    def open(self, path: str):
+        h = ctypes.c_void_p()
+        self.check(self.c.zgpu_array_open(self.ctx, path.encode(), ctypes.byref(h)), f"open {path}")
+        return h
+
+    def write(self, path: str, meta: dict, data: np.ndarray) -> None:
+        h = ctypes.c_void_p()
+        self.check(self.c.zgpu_array_create(self.ctx, path.encode(), json.dumps(meta).encode(), 1, ctypes.byref(h)),
+                   f"create {path}")
+        nd = data.ndim
+        start, count = (ctypes.c_uint64 * nd)(*([0] * nd)), (ctypes.c_uint64 * nd)(*data.shape)
+        data = np.ascontiguousarray(data)
+        try:
+            self.check(self.c.zgpu_array_write(h, start, count, data.ctypes.data_as(ctypes.c_void_p), None), "write")
+        finally:
+            self.c.zgpu_array_close(h)
+
+    def read_device(self, h, shape, ptr: int, stream: int = 0) -> None:
+        nd = len(shape)
+        start, count = (ctypes.c_uint64 * nd)(*([0] * nd)), (ctypes.c_uint64 * nd)(*shape)
+        self.check(self.c.zgpu_array_read_device(h, start, count, ctypes.c_void_p(ptr), None,
+                                                 ctypes.c_void_p(stream)), "read_device")
+
+    def stats(self, h) -> ReadStats:
+        s = ReadStats()
+        s.struct_size = ctypes.sizeof(ReadStats)
+        self.c.zgpu_array_last_read_stats(h, ctypes.byref(s))
+        return s
+
+
+# ---------------------------------------------------------------------------------------------------
+# Data
+# ---------------------------------------------------------------------------------------------------
+def metadata(shape, dtype: np.dtype, layout: str) -> dict:
+    chunks = [min(c, s) for c, s in zip(CHUNKS, shape)]
+    bytes_codec = {"name": "bytes", "configuration": {"endian": "little"}}
+    zstd = {"name": "zstd", "configuration": {"level": 0, "checksum": False}}
+    if layout == "zstd":
+        codecs = [bytes_codec, zstd]
+    elif layout == "blosc-lz4-shuffle":
+        codecs = [bytes_codec, {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle",
+                                                                  "typesize": dtype.itemsize, "blocksize": 0}}]
+    elif layout == "gzip":
+        codecs = [bytes_codec, {"name": "gzip", "configuration": {"level": 5}}]
+    elif layout == "sharded-zstd":
+        chunks = [min(c, s) for c, s in zip(SHARDS, shape)]
+        inner = [min(c, s) if s % min(c, s) == 0 else s for c, s in zip(INNER, chunks)]
+        codecs = [{"name": "sharding_indexed", "configuration": {
+            "chunk_shape": inner, "codecs": [bytes_codec, zstd],
+            "index_codecs": [bytes_codec, {"name": "crc32c"}], "index_location": "end"}}]
+    else:
+        raise KeyError(layout)
+    return {"zarr_format": 3, "node_type": "array", "shape": list(shape), "data_type": str(dtype),
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
+            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+            "fill_value": 0, "codecs": codecs}
+
+
+def stored_files(path: str):
+    out = []
+    for d, _, files in os.walk(path):
+        for f in files:
+            if f not in ("zarr.json", ".complete"):
+                out.append(os.path.join(d, f))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Measurements
+# ---------------------------------------------------------------------------------------------------
+def median_events(cp, fn, repeat: int) -> float:
+    """Median seconds of fn() between CUDA events on the current stream, after one warm-up."""
+    fn()
+    cp.cuda.Device().synchronize()
+    times = []
+    for _ in range(repeat):
+        a, b = cp.cuda.Event(), cp.cuda.Event()
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(cp.cuda.get_elapsed_time(a, b) * 1e-3)
+    return statistics.median(times)
+
+
+def h2d_seconds(cp, nbytes: int, repeat: int) -> float:
+    host = cp.cuda.alloc_pinned_memory(nbytes)
+    hv = np.frombuffer(host, dtype=np.uint8, count=nbytes)
+    hv[:] = 1
+    dev = cp.cuda.alloc(nbytes)
+    return median_events(cp, lambda: dev.copy_from_host(host.ptr, nbytes), repeat)
+
+
+def page_cache_seconds(files, repeat: int) -> float:
+    sizes = [os.path.getsize(f) for f in files]
+    bufs = [bytearray(s) for s in sizes]
+
+    def read_one(i):
+        with open(files[i], "rb", buffering=0) as fh:
+            fh.readinto(bufs[i])
+
+    with cf.ThreadPoolExecutor(max_workers=os.cpu_count()) as ex:
+        def once():
+            list(ex.map(read_one, range(len(files))))
+        once()
+        times = []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            once()
+            times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def read_tensorstore_copy(cp, path, repeat, src):
+    try:
+        import tensorstore as ts
+    except ImportError:
+        return None, "not installed"
+    spec = {"driver": "zarr3", "kvstore": {"driver": "file", "path": path},
+            "context": {"cache_pool": {"total_bytes_limit": 0},
+                        "data_copy_concurrency": {"limit": os.cpu_count()},
+                        "file_io_concurrency": {"limit": os.cpu_count()}}}
+    store = ts.open(spec, read=True).result()
+    out = {}
+
+    def once():
+        out["d"] = cp.asarray(store.read().result())
+
+    once()
+    ok = src is None or bool(cp.all(out["d"] == cp.asarray(src)))
+    times = []
+    for _ in range(repeat):
+        cp.cuda.Device().synchronize()
+        t = time.perf_counter()
+        once()
+        cp.cuda.Device().synchronize()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), ("" if ok else "WRONG RESULT")
+
+
+# ---------------------------------------------------------------------------------------------------
+def machine() -> str:
+    gpu = "?"
+    try:
+        gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return f"{platform.node()}: {os.cpu_count()} CPUs, {platform.platform()}; GPU: {gpu}"
+
+
+def replace_section(doc_path: str, section_text: str) -> None:
+    old = open(doc_path).read() if os.path.exists(doc_path) else "# zgpu benchmarks\n\n"
+    pat = re.compile(rf"^## {re.escape(SECTION)}\n.*?(?=^## |\Z)", re.M | re.S)
+    new = pat.sub(lambda _: section_text.rstrip("\n") + "\n\n", old, count=1) if pat.search(old) else \
+        old.rstrip("\n") + "\n\n" + section_text
+    os.makedirs(os.path.dirname(doc_path), exist_ok=True)
+    with open(doc_path, "w") as fh:
+        fh.write(new.rstrip("\n") + "\n")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--lib", default=os.path.join(ROOT, "build", "lib", "libzgpu.so"))
+    ap.add_argument("--data", default=os.path.join(ROOT, "bench", "data"))
+    ap.add_argument("--planes", type=int, default=None)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--volumes", default=",".join(VOLUMES))
+    ap.add_argument("--layouts", default=",".join(LAYOUTS))
+    ap.add_argument("--docs", action="store_true")
+    ap.add_argument("--no-docs", action="store_true")
+    ap.add_argument("--json", default=None, help="also write the raw rows as JSON here")
+    args = ap.parse_args()
+    started = datetime.datetime.now(datetime.timezone.utc)
+    try:
+        import cupy as cp
+    except ImportError:
+        print("bench_gpu: cupy is required (GPU buffers and CUDA events)", file=sys.stderr)
+        return 2
+    lib = Lib(args.lib)
+    if not lib.c.zgpu_gpu_available():
+        print(f"bench_gpu: no GPU: {lib.c.zgpu_last_error().decode()}", file=sys.stderr)
+        return 2
+    sys.path.insert(0, os.path.join(shared_root(), "bench"))
+    import datasets  # noqa: E402
+    os.makedirs(args.data, exist_ok=True)
+    rows = []
+    for vol in args.volumes.split(","):
+        src = None
+        for lay in args.layouts.split(","):
+            tag = vol if args.planes is None else f"{vol}_p{args.planes}"
+            path = os.path.join(args.data, f"{tag}.{lay}.zgpu.zarr")
+            if src is None:
+                t = time.perf_counter()
+                src = datasets.make(vol, planes=args.planes)
+                print(f"made {vol} {src.shape} {src.dtype} in {time.perf_counter() - t:.1f} s", flush=True)
+            if not os.path.exists(os.path.join(path, ".complete")):
+                shutil.rmtree(path, ignore_errors=True)
+                t = time.perf_counter()
+                lib.write(path, metadata(src.shape, src.dtype, lay), src)
+                open(os.path.join(path, ".complete"), "w").close()
+                print(f"  wrote {path} in {time.perf_counter() - t:.1f} s", flush=True)
+            files = stored_files(path)
+            stored = sum(os.path.getsize(f) for f in files)
+            nbytes = src.nbytes
+            h = lib.open(path)
+            out = cp.empty(src.shape, dtype=src.dtype)
+            # correctness first, on a poisoned buffer
+            out.fill(0x5A if src.dtype.itemsize == 1 else 12345)
+            lib.read_device(h, src.shape, out.data.ptr, cp.cuda.get_current_stream().ptr)
+            ok = bool(cp.all(out == cp.asarray(src)))
+            t_zgpu = median_events(cp, lambda: lib.read_device(h, src.shape, out.data.ptr,
+                                                                cp.cuda.get_current_stream().ptr), args.repeat)
+            st = lib.stats(h)
+            lib.c.zgpu_array_close(h)
+            del out
+            t_ts, ts_note = read_tensorstore_copy(cp, path, args.repeat, src if lay == "zstd" else None)
+            t_h2d = h2d_seconds(cp, nbytes, args.repeat)
+            t_pc = page_cache_seconds(files, args.repeat)
+            row = dict(volume=vol, layout=lay, shape=list(src.shape), dtype=str(src.dtype), decoded=nbytes, stored=stored,
+                       zgpu_s=t_zgpu, zgpu_ok=ok, ts_s=t_ts, ts_note=ts_note, h2d_s=t_h2d, pagecache_s=t_pc,
+                       stats={k: getattr(st, k) for k, _ in ReadStats._fields_ if k != "struct_size"})
+            rows.append(row)
+            gb = lambda s, n=nbytes: f"{n / s / 1e9:.2f}" if s else "-"  # noqa: E731
+            print(f"  {vol:11s} {lay:18s} zgpu {gb(t_zgpu)} GB/s{'' if ok else ' WRONG'}  ts+copy "
+                  f"{gb(t_ts) if t_ts else ts_note}  H2D {gb(t_h2d)}  pagecache {gb(t_pc, stored)} (stored)  "
+                  f"decode-stage {gb(st.decode_s)}  [io {st.io_s * 1e3:.1f} h2d {st.h2d_s * 1e3:.1f} dec "
+                  f"{st.decode_s * 1e3:.1f} scatter {st.scatter_s * 1e3:.1f} ms, waves {st.waves}, gpu/cpu chunks "
+                  f"{st.gpu_decoded}/{st.cpu_decoded}, gds {st.gds_used}]", flush=True)
+        src = None
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(rows, fh, indent=1)
+    lines = [f"## {SECTION}", "",
+             f"Whole arrays read into GPU memory. Machine: {machine()}. Date: {started:%Y-%m-%d %H:%M} UTC. "
+             f"Command: `python bench/bench_gpu.py{'' if args.planes is None else f' --planes {args.planes}'} "
+             f"--repeat {args.repeat}`. Arrays written by zgpu (Zarr v3, chunks 64x256x256; sharded: 128x512x512 "
+             "shards of 32x128x128). Median of the timed reads after one warm-up; GB/s = decoded bytes (stored "
+             "bytes for the page-cache column) / time, 1 GB = 1e9 bytes. zarr-python: not installed on the GPU "
+             "machine, not measured.", "",
+             "| volume | layout | stored MB | zgpu GB/s | ts+copy GB/s | zarr-python | limit: pinned H2D GB/s | "
+             "limit: page cache GB/s (stored) | limit: GPU decode stage GB/s | zgpu io / h2d / decode / scatter ms | "
+             "chunks GPU/CPU | waves |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        s = r["stats"]
+        f = lambda t, n=r["decoded"]: f"{n / t / 1e9:.2f}" if t else "-"  # noqa: E731
+        lines.append(f"| {r['volume']} | {r['layout']} | {r['stored'] / 1e6:.0f} | {f(r['zgpu_s'])}"
+                     f"{'' if r['zgpu_ok'] else ' (WRONG)'} | {f(r['ts_s']) if r['ts_s'] else r['ts_note']} | "
+                     f"not installed | {f(r['h2d_s'])} | {f(r['pagecache_s'], r['stored'])} | {f(s['decode_s'])} | "
+                     f"{s['io_s'] * 1e3:.1f} / {s['h2d_s'] * 1e3:.1f} / {s['decode_s'] * 1e3:.1f} / "
+                     f"{s['scatter_s'] * 1e3:.1f} | {s['gpu_decoded']}/{s['cpu_decoded']} | {s['waves']} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if not args.no_docs and (args.planes is None or args.docs):
+        doc = os.path.join(ROOT, "docs", "benchmarks.md")
+        replace_section(doc, text)
+        print(f"wrote section '{SECTION}' of {doc}")
+    return 0 if all(r["zgpu_ok"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
