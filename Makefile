@@ -8,20 +8,27 @@
 #   make test-fast  build + ctest only
 #   make demo       build, write a sample array, read it back (GPU if present) and report the speed
 #   make bench      CPU read-all benchmark vs tensorstore and zarr-python (BENCH_ARGS="--planes 64" for a quick run)
-#   make fuzz       libFuzzer targets (clang) in build-fuzz/
+#   make fuzz       libFuzzer targets (clang) in build-fuzz/; FUZZ_SECONDS=60 also runs each that long
 #   make clean
 #
-# Variables: ZGPU_CUDA=AUTO|ON|OFF (CUDA device path), JOBS (parallel build jobs), CTEST_JOBS.
+# Variables: ZGPU_CUDA=AUTO|ON|OFF (CUDA device path), JOBS (parallel build jobs), CTEST_JOBS,
+#            BUILD / ASAN_BUILD / FUZZ_BUILD (build directories).
 
 SHELL      := /bin/bash
 ZGPU_CUDA  ?= AUTO
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CTEST_JOBS ?= 2
+# Build directories (override to keep several configurations side by side).
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+ZGPU_BIN   := $(CURDIR)/$(BUILD)/bin/zgpu
 VENV_PY    := .venv/bin/python
 CLANG      := $(shell command -v clang 2>/dev/null)
 CMAKE_COMMON := -DZGPU_WERROR=ON -DZGPU_CUDA=$(ZGPU_CUDA)
-# Python package tests run when the package exists (python/pyproject.toml).
-PY_TEST_DIRS := tests/interop $(if $(wildcard python/tests),python/tests,)
+# Sanitizer and fuzz builds are host-only: ASan does not mix with the CUDA runtime, and a CUDA link
+# (g++) would pull GCC's ASan runtime into a clang-built library.
+CMAKE_HOST_ONLY := -DZGPU_WERROR=ON -DZGPU_CUDA=OFF
 
 .PHONY: all deps build python test test-fast test-unit test-interop test-asan demo bench fuzz clean
 
@@ -31,29 +38,35 @@ deps:
 	@bash scripts/install-deps.sh
 
 build:
-	cmake -S . -B build -DCMAKE_BUILD_TYPE=Release $(CMAKE_COMMON)
-	cmake --build build -j$(JOBS)
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_COMMON)
+	cmake --build $(BUILD) -j$(JOBS)
 
-# The Python package, pip-installed into .venv (only once python/pyproject.toml exists).
+# The Python package, pip-installed into .venv (only once python/pyproject.toml exists). It packages the
+# library just built (no second CMake build) and uses the pinned setuptools of requirements-dev.txt.
 python: deps build
 ifneq ($(wildcard python/pyproject.toml),)
-	.venv/bin/pip install -q ./python
+	ZGPU_PREBUILT_LIB=$(CURDIR)/$(BUILD)/lib/libzgpu.so .venv/bin/pip install -q --no-build-isolation ./python
 else
 	@echo "python/pyproject.toml not present: no Python package to install"
 endif
 
 test-unit: build
-	ctest --test-dir build --output-on-failure -j$(CTEST_JOBS)
+	ctest --test-dir $(BUILD) --output-on-failure -j$(CTEST_JOBS)
 
 test-interop: deps build python
-	ZGPU_CLI=$(CURDIR)/build/bin/zgpu $(VENV_PY) -m pytest $(PY_TEST_DIRS) -q
+	ZGPU_CLI=$(ZGPU_BIN) $(VENV_PY) -m pytest tests/interop -q
+ifneq ($(wildcard python/tests),)
+	ZGPU_LIB=$(CURDIR)/$(BUILD)/lib/libzgpu.so $(VENV_PY) -m pytest python/tests -q
+endif
 
-# Unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer (Debug, clang when available).
+# Unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer (Debug, clang when available;
+# -Wno-unknown-warning-option lets clang skip GCC-only -Wno-* flags under -Werror).
 test-asan:
-	$(if $(CLANG),CC=$(CLANG)) cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DZGPU_SANITIZE=ON $(CMAKE_COMMON)
-	cmake --build build-asan -j$(JOBS)
+	$(if $(CLANG),CC=$(CLANG)) cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DZGPU_SANITIZE=ON \
+	  $(if $(CLANG),-DCMAKE_C_FLAGS=-Wno-unknown-warning-option) $(CMAKE_HOST_ONLY)
+	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest --test-dir build-asan --output-on-failure -j$(CTEST_JOBS)
+	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j$(CTEST_JOBS)
 
 # Sequential on purpose: each stage's failure stops the run with its own output.
 test: deps
@@ -63,22 +76,28 @@ test: deps
 	$(MAKE) --no-print-directory test-asan
 
 test-fast: build
-	ctest --test-dir build --output-on-failure -j$(CTEST_JOBS)
+	ctest --test-dir $(BUILD) --output-on-failure -j$(CTEST_JOBS)
 
 demo: deps build
-	bash scripts/demo.sh
+	ZGPU=$(ZGPU_BIN) bash scripts/demo.sh
 
 bench: deps build python
-	$(VENV_PY) bench/bench_cpu.py $(BENCH_ARGS)
+	ZGPU_LIB=$(CURDIR)/$(BUILD)/lib/libzgpu.so $(VENV_PY) bench/bench_cpu.py --cli $(ZGPU_BIN) $(BENCH_ARGS)
 
 # libFuzzer targets: the library itself is instrumented for coverage (fuzzer-no-link) so the fuzzers
 # see its branches. Run one with e.g. build-fuzz/bin/fuzz_json fuzz/corpus/fuzz_json -max_total_time=60
 fuzz:
 	@test -n "$(CLANG)" || { echo "make fuzz needs clang (scripts/install-deps.sh installs it)"; exit 1; }
-	CC=$(CLANG) cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZGPU_FUZZ=ON -DZGPU_SANITIZE=ON \
-	  -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link $(CMAKE_COMMON)
-	cmake --build build-fuzz -j$(JOBS)
-	@ls build-fuzz/bin | grep '^fuzz_' || true
+	CC=$(CLANG) cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZGPU_FUZZ=ON -DZGPU_SANITIZE=ON \
+	  "-DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link -Wno-unknown-warning-option" $(CMAKE_HOST_ONLY)
+	cmake --build $(FUZZ_BUILD) -j$(JOBS)
+	@ls $(FUZZ_BUILD)/bin | grep '^fuzz_' || true
+ifdef FUZZ_SECONDS
+	@# Each target for FUZZ_SECONDS, new inputs in $(FUZZ_BUILD)/corpus/<name> (the checked-in corpus is read only).
+	set -e; for f in $(FUZZ_BUILD)/bin/fuzz_*; do n=$$(basename $$f); mkdir -p $(FUZZ_BUILD)/corpus/$$n; \
+	  echo "== $$n ($(FUZZ_SECONDS) s)"; $$f $(FUZZ_BUILD)/corpus/$$n fuzz/corpus/$$n -max_total_time=$(FUZZ_SECONDS) \
+	  -print_final_stats=1 2>&1 | tail -4; done
+endif
 
 clean:
-	rm -rf build build-asan build-fuzz bench/data demo-data
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) bench/data demo-data

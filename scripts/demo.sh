@@ -6,7 +6,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-ZGPU="$ROOT/build/bin/zgpu"
+ZGPU="${ZGPU:-$ROOT/build/bin/zgpu}"
 PY="$ROOT/.venv/bin/python"
 DIR="$ROOT/demo-data"
 NPY="$DIR/oct_u16.npy"

@@ -99,6 +99,8 @@ def test_device_array_interfaces_describe_the_view():
     s = DeviceArray(owner, 0x10010, (2, 2), (-32, 8), np.dtype("float32"), 0)
     assert s.__cuda_array_interface__["strides"] == (-32, 8)
     assert not s.is_c_contiguous
+    with pytest.raises(BufferError, match="negative strides"):
+        s.__dlpack__()
     z = DeviceArray(owner, 0x10000, (0, 4), None, np.dtype("int8"), 0)
     assert z.__cuda_array_interface__["data"][0] == 0
     with pytest.raises(BufferError):

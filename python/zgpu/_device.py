@@ -109,6 +109,10 @@ class DeviceArray:
                               % (self._device, dl_device))
         if copy:
             raise BufferError("zgpu.DeviceArray cannot export a copy (copy=True)")
+        if any(st < 0 for n, st in zip(self._shape, self._strides) if n > 1):
+            # PyTorch aborts the process on negative strides; zgpu's own reads never produce them
+            raise BufferError("a DeviceArray with negative strides cannot be exported through DLPack; use "
+                              "cupy.asarray(x) (CUDA array interface) instead")
         versioned = max_version is not None and int(max_version[0]) >= 1
         return _dlpack.export(self._ptr, self._shape, self._strides, self._dtype, _dlpack.KDL_CUDA,
                               self._device, self, versioned)

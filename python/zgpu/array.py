@@ -382,10 +382,33 @@ class Array:
         return out
 
     def _read_device(self, sel: Selection, device: int, stream: int) -> DeviceArray:
-        nbytes = math.prod(sel.count) * self._dtype.itemsize
+        # Axes selected with a negative step are read into the buffer reversed (negative strides in the C
+        # read), so the result only has positive strides: PyTorch cannot hold negative ones.
+        item = self._dtype.itemsize
+        nbytes = math.prod(sel.count) * item
         mem = _cuda.alloc(nbytes, device)
-        self._read_box_device(sel, device, mem.ptr, None, stream)
-        shape, strides, offset = strided_view(sel.count, c_strides(sel.count, self._dtype.itemsize), 0, sel.view)
+        cs = c_strides(sel.count, item)
+        box_strides = list(cs)
+        base = 0
+        view: List[Any] = []
+        axis = 0
+        for it in sel.items:
+            if it.kind == "new":
+                view.append(None)
+                continue
+            if it.kind == "int":
+                view.append(0)
+            elif it.step < 0:
+                if sel.count[axis] > 1:
+                    base += (sel.count[axis] - 1) * cs[axis]
+                    box_strides[axis] = -cs[axis]
+                view.append(slice(None, None, -it.step))
+            else:
+                view.append(slice(None, None, it.step))
+            axis += 1
+        reversed_any = any(b < 0 for b in box_strides)
+        self._read_box_device(sel, device, mem.ptr + base, box_strides if reversed_any else None, stream)
+        shape, strides, offset = strided_view(sel.count, cs, 0, tuple(view))
         return DeviceArray(mem, mem.ptr + offset, shape, strides, self._dtype, device)
 
     def _read_into_device(self, sel: Selection, ext: "_dlpack.ForeignTensor", device: int, stream: int,

@@ -317,7 +317,7 @@ typedef struct dtask {
     uint64_t h_off, nbytes;   /* stored bytes in staging */
     uint64_t cpu_off;         /* CPU-decoded chunk in staging (T_CPU) */
     uint64_t a_off, b_off;    /* device scratch slots (T_GPU) */
-    int final_b;              /* final data in slot B */
+    uint8_t *direct;          /* T_GPU decoding straight into the caller's output (no scratch, no scatter) */
     /* parse results */
     uint64_t body_off, body_len; /* the compressor's input (after host crc strip and header strip) */
     uint32_t check;              /* gzip CRC32 / zlib Adler-32 of the decoded payload */
@@ -578,6 +578,28 @@ static zgpu_status check_wave(job *j, bufset *b, wave_check *wc, zgpu_read_stats
     return s;
 }
 
+/* Where a GPU-decoded chunk can land directly: it is wholly selected, C-contiguous in the output, its last
+ * decode stage writes the final bytes (no post stage, no transpose) and the output pointer meets the
+ * decoder's alignment. Returns the destination, or NULL to decode into scratch and scatter. */
+static uint8_t *direct_target(const job *j, const dtask *t) {
+    const pipe *pp = &j->pp;
+    const zg_chunk_task *pt = &j->plan->tasks[t->plan_i];
+    const int nd = j->plan->ndim;
+    if (!pt->covers_chunk || pp->n_post != 0 || pp->comp == COMP_NONE) return NULL;
+    if (pp->comp == COMP_BLOSC && (t->bh.memcpyed || t->bh.shuffle == ZG_BLOSC_NOSHUFFLE)) return NULL;
+    int64_t c[ZGPU_MAX_DIMS];
+    zg_c_strides(nd, j->plan->chunk, j->a->meta.dtype.size, c);
+    for (int d = 0; d < nd; d++)
+        if (j->plan->chunk[d] > 1 && (pp->src_strides[d] != c[d] || j->out_strides[d] != c[d])) return NULL;
+    uint8_t *dst = j->out;
+    for (int d = 0; d < nd; d++) dst += (int64_t)pt->in_box[d] * j->out_strides[d];
+    if (pp->comp != COMP_BLOSC) {
+        size_t align = j->out_align[nvc_format(j, pp->comp, NULL)];
+        if (align > 1 && (uintptr_t)dst % align != 0) return NULL;
+    }
+    return dst;
+}
+
 /* Builds and launches one wave's device work. The pinned buffer already holds stored bytes and CPU-decoded
  * chunks (up to L->pos); descriptors go behind them, then ONE host-to-device copy, then the launches. */
 static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
@@ -627,13 +649,15 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     const uint64_t o_chk = take(L, 4 * (n_gpu ? n_gpu : 1));
     const uint64_t res_begin = o_status, res_end = L->pos;
     const uint64_t host_end = L->pos;
-    /* scratch slots: device only */
+    /* scratch slots: device only; a chunk that decodes straight into the output needs none (or only A) */
     const uint64_t slot = pp->chunk_nbytes > pp->comp_out ? pp->chunk_nbytes : pp->comp_out;
     for (size_t i = first; i < first + count; i++) {
         dtask *t = &j->t[i];
         if (t->kind != T_GPU) continue;
-        t->a_off = pp->comp == COMP_NONE && !pp->needs_b ? t->h_off : take(L, slot);
-        t->b_off = pp->needs_b ? take(L, slot) : t->a_off;
+        t->direct = direct_target(j, t);
+        int blosc_direct = t->direct && pp->comp == COMP_BLOSC;
+        t->a_off = pp->comp == COMP_NONE && !pp->needs_b ? t->h_off : (t->direct && !blosc_direct) ? 0 : take(L, slot);
+        t->b_off = pp->needs_b && !t->direct ? take(L, slot) : t->a_off;
     }
     ZG_FORWARD(ensure_pinned(st, b, host_end, data_end));
     ZG_FORWARD(ensure_device(st, &b->d, &b->d_cap, L->pos));
@@ -685,7 +709,8 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
                 wc->refs[fmt_base[fmt] + r] = (stream_ref){(uint32_t)i, fmt, bs->dst_len};
             }
             if (!t->bh.memcpyed && t->bh.shuffle != ZG_BLOSC_NOSHUFFLE) {
-                unsh[ku++] = (zg_k_unshuffle){dstA, D + t->b_off, t->bh.nbytes, t->bh.typesize, t->bh.blocksize,
+                uint8_t *unsh_out = t->direct ? t->direct : D + t->b_off;
+                unsh[ku++] = (zg_k_unshuffle){dstA, unsh_out, t->bh.nbytes, t->bh.typesize, t->bh.blocksize,
                                               t->bh.shuffle == ZG_BLOSC_SHUFFLE ? 1u : 2u, t->bh.version};
                 if (t->bh.nbytes > max_un) max_un = t->bh.nbytes;
                 cur[i - first] = t->b_off;
@@ -696,6 +721,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
                 if (pp->comp_out > max_copy) max_copy = pp->comp_out;
             }
         } else {
+            if (t->direct) dstA = t->direct;
             int fmt = nvc_format(j, pp->comp, NULL);
             size_t r = fill_k[fmt]++;
             ((const void **)(H + o_in))[fmt_base[fmt] + r] = src + t->body_off;
@@ -749,6 +775,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
         uint64_t rows = 1;
         for (int d = 0; d < nd - 1; d++) rows *= pt->count[d];
         uint64_t *cdst;
+        if (t->direct) continue; /* already in place */
         if (t->kind == T_GPU) {
             src = D + cur[i - first];
             for (int d = 0; d < nd; d++) src += (int64_t)pt->in_chunk[d] * pp->src_strides[d];

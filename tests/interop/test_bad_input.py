@@ -9,7 +9,7 @@ import pytest
 import zarr
 import zarr.codecs as zc
 
-from conftest import assert_fails_cleanly, assert_same_array
+from interop_util import assert_fails_cleanly, assert_same_array
 from gen_fixtures import sample, zn
 
 SHAPE, CHUNKS = (12, 20), (4, 10)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import zarr
 
-from conftest import assert_same_array, parse_region
+from interop_util import assert_same_array, parse_region
 from gen_fixtures import CASES
 
 REGION_CASES = [(c, r) for c in CASES for r in c.regions]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import zarr
 
-from conftest import assert_fails_cleanly, assert_same_array
+from interop_util import assert_fails_cleanly, assert_same_array
 from gen_fixtures import DTYPES, sample, stored_codec_names
 
 # --codec spec -> (codec names expected in v3 metadata, in v2 metadata)
