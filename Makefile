@@ -30,7 +30,7 @@ CMAKE_COMMON := -DZGPU_WERROR=ON -DZGPU_CUDA=$(ZGPU_CUDA)
 # (g++) would pull GCC's ASan runtime into a clang-built library.
 CMAKE_HOST_ONLY := -DZGPU_WERROR=ON -DZGPU_CUDA=OFF
 
-.PHONY: all deps build python test test-fast test-unit test-interop test-asan demo bench fuzz clean
+.PHONY: all deps build python test test-fast test-unit test-interop test-python test-asan demo bench fuzz clean
 
 all: build
 
@@ -53,8 +53,10 @@ endif
 test-unit: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(CTEST_JOBS)
 
-test-interop: deps build python
+test-interop: deps build
 	ZGPU_CLI=$(ZGPU_BIN) $(VENV_PY) -m pytest tests/interop -q
+
+test-python: deps build python
 ifneq ($(wildcard python/tests),)
 	ZGPU_LIB=$(CURDIR)/$(BUILD)/lib/libzgpu.so $(VENV_PY) -m pytest python/tests -q
 endif
@@ -68,12 +70,15 @@ test-asan:
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j$(CTEST_JOBS)
 
-# Sequential on purpose: each stage's failure stops the run with its own output.
+# Every stage runs even when an earlier one failed (a build failure stops it), so one CI run shows all
+# failures; the exit status is non-zero if any stage failed.
+TEST_STAGES := test-unit test-interop test-python test-asan
 test: deps
-	$(MAKE) --no-print-directory build
-	$(MAKE) --no-print-directory test-unit
-	$(MAKE) --no-print-directory test-interop
-	$(MAKE) --no-print-directory test-asan
+	@$(MAKE) --no-print-directory build || { echo "make test: FAILED: build"; exit 1; }
+	@failed=""; for t in $(TEST_STAGES); do \
+	  echo "==== make $$t"; $(MAKE) --no-print-directory $$t || failed="$$failed $$t"; done; \
+	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed"; exit 1; fi; \
+	echo "make test: all stages passed ($(TEST_STAGES))"
 
 test-fast: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(CTEST_JOBS)

@@ -225,8 +225,8 @@ def versions() -> str:
 
 
 def render(rows, readers, args, started) -> str:
-    cmd = "python bench/bench_cpu.py" + "".join(
-        f" {a}" for a in sys.argv[1:])
+    cmd = "python bench/bench_cpu.py" + "".join(f" {a}" for a in sys.argv[1:])
+    cmd = cmd.replace(ROOT + os.sep, "")  # paths inside the repository, relative
     lines = [
         f"## {SECTION}",
         "",

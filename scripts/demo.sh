@@ -7,7 +7,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 ZGPU="${ZGPU:-$ROOT/build/bin/zgpu}"
-PY="$ROOT/.venv/bin/python"
+PY="${PY:-$ROOT/.venv/bin/python}"
 DIR="$ROOT/demo-data"
 NPY="$DIR/oct_u16.npy"
 ARR="$DIR/oct_u16.zarr"
@@ -69,8 +69,8 @@ GPU_LINE=""
 if command -v nvidia-smi >/dev/null 2>&1 && GPU_NAME=$(nvidia-smi -L 2>/dev/null | head -1) && [ -n "$GPU_NAME" ]; then
     say "5a. zgpu bench on the GPU: $GPU_NAME"
     if "$ZGPU" bench "$ARR" --device cuda:0 | tee "$DIR/bench-gpu.txt"; then
-        TARGET="GPU ($GPU_NAME)"
-        GPU_LINE=$(grep -m1 '^decoded:' "$DIR/bench-gpu.txt" || true)
+        TARGET="GPU ($GPU_NAME) and CPU"
+        GPU_LINE=$(sed -n 's/^decoded: *//p' "$DIR/bench-gpu.txt" | head -1)
     else
         echo "(GPU read failed: this build may lack CUDA support; see the message above)"
     fi
@@ -78,7 +78,7 @@ fi
 
 say "5. zgpu bench on the CPU"
 "$ZGPU" bench "$ARR" | tee "$DIR/bench-cpu.txt"
-CPU_LINE=$(grep -m1 '^decoded:' "$DIR/bench-cpu.txt" || true)
+CPU_LINE=$(sed -n 's/^decoded: *//p' "$DIR/bench-cpu.txt" | head -1)
 
 say "summary"
 cat <<EOF
@@ -86,7 +86,7 @@ zgpu made a 256x512x512 uint16 volume (OCT-like layered data with speckle noise,
 Zarr v3 array with zgpu ($ARR: 16 chunks of 64x256x256, zstd, $STORED bytes stored, ratio $RATIO, in $WRITE_S s),
 printed its metadata, read it back and checked that every element equals the source, then timed
 whole-array reads with 'zgpu bench' (median of 5 after a warm-up, page cache warm).
-CPU: ${CPU_LINE:-see above}${GPU_LINE:+
-GPU: $GPU_LINE}
+Decoded throughput, CPU ($(nproc) cores): ${CPU_LINE:-see above}${GPU_LINE:+
+Decoded throughput, GPU: $GPU_LINE}
 Reads ran on: $TARGET. Try it on your own data: build/bin/zgpu info|read|bench PATH (see zgpu --help).
 EOF
