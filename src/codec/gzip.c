@@ -3,11 +3,11 @@
  * any number of concatenated members) so every failure gets a precise message, and let libdeflate do
  * the DEFLATE part: it decodes a whole buffer at once, straight into the destination. */
 #include <libdeflate.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codec/codec.h"
+#include "codec/deflate_tls.h"
 #include "util/status.h"
 
 extern const zg_codec_vtable zg_codec_gzip;
@@ -16,60 +16,6 @@ typedef struct gzip_codec {
     zg_codec base;
     int level;
 } gzip_codec;
-
-/* DEFLATE cannot expand data by more than 1032:1 (a 258-byte match costs at least 2 bits), which bounds
- * how far we let an output of unknown size grow. */
-#define DEFLATE_MAX_RATIO 1032u
-
-/* ---- per-thread libdeflate objects: decoding is the hot path, so no allocation per chunk ---- */
-typedef struct gz_tls {
-    struct libdeflate_decompressor *dec;
-    struct libdeflate_compressor *comp;
-    int comp_level;
-} gz_tls;
-
-static _Thread_local gz_tls *tl_gz;
-static pthread_key_t gz_key;
-static pthread_once_t gz_once = PTHREAD_ONCE_INIT;
-
-static void gz_tls_free(void *p) {
-    gz_tls *t = p;
-    if (!t) return;
-    libdeflate_free_decompressor(t->dec);
-    libdeflate_free_compressor(t->comp);
-    free(t);
-}
-static void gz_key_init(void) { (void)pthread_key_create(&gz_key, gz_tls_free); }
-
-static gz_tls *gz_get_tls(void) {
-    if (tl_gz) return tl_gz;
-    pthread_once(&gz_once, gz_key_init);
-    gz_tls *t = calloc(1, sizeof *t);
-    if (!t) return NULL;
-    tl_gz = t;
-    (void)pthread_setspecific(gz_key, t); /* frees it at thread exit */
-    return t;
-}
-
-static struct libdeflate_decompressor *gz_decompressor(void) {
-    gz_tls *t = gz_get_tls();
-    if (t && !t->dec) t->dec = libdeflate_alloc_decompressor();
-    return t ? t->dec : NULL;
-}
-
-static struct libdeflate_compressor *gz_compressor(int level) {
-    gz_tls *t = gz_get_tls();
-    if (!t) return NULL;
-    if (t->comp && t->comp_level != level) {
-        libdeflate_free_compressor(t->comp);
-        t->comp = NULL;
-    }
-    if (!t->comp) {
-        t->comp = libdeflate_alloc_compressor(level);
-        t->comp_level = level;
-    }
-    return t->comp;
-}
 
 /* ---- config ---- */
 static zgpu_status gzip_create(const zj_value *config, const zg_repr *decoded, zg_codec **out) {
@@ -157,7 +103,7 @@ static int all_zero(const uint8_t *p, size_t n) {
 
 static zgpu_status gzip_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, size_t expected) {
     ZG_RETURN_IF(n == 0, ZGPU_ERR_CORRUPT_DATA, "gzip: empty input (no gzip member)");
-    struct libdeflate_decompressor *d = gz_decompressor();
+    struct libdeflate_decompressor *d = zg_deflate_decompressor();
     ZG_RETURN_IF(!d, ZGPU_ERR_NO_MEMORY, "gzip: out of memory allocating a decompressor");
     /* The most we may write: the expected size, and never past a fixed buffer. */
     size_t limit = expected;
@@ -226,7 +172,7 @@ static zgpu_status gzip_decode(const zg_codec *c, const uint8_t *in, size_t n, z
 /* ---- encode ---- */
 static zgpu_status gzip_encode(const zg_codec *cc, const uint8_t *in, size_t n, zg_buf *out) {
     const gzip_codec *c = (const gzip_codec *)cc;
-    struct libdeflate_compressor *comp = gz_compressor(c->level);
+    struct libdeflate_compressor *comp = zg_deflate_compressor(c->level);
     ZG_RETURN_IF(!comp, ZGPU_ERR_NO_MEMORY, "gzip: out of memory allocating a level-%d compressor", c->level);
     size_t bound = libdeflate_gzip_compress_bound(comp, n);
     out->size = 0;

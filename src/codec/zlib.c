@@ -2,11 +2,11 @@
  * We check the 2-byte header and the big-endian Adler-32 trailer ourselves and let libdeflate decode the
  * DEFLATE stream in one pass straight into the destination. */
 #include <libdeflate.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codec/codec.h"
+#include "codec/deflate_tls.h"
 #include "util/status.h"
 
 extern const zg_codec_vtable zg_codec_zlib;
@@ -15,59 +15,6 @@ typedef struct zlib_codec {
     zg_codec base;
     int level; /* as configured (-1 = zlib's default, 6) */
 } zlib_codec;
-
-/* DEFLATE expands by at most 1032:1: bounds the growth of an output of unknown size. */
-#define DEFLATE_MAX_RATIO 1032u
-
-/* ---- per-thread libdeflate objects (no allocation per chunk on the decode path) ---- */
-typedef struct zl_tls {
-    struct libdeflate_decompressor *dec;
-    struct libdeflate_compressor *comp;
-    int comp_level;
-} zl_tls;
-
-static _Thread_local zl_tls *tl_zl;
-static pthread_key_t zl_key;
-static pthread_once_t zl_once = PTHREAD_ONCE_INIT;
-
-static void zl_tls_free(void *p) {
-    zl_tls *t = p;
-    if (!t) return;
-    libdeflate_free_decompressor(t->dec);
-    libdeflate_free_compressor(t->comp);
-    free(t);
-}
-static void zl_key_init(void) { (void)pthread_key_create(&zl_key, zl_tls_free); }
-
-static zl_tls *zl_get_tls(void) {
-    if (tl_zl) return tl_zl;
-    pthread_once(&zl_once, zl_key_init);
-    zl_tls *t = calloc(1, sizeof *t);
-    if (!t) return NULL;
-    tl_zl = t;
-    (void)pthread_setspecific(zl_key, t);
-    return t;
-}
-
-static struct libdeflate_decompressor *zl_decompressor(void) {
-    zl_tls *t = zl_get_tls();
-    if (t && !t->dec) t->dec = libdeflate_alloc_decompressor();
-    return t ? t->dec : NULL;
-}
-
-static struct libdeflate_compressor *zl_compressor(int level) {
-    zl_tls *t = zl_get_tls();
-    if (!t) return NULL;
-    if (t->comp && t->comp_level != level) {
-        libdeflate_free_compressor(t->comp);
-        t->comp = NULL;
-    }
-    if (!t->comp) {
-        t->comp = libdeflate_alloc_compressor(level);
-        t->comp_level = level;
-    }
-    return t->comp;
-}
 
 /* ---- config ---- */
 static zgpu_status zlib_create(const zj_value *config, const zg_repr *decoded, zg_codec **out) {
@@ -114,7 +61,7 @@ static zgpu_status zlib_decode(const zg_codec *c, const uint8_t *in, size_t n, z
     ZG_RETURN_IF((cmf << 8 | flg) % 31 != 0, ZGPU_ERR_CORRUPT_DATA,
                  "zlib: header check bits fail (0x%02x%02x is not a multiple of 31)", cmf, flg);
     ZG_RETURN_IF(flg & 0x20, ZGPU_ERR_CORRUPT_DATA, "zlib: stream needs a preset dictionary, which Zarr never uses");
-    struct libdeflate_decompressor *d = zl_decompressor();
+    struct libdeflate_decompressor *d = zg_deflate_decompressor();
     ZG_RETURN_IF(!d, ZGPU_ERR_NO_MEMORY, "zlib: out of memory allocating a decompressor");
 
     const uint8_t *body = in + 2;
@@ -164,7 +111,7 @@ static zgpu_status zlib_decode(const zg_codec *c, const uint8_t *in, size_t n, z
 static zgpu_status zlib_encode(const zg_codec *cc, const uint8_t *in, size_t n, zg_buf *out) {
     const zlib_codec *c = (const zlib_codec *)cc;
     int level = c->level < 0 ? 6 : c->level;
-    struct libdeflate_compressor *comp = zl_compressor(level);
+    struct libdeflate_compressor *comp = zg_deflate_compressor(level);
     ZG_RETURN_IF(!comp, ZGPU_ERR_NO_MEMORY, "zlib: out of memory allocating a level-%d compressor", level);
     size_t bound = libdeflate_zlib_compress_bound(comp, n);
     out->size = 0;
