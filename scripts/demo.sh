@@ -15,7 +15,7 @@ SHARED="$(git rev-parse --show-toplevel 2>/dev/null || echo "$ROOT")/../shared"
 [ -f "$SHARED/bench/datasets.py" ] || SHARED="$ROOT/../shared"
 
 [ -x "$ZGPU" ] || { echo "demo: $ZGPU not built (run: make build)" >&2; exit 1; }
-[ -x "$PY" ] || { echo "demo: $PY missing (run: make deps)" >&2; exit 1; }
+command -v "$PY" >/dev/null || { echo "demo: $PY missing (run: make deps)" >&2; exit 1; }
 mkdir -p "$DIR"
 
 say() { printf '\n== %s\n' "$*"; }
@@ -66,7 +66,7 @@ rm -f "$DIR/back.npy"
 
 TARGET="CPU ($(nproc) cores)"
 GPU_LINE=""
-if command -v nvidia-smi >/dev/null 2>&1 && GPU_NAME=$(nvidia-smi -L 2>/dev/null | head -1) && [ -n "$GPU_NAME" ]; then
+if command -v nvidia-smi >/dev/null 2>&1 && GPU_NAME=$(nvidia-smi -L 2>/dev/null | head -1 | sed 's/ (UUID.*//; s/^GPU [0-9]*: //') && [ -n "$GPU_NAME" ]; then
     say "5a. zgpu bench on the GPU: $GPU_NAME"
     if "$ZGPU" bench "$ARR" --device cuda:0 | tee "$DIR/bench-gpu.txt"; then
         TARGET="GPU ($GPU_NAME) and CPU"

@@ -81,6 +81,11 @@ zgpu_status zg_config_int(const zj_value *config, const char *codec, const char 
 /** Reads a string member (absent -> def, may be NULL). */
 zgpu_status zg_config_str(const zj_value *config, const char *codec, const char *key, const char *def,
                           const char **out);
+/** A numcodecs typestring member naming an integer or float type ("<i4", ">f8"; absent -> def). Only the
+ *  type is kept: values are native in memory and the chain's bytes codec applies the stored byte order
+ *  (the v2 metadata parser checks that filters use the array's byte order). */
+zgpu_status zg_config_numeric_typestr(const zj_value *config, const char *codec, const char *key, const zg_dtype *def,
+                                      zg_dtype *out);
 /** {"name": name, "configuration": conf} (takes conf; conf NULL -> no configuration member). */
 zj_value *zg_codec_json(const char *name, zj_value *conf);
 

@@ -48,3 +48,19 @@ zj_value *zg_codec_json(const char *name, zj_value *conf) {
     }
     return o;
 }
+
+zgpu_status zg_config_numeric_typestr(const zj_value *config, const char *codec, const char *key, const zg_dtype *def,
+                                      zg_dtype *out) {
+    const char *s = NULL;
+    ZG_FORWARD(zg_config_str(config, codec, key, NULL, &s));
+    if (!s) {
+        *out = *def;
+        return ZGPU_OK;
+    }
+    int big = 0;
+    if (zg_dtype_from_v2(s, out, &big) != ZGPU_OK)
+        return zg_error(ZGPU_ERR_BAD_METADATA, "%s: \"%s\" is not a valid data type: \"%s\"", codec, key, s);
+    ZG_RETURN_IF(out->id < ZGPU_INT8 || out->id > ZGPU_FLOAT64, ZGPU_ERR_UNSUPPORTED,
+                 "%s: \"%s\" must be an integer or float type, found \"%s\"", codec, key, s);
+    return ZGPU_OK;
+}

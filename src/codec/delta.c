@@ -19,33 +19,15 @@ typedef struct delta_codec {
     uint8_t fill[8]; /* the fill value cast to astype: the encoded repr's fill value */
 } delta_codec;
 
-/* Parses a numcodecs typestring member; absent -> def (NULL def: required). */
-static zgpu_status parse_typestr(const zj_value *config, const char *key, const zg_dtype *def, zg_dtype *out) {
-    const char *s = NULL;
-    ZG_FORWARD(zg_config_str(config, "delta", key, NULL, &s));
-    if (!s) {
-        ZG_RETURN_IF(!def, ZGPU_ERR_BAD_METADATA, "delta: configuration \"%s\" is required", key);
-        *out = *def;
-        return ZGPU_OK;
-    }
-    int big = 0;
-    if (zg_dtype_from_v2(s, out, &big) != ZGPU_OK)
-        return zg_error(ZGPU_ERR_BAD_METADATA, "delta: \"%s\" is not a valid data type: \"%s\"", key, s);
-    ZG_RETURN_IF(big, ZGPU_ERR_UNSUPPORTED, "delta: big-endian \"%s\" \"%s\" is not supported", key, s);
-    ZG_RETURN_IF(!nc_is_numeric(out->id), ZGPU_ERR_UNSUPPORTED,
-                 "delta: \"%s\" must be an integer or float type, found \"%s\"", key, s);
-    return ZGPU_OK;
-}
-
 static zgpu_status delta_create(const zj_value *config, const zg_repr *decoded, zg_codec **out) {
     ZG_RETURN_IF(config && config->type != ZJ_OBJECT, ZGPU_ERR_BAD_METADATA, "delta: configuration must be an object");
     ZG_RETURN_IF(!nc_is_numeric(decoded->dtype.id), ZGPU_ERR_UNSUPPORTED,
                  "delta: data type %s is not supported (integer or float types only)", decoded->dtype.name);
     zg_dtype dt, ast;
-    ZG_FORWARD(parse_typestr(config, "dtype", &decoded->dtype, &dt));
+    ZG_FORWARD(zg_config_numeric_typestr(config, "delta", "dtype", &decoded->dtype, &dt));
     ZG_RETURN_IF(dt.id != decoded->dtype.id, ZGPU_ERR_BAD_METADATA,
                  "delta: \"dtype\" is %s but the data reaching this codec is %s", dt.name, decoded->dtype.name);
-    ZG_FORWARD(parse_typestr(config, "astype", &dt, &ast));
+    ZG_FORWARD(zg_config_numeric_typestr(config, "delta", "astype", &dt, &ast));
     delta_codec *d = calloc(1, sizeof *d);
     ZG_RETURN_IF(!d, ZGPU_ERR_NO_MEMORY, "delta: out of memory");
     d->base.vt = &zg_codec_delta;

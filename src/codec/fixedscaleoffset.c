@@ -36,19 +36,6 @@ static zgpu_status parse_number(const zj_value *config, const char *key, double 
     return ZGPU_OK;
 }
 
-static zgpu_status parse_typestr(const zj_value *config, const char *key, const zg_dtype *def, zg_dtype *out) {
-    const char *s = NULL;
-    ZG_FORWARD(zg_config_str(config, "fixedscaleoffset", key, NULL, &s));
-    if (!s) { *out = *def; return ZGPU_OK; }
-    int big = 0;
-    if (zg_dtype_from_v2(s, out, &big) != ZGPU_OK)
-        return zg_error(ZGPU_ERR_BAD_METADATA, "fixedscaleoffset: \"%s\" is not a valid data type: \"%s\"", key, s);
-    ZG_RETURN_IF(big, ZGPU_ERR_UNSUPPORTED, "fixedscaleoffset: big-endian \"%s\" \"%s\" is not supported", key, s);
-    ZG_RETURN_IF(!nc_is_numeric(out->id), ZGPU_ERR_UNSUPPORTED,
-                 "fixedscaleoffset: \"%s\" must be an integer or float type, found \"%s\"", key, s);
-    return ZGPU_OK;
-}
-
 static void fso_destroy(zg_codec *c) {
     fso_codec *f = (fso_codec *)c;
     if (!f) return;
@@ -63,11 +50,11 @@ static zgpu_status fso_create(const zj_value *config, const zg_repr *decoded, zg
     ZG_RETURN_IF(!nc_is_numeric(decoded->dtype.id), ZGPU_ERR_UNSUPPORTED,
                  "fixedscaleoffset: data type %s is not supported (integer or float types only)", decoded->dtype.name);
     zg_dtype dt, ast;
-    ZG_FORWARD(parse_typestr(config, "dtype", &decoded->dtype, &dt));
+    ZG_FORWARD(zg_config_numeric_typestr(config, "fixedscaleoffset", "dtype", &decoded->dtype, &dt));
     ZG_RETURN_IF(dt.id != decoded->dtype.id, ZGPU_ERR_BAD_METADATA,
                  "fixedscaleoffset: \"dtype\" is %s but the data reaching this codec is %s", dt.name,
                  decoded->dtype.name);
-    ZG_FORWARD(parse_typestr(config, "astype", &dt, &ast));
+    ZG_FORWARD(zg_config_numeric_typestr(config, "fixedscaleoffset", "astype", &dt, &ast));
     fso_codec *f = calloc(1, sizeof *f);
     ZG_RETURN_IF(!f, ZGPU_ERR_NO_MEMORY, "fixedscaleoffset: out of memory");
     zgpu_status st = parse_number(config, "offset", &f->offset, &f->offset_is_int, &f->offset_i, &f->offset_json);

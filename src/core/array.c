@@ -59,8 +59,12 @@ static zgpu_status array_init(zgpu_array *a) {
     }
     memcpy(a->read_chunk, a->meta.chunk_shape, sizeof a->read_chunk);
     if (zg_is_sharding(a->chain->a2b)) {
-        a->shard = a->chain->a2b;
-        memcpy(a->read_chunk, zg_sharding_inner_shape(a->shard), sizeof(uint64_t) * (size_t)a->meta.ndim);
+        a->sharding = a->chain->a2b;
+        /* A codec after sharding (allowed, if unusual) transforms the whole shard: no partial reads then. */
+        if (a->chain->n_b2b == 0) {
+            a->shard = a->sharding;
+            memcpy(a->read_chunk, zg_sharding_inner_shape(a->shard), sizeof(uint64_t) * (size_t)a->meta.ndim);
+        }
     }
     return ZGPU_OK;
 }
@@ -205,11 +209,12 @@ ZGPU_API void zgpu_array_shape(const zgpu_array *a, uint64_t *shape) {
     memcpy(shape, a->meta.shape, sizeof(uint64_t) * (size_t)a->meta.ndim);
 }
 ZGPU_API void zgpu_array_chunk_shape(const zgpu_array *a, uint64_t *chunk_shape) {
-    memcpy(chunk_shape, a->read_chunk, sizeof(uint64_t) * (size_t)a->meta.ndim);
+    const uint64_t *c = a->sharding ? zg_sharding_inner_shape(a->sharding) : a->meta.chunk_shape;
+    memcpy(chunk_shape, c, sizeof(uint64_t) * (size_t)a->meta.ndim);
 }
 ZGPU_API int zgpu_array_shard_shape(const zgpu_array *a, uint64_t *shard_shape) {
     memcpy(shard_shape, a->meta.chunk_shape, sizeof(uint64_t) * (size_t)a->meta.ndim);
-    return a->shard != NULL;
+    return a->sharding != NULL;
 }
 ZGPU_API zgpu_dtype zgpu_array_dtype(const zgpu_array *a) { return a->meta.dtype.id; }
 ZGPU_API size_t zgpu_array_itemsize(const zgpu_array *a) { return a->meta.dtype.size; }

@@ -23,8 +23,10 @@ struct zgpu_array {
     zg_store *store;
     zg_array_meta meta;
     zg_chain *chain;               /* decodes one stored object (a chunk, or a whole shard) */
-    const zg_codec *shard;         /* chain->a2b when it is sharding_indexed, else NULL */
-    uint64_t read_chunk[ZGPU_MAX_DIMS]; /* the unit a read decodes: inner chunk shape when sharded */
+    const zg_codec *sharding;      /* chain->a2b when it is sharding_indexed, else NULL */
+    const zg_codec *shard;         /* `sharding` when reads can fetch inner chunks alone (no bytes->bytes codec
+                                    * follows it), else NULL: then a whole shard is the unit of decoding */
+    uint64_t read_chunk[ZGPU_MAX_DIMS]; /* the unit a read decodes: the inner chunk when `shard` is set */
     pthread_mutex_t stats_lock;
     zgpu_read_stats last_stats;
 };

@@ -406,7 +406,7 @@ static int parse_task(job *j, dtask *t, uint8_t *p) {
         t->check = (uint32_t)p[n - 8] | (uint32_t)p[n - 7] << 8 | (uint32_t)p[n - 6] << 16 | (uint32_t)p[n - 5] << 24;
         break;
     case COMP_ZLIB:
-        if (zg_zlib_locate(p, (size_t)n, &off, &len) != ZGPU_OK) return 1;
+        if (zg_zlib_locate(p, (size_t)n, (size_t)pp->comp_out, &off, &len) != ZGPU_OK) return 1;
         t->check = (uint32_t)p[n - 4] << 24 | (uint32_t)p[n - 3] << 16 | (uint32_t)p[n - 2] << 8 | (uint32_t)p[n - 1];
         break;
     case COMP_LZ4:
@@ -430,7 +430,7 @@ static int parse_task(job *j, dtask *t, uint8_t *p) {
                 return 1;
             if (t->bh.compformat == ZG_BLOSC_ZLIB) {
                 size_t zo, zl;
-                if (zg_zlib_locate(p + bs->src_off, bs->src_len, &zo, &zl) != ZGPU_OK) return 1;
+                if (zg_zlib_locate(p + bs->src_off, bs->src_len, bs->dst_len, &zo, &zl) != ZGPU_OK) return 1;
                 bs->src_off += (uint32_t)zo;
                 bs->src_len = (uint32_t)zl;
             }

@@ -2,7 +2,10 @@
 // chunk and blockIdx.x/threadIdx.x to positions inside it, so one launch covers a whole wave.
 #include "cuda/kernels.h"
 
+#include "cuda/checksum_combine.h"
+
 #include <stdint.h>
+#include <string.h>
 
 namespace {
 
@@ -173,67 +176,196 @@ __global__ void delta_kernel(const zg_k_buf *items, size_t n_items) {
     }
 }
 
-// ---------------------------------------------------------------- crc32c
-__device__ uint32_t crc32c_bytes(const uint32_t *table, uint32_t crc, const uint8_t *p, uint64_t n) {
-    for (uint64_t i = 0; i < n; i++) crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
-    return crc;
+// ---------------------------------------------------------------- checksums (crc32c codec, gzip CRC32, zlib Adler-32)
+// One block per chunk (blocks stride over chunks). Each thread takes one contiguous range of the chunk
+// (checksum_combine.h explains the math): a CRC range yields raw(range) shifted over the bytes after it, an
+// Adler range yields its (a, b) terms; the block reduces the terms (XOR / sum) and thread 0 compares.
+// Slicing-by-8 tables are built in shared memory by each block; the 64 shift powers come from the host.
+constexpr int kCkThreads = 1024;
+constexpr uint64_t kCkMinRange = 256;  // below this a range costs more to combine than to compute
+
+struct CkPows {
+    uint32_t pow[ZG_CRC_POW_N];
+};
+
+// Thread t's range [begin, end) of an n-byte buffer; ranges are multiples of 16 bytes except the last.
+// (Host-callable, like the range functions below, so that they can be exercised off the GPU.)
+__host__ __device__ void ck_range(uint64_t n, unsigned nthreads, unsigned t, uint64_t *begin, uint64_t *end) {
+    uint64_t len = (n + nthreads - 1) / nthreads;
+    len = (len + 15) & ~(uint64_t)15;
+    if (len < kCkMinRange) len = kCkMinRange;
+    const uint64_t b = (uint64_t)t * len;
+    *begin = b < n ? b : n;
+    *end = n - *begin < len ? n : *begin + len;
 }
 
-__global__ void crc32c_kernel(const zg_k_buf *items, size_t n_items, int *status) {
-    __shared__ uint32_t table[256];
-    for (int i = threadIdx.x; i < 256; i += blockDim.x) {
-        uint32_t c = (uint32_t)i;
-        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
-        table[i] = c;
+// Shared-memory setup: slicing-by-8 tables for `poly` and the host's powers.
+__device__ void ck_setup(uint32_t *tab, uint32_t *pow, const CkPows &pw, uint32_t poly) {
+    for (int i = threadIdx.x; i < 256; i += blockDim.x) tab[i] = zg_crc_table0_entry((uint32_t)i, poly);
+    for (int i = threadIdx.x; i < ZG_CRC_POW_N; i += blockDim.x) pow[i] = pw.pow[i];
+    __syncthreads();
+    for (int e = threadIdx.x; e < 7 * 256; e += blockDim.x) {  // table k from table 0 applied k times
+        const int k = 1 + e / 256, i = e % 256;
+        uint32_t c = tab[i];
+        for (int r = 0; r < k; r++) c = (c >> 8) ^ tab[c & 0xff];
+        tab[k * 256 + i] = c;
     }
     __syncthreads();
-    // One thread per chunk: the crc32c codec is rare inside a chain (it normally guards the stored bytes,
-    // which the host verifies before upload), so simplicity wins over speed here.
-    for (size_t c = (size_t)blockIdx.x * blockDim.x + threadIdx.x; c < n_items; c += (size_t)gridDim.x * blockDim.x) {
+}
+
+__host__ __device__ inline uint2 ck_load8(const uint8_t *p) {  // p is 8-byte aligned
+#ifdef __CUDA_ARCH__
+    return __ldg((const uint2 *)p);
+#else
+    uint2 w;
+    memcpy(&w, p, 8);
+    return w;
+#endif
+}
+
+// Raw CRC register (from 0) over p[i, end): bytes up to 8-byte alignment, then 8-byte words, then the tail.
+__host__ __device__ uint32_t ck_crc_range(const uint32_t *tab, const uint8_t *p, uint64_t i, uint64_t end) {
+    uint32_t r = 0;
+    while (i < end && ((uintptr_t)(p + i) & 7)) r = tab[(r ^ p[i++]) & 0xff] ^ (r >> 8);
+    for (; end - i >= 8 && i < end; i += 8) {
+        const uint2 w = ck_load8(p + i);
+        r = zg_crc_raw_word8(tab, r, w.x, w.y);
+    }
+    while (i < end) r = tab[(r ^ p[i++]) & 0xff] ^ (r >> 8);
+    return r;
+}
+
+// Adler-32 local sums over p[i, end), reduced mod 65521 at least every ZG_ADLER_NMAX bytes.
+__host__ __device__ void ck_adler_range(const uint8_t *p, uint64_t i, uint64_t end, uint32_t *pa, uint32_t *pb) {
+    uint32_t a = 0, b = 0;
+    while (i < end) {
+        const uint64_t stop = end - i < ZG_ADLER_NMAX ? end : i + ZG_ADLER_NMAX;
+        while (i < stop && ((uintptr_t)(p + i) & 7)) {
+            a += p[i++];
+            b += a;
+        }
+        for (; stop - i >= 8 && i < stop; i += 8) {
+            const uint2 w = ck_load8(p + i);
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                a += (w.x >> (8 * k)) & 0xff;
+                b += a;
+            }
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                a += (w.y >> (8 * k)) & 0xff;
+                b += a;
+            }
+        }
+        while (i < stop) {
+            a += p[i++];
+            b += a;
+        }
+        a %= ZG_ADLER_MOD;
+        b %= ZG_ADLER_MOD;
+    }
+    *pa = a;
+    *pb = b;
+}
+
+// Block-wide XOR / sum; the result is valid in thread 0. `sh` holds 32 words; the leading barrier makes it
+// safe to call these back to back.
+__device__ uint32_t block_xor(uint32_t v, uint32_t *sh) {
+    for (int o = 16; o > 0; o >>= 1) v ^= __shfl_xor_sync(0xffffffffu, v, o);
+    __syncthreads();
+    if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = 0;
+    if (threadIdx.x < 32) {
+        v = threadIdx.x < (blockDim.x + 31) / 32 ? sh[threadIdx.x] : 0u;
+        for (int o = 16; o > 0; o >>= 1) v ^= __shfl_xor_sync(0xffffffffu, v, o);
+    }
+    return v;
+}
+// Sum over the block of values below 65521 (1024 of them stay below 2^26).
+__device__ uint32_t block_sum(uint32_t v, uint32_t *sh) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    __syncthreads();
+    if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = 0;
+    if (threadIdx.x < 32) {
+        v = threadIdx.x < (blockDim.x + 31) / 32 ? sh[threadIdx.x] : 0u;
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    }
+    return v;
+}
+
+// CRC of p[0, n) for the block's tables; valid in thread 0.
+__device__ uint32_t block_crc(const uint32_t *tab, const uint32_t *pow, uint32_t poly, const uint8_t *p, uint64_t n,
+                              uint32_t *sh) {
+    uint64_t b, e;
+    ck_range(n, blockDim.x, threadIdx.x, &b, &e);
+    uint32_t term = 0;
+    if (b < e) term = zg_crc_shift(ck_crc_range(tab, p, b, e), n - e, pow, poly);
+    const uint32_t lin = block_xor(term, sh);
+    return zg_crc_finish(lin, n, pow, poly);
+}
+
+// Adler-32 of p[0, n); valid in thread 0.
+__device__ uint32_t block_adler(const uint8_t *p, uint64_t n, uint32_t *sh) {
+    uint64_t b, e;
+    ck_range(n, blockDim.x, threadIdx.x, &b, &e);
+    uint32_t ta = 0, tb = 0;
+    if (b < e) {
+        uint32_t ar, br;
+        ck_adler_range(p, b, e, &ar, &br);
+        ta = ar;
+        tb = zg_adler_b_term(ar, br, n - e);
+    }
+    const uint32_t sa = block_sum(ta, sh) % ZG_ADLER_MOD;
+    const uint32_t sb = block_sum(tb, sh) % ZG_ADLER_MOD;
+    return zg_adler_finish(sa, sb, n);
+}
+
+__global__ void __launch_bounds__(kCkThreads) crc32c_kernel(const zg_k_buf *items, size_t n_items, int *status,
+                                                           CkPows pw) {
+    __shared__ uint32_t tab[8 * 256];
+    __shared__ uint32_t pow[ZG_CRC_POW_N];
+    __shared__ uint32_t sh[32];
+    ck_setup(tab, pow, pw, ZG_CRC32C_POLY);
+    for (size_t c = blockIdx.x; c < n_items; c += gridDim.x) {
         const zg_k_buf it = items[c];
         if (it.n < 4) {
-            status[c] = 1;
-            continue;
+            if (threadIdx.x == 0) status[c] = 1;
+            continue;  // uniform over the block: no barrier is skipped by part of it
         }
         const uint64_t m = it.n - 4;
-        uint32_t crc = ~crc32c_bytes(table, 0xffffffffu, it.p, m);
-        const uint32_t want = (uint32_t)it.p[m] | (uint32_t)it.p[m + 1] << 8 | (uint32_t)it.p[m + 2] << 16 |
-                              (uint32_t)it.p[m + 3] << 24;
-        if (crc != want) status[c] = 1;
+        const uint32_t crc = block_crc(tab, pow, ZG_CRC32C_POLY, it.p, m, sh);
+        if (threadIdx.x == 0) {
+            const uint32_t want = (uint32_t)it.p[m] | (uint32_t)it.p[m + 1] << 8 | (uint32_t)it.p[m + 2] << 16 |
+                                  (uint32_t)it.p[m + 3] << 24;
+            if (crc != want) status[c] = 1;
+        }
     }
 }
 
-// gzip CRC32 / zlib Adler-32 of decoded chunks: one thread per chunk (sequential by nature; chunks run in
-// parallel). CRC32 with a 256-entry table in shared memory.
-__global__ void check_kernel(const zg_k_check *items, size_t n_items, int *status) {
-    __shared__ uint32_t table[256];
-    for (int i = threadIdx.x; i < 256; i += blockDim.x) {
-        uint32_t c = (uint32_t)i;
-        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
-        table[i] = c;
-    }
-    __syncthreads();
-    for (size_t c = (size_t)blockIdx.x * blockDim.x + threadIdx.x; c < n_items; c += (size_t)gridDim.x * blockDim.x) {
+// gzip CRC32 (kind 1) / zlib Adler-32 (kind 2) of decoded chunks; any other kind is flagged.
+__global__ void __launch_bounds__(kCkThreads) check_kernel(const zg_k_check *items, size_t n_items, int *status,
+                                                          CkPows pw) {
+    __shared__ uint32_t tab[8 * 256];
+    __shared__ uint32_t pow[ZG_CRC_POW_N];
+    __shared__ uint32_t sh[32];
+    ck_setup(tab, pow, pw, ZG_CRC32_POLY);
+    for (size_t c = blockIdx.x; c < n_items; c += gridDim.x) {
         const zg_k_check it = items[c];
         uint32_t v;
-        if (it.kind == 1) {
-            v = ~crc32c_bytes(table, 0xffffffffu, it.p, it.n);
-        } else {
-            uint32_t a = 1, b = 0;
-            uint64_t i = 0;
-            while (i < it.n) {  // 5552: the largest run before the sums must be reduced
-                uint64_t end = i + 5552 < it.n ? i + 5552 : it.n;
-                for (; i < end; i++) {
-                    a += it.p[i];
-                    b += a;
-                }
-                a %= 65521u;
-                b %= 65521u;
-            }
-            v = b << 16 | a;
-        }
-        if (v != it.expected) status[c] = 1;
+        if (it.kind == 1) v = block_crc(tab, pow, ZG_CRC32_POLY, it.p, it.n, sh);
+        else if (it.kind == 2) v = block_adler(it.p, it.n, sh);
+        else v = ~it.expected;
+        if (threadIdx.x == 0 && v != it.expected) status[c] = 1;
     }
+}
+
+const CkPows &ck_pows(uint32_t poly) {
+    static const CkPows crc32 = [] { CkPows p; zg_crc_pow_init(p.pow, ZG_CRC32_POLY); return p; }();
+    static const CkPows crc32c = [] { CkPows p; zg_crc_pow_init(p.pow, ZG_CRC32C_POLY); return p; }();
+    return poly == ZG_CRC32_POLY ? crc32 : crc32c;
 }
 
 // ---------------------------------------------------------------- scatter / fill
@@ -353,15 +485,13 @@ extern "C" cudaError_t zg_k_delta_launch(const zg_k_buf *items, size_t n, int el
 
 extern "C" cudaError_t zg_k_crc32c_launch(const zg_k_buf *items, size_t n, int *status, cudaStream_t s) {
     if (n == 0) return cudaSuccess;
-    unsigned g = (unsigned)((n + 63) / 64);
-    crc32c_kernel<<<g, 64, 0, s>>>(items, n, status);
+    crc32c_kernel<<<(unsigned)(n < 65535 ? n : 65535), kCkThreads, 0, s>>>(items, n, status, ck_pows(ZG_CRC32C_POLY));
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t zg_k_check_launch(const zg_k_check *items, size_t n, int *status, cudaStream_t s) {
     if (n == 0) return cudaSuccess;
-    unsigned g = (unsigned)((n + 31) / 32);
-    check_kernel<<<g, 32, 0, s>>>(items, n, status);
+    check_kernel<<<(unsigned)(n < 65535 ? n : 65535), kCkThreads, 0, s>>>(items, n, status, ck_pows(ZG_CRC32_POLY));
     return cudaGetLastError();
 }
 

@@ -323,6 +323,21 @@ fail:
     return NULL;
 }
 
+/* Array filters compute on native values and the bytes codec stores them in the array's byte order, so a
+ * filter typestring (dtype/astype) of the other byte order cannot be honoured. */
+static zgpu_status check_filter_byte_order(const zj_value *filter, size_t i, int big_endian) {
+    static const char *keys[] = {"dtype", "astype"};
+    for (int k = 0; k < 2; k++) {
+        const char *ts = zj_string(zj_get(filter, keys[k]));
+        if (!ts || (ts[0] != '<' && ts[0] != '>') || strlen(ts) < 3 || !strcmp(ts + 2, "1")) continue;
+        if ((ts[0] == '>') != (big_endian != 0))
+            return zg_error(ZGPU_ERR_UNSUPPORTED,
+                            "filters[%zu] '%s': %s \"%s\" has the other byte order than the array's dtype", i,
+                            zj_string(zj_get(filter, "id")), keys[k], ts);
+    }
+    return ZGPU_OK;
+}
+
 static zgpu_status synthesize_v2_codecs(zg_array_meta *m, int big_endian, char order, const zj_value *filters,
                                         const zj_value *compressor) {
     zj_value *list = zj_new_array();
@@ -343,8 +358,10 @@ static zgpu_status synthesize_v2_codecs(zg_array_meta *m, int big_endian, char o
     }
     size_t nf = filters && filters->type == ZJ_ARRAY ? filters->n : 0;
     size_t i = 0;
-    for (; i < nf && is_array_filter(zj_string(zj_get(filters->items[i], "id"))); i++)
+    for (; i < nf && is_array_filter(zj_string(zj_get(filters->items[i], "id"))); i++) {
+        ZG_FORWARD(check_filter_byte_order(filters->items[i], i, big_endian));
         ZG_FORWARD(append_item(list, numcodecs_entry(filters->items[i])));
+    }
 
     zj_value *bytes = zj_new_object();
     if (!bytes) return ZG_NOMEM();

@@ -1,13 +1,18 @@
 /* Host-side parsing for the GPU decoder (CPU only, runs in CI): Blosc1 chunks made by c-blosc are parsed,
  * every listed stream is decoded with the reference libraries (lz4, zstd, zlib), unshuffled with the
  * reference filters and compared byte for byte with the original; corrupt headers are rejected. Also the
- * gzip/zlib/lz4/zstd frame checks of cuda/frames.h. */
+ * gzip/zlib/lz4/zstd/deflate frame checks of cuda/frames.h (valid streams from libzstd / libdeflate / zlib
+ * pass; hand-made invalid ones and thousands of corrupted variants are rejected) and the split-and-combine
+ * checksum math of cuda/checksum_combine.h that the GPU checksum kernels use. */
 #include <blosc.h>
+#include <libdeflate.h>
 #include <lz4.h>
 #include <zlib.h>
 #include <zstd.h>
 
+#include "codec/crc32c.h"
 #include "cuda/blosc_parse.h"
+#include "cuda/checksum_combine.h"
 #include "cuda/frames.h"
 #include "test.h"
 #include "zgpu.h"
@@ -56,7 +61,7 @@ static int decode_via_streams(const uint8_t *c, size_t cn, size_t expected, uint
             break;
         case ZG_BLOSC_ZLIB: {
             size_t off, len;
-            if (zg_zlib_locate(s, st[i].src_len, &off, &len) != ZGPU_OK) { rc = -4; break; }
+            if (zg_zlib_locate(s, st[i].src_len, st[i].dst_len, &off, &len) != ZGPU_OK) { rc = -4; break; }
             z_stream zs;
             memset(&zs, 0, sizeof zs);
             inflateInit2(&zs, -15); /* the located payload is raw deflate */
@@ -215,10 +220,10 @@ static void test_frames(void) {
     /* zlib */
     uLongf zn = (uLongf)cap;
     CHECK(compress2(c, &zn, src, n, 6) == Z_OK);
-    CHECK_OK(zg_zlib_locate(c, zn, &off, &len));
+    CHECK_OK(zg_zlib_locate(c, zn, n, &off, &len));
     CHECK(off == 2 && len == zn - 6);
     c[1] ^= 1;
-    CHECK_STATUS(zg_zlib_locate(c, zn, &off, &len), ZGPU_ERR_CORRUPT_DATA);
+    CHECK_STATUS(zg_zlib_locate(c, zn, n, &off, &len), ZGPU_ERR_CORRUPT_DATA);
     /* numcodecs lz4: size prefix + block */
     int ln = LZ4_compress_default((const char *)src, (char *)c + 4, (int)n, (int)cap - 4);
     CHECK(ln > 0);
@@ -255,12 +260,544 @@ static void test_frames(void) {
     free(src);
 }
 
+/* ---------------------------------------------------------------- checksum split-and-combine math */
+static uint32_t trng = 777;
+static uint32_t trand(void) {
+    trng = trng * 1664525u + 1013904223u;
+    return trng >> 8;
+}
+
+static void test_checksum_combine(void) {
+    uint32_t pw32[ZG_CRC_POW_N], pw32c[ZG_CRC_POW_N], tab32[2048], tab32c[2048];
+    zg_crc_pow_init(pw32, ZG_CRC32_POLY);
+    zg_crc_pow_init(pw32c, ZG_CRC32C_POLY);
+    zg_crc_tables8_init(tab32, ZG_CRC32_POLY);
+    zg_crc_tables8_init(tab32c, ZG_CRC32C_POLY);
+    /* known vectors: CRC32 / CRC32C / Adler-32 of "123456789" (the catalogue check values) */
+    const uint8_t *nine = (const uint8_t *)"123456789";
+    CHECK_EQ_U64(zg_crc_finish(zg_crc_shift(zg_crc_raw_bytes(tab32, 0, nine, 9), 0, pw32, ZG_CRC32_POLY), 9, pw32,
+                               ZG_CRC32_POLY), 0xCBF43926u);
+    CHECK_EQ_U64(zg_crc_finish(zg_crc_raw_bytes(tab32c, 0, nine, 9), 9, pw32c, ZG_CRC32C_POLY), 0xE3069283u);
+    uint32_t a9, b9;
+    zg_adler_range(nine, 9, &a9, &b9);
+    CHECK_EQ_U64(zg_adler_finish(a9, b9, 9), 0x091E01DEu);
+    /* x^0 is the identity, and x^32 = P (without its x^32 term) */
+    CHECK_EQ_U64(zg_gf2_mulmod(0x80000000u, 0x12345678u, ZG_CRC32_POLY), 0x12345678u);
+    CHECK_EQ_U64(zg_crc_shift(0x80000000u, 4, pw32, ZG_CRC32_POLY), ZG_CRC32_POLY);
+    /* shift(v, m) == the raw register advanced over m zero bytes; shifts compose */
+    uint8_t zeros[3000];
+    memset(zeros, 0, sizeof zeros);
+    int ok_shift = 1;
+    for (int t = 0; t < 200; t++) {
+        uint32_t v = trand() ^ trand() << 16;
+        size_t m = trand() % 3000, m2 = trand() % 100000;
+        ok_shift &= zg_crc_shift(v, m, pw32, ZG_CRC32_POLY) == zg_crc_raw_bytes(tab32, v, zeros, m);
+        ok_shift &= zg_crc_shift(v, m, pw32c, ZG_CRC32C_POLY) == zg_crc_raw_bytes(tab32c, v, zeros, m);
+        ok_shift &= zg_crc_shift(zg_crc_shift(v, m, pw32, ZG_CRC32_POLY), m2, pw32, ZG_CRC32_POLY) ==
+                    zg_crc_shift(v, m + m2, pw32, ZG_CRC32_POLY);
+    }
+    CHECK_MSG(ok_shift, "CRC shift disagrees with zero bytes or does not compose");
+    /* huge shifts use the high powers: x^(8 * 2^40) applied twice == x^(8 * 2^41) */
+    CHECK_EQ_U64(zg_crc_shift(zg_crc_shift(0x1234567u, 1ull << 40, pw32, ZG_CRC32_POLY), 1ull << 40, pw32, ZG_CRC32_POLY),
+                 zg_crc_shift(0x1234567u, 1ull << 41, pw32, ZG_CRC32_POLY));
+
+    /* buffers split into ranges of random lengths (empty ranges included), each range's terms combined the
+     * way the kernels do it, against zlib's crc32 / adler32 and zg_crc32c; plus the pairwise combines */
+    const size_t lens[] = {0, 1, 3, 7, 8, 9, 4095, 4096, 4097, 5552, 5553, 65536, 1u << 20, (8u << 20) + 13};
+    size_t maxn = (8u << 20) + 13;
+    uint8_t *buf = malloc(maxn);
+    for (size_t i = 0; i < maxn; i++) buf[i] = (uint8_t)trand();
+    int ok = 1;
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
+        for (int kind = 0; kind < 2; kind++) {
+            size_t n = lens[li];
+            uint8_t *d = buf;
+            if (kind == 1) { /* all 0xff: the largest Adler-32 sums */
+                d = malloc(n + 1);
+                memset(d, 0xff, n);
+            }
+            const uint32_t want32 = (uint32_t)crc32(0, d, (uInt)n), wantc = zg_crc32c(0, d, n);
+            const uint32_t wanta = (uint32_t)adler32(1, d, (uInt)n);
+            for (int split = 0; split < 4; split++) {
+                size_t nr = split == 0 ? 1 : (split == 1 ? 7 : (split == 2 ? 1024 : 1 + trand() % 5000));
+                uint32_t lin32 = 0, linc = 0, pair32 = 0, pairc = 0, paira = 1;
+                uint64_t sa = 0, sb = 0;
+                size_t at = 0;
+                for (size_t r = 0; r < nr; r++) {
+                    size_t len = r == nr - 1 ? n - at : (n - at) * (trand() % 1000) / (1000 * (nr - r) / 2 + 1);
+                    if (len > n - at) len = n - at;
+                    const uint8_t *q = d + at;
+                    size_t end = at + len;
+                    /* slicing-by-8 over the aligned middle of the range, bytes around it */
+                    uint32_t r32 = 0, rc = 0;
+                    size_t i = 0;
+                    for (; i + 8 <= len; i += 8) {
+                        uint32_t lo, hi;
+                        memcpy(&lo, q + i, 4);
+                        memcpy(&hi, q + i + 4, 4);
+                        r32 = zg_crc_raw_word8(tab32, r32, lo, hi);
+                        rc = zg_crc_raw_word8(tab32c, rc, lo, hi);
+                    }
+                    r32 = zg_crc_raw_bytes(tab32, r32, q + i, len - i);
+                    rc = zg_crc_raw_bytes(tab32c, rc, q + i, len - i);
+                    lin32 ^= zg_crc_shift(r32, n - end, pw32, ZG_CRC32_POLY);
+                    linc ^= zg_crc_shift(rc, n - end, pw32c, ZG_CRC32C_POLY);
+                    uint32_t ar, br;
+                    zg_adler_range(q, len, &ar, &br);
+                    sa += ar;
+                    sb += zg_adler_b_term(ar, br, n - end);
+                    /* pairwise: the running checksum combined with this range's own checksum */
+                    pair32 = zg_crc_combine(pair32, (uint32_t)crc32(0, q, (uInt)len), len, pw32, ZG_CRC32_POLY);
+                    pairc = zg_crc_combine(pairc, zg_crc32c(0, q, len), len, pw32c, ZG_CRC32C_POLY);
+                    paira = zg_adler_combine(paira, (uint32_t)adler32(1, q, (uInt)len), len);
+                    at = end;
+                }
+                uint32_t g32 = zg_crc_finish(lin32, n, pw32, ZG_CRC32_POLY), gc = zg_crc_finish(linc, n, pw32c, ZG_CRC32C_POLY);
+                uint32_t ga = zg_adler_finish(sa, sb, n);
+                if (at != n || g32 != want32 || gc != wantc || ga != wanta || pair32 != want32 || pairc != wantc ||
+                    paira != wanta) {
+                    ok = 0;
+                    fprintf(stderr, "n %zu kind %d ranges %zu: crc32 %08x/%08x/%08x crc32c %08x/%08x/%08x adler %08x/%08x/%08x\n",
+                            n, kind, nr, g32, pair32, want32, gc, pairc, wantc, ga, paira, wanta);
+                }
+            }
+            if (kind == 1) free(d);
+        }
+    CHECK_MSG(ok, "split checksums differ from zlib / zg_crc32c");
+    /* pairwise combines against zlib's own */
+    int okc = 1;
+    for (int t = 0; t < 100; t++) {
+        uint32_t c1 = trand(), c2 = trand() ^ trand() << 16;
+        z_off_t l2 = (z_off_t)(trand() % 10000000);
+        okc &= zg_crc_combine(c1, c2, (uint64_t)l2, pw32, ZG_CRC32_POLY) == (uint32_t)crc32_combine(c1, c2, l2);
+        uint32_t a1 = (trand() % 65521) | (trand() % 65521) << 16, a2 = (trand() % 65521) | (trand() % 65521) << 16;
+        okc &= zg_adler_combine(a1, a2, (uint64_t)l2) == (uint32_t)adler32_combine(a1, a2, l2);
+    }
+    CHECK_MSG(okc, "pairwise combines differ from zlib's crc32_combine / adler32_combine");
+    free(buf);
+}
+
+/* ---------------------------------------------------------------- zstd / deflate stream validation */
+/* Test inputs: 0 random, 1 zeros, 2 text-like, 3 ramps with noise, 4 random and text in turns, 5 four-letter
+ * alphabet (Huffman literals, few matches). */
+static uint8_t *make_kind(size_t n, int kind, unsigned seed) {
+    static const char *const words[] = {"the ", "zarr ", "chunk ", "array ", "of ", "data ", "GPU ", "decode ",
+                                        "and ", "shard ", "\n", "index ", "value, ", "3.14159 "};
+    uint8_t *d = malloc(n + 1);
+    uint32_t x = seed * 2654435761u + 7;
+    size_t i = 0;
+    while (i < n) {
+        x = x * 1103515245u + 12345u;
+        uint32_t r = x >> 8;
+        int k = kind == 4 ? (int)((i / 3000) % 2 ? 2 : 0) : kind;
+        if (k == 0) d[i++] = (uint8_t)r;
+        else if (k == 1) d[i++] = 0;
+        else if (k == 2) {
+            const char *w = words[r % (sizeof words / sizeof *words)];
+            for (; *w && i < n; w++) d[i++] = (uint8_t)*w;
+        } else if (k == 3) {
+            d[i] = (uint8_t)((i / 7) + (r & 3));
+            i++;
+        } else d[i++] = (uint8_t)("ACGT"[r & 3]);
+    }
+    return d;
+}
+
+typedef struct corrupt_stats {
+    int garbage, garbage_rej, flips, flips_rej, flips_lib_rej, flips_gap, truncs, truncs_rej;
+} corrupt_stats;
+
+/* Frame header size of a zstd frame (where the first block header starts). */
+static size_t zstd_fh_size(const uint8_t *c) {
+    uint8_t fhd = c[4];
+    int fcs_flag = fhd >> 6, single = (fhd >> 5) & 1, did = fhd & 3;
+    static const int dsz[4] = {0, 1, 2, 4};
+    int fcs = fcs_flag == 0 ? single : (fcs_flag == 1 ? 2 : (fcs_flag == 2 ? 4 : 8));
+    return 5 + (size_t)(single ? 0 : 1) + (size_t)dsz[did] + (size_t)fcs;
+}
+
+static void zstd_corrupt_variants(const uint8_t *c, size_t cn, const uint8_t *src, size_t n, corrupt_stats *cs) {
+    uint8_t *bad = malloc(cn + 1), *out = malloc(n + 1);
+    size_t body = zstd_fh_size(c) + 3; /* keep the frame header and the first block header */
+    int first_compressed = ((c[body - 3] >> 1) & 3) == 2;
+    /* garbage block content (what made nvCOMP fault on an H100): counted where the first block is compressed */
+    for (int v = 0; v < 40 && body < cn && first_compressed; v++) {
+        memcpy(bad, c, cn);
+        for (size_t i = body; i < cn; i++) bad[i] = (uint8_t)trand();
+        cs->garbage++;
+        if (zg_zstd_check(bad, cn, n) != ZGPU_OK) cs->garbage_rej++;
+    }
+    /* a few flipped bytes inside the blocks */
+    for (int v = 0; v < 40 && body < cn; v++) {
+        memcpy(bad, c, cn);
+        int nf = 1 + (int)(trand() % 4);
+        for (int f = 0; f < nf; f++) bad[body + trand() % (cn - body)] ^= (uint8_t)(1 + trand() % 255);
+        cs->flips++;
+        int rej = zg_zstd_check(bad, cn, n) != ZGPU_OK;
+        size_t r = ZSTD_decompress(out, n + 1, bad, cn);
+        int lib_rej = ZSTD_isError(r) || r != n || memcmp(out, src, n) != 0;
+        cs->flips_rej += rej;
+        cs->flips_lib_rej += lib_rej;
+        cs->flips_gap += lib_rej && !rej; /* left for the GPU decoder to find */
+    }
+    /* every truncation (sampled on big frames) */
+    size_t step = cn > 2000 ? cn / 500 : 1;
+    for (size_t m = 0; m < cn; m += step) {
+        cs->truncs++;
+        if (zg_zstd_check(c, m, n) != ZGPU_OK) cs->truncs_rej++;
+        else fprintf(stderr, "zstd: truncation to %zu of %zu bytes passes\n", m, cn);
+    }
+    free(bad);
+    free(out);
+}
+
+static void test_zstd_valid_and_corrupt(void) {
+    const size_t sizes[] = {0, 1, 3, 100, 1000, 5000, 70000, 200000, 1u << 20};
+    const int levels[] = {-5, 1, 3, 7, 12, 19};
+    corrupt_stats cs;
+    memset(&cs, 0, sizeof cs);
+    int n_valid = 0;
+    ZSTD_CCtx *cctx = ZSTD_createCCtx();
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+        for (int kind = 0; kind < 6; kind++)
+            for (size_t li = 0; li < sizeof levels / sizeof *levels; li++) {
+                size_t n = sizes[si];
+                if (levels[li] >= 12 && n > 200000) continue; /* slow and adds nothing */
+                uint8_t *src = make_kind(n, kind, (unsigned)(si * 31 + (size_t)kind * 7 + li));
+                size_t cap = ZSTD_compressBound(n);
+                uint8_t *c = malloc(cap);
+                ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
+                ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, levels[li]);
+                ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, (int)(li & 1));
+                ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, li != 2);
+                size_t cn = ZSTD_compress2(cctx, c, cap, src, n);
+                CHECK(!ZSTD_isError(cn));
+                if (ZSTD_isError(cn)) { free(src); free(c); continue; }
+                zgpu_status st = zg_zstd_check(c, cn, n);
+                CHECK_MSG(st == ZGPU_OK, "zstd valid frame (n %zu kind %d level %d): %s", n, kind, levels[li],
+                          zgpu_last_error());
+                n_valid++;
+                if (n >= 1000 && n <= 200000 && kind != 0) zstd_corrupt_variants(c, cn, src, n, &cs);
+                free(src);
+                free(c);
+            }
+    ZSTD_freeCCtx(cctx);
+    printf("zstd: %d valid frames pass; garbage content rejected %d/%d; flips rejected %d/%d (libzstd rejects %d, "
+           "%d left to the decoder); truncations rejected %d/%d\n",
+           n_valid, cs.garbage_rej, cs.garbage, cs.flips_rej, cs.flips, cs.flips_lib_rej, cs.flips_gap, cs.truncs_rej,
+           cs.truncs);
+    CHECK(cs.garbage > 1000 && cs.flips > 1000 && cs.truncs > 5000);
+    CHECK_MSG(cs.garbage_rej >= cs.garbage * 0.9, "zstd garbage rejected %d/%d", cs.garbage_rej, cs.garbage);
+    CHECK_EQ_U64(cs.truncs_rej, cs.truncs);
+}
+
+/* Hand-made zstd frames: one compressed block (content `blk`, k bytes) in a single-segment frame of
+ * content size fcs. */
+static size_t zstd_frame(uint8_t *f, const uint8_t *blk, size_t k, unsigned fcs) {
+    const uint8_t hdr[6] = {0x28, 0xb5, 0x2f, 0xfd, 0x20, (uint8_t)fcs};
+    memcpy(f, hdr, 6);
+    uint32_t bh = 1u | 2u << 1 | (uint32_t)k << 3;
+    f[6] = (uint8_t)bh;
+    f[7] = (uint8_t)(bh >> 8);
+    f[8] = (uint8_t)(bh >> 16);
+    memcpy(f + 9, blk, k);
+    return 9 + k;
+}
+
+static void test_zstd_crafted(void) {
+    uint8_t f[128], out[64];
+    /* valid: raw literals "hello", no sequences; RLE literals "aaaaa" */
+    const uint8_t ok1[] = {5 << 3, 'h', 'e', 'l', 'l', 'o', 0};
+    size_t fn = zstd_frame(f, ok1, sizeof ok1, 5);
+    CHECK_OK(zg_zstd_check(f, fn, 5));
+    CHECK(ZSTD_decompress(out, sizeof out, f, fn) == 5 && memcmp(out, "hello", 5) == 0);
+    const uint8_t ok2[] = {1 | 5 << 3, 'a', 0};
+    fn = zstd_frame(f, ok2, sizeof ok2, 5);
+    CHECK_OK(zg_zstd_check(f, fn, 5));
+    CHECK(ZSTD_decompress(out, sizeof out, f, fn) == 5 && memcmp(out, "aaaaa", 5) == 0);
+    /* each invalid frame below is also refused by libzstd (checked), and must be refused here */
+    struct {
+        const char *what;
+        uint8_t blk[16];
+        size_t k;
+        unsigned fcs;
+    } bad[] = {
+        {"bytes after an empty sequences section", {5 << 3, 'h', 'e', 'l', 'l', 'o', 0, 9}, 8, 5},
+        {"treeless literals in the first block", {3 | 0 << 2, 0x50, 0x00, 1, 0x80, 0}, 6, 5},
+        {"raw literals past the block", {20 << 3, 'h', 'e', 'l', 'l', 'o', 0}, 7, 20},
+        {"no sequences section", {5 << 3, 'h', 'e', 'l', 'l', 'o'}, 6, 5},
+        {"repeat modes in the first block", {5 << 3, 'h', 'e', 'l', 'l', 'o', 1, 0xfc, 0x81}, 9, 8},
+        {"reserved mode bits", {5 << 3, 'h', 'e', 'l', 'l', 'o', 1, 0x01, 0x81}, 9, 8},
+        {"literal length RLE symbol 36", {5 << 3, 'h', 'e', 'l', 'l', 'o', 1, 0x40, 36, 0x81}, 10, 8},
+        {"match length RLE symbol 53", {5 << 3, 'h', 'e', 'l', 'l', 'o', 1, 0x04, 53, 0x81}, 10, 8},
+        {"literal length accuracy log 10", {5 << 3, 'h', 'e', 'l', 'l', 'o', 1, 0x80, 0x05, 0xff, 0x81}, 11, 8},
+        {"offset accuracy log 9", {5 << 3, 'h', 'e', 'l', 'l', 'o', 1, 0x20, 0x04, 0xff, 0x81}, 11, 8},
+        {"sequence bitstream without end mark", {5 << 3, 'h', 'e', 'l', 'l', 'o', 1, 0x00, 0x00}, 9, 8},
+        {"sequences with an empty bitstream", {5 << 3, 'h', 'e', 'l', 'l', 'o', 1, 0x00}, 8, 8},
+        {"content size beyond the blocks", {5 << 3, 'h', 'e', 'l', 'l', 'o', 0}, 7, 9},
+        {"literals beyond the content size", {5 << 3, 'h', 'e', 'l', 'l', 'o', 0}, 7, 4},
+        {"Huffman weights of 0 bytes", {2 | 0 << 2, 0x50, 0x00, 0x00, 0x80}, 5, 5},
+        {"direct Huffman weights that are no code", {2 | 0 << 2, 0x50, 0x00, 0x81, 0x11, 0x80, 0}, 7, 5},
+        {"literals stream without end mark", {2 | 0 << 2, 0x50, 0x00, 0x80, 0x10, 0x00, 0}, 7, 5},
+        {"4 streams of 5 literals", {2 | 1 << 2, 0x50, 0x00, 0x80, 0x10, 0x00, 0}, 7, 5},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        fn = zstd_frame(f, bad[i].blk, bad[i].k, bad[i].fcs);
+        size_t r = ZSTD_decompress(out, sizeof out, f, fn);
+        CHECK_MSG(ZSTD_isError(r) || r != bad[i].fcs, "libzstd takes the '%s' frame", bad[i].what);
+        zgpu_status st = zg_zstd_check(f, fn, bad[i].fcs);
+        CHECK_MSG(st == ZGPU_ERR_CORRUPT_DATA, "'%s' frame: %s (%s)", bad[i].what, zgpu_status_name(st),
+                  zgpu_last_error());
+    }
+    /* a window descriptor caps the block size: window 1 KiB, raw block of 1025 bytes */
+    uint8_t big[1100];
+    memset(big, 0, sizeof big);
+    const uint8_t wh[5] = {0x28, 0xb5, 0x2f, 0xfd, 0x00};
+    memcpy(big, wh, 5);
+    big[5] = 0; /* window 2^10 */
+    uint32_t bh = 1u | 0u << 1 | 1025u << 3;
+    big[6] = (uint8_t)bh;
+    big[7] = (uint8_t)(bh >> 8);
+    big[8] = (uint8_t)(bh >> 16);
+    CHECK_STATUS(zg_zstd_check(big, 9 + 1025, 1025), ZGPU_ERR_CORRUPT_DATA);
+    bh = 1u | 1024u << 3;
+    big[6] = (uint8_t)bh;
+    big[7] = (uint8_t)(bh >> 8);
+    big[8] = (uint8_t)(bh >> 16);
+    CHECK_OK(zg_zstd_check(big, 9 + 1024, 1024));
+}
+
+/* Bit writer for hand-made deflate streams: values LSB first, Huffman codes MSB first. */
+typedef struct bw {
+    uint8_t b[256];
+    size_t bit;
+} bw;
+static void bw_put(bw *w, uint32_t v, int k) {
+    for (int i = 0; i < k; i++, w->bit++)
+        if ((v >> i) & 1) w->b[w->bit / 8] |= (uint8_t)(1u << (w->bit % 8));
+}
+static void bw_code(bw *w, uint32_t code, int len) {
+    for (int i = len - 1; i >= 0; i--) bw_put(w, (code >> i) & 1, 1);
+}
+/* fixed literal/length code of symbol s */
+static void bw_fixed(bw *w, int s) {
+    if (s < 144) bw_code(w, 0x30u + (uint32_t)s, 8);
+    else if (s < 256) bw_code(w, 0x190u + (uint32_t)(s - 144), 9);
+    else if (s < 280) bw_code(w, (uint32_t)(s - 256), 7);
+    else bw_code(w, 0xc0u + (uint32_t)(s - 280), 8);
+}
+
+static int inflate_raw(const uint8_t *c, size_t cn, uint8_t *out, size_t cap, size_t *got) {
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    inflateInit2(&zs, -15);
+    zs.next_in = (Bytef *)c;
+    zs.avail_in = (uInt)cn;
+    zs.next_out = out;
+    zs.avail_out = (uInt)cap;
+    int r = inflate(&zs, Z_FINISH);
+    *got = zs.total_out;
+    inflateEnd(&zs);
+    return r == Z_STREAM_END ? 0 : -1;
+}
+
+static void test_deflate_crafted(void) {
+    uint8_t out[64];
+    size_t got;
+    /* stored "hello" */
+    const uint8_t st[] = {0x01, 5, 0, 0xfa, 0xff, 'h', 'e', 'l', 'l', 'o'};
+    CHECK_OK(zg_deflate_check(st, sizeof st, 5));
+    CHECK_STATUS(zg_deflate_check(st, sizeof st, 6), ZGPU_ERR_CORRUPT_DATA);
+    CHECK_STATUS(zg_deflate_check(st, sizeof st - 1, 5), ZGPU_ERR_CORRUPT_DATA);
+    uint8_t st2[sizeof st];
+    memcpy(st2, st, sizeof st);
+    st2[3] = 0xfb; /* NLEN no longer the complement */
+    CHECK_STATUS(zg_deflate_check(st2, sizeof st2, 5), ZGPU_ERR_CORRUPT_DATA);
+    st2[0] = 0x07; /* BTYPE 3 */
+    CHECK_STATUS(zg_deflate_check(st2, sizeof st2, 5), ZGPU_ERR_CORRUPT_DATA);
+    CHECK_STATUS(zg_deflate_check(st, 0, 0), ZGPU_ERR_CORRUPT_DATA);
+    /* fixed block: 'a', then length 3 at distance 1 -> "aaaa" (zlib agrees) */
+    bw w;
+    memset(&w, 0, sizeof w);
+    bw_put(&w, 1, 1);
+    bw_put(&w, 1, 2);
+    bw_fixed(&w, 'a');
+    bw_fixed(&w, 257);
+    bw_code(&w, 0, 5);
+    bw_fixed(&w, 256);
+    size_t wn = (w.bit + 7) / 8;
+    CHECK(inflate_raw(w.b, wn, out, sizeof out, &got) == 0 && got == 4 && memcmp(out, "aaaa", 4) == 0);
+    CHECK_OK(zg_deflate_check(w.b, wn, 4));
+    CHECK_STATUS(zg_deflate_check(w.b, wn, 3), ZGPU_ERR_CORRUPT_DATA);
+    CHECK_STATUS(zg_deflate_check(w.b, wn, 5), ZGPU_ERR_CORRUPT_DATA);
+    /* a distance before the start of the output; distance code 30; length symbol 286 */
+    const int bad_first[3][3] = {{257, 1, -1}, {'a', 257, 30}, {'a', 286, -1}};
+    for (int t = 0; t < 3; t++) {
+        memset(&w, 0, sizeof w);
+        bw_put(&w, 1, 1);
+        bw_put(&w, 1, 2);
+        for (int k = 0; k < 3 && bad_first[t][k] >= 0; k++) {
+            if (t == 1 && k == 2) {
+                bw_code(&w, 30, 5);
+                break;
+            }
+            bw_fixed(&w, bad_first[t][k]);
+            if (bad_first[t][k] == 257 && t == 0) bw_code(&w, 1, 5); /* distance 2 at output 0 */
+        }
+        bw_fixed(&w, 256);
+        wn = (w.bit + 7) / 8;
+        CHECK_MSG(inflate_raw(w.b, wn, out, sizeof out, &got) != 0, "zlib takes crafted bad fixed block %d", t);
+        CHECK_STATUS(zg_deflate_check(w.b, wn, 4), ZGPU_ERR_CORRUPT_DATA);
+    }
+    /* dynamic headers: code length codes that are incomplete / over-subscribed / fine but describing an
+     * over-subscribed literal code / a literal code without end-of-block */
+    for (int t = 0; t < 4; t++) {
+        memset(&w, 0, sizeof w);
+        bw_put(&w, 1, 1);
+        bw_put(&w, 2, 2);
+        bw_put(&w, 0, 5); /* HLIT 257 */
+        bw_put(&w, 0, 5); /* HDIST 1 */
+        bw_put(&w, 15, 4); /* HCLEN 19, order 16 17 18 0 8 7 9 6 10 5 11 4 12 3 13 2 14 1 15 */
+        uint8_t cl[19] = {0};
+        if (t == 0) cl[3] = 1;                             /* only symbol 0, length 1: incomplete */
+        else if (t == 1) cl[3] = cl[4] = cl[5] = 1;        /* three codes of length 1 */
+        else cl[0] = cl[2] = cl[3] = cl[18] = 2;           /* 16, 18, 0, 1: two bits each, complete */
+        for (int i = 0; i < 19; i++) bw_put(&w, cl[i], 3);
+        if (t >= 2) {
+            /* canonical codes: 0 -> 00, 1 -> 01, 16 -> 10, 18 -> 11 */
+            if (t == 2) { /* 258 lengths of 1: over-subscribed */
+                bw_code(&w, 1, 2);
+                for (int i = 0; i < 257; i++) {
+                    bw_code(&w, 2, 2);
+                    bw_put(&w, 0, 2);
+                    i += 2;
+                }
+            } else { /* 257 zero lengths (no end-of-block), one distance length 1 */
+                bw_code(&w, 3, 2);
+                bw_put(&w, 138 - 11, 7);
+                bw_code(&w, 3, 2);
+                bw_put(&w, 119 - 11, 7);
+                bw_code(&w, 1, 2);
+            }
+        }
+        wn = (w.bit + 7) / 8 + 4;
+        CHECK_MSG(inflate_raw(w.b, wn, out, sizeof out, &got) != 0, "zlib takes crafted dynamic header %d", t);
+        zgpu_status s = zg_deflate_check(w.b, wn, 4);
+        CHECK_MSG(s == ZGPU_ERR_CORRUPT_DATA, "crafted dynamic header %d: %s", t, zgpu_last_error());
+    }
+}
+
+typedef struct dstream {
+    uint8_t *c;
+    size_t cn;
+} dstream;
+
+static void deflate_corrupt_variants(const uint8_t *c, size_t cn, const uint8_t *src, size_t n, corrupt_stats *cs) {
+    uint8_t *bad = malloc(cn + 1), *out = malloc(n + 1);
+    for (int v = 0; v < 25; v++) { /* the whole payload random */
+        for (size_t i = 0; i < cn; i++) bad[i] = (uint8_t)trand();
+        cs->garbage++;
+        if (zg_deflate_check(bad, cn, n) != ZGPU_OK) cs->garbage_rej++;
+    }
+    for (int v = 0; v < 25; v++) { /* a few flipped bytes */
+        memcpy(bad, c, cn);
+        int nf = 1 + (int)(trand() % 4);
+        for (int f = 0; f < nf; f++) bad[trand() % cn] ^= (uint8_t)(1 + trand() % 255);
+        cs->flips++;
+        int rej = zg_deflate_check(bad, cn, n) != ZGPU_OK;
+        size_t got = 0;
+        int lib_rej = inflate_raw(bad, cn, out, n + 1, &got) != 0 || got != n || memcmp(out, src, n) != 0;
+        cs->flips_rej += rej;
+        cs->flips_lib_rej += lib_rej;
+        cs->flips_gap += lib_rej && !rej;
+    }
+    size_t step = cn > 400 ? cn / 200 : 1;
+    for (size_t m = 0; m < cn; m += step) {
+        cs->truncs++;
+        if (zg_deflate_check(c, m, n) != ZGPU_OK) cs->truncs_rej++;
+    }
+    free(bad);
+    free(out);
+}
+
+static void test_deflate_valid_and_corrupt(void) {
+    const size_t sizes[] = {0, 1, 3, 100, 1000, 5000, 70000, 200000, 1u << 20};
+    corrupt_stats cs, gz;
+    memset(&cs, 0, sizeof cs);
+    memset(&gz, 0, sizeof gz);
+    int n_valid = 0;
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+        for (int kind = 0; kind < 6; kind++)
+            for (int enc = 0; enc < 13 + 4; enc++) { /* libdeflate levels 0..12, zlib strategies */
+                size_t n = sizes[si];
+                if (enc >= 10 && enc <= 12 && n > 200000) continue;
+                uint8_t *src = make_kind(n, kind, (unsigned)(si * 13 + (size_t)kind * 5 + (size_t)enc));
+                size_t cap = n + n / 8 + 1024, cn = 0;
+                uint8_t *c = malloc(cap);
+                if (enc < 13) {
+                    struct libdeflate_compressor *lc = libdeflate_alloc_compressor(enc);
+                    cn = libdeflate_deflate_compress(lc, src, n, c, cap);
+                    libdeflate_free_compressor(lc);
+                } else {
+                    static const int strat[4] = {Z_FIXED, Z_HUFFMAN_ONLY, Z_RLE, Z_FILTERED};
+                    z_stream zs;
+                    memset(&zs, 0, sizeof zs);
+                    deflateInit2(&zs, 6, Z_DEFLATED, -15, 8, strat[enc - 13]);
+                    zs.next_in = src;
+                    zs.avail_in = (uInt)n;
+                    zs.next_out = c;
+                    zs.avail_out = (uInt)cap;
+                    cn = deflate(&zs, Z_FINISH) == Z_STREAM_END ? zs.total_out : 0;
+                    deflateEnd(&zs);
+                }
+                CHECK(cn > 0);
+                zgpu_status st = zg_deflate_check(c, cn, n);
+                CHECK_MSG(st == ZGPU_OK, "deflate valid stream (n %zu kind %d encoder %d): %s", n, kind, enc,
+                          zgpu_last_error());
+                n_valid++;
+                if (n >= 1000 && n <= 200000 && kind != 0 && (enc % 3 == 0 || enc >= 13))
+                    deflate_corrupt_variants(c, cn, src, n, &cs);
+                free(c);
+                free(src);
+            }
+    /* gzip and zlib wrappers: valid members pass; truncated gzip members all fail (ISIZE, payload) */
+    struct libdeflate_compressor *lc = libdeflate_alloc_compressor(6);
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+        size_t n = sizes[si], off, len;
+        uint8_t *src = make_kind(n, 2, (unsigned)si), *c = malloc(n + 1024);
+        size_t cn = libdeflate_gzip_compress(lc, src, n, c, n + 1024);
+        CHECK_OK(zg_gzip_locate(c, cn, n, &off, &len));
+        for (size_t m = 0; m < cn; m += cn > 400 ? cn / 200 : 1) {
+            gz.truncs++;
+            if (zg_gzip_locate(c, m, n, &off, &len) != ZGPU_OK) gz.truncs_rej++;
+        }
+        cn = libdeflate_zlib_compress(lc, src, n, c, n + 1024);
+        CHECK_OK(zg_zlib_locate(c, cn, n, &off, &len));
+        CHECK_STATUS(zg_zlib_locate(c, cn, n + 1, &off, &len), n < 70000 ? ZGPU_ERR_CORRUPT_DATA : ZGPU_OK);
+        free(src);
+        free(c);
+    }
+    libdeflate_free_compressor(lc);
+    printf("deflate: %d valid streams pass; garbage rejected %d/%d; flips rejected %d/%d (zlib rejects %d, %d left "
+           "to the decoder); raw truncations rejected %d/%d; gzip truncations rejected %d/%d\n",
+           n_valid, cs.garbage_rej, cs.garbage, cs.flips_rej, cs.flips, cs.flips_lib_rej, cs.flips_gap, cs.truncs_rej,
+           cs.truncs, gz.truncs_rej, gz.truncs);
+    CHECK(cs.garbage > 1000 && cs.flips > 1000);
+    CHECK_MSG(cs.garbage_rej >= cs.garbage * 0.9, "deflate garbage rejected %d/%d", cs.garbage_rej, cs.garbage);
+    CHECK_EQ_U64(gz.truncs_rej, gz.truncs);
+}
+
 int main(void) {
     blosc_init();
     test_shuffle_refs();
     test_roundtrips();
     test_corrupt_blosc();
     test_frames();
+    test_checksum_combine();
+    test_zstd_crafted();
+    test_zstd_valid_and_corrupt();
+    test_deflate_crafted();
+    test_deflate_valid_and_corrupt();
     blosc_destroy();
     TEST_MAIN_END();
 }

@@ -1,5 +1,6 @@
 /* zgpu's CUDA kernels against CPU references: unshuffle (byte and bit, blosc block rules), byte swap,
- * delta, crc32c, batched copy, scatter/fill with strided, negative-stride and transposed layouts.
+ * delta, crc32c / CRC32 / Adler-32 checks (lengths up to 8 MiB + 13, with a speed check), batched copy,
+ * scatter/fill with strided, negative-stride and transposed layouts.
  * Skips (77) without a GPU or without CUDA support. */
 #include "test.h"
 #include "zgpu.h"
@@ -11,6 +12,7 @@ int main(void) {
 }
 #else
 #include <cuda_runtime.h>
+#include <time.h>
 #include <zlib.h>
 
 #include "codec/crc32c.h"
@@ -174,33 +176,124 @@ static void test_crc_and_copy(void) {
     free(hs); free(got);
 }
 
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static void test_checksums(void) {
-    /* gzip CRC32 and zlib Adler-32 against zlib's own functions; one wrong expectation per kind */
-    enum { N = 6 };
-    const size_t n[N] = {0, 1, 5551, 5553, 100000, 300001};
-    zg_k_check items[N * 2];
-    uint8_t *d[N];
-    for (int c = 0; c < N; c++) {
-        uint8_t *h = malloc(n[c] + 1);
-        fill_rand(h, n[c]);
-        if (c == 4) memset(h, 0xff, n[c]); /* large sums: exercises the Adler-32 reduction */
-        d[c] = dup_to_dev(h, n[c]);
-        uint32_t crc = (uint32_t)crc32(0, h, (uInt)n[c]), ad = (uint32_t)adler32(1, h, (uInt)n[c]);
-        items[2 * c] = (zg_k_check){d[c], n[c], c == 3 ? crc ^ 4 : crc, 1};
-        items[2 * c + 1] = (zg_k_check){d[c], n[c], c == 5 ? ad + 1 : ad, 2};
-        free(h);
-    }
+    /* gzip CRC32, zlib Adler-32 (zg_k_check_launch) and the crc32c codec (zg_k_crc32c_launch) in one launch
+     * each over buffers of many lengths (ranges of the parallel split: empty, shorter than one range, not a
+     * multiple of 16, exactly/around 4 KiB, 1 MiB, 8 MiB + 13) at several alignments, against zlib and
+     * zg_crc32c on the CPU. Every third item expects a wrong value and must be flagged. */
+    const size_t lens[] = {0, 1, 3, 4095, 4096, 4097, 255, 256, 257, 5552, 5553, 1u << 20, (8u << 20) + 13};
+    enum { NL = sizeof lens / sizeof lens[0], NA = 3, NI = NL * NA };
+    const size_t aligns[NA] = {0, 1, 7};
+    zg_k_check items[NI * 2];
+    zg_k_buf citems[NI];
+    int want[NI * 2], cwant[NI];
+    uint8_t *d[NI];
+    size_t k = 0;
+    for (size_t li = 0; li < NL; li++)
+        for (size_t ai = 0; ai < NA; ai++, k++) {
+            const size_t n = lens[li], al = aligns[ai];
+            uint8_t *h = malloc(n + 4 + al);
+            fill_rand(h, n + 4 + al);
+            if (li == NL - 2 && ai == 0) memset(h, 0xff, n + 4 + al); /* large sums: the Adler-32 reductions */
+            const uint8_t *data = h + al;
+            uint32_t crc = (uint32_t)crc32(0, data, (uInt)n), ad = (uint32_t)adler32(1, data, (uInt)n);
+            uint32_t cc = zg_crc32c(0, data, n);
+            int wrong = (int)(k % 3 == 1), cwrong = (int)(k % 3 == 2);
+            /* the crc32c buffer is data + 4 trailing bytes holding the (possibly wrong) checksum */
+            uint32_t cstore = cwrong ? cc ^ (1u << (k % 32)) : cc;
+            h[al + n] = (uint8_t)cstore;
+            h[al + n + 1] = (uint8_t)(cstore >> 8);
+            h[al + n + 2] = (uint8_t)(cstore >> 16);
+            h[al + n + 3] = (uint8_t)(cstore >> 24);
+            d[k] = dup_to_dev(h, n + 4 + al);
+            items[2 * k] = (zg_k_check){d[k] + al, n, wrong ? crc ^ 0x80000000u : crc, 1};
+            items[2 * k + 1] = (zg_k_check){d[k] + al, n, wrong ? (ad == 1 ? 2u : ad - 1) : ad, 2};
+            want[2 * k] = want[2 * k + 1] = wrong;
+            citems[k] = (zg_k_buf){d[k] + al, n + 4};
+            cwant[k] = cwrong;
+            free(h);
+        }
     zg_k_check *di = dup_to_dev(items, sizeof items);
-    int *dst, st[N * 2];
+    zg_k_buf *dci = dup_to_dev(citems, sizeof citems);
+    int *dst, *dcst, st[NI * 2], cst[NI];
     CUOK(cudaMalloc((void **)&dst, sizeof st));
+    CUOK(cudaMalloc((void **)&dcst, sizeof cst));
     CUOK(cudaMemset(dst, 0, sizeof st));
-    CUOK(zg_k_check_launch(di, N * 2, dst, 0));
+    CUOK(cudaMemset(dcst, 0, sizeof cst));
+    CUOK(zg_k_check_launch(di, NI * 2, dst, 0));
+    CUOK(zg_k_crc32c_launch(dci, NI, dcst, 0));
+    CUOK(cudaDeviceSynchronize());
     CUOK(cudaMemcpy(st, dst, sizeof st, cudaMemcpyDeviceToHost));
-    for (int k = 0; k < N * 2; k++)
-        CHECK_MSG(st[k] == ((k == 6 || k == 11) ? 1 : 0), "checksum item %d (kind %d, %zu bytes): flag %d", k,
-                  items[k].kind, (size_t)items[k].n, st[k]);
-    for (int c = 0; c < N; c++) cudaFree(d[c]);
+    CUOK(cudaMemcpy(cst, dcst, sizeof cst, cudaMemcpyDeviceToHost));
+    for (size_t q = 0; q < NI * 2; q++)
+        CHECK_MSG(st[q] == want[q], "checksum item %zu (kind %d, %zu bytes, align %zu): flag %d, want %d", q,
+                  items[q].kind, (size_t)items[q].n, aligns[(q / 2) % NA], st[q], want[q]);
+    for (size_t q = 0; q < NI; q++)
+        CHECK_MSG(cst[q] == cwant[q], "crc32c item %zu (%zu bytes, align %zu): flag %d, want %d", q,
+                  (size_t)citems[q].n, aligns[q % NA], cst[q], cwant[q]);
+    /* unknown kind is flagged; buffers shorter than 4 bytes fail the crc32c codec */
+    zg_k_check odd = {d[0], 0, 0, 3};
+    zg_k_buf shorts[2] = {{d[3], 3}, {d[3], 0}};
+    zg_k_check *dodd = dup_to_dev(&odd, sizeof odd);
+    zg_k_buf *dshort = dup_to_dev(shorts, sizeof shorts);
+    CUOK(cudaMemset(dst, 0, sizeof st));
+    CUOK(zg_k_check_launch(dodd, 1, dst, 0));
+    CUOK(zg_k_crc32c_launch(dshort, 2, dst + 1, 0));
+    CUOK(cudaMemcpy(st, dst, 3 * sizeof(int), cudaMemcpyDeviceToHost));
+    CHECK(st[0] == 1 && st[1] == 1 && st[2] == 1);
+    cudaFree(dodd);
+    cudaFree(dshort);
+    for (size_t q = 0; q < NI; q++) cudaFree(d[q]);
     cudaFree(di);
+    cudaFree(dci);
+    cudaFree(dcst);
+
+    /* speed: 16 chunks of 8 MiB (the case that took ~1 s with one thread per chunk) */
+    enum { NB = 16 };
+    const size_t big = 8u << 20;
+    uint8_t *h = malloc(big), *dbig;
+    fill_rand(h, big);
+    uint32_t crc = (uint32_t)crc32(0, h, (uInt)big), ad = (uint32_t)adler32(1, h, (uInt)big);
+    CUOK(cudaMalloc((void **)&dbig, big * NB));
+    for (int c = 0; c < NB; c++) CUOK(cudaMemcpy(dbig + (size_t)c * big, h, big, cudaMemcpyHostToDevice));
+    zg_k_check bi[NB * 2];
+    zg_k_buf bc[NB];
+    for (int c = 0; c < NB; c++) {
+        bi[2 * c] = (zg_k_check){dbig + (size_t)c * big, big, crc, 1};
+        bi[2 * c + 1] = (zg_k_check){dbig + (size_t)c * big, big, ad, 2};
+        bc[c] = (zg_k_buf){dbig + (size_t)c * big, big}; /* the last 4 bytes are random: all must be flagged */
+    }
+    zg_k_check *dbi = dup_to_dev(bi, sizeof bi);
+    zg_k_buf *dbc = dup_to_dev(bc, sizeof bc);
+    int bst[NB * 3];
+    CUOK(cudaMemset(dst, 0, sizeof st));
+    CUOK(zg_k_check_launch(dbi, NB * 2, dst, 0)); /* warm-up */
+    CUOK(cudaDeviceSynchronize());
+    double t0 = now_s();
+    CUOK(zg_k_check_launch(dbi, NB * 2, dst, 0));
+    CUOK(cudaDeviceSynchronize());
+    double t1 = now_s();
+    CUOK(zg_k_crc32c_launch(dbc, NB, dst + NB * 2, 0));
+    CUOK(cudaDeviceSynchronize());
+    double t2 = now_s();
+    CUOK(cudaMemcpy(bst, dst, sizeof bst, cudaMemcpyDeviceToHost));
+    int ok = 1;
+    for (int q = 0; q < NB * 2; q++) ok &= bst[q] == 0;
+    for (int q = NB * 2; q < NB * 3; q++) ok &= bst[q] == 1;
+    CHECK_MSG(ok, "16 x 8 MiB checksums: wrong flags");
+    printf("checksums of 16 x 8 MiB: CRC32 + Adler-32 %.2f ms, CRC32C %.2f ms\n", (t1 - t0) * 1e3, (t2 - t1) * 1e3);
+    CHECK_MSG(t1 - t0 < 0.05 && t2 - t1 < 0.05, "checksum kernels too slow: %.1f ms, %.1f ms", (t1 - t0) * 1e3,
+              (t2 - t1) * 1e3);
+    free(h);
+    cudaFree(dbig);
+    cudaFree(dbi);
+    cudaFree(dbc);
     cudaFree(dst);
 }
 

@@ -1344,6 +1344,9 @@ static void test_bad_v2(void) {
         {V2("\"shape\": [10], \"chunks\": [5], \"dtype\": \"<i4\", \"fill_value\": 0, \"filters\": [{\"id\": "
             "\"shuffle\", \"elementsize\": 4}, {\"id\": \"delta\", \"dtype\": \"<i4\"}]"),
          NULL, ZGPU_ERR_UNSUPPORTED, "filters[1] 'delta'"},
+        {V2("\"shape\": [10], \"chunks\": [5], \"dtype\": \"<i4\", \"fill_value\": 0, \"filters\": [{\"id\": "
+            "\"delta\", \"dtype\": \">i4\"}]"),
+         NULL, ZGPU_ERR_UNSUPPORTED, "other byte order"},
         {V2("\"shape\": [10], \"chunks\": [5], \"dtype\": \"<i4\", \"fill_value\": 0, \"dimension_separator\": \"-\""),
          NULL, ZGPU_ERR_BAD_METADATA, "dimension_separator must be"},
         {V2("\"shape\": [10], \"chunks\": [5], \"dtype\": \"<f4\", \"fill_value\": \"abc\""), NULL,

@@ -44,6 +44,7 @@ static const char *chains[] = {
     "[BYTES, {\"name\":\"numcodecs.shuffle\",\"configuration\":{\"elementsize\":TYPESIZE}}, {\"name\":\"zstd\",\"configuration\":{\"level\":1,\"checksum\":false}}]",
     "SHARD_END",
     "SHARD_START",
+    "SHARD_THEN_ZSTD", /* a bytes->bytes codec after sharding: whole shards are the unit of decoding */
 };
 #define N_CHAINS (sizeof chains / sizeof chains[0])
 
@@ -93,7 +94,11 @@ static void build_codecs(char *out, size_t cap, const char *chain, const dtype_c
                  "{\"name\":\"zstd\",\"configuration\":{\"level\":1,\"checksum\":false}}],\"index_codecs\":["
                  "{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}},{\"name\":\"crc32c\"}],"
                  "\"index_location\":\"%s\"}}]",
-                 inner, strcmp(chain, "SHARD_END") ? "start" : "end");
+                 inner, strcmp(chain, "SHARD_START") ? "end" : "start");
+        if (!strcmp(chain, "SHARD_THEN_ZSTD")) {
+            size_t len = strlen(tmp);
+            snprintf(tmp + len - 1, sizeof tmp - len + 1, ",{\"name\":\"zstd\",\"configuration\":{\"level\":1}}]");
+        }
     } else snprintf(tmp, sizeof tmp, "%s", chain);
     replace_all(tmp2, sizeof tmp2, tmp, "BYTES", bytes);
     replace_all(tmp, sizeof tmp, tmp2, "TYPESIZE", typesize);

@@ -1,0 +1,129 @@
+/* Building blocks of the parallel CRC32 / CRC32C / Adler-32 checks, shared by the GPU kernels (kernels.cu)
+ * and the CPU unit test (tests/unit/test_blosc_parse.c), so that the split-and-combine math the kernels rely
+ * on is checked in CI without a GPU. Header-only: every function is static inline (and __host__ __device__
+ * under nvcc).
+ *
+ * How a buffer of n bytes is checked in parallel: it is cut into consecutive ranges, one per thread.
+ *  - CRC (reflected, init ~0, final xor ~0): the CRC register is linear over GF(2) in (initial register,
+ *    message), so crc(M) = ~(shift(~0, n) ^ XOR_ranges shift(raw(range), n - range_end)), where raw() runs the
+ *    register from 0 over the range and shift(v, m) = v * x^(8m) mod P, i.e. the effect of m zero bytes.
+ *    Each range's term is independent of the others, so the terms are XOR-reduced in any order.
+ *  - Adler-32: a = 1 + sum(d_i), b = n + sum((n - i) * d_i) (mod 65521). A range [s, e) with local sums
+ *    a_r = sum(d_j), b_r = sum((e - s - j) * d_j) contributes a_r to a and (n - e) * a_r + b_r to b; the
+ *    terms are summed in any order. */
+#ifndef ZG_CHECKSUM_COMBINE_H
+#define ZG_CHECKSUM_COMBINE_H
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define ZG_CK_FN static __host__ __device__ inline
+#else
+#define ZG_CK_FN static inline
+#endif
+
+#define ZG_CRC32_POLY 0xEDB88320u  /* gzip, reflected */
+#define ZG_CRC32C_POLY 0x82F63B78u /* Castagnoli, reflected */
+#define ZG_ADLER_MOD 65521u
+#define ZG_ADLER_NMAX 5552u /* most bytes before a, b (< 65521 at the start) must be reduced to fit 32 bits */
+#define ZG_CRC_POW_N 64     /* powers x^(8 * 2^k), k < 64, cover every 64-bit shift */
+
+/* a * b mod P in the reflected representation (bit 31 holds x^0, bit 0 holds x^31). */
+ZG_CK_FN uint32_t zg_gf2_mulmod(uint32_t a, uint32_t b, uint32_t poly) {
+    uint32_t prod = 0;
+    for (int i = 0; i < 32; i++) {
+        prod ^= b & (0u - (a >> 31)); /* coefficient x^i of a (a is shifted left each round) */
+        a <<= 1;
+        b = (b >> 1) ^ (poly & (0u - (b & 1u))); /* b *= x */
+    }
+    return prod;
+}
+
+/* pow[k] = x^(8 * 2^k) mod P: the shift by 2^k zero bytes. */
+ZG_CK_FN void zg_crc_pow_init(uint32_t pow[ZG_CRC_POW_N], uint32_t poly) {
+    pow[0] = 0x80000000u >> 8; /* x^8 */
+    for (int k = 1; k < ZG_CRC_POW_N; k++) pow[k] = zg_gf2_mulmod(pow[k - 1], pow[k - 1], poly);
+}
+
+/* v * x^(8m) mod P: a raw CRC register advanced over m zero bytes, by square-and-multiply. */
+ZG_CK_FN uint32_t zg_crc_shift(uint32_t v, uint64_t m, const uint32_t *pow, uint32_t poly) {
+    for (int k = 0; m != 0 && k < ZG_CRC_POW_N; k++, m >>= 1)
+        if (m & 1u) v = zg_gf2_mulmod(v, pow[k], poly);
+    return v;
+}
+
+/* Standard CRCs: crc(A || B) from crc(A), crc(B) and |B|. */
+ZG_CK_FN uint32_t zg_crc_combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b, const uint32_t *pow, uint32_t poly) {
+    return zg_crc_shift(crc_a, len_b, pow, poly) ^ crc_b;
+}
+
+/* The final CRC of n bytes from the XOR of all ranges' shifted raw terms. */
+ZG_CK_FN uint32_t zg_crc_finish(uint32_t linear, uint64_t n, const uint32_t *pow, uint32_t poly) {
+    return ~(linear ^ zg_crc_shift(0xffffffffu, n, pow, poly));
+}
+
+/* Slicing-by-8 tables, tab[k * 256 + i] = the raw register after byte i followed by k zero bytes. */
+ZG_CK_FN uint32_t zg_crc_table0_entry(uint32_t i, uint32_t poly) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; k++) c = (c >> 1) ^ (poly & (0u - (c & 1u)));
+    return c;
+}
+ZG_CK_FN void zg_crc_tables8_init(uint32_t *tab, uint32_t poly) {
+    for (uint32_t i = 0; i < 256; i++) tab[i] = zg_crc_table0_entry(i, poly);
+    for (uint32_t k = 1; k < 8; k++)
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t prev = tab[(k - 1) * 256 + i];
+            tab[k * 256 + i] = (prev >> 8) ^ tab[prev & 0xff];
+        }
+}
+
+/* Raw register update over bytes (table 0 only) and over one 8-byte little-endian word (lo, hi). */
+ZG_CK_FN uint32_t zg_crc_raw_bytes(const uint32_t *tab, uint32_t reg, const uint8_t *p, size_t n) {
+    for (size_t i = 0; i < n; i++) reg = tab[(reg ^ p[i]) & 0xff] ^ (reg >> 8);
+    return reg;
+}
+ZG_CK_FN uint32_t zg_crc_raw_word8(const uint32_t *tab, uint32_t reg, uint32_t lo, uint32_t hi) {
+    reg ^= lo;
+    return tab[7 * 256 + (reg & 0xff)] ^ tab[6 * 256 + ((reg >> 8) & 0xff)] ^ tab[5 * 256 + ((reg >> 16) & 0xff)] ^
+           tab[4 * 256 + (reg >> 24)] ^ tab[3 * 256 + (hi & 0xff)] ^ tab[2 * 256 + ((hi >> 8) & 0xff)] ^
+           tab[1 * 256 + ((hi >> 16) & 0xff)] ^ tab[hi >> 24];
+}
+
+/* Adler-32 local sums over one range (a_r, b_r as above, reduced mod 65521). */
+ZG_CK_FN void zg_adler_range(const uint8_t *p, size_t n, uint32_t *a_out, uint32_t *b_out) {
+    uint32_t a = 0, b = 0;
+    size_t i = 0;
+    while (i < n) {
+        size_t stop = n - i < ZG_ADLER_NMAX ? n : i + ZG_ADLER_NMAX;
+        for (; i < stop; i++) {
+            a += p[i];
+            b += a;
+        }
+        a %= ZG_ADLER_MOD;
+        b %= ZG_ADLER_MOD;
+    }
+    *a_out = a;
+    *b_out = b;
+}
+/* The range's term of b: (n - range_end) * a_r + b_r. */
+ZG_CK_FN uint32_t zg_adler_b_term(uint32_t a_r, uint32_t b_r, uint64_t bytes_after) {
+    return (uint32_t)(((bytes_after % ZG_ADLER_MOD) * a_r + b_r) % ZG_ADLER_MOD);
+}
+/* Adler-32 of n bytes from the sums of all ranges' a terms and b terms (each sum taken mod 65521 or not:
+ * any value below 2^32 - 65521 works). */
+ZG_CK_FN uint32_t zg_adler_finish(uint64_t sum_a, uint64_t sum_b, uint64_t n) {
+    uint32_t a = (uint32_t)((1 + sum_a % ZG_ADLER_MOD) % ZG_ADLER_MOD);
+    uint32_t b = (uint32_t)((n % ZG_ADLER_MOD + sum_b % ZG_ADLER_MOD) % ZG_ADLER_MOD);
+    return b << 16 | a;
+}
+/* The classic pairwise form: adler(A || B) from adler(A), adler(B) and |B|. */
+ZG_CK_FN uint32_t zg_adler_combine(uint32_t ad_a, uint32_t ad_b, uint64_t len_b) {
+    uint32_t a1 = ad_a & 0xffff, b1 = ad_a >> 16, a2 = ad_b & 0xffff, b2 = ad_b >> 16;
+    uint32_t rem = (uint32_t)(len_b % ZG_ADLER_MOD);
+    /* a = a1 + a2 - 1, b = b1 + b2 + len_b * (a1 - 1), all mod 65521, kept non-negative */
+    uint32_t a = (a1 + a2 + ZG_ADLER_MOD - 1) % ZG_ADLER_MOD;
+    uint32_t b = (uint32_t)(((uint64_t)b1 + b2 + (uint64_t)rem * ((a1 + ZG_ADLER_MOD - 1) % ZG_ADLER_MOD)) % ZG_ADLER_MOD);
+    return b << 16 | a;
+}
+
+#endif
