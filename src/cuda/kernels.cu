@@ -304,7 +304,7 @@ __device__ uint32_t block_crc(const uint32_t *tab, const uint32_t *pow, uint32_t
     uint32_t term = 0;
     if (b < e) term = zg_crc_shift(ck_crc_range(tab, p, b, e), n - e, pow, poly);
     const uint32_t lin = block_xor(term, sh);
-    return zg_crc_finish(lin, n, pow, poly);
+    return threadIdx.x == 0 ? zg_crc_finish(lin, n, pow, poly) : 0u;
 }
 
 // Adler-32 of p[0, n); valid in thread 0.
@@ -320,7 +320,7 @@ __device__ uint32_t block_adler(const uint8_t *p, uint64_t n, uint32_t *sh) {
     }
     const uint32_t sa = block_sum(ta, sh) % ZG_ADLER_MOD;
     const uint32_t sb = block_sum(tb, sh) % ZG_ADLER_MOD;
-    return zg_adler_finish(sa, sb, n);
+    return threadIdx.x == 0 ? zg_adler_finish(sa, sb, n) : 0u;
 }
 
 __global__ void __launch_bounds__(kCkThreads) crc32c_kernel(const zg_k_buf *items, size_t n_items, int *status,
