@@ -44,7 +44,10 @@ import numpy as np
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 VOLUMES = ["oct_u16", "labels_u32", "field_f32"]
-LAYOUTS = ["zstd", "blosc-lz4-shuffle", "gzip", "sharded-zstd"]
+# "gzip-trusted": the gzip arrays read by a context with gpu_trust_input = 1 (DEFLATE on the GPU); by default
+# DEFLATE decodes on host threads, since nvCOMP's DEFLATE decoder needs valid input
+LAYOUTS = ["zstd", "blosc-lz4-shuffle", "gzip", "gzip-trusted", "sharded-zstd"]
+TRUSTED = "-trusted"
 CHUNKS = (64, 256, 256)
 SHARDS, INNER = (128, 512, 512), (32, 128, 128)
 SECTION = "GPU read-all"
@@ -73,6 +76,12 @@ class ReadStats(ctypes.Structure):
                 ("gpu_decoded", ctypes.c_int), ("cpu_decoded", ctypes.c_int)]
 
 
+class ContextOptions(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("num_threads", ctypes.c_int), ("device", ctypes.c_int),
+                ("device_memory_budget", ctypes.c_size_t), ("gds_mode", ctypes.c_int), ("gpu_decode", ctypes.c_int),
+                ("gpu_trust_input", ctypes.c_int)]
+
+
 class Lib:
     def __init__(self, path: str):
         self.c = ctypes.CDLL(path)
@@ -90,14 +99,20 @@ class Lib:
         c.zgpu_gpu_available.restype = ctypes.c_int
         self.ctx = vp()
         self.check(c.zgpu_context_create(None, ctypes.byref(self.ctx)), "context")
+        opts = ContextOptions()
+        c.zgpu_context_options_init(ctypes.byref(opts))
+        opts.gpu_trust_input = 1
+        self.ctx_trusted = vp()
+        self.check(c.zgpu_context_create(ctypes.byref(opts), ctypes.byref(self.ctx_trusted)), "trusted context")
 
     def check(self, st: int, what: str) -> None:
         if st != 0:
             raise RuntimeError(f"zgpu {what}: status {st}: {self.c.zgpu_last_error().decode()}")
 
-    def open(self, path: str):
+    def open(self, path: str, trusted: bool = False):
         h = ctypes.c_void_p()
-        self.check(self.c.zgpu_array_open(self.ctx, path.encode(), ctypes.byref(h)), f"open {path}")
+        ctx = self.ctx_trusted if trusted else self.ctx
+        self.check(self.c.zgpu_array_open(ctx, path.encode(), ctypes.byref(h)), f"open {path}")
         return h
 
     def write(self, path: str, meta: dict, data: np.ndarray) -> None:
@@ -286,7 +301,8 @@ def main() -> int:
         src = None
         for lay in args.layouts.split(","):
             tag = vol if args.planes is None else f"{vol}_p{args.planes}"
-            path = os.path.join(args.data, f"{tag}.{lay}.zgpu.zarr")
+            data_lay = lay[:-len(TRUSTED)] if lay.endswith(TRUSTED) else lay
+            path = os.path.join(args.data, f"{tag}.{data_lay}.zgpu.zarr")
             if src is None:
                 t = time.perf_counter()
                 src = datasets.make(vol, planes=args.planes)
@@ -294,13 +310,13 @@ def main() -> int:
             if not os.path.exists(os.path.join(path, ".complete")):
                 shutil.rmtree(path, ignore_errors=True)
                 t = time.perf_counter()
-                lib.write(path, metadata(src.shape, src.dtype, lay), src)
+                lib.write(path, metadata(src.shape, src.dtype, data_lay), src)
                 open(os.path.join(path, ".complete"), "w").close()
                 print(f"  wrote {path} in {time.perf_counter() - t:.1f} s", flush=True)
             files = stored_files(path)
             stored = sum(os.path.getsize(f) for f in files)
             nbytes = src.nbytes
-            h = lib.open(path)
+            h = lib.open(path, trusted=lay != data_lay)
             out = cp.empty(src.shape, dtype=src.dtype)
             # correctness first, on a poisoned buffer
             out.fill(0x5A if src.dtype.itemsize == 1 else 12345)
@@ -311,9 +327,13 @@ def main() -> int:
             st = lib.stats(h)
             lib.c.zgpu_array_close(h)
             del out
-            t_ts, ts_note = read_tensorstore_copy(cp, path, args.repeat, src if lay == "zstd" else None)
-            t_h2d = h2d_seconds(cp, nbytes, args.repeat)
-            t_pc = page_cache_seconds(files, args.repeat)
+            prev = rows[-1] if rows and lay != data_lay else None  # the same stored data: reuse its references
+            if prev:
+                t_ts, ts_note, t_h2d, t_pc = prev["ts_s"], prev["ts_note"], prev["h2d_s"], prev["pagecache_s"]
+            else:
+                t_ts, ts_note = read_tensorstore_copy(cp, path, args.repeat, src if lay == "zstd" else None)
+                t_h2d = h2d_seconds(cp, nbytes, args.repeat)
+                t_pc = page_cache_seconds(files, args.repeat)
             row = dict(volume=vol, layout=lay, shape=list(src.shape), dtype=str(src.dtype), decoded=nbytes, stored=stored,
                        zgpu_s=t_zgpu, zgpu_ok=ok, ts_s=t_ts, ts_note=ts_note, h2d_s=t_h2d, pagecache_s=t_pc,
                        stats={k: getattr(st, k) for k, _ in ReadStats._fields_ if k != "struct_size"})

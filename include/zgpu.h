@@ -81,6 +81,12 @@ typedef struct zgpu_context_options {
     size_t device_memory_budget; /* bytes of staging + scratch per read wave; 0 = 1 GiB */
     zgpu_gds_mode gds_mode;
     int gpu_decode;              /* 1 (default): decode on the GPU where a GPU decoder exists; 0: CPU fallback */
+    int gpu_trust_input;         /* nvCOMP's DEFLATE decoder (gzip, zlib) needs valid input, and a DEFLATE stream
+                                  * cannot be validated without decoding it: by default (0) such chunks decode on
+                                  * host threads (then one batched copy). 1: decode them on the GPU after the host
+                                  * header checks, for data you trust — a corrupt stream may then fault the CUDA
+                                  * context. (zstd and LZ4 always decode on the GPU: their host checks cover block
+                                  * structure and sizes.) */
 } zgpu_context_options;
 
 /** Fills *opts with defaults (struct_size set). */

@@ -37,6 +37,7 @@ class ContextOptions(Structure):
         ("device_memory_budget", c_size_t),
         ("gds_mode", c_int),
         ("gpu_decode", c_int),
+        ("gpu_trust_input", c_int),
     ]
 
 

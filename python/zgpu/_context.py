@@ -15,7 +15,8 @@ _GDS = {"auto": _capi.GDS_AUTO, "off": _capi.GDS_OFF, "on": _capi.GDS_ON}
 class Context:
     """Owns one zgpu_context. Arrays and groups hold a reference, so it is freed after the last of them."""
 
-    def __init__(self, num_threads: int, device: int, budget: int, gds: str, gpu_decode: bool) -> None:
+    def __init__(self, num_threads: int, device: int, budget: int, gds: str, gpu_decode: bool,
+                 gpu_trust_input: bool = False) -> None:
         opts = _capi.ContextOptions()
         lib.zgpu_context_options_init(ctypes.byref(opts))
         opts.num_threads = num_threads
@@ -23,6 +24,7 @@ class Context:
         opts.device_memory_budget = budget
         opts.gds_mode = _GDS[gds]
         opts.gpu_decode = 1 if gpu_decode else 0
+        opts.gpu_trust_input = 1 if gpu_trust_input else 0
         handle = ctypes.c_void_p()
         _capi.check(lib.zgpu_context_create(ctypes.byref(opts), ctypes.byref(handle)))
         self.handle = handle
@@ -40,7 +42,8 @@ class Config:
 
     Attributes: ``num_threads`` (host decode threads, 0 = all CPUs), ``device`` (CUDA ordinal of
     ``device="cuda"``), ``device_memory_budget`` (bytes per read wave, 0 = 1 GiB), ``gds`` ("auto", "off",
-    "on"), ``gpu_decode`` (decode on the GPU where a GPU decoder exists).
+    "on"), ``gpu_decode`` (decode on the GPU where a GPU decoder exists), ``gpu_trust_input`` (also decode
+    DEFLATE — gzip, zlib — on the GPU: nvCOMP needs valid input there, so only for data you trust).
     """
 
     def __init__(self) -> None:
@@ -49,12 +52,13 @@ class Config:
         self.device_memory_budget = 0
         self.gds = "auto"
         self.gpu_decode = True
+        self.gpu_trust_input = False
         self._lock = threading.Lock()
         self._contexts: Dict[int, Context] = {}
 
     def set(self, *, num_threads: Optional[int] = None, device: Optional[int] = None,
             device_memory_budget: Optional[int] = None, gds: Optional[str] = None,
-            gpu_decode: Optional[bool] = None) -> None:
+            gpu_decode: Optional[bool] = None, gpu_trust_input: Optional[bool] = None) -> None:
         """Changes settings; contexts are recreated for arrays and groups opened afterwards."""
         with self._lock:
             if num_threads is not None:
@@ -71,6 +75,8 @@ class Config:
                 self.gds = gds
             if gpu_decode is not None:
                 self.gpu_decode = bool(gpu_decode)
+            if gpu_trust_input is not None:
+                self.gpu_trust_input = bool(gpu_trust_input)
             self._contexts.clear()
 
     def context(self, device: Optional[int] = None) -> Context:
@@ -79,13 +85,15 @@ class Config:
         with self._lock:
             ctx = self._contexts.get(dev)
             if ctx is None:
-                ctx = Context(self.num_threads, dev, self.device_memory_budget, self.gds, self.gpu_decode)
+                ctx = Context(self.num_threads, dev, self.device_memory_budget, self.gds, self.gpu_decode,
+                              self.gpu_trust_input)
                 self._contexts[dev] = ctx
             return ctx
 
     def __repr__(self) -> str:
-        return ("zgpu.Config(num_threads=%d, device=%d, device_memory_budget=%d, gds=%r, gpu_decode=%r)"
-                % (self.num_threads, self.device, self.device_memory_budget, self.gds, self.gpu_decode))
+        return ("zgpu.Config(num_threads=%d, device=%d, device_memory_budget=%d, gds=%r, gpu_decode=%r, "
+                "gpu_trust_input=%r)" % (self.num_threads, self.device, self.device_memory_budget, self.gds,
+                                         self.gpu_decode, self.gpu_trust_input))
 
 
 config = Config()

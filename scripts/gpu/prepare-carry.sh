@@ -19,6 +19,13 @@ rm -rf .gpudeps && mkdir -p .gpudeps/debs
     libsnappy1v5 libbz2-dev libbz2-1.0 zlib1g-dev zlib1g)
 for d in .gpudeps/debs/*.deb; do dpkg -x "$d" .gpudeps; done
 rm -rf .gpudeps/debs .gpudeps/usr/share
+# shared libraries only (a static libz.a is not position-independent), and symlinks that stay inside
+# .gpudeps (Debian's libz.so points at an absolute /lib path that is not there on the GPU machine)
+find .gpudeps -name '*.a' -delete
+find .gpudeps -type l | while read -r l; do
+    t=$(readlink "$l")
+    case "$t" in /*) ln -sfn "$(realpath --relative-to="$(dirname "$l")" ".gpudeps$t")" "$l" ;; esac
+done
 
 rm -rf .nvcomp && mkdir -p .nvcomp
 cp .venv/lib/python3*/site-packages/nvidia/libnvcomp/lib64/libnvcomp.so.6 .nvcomp/

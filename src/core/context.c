@@ -22,6 +22,7 @@ ZGPU_API void zgpu_context_options_init(zgpu_context_options *opts) {
     opts->device_memory_budget = 0;
     opts->gds_mode = ZGPU_GDS_AUTO;
     opts->gpu_decode = 1;
+    opts->gpu_trust_input = 0;
 }
 
 ZGPU_API zgpu_status zgpu_context_create(const zgpu_context_options *opts, zgpu_context **out) {

@@ -976,6 +976,8 @@ static zgpu_status run_read(zgpu_array *a, const uint64_t *start, const uint64_t
     j.plan = &plan;
     j.chain = a->shard ? zg_sharding_inner_chain(a->shard) : a->chain;
     analyse_chain(j.chain, &j.pp);
+    if (j.pp.gpu && (j.pp.comp == COMP_GZIP || j.pp.comp == COMP_ZLIB) && !a->ctx->opts.gpu_trust_input)
+        not_gpu(&j.pp, "codec '%s': DEFLATE decodes on the host unless gpu_trust_input is set", j.pp.comp_name);
     j.nvc_ok = zg_nvc_available(NULL);
     for (int f = 0; f < ZG_NVC_N; f++) {
         size_t tmp;
