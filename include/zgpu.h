@@ -185,7 +185,9 @@ ZGPU_API zgpu_status zgpu_array_write(zgpu_array *array, const uint64_t *start, 
  * ---------------------------------------------------------------------------------------------- */
 typedef struct zgpu_event zgpu_event;
 
-/** Per-stage timings of the last device or host read on this array handle (seconds; 0 where not run). */
+/** Per-stage timings of the last device or host read on this array handle (seconds; 0 where not run).
+ *  Device reads: decode_s is the GPU decode stage (CUDA events) plus the wall time of host decoding for
+ *  CPU-fallback chunks. Host reads: io_s and decode_s are thread-seconds divided by the thread count. */
 typedef struct zgpu_read_stats {
     size_t struct_size;
     double plan_s, io_s, h2d_s, decode_s, scatter_s, total_s;

@@ -931,7 +931,11 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
                 if (j->t[i].kind == T_CPU) j->t[i].cpu_off = take(&L, pp->chunk_nbytes);
             s = ensure_pinned(st, b, L.pos ? L.pos : 1, r1_end);
         }
-        if (s == ZGPU_OK) s = zg_pool_run(j->a->ctx->pool, j->count, phase_cpu_task, j);
+        if (s == ZGPU_OK) {
+            double t_cpu = zg_now(); /* host decode of CPU-fallback chunks counts as decode time */
+            s = zg_pool_run(j->a->ctx->pool, j->count, phase_cpu_task, j);
+            stats->decode_s += zg_now() - t_cpu;
+        }
         /* the previous wave must be finished and checked before its events are reused */
         zgpu_status s2 = check_wave(j, &st->set[1 - k], &wc[1 - k], stats);
         if (s == ZGPU_OK) s = s2;
