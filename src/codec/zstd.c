@@ -2,7 +2,6 @@
  * the content size; when the output size is bounded (known expected size or fixed caller memory) one
  * ZSTD_decompressDCtx call decodes every frame straight into the destination, otherwise a streaming
  * decode grows the buffer only as data is produced, so a lying header cannot make us allocate. */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
@@ -10,6 +9,7 @@
 
 #include "codec/codec.h"
 #include "util/status.h"
+#include "util/tls.h"
 
 extern const zg_codec_vtable zg_codec_zstd;
 
@@ -28,28 +28,16 @@ typedef struct zs_tls {
     ZSTD_CCtx *c;
 } zs_tls;
 
-static _Thread_local zs_tls *tl_zs;
-static pthread_key_t zs_key;
-static pthread_once_t zs_once = PTHREAD_ONCE_INIT;
+static _Thread_local void *tl_zs;
 
 static void zs_tls_free(void *p) {
     zs_tls *t = p;
-    if (!t) return;
     ZSTD_freeDCtx(t->d);
     ZSTD_freeCCtx(t->c);
     free(t);
 }
-static void zs_key_init(void) { (void)pthread_key_create(&zs_key, zs_tls_free); }
 
-static zs_tls *zs_get_tls(void) {
-    if (tl_zs) return tl_zs;
-    pthread_once(&zs_once, zs_key_init);
-    zs_tls *t = calloc(1, sizeof *t);
-    if (!t) return NULL;
-    tl_zs = t;
-    (void)pthread_setspecific(zs_key, t);
-    return t;
-}
+static zs_tls *zs_get_tls(void) { return zg_tls_get(&tl_zs, sizeof(zs_tls), zs_tls_free); }
 
 /* ---- config ---- */
 static zgpu_status zstd_create(const zj_value *config, const zg_repr *decoded, zg_codec **out) {
