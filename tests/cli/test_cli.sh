@@ -3,32 +3,8 @@
 # data byte, for each data type, format, codec and sharding layout, plus exit codes and error lines.
 # Needs only bash and coreutils. Usage: tests/cli/test_cli.sh [path/to/zgpu]   (default build/bin/zgpu)
 set -u
-ZGPU="${1:-build/bin/zgpu}"
-ZGPU="$(cd "$(dirname "$ZGPU")" && pwd)/$(basename "$ZGPU")"
-[ -x "$ZGPU" ] || { echo "no zgpu binary at $ZGPU"; exit 1; }
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
-cd "$WORK"
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-# mknpy OUT DESCR SHAPE NBYTES [FORTRAN]: a v1.0 .npy whose data is NBYTES random bytes.
-mknpy() {
-    local out=$1 descr=$2 shape=$3 nbytes=$4 fortran=${5:-False}
-    local dict="{'descr': '$descr', 'fortran_order': $fortran, 'shape': $shape, }"
-    local total=$(( (10 + ${#dict} + 1 + 63) / 64 * 64 ))
-    local hlen=$(( total - 10 ))
-    {
-        printf '\x93NUMPY\x01\x00'
-        printf "\\x$(printf %02x $((hlen & 255)))\\x$(printf %02x $((hlen >> 8)))"
-        printf '%s' "$dict"
-        printf '%*s' $(( hlen - ${#dict} - 1 )) ''
-        printf '\n'
-        head -c "$nbytes" /dev/urandom
-    } > "$out"
-}
 # data bytes of a .npy (everything after the header)
 npy_data() {
     local hlen

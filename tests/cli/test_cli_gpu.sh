@@ -3,36 +3,10 @@
 # codec and layout; `bench --device` must report the device stages. Exits 77 (skipped) without a GPU.
 # Usage: tests/cli/test_cli_gpu.sh [path/to/zgpu]   (default build/bin/zgpu)
 set -u
-ZGPU="${1:-build/bin/zgpu}"
-ZGPU="$(cd "$(dirname "$ZGPU")" && pwd)/$(basename "$ZGPU")"
-[ -x "$ZGPU" ] || { echo "no zgpu binary at $ZGPU"; exit 1; }
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
-cd "$WORK"
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-mknpy() { # OUT DESCR SHAPE NBYTES: a v1.0 .npy of compressible pseudo-random data
-    local out=$1 descr=$2 shape=$3 nbytes=$4
-    local dict="{'descr': '$descr', 'fortran_order': False, 'shape': $shape, }"
-    local total=$(( (10 + ${#dict} + 1 + 63) / 64 * 64 ))
-    local hlen=$(( total - 10 ))
-    {
-        printf '\x93NUMPY\x01\x00'
-        printf "\\x$(printf %02x $((hlen & 255)))\\x$(printf %02x $((hlen >> 8)))"
-        printf '%s' "$dict"
-        printf '%*s' $(( hlen - ${#dict} - 1 )) ''
-        printf '\n'
-        # half random, half runs of zeros: every codec has something to compress
-        head -c "$((nbytes / 2))" /dev/urandom
-        head -c "$((nbytes - nbytes / 2))" /dev/zero
-    } > "$out"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # Probe with a real array: the GPU check comes after the array is opened.
-mknpy probe.npy "<u1" "(4,)" 4
+mknpy probe.npy "<u1" "(4,)" 4 False half
 "$ZGPU" write probe.zarr probe.npy > /dev/null 2>&1
 "$ZGPU" read probe.zarr -o /dev/null --device cuda:0 2> err.txt
 if grep -q "no GPU" err.txt; then
@@ -40,7 +14,7 @@ if grep -q "no GPU" err.txt; then
     exit 77
 fi
 
-mknpy in.npy "<f4" "(512, 384)" $((512 * 384 * 4))
+mknpy in.npy "<f4" "(512, 384)" $((512 * 384 * 4)) False half
 for c in none zstd zstd:1+crc32c gzip zlib bz2 lz4 blosc:lz4:5:shuffle blosc:zstd:3:bitshuffle blosc:blosclz:5:noshuffle; do
     for layout in "--chunks 64,128" "--chunks 32,64 --shards 128,384" "--chunks 100,70"; do
         rm -rf a.zarr
