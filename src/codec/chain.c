@@ -45,7 +45,7 @@ zgpu_status zg_chain_create(const zj_value *codecs, const zg_repr *repr, zg_chai
         if (entry->type == ZJ_STRING) name = entry->str; /* a bare name is shorthand for no configuration */
         else if (entry->type == ZJ_OBJECT) name = zj_string(zj_get(entry, "name"));
         if (!name) { st = zg_error(ZGPU_ERR_BAD_METADATA, "codecs[%zu] has no \"name\"", i); break; }
-        const zg_codec_vtable *vt = zg_codec_find(name, 0);
+        const zg_codec_vtable *vt = zg_codec_find(name);
         if (!vt) {
             if (entry->type == ZJ_OBJECT && is_must_understand_false(entry)) continue;
             st = zg_error(ZGPU_ERR_UNSUPPORTED, "codec '%s' is not supported", name);

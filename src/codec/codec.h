@@ -69,10 +69,8 @@ struct zg_codec {
     zg_repr encoded; /* storage side (for bytes->bytes and array->bytes: same as decoded) */
 };
 
-/** Finds a codec by v3 name ("zstd", "numcodecs.zlib", ...) or, with v2 = 1, by numcodecs id ("zlib"). NULL if unknown. */
-const zg_codec_vtable *zg_codec_find(const char *name, int v2);
-/** Name of the i-th registered codec (aliases included), NULL past the end. */
-const char *zg_codec_name_at(size_t i);
+/** Finds a codec by v3 name ("zstd", "numcodecs.zlib", ...; v2 metadata is mapped onto these names). NULL if unknown. */
+const zg_codec_vtable *zg_codec_find(const char *name);
 
 /* Helpers shared by codec implementations. */
 /** Reads an integer member (absent -> def; present but not an integer in [lo, hi] -> BAD_METADATA). */

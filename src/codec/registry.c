@@ -1,5 +1,4 @@
 /* The codec registry: Zarr v3 names (and the aliases zarr-python writes) -> implementations. */
-#include <stdio.h>
 #include <string.h>
 
 #include "codec/codec.h"
@@ -34,15 +33,9 @@ static const zg_codec_entry registry[] = {
 };
 #define N_REGISTRY (sizeof registry / sizeof registry[0])
 
-const zg_codec_vtable *zg_codec_find(const char *name, int v2) {
-    char full[128];
-    if (v2) {
-        snprintf(full, sizeof full, "numcodecs.%s", name);
-        name = full;
-    }
+const zg_codec_vtable *zg_codec_find(const char *name) {
     for (size_t i = 0; i < N_REGISTRY; i++)
         if (strcmp(registry[i].name, name) == 0) return registry[i].vt;
     return NULL;
 }
 
-const char *zg_codec_name_at(size_t i) { return i < N_REGISTRY ? registry[i].name : NULL; }

@@ -89,22 +89,6 @@ static zgpu_status read_task(void *arg, size_t i) {
     return ZGPU_OK;
 }
 
-/* Validates the caller's layout: strides given or C-contiguous. */
-zgpu_status zg_resolve_strides(const zgpu_array *a, const uint64_t *count, const int64_t *given, int64_t *strides) {
-    const int nd = a->meta.ndim;
-    if (!given) {
-        zg_c_strides(nd, count, a->meta.dtype.size, strides);
-        return ZGPU_OK;
-    }
-    for (int d = 0; d < nd; d++) {
-        if (count[d] > 1 && given[d] == 0)
-            return zg_error(ZGPU_ERR_INVALID_ARGUMENT, ZG_ARRAY_WHERE_FMT ": stride 0 on axis %d would overlap elements",
-                            a->path, d);
-        strides[d] = given[d];
-    }
-    return ZGPU_OK;
-}
-
 ZGPU_API zgpu_status zgpu_array_read(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *out,
                                      const int64_t *out_strides) {
     if (!a || !out || (a->meta.ndim > 0 && (!start || !count)))

@@ -195,6 +195,22 @@ zgpu_status zg_plan_resolve(zgpu_array *a, zg_plan *plan) {
 
 /* ---------------- strided copies ---------------- */
 
+/* Validates the caller's layout: strides given or C-contiguous. */
+zgpu_status zg_resolve_strides(const zgpu_array *a, const uint64_t *count, const int64_t *given, int64_t *strides) {
+    const int nd = a->meta.ndim;
+    if (!given) {
+        zg_c_strides(nd, count, a->meta.dtype.size, strides);
+        return ZGPU_OK;
+    }
+    for (int d = 0; d < nd; d++) {
+        if (count[d] > 1 && given[d] == 0)
+            return zg_error(ZGPU_ERR_INVALID_ARGUMENT, ZG_ARRAY_WHERE_FMT ": stride 0 on axis %d would overlap elements",
+                            a->path, d);
+        strides[d] = given[d];
+    }
+    return ZGPU_OK;
+}
+
 void zg_c_strides(int ndim, const uint64_t *shape, size_t itemsize, int64_t *strides) {
     int64_t s = (int64_t)itemsize;
     for (int d = ndim - 1; d >= 0; d--) {

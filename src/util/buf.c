@@ -38,10 +38,4 @@ void zg_buf_free(zg_buf *b) {
     b->fixed = 0;
 }
 
-void zg_buf_swap(zg_buf *a, zg_buf *b) {
-    zg_buf t = *a;
-    *a = *b;
-    *b = t;
-}
-
 ZGPU_API void zgpu_free(void *ptr) { free(ptr); }

@@ -24,7 +24,5 @@ zgpu_status zg_buf_reserve(zg_buf *b, size_t n);
 zgpu_status zg_buf_append(zg_buf *b, const void *src, size_t n);
 /** Frees owned memory and resets to empty; fixed buffers are just reset. */
 void zg_buf_free(zg_buf *b);
-/** Swaps two buffers. */
-void zg_buf_swap(zg_buf *a, zg_buf *b);
 
 #endif

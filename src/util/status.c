@@ -25,7 +25,6 @@ void zg_error_prefix(const char *fmt, ...) {
     memcpy(tl_message, joined, sizeof tl_message);
 }
 
-void zg_error_clear(void) { tl_message[0] = '\0'; }
 const char *zg_error_message(void) { return tl_message; }
 void zg_error_save(char *dst) { memcpy(dst, tl_message, ZG_ERRMSG_MAX); }
 void zg_error_restore(const char *src) {

@@ -15,8 +15,6 @@
 zgpu_status zg_error(zgpu_status status, const char *fmt, ...) ZG_PRINTF(2, 3);
 /** Prepends formatted context ("array 'a', chunk 'c/0/1', codec 'zstd': ") to this thread's message. */
 void zg_error_prefix(const char *fmt, ...) ZG_PRINTF(1, 2);
-/** Clears this thread's message. */
-void zg_error_clear(void);
 /** This thread's message (never NULL). */
 const char *zg_error_message(void);
 /** Copies this thread's message into dst (ZG_ERRMSG_MAX bytes) — to carry it across threads. */
