@@ -11,6 +11,7 @@ set(ZGPU_CUDA_LIBS "")
 set(ZGPU_CUDA_HOST_SOURCES
     ${CMAKE_SOURCE_DIR}/src/cuda/blosc_parse.c
     ${CMAKE_SOURCE_DIR}/src/cuda/frames.c
+    ${CMAKE_SOURCE_DIR}/src/cuda/zstd_plan.c
     ${CMAKE_SOURCE_DIR}/src/cuda/waves.c)
 foreach(f ${ZGPU_CUDA_HOST_SOURCES})
   if(EXISTS ${f})

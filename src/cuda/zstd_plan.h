@@ -1,0 +1,37 @@
+/* Host side of the block-parallel zstd decoder (zstd_decode.h): checks a zstd frame without decoding it and
+ * lists its blocks, with the table descriptions they use decoded, as descriptors for the GPU. Pure C. */
+#ifndef ZG_ZSTD_PLAN_H
+#define ZG_ZSTD_PLAN_H
+#include <stddef.h>
+#include <stdint.h>
+#include "cuda/zstd_decode.h"
+#include "zgpu.h"
+
+/* Descriptors of any number of frames. Block offsets: src relative to what the caller passed as src_off,
+ * lit in bytes of the plan's literal buffer, seq in sequences of its sequence buffer; table indices into
+ * hufs / fses. */
+typedef struct zg_zd_plan {
+    zg_zd_frame *frames;
+    zg_zd_block *blocks;
+    zg_zd_huf_desc *hufs;
+    zg_zd_fse_desc *fses;
+    size_t n_frames, n_blocks, n_hufs, n_fses;
+    size_t cap_frames, cap_blocks, cap_hufs, cap_fses;
+    uint64_t lit_bytes, n_seq;
+    int32_t predefined[3]; /* fses index of the predefined LL / OF / ML tables, -1 until used */
+} zg_zd_plan;
+
+void zg_zd_plan_init(zg_zd_plan *pl);
+void zg_zd_plan_free(zg_zd_plan *pl);
+
+/** Checks the single zstd frame p[0, n) (see zg_zstd_check in frames.h for what is checked) whose decoded
+ *  size must be `expected` (SIZE_MAX: not known). With a plan, appends the frame's descriptors (its dst and
+ *  status_index are the caller's to set); block src offsets are src_off + the offset in the frame. On any
+ *  error the plan is left as it was. ZGPU_ERR_UNSUPPORTED: valid but not for this decoder (dictionary,
+ *  skippable or trailing frames; with a plan also frames of 2 GiB or more, or of unknown size). */
+zgpu_status zg_zd_plan_frame(zg_zd_plan *pl, const uint8_t *p, size_t n, size_t expected, uint64_t src_off);
+
+/** Text of a ZG_ZD_E_* code. */
+const char *zg_zd_error_text(int code);
+
+#endif
