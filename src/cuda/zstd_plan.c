@@ -513,3 +513,26 @@ zgpu_status zg_zd_plan_frame(zg_zd_plan *pl, const uint8_t *p, size_t n, size_t 
     }
     return s;
 }
+
+void zg_zd_plan_emit(const zg_zd_plan *pl, const zg_zd_bases *at, zg_zd_block *blocks, zg_zd_frame *frames,
+                     zg_zd_huf_desc *hufs, zg_zd_fse_desc *fses) {
+    for (size_t i = 0; i < pl->n_blocks; i++) {
+        zg_zd_block b = pl->blocks[i];
+        b.src += at->src;
+        b.lit += at->lit;
+        b.seq = at->seq + b.seq * sizeof(zg_zd_seq);
+        b.frame += at->frame;
+        b.huf += at->huf;
+        b.ll += at->fse;
+        b.of += at->fse;
+        b.ml += at->fse;
+        blocks[at->block + i] = b;
+    }
+    for (size_t i = 0; i < pl->n_frames; i++) {
+        zg_zd_frame f = pl->frames[i];
+        f.first_block += at->block;
+        frames[at->frame + i] = f;
+    }
+    if (pl->n_hufs) memcpy(hufs + at->huf, pl->hufs, pl->n_hufs * sizeof *hufs);
+    if (pl->n_fses) memcpy(fses + at->fse, pl->fses, pl->n_fses * sizeof *fses);
+}

@@ -31,6 +31,19 @@ void zg_zd_plan_free(zg_zd_plan *pl);
  *  skippable or trailing frames; with a plan also frames of 2 GiB or more, or of unknown size). */
 zgpu_status zg_zd_plan_frame(zg_zd_plan *pl, const uint8_t *p, size_t n, size_t expected, uint64_t src_off);
 
+/* Where a plan's descriptors land in a batch: device addresses of the stored bytes its src offsets are
+ * relative to, of its part of the literal and sequence buffers, and the counts of blocks, frames and table
+ * descriptions that precede it in the batch. */
+typedef struct zg_zd_bases {
+    uint64_t src, lit, seq;
+    uint32_t block, frame, huf, fse;
+} zg_zd_bases;
+
+/** Writes the plan's descriptors into the batch arrays (each at its base index) with addresses and indices
+ *  rebased; frames keep dst 0 and status_index 0 for the caller to set. */
+void zg_zd_plan_emit(const zg_zd_plan *pl, const zg_zd_bases *at, zg_zd_block *blocks, zg_zd_frame *frames,
+                     zg_zd_huf_desc *hufs, zg_zd_fse_desc *fses);
+
 /** Text of a ZG_ZD_E_* code. */
 const char *zg_zd_error_text(int code);
 

@@ -7,105 +7,7 @@
 #include "cuda/zstd_plan.h"
 #include "test.h"
 #include "zstd_cases.h"
-
-static const zg_zd_consts K = ZG_ZD_CONSTS_INIT;
-
-/* CPU run of a plan whose block src offsets are relative to `base`; dst[f] receives frame f (size bytes);
- * err[f]: ZG_ZD_* per frame. K3 runs the blocks from last to first to show that nothing depends on order
- * beyond the cross-block matches, which read only bytes of earlier blocks (done first in K1/K2 terms here
- * by running K3 in two passes: blocks whose matches stay inside, then the rest in order). */
-static void cpu_run(const zg_zd_plan *pl, const uint8_t *base, uint8_t **dst, int *err) {
-    uint8_t *lit = (uint8_t *)malloc(pl->lit_bytes ? pl->lit_bytes : 1);
-    zg_zd_seq *seq = (zg_zd_seq *)malloc((pl->n_seq ? pl->n_seq : 1) * sizeof *seq);
-    zg_zd_bres *res = (zg_zd_bres *)calloc(pl->n_blocks ? pl->n_blocks : 1, sizeof *res);
-    /* K1 */
-    for (size_t b = 0; b < pl->n_blocks; b++) {
-        const zg_zd_block *blk = &pl->blocks[b];
-        zg_zd_bres *r = &res[b];
-        for (int k = 0; k < 3; k++) r->rep_out[k] = ZD_SYM(k, 0);
-        r->size = blk->lit_n;
-        if (blk->type != ZG_ZD_BLOCK_COMPRESSED) continue;
-        const uint8_t *src = base + blk->src;
-        uint8_t *lo = lit + blk->lit;
-        if (blk->lit_type == ZG_ZD_LIT_RAW) memcpy(lo, src + blk->lit_off, blk->lit_n);
-        else if (blk->lit_type == ZG_ZD_LIT_RLE) memset(lo, src[blk->lit_off], blk->lit_n);
-        else {
-            const zg_zd_huf_desc *hd = &pl->hufs[blk->huf];
-            uint16_t table[1 << ZG_ZD_HUF_LOG_MAX], start[256];
-            zd_huf_starts(hd, start);
-            for (uint32_t s = 0; s < hd->nsym; s++) zd_huf_fill(table, hd, start, s);
-            const uint8_t *at = src + blk->lit_off;
-            for (int k = 0; k < blk->n_streams && !r->err; k++) {
-                uint32_t cnt = zd_stream_count(blk, k);
-                r->err = (uint32_t)zd_huf_stream(table, hd->max_bits, at, blk->stream_len[k], lo, cnt);
-                lo += cnt;
-                at += blk->stream_len[k];
-            }
-        }
-        if (blk->nseq && !r->err) {
-            zd_fse_cell tll[512], tof[256], tml[512];
-            uint16_t next[64];
-            zd_fse_build(tll, &pl->fses[blk->ll], next);
-            zd_fse_build(tof, &pl->fses[blk->of], next);
-            zd_fse_build(tml, &pl->fses[blk->ml], next);
-            uint32_t mls = 0;
-            r->err = (uint32_t)zd_sequences(&K, tll, pl->fses[blk->ll].log, tof, pl->fses[blk->of].log, tml,
-                                            pl->fses[blk->ml].log, src + blk->seq_off, blk->seq_len, blk->nseq,
-                                            blk->lit_n, seq + blk->seq, r->rep_out, &mls);
-            r->size = blk->lit_n + mls;
-        }
-    }
-    /* K2 */
-    for (size_t f = 0; f < pl->n_frames; f++) {
-        const zg_zd_frame *fr = &pl->frames[f];
-        uint32_t e = 0;
-        uint64_t total = zd_frame_link(res + fr->first_block, fr->n_blocks, &e);
-        if (!e && total != fr->size) e = ZG_ZD_E_SIZE;
-        err[f] = (int)e;
-    }
-    /* K3, serially in block order (the GPU runs blocks concurrently and waits where a match needs it) */
-    for (size_t b = 0; b < pl->n_blocks; b++) {
-        const zg_zd_block *blk = &pl->blocks[b];
-        const zg_zd_bres *r = &res[b];
-        if (err[blk->frame]) continue;
-        uint8_t *out = dst[blk->frame];
-        uint64_t pos = r->out;
-        const uint8_t *src = base + blk->src;
-        if (blk->type == ZG_ZD_BLOCK_RAW) {
-            memcpy(out + pos, src, blk->lit_n);
-            continue;
-        }
-        if (blk->type == ZG_ZD_BLOCK_RLE) {
-            memset(out + pos, src[0], blk->lit_n);
-            continue;
-        }
-        const uint8_t *l = lit + blk->lit;
-        for (uint32_t i = 0; i < blk->nseq; i++) {
-            const zg_zd_seq *s = &seq[blk->seq + i];
-            memcpy(out + pos, l, s->ll);
-            l += s->ll;
-            pos += s->ll;
-            uint32_t off;
-            int e = zd_seq_offset(s, r->rep_in, pos, &off);
-            if (e) {
-                err[blk->frame] = e;
-                break;
-            }
-            for (uint32_t k = 0; k < s->ml; k++) out[pos + k] = out[pos - off + k];
-            pos += s->ml;
-        }
-        if (err[blk->frame]) continue;
-        uint32_t rest = blk->lit_n - (uint32_t)(l - (lit + blk->lit));
-        memcpy(out + pos, l, rest);
-    }
-    for (size_t f = 0; f < pl->n_frames; f++)
-        if (!err[f] && pl->frames[f].has_checksum &&
-            (uint32_t)zd_xxh64(dst[f], pl->frames[f].size) != pl->frames[f].checksum)
-            err[f] = ZG_ZD_E_CHECKSUM;
-    free(lit);
-    free(seq);
-    free(res);
-}
+#include "zstd_cpu_ref.h"
 
 /* What the cases reach, so that a change in libzstd's choices cannot quietly skip a rule. */
 typedef struct coverage {
@@ -147,7 +49,7 @@ static void test_cases_one_by_one(zcase *cs, size_t n) {
         count_coverage(&pl, &cv);
         uint8_t *out = (uint8_t *)malloc(cs[i].n + 1);
         int err = -1;
-        cpu_run(&pl, cs[i].comp, &out, &err);
+        zc_cpu_run(&pl, cs[i].comp, &out, &err);
         int ok = err == 0 && memcmp(out, cs[i].raw, cs[i].n) == 0;
         if (!ok && bad++ < 10) fprintf(stderr, "%s: err %d (%s)\n", cs[i].name, err, zg_zd_error_text(err));
         CHECK_MSG(ok, "%s decodes as libzstd", cs[i].name);
@@ -181,7 +83,7 @@ static void test_one_batch(zcase *cs, size_t n) {
     }
     CHECK_EQ_U64(planned, n);
     CHECK_EQ_U64(pl.n_frames, n);
-    cpu_run(&pl, buf, dst, err);
+    zc_cpu_run(&pl, buf, dst, err);
     size_t good = 0;
     for (size_t i = 0; i < n; i++) good += err[i] == 0 && memcmp(dst[i], cs[i].raw, cs[i].n) == 0;
     CHECK_EQ_U64(good, n);
@@ -219,7 +121,7 @@ static void test_damaged(zcase *cs, size_t n) {
             zg_zd_plan_init(&pl);
             int ours = 0, err = -1;
             if (zg_zd_plan_frame(&pl, bad, m, cs[i].n, 0) == ZGPU_OK) {
-                cpu_run(&pl, bad, &out, &err);
+                zc_cpu_run(&pl, bad, &out, &err);
                 ours = err == 0;
             } else {
                 plan_rej++;

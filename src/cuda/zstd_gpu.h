@@ -1,0 +1,34 @@
+/* The block-parallel zstd decoder on the GPU (kernels in zstd_kernels.cu; rules in zstd_decode.h; host
+ * planning in zstd_plan.h). One call decodes a batch of frames: every array is device memory. */
+#ifndef ZG_ZSTD_GPU_H
+#define ZG_ZSTD_GPU_H
+#include <stddef.h>
+#include <stdint.h>
+#include <cuda_runtime.h>
+#include "cuda/zstd_decode.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct zg_zd_batch {
+    const zg_zd_block *blocks; /* block src/lit/seq hold device addresses */
+    const zg_zd_frame *frames; /* frame dst holds a device address */
+    const zg_zd_huf_desc *hufs;
+    const zg_zd_fse_desc *fses;
+    uint32_t n_blocks, n_frames;
+    zg_zd_bres *res;   /* scratch, n_blocks */
+    uint32_t *sync;    /* scratch, n_blocks + 1 words (zeroed by the call) */
+    int *status;       /* per frame at frames[f].status_index: 0 on entry, ZG_ZD_E_* after */
+    size_t *actual;    /* per frame: bytes the blocks decode to */
+} zg_zd_batch;
+
+/** Device scratch bytes a batch needs for res and sync. */
+size_t zg_zd_scratch_bytes(uint32_t n_blocks);
+/** Launches the decoder's kernels on stream s. */
+cudaError_t zg_zd_decode(const zg_zd_batch *b, cudaStream_t s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,246 @@
+/* The block-parallel zstd decoder on the GPU (src/cuda/zstd_kernels.cu) against libzstd and against the CPU
+ * run of the same rules (zstd_cpu_ref.h): every case of zstd_cases.h in one batch at unaligned offsets,
+ * small batches, damaged frames (same status and bytes as the CPU run), and a throughput figure (printed,
+ * not asserted). ZGPU_TEST_QUICK=1 keeps it small for compute-sanitizer. Skips (77) without a GPU. */
+#include "test.h"
+#include "zgpu.h"
+
+#ifndef ZGPU_HAVE_CUDA
+int main(void) {
+    (void)zt_pass, (void)zt_fail;
+    TEST_SKIP("no GPU (built without CUDA)");
+}
+#else
+#include <cuda_runtime.h>
+
+#include "cuda/zstd_gpu.h"
+#include "zstd_cases.h"
+#include "zstd_cpu_ref.h"
+
+#define CUOK(x) CHECK_MSG((x) == cudaSuccess, "%s", cudaGetErrorString(cudaGetLastError()))
+
+typedef struct frame_in {
+    const uint8_t *p;
+    size_t n, expected;
+} frame_in;
+
+/* Plans and decodes the frames as one batch on the GPU. planned[i]: the host plan took frame i; err[i] and
+ * out[i] (expected bytes): the GPU's status and output. Returns the median decode time in ms of `reps` runs. */
+static double gpu_batch(const frame_in *fr, size_t n, int *planned, int *err, uint8_t **out, int reps) {
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) total += fr[i].n + 3; /* +3: frames start at odd offsets */
+    uint8_t *h = (uint8_t *)calloc(total + 64, 1);
+    uint64_t *at = (uint64_t *)malloc(n * sizeof *at), *dst_at = (uint64_t *)malloc(n * sizeof *dst_at);
+    zg_zd_plan pl;
+    zg_zd_plan_init(&pl);
+    size_t pos = 0, out_total = 0, nf = 0;
+    for (size_t i = 0; i < n; i++) {
+        pos += 1 + i % 3;
+        memcpy(h + pos, fr[i].p, fr[i].n);
+        planned[i] = zg_zd_plan_frame(&pl, h + pos, fr[i].n, fr[i].expected, pos) == ZGPU_OK;
+        at[i] = pos;
+        pos += fr[i].n;
+        dst_at[i] = out_total;
+        out_total += fr[i].expected;
+    }
+    uint8_t *d_src, *d_lit, *d_seq, *d_out, *d_scr;
+    zg_zd_block *d_blocks;
+    zg_zd_frame *d_frames;
+    zg_zd_huf_desc *d_hufs;
+    zg_zd_fse_desc *d_fses;
+    int *d_status;
+    size_t *d_actual;
+    const size_t nb = pl.n_blocks;
+    CUOK(cudaMalloc((void **)&d_src, total + 64));
+    CUOK(cudaMemcpy(d_src, h, total + 64, cudaMemcpyHostToDevice));
+    CUOK(cudaMalloc((void **)&d_lit, pl.lit_bytes + 1));
+    CUOK(cudaMalloc((void **)&d_seq, pl.n_seq * sizeof(zg_zd_seq) + 1));
+    CUOK(cudaMalloc((void **)&d_out, out_total + 1));
+    CUOK(cudaMemset(d_out, 0xa5, out_total + 1));
+    CUOK(cudaMalloc((void **)&d_scr, zg_zd_scratch_bytes((uint32_t)nb)));
+    CUOK(cudaMalloc((void **)&d_blocks, (nb + 1) * sizeof(zg_zd_block)));
+    CUOK(cudaMalloc((void **)&d_frames, (pl.n_frames + 1) * sizeof(zg_zd_frame)));
+    CUOK(cudaMalloc((void **)&d_hufs, (pl.n_hufs + 1) * sizeof(zg_zd_huf_desc)));
+    CUOK(cudaMalloc((void **)&d_fses, (pl.n_fses + 1) * sizeof(zg_zd_fse_desc)));
+    CUOK(cudaMalloc((void **)&d_status, (n + 1) * sizeof(int)));
+    CUOK(cudaMalloc((void **)&d_actual, (n + 1) * sizeof(size_t)));
+    zg_zd_block *hb = (zg_zd_block *)malloc((nb + 1) * sizeof *hb);
+    zg_zd_frame *hf = (zg_zd_frame *)malloc((pl.n_frames + 1) * sizeof *hf);
+    zg_zd_huf_desc *hh = (zg_zd_huf_desc *)malloc((pl.n_hufs + 1) * sizeof *hh);
+    zg_zd_fse_desc *hs = (zg_zd_fse_desc *)malloc((pl.n_fses + 1) * sizeof *hs);
+    zg_zd_bases bases = {(uint64_t)(uintptr_t)d_src, (uint64_t)(uintptr_t)d_lit, (uint64_t)(uintptr_t)d_seq, 0, 0, 0, 0};
+    zg_zd_plan_emit(&pl, &bases, hb, hf, hh, hs);
+    for (size_t i = 0, f = 0; i < n; i++) {
+        if (!planned[i]) continue;
+        hf[f].dst = (uint64_t)(uintptr_t)(d_out + dst_at[i]);
+        hf[f].status_index = (uint32_t)i;
+        nf = ++f;
+    }
+    CUOK(cudaMemcpy(d_blocks, hb, nb * sizeof *hb, cudaMemcpyHostToDevice));
+    CUOK(cudaMemcpy(d_frames, hf, nf * sizeof *hf, cudaMemcpyHostToDevice));
+    CUOK(cudaMemcpy(d_hufs, hh, pl.n_hufs * sizeof *hh, cudaMemcpyHostToDevice));
+    CUOK(cudaMemcpy(d_fses, hs, pl.n_fses * sizeof *hs, cudaMemcpyHostToDevice));
+    zg_zd_batch b = {d_blocks, d_frames, d_hufs, d_fses, (uint32_t)nb, (uint32_t)nf, (zg_zd_bres *)d_scr,
+                     (uint32_t *)(d_scr + nb * sizeof(zg_zd_bres)), d_status, d_actual};
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    double ms[16] = {0};
+    if (reps > 16) reps = 16;
+    for (int r = 0; r < reps; r++) {
+        CUOK(cudaMemset(d_status, 0, (n + 1) * sizeof(int)));
+        cudaEventRecord(e0, 0);
+        CUOK(zg_zd_decode(&b, 0));
+        cudaEventRecord(e1, 0);
+        CUOK(cudaDeviceSynchronize());
+        float t = 0;
+        cudaEventElapsedTime(&t, e0, e1);
+        ms[r] = t;
+    }
+    CUOK(cudaMemcpy(err, d_status, n * sizeof(int), cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < n; i++) {
+        if (!planned[i]) continue;
+        CUOK(cudaMemcpy(out[i], d_out + dst_at[i], fr[i].expected, cudaMemcpyDeviceToHost));
+    }
+    for (int a = 0; a < reps; a++) /* median */
+        for (int c = a + 1; c < reps; c++)
+            if (ms[c] < ms[a]) {
+                double t = ms[a];
+                ms[a] = ms[c];
+                ms[c] = t;
+            }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    cudaFree(d_src); cudaFree(d_lit); cudaFree(d_seq); cudaFree(d_out); cudaFree(d_scr); cudaFree(d_blocks);
+    cudaFree(d_frames); cudaFree(d_hufs); cudaFree(d_fses); cudaFree(d_status); cudaFree(d_actual);
+    free(hb); free(hf); free(hh); free(hs); free(h); free(at); free(dst_at);
+    zg_zd_plan_free(&pl);
+    return ms[reps / 2];
+}
+
+static void test_valid(zcase *cs, size_t n, size_t per_batch) {
+    frame_in *fr = (frame_in *)malloc(n * sizeof *fr);
+    int *planned = (int *)malloc(n * sizeof(int)), *err = (int *)malloc(n * sizeof(int));
+    uint8_t **out = (uint8_t **)malloc(n * sizeof *out);
+    for (size_t i = 0; i < n; i++) {
+        fr[i] = (frame_in){cs[i].comp, cs[i].cn, cs[i].n};
+        out[i] = (uint8_t *)malloc(cs[i].n + 1);
+    }
+    size_t good = 0, bad_shown = 0;
+    for (size_t first = 0; first < n; first += per_batch) {
+        size_t m = n - first < per_batch ? n - first : per_batch;
+        gpu_batch(fr + first, m, planned + first, err + first, out + first, 1);
+    }
+    for (size_t i = 0; i < n; i++) {
+        int ok = planned[i] && err[i] == 0 && memcmp(out[i], cs[i].raw, cs[i].n) == 0;
+        good += ok;
+        if (!ok && bad_shown++ < 10)
+            fprintf(stderr, "%s: planned %d status %d (%s)\n", cs[i].name, planned[i], err[i], zg_zd_error_text(err[i]));
+    }
+    printf("valid frames, batches of %zu: %zu of %zu equal libzstd's input\n", per_batch, good, n);
+    CHECK_EQ_U64(good, n);
+    for (size_t i = 0; i < n; i++) free(out[i]);
+    free(out); free(err); free(planned); free(fr);
+}
+
+/* Damaged frames: the GPU's status and bytes equal the CPU run of the same rules. */
+static void test_damaged(zcase *cs, size_t n) {
+    enum { PER = 8 };
+    size_t cap = n * PER, m = 0;
+    frame_in *fr = (frame_in *)malloc(cap * sizeof *fr);
+    uint8_t **bufs = (uint8_t **)malloc(cap * sizeof *bufs);
+    uint64_t s = 99;
+    for (size_t i = 0; i < n; i++) {
+        if (cs[i].cn < 40 || cs[i].n > 300000) continue;
+        for (int t = 0; t < PER; t++) {
+            uint8_t *bad = (uint8_t *)malloc(cs[i].cn);
+            memcpy(bad, cs[i].comp, cs[i].cn);
+            size_t len = cs[i].cn;
+            if (t < PER - 1) bad[8 + zc_rng(&s) % (len - 8)] ^= (uint8_t)(1 + zc_rng(&s) % 255);
+            else len = 8 + zc_rng(&s) % (len - 8);
+            bufs[m] = bad;
+            fr[m++] = (frame_in){bad, len, cs[i].n};
+        }
+    }
+    int *planned = (int *)malloc(m * sizeof(int)), *err = (int *)malloc(m * sizeof(int));
+    uint8_t **out = (uint8_t **)malloc(m * sizeof *out);
+    for (size_t i = 0; i < m; i++) out[i] = (uint8_t *)malloc(fr[i].expected + 1);
+    gpu_batch(fr, m, planned, err, out, 1);
+    size_t n_planned = 0, agree = 0, gpu_rejects = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (!planned[i]) continue;
+        n_planned++;
+        zg_zd_plan pl;
+        zg_zd_plan_init(&pl);
+        zg_zd_plan_frame(&pl, fr[i].p, fr[i].n, fr[i].expected, 0);
+        uint8_t *ref = (uint8_t *)malloc(fr[i].expected + 1);
+        int cerr = -1;
+        zc_cpu_run(&pl, fr[i].p, &ref, &cerr);
+        int same = (cerr != 0) == (err[i] != 0) && (cerr != 0 || memcmp(ref, out[i], fr[i].expected) == 0);
+        agree += same;
+        gpu_rejects += err[i] != 0;
+        if (!same && agree + 5 > n_planned)
+            fprintf(stderr, "damaged frame %zu: GPU status %d, CPU status %d\n", i, err[i], cerr);
+        free(ref);
+        zg_zd_plan_free(&pl);
+    }
+    printf("damaged frames: %zu made, %zu pass the host plan, the GPU rejects %zu; GPU and CPU agree on %zu\n", m,
+           n_planned, gpu_rejects, agree);
+    CHECK(n_planned > 100);
+    CHECK_EQ_U64(agree, n_planned);
+    for (size_t i = 0; i < m; i++) {
+        free(out[i]);
+        free(bufs[i]);
+    }
+    free(out); free(err); free(planned); free(fr); free(bufs);
+}
+
+/* Throughput on chunks like the benchmark's: 64 chunks of 4 MiB of each kind, level 1 and 3. */
+static void test_speed(void) {
+    enum { N = 64 };
+    const size_t sz = 4u << 20;
+    static const int kinds[] = {3, 4, 5, 0};
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        frame_in fr[N];
+        uint8_t *raw[N], *comp[N], *out[N];
+        int planned[N], err[N];
+        size_t stored = 0;
+        for (int i = 0; i < N; i++) {
+            raw[i] = (uint8_t *)malloc(sz);
+            zc_fill(raw[i], sz, kinds[k], 1000 + (uint64_t)i);
+            comp[i] = (uint8_t *)malloc(ZSTD_compressBound(sz));
+            size_t cn = zc_compress(raw[i], sz, comp[i], ZSTD_compressBound(sz), 1, 0, 0, 0);
+            fr[i] = (frame_in){comp[i], cn, sz};
+            out[i] = (uint8_t *)malloc(sz);
+            stored += cn;
+        }
+        double ms = gpu_batch(fr, N, planned, err, out, 7);
+        int good = 0;
+        for (int i = 0; i < N; i++) good += planned[i] && !err[i] && memcmp(out[i], raw[i], sz) == 0;
+        CHECK_EQ_U64(good, N);
+        printf("speed: kind %d, %d frames of %zu MiB (ratio %.2f): %.2f ms, %.1f GB/s decoded\n", kinds[k], N,
+               sz >> 20, (double)N * sz / stored, ms, (double)N * sz / (ms * 1e6));
+        for (int i = 0; i < N; i++) {
+            free(raw[i]);
+            free(comp[i]);
+            free(out[i]);
+        }
+    }
+}
+
+int main(void) {
+    if (!zgpu_gpu_available()) {
+        printf("skipped: no GPU (%s)\n", zgpu_last_error());
+        return 77;
+    }
+    const int quick = getenv("ZGPU_TEST_QUICK") != NULL;
+    zcase *cs;
+    size_t n = zc_build(&cs, quick);
+    test_valid(cs, n, n);
+    test_valid(cs, n, 1 + n / 40);
+    test_damaged(cs, n);
+    if (!quick) test_speed();
+    zc_free(cs, n);
+    TEST_MAIN_END();
+}
+#endif
