@@ -3,11 +3,14 @@
 
 For each volume of ../shared/bench/datasets.py and each layout (zstd, blosc-lz4-shuffle, gzip, sharded zstd;
 Zarr v3, chunks 64x256x256, shards 128x512x512 with 32x128x128 inner chunks), the array is written once
-by zgpu itself (zarr-python is not needed, and is not installed on the GPU machine) into bench/data/, then:
+by zgpu itself (zarr-python is not needed to write them) into bench/data/, then:
 
   zgpu         zgpu_array_read_device into a preallocated CuPy buffer (C API through ctypes)
   ts+copy      tensorstore read into host memory, then cupy.asarray (when tensorstore is importable)
-  zarr-python  not run here (not installed on the GPU machine): the column says so
+  zarr-python  arr[...] under zarr.config.enable_gpu(), which returns a CuPy array (when zarr is importable;
+               scripts/gpu/prepare-carry.sh carries its wheels to the GPU machine). Per chunk, zarr reads the
+               file (a shard whole) into host memory and copies it to the GPU; its zstd/blosc/gzip codecs
+               (numcodecs) copy the chunk back to host memory, decode it there and copy the result to the GPU
 
 and the limits of the same bytes on the same machine:
   H2D          decoded bytes over a pinned host-to-device copy of that many bytes
@@ -15,14 +18,14 @@ and the limits of the same bytes on the same machine:
   GPU decode   decoded bytes over zgpu's decode stage alone (nvCOMP batches + our kernels, CUDA events)
 
 Each reader: one warm-up read (page cache, nvCOMP and pool start-up), then the median of --repeat timed
-reads, timed with CUDA events on the stream (wall time for the host part of ts+copy included). The first
-result of every reader is compared with the source volume. GB = 1e9 bytes.
+reads, timed with CUDA events on the stream (wall time, device synchronized, for ts+copy and zarr-python).
+The first result of every reader is compared with the source volume. GB = 1e9 bytes.
 
 Writes section "GPU read-all" of docs/benchmarks.md (other sections kept) unless --planes is given
 without --docs.
 
 Usage: python bench/bench_gpu.py [--lib build/lib/libzgpu.so] [--planes N] [--repeat 5]
-                                 [--volumes a,b] [--layouts x,y] [--docs] [--no-docs]
+                                 [--volumes a,b] [--layouts x,y] [--docs] [--no-docs] [--no-zarr-python]
 """
 from __future__ import annotations
 
@@ -250,6 +253,49 @@ def read_tensorstore_copy(cp, path, repeat, src):
     return statistics.median(times), ("" if ok else "WRONG RESULT")
 
 
+def zarr_version() -> str | None:
+    try:
+        import zarr
+    except Exception:  # noqa: BLE001 - missing, or broken against this machine's numpy: not measured either way
+        return None
+    return zarr.__version__
+
+
+def read_zarr_python(cp, path, repeat, src):
+    """Median wall seconds of zarr-python reading the whole array into a CuPy array, after one warm-up."""
+    try:
+        import zarr
+    except ModuleNotFoundError:
+        return None, "not installed"
+    except Exception as e:  # noqa: BLE001 - e.g. the carried wheels against an older numpy (zarr 3 needs numpy 2)
+        print(f"  zarr-python: import failed: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+        return None, "import failed"
+    out = {}
+    try:
+        # the buffer prototype is looked up at each read, so the reads (not only the open) stay inside
+        with zarr.config.enable_gpu():
+            arr = zarr.open_array(path, mode="r")
+
+            def once():
+                out["d"] = arr[...]
+
+            once()
+            # a host result would mean enable_gpu did not take: not the measurement the column claims
+            ok = isinstance(out["d"], cp.ndarray) and out["d"].shape == src.shape and \
+                out["d"].dtype == src.dtype and bool(cp.all(out["d"] == cp.asarray(src)))
+            times = []
+            for _ in range(repeat):
+                cp.cuda.Device().synchronize()
+                t = time.perf_counter()
+                once()
+                cp.cuda.Device().synchronize()
+                times.append(time.perf_counter() - t)
+    except Exception as e:  # noqa: BLE001 - one reader failing should not lose the other columns
+        print(f"  zarr-python {path}: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+        return None, f"error: {type(e).__name__}"
+    return statistics.median(times), ("" if ok else "WRONG RESULT")
+
+
 # ---------------------------------------------------------------------------------------------------
 def machine() -> str:
     gpu = "?"
@@ -291,6 +337,8 @@ def main() -> int:
     ap.add_argument("--docs", action="store_true")
     ap.add_argument("--no-docs", action="store_true")
     ap.add_argument("--json", default=None, help="also write the raw rows as JSON here")
+    ap.add_argument("--no-zarr-python", action="store_true",
+                    help="skip the zarr-python column (--repeat + 1 more whole reads per stored array)")
     args = ap.parse_args()
     started = datetime.datetime.now(datetime.timezone.utc)
     try:
@@ -334,50 +382,80 @@ def main() -> int:
             t_zgpu = median_events(cp, lambda: lib.read_device(h, src.shape, out.data.ptr,
                                                                 cp.cuda.get_current_stream().ptr), args.repeat)
             st = lib.stats(h)
+            nvc = None  # the same read with nvCOMP's zstd decoder instead of zgpu's: (read s, decode-stage s)
+            if "zstd" in lay:
+                os.environ["ZGPU_ZSTD_DECODER"] = "nvcomp"
+                try:
+                    t_nvc = median_events(cp, lambda: lib.read_device(h, src.shape, out.data.ptr,
+                                                                      cp.cuda.get_current_stream().ptr), args.repeat)
+                    st_nvc = lib.stats(h)
+                    nvc = (t_nvc, st_nvc.decode_s) if st_nvc.gpu_decoded else None
+                finally:
+                    del os.environ["ZGPU_ZSTD_DECODER"]
             lib.c.zgpu_array_close(h)
             del out
             prev = rows[-1] if rows and lay != data_lay else None  # the same stored data: reuse its references
             if prev:
                 t_ts, ts_note, t_h2d, t_pc = prev["ts_s"], prev["ts_note"], prev["h2d_s"], prev["pagecache_s"]
+                t_zp, zp_note = prev["zarr_s"], prev["zarr_note"]
             else:
                 t_ts, ts_note = read_tensorstore_copy(cp, path, args.repeat, src if lay == "zstd" else None)
+                # every layout is checked: zarr-python decodes each codec on its own path
+                t_zp, zp_note = (None, "skipped") if args.no_zarr_python else \
+                    read_zarr_python(cp, path, args.repeat, src)
                 t_h2d = h2d_seconds(cp, nbytes, args.repeat)
                 t_pc = page_cache_seconds(files, args.repeat)
             row = dict(volume=vol, layout=lay, shape=list(src.shape), dtype=str(src.dtype), decoded=nbytes, stored=stored,
-                       zgpu_s=t_zgpu, zgpu_ok=ok, ts_s=t_ts, ts_note=ts_note, h2d_s=t_h2d, pagecache_s=t_pc,
+                       zgpu_s=t_zgpu, zgpu_ok=ok, ts_s=t_ts, ts_note=ts_note, zarr_s=t_zp, zarr_note=zp_note,
+                       h2d_s=t_h2d, pagecache_s=t_pc, nvcomp_zstd=nvc,
                        stats={k: getattr(st, k) for k, _ in ReadStats._fields_ if k != "struct_size"})
             rows.append(row)
             gb = lambda s, n=nbytes: f"{n / s / 1e9:.2f}" if s else "-"  # noqa: E731
+            zp_txt = f"{gb(t_zp)} {zp_note}".rstrip() if t_zp else zp_note
             print(f"  {vol:11s} {lay:18s} zgpu {gb(t_zgpu)} GB/s{'' if ok else ' WRONG'}  ts+copy "
-                  f"{gb(t_ts) if t_ts else ts_note}  H2D {gb(t_h2d)}  pagecache {gb(t_pc, stored)} (stored)  "
-                  f"decode-stage {gb(st.decode_s)}  [io {st.io_s * 1e3:.1f} h2d {st.h2d_s * 1e3:.1f} dec "
+                  f"{gb(t_ts) if t_ts else ts_note}  zarr-python {zp_txt}  "
+                  f"H2D {gb(t_h2d)}  pagecache {gb(t_pc, stored)} (stored)  "
+                  f"decode-stage {gb(st.decode_s)}"
+                  f"{f'  nvCOMP-zstd read {gb(nvc[0])} decode-stage {gb(nvc[1])}' if nvc else ''}  [io {st.io_s * 1e3:.1f} h2d {st.h2d_s * 1e3:.1f} dec "
                   f"{st.decode_s * 1e3:.1f} scatter {st.scatter_s * 1e3:.1f} ms, waves {st.waves}, gpu/cpu chunks "
                   f"{st.gpu_decoded}/{st.cpu_decoded}, gds {st.gds_used}]", flush=True)
         src = None
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)
+    zv = zarr_version()
+    if args.no_zarr_python or zv is None:
+        zarr_text = "zarr-python: " + ("not measured (--no-zarr-python)." if zv else
+                                       "not installed (or not importable), not measured.")
+    else:
+        zarr_text = (f"zarr-python {zv}: `arr[...]` under `zarr.config.enable_gpu()` (default config), which "
+                     "returns a CuPy array; per chunk it reads the file (a shard whole) into host memory and copies "
+                     "it to the GPU, then its zstd/blosc/gzip codecs (numcodecs) copy the chunk back to host memory, "
+                     "decode it there and copy the result to the GPU; wall time, device synchronized.")
     lines = [f"## {SECTION}", "",
              f"Whole arrays read into GPU memory. Machine: {machine()}. Date: {started:%Y-%m-%d %H:%M} UTC. "
              f"Command: `python bench/bench_gpu.py{'' if args.planes is None else f' --planes {args.planes}'} "
              f"--repeat {args.repeat}`. Arrays written by zgpu (Zarr v3, chunks 64x256x256; sharded: 128x512x512 "
              "shards of 32x128x128). Median of the timed reads after one warm-up; GB/s = decoded bytes (stored "
-             "bytes for the page-cache column) / time, 1 GB = 1e9 bytes. zarr-python: not installed on the GPU "
-             "machine, not measured.", "",
-             "| volume | layout | stored MB | zgpu GB/s | ts+copy GB/s | zarr-python | limit: pinned H2D GB/s | "
-             "limit: page cache GB/s (stored) | limit: GPU decode stage GB/s | zgpu io / h2d / decode / scatter ms | "
-             "chunks GPU/CPU | waves |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             f"bytes for the page-cache column) / time, 1 GB = 1e9 bytes. {zarr_text}", "",
+             "| volume | layout | stored MB | zgpu GB/s | ts+copy GB/s | zarr-python GB/s | limit: pinned H2D GB/s | "
+             "limit: page cache GB/s (stored) | limit: GPU decode stage GB/s | nvCOMP zstd: read / decode stage GB/s | "
+             "zgpu io / h2d / decode / scatter ms | chunks GPU/CPU | waves |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         s = r["stats"]
         f = lambda t, n=r["decoded"]: f"{n / t / 1e9:.2f}" if t else "-"  # noqa: E731
+        zp = f"{f(r['zarr_s'])}{' (WRONG)' if r['zarr_note'] else ''}" if r["zarr_s"] else r["zarr_note"]
+        nv = f"{f(r['nvcomp_zstd'][0])} / {f(r['nvcomp_zstd'][1])}" if r.get("nvcomp_zstd") else "-"
         lines.append(f"| {r['volume']} | {r['layout']} | {r['stored'] / 1e6:.0f} | {f(r['zgpu_s'])}"
                      f"{'' if r['zgpu_ok'] else ' (WRONG)'} | {f(r['ts_s']) if r['ts_s'] else r['ts_note']} | "
-                     f"not installed | {f(r['h2d_s'])} | {f(r['pagecache_s'], r['stored'])} | {decode_limit(r)} | "
+                     f"{zp} | {f(r['h2d_s'])} | {f(r['pagecache_s'], r['stored'])} | {decode_limit(r)} | "
+                     f"{nv} | "
                      f"{s['io_s'] * 1e3:.1f} / {s['h2d_s'] * 1e3:.1f} / {s['decode_s'] * 1e3:.1f} / "
                      f"{s['scatter_s'] * 1e3:.1f} | {s['gpu_decoded']}/{s['cpu_decoded']} | {s['waves']} |")
     lines += ["", "(host): every chunk decoded on host threads (the DEFLATE default; gzip-trusted decodes it on the "
-              "GPU), so the decode limit is the host decode rate."]
+              "GPU), so the decode limit is the host decode rate. nvCOMP zstd: the same zgpu read with nvCOMP's "
+              "zstd decoder in place of zgpu's (`ZGPU_ZSTD_DECODER=nvcomp`)."]
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_docs and (args.planes is None or args.docs):

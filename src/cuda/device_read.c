@@ -27,6 +27,8 @@
 #include "cuda/kernels.h"
 #include "cuda/nvcomp_adapter.h"
 #include "cuda/waves.h"
+#include "cuda/zstd_gpu.h"
+#include "cuda/zstd_plan.h"
 #include "exec/scratch.h"
 #include "plan/plan.h"
 #include "util/status.h"
@@ -324,11 +326,13 @@ typedef struct dtask {
     zg_blosc_header bh;
     zg_blosc_stream *streams;  /* blosc */
     size_t n_streams;
+    zg_zd_plan *zp;            /* zstd frames (the chunk, or blosc's inner streams) for zgpu's own decoder */
 } dtask;
 
 typedef struct stream_ref { /* a GPU decompression stream, for status checks */
     uint32_t task;
     int fmt;
+    int own; /* decoded by zgpu's zstd decoder (status: ZG_ZD_E_*), else by nvCOMP (nvCOMP status) */
     uint64_t expect;
 } stream_ref;
 
@@ -339,6 +343,7 @@ typedef struct job {
     const zg_chain *chain;
     pipe pp;
     int gpu_decode, use_gds, host_parse;
+    int own_zstd; /* zstd frames decode with zgpu's block-parallel decoder (else nvCOMP) */
     dtask *t;
     size_t n_t;
     int64_t out_strides[ZGPU_MAX_DIMS];
@@ -383,6 +388,19 @@ static int nvc_format(const job *j, int comp, const zg_blosc_header *bh) {
     return -1;
 }
 
+static zg_zd_plan *plan_new(void) {
+    zg_zd_plan *pl = malloc(sizeof *pl);
+    if (pl) zg_zd_plan_init(pl);
+    return pl;
+}
+
+static void plan_drop(dtask *t) {
+    if (!t->zp) return;
+    zg_zd_plan_free(t->zp);
+    free(t->zp);
+    t->zp = NULL;
+}
+
 /* Host parse of a GPU task's stored bytes: 0 = fine for the GPU, else decode it on the CPU. */
 static int parse_task(job *j, dtask *t, uint8_t *p) {
     const pipe *pp = &j->pp;
@@ -399,7 +417,12 @@ static int parse_task(job *j, dtask *t, uint8_t *p) {
         if (n != pp->comp_out) return 1;
         break;
     case COMP_ZSTD:
-        if (zg_zstd_check(p, (size_t)n, (size_t)pp->comp_out) != ZGPU_OK) return 1;
+        if (j->own_zstd) {
+            if (!(t->zp = plan_new()) || zg_zd_plan_frame(t->zp, p, (size_t)n, (size_t)pp->comp_out, 0) != ZGPU_OK)
+                return 1;
+        } else if (zg_zstd_check(p, (size_t)n, (size_t)pp->comp_out) != ZGPU_OK) {
+            return 1;
+        }
         break;
     case COMP_GZIP:
         if (zg_gzip_locate(p, (size_t)n, (size_t)pp->comp_out, &off, &len) != ZGPU_OK) return 1;
@@ -416,7 +439,9 @@ static int parse_task(job *j, dtask *t, uint8_t *p) {
         if (zg_blosc_parse_header(p, (size_t)n, (size_t)pp->comp_out, &t->bh) != ZGPU_OK) return 1;
         size_t cap = zg_blosc_max_streams(&t->bh);
         int fmt = t->bh.memcpyed ? 0 : nvc_format(j, COMP_BLOSC, &t->bh);
-        if (fmt < 0 || (!t->bh.memcpyed && !j->nvc_ok)) return 1;
+        const int own = j->own_zstd && !t->bh.memcpyed && fmt == ZG_NVC_ZSTD;
+        if (fmt < 0 || (!t->bh.memcpyed && !j->nvc_ok && !own)) return 1;
+        if (own && !(t->zp = plan_new())) return 1;
         t->streams = malloc((cap ? cap : 1) * sizeof *t->streams);
         if (!t->streams) return 1;
         if (zg_blosc_streams(p, (size_t)n, &t->bh, t->streams, cap, &t->n_streams) != ZGPU_OK) return 1;
@@ -426,7 +451,10 @@ static int parse_task(job *j, dtask *t, uint8_t *p) {
             if (bs->dst_off % j->out_align[fmt]) return 1; /* nvCOMP cannot write there */
             if (t->bh.compformat == ZG_BLOSC_LZ4 &&
                 zg_lz4_block_check(p + bs->src_off, bs->src_len, bs->dst_len) != ZGPU_OK) return 1;
-            if (t->bh.compformat == ZG_BLOSC_ZSTD && zg_zstd_check(p + bs->src_off, bs->src_len, bs->dst_len) != ZGPU_OK)
+            if (own && zg_zd_plan_frame(t->zp, p + bs->src_off, bs->src_len, bs->dst_len, bs->src_off) != ZGPU_OK)
+                return 1;
+            if (!own && t->bh.compformat == ZG_BLOSC_ZSTD &&
+                zg_zstd_check(p + bs->src_off, bs->src_len, bs->dst_len) != ZGPU_OK)
                 return 1;
             if (t->bh.compformat == ZG_BLOSC_ZLIB) {
                 size_t zo, zl;
@@ -440,7 +468,7 @@ static int parse_task(job *j, dtask *t, uint8_t *p) {
     }
     }
     if (pp->comp != COMP_NONE && pp->comp != COMP_BLOSC) {
-        if (!j->nvc_ok) return 1;
+        if (!j->nvc_ok && !(pp->comp == COMP_ZSTD && j->own_zstd)) return 1;
         int fmt = nvc_format(j, pp->comp, NULL);
         /* nvCOMP wants its input aligned (deflate: 4 or 8 bytes) but gzip/zlib/lz4 headers are 10/2/4 bytes:
          * move the object forward inside its slot (which has ALIGN bytes of slack) to align the payload */
@@ -500,6 +528,7 @@ static zgpu_status phase_parse_task(void *arg, size_t i) {
         free(t->streams);
         t->streams = NULL;
         t->n_streams = 0;
+        plan_drop(t);
         t->kind = T_CPU;
     }
     return ZGPU_OK;
@@ -550,7 +579,10 @@ static zgpu_status check_wave(job *j, bufset *b, wave_check *wc, zgpu_read_stats
     for (size_t r = 0; r < wc->n_refs && s == ZGPU_OK; r++) {
         const stream_ref *ref = &wc->refs[r];
         const dtask *t = &j->t[ref->task];
-        if (status[r] != 0)
+        if (status[r] != 0 && ref->own)
+            s = task_error(j, t, j->pp.comp_name,
+                           zg_error(ZGPU_ERR_CORRUPT_DATA, "GPU zstd decoding failed: %s", zg_zd_error_text(status[r])));
+        else if (status[r] != 0)
             s = task_error(j, t, j->pp.comp_name,
                            zg_error(ZGPU_ERR_CORRUPT_DATA, "GPU %s decompression failed: %s (nvCOMP status %d)",
                                     zg_nvc_format_name((zg_nvc_format)ref->fmt), zg_nvc_status_text(status[r]), status[r]));
@@ -626,6 +658,19 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
             n_fmt[nvc_format(j, pp->comp, NULL)]++;
         }
     }
+    /* zgpu's zstd decoder: totals of the wave's planned frames */
+    size_t zb_n = 0, zf_n = 0, zh_n = 0, zs_n = 0;
+    uint64_t zlit_n = 0, zseq_n = 0;
+    for (size_t i = first; i < first + count; i++) {
+        const zg_zd_plan *zp = j->t[i].kind == T_GPU ? j->t[i].zp : NULL;
+        if (!zp) continue;
+        zb_n += zp->n_blocks;
+        zf_n += zp->n_frames;
+        zh_n += zp->n_hufs;
+        zs_n += zp->n_fses;
+        zlit_n += zp->lit_bytes;
+        zseq_n += zp->n_seq;
+    }
     size_t fmt_base[ZG_NVC_N];
     for (int f = 0; f < ZG_NVC_N; f++) {
         fmt_base[f] = n_refs;
@@ -645,10 +690,14 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     const uint64_t o_fill = take(L, itemsize);
     const int with_chk = pp->comp == COMP_GZIP || pp->comp == COMP_ZLIB;
     const uint64_t o_chkd = take(L, sizeof(zg_k_check) * (with_chk ? n_gpu : 0));
+    const uint64_t o_zb = take(L, sizeof(zg_zd_block) * zb_n), o_zf = take(L, sizeof(zg_zd_frame) * zf_n);
+    const uint64_t o_zh = take(L, sizeof(zg_zd_huf_desc) * zh_n), o_zs = take(L, sizeof(zg_zd_fse_desc) * zs_n);
     const uint64_t o_status = take(L, 4 * n_refs), o_act = take(L, 8 * n_refs), o_crc = take(L, 4 * (n_crc ? n_crc : 1));
     const uint64_t o_chk = take(L, 4 * (n_gpu ? n_gpu : 1));
     const uint64_t res_begin = o_status, res_end = L->pos;
     const uint64_t host_end = L->pos;
+    const uint64_t o_zlit = take(L, zlit_n), o_zseq = take(L, sizeof(zg_zd_seq) * zseq_n);
+    const uint64_t o_zscr = take(L, zg_zd_scratch_bytes((uint32_t)zb_n));
     /* scratch slots: device only; a chunk that decodes straight into the output needs none (or only A) */
     const uint64_t slot = pp->chunk_nbytes > pp->comp_out ? pp->chunk_nbytes : pp->comp_out;
     for (size_t i = first; i < first + count; i++) {
@@ -677,6 +726,8 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
 
     /* compressor stage */
     size_t fill_k[ZG_NVC_N] = {0}, kc = 0, ku = 0;
+    zg_zd_bases zat = {0, (uint64_t)(uintptr_t)(D + o_zlit), (uint64_t)(uintptr_t)(D + o_zseq), 0, 0, 0, 0};
+    zg_zd_frame *zframes = (zg_zd_frame *)(H + o_zf);
     uint64_t max_copy = 0, max_un = 0;
     zg_k_copy *copies = (zg_k_copy *)(H + o_copy);
     zg_k_unshuffle *unsh = (zg_k_unshuffle *)(H + o_unsh);
@@ -692,6 +743,18 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
         uint8_t *src = D + t->h_off, *dstA = D + t->a_off;
         cur[i - first] = t->a_off;
         size[i - first] = pp->comp_out;
+        uint32_t zframe = zat.frame; /* the task's next zstd frame (in the order of its zstd streams) */
+        if (t->zp) {
+            zat.src = (uint64_t)(uintptr_t)src;
+            zg_zd_plan_emit(t->zp, &zat, (zg_zd_block *)(H + o_zb), zframes, (zg_zd_huf_desc *)(H + o_zh),
+                            (zg_zd_fse_desc *)(H + o_zs));
+            zat.lit += t->zp->lit_bytes;
+            zat.seq += t->zp->n_seq * sizeof(zg_zd_seq);
+            zat.block += (uint32_t)t->zp->n_blocks;
+            zat.frame += (uint32_t)t->zp->n_frames;
+            zat.huf += (uint32_t)t->zp->n_hufs;
+            zat.fse += (uint32_t)t->zp->n_fses;
+        }
         if (pp->comp == COMP_BLOSC) {
             int fmt = nvc_format(j, COMP_BLOSC, &t->bh);
             for (size_t k = 0; k < t->n_streams; k++) {
@@ -706,7 +769,11 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
                 ((uint64_t *)(H + o_inb))[fmt_base[fmt] + r] = bs->src_len;
                 ((uint64_t *)(H + o_cap))[fmt_base[fmt] + r] = bs->dst_len;
                 ((void **)(H + o_out))[fmt_base[fmt] + r] = dstA + bs->dst_off;
-                wc->refs[fmt_base[fmt] + r] = (stream_ref){(uint32_t)i, fmt, bs->dst_len};
+                wc->refs[fmt_base[fmt] + r] = (stream_ref){(uint32_t)i, fmt, t->zp != NULL, bs->dst_len};
+                if (t->zp) {
+                    zframes[zframe].dst = (uint64_t)(uintptr_t)(dstA + bs->dst_off);
+                    zframes[zframe++].status_index = (uint32_t)(fmt_base[fmt] + r);
+                }
             }
             if (!t->bh.memcpyed && t->bh.shuffle != ZG_BLOSC_NOSHUFFLE) {
                 uint8_t *unsh_out = t->direct ? t->direct : D + t->b_off;
@@ -728,7 +795,11 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
             ((uint64_t *)(H + o_inb))[fmt_base[fmt] + r] = t->body_len;
             ((uint64_t *)(H + o_cap))[fmt_base[fmt] + r] = pp->comp_out;
             ((void **)(H + o_out))[fmt_base[fmt] + r] = dstA;
-            wc->refs[fmt_base[fmt] + r] = (stream_ref){(uint32_t)i, fmt, pp->comp_out};
+            wc->refs[fmt_base[fmt] + r] = (stream_ref){(uint32_t)i, fmt, t->zp != NULL, pp->comp_out};
+            if (t->zp) {
+                zframes[zframe].dst = (uint64_t)(uintptr_t)dstA;
+                zframes[zframe].status_index = (uint32_t)(fmt_base[fmt] + r);
+            }
             if (with_chk) {
                 ((zg_k_check *)(H + o_chkd))[wc->n_chk] =
                     (zg_k_check){dstA, pp->comp_out, t->check, pp->comp == COMP_GZIP ? 1 : 2};
@@ -809,8 +880,16 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
         CU(cudaMemcpyAsync(D + h2d_from, H + h2d_from, host_end - h2d_from, cudaMemcpyHostToDevice, s), "H2D copy");
     CU(cudaEventRecord(st->ev[1], s), "cudaEventRecord");
     /* decode: one nvCOMP batch per format, raw copies, unshuffle, post stages */
+    if (zf_n) {
+        const zg_zd_batch zb = {(const zg_zd_block *)(D + o_zb), (const zg_zd_frame *)(D + o_zf),
+                                (const zg_zd_huf_desc *)(D + o_zh), (const zg_zd_fse_desc *)(D + o_zs),
+                                (uint32_t)zb_n, (uint32_t)zf_n, (zg_zd_bres *)(D + o_zscr),
+                                (uint32_t *)(D + o_zscr + sizeof(zg_zd_bres) * zb_n), (int *)(D + o_status),
+                                (size_t *)(D + o_act)};
+        CU(zg_zd_decode(&zb, s), "zstd decoder kernels");
+    }
     for (int f = 0; f < ZG_NVC_N; f++) {
-        if (!n_fmt[f]) continue;
+        if (!n_fmt[f] || (f == ZG_NVC_ZSTD && zf_n)) continue;
         uint64_t maxo = 0, tot = 0;
         for (size_t r = 0; r < n_fmt[f]; r++) {
             uint64_t c = ((uint64_t *)(H + o_cap))[fmt_base[f] + r];
@@ -875,7 +954,10 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
  * The read driver
  * ---------------------------------------------------------------------------------------------- */
 static void free_tasks(job *j) {
-    for (size_t i = 0; i < j->n_t; i++) free(j->t[i].streams);
+    for (size_t i = 0; i < j->n_t; i++) {
+        free(j->t[i].streams);
+        plan_drop(&j->t[i]);
+    }
     free(j->t);
     j->t = NULL;
 }
@@ -890,6 +972,8 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
         const dtask *t = &j->t[i];
         cost[i] = 64; /* descriptors */
         if (t->kind == T_GPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + ALIGN + slot * (pp->needs_b ? 2 : 1);
+        /* zstd's literal and sequence buffers: known only after parsing; literals are at most the chunk */
+        if (t->kind == T_GPU && j->own_zstd && (pp->comp == COMP_ZSTD || pp->comp == COMP_BLOSC)) cost[i] += slot;
         else if (t->kind == T_CPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + slot;
     }
     zg_wave *waves = NULL;
@@ -988,7 +1072,12 @@ static zgpu_status run_read(zgpu_array *a, const uint64_t *start, const uint64_t
         j.in_align[f] = j.out_align[f] = 1;
         if (j.nvc_ok && zg_nvc_alignments((zg_nvc_format)f, &j.in_align[f], &j.out_align[f], &tmp) != ZGPU_OK) j.nvc_ok = 0;
     }
-    j.gpu_decode = a->ctx->opts.gpu_decode && j.pp.gpu && (j.pp.comp == COMP_NONE || j.nvc_ok);
+    /* zstd: zgpu's block-parallel decoder unless ZGPU_ZSTD_DECODER=nvcomp asks for nvCOMP's (comparisons) */
+    const char *zdec = getenv("ZGPU_ZSTD_DECODER");
+    j.own_zstd = !(zdec && !strcmp(zdec, "nvcomp") && j.nvc_ok);
+    if (j.own_zstd) j.in_align[ZG_NVC_ZSTD] = j.out_align[ZG_NVC_ZSTD] = 1;
+    j.gpu_decode = a->ctx->opts.gpu_decode && j.pp.gpu &&
+                   (j.pp.comp == COMP_NONE || j.nvc_ok || (j.pp.comp == COMP_ZSTD && j.own_zstd));
     /* GDS: AUTO uses it only when no frame needs checking on the host; ON always (or fails) */
     const char *why = "";
     zgpu_gds_mode gm = a->ctx->opts.gds_mode;

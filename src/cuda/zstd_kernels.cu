@@ -8,8 +8,65 @@ __constant__ zg_zd_consts kConsts = ZG_ZD_CONSTS_INIT;
 
 constexpr unsigned kFull = 0xffffffffu;
 
-__device__ void warp_copy(uint8_t *dst, const uint8_t *src, uint32_t n, int lane) {
-    for (uint32_t i = lane; i < n; i += 32) dst[i] = src[i];
+// Loads: CG (through L2 only) for output bytes other warps may have written, plain for everything else.
+template <bool CG> __device__ __forceinline__ uint8_t ld8(const uint8_t *p) { return CG ? __ldcg(p) : *p; }
+template <bool CG> __device__ __forceinline__ uint32_t ld32(const uint32_t *p) { return CG ? __ldcg(p) : *p; }
+
+// dst[0, n) = src[0, n), the ranges not overlapping, by the whole warp: aligned 4-byte stores, each built
+// from the two aligned source words it straddles (never reading a word without a byte of the source), four
+// loads in flight per lane before their stores.
+template <bool CG> __device__ void wcopy(uint8_t *dst, const uint8_t *src, uint32_t n, int lane) {
+    uint32_t head = (4u - (uint32_t)((uintptr_t)dst & 3)) & 3;
+    if (head > n) head = n;
+    if ((uint32_t)lane < head) dst[lane] = ld8<CG>(src + lane);
+    const uint32_t words = (n - head) / 4;
+    const uint8_t *s = src + head;
+    uint32_t *d = (uint32_t *)(dst + head);
+    const uint32_t sh = (uint32_t)((uintptr_t)s & 3) * 8;
+    const uint32_t *sw = (const uint32_t *)((uintptr_t)s & ~(uintptr_t)3);
+    constexpr int U = 4;
+    for (uint32_t w0 = lane; w0 < words; w0 += 32 * U) {
+        uint32_t lo[U], hi[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const uint32_t w = w0 + 32 * u;
+            if (w < words) {
+                lo[u] = ld32<CG>(sw + w);
+                hi[u] = sh ? ld32<CG>(sw + w + 1) : 0;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const uint32_t w = w0 + 32 * u;
+            if (w < words) d[w] = sh ? __funnelshift_r(lo[u], hi[u], sh) : lo[u];
+        }
+    }
+    const uint32_t done = head + 4 * words;
+    if (done + lane < n) dst[done + lane] = ld8<CG>(src + done + lane);
+}
+
+__device__ void wfill(uint8_t *dst, uint8_t v, uint32_t n, int lane) {
+    uint32_t head = (4u - (uint32_t)((uintptr_t)dst & 3)) & 3;
+    if (head > n) head = n;
+    if ((uint32_t)lane < head) dst[lane] = v;
+    const uint32_t words = (n - head) / 4, v4 = v * 0x01010101u;
+    uint32_t *d = (uint32_t *)(dst + head);
+    for (uint32_t w = lane; w < words; w += 32) d[w] = v4;
+    const uint32_t done = head + 4 * words;
+    if (done + lane < n) dst[done + lane] = v;
+}
+
+// A match: out[pos, pos + n) = the bytes `off` before each, all lanes. With off >= n it is one copy; else the
+// periodic run doubles: the valid run [pos - off, pos + L) is copied onto [pos + L, ...) while L < n.
+__device__ void wmatch(uint8_t *out, uint32_t pos, uint32_t off, uint32_t n, int lane) {
+    const uint32_t from = pos - off;
+    uint32_t L = 0;
+    while (L < n) {
+        const uint32_t m = min(off + L, n - L);
+        wcopy<true>(out + pos + L, out + from, m, lane);
+        L += m;
+        __syncwarp();
+    }
 }
 
 __device__ void report(int *status, uint32_t idx, int e) { atomicCAS(&status[idx], 0, e); }
@@ -36,10 +93,9 @@ __global__ void __launch_bounds__(32) k1_entropy(const zg_zd_block *blocks, cons
     uint8_t *lit = (uint8_t *)b.lit;
     int err = 0;
     if (b.lit_type == ZG_ZD_LIT_RAW) {
-        warp_copy(lit, src + b.lit_off, b.lit_n, lane);
+        wcopy<false>(lit, src + b.lit_off, b.lit_n, lane);
     } else if (b.lit_type == ZG_ZD_LIT_RLE) {
-        const uint8_t v = src[b.lit_off];
-        for (uint32_t i = lane; i < b.lit_n; i += 32) lit[i] = v;
+        wfill(lit, src[b.lit_off], b.lit_n, lane);
     } else {
         const zg_zd_huf_desc *hd = &hufs[b.huf];
         if (lane == 0) zd_huf_starts(hd, start);
@@ -89,66 +145,108 @@ __global__ void k2_link(const zg_zd_frame *frames, uint32_t n_frames, zg_zd_bres
 }
 
 // ---------------------------------------------------------------- K3: sequence execution
-// Blocks take tickets in launch order and wait only for blocks with smaller tickets, which have all started,
-// so every wait ends. Output bytes of other blocks are read through L2 (__ldcg): L1 is not coherent.
+// First every literal run goes to its place (positions from prefix sums of the sequences), so a block never
+// waits for literals; then the matches in order. progress[b]: the frame position up to which block b's bytes
+// are final (it moves after each match). A match that reads bytes of earlier blocks waits until their progress
+// covers them. Blocks take tickets in launch order and wait only for smaller tickets, which have all started,
+// so every wait ends. Output bytes are read through L2 (__ldcg): L1 is not coherent across SMs.
+__device__ void publish(uint32_t *progress, uint32_t bi, uint32_t pos, int lane) {
+    __syncwarp();
+    __threadfence();
+    if (lane == 0) atomicMax(&progress[bi], pos);
+}
+
+// Waits until the frame's bytes [a, e) (all before this block) are final. blocks [first, bi) of the frame.
+__device__ void wait_range(const zg_zd_bres *res, const uint32_t *progress, uint32_t first, uint32_t bi, uint32_t a,
+                           uint32_t e) {
+    uint32_t lo = first, hi = bi - 1; /* the last block starting at or before a */
+    while (lo < hi) {
+        const uint32_t mid = (lo + hi + 1) / 2;
+        if ((uint32_t)res[mid].out <= a) lo = mid;
+        else hi = mid - 1;
+    }
+    for (uint32_t k = lo; k < bi; k++) {
+        const uint32_t ks = (uint32_t)res[k].out;
+        if (ks >= e) break;
+        const uint32_t need = min(e, ks + res[k].size);
+        while (*(volatile const uint32_t *)&progress[k] < need) __nanosleep(64);
+    }
+    __threadfence();
+}
+
 __global__ void __launch_bounds__(32) k3_execute(const zg_zd_block *blocks, const zg_zd_frame *frames,
                                                  const zg_zd_bres *res, uint32_t *sync, int *status) {
     __shared__ uint32_t ticket;
     const int lane = threadIdx.x;
-    uint32_t *done = sync + 1;
+    uint32_t *progress = sync + 1;
     if (lane == 0) ticket = atomicAdd(&sync[0], 1u);
     __syncwarp();
     const uint32_t bi = ticket;
     const zg_zd_block b = blocks[bi];
     const zg_zd_frame fr = frames[b.frame];
     const zg_zd_bres r = res[bi];
-    if (*(volatile int *)&status[fr.status_index] == 0) {
-        uint8_t *out = (uint8_t *)fr.dst;
-        const uint8_t *src = (const uint8_t *)b.src;
-        uint64_t pos = r.out;
-        if (b.type == ZG_ZD_BLOCK_RAW) {
-            warp_copy(out + pos, src, b.lit_n, lane);
-        } else if (b.type == ZG_ZD_BLOCK_RLE) {
-            const uint8_t v = src[0];
-            for (uint32_t i = lane; i < b.lit_n; i += 32) out[pos + i] = v;
-        } else {
-            const uint8_t *lit = (const uint8_t *)b.lit;
-            const zg_zd_seq *seq = (const zg_zd_seq *)b.seq;
-            uint64_t ready = r.out;  // output before the block known complete from here on
-            uint32_t kb = bi;        // blocks [kb, bi) of the frame are done
-            uint32_t used = 0;
-            for (uint32_t i = 0; i < b.nseq; i++) {
-                const zg_zd_seq s = seq[i];
-                warp_copy(out + pos, lit + used, s.ll, lane);
-                used += s.ll;
-                pos += s.ll;
-                uint32_t off = 0;
-                const int e = zd_seq_offset(&s, r.rep_in, pos, &off);
-                if (e) {
-                    if (lane == 0) report(status, fr.status_index, e);
-                    break;
+    const uint32_t bstart = (uint32_t)r.out, bend = bstart + r.size;
+    uint8_t *out = (uint8_t *)fr.dst;
+    const uint8_t *src = (const uint8_t *)b.src;
+    if (*(volatile int *)&status[fr.status_index] != 0) {
+        /* nothing to write; waiters read garbage of a frame already reported */
+    } else if (b.type == ZG_ZD_BLOCK_RAW) {
+        wcopy<false>(out + bstart, src, b.lit_n, lane);
+    } else if (b.type == ZG_ZD_BLOCK_RLE) {
+        wfill(out + bstart, src[0], b.lit_n, lane);
+    } else {
+        const uint8_t *lit = (const uint8_t *)b.lit;
+        const zg_zd_seq *seq = (const zg_zd_seq *)b.seq;
+        /* literals */
+        uint32_t pos = bstart, lp = 0;
+        for (uint32_t g = 0; g < b.nseq; g += 32) {
+            const uint32_t i = g + lane;
+            const uint32_t ll = i < b.nseq ? seq[i].ll : 0, len = i < b.nseq ? ll + seq[i].ml : 0;
+            uint32_t sl = ll, st = len; /* inclusive warp scans */
+#pragma unroll
+            for (int d = 1; d < 32; d <<= 1) {
+                const uint32_t a = __shfl_up_sync(kFull, sl, d), c = __shfl_up_sync(kFull, st, d);
+                if (lane >= d) {
+                    sl += a;
+                    st += c;
                 }
-                const uint64_t from = pos - off;
-                if (from < ready) {
-                    while (from < ready && kb > fr.first_block) {
-                        kb--;
-                        while (*(volatile uint32_t *)&done[kb] == 0) __nanosleep(100);
-                        ready = res[kb].out;
-                    }
-                    __threadfence();
-                }
-                __syncwarp();  // this warp's earlier bytes are visible to all its lanes
-                for (uint32_t j = lane; j < s.ml; j += 32)
-                    out[pos + j] = __ldcg(out + from + (j < off ? j : j % off));
-                __syncwarp();
-                pos += s.ml;
             }
-            if (used <= b.lit_n) warp_copy(out + pos, lit + used, b.lit_n - used, lane);
+            const uint32_t my_lit = lp + sl - ll, my_out = pos + st - len;
+            const uint32_t cnt = min(32u, b.nseq - g);
+            for (uint32_t k = 0; k < cnt; k++) {
+                const uint32_t o = __shfl_sync(kFull, my_out, k), l = __shfl_sync(kFull, my_lit, k),
+                               n = __shfl_sync(kFull, ll, k);
+                wcopy<false>(out + o, lit + l, n, lane);
+            }
+            lp += __shfl_sync(kFull, sl, 31);
+            pos += __shfl_sync(kFull, st, 31);
+        }
+        if (lp <= b.lit_n) wcopy<false>(out + pos, lit + lp, b.lit_n - lp, lane);
+        /* matches */
+        pos = bstart;
+        uint32_t ready = bstart; /* [ready, bstart) known final */
+        publish(progress, bi, b.nseq ? bstart + seq[0].ll : bend, lane);
+        for (uint32_t i = 0; i < b.nseq; i++) {
+            const zg_zd_seq s = seq[i];
+            pos += s.ll;
+            uint32_t off = 0;
+            const int e = zd_seq_offset(&s, r.rep_in, pos, &off);
+            if (e) {
+                if (lane == 0) report(status, fr.status_index, e);
+                break;
+            }
+            const uint32_t from = pos - off;
+            if (from < ready) {
+                const uint32_t end = min(from + s.ml, bstart);
+                wait_range(res, progress, fr.first_block, bi, from, end);
+                if (end == bstart) ready = from;
+            }
+            wmatch(out, pos, off, s.ml, lane);
+            pos += s.ml;
+            publish(progress, bi, i + 1 < b.nseq ? pos + seq[i + 1].ll : bend, lane);
         }
     }
-    __syncwarp();
-    __threadfence();
-    if (lane == 0) atomicExch(&done[bi], 1u);
+    publish(progress, bi, bend, lane);
 }
 
 // ---------------------------------------------------------------- K4: content checksums
