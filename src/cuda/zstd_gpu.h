@@ -25,7 +25,9 @@ typedef struct zg_zd_batch {
 
 /** Device scratch bytes a batch needs for res and sync. */
 size_t zg_zd_scratch_bytes(uint32_t n_blocks);
-/** Launches the decoder's kernels on stream s. */
+/** Launches the decoder's kernels on stream s. The kernels read whole aligned 4- and 8-byte words, so every
+ *  buffer (stored frames, literals, outputs) must stay readable up to the next multiple of 8 bytes past its end
+ *  (true inside zgpu's staging layout, whose regions are 256-byte aligned). */
 cudaError_t zg_zd_decode(const zg_zd_batch *b, cudaStream_t s);
 
 #ifdef __cplusplus

@@ -156,27 +156,48 @@ __device__ void publish(uint32_t *progress, uint32_t bi, uint32_t pos, int lane)
     if (lane == 0) atomicMax(&progress[bi], pos);
 }
 
-// Waits until the frame's bytes [a, e) (all before this block) are final. blocks [first, bi) of the frame.
-__device__ void wait_range(const zg_zd_bres *res, const uint32_t *progress, uint32_t first, uint32_t bi, uint32_t a,
-                           uint32_t e) {
-    uint32_t lo = first, hi = bi - 1; /* the last block starting at or before a */
+// The earlier blocks of this block's frame as K3 sees them: their starts and the progress last seen, in
+// shared memory for the frame's last kCached blocks before this one (older blocks are looked up in global).
+constexpr uint32_t kCached = 1024;
+struct earlier {
+    uint32_t first, bi, base; /* blocks [first, bi) of the frame; [base, bi) cached */
+    uint32_t start[kCached], seen[kCached];
+};
+
+__device__ uint32_t block_start(const earlier &E, const zg_zd_bres *res, uint32_t k) {
+    return k >= E.base ? E.start[k - E.base] : (uint32_t)res[k].out;
+}
+
+// Waits until the frame's bytes [a, e) (all before this block) are final.
+__device__ void wait_range(earlier &E, const zg_zd_bres *res, const uint32_t *progress, uint32_t a, uint32_t e,
+                           int lane) {
+    uint32_t lo = E.first, hi = E.bi - 1; /* the last block starting at or before a */
     while (lo < hi) {
         const uint32_t mid = (lo + hi + 1) / 2;
-        if ((uint32_t)res[mid].out <= a) lo = mid;
+        if (block_start(E, res, mid) <= a) lo = mid;
         else hi = mid - 1;
     }
-    for (uint32_t k = lo; k < bi; k++) {
-        const uint32_t ks = (uint32_t)res[k].out;
+    bool waited = false;
+    for (uint32_t k = lo; k < E.bi; k++) {
+        const uint32_t ks = block_start(E, res, k);
         if (ks >= e) break;
-        const uint32_t need = min(e, ks + res[k].size);
-        while (*(volatile const uint32_t *)&progress[k] < need) __nanosleep(64);
+        const uint32_t ke = k + 1 < E.bi ? block_start(E, res, k + 1) : ks + res[k].size;
+        const uint32_t need = min(e, ke);
+        if (k >= E.base && E.seen[k - E.base] >= need) continue;
+        uint32_t p;
+        while ((p = *(volatile const uint32_t *)&progress[k]) < need) __nanosleep(64);
+        waited = true;
+        __syncwarp();
+        if (k >= E.base && lane == 0) E.seen[k - E.base] = p;
+        __syncwarp();
     }
-    __threadfence();
+    if (waited) __threadfence();
 }
 
 __global__ void __launch_bounds__(32) k3_execute(const zg_zd_block *blocks, const zg_zd_frame *frames,
                                                  const zg_zd_bres *res, uint32_t *sync, int *status) {
     __shared__ uint32_t ticket;
+    __shared__ earlier E;
     const int lane = threadIdx.x;
     uint32_t *progress = sync + 1;
     if (lane == 0) ticket = atomicAdd(&sync[0], 1u);
@@ -225,6 +246,13 @@ __global__ void __launch_bounds__(32) k3_execute(const zg_zd_block *blocks, cons
         /* matches */
         pos = bstart;
         uint32_t ready = bstart; /* [ready, bstart) known final */
+        E.first = fr.first_block;
+        E.bi = bi;
+        E.base = bi - fr.first_block > kCached ? bi - kCached : fr.first_block;
+        for (uint32_t k = E.base + lane; k < bi; k += 32) {
+            E.start[k - E.base] = (uint32_t)res[k].out;
+            E.seen[k - E.base] = 0;
+        }
         publish(progress, bi, b.nseq ? bstart + seq[0].ll : bend, lane);
         for (uint32_t i = 0; i < b.nseq; i++) {
             const zg_zd_seq s = seq[i];
@@ -238,12 +266,12 @@ __global__ void __launch_bounds__(32) k3_execute(const zg_zd_block *blocks, cons
             const uint32_t from = pos - off;
             if (from < ready) {
                 const uint32_t end = min(from + s.ml, bstart);
-                wait_range(res, progress, fr.first_block, bi, from, end);
+                wait_range(E, res, progress, from, end, lane);
                 if (end == bstart) ready = from;
             }
             wmatch(out, pos, off, s.ml, lane);
             pos += s.ml;
-            publish(progress, bi, i + 1 < b.nseq ? pos + seq[i + 1].ll : bend, lane);
+            if ((i & 15) == 15 && i + 1 < b.nseq) publish(progress, bi, pos + seq[i + 1].ll, lane);
         }
     }
     publish(progress, bi, bend, lane);

@@ -53,10 +53,10 @@ static double gpu_batch(const frame_in *fr, size_t n, int *planned, int *err, ui
     const size_t nb = pl.n_blocks;
     CUOK(cudaMalloc((void **)&d_src, total + 64));
     CUOK(cudaMemcpy(d_src, h, total + 64, cudaMemcpyHostToDevice));
-    CUOK(cudaMalloc((void **)&d_lit, pl.lit_bytes + 1));
-    CUOK(cudaMalloc((void **)&d_seq, pl.n_seq * sizeof(zg_zd_seq) + 1));
-    CUOK(cudaMalloc((void **)&d_out, out_total + 1));
-    CUOK(cudaMemset(d_out, 0xa5, out_total + 1));
+    CUOK(cudaMalloc((void **)&d_lit, pl.lit_bytes + 4));
+    CUOK(cudaMalloc((void **)&d_seq, pl.n_seq * sizeof(zg_zd_seq) + 4));
+    CUOK(cudaMalloc((void **)&d_out, out_total + 4));
+    CUOK(cudaMemset(d_out, 0xa5, out_total + 4));
     CUOK(cudaMalloc((void **)&d_scr, zg_zd_scratch_bytes((uint32_t)nb)));
     CUOK(cudaMalloc((void **)&d_blocks, (nb + 1) * sizeof(zg_zd_block)));
     CUOK(cudaMalloc((void **)&d_frames, (pl.n_frames + 1) * sizeof(zg_zd_frame)));
