@@ -78,7 +78,8 @@ typedef struct zgpu_context_options {
     size_t struct_size;          /* sizeof(zgpu_context_options): lets the struct grow compatibly */
     int num_threads;             /* host decode threads; 0 = number of online CPUs */
     int device;                  /* CUDA device ordinal used by device reads; default 0 */
-    size_t device_memory_budget; /* bytes of staging + scratch per read wave; 0 = 1 GiB */
+    size_t device_memory_budget; /* bytes of staging + scratch for device reads (two waves in flight); 0 = an
+                                    eighth of the GPU's memory, between 256 MiB and 4 GiB */
     zgpu_gds_mode gds_mode;
     int gpu_decode;              /* 1 (default): decode on the GPU where a GPU decoder exists; 0: CPU fallback */
     int gpu_trust_input;         /* nvCOMP's DEFLATE decoder (gzip, zlib) needs valid input, and a DEFLATE stream

@@ -41,7 +41,8 @@ class Config:
     """Settings for contexts created from now on (arrays already open keep the context they were opened with).
 
     Attributes: ``num_threads`` (host decode threads, 0 = all CPUs), ``device`` (CUDA ordinal of
-    ``device="cuda"``), ``device_memory_budget`` (bytes per read wave, 0 = 1 GiB), ``gds`` ("auto", "off",
+    ``device="cuda"``), ``device_memory_budget`` (bytes of staging and scratch for device reads, 0 = an eighth of the GPU's memory,
+    256 MiB to 4 GiB), ``gds`` ("auto", "off",
     "on"), ``gpu_decode`` (decode on the GPU where a GPU decoder exists), ``gpu_trust_input`` (also decode
     DEFLATE — gzip, zlib — on the GPU: nvCOMP needs valid input there, so only for data you trust).
     """

@@ -50,7 +50,6 @@ ZGPU_API zgpu_status zgpu_context_create(const zgpu_context_options *opts, zgpu_
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         ctx->opts.num_threads = n > 0 ? (int)n : 1;
     }
-    if (ctx->opts.device_memory_budget == 0) ctx->opts.device_memory_budget = (size_t)1 << 30;
     pthread_mutex_init(&ctx->device_lock, NULL);
     zgpu_status st = zg_pool_create(ctx->opts.num_threads, &ctx->pool);
     if (st != ZGPU_OK) {

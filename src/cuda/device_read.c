@@ -75,6 +75,7 @@ struct zg_device_state {
     void **retired;       /* pinned buffers outgrown (freed with the state: freeing pinned memory can sync) */
     size_t n_retired;
     cudaEvent_t ev[6];
+    size_t auto_budget; /* device_memory_budget 0: an eighth of the device's memory, 256 MiB .. 4 GiB */
 };
 
 static void free_pinned(struct zg_device_state *st, void *p) {
@@ -118,6 +119,11 @@ static zgpu_status get_state(zgpu_context *ctx, struct zg_device_state **out) {
             for (int k = 0; k < 2 && e == cudaSuccess; k++)
                 e = cudaEventCreateWithFlags(&st->set[k].done, cudaEventDisableTiming);
             for (int i = 0; i < 6 && e == cudaSuccess; i++) e = cudaEventCreate(&st->ev[i]);
+            size_t free_b = 0, total_b = 0;
+            if (e == cudaSuccess) e = cudaMemGetInfo(&free_b, &total_b);
+            st->auto_budget = total_b / 8;
+            if (st->auto_budget < ((size_t)256 << 20)) st->auto_budget = (size_t)256 << 20;
+            if (st->auto_budget > ((size_t)4 << 30)) st->auto_budget = (size_t)4 << 30;
             if (e != cudaSuccess) {
                 s = zg_error(ZGPU_ERR_CUDA, "CUDA device %d: %s", st->device, cudaGetErrorString(e));
                 free(st);
@@ -971,14 +977,19 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
     for (size_t i = 0; i < j->n_t; i++) {
         const dtask *t = &j->t[i];
         cost[i] = 64; /* descriptors */
-        if (t->kind == T_GPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + ALIGN + slot * (pp->needs_b ? 2 : 1);
-        /* zstd's literal and sequence buffers: known only after parsing; literals are at most the chunk */
-        if (t->kind == T_GPU && j->own_zstd && (pp->comp == COMP_ZSTD || pp->comp == COMP_BLOSC)) cost[i] += slot;
+        /* a chunk that decodes straight into the output needs no scratch slot (known now except for blosc) */
+        const int direct = pp->comp != COMP_BLOSC && t->kind == T_GPU && direct_target(j, t) != NULL;
+        if (t->kind == T_GPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + ALIGN + (direct ? 0 : slot * (pp->needs_b ? 2 : 1));
+        /* zstd's literal buffer (known only after parsing): at most the chunk, and at most 8 literals per stored
+         * byte (Huffman codes are at least one bit) */
+        if (t->kind == T_GPU && j->own_zstd && (pp->comp == COMP_ZSTD || pp->comp == COMP_BLOSC))
+            cost[i] += slot < 8 * t->nbytes ? slot : 8 * t->nbytes;
         else if (t->kind == T_CPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + slot;
     }
     zg_wave *waves = NULL;
     size_t nw = 0;
-    zgpu_status s = zg_waves_split(j->n_t, cost, zg_wave_limit(j->a->ctx->opts.device_memory_budget), &waves, &nw);
+    const size_t budget = j->a->ctx->opts.device_memory_budget ? j->a->ctx->opts.device_memory_budget : st->auto_budget;
+    zgpu_status s = zg_waves_split(j->n_t, cost, zg_wave_limit(budget), &waves, &nw);
     free(cost);
     if (s != ZGPU_OK) return zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", j->a->path), s;
     stats->waves = (int)nw;

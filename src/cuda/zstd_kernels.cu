@@ -2,6 +2,9 @@
 // One warp per zstd block in K1 and K3, one thread per frame in K2 and K4.
 #include "cuda/zstd_gpu.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+
 namespace {
 
 __constant__ zg_zd_consts kConsts = ZG_ZD_CONSTS_INIT;
@@ -12,34 +15,51 @@ constexpr unsigned kFull = 0xffffffffu;
 template <bool CG> __device__ __forceinline__ uint8_t ld8(const uint8_t *p) { return CG ? __ldcg(p) : *p; }
 template <bool CG> __device__ __forceinline__ uint32_t ld32(const uint32_t *p) { return CG ? __ldcg(p) : *p; }
 
-// dst[0, n) = src[0, n), the ranges not overlapping, by the whole warp: aligned 4-byte stores, each built
-// from the two aligned source words it straddles (never reading a word without a byte of the source), four
-// loads in flight per lane before their stores.
+// dst[0, n) = src[0, n), the ranges not overlapping, by the whole warp. Each lane moves 16 bytes a step as four
+// aligned 4-byte stores, built with funnel shifts from the five aligned source words they straddle (a word is
+// read only when it holds a byte of the source), and keeps U steps of loads in flight before storing: one warp
+// then moves 2 KiB per memory round trip.
 template <bool CG> __device__ void wcopy(uint8_t *dst, const uint8_t *src, uint32_t n, int lane) {
     uint32_t head = (4u - (uint32_t)((uintptr_t)dst & 3)) & 3;
     if (head > n) head = n;
     if ((uint32_t)lane < head) dst[lane] = ld8<CG>(src + lane);
-    const uint32_t words = (n - head) / 4;
+    const uint32_t words = (n - head) / 4, quads = words / 4;
     const uint8_t *s = src + head;
     uint32_t *d = (uint32_t *)(dst + head);
     const uint32_t sh = (uint32_t)((uintptr_t)s & 3) * 8;
     const uint32_t *sw = (const uint32_t *)((uintptr_t)s & ~(uintptr_t)3);
+    const bool d16 = ((uintptr_t)d & 15) == 0;
     constexpr int U = 4;
-    for (uint32_t w0 = lane; w0 < words; w0 += 32 * U) {
-        uint32_t lo[U], hi[U];
+    for (uint32_t q0 = lane; q0 < quads; q0 += 32 * U) {
+        uint32_t v[U][5];
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            const uint32_t w = w0 + 32 * u;
-            if (w < words) {
-                lo[u] = ld32<CG>(sw + w);
-                hi[u] = sh ? ld32<CG>(sw + w + 1) : 0;
+            const uint32_t q = q0 + 32 * u;
+            if (q < quads) {
+#pragma unroll
+                for (int k = 0; k < 4; k++) v[u][k] = ld32<CG>(sw + 4 * q + k);
+                v[u][4] = sh ? ld32<CG>(sw + 4 * q + 4) : 0;
             }
         }
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            const uint32_t w = w0 + 32 * u;
-            if (w < words) d[w] = sh ? __funnelshift_r(lo[u], hi[u], sh) : lo[u];
+            const uint32_t q = q0 + 32 * u;
+            if (q < quads) {
+                uint32_t o[4];
+#pragma unroll
+                for (int k = 0; k < 4; k++) o[k] = sh ? __funnelshift_r(v[u][k], v[u][k + 1], sh) : v[u][k];
+                if (d16) {
+                    *(uint4 *)(d + 4 * q) = make_uint4(o[0], o[1], o[2], o[3]);
+                } else {
+#pragma unroll
+                    for (int k = 0; k < 4; k++) d[4 * q + k] = o[k];
+                }
+            }
         }
+    }
+    for (uint32_t w = 4 * quads + lane; w < words; w += 32) {
+        const uint32_t lo = ld32<CG>(sw + w), hi = sh ? ld32<CG>(sw + w + 1) : 0;
+        d[w] = sh ? __funnelshift_r(lo, hi, sh) : lo;
     }
     const uint32_t done = head + 4 * words;
     if (done + lane < n) dst[done + lane] = ld8<CG>(src + done + lane);
@@ -144,6 +164,19 @@ __global__ void k2_link(const zg_zd_frame *frames, uint32_t n_frames, zg_zd_bres
     if (err) report(status, fr.status_index, (int)err);
 }
 
+// A short match by one lane: its source bytes (all final, at most kShortMatch) loaded first, then stored.
+constexpr uint32_t kShortMatch = 48;
+__device__ void lane_match(uint8_t *out, uint32_t pos, uint32_t off, uint32_t n) {
+    uint8_t buf[kShortMatch];
+    const uint32_t m = min(off, n);
+    const uint8_t *src = out + pos - off;
+    for (uint32_t k = 0; k < m; k++) buf[k] = __ldcg(src + k);
+    for (uint32_t k = 0, q = 0; k < n; k++) {
+        out[pos + k] = buf[q];
+        if (++q == m) q = 0;
+    }
+}
+
 // ---------------------------------------------------------------- K3: sequence execution
 // First every literal run goes to its place (positions from prefix sums of the sequences), so a block never
 // waits for literals; then the matches in order. progress[b]: the frame position up to which block b's bytes
@@ -218,7 +251,7 @@ __global__ void __launch_bounds__(32) k3_execute(const zg_zd_block *blocks, cons
     } else {
         const uint8_t *lit = (const uint8_t *)b.lit;
         const zg_zd_seq *seq = (const zg_zd_seq *)b.seq;
-        /* literals */
+        /* literals: every run to its place */
         uint32_t pos = bstart, lp = 0;
         for (uint32_t g = 0; g < b.nseq; g += 32) {
             const uint32_t i = g + lane;
@@ -243,8 +276,9 @@ __global__ void __launch_bounds__(32) k3_execute(const zg_zd_block *blocks, cons
             pos += __shfl_sync(kFull, st, 31);
         }
         if (lp <= b.lit_n) wcopy<false>(out + pos, lit + lp, b.lit_n - lp, lane);
-        /* matches */
-        pos = bstart;
+        /* matches, 32 at a time, lane k taking sequence g + k: every match whose source is final is copied in
+         * the same round (one lane each, or the whole warp for a long one); a match reading bytes of a match
+         * still pending in the group waits for a later round; the first pending one is always ready */
         uint32_t ready = bstart; /* [ready, bstart) known final */
         E.first = fr.first_block;
         E.bi = bi;
@@ -254,24 +288,60 @@ __global__ void __launch_bounds__(32) k3_execute(const zg_zd_block *blocks, cons
             E.seen[k - E.base] = 0;
         }
         publish(progress, bi, b.nseq ? bstart + seq[0].ll : bend, lane);
-        for (uint32_t i = 0; i < b.nseq; i++) {
-            const zg_zd_seq s = seq[i];
-            pos += s.ll;
-            uint32_t off = 0;
-            const int e = zd_seq_offset(&s, r.rep_in, pos, &off);
-            if (e) {
-                if (lane == 0) report(status, fr.status_index, e);
+        uint32_t gpos = bstart; /* where group g's first literals start */
+        for (uint32_t g = 0; g < b.nseq; g += 32) {
+            const uint32_t i = g + lane;
+            const bool have = i < b.nseq;
+            zg_zd_seq sq = {0, 0, 1};
+            if (have) sq = seq[i];
+            uint32_t st = sq.ll + sq.ml;
+#pragma unroll
+            for (int d = 1; d < 32; d <<= 1) {
+                const uint32_t a = __shfl_up_sync(kFull, st, d);
+                if (lane >= d) st += a;
+            }
+            const uint32_t mpos = gpos + st - sq.ml; /* my match's first byte */
+            uint32_t off = 1;
+            const int e = have ? zd_seq_offset(&sq, r.rep_in, mpos, &off) : 0;
+            const unsigned bad = __ballot_sync(kFull, e != 0);
+            if (bad) {
+                if (lane == __ffs(bad) - 1) report(status, fr.status_index, e);
                 break;
             }
-            const uint32_t from = pos - off;
-            if (from < ready) {
-                const uint32_t end = min(from + s.ml, bstart);
-                wait_range(E, res, progress, from, end, lane);
-                if (end == bstart) ready = from;
+            const uint32_t from = mpos - off, srclen = min(sq.ml, off);
+            /* bytes of earlier blocks: wait until they are final */
+            unsigned cross = __ballot_sync(kFull, have && sq.ml && from < ready);
+            while (cross) {
+                const int k = __ffs(cross) - 1;
+                cross &= cross - 1;
+                const uint32_t fk = __shfl_sync(kFull, from, k), ek = __shfl_sync(kFull, min(from + srclen, bstart), k);
+                if (fk >= ready) continue;
+                wait_range(E, res, progress, fk, ek, lane);
+                if (ek == bstart) ready = fk;
             }
-            wmatch(out, pos, off, s.ml, lane);
-            pos += s.ml;
-            if ((i & 15) == 15 && i + 1 < b.nseq) publish(progress, bi, pos + seq[i + 1].ll, lane);
+            /* which earlier matches of the group my source overlaps */
+            unsigned dep = 0;
+            for (int j = 0; j < 32; j++) {
+                const uint32_t pj = __shfl_sync(kFull, mpos, j), mj = __shfl_sync(kFull, sq.ml, j);
+                if (j < lane && mj && pj < from + srclen && pj + mj > from) dep |= 1u << j;
+            }
+            unsigned pending = __ballot_sync(kFull, have && sq.ml > 0);
+            while (pending) {
+                const bool go = ((pending >> lane) & 1) && !(dep & pending);
+                const unsigned rdy = __ballot_sync(kFull, go);
+                if (go && sq.ml <= kShortMatch) lane_match(out, mpos, off, sq.ml);
+                unsigned longs = __ballot_sync(kFull, go && sq.ml > kShortMatch);
+                while (longs) {
+                    const int k = __ffs(longs) - 1;
+                    longs &= longs - 1;
+                    wmatch(out, __shfl_sync(kFull, mpos, k), __shfl_sync(kFull, off, k), __shfl_sync(kFull, sq.ml, k),
+                           lane);
+                }
+                __syncwarp();
+                pending &= ~rdy;
+            }
+            gpos += __shfl_sync(kFull, st, 31);
+            if (g + 32 < b.nseq) publish(progress, bi, gpos + seq[g + 32].ll, lane);
         }
     }
     publish(progress, bi, bend, lane);
@@ -298,9 +368,26 @@ extern "C" cudaError_t zg_zd_decode(const zg_zd_batch *b, cudaStream_t s) {
     cudaError_t e = cudaMemsetAsync(b->sync, 0, ((size_t)b->n_blocks + 1) * sizeof(uint32_t), s);
     if (e != cudaSuccess) return e;
     const unsigned fgrid = (b->n_frames + 127) / 128;
+    static const int profile = getenv("ZGPU_ZSTD_PROFILE") != NULL; /* per-kernel times on stderr (tuning) */
+    cudaEvent_t ev[5];
+    if (profile)
+        for (int i = 0; i < 5; i++) cudaEventCreate(&ev[i]);
+    if (profile) cudaEventRecord(ev[0], s);
     if (b->n_blocks) k1_entropy<<<b->n_blocks, 32, 0, s>>>(b->blocks, b->hufs, b->fses, b->res);
+    if (profile) cudaEventRecord(ev[1], s);
     k2_link<<<fgrid, 128, 0, s>>>(b->frames, b->n_frames, b->res, b->status, b->actual);
+    if (profile) cudaEventRecord(ev[2], s);
     if (b->n_blocks) k3_execute<<<b->n_blocks, 32, 0, s>>>(b->blocks, b->frames, b->res, b->sync, b->status);
+    if (profile) cudaEventRecord(ev[3], s);
     k4_checksum<<<fgrid, 128, 0, s>>>(b->frames, b->n_frames, b->status);
+    if (profile) {
+        cudaEventRecord(ev[4], s);
+        cudaEventSynchronize(ev[4]);
+        float ms[4];
+        for (int i = 0; i < 4; i++) cudaEventElapsedTime(&ms[i], ev[i], ev[i + 1]);
+        fprintf(stderr, "zstd decoder: %u frames, %u blocks: K1 %.3f K2 %.3f K3 %.3f K4 %.3f ms\n", b->n_frames,
+                b->n_blocks, ms[0], ms[1], ms[2], ms[3]);
+        for (int i = 0; i < 5; i++) cudaEventDestroy(ev[i]);
+    }
     return cudaGetLastError();
 }

@@ -195,6 +195,37 @@ static void test_damaged(zcase *cs, size_t n) {
     free(out); free(err); free(planned); free(fr); free(bufs);
 }
 
+/* Throughput on copies of one raw chunk from a file ($ZGPU_ZSTD_SAMPLE, e.g. a benchmark volume's chunk),
+ * compressed at level 3 (zarr's default), for tuning. */
+static void test_sample(const char *path) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return;
+    fseek(fp, 0, SEEK_END);
+    size_t sz = (size_t)ftell(fp);
+    rewind(fp);
+    uint8_t *raw = (uint8_t *)malloc(sz);
+    if (fread(raw, 1, sz, fp) != sz) sz = 0;
+    fclose(fp);
+    enum { N = 64 };
+    uint8_t *comp = (uint8_t *)malloc(ZSTD_compressBound(sz)), *out[N];
+    size_t cn = zc_compress(raw, sz, comp, ZSTD_compressBound(sz), 3, 0, 0, 0);
+    frame_in fr[N];
+    int planned[N], err[N];
+    for (int i = 0; i < N; i++) {
+        fr[i] = (frame_in){comp, cn, sz};
+        out[i] = (uint8_t *)malloc(sz);
+    }
+    double ms = gpu_batch(fr, N, planned, err, out, 5);
+    int good = 0;
+    for (int i = 0; i < N; i++) good += planned[i] && !err[i] && memcmp(out[i], raw, sz) == 0;
+    CHECK_EQ_U64(good, N);
+    printf("sample %s: %d frames of %zu bytes (ratio %.2f): %.2f ms, %.1f GB/s decoded\n", path, N, sz,
+           (double)sz / cn, ms, (double)N * sz / (ms * 1e6));
+    for (int i = 0; i < N; i++) free(out[i]);
+    free(comp);
+    free(raw);
+}
+
 /* Throughput on chunks like the benchmark's: 64 chunks of 4 MiB of each kind, level 1 and 3. */
 static void test_speed(void) {
     enum { N = 64 };
@@ -240,6 +271,13 @@ int main(void) {
     test_valid(cs, n, 1 + n / 40);
     test_damaged(cs, n);
     if (!quick) test_speed();
+    for (const char *p = getenv("ZGPU_ZSTD_SAMPLE"); p && *p;) { /* a list of files, ':'-separated */
+        char one[4096];
+        size_t k = strcspn(p, ":");
+        snprintf(one, sizeof one, "%.*s", (int)k, p);
+        test_sample(one);
+        p += k + (p[k] == ':');
+    }
     zc_free(cs, n);
     TEST_MAIN_END();
 }
