@@ -176,6 +176,17 @@ static zgpu_status ensure_pinned(struct zg_device_state *st, bufset *b, size_t n
  * Chain analysis
  * ---------------------------------------------------------------------------------------------- */
 enum { COMP_NONE = 0, COMP_ZSTD, COMP_GZIP, COMP_ZLIB, COMP_LZ4, COMP_BLOSC };
+
+/* Decoder "formats" of a wave: nvCOMP's (zg_nvc_format), then zgpu's own zstd decoder. */
+#define FMT_OWN ZG_NVC_N
+#define N_FMT (ZG_NVC_N + 1)
+
+/* Which zstd decoder a frame gets (ZGPU_ZSTD_DECODER=auto|zgpu|nvcomp). auto: zgpu's for frames that
+ * compress at least OWN_MIN_RATIO:1 (long matches: nvCOMP's one-block-per-frame execution is slow there),
+ * nvCOMP's for the others (mostly Huffman literals, which nvCOMP decodes faster); zgpu's when nvCOMP is
+ * missing. Measured on the benchmark volumes (docs/benchmarks.md). */
+enum { ZSTD_AUTO = 0, ZSTD_OWN, ZSTD_NVCOMP };
+#define OWN_MIN_RATIO 2
 enum { POST_CRC32C = 1, POST_SHUFFLE, POST_BYTESWAP, POST_DELTA };
 
 typedef struct pipe {
@@ -337,8 +348,7 @@ typedef struct dtask {
 
 typedef struct stream_ref { /* a GPU decompression stream, for status checks */
     uint32_t task;
-    int fmt;
-    int own; /* decoded by zgpu's zstd decoder (status: ZG_ZD_E_*), else by nvCOMP (nvCOMP status) */
+    int fmt; /* FMT_OWN: status is a ZG_ZD_E_* code; else an nvCOMP status */
     uint64_t expect;
 } stream_ref;
 
@@ -349,7 +359,7 @@ typedef struct job {
     const zg_chain *chain;
     pipe pp;
     int gpu_decode, use_gds, host_parse;
-    int own_zstd; /* zstd frames decode with zgpu's block-parallel decoder (else nvCOMP) */
+    int zstd_mode; /* ZSTD_AUTO / ZSTD_OWN / ZSTD_NVCOMP */
     dtask *t;
     size_t n_t;
     int64_t out_strides[ZGPU_MAX_DIMS];
@@ -358,7 +368,7 @@ typedef struct job {
     bufset *bs;
     size_t first, count;
     atomic_uint_fast64_t io_ns, cpu_ns;
-    size_t in_align[ZG_NVC_N], out_align[ZG_NVC_N];
+    size_t in_align[N_FMT], out_align[N_FMT];
     int nvc_ok;
 } job;
 
@@ -394,6 +404,18 @@ static int nvc_format(const job *j, int comp, const zg_blosc_header *bh) {
     return -1;
 }
 
+/* zgpu's zstd decoder for a frame of `stored` bytes that decodes to `decoded`? */
+static int use_own_zstd(const job *j, uint64_t decoded, uint64_t stored) {
+    if (j->zstd_mode != ZSTD_AUTO) return j->zstd_mode == ZSTD_OWN;
+    return !j->nvc_ok || decoded >= OWN_MIN_RATIO * stored;
+}
+
+/* The decoder format of a GPU task's compressed streams (blosc: its inner compressor). */
+static int task_fmt(const job *j, const dtask *t) {
+    if (t->zp) return FMT_OWN;
+    return nvc_format(j, j->pp.comp, j->pp.comp == COMP_BLOSC ? &t->bh : NULL);
+}
+
 static zg_zd_plan *plan_new(void) {
     zg_zd_plan *pl = malloc(sizeof *pl);
     if (pl) zg_zd_plan_init(pl);
@@ -423,7 +445,7 @@ static int parse_task(job *j, dtask *t, uint8_t *p) {
         if (n != pp->comp_out) return 1;
         break;
     case COMP_ZSTD:
-        if (j->own_zstd) {
+        if (use_own_zstd(j, pp->comp_out, n)) {
             if (!(t->zp = plan_new()) || zg_zd_plan_frame(t->zp, p, (size_t)n, (size_t)pp->comp_out, 0) != ZGPU_OK)
                 return 1;
         } else if (zg_zstd_check(p, (size_t)n, (size_t)pp->comp_out) != ZGPU_OK) {
@@ -445,9 +467,10 @@ static int parse_task(job *j, dtask *t, uint8_t *p) {
         if (zg_blosc_parse_header(p, (size_t)n, (size_t)pp->comp_out, &t->bh) != ZGPU_OK) return 1;
         size_t cap = zg_blosc_max_streams(&t->bh);
         int fmt = t->bh.memcpyed ? 0 : nvc_format(j, COMP_BLOSC, &t->bh);
-        const int own = j->own_zstd && !t->bh.memcpyed && fmt == ZG_NVC_ZSTD;
+        const int own = !t->bh.memcpyed && fmt == ZG_NVC_ZSTD && use_own_zstd(j, t->bh.nbytes, n);
         if (fmt < 0 || (!t->bh.memcpyed && !j->nvc_ok && !own)) return 1;
         if (own && !(t->zp = plan_new())) return 1;
+        if (own) fmt = FMT_OWN;
         t->streams = malloc((cap ? cap : 1) * sizeof *t->streams);
         if (!t->streams) return 1;
         if (zg_blosc_streams(p, (size_t)n, &t->bh, t->streams, cap, &t->n_streams) != ZGPU_OK) return 1;
@@ -474,8 +497,8 @@ static int parse_task(job *j, dtask *t, uint8_t *p) {
     }
     }
     if (pp->comp != COMP_NONE && pp->comp != COMP_BLOSC) {
-        if (!j->nvc_ok && !(pp->comp == COMP_ZSTD && j->own_zstd)) return 1;
-        int fmt = nvc_format(j, pp->comp, NULL);
+        if (!j->nvc_ok && !t->zp) return 1;
+        int fmt = task_fmt(j, t);
         /* nvCOMP wants its input aligned (deflate: 4 or 8 bytes) but gzip/zlib/lz4 headers are 10/2/4 bytes:
          * move the object forward inside its slot (which has ALIGN bytes of slack) to align the payload */
         uint64_t mis = (t->h_off + off) % j->in_align[fmt];
@@ -585,7 +608,7 @@ static zgpu_status check_wave(job *j, bufset *b, wave_check *wc, zgpu_read_stats
     for (size_t r = 0; r < wc->n_refs && s == ZGPU_OK; r++) {
         const stream_ref *ref = &wc->refs[r];
         const dtask *t = &j->t[ref->task];
-        if (status[r] != 0 && ref->own)
+        if (status[r] != 0 && ref->fmt == FMT_OWN)
             s = task_error(j, t, j->pp.comp_name,
                            zg_error(ZGPU_ERR_CORRUPT_DATA, "GPU zstd decoding failed: %s", zg_zd_error_text(status[r])));
         else if (status[r] != 0)
@@ -632,7 +655,7 @@ static uint8_t *direct_target(const job *j, const dtask *t) {
     uint8_t *dst = j->out;
     for (int d = 0; d < nd; d++) dst += (int64_t)pt->in_box[d] * j->out_strides[d];
     if (pp->comp != COMP_BLOSC) {
-        size_t align = j->out_align[nvc_format(j, pp->comp, NULL)];
+        size_t align = j->out_align[task_fmt(j, t)];
         if (align > 1 && (uintptr_t)dst % align != 0) return NULL;
     }
     return dst;
@@ -648,20 +671,20 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     const size_t itemsize = j->a->meta.dtype.size;
     cudaStream_t s = st->stream;
     const uint64_t data_end = L->pos;
-    size_t n_fmt[ZG_NVC_N] = {0}, n_copy = 0, n_gpu = 0, n_refs = 0, n_unsh = 0;
+    size_t n_fmt[N_FMT] = {0}, n_copy = 0, n_gpu = 0, n_refs = 0, n_unsh = 0;
     for (size_t i = first; i < first + count; i++) {
         const dtask *t = &j->t[i];
         if (t->kind != T_GPU) continue;
         n_gpu++;
         if (pp->comp == COMP_BLOSC) {
-            int fmt = nvc_format(j, COMP_BLOSC, &t->bh);
+            int fmt = task_fmt(j, t);
             for (size_t k = 0; k < t->n_streams; k++) {
                 if (t->streams[k].raw || t->bh.memcpyed) n_copy++;
                 else n_fmt[fmt]++;
             }
             if (!t->bh.memcpyed && t->bh.shuffle != ZG_BLOSC_NOSHUFFLE) n_unsh++;
         } else if (pp->comp != COMP_NONE) {
-            n_fmt[nvc_format(j, pp->comp, NULL)]++;
+            n_fmt[task_fmt(j, t)]++;
         }
     }
     /* zgpu's zstd decoder: totals of the wave's planned frames */
@@ -677,8 +700,8 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
         zlit_n += zp->lit_bytes;
         zseq_n += zp->n_seq;
     }
-    size_t fmt_base[ZG_NVC_N];
-    for (int f = 0; f < ZG_NVC_N; f++) {
+    size_t fmt_base[N_FMT];
+    for (int f = 0; f < N_FMT; f++) {
         fmt_base[f] = n_refs;
         n_refs += n_fmt[f];
     }
@@ -731,7 +754,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     wc->n_crc = 0;
 
     /* compressor stage */
-    size_t fill_k[ZG_NVC_N] = {0}, kc = 0, ku = 0;
+    size_t fill_k[N_FMT] = {0}, kc = 0, ku = 0;
     zg_zd_bases zat = {0, (uint64_t)(uintptr_t)(D + o_zlit), (uint64_t)(uintptr_t)(D + o_zseq), 0, 0, 0, 0};
     zg_zd_frame *zframes = (zg_zd_frame *)(H + o_zf);
     uint64_t max_copy = 0, max_un = 0;
@@ -762,7 +785,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
             zat.fse += (uint32_t)t->zp->n_fses;
         }
         if (pp->comp == COMP_BLOSC) {
-            int fmt = nvc_format(j, COMP_BLOSC, &t->bh);
+            int fmt = task_fmt(j, t);
             for (size_t k = 0; k < t->n_streams; k++) {
                 const zg_blosc_stream *bs = &t->streams[k];
                 if (bs->raw || t->bh.memcpyed) {
@@ -775,7 +798,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
                 ((uint64_t *)(H + o_inb))[fmt_base[fmt] + r] = bs->src_len;
                 ((uint64_t *)(H + o_cap))[fmt_base[fmt] + r] = bs->dst_len;
                 ((void **)(H + o_out))[fmt_base[fmt] + r] = dstA + bs->dst_off;
-                wc->refs[fmt_base[fmt] + r] = (stream_ref){(uint32_t)i, fmt, t->zp != NULL, bs->dst_len};
+                wc->refs[fmt_base[fmt] + r] = (stream_ref){(uint32_t)i, fmt, bs->dst_len};
                 if (t->zp) {
                     zframes[zframe].dst = (uint64_t)(uintptr_t)(dstA + bs->dst_off);
                     zframes[zframe++].status_index = (uint32_t)(fmt_base[fmt] + r);
@@ -795,13 +818,13 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
             }
         } else {
             if (t->direct) dstA = t->direct;
-            int fmt = nvc_format(j, pp->comp, NULL);
+            int fmt = task_fmt(j, t);
             size_t r = fill_k[fmt]++;
             ((const void **)(H + o_in))[fmt_base[fmt] + r] = src + t->body_off;
             ((uint64_t *)(H + o_inb))[fmt_base[fmt] + r] = t->body_len;
             ((uint64_t *)(H + o_cap))[fmt_base[fmt] + r] = pp->comp_out;
             ((void **)(H + o_out))[fmt_base[fmt] + r] = dstA;
-            wc->refs[fmt_base[fmt] + r] = (stream_ref){(uint32_t)i, fmt, t->zp != NULL, pp->comp_out};
+            wc->refs[fmt_base[fmt] + r] = (stream_ref){(uint32_t)i, fmt, pp->comp_out};
             if (t->zp) {
                 zframes[zframe].dst = (uint64_t)(uintptr_t)dstA;
                 zframes[zframe].status_index = (uint32_t)(fmt_base[fmt] + r);
@@ -886,7 +909,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
         CU(cudaMemcpyAsync(D + h2d_from, H + h2d_from, host_end - h2d_from, cudaMemcpyHostToDevice, s), "H2D copy");
     CU(cudaEventRecord(st->ev[1], s), "cudaEventRecord");
     /* decode: one nvCOMP batch per format, raw copies, unshuffle, post stages */
-    if (zf_n) {
+    if (n_fmt[FMT_OWN]) {
         const zg_zd_batch zb = {(const zg_zd_block *)(D + o_zb), (const zg_zd_frame *)(D + o_zf),
                                 (const zg_zd_huf_desc *)(D + o_zh), (const zg_zd_fse_desc *)(D + o_zs),
                                 (uint32_t)zb_n, (uint32_t)zf_n, (zg_zd_bres *)(D + o_zscr),
@@ -895,7 +918,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
         CU(zg_zd_decode(&zb, s), "zstd decoder kernels");
     }
     for (int f = 0; f < ZG_NVC_N; f++) {
-        if (!n_fmt[f] || (f == ZG_NVC_ZSTD && zf_n)) continue;
+        if (!n_fmt[f]) continue;
         uint64_t maxo = 0, tot = 0;
         for (size_t r = 0; r < n_fmt[f]; r++) {
             uint64_t c = ((uint64_t *)(H + o_cap))[fmt_base[f] + r];
@@ -982,7 +1005,7 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
         if (t->kind == T_GPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + ALIGN + (direct ? 0 : slot * (pp->needs_b ? 2 : 1));
         /* zstd's literal buffer (known only after parsing): at most the chunk, and at most 8 literals per stored
          * byte (Huffman codes are at least one bit) */
-        if (t->kind == T_GPU && j->own_zstd && (pp->comp == COMP_ZSTD || pp->comp == COMP_BLOSC))
+        if (t->kind == T_GPU && j->zstd_mode != ZSTD_NVCOMP && (pp->comp == COMP_ZSTD || pp->comp == COMP_BLOSC))
             cost[i] += slot < 8 * t->nbytes ? slot : 8 * t->nbytes;
         else if (t->kind == T_CPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + slot;
     }
@@ -1083,12 +1106,12 @@ static zgpu_status run_read(zgpu_array *a, const uint64_t *start, const uint64_t
         j.in_align[f] = j.out_align[f] = 1;
         if (j.nvc_ok && zg_nvc_alignments((zg_nvc_format)f, &j.in_align[f], &j.out_align[f], &tmp) != ZGPU_OK) j.nvc_ok = 0;
     }
-    /* zstd: zgpu's block-parallel decoder unless ZGPU_ZSTD_DECODER=nvcomp asks for nvCOMP's (comparisons) */
+    j.in_align[FMT_OWN] = j.out_align[FMT_OWN] = 1;
     const char *zdec = getenv("ZGPU_ZSTD_DECODER");
-    j.own_zstd = !(zdec && !strcmp(zdec, "nvcomp") && j.nvc_ok);
-    if (j.own_zstd) j.in_align[ZG_NVC_ZSTD] = j.out_align[ZG_NVC_ZSTD] = 1;
+    j.zstd_mode = !zdec || !strcmp(zdec, "auto") ? ZSTD_AUTO : !strcmp(zdec, "nvcomp") ? ZSTD_NVCOMP : ZSTD_OWN;
+    if (!j.nvc_ok) j.zstd_mode = ZSTD_OWN;
     j.gpu_decode = a->ctx->opts.gpu_decode && j.pp.gpu &&
-                   (j.pp.comp == COMP_NONE || j.nvc_ok || (j.pp.comp == COMP_ZSTD && j.own_zstd));
+                   (j.pp.comp == COMP_NONE || j.nvc_ok || j.pp.comp == COMP_ZSTD);
     /* GDS: AUTO uses it only when no frame needs checking on the host; ON always (or fails) */
     const char *why = "";
     zgpu_gds_mode gm = a->ctx->opts.gds_mode;

@@ -94,10 +94,19 @@ __device__ void report(int *status, uint32_t idx, int e) { atomicCAS(&status[idx
 // ---------------------------------------------------------------- K1: literals and sequences of one block
 __global__ void __launch_bounds__(32) k1_entropy(const zg_zd_block *blocks, const zg_zd_huf_desc *hufs,
                                                  const zg_zd_fse_desc *fses, zg_zd_bres *res) {
-    __shared__ uint16_t huf[1 << ZG_ZD_HUF_LOG_MAX];
-    __shared__ uint16_t start[256];
-    __shared__ zd_fse_cell tab[3][512];
-    __shared__ uint16_t next[3][64];
+    /* the Huffman table is done with before the FSE tables are built: they share the memory, so that more
+     * warps fit on an SM (the decoding is latency-bound) */
+    __shared__ union {
+        struct {
+            uint16_t huf[1 << ZG_ZD_HUF_LOG_MAX];
+            uint16_t start[256];
+        } lit;
+        struct {
+            zd_fse_cell ll[512], ml[512], of[256];
+            uint16_t next[3][64];
+        } seq;
+    } sm;
+    uint16_t *huf = sm.lit.huf, *start = sm.lit.start;
     const int lane = threadIdx.x;
     const zg_zd_block b = blocks[blockIdx.x];
     zg_zd_bres *r = &res[blockIdx.x];
@@ -136,7 +145,9 @@ __global__ void __launch_bounds__(32) k1_entropy(const zg_zd_block *blocks, cons
     uint32_t size = b.lit_n, rep[3] = {ZD_SYM(0, 0), ZD_SYM(1, 0), ZD_SYM(2, 0)};
     if (b.nseq && !err) {
         const uint32_t which[3] = {b.ll, b.of, b.ml};
-        if (lane < 3) zd_fse_build(tab[lane], &fses[which[lane]], next[lane]);
+        zd_fse_cell *const tab[3] = {sm.seq.ll, sm.seq.of, sm.seq.ml};
+        __syncwarp(); /* the Huffman table's memory is reused */
+        if (lane < 3) zd_fse_build(tab[lane], &fses[which[lane]], sm.seq.next[lane]);
         __syncwarp();
         if (lane == 0) {
             uint32_t mls = 0;
