@@ -68,6 +68,7 @@ typedef struct bufset {
 struct zg_device_state {
     int device;
     cudaStream_t stream;
+    cudaStream_t copy;    /* host-to-device copies of staged bytes, overlapping the I/O and earlier waves' decode */
     pthread_mutex_t lock; /* one read at a time uses the buffers */
     bufset set[2];
     uint8_t *d_temp;      /* nvCOMP temp */
@@ -91,6 +92,7 @@ void zg_device_state_free(struct zg_device_state *st) {
     if (!st) return;
     cudaSetDevice(st->device);
     cudaStreamSynchronize(st->stream);
+    cudaStreamSynchronize(st->copy);
     for (int k = 0; k < 2; k++) {
         if (st->set[k].h) cudaFreeHost(st->set[k].h);
         if (st->set[k].d) cudaFree(st->set[k].d);
@@ -101,6 +103,7 @@ void zg_device_state_free(struct zg_device_state *st) {
     free(st->retired);
     for (int i = 0; i < 6; i++) cudaEventDestroy(st->ev[i]);
     cudaStreamDestroy(st->stream);
+    cudaStreamDestroy(st->copy);
     pthread_mutex_destroy(&st->lock);
     free(st);
 }
@@ -116,6 +119,7 @@ static zgpu_status get_state(zgpu_context *ctx, struct zg_device_state **out) {
             st->device = ctx->opts.device;
             e = cudaSetDevice(st->device);
             if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking);
+            if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&st->copy, cudaStreamNonBlocking);
             for (int k = 0; k < 2 && e == cudaSuccess; k++)
                 e = cudaEventCreateWithFlags(&st->set[k].done, cudaEventDisableTiming);
             for (int i = 0; i < 6 && e == cudaSuccess; i++) e = cudaEventCreate(&st->ev[i]);
@@ -139,19 +143,20 @@ static zgpu_status get_state(zgpu_context *ctx, struct zg_device_state **out) {
     return s;
 }
 
-/* Grows a device buffer (stream-ordered allocation, so no device-wide synchronisation). */
-static zgpu_status ensure_device(struct zg_device_state *st, uint8_t **p, size_t *cap, size_t need) {
+/* Grows a device buffer in stream order on `s` (no device-wide synchronisation), keeping its first `keep`
+ * bytes. */
+static zgpu_status ensure_device(cudaStream_t s, uint8_t **p, size_t *cap, size_t need, size_t keep) {
     if (need <= *cap) return ZGPU_OK;
     size_t n = need + need / 4;
-    if (*p) CU(cudaFreeAsync(*p, st->stream), "cudaFreeAsync");
-    *p = NULL;
-    *cap = 0;
-    cudaError_t e = cudaMallocAsync((void **)p, n, st->stream);
+    uint8_t *q = NULL;
+    cudaError_t e = cudaMallocAsync((void **)&q, n, s);
     if (e != cudaSuccess) {
-        *p = NULL;
         cudaGetLastError();
         return zg_error(ZGPU_ERR_NO_MEMORY, "cannot allocate %zu bytes of device memory: %s", n, cudaGetErrorString(e));
     }
+    if (keep && *p) CU(cudaMemcpyAsync(q, *p, keep, cudaMemcpyDeviceToDevice, s), "device buffer copy");
+    if (*p) CU(cudaFreeAsync(*p, s), "cudaFreeAsync");
+    *p = q;
     *cap = n;
     return ZGPU_OK;
 }
@@ -360,6 +365,11 @@ typedef struct job {
     pipe pp;
     int gpu_decode, use_gds, host_parse;
     int zstd_mode; /* ZSTD_AUTO / ZSTD_OWN / ZSTD_NVCOMP */
+    /* staged bytes go to the device in segments as soon as every chunk of a segment is read and parsed */
+    struct segment *seg;
+    uint32_t *task_seg; /* per task of the wave */
+    size_t n_seg;
+    uint64_t h2d_done;  /* staged bytes below this offset are copied (or queued) already */
     dtask *t;
     size_t n_t;
     int64_t out_strides[ZGPU_MAX_DIMS];
@@ -371,6 +381,11 @@ typedef struct job {
     size_t in_align[N_FMT], out_align[N_FMT];
     int nvc_ok;
 } job;
+
+typedef struct segment {
+    uint64_t begin, end;
+    atomic_int left; /* chunks still being read or parsed */
+} segment;
 
 static const char *task_key(const job *j, const dtask *t, char *buf, size_t n) {
     const zg_chunk_task *pt = &j->plan->tasks[t->plan_i];
@@ -527,6 +542,19 @@ static zgpu_status cpu_decode(job *j, dtask *t) {
     return s;
 }
 
+/* Host parse of a GPU task; one the GPU must not take decodes on the CPU instead. */
+static void parse_or_fallback(job *j, dtask *t) {
+    if (t->kind == T_GPU && parse_task(j, t, j->bs->h + t->h_off)) {
+        free(t->streams);
+        t->streams = NULL;
+        t->n_streams = 0;
+        plan_drop(t);
+        t->kind = T_CPU;
+    }
+}
+
+/* Phase A of one task: read its bytes (into pinned staging, or by GDS onto the device); without GDS also
+ * parse them and, once its whole segment is staged, queue the segment's copy to the device. */
 static zgpu_status phase_a_task(void *arg, size_t i) {
     job *j = arg;
     dtask *t = &j->t[j->first + i];
@@ -547,19 +575,20 @@ static zgpu_status phase_a_task(void *arg, size_t i) {
         if (e != ZGPU_OK) return task_error(j, t, "(read)", e);
     }
     atomic_fetch_add(&j->io_ns, (uint64_t)((zg_now() - t0) * 1e9));
+    if (!j->seg) return ZGPU_OK;
+    if (j->gpu_decode) parse_or_fallback(j, t);
+    segment *g = &j->seg[j->task_seg[i]];
+    if (atomic_fetch_sub(&g->left, 1) == 1 &&
+        cudaMemcpyAsync(j->bs->d + g->begin, j->bs->h + g->begin, g->end - g->begin, cudaMemcpyHostToDevice,
+                        j->st->copy) != cudaSuccess)
+        return zg_error(ZGPU_ERR_CUDA, "CUDA error copying staged chunks to the device: %s",
+                        cudaGetErrorString(cudaGetLastError()));
     return ZGPU_OK;
 }
 
 static zgpu_status phase_parse_task(void *arg, size_t i) {
     job *j = arg;
-    dtask *t = &j->t[j->first + i];
-    if (t->kind == T_GPU && parse_task(j, t, j->bs->h + t->h_off)) {
-        free(t->streams);
-        t->streams = NULL;
-        t->n_streams = 0;
-        plan_drop(t);
-        t->kind = T_CPU;
-    }
+    parse_or_fallback(j, &j->t[j->first + i]);
     return ZGPU_OK;
 }
 
@@ -738,7 +767,8 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
         t->b_off = pp->needs_b && !t->direct ? take(L, slot) : t->a_off;
     }
     ZG_FORWARD(ensure_pinned(st, b, host_end, data_end));
-    ZG_FORWARD(ensure_device(st, &b->d, &b->d_cap, L->pos));
+    /* the staged bytes below data_end may be on the device already (copied segment by segment during I/O) */
+    ZG_FORWARD(ensure_device(st->copy, &b->d, &b->d_cap, L->pos, j->h2d_done));
     uint8_t *H = b->h, *D = b->d;
 
     wc->refs = malloc((n_refs ? n_refs : 1) * sizeof *wc->refs);
@@ -898,16 +928,19 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     memset(H + res_begin, 0, res_end - res_begin);
     memcpy(H + o_fill, j->a->meta.fill_value, itemsize);
 
-    /* ONE host-to-device copy (with GDS the stored bytes are on the device already) */
-    uint64_t h2d_from = 0;
+    /* the rest of the host-to-device copy (stored bytes: copied during I/O, or read by GDS onto the device),
+     * on the copy stream; the decode stream waits for it */
+    uint64_t h2d_from = j->h2d_done;
     if (j->use_gds && !j->host_parse)
         for (size_t i = first; i < first + count; i++)
             if (j->t[i].kind != T_MISSING && j->t[i].h_off + j->t[i].nbytes > h2d_from)
                 h2d_from = j->t[i].h_off + j->t[i].nbytes;
-    CU(cudaEventRecord(st->ev[0], s), "cudaEventRecord");
+    CU(cudaEventRecord(st->ev[0], st->copy), "cudaEventRecord");
     if (host_end > h2d_from)
-        CU(cudaMemcpyAsync(D + h2d_from, H + h2d_from, host_end - h2d_from, cudaMemcpyHostToDevice, s), "H2D copy");
-    CU(cudaEventRecord(st->ev[1], s), "cudaEventRecord");
+        CU(cudaMemcpyAsync(D + h2d_from, H + h2d_from, host_end - h2d_from, cudaMemcpyHostToDevice, st->copy),
+           "H2D copy");
+    CU(cudaEventRecord(st->ev[1], st->copy), "cudaEventRecord");
+    CU(cudaStreamWaitEvent(s, st->ev[1], 0), "cudaStreamWaitEvent");
     /* decode: one nvCOMP batch per format, raw copies, unshuffle, post stages */
     if (n_fmt[FMT_OWN]) {
         const zg_zd_batch zb = {(const zg_zd_block *)(D + o_zb), (const zg_zd_frame *)(D + o_zf),
@@ -927,7 +960,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
         }
         size_t temp = 0;
         ZG_FORWARD(zg_nvc_temp_size((zg_nvc_format)f, n_fmt[f], (size_t)maxo, (size_t)tot, &temp));
-        ZG_FORWARD(ensure_device(st, &st->d_temp, &st->d_temp_cap, temp ? temp : 1));
+        ZG_FORWARD(ensure_device(s, &st->d_temp, &st->d_temp_cap, temp ? temp : 1, 0));
         ZG_FORWARD(zg_nvc_decompress((zg_nvc_format)f, (const void *const *)(D + o_in + 8 * fmt_base[f]),
                                      (const size_t *)(D + o_inb + 8 * fmt_base[f]),
                                      (const size_t *)(D + o_cap + 8 * fmt_base[f]),
@@ -991,6 +1024,34 @@ static void free_tasks(job *j) {
     j->t = NULL;
 }
 
+/* Cuts the wave's staged bytes [0, r1_end) into up to 8 segments at chunk boundaries. */
+static zgpu_status make_segments(job *j, uint64_t r1_end) {
+    enum { MAX_SEG = 8 };
+    j->seg = calloc(MAX_SEG, sizeof *j->seg);
+    j->task_seg = calloc(j->count ? j->count : 1, sizeof *j->task_seg);
+    ZG_RETURN_IF(!j->seg || !j->task_seg, ZGPU_ERR_NO_MEMORY, "out of host memory for copy segments");
+    const uint64_t target = r1_end / MAX_SEG + 1;
+    size_t n = 0;
+    int left = 0;
+    for (size_t i = j->first; i < j->first + j->count; i++) {
+        const dtask *t = &j->t[i];
+        if (t->kind == T_MISSING) continue;
+        if (left && t->h_off - j->seg[n].begin >= target && n + 1 < MAX_SEG) {
+            j->seg[n].end = t->h_off;
+            atomic_init(&j->seg[n].left, left);
+            j->seg[++n].begin = t->h_off;
+            left = 0;
+        }
+        if (!left) j->seg[n].begin = t->h_off;
+        j->task_seg[i - j->first] = (uint32_t)n;
+        left++;
+    }
+    j->seg[n].end = r1_end;
+    atomic_init(&j->seg[n].left, left);
+    j->n_seg = n + 1;
+    return ZGPU_OK;
+}
+
 static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
     struct zg_device_state *st = j->st;
     const pipe *pp = &j->pp;
@@ -1005,7 +1066,8 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
         if (t->kind == T_GPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + ALIGN + (direct ? 0 : slot * (pp->needs_b ? 2 : 1));
         /* zstd's literal buffer (known only after parsing): at most the chunk, and at most 8 literals per stored
          * byte (Huffman codes are at least one bit) */
-        if (t->kind == T_GPU && j->zstd_mode != ZSTD_NVCOMP && (pp->comp == COMP_ZSTD || pp->comp == COMP_BLOSC))
+        if (t->kind == T_GPU && (pp->comp == COMP_ZSTD || pp->comp == COMP_BLOSC) &&
+            use_own_zstd(j, pp->comp_out, t->nbytes))
             cost[i] += slot < 8 * t->nbytes ? slot : 8 * t->nbytes;
         else if (t->kind == T_CPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + slot;
     }
@@ -1031,9 +1093,14 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
             if (j->t[i].kind != T_MISSING) j->t[i].h_off = take(&L, j->t[i].nbytes + (j->t[i].kind == T_GPU ? ALIGN : 0));
         const uint64_t r1_end = L.pos;
         s = ensure_pinned(st, b, r1_end ? r1_end : 1, 0);
-        if (s == ZGPU_OK && j->use_gds) s = ensure_device(st, &b->d, &b->d_cap, r1_end ? r1_end : 1);
-        if (s == ZGPU_OK && j->use_gds) s = cudaStreamSynchronize(st->stream) == cudaSuccess ? ZGPU_OK
+        /* device room for the whole wave now (the cost model's estimate), so that staged bytes can go there
+         * during the I/O; launch_wave grows it if the estimate was short */
+        uint64_t dev_need = waves[w].bytes > r1_end ? waves[w].bytes : r1_end;
+        if (s == ZGPU_OK) s = ensure_device(st->copy, &b->d, &b->d_cap, dev_need ? dev_need : 1, 0);
+        if (s == ZGPU_OK && j->use_gds) s = cudaStreamSynchronize(st->copy) == cudaSuccess ? ZGPU_OK
                                             : zg_error(ZGPU_ERR_CUDA, "stream synchronisation failed");
+        j->h2d_done = 0;
+        if (s == ZGPU_OK && !j->use_gds && j->gpu_decode) s = make_segments(j, r1_end);
         double t0 = zg_now();
         if (s == ZGPU_OK) s = zg_pool_run(j->a->ctx->pool, j->count, phase_a_task, j);
         stats->io_s += zg_now() - t0;
@@ -1043,7 +1110,13 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
                 cudaStreamSynchronize(st->stream) != cudaSuccess)
                 s = zg_error(ZGPU_ERR_CUDA, "copying GDS-read bytes back for frame checks failed");
         }
-        if (s == ZGPU_OK && j->gpu_decode) s = zg_pool_run(j->a->ctx->pool, j->count, phase_parse_task, j);
+        if (s == ZGPU_OK && j->gpu_decode && j->use_gds) s = zg_pool_run(j->a->ctx->pool, j->count, phase_parse_task, j);
+        /* all stored bytes are queued for the device (or, when the host decodes everything, not needed there) */
+        if (s == ZGPU_OK && (j->seg || !j->gpu_decode)) j->h2d_done = r1_end;
+        free(j->seg);
+        free(j->task_seg);
+        j->seg = NULL;
+        j->task_seg = NULL;
         if (s == ZGPU_OK) {
             for (size_t i = j->first; i < j->first + j->count; i++)
                 if (j->t[i].kind == T_CPU) j->t[i].cpu_off = take(&L, pp->chunk_nbytes);
@@ -1066,7 +1139,10 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
         free(wc[k].crc_task);
         free(wc[k].chk_task);
     }
-    if (s != ZGPU_OK) cudaStreamSynchronize(st->stream); /* nothing may still write into the caller's buffer */
+    if (s != ZGPU_OK) { /* nothing may still write into the caller's buffer or read the staging */
+        cudaStreamSynchronize(st->copy);
+        cudaStreamSynchronize(st->stream);
+    }
     free(waves);
     return s;
 }
