@@ -542,6 +542,17 @@ static zgpu_status cpu_decode(job *j, dtask *t) {
     return s;
 }
 
+/* Task i of the wave is staged: the last of its segment queues the segment's copy to the device. */
+static zgpu_status segment_done(job *j, size_t i) {
+    segment *g = &j->seg[j->task_seg[i]];
+    if (atomic_fetch_sub(&g->left, 1) == 1 &&
+        cudaMemcpyAsync(j->bs->d + g->begin, j->bs->h + g->begin, g->end - g->begin, cudaMemcpyHostToDevice,
+                        j->st->copy) != cudaSuccess)
+        return zg_error(ZGPU_ERR_CUDA, "CUDA error copying staged chunks to the device: %s",
+                        cudaGetErrorString(cudaGetLastError()));
+    return ZGPU_OK;
+}
+
 /* Host parse of a GPU task; one the GPU must not take decodes on the CPU instead. */
 static void parse_or_fallback(job *j, dtask *t) {
     if (t->kind == T_GPU && parse_task(j, t, j->bs->h + t->h_off)) {
@@ -577,13 +588,7 @@ static zgpu_status phase_a_task(void *arg, size_t i) {
     atomic_fetch_add(&j->io_ns, (uint64_t)((zg_now() - t0) * 1e9));
     if (!j->seg) return ZGPU_OK;
     if (j->gpu_decode) parse_or_fallback(j, t);
-    segment *g = &j->seg[j->task_seg[i]];
-    if (atomic_fetch_sub(&g->left, 1) == 1 &&
-        cudaMemcpyAsync(j->bs->d + g->begin, j->bs->h + g->begin, g->end - g->begin, cudaMemcpyHostToDevice,
-                        j->st->copy) != cudaSuccess)
-        return zg_error(ZGPU_ERR_CUDA, "CUDA error copying staged chunks to the device: %s",
-                        cudaGetErrorString(cudaGetLastError()));
-    return ZGPU_OK;
+    return segment_done(j, i);
 }
 
 static zgpu_status phase_parse_task(void *arg, size_t i) {
@@ -595,7 +600,9 @@ static zgpu_status phase_parse_task(void *arg, size_t i) {
 static zgpu_status phase_cpu_task(void *arg, size_t i) {
     job *j = arg;
     dtask *t = &j->t[j->first + i];
-    return t->kind == T_CPU ? cpu_decode(j, t) : ZGPU_OK;
+    if (t->kind != T_CPU) return ZGPU_OK;
+    ZG_FORWARD(cpu_decode(j, t));
+    return j->seg ? segment_done(j, i) : ZGPU_OK;
 }
 
 /* A growing layout inside the pinned/device buffer pair. */
@@ -670,13 +677,15 @@ static zgpu_status check_wave(job *j, bufset *b, wave_check *wc, zgpu_read_stats
 
 /* Where a GPU-decoded chunk can land directly: it is wholly selected, C-contiguous in the output, its last
  * decode stage writes the final bytes (no post stage, no transpose) and the output pointer meets the
- * decoder's alignment. Returns the destination, or NULL to decode into scratch and scatter. */
-static uint8_t *direct_target(const job *j, const dtask *t) {
+ * decoder's alignment. Returns the destination, or NULL to decode into scratch and scatter. assume_shuffled:
+ * blosc chunks count as shuffled (before their header is parsed). */
+static uint8_t *direct_target(const job *j, const dtask *t, int assume_shuffled) {
     const pipe *pp = &j->pp;
     const zg_chunk_task *pt = &j->plan->tasks[t->plan_i];
     const int nd = j->plan->ndim;
     if (!pt->covers_chunk || pp->n_post != 0 || pp->comp == COMP_NONE) return NULL;
-    if (pp->comp == COMP_BLOSC && (t->bh.memcpyed || t->bh.shuffle == ZG_BLOSC_NOSHUFFLE)) return NULL;
+    if (pp->comp == COMP_BLOSC && !assume_shuffled && (t->bh.memcpyed || t->bh.shuffle == ZG_BLOSC_NOSHUFFLE))
+        return NULL;
     int64_t c[ZGPU_MAX_DIMS];
     zg_c_strides(nd, j->plan->chunk, j->a->meta.dtype.size, c);
     for (int d = 0; d < nd; d++)
@@ -761,7 +770,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     for (size_t i = first; i < first + count; i++) {
         dtask *t = &j->t[i];
         if (t->kind != T_GPU) continue;
-        t->direct = direct_target(j, t);
+        t->direct = direct_target(j, t, 0);
         int blosc_direct = t->direct && pp->comp == COMP_BLOSC;
         t->a_off = pp->comp == COMP_NONE && !pp->needs_b ? t->h_off : (t->direct && !blosc_direct) ? 0 : take(L, slot);
         t->b_off = pp->needs_b && !t->direct ? take(L, slot) : t->a_off;
@@ -928,13 +937,9 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     memset(H + res_begin, 0, res_end - res_begin);
     memcpy(H + o_fill, j->a->meta.fill_value, itemsize);
 
-    /* the rest of the host-to-device copy (stored bytes: copied during I/O, or read by GDS onto the device),
-     * on the copy stream; the decode stream waits for it */
-    uint64_t h2d_from = j->h2d_done;
-    if (j->use_gds && !j->host_parse)
-        for (size_t i = first; i < first + count; i++)
-            if (j->t[i].kind != T_MISSING && j->t[i].h_off + j->t[i].nbytes > h2d_from)
-                h2d_from = j->t[i].h_off + j->t[i].nbytes;
+    /* the rest of the host-to-device copy (what is below h2d_done is there already), on the copy stream; the
+     * decode stream waits for it */
+    const uint64_t h2d_from = j->h2d_done;
     CU(cudaEventRecord(st->ev[0], st->copy), "cudaEventRecord");
     if (host_end > h2d_from)
         CU(cudaMemcpyAsync(D + h2d_from, H + h2d_from, host_end - h2d_from, cudaMemcpyHostToDevice, st->copy),
@@ -1024,29 +1029,31 @@ static void free_tasks(job *j) {
     j->t = NULL;
 }
 
-/* Cuts the wave's staged bytes [0, r1_end) into up to 8 segments at chunk boundaries. */
-static zgpu_status make_segments(job *j, uint64_t r1_end) {
+/* Cuts a region of the wave's staging into up to 8 segments at chunk boundaries: the stored bytes
+ * [0, end) (cpu = 0), or the host-decoded chunks of CPU tasks up to `end` (cpu = 1). */
+static zgpu_status make_segments(job *j, uint64_t end, int cpu) {
     enum { MAX_SEG = 8 };
     j->seg = calloc(MAX_SEG, sizeof *j->seg);
     j->task_seg = calloc(j->count ? j->count : 1, sizeof *j->task_seg);
     ZG_RETURN_IF(!j->seg || !j->task_seg, ZGPU_ERR_NO_MEMORY, "out of host memory for copy segments");
-    const uint64_t target = r1_end / MAX_SEG + 1;
+    const uint64_t target = end / MAX_SEG + 1;
     size_t n = 0;
     int left = 0;
     for (size_t i = j->first; i < j->first + j->count; i++) {
         const dtask *t = &j->t[i];
-        if (t->kind == T_MISSING) continue;
-        if (left && t->h_off - j->seg[n].begin >= target && n + 1 < MAX_SEG) {
-            j->seg[n].end = t->h_off;
+        if (cpu ? t->kind != T_CPU : t->kind == T_MISSING) continue;
+        const uint64_t at = cpu ? t->cpu_off : t->h_off;
+        if (left && at - j->seg[n].begin >= target && n + 1 < MAX_SEG) {
+            j->seg[n].end = at;
             atomic_init(&j->seg[n].left, left);
-            j->seg[++n].begin = t->h_off;
+            j->seg[++n].begin = at;
             left = 0;
         }
-        if (!left) j->seg[n].begin = t->h_off;
+        if (!left) j->seg[n].begin = at;
         j->task_seg[i - j->first] = (uint32_t)n;
         left++;
     }
-    j->seg[n].end = r1_end;
+    j->seg[n].end = end;
     atomic_init(&j->seg[n].left, left);
     j->n_seg = n + 1;
     return ZGPU_OK;
@@ -1061,9 +1068,11 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
     for (size_t i = 0; i < j->n_t; i++) {
         const dtask *t = &j->t[i];
         cost[i] = 64; /* descriptors */
-        /* a chunk that decodes straight into the output needs no scratch slot (known now except for blosc) */
-        const int direct = pp->comp != COMP_BLOSC && t->kind == T_GPU && direct_target(j, t) != NULL;
-        if (t->kind == T_GPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + ALIGN + (direct ? 0 : slot * (pp->needs_b ? 2 : 1));
+        /* a chunk that decodes straight into the output needs no scratch slot; blosc one slot (its shuffled
+         * blocks), assuming the chunk is shuffled (launch_wave grows the buffer if not) */
+        const int direct = t->kind == T_GPU && direct_target(j, t, 1) != NULL;
+        const uint64_t slots = direct ? (pp->comp == COMP_BLOSC ? 1 : 0) : (pp->needs_b ? 2 : 1);
+        if (t->kind == T_GPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + ALIGN + slots * slot;
         /* zstd's literal buffer (known only after parsing): at most the chunk, and at most 8 literals per stored
          * byte (Huffman codes are at least one bit) */
         if (t->kind == T_GPU && (pp->comp == COMP_ZSTD || pp->comp == COMP_BLOSC) &&
@@ -1100,7 +1109,7 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
         if (s == ZGPU_OK && j->use_gds) s = cudaStreamSynchronize(st->copy) == cudaSuccess ? ZGPU_OK
                                             : zg_error(ZGPU_ERR_CUDA, "stream synchronisation failed");
         j->h2d_done = 0;
-        if (s == ZGPU_OK && !j->use_gds && j->gpu_decode) s = make_segments(j, r1_end);
+        if (s == ZGPU_OK && !j->use_gds && j->gpu_decode) s = make_segments(j, r1_end, 0);
         double t0 = zg_now();
         if (s == ZGPU_OK) s = zg_pool_run(j->a->ctx->pool, j->count, phase_a_task, j);
         stats->io_s += zg_now() - t0;
@@ -1111,8 +1120,9 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
                 s = zg_error(ZGPU_ERR_CUDA, "copying GDS-read bytes back for frame checks failed");
         }
         if (s == ZGPU_OK && j->gpu_decode && j->use_gds) s = zg_pool_run(j->a->ctx->pool, j->count, phase_parse_task, j);
-        /* all stored bytes are queued for the device (or, when the host decodes everything, not needed there) */
-        if (s == ZGPU_OK && (j->seg || !j->gpu_decode)) j->h2d_done = r1_end;
+        /* the stored bytes are on the device (queued segments, or GDS with nothing changed on the host), or not
+         * needed there (the host decodes everything) */
+        if (s == ZGPU_OK && (j->seg || !j->gpu_decode || (j->use_gds && !host_parse))) j->h2d_done = r1_end;
         free(j->seg);
         free(j->task_seg);
         j->seg = NULL;
@@ -1122,11 +1132,22 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
                 if (j->t[i].kind == T_CPU) j->t[i].cpu_off = take(&L, pp->chunk_nbytes);
             s = ensure_pinned(st, b, L.pos ? L.pos : 1, r1_end);
         }
+        /* host-decoded chunks go to the device in segments too, as they are done */
+        const uint64_t cpu_end = L.pos;
+        if (s == ZGPU_OK && cpu_end > r1_end) {
+            s = ensure_device(st->copy, &b->d, &b->d_cap, cpu_end, j->h2d_done);
+            if (s == ZGPU_OK) s = make_segments(j, cpu_end, 1);
+        }
         if (s == ZGPU_OK) {
             double t_cpu = zg_now(); /* host decode of CPU-fallback chunks counts as decode time */
             s = zg_pool_run(j->a->ctx->pool, j->count, phase_cpu_task, j);
             stats->decode_s += zg_now() - t_cpu;
         }
+        if (s == ZGPU_OK && j->seg) j->h2d_done = cpu_end;
+        free(j->seg);
+        free(j->task_seg);
+        j->seg = NULL;
+        j->task_seg = NULL;
         /* the previous wave must be finished and checked before its events are reused */
         zgpu_status s2 = check_wave(j, &st->set[1 - k], &wc[1 - k], stats);
         if (s == ZGPU_OK) s = s2;
