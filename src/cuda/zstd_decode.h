@@ -278,13 +278,21 @@ ZD_FN int zd_huf_stream(const uint16_t *t, uint32_t log, const uint8_t *src, uin
     zd_br r;
     if (zd_br_init(&r, src, n)) return ZG_ZD_E_LITERALS;
     uint32_t i = 0;
-    for (; i + 4 <= count; i += 4) { /* after a reload bc <= 7, and 7 + 4 * 11 <= 64 */
+    for (; i < count && ((uintptr_t)(dst + i) & 3); i++) { /* up to an aligned output word */
         zd_br_reload(&r);
+        uint16_t e = t[zd_br_peek(&r, log)];
+        dst[i] = (uint8_t)e;
+        r.bc += e >> 8;
+    }
+    for (; i + 4 <= count; i += 4) { /* after a reload bc <= 7, and 7 + 4 * 11 <= 64; one word store */
+        zd_br_reload(&r);
+        uint32_t w = 0;
         for (int k = 0; k < 4; k++) {
             uint16_t e = t[zd_br_peek(&r, log)];
-            dst[i + k] = (uint8_t)e;
+            w |= (uint32_t)(e & 0xff) << (8 * k);
             r.bc += e >> 8;
         }
+        *(uint32_t *)(dst + i) = w; /* little endian: byte k is symbol k */
         if (zd_br_left(&r) < 0) return ZG_ZD_E_LITERALS;
     }
     for (; i < count; i++) {
