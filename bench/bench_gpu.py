@@ -198,6 +198,19 @@ def median_events(cp, fn, repeat: int) -> float:
     return statistics.median(times)
 
 
+def median_wall(cp, fn, repeat: int) -> float:
+    """Median wall seconds of fn() with the device synchronized around it (readers that return when the data
+    is on the GPU but not on a stream we can time); the caller did the warm-up."""
+    times = []
+    for _ in range(repeat):
+        cp.cuda.Device().synchronize()
+        t = time.perf_counter()
+        fn()
+        cp.cuda.Device().synchronize()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
 def h2d_seconds(cp, nbytes: int, repeat: int) -> float:
     host = cp.cuda.alloc_pinned_memory(nbytes)
     hv = np.frombuffer(host, dtype=np.uint8, count=nbytes)
@@ -243,14 +256,7 @@ def read_tensorstore_copy(cp, path, repeat, src):
 
     once()
     ok = src is None or bool(cp.all(out["d"] == cp.asarray(src)))
-    times = []
-    for _ in range(repeat):
-        cp.cuda.Device().synchronize()
-        t = time.perf_counter()
-        once()
-        cp.cuda.Device().synchronize()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times), ("" if ok else "WRONG RESULT")
+    return median_wall(cp, once, repeat), ("" if ok else "WRONG RESULT")
 
 
 def zarr_version() -> str | None:
@@ -283,17 +289,11 @@ def read_zarr_python(cp, path, repeat, src):
             # a host result would mean enable_gpu did not take: not the measurement the column claims
             ok = isinstance(out["d"], cp.ndarray) and out["d"].shape == src.shape and \
                 out["d"].dtype == src.dtype and bool(cp.all(out["d"] == cp.asarray(src)))
-            times = []
-            for _ in range(repeat):
-                cp.cuda.Device().synchronize()
-                t = time.perf_counter()
-                once()
-                cp.cuda.Device().synchronize()
-                times.append(time.perf_counter() - t)
+            t_med = median_wall(cp, once, repeat)
     except Exception as e:  # noqa: BLE001 - one reader failing should not lose the other columns
         print(f"  zarr-python {path}: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
         return None, f"error: {type(e).__name__}"
-    return statistics.median(times), ("" if ok else "WRONG RESULT")
+    return t_med, ("" if ok else "WRONG RESULT")
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include "util/endian.h"
 #include "util/status.h"
 
 #define CRC32C_POLY 0x82F63B78u
@@ -22,17 +23,12 @@ static void crc_table_init(void) {
         for (int t = 1; t < 8; t++) crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xFF];
 }
 
-static inline uint64_t load_le64(const uint8_t *p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i]; /* compilers fold this into one load on LE */
-    return v;
-}
 
 static uint32_t crc32c_sw(uint32_t crc, const uint8_t *p, size_t n) {
     crc = ~crc;
     while (n && ((uintptr_t)p & 7)) { crc = (crc >> 8) ^ crc_table[0][(crc ^ *p++) & 0xFF]; n--; }
     while (n >= 8) {
-        uint64_t w = load_le64(p) ^ crc;
+        uint64_t w = zg_le64(p) ^ crc;
         crc = crc_table[7][w & 0xFF] ^ crc_table[6][(w >> 8) & 0xFF] ^ crc_table[5][(w >> 16) & 0xFF] ^
               crc_table[4][(w >> 24) & 0xFF] ^ crc_table[3][(w >> 32) & 0xFF] ^ crc_table[2][(w >> 40) & 0xFF] ^
               crc_table[1][(w >> 48) & 0xFF] ^ crc_table[0][w >> 56];

@@ -8,6 +8,7 @@
 
 #include "codec/codec.h"
 #include "codec/deflate_tls.h"
+#include "util/endian.h"
 #include "util/status.h"
 
 extern const zg_codec_vtable zg_codec_gzip;
@@ -52,9 +53,6 @@ static zj_value *gzip_to_json(const zg_codec *c) {
 static zj_value *gzip_to_json_v2(const zg_codec *c) { return gzip_conf((const gzip_codec *)c, 1); }
 
 /* ---- decode ---- */
-static uint32_t load_le32(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 /* Parses one member header at p[0..n); *hdr_len gets its length. */
 static zgpu_status gz_parse_header(const uint8_t *p, size_t n, int member, size_t *hdr_len) {
@@ -133,7 +131,7 @@ static zgpu_status gzip_decode(const zg_codec *c, const uint8_t *in, size_t n, z
             /* Unknown size: guess (the ISIZE of the last member is a good hint for the common single
              * member), and retry with twice the room if it was too small. */
             size_t bound = body_n > (SIZE_MAX - 64) / DEFLATE_MAX_RATIO ? SIZE_MAX - 64 : body_n * DEFLATE_MAX_RATIO;
-            size_t guess = body_n >= 4 ? (size_t)load_le32(in + n - 4) : 0;
+            size_t guess = body_n >= 4 ? (size_t)zg_le32(in + n - 4) : 0;
             if (guess < 4 * body_n) guess = 4 * body_n;
             if (guess < 4096) guess = 4096;
             if (guess > bound) guess = bound;
@@ -155,12 +153,12 @@ static zgpu_status gzip_decode(const zg_codec *c, const uint8_t *in, size_t n, z
         const uint8_t *trailer = body + used;
         const uint8_t *data = got ? out->data + out->size : NULL;
         uint32_t crc = data ? libdeflate_crc32(0, data, got) : 0;
-        ZG_RETURN_IF(crc != load_le32(trailer), ZGPU_ERR_CORRUPT_DATA,
-                     "gzip: member %d: CRC32 mismatch (stored 0x%08x, computed 0x%08x)", member, load_le32(trailer),
+        ZG_RETURN_IF(crc != zg_le32(trailer), ZGPU_ERR_CORRUPT_DATA,
+                     "gzip: member %d: CRC32 mismatch (stored 0x%08x, computed 0x%08x)", member, zg_le32(trailer),
                      crc);
-        ZG_RETURN_IF((uint32_t)got != load_le32(trailer + 4), ZGPU_ERR_CORRUPT_DATA,
+        ZG_RETURN_IF((uint32_t)got != zg_le32(trailer + 4), ZGPU_ERR_CORRUPT_DATA,
                      "gzip: member %d: ISIZE %u does not match the %zu bytes decoded", member,
-                     load_le32(trailer + 4), got);
+                     zg_le32(trailer + 4), got);
         out->size += got;
         pos += hdr + used + 8;
     }

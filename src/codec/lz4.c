@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "codec/codec.h"
+#include "util/endian.h"
 #include "util/status.h"
 
 extern const zg_codec_vtable zg_codec_lz4;
@@ -54,7 +55,7 @@ static zj_value *lz4_to_json_v2(const zg_codec *c) { return lz4_conf((const lz4_
 static zgpu_status lz4_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, size_t expected) {
     ZG_RETURN_IF(n < 5, ZGPU_ERR_CORRUPT_DATA,
                  "lz4: input of %zu bytes is shorter than the 4-byte size header plus a block", n);
-    size_t size = (size_t)in[0] | (size_t)in[1] << 8 | (size_t)in[2] << 16 | (size_t)in[3] << 24;
+    size_t size = zg_le32(in);
     size_t block = n - 4;
     ZG_RETURN_IF(expected != SIZE_MAX && size != expected, ZGPU_ERR_CORRUPT_DATA,
                  "lz4: header size %zu does not match the expected %zu bytes", size, expected);

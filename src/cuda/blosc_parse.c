@@ -3,14 +3,11 @@
 
 #include <string.h>
 
+#include "util/endian.h"
 #include "util/status.h"
 
 #define BLOSC_MIN_BUFFERSIZE 128 /* c-blosc: blocks shorter than this per element are never split */
 #define BLOSC_MAX_SPLITS 16
-
-static uint32_t rd32(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 const char *zg_blosc_compname(int compformat) {
     switch (compformat) {
@@ -30,9 +27,9 @@ zgpu_status zg_blosc_parse_header(const uint8_t *src, size_t n, size_t expected,
     h->versionlz = src[1];
     h->flags = src[2];
     h->typesize = src[3];
-    h->nbytes = rd32(src + 4);
-    h->blocksize = rd32(src + 8);
-    h->cbytes = rd32(src + 12);
+    h->nbytes = zg_le32(src + 4);
+    h->blocksize = zg_le32(src + 8);
+    h->cbytes = zg_le32(src + 12);
     ZG_RETURN_IF(h->version == 0 || h->version > 2, ZGPU_ERR_CORRUPT_DATA,
                  "blosc: header version %u (expected 1 or 2; blosc2 frames are not blosc1 chunks)", h->version);
     ZG_RETURN_IF(h->typesize == 0, ZGPU_ERR_CORRUPT_DATA, "blosc: typesize 0 in header");
@@ -100,13 +97,13 @@ zgpu_status zg_blosc_streams(const uint8_t *src, size_t n, const zg_blosc_header
         uint32_t bsize = last_short ? h->leftover : h->blocksize;
         uint32_t ns = n_splits(h, last_short);
         uint32_t neblock = bsize / ns;
-        uint64_t pos = rd32(src + ZG_BLOSC_HEADER + 4ull * b);
+        uint64_t pos = zg_le32(src + ZG_BLOSC_HEADER + 4ull * b);
         ZG_RETURN_IF(pos < data_start || pos >= n, ZGPU_ERR_CORRUPT_DATA,
                      "blosc: block %u starts at %llu, outside the data area [%llu, %zu)", b,
                      (unsigned long long)pos, (unsigned long long)data_start, n);
         for (uint32_t s = 0; s < ns; s++) {
             ZG_RETURN_IF(pos + 4 > n, ZGPU_ERR_CORRUPT_DATA, "blosc: block %u stream %u header past the end", b, s);
-            uint32_t cs = rd32(src + pos);
+            uint32_t cs = zg_le32(src + pos);
             pos += 4;
             ZG_RETURN_IF(cs == 0 || pos + cs > n, ZGPU_ERR_CORRUPT_DATA,
                          "blosc: block %u stream %u of %u bytes does not fit in the chunk", b, s, cs);

@@ -31,6 +31,7 @@
 #include "cuda/zstd_plan.h"
 #include "exec/scratch.h"
 #include "plan/plan.h"
+#include "util/endian.h"
 #include "util/status.h"
 
 #define ALIGN 256 /* every staged object and scratch slot starts on this boundary */
@@ -450,7 +451,7 @@ static int parse_task(job *j, dtask *t, uint8_t *p) {
     uint64_t n = t->nbytes;
     for (int c = 0; c < pp->n_outer_crc; c++) {
         if (n < 4) return 1;
-        uint32_t want = (uint32_t)p[n - 4] | (uint32_t)p[n - 3] << 8 | (uint32_t)p[n - 2] << 16 | (uint32_t)p[n - 1] << 24;
+        uint32_t want = zg_le32(p + n - 4);
         if (zg_crc32c(0, p, (size_t)n - 4) != want) return 1; /* the CPU path reports the mismatch */
         n -= 4;
     }
@@ -469,7 +470,7 @@ static int parse_task(job *j, dtask *t, uint8_t *p) {
         break;
     case COMP_GZIP:
         if (zg_gzip_locate(p, (size_t)n, (size_t)pp->comp_out, &off, &len) != ZGPU_OK) return 1;
-        t->check = (uint32_t)p[n - 8] | (uint32_t)p[n - 7] << 8 | (uint32_t)p[n - 6] << 16 | (uint32_t)p[n - 5] << 24;
+        t->check = zg_le32(p + n - 8);
         break;
     case COMP_ZLIB:
         if (zg_zlib_locate(p, (size_t)n, (size_t)pp->comp_out, &off, &len) != ZGPU_OK) return 1;

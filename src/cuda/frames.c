@@ -5,11 +5,8 @@
 
 #include "cuda/lsb_bits.h"
 #include "cuda/zstd_plan.h"
+#include "util/endian.h"
 #include "util/status.h"
-
-static uint32_t rd32(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 
 zgpu_status zg_gzip_locate(const uint8_t *p, size_t n, size_t expected, size_t *off, size_t *len) {
@@ -31,7 +28,7 @@ zgpu_status zg_gzip_locate(const uint8_t *p, size_t n, size_t expected, size_t *
     }
     if (flg & 0x02) pos += 2; /* FHCRC */
     ZG_RETURN_IF(pos + 8 > n, ZGPU_ERR_CORRUPT_DATA, "gzip: header of %zu bytes leaves no room for data", pos);
-    uint32_t isize = rd32(p + n - 4);
+    uint32_t isize = zg_le32(p + n - 4);
     ZG_RETURN_IF(expected != SIZE_MAX && isize != (uint32_t)expected, ZGPU_ERR_CORRUPT_DATA,
                  "gzip: trailer says %u decoded bytes, expected %zu", isize, expected);
     ZG_FORWARD(zg_deflate_check(p + pos, n - 8 - pos, expected));
@@ -94,7 +91,7 @@ zgpu_status zg_lz4_block_check(const uint8_t *p, size_t n, size_t expected) {
 
 zgpu_status zg_lz4nc_locate(const uint8_t *p, size_t n, size_t expected, size_t *off, size_t *len) {
     ZG_RETURN_IF(n < 5, ZGPU_ERR_CORRUPT_DATA, "lz4: %zu bytes is too short for the size prefix and a block", n);
-    uint32_t sz = rd32(p);
+    uint32_t sz = zg_le32(p);
     ZG_RETURN_IF(expected != SIZE_MAX && sz != expected, ZGPU_ERR_CORRUPT_DATA,
                  "lz4: size prefix says %u bytes, expected %zu", sz, expected);
     ZG_FORWARD(zg_lz4_block_check(p + 4, n - 4, sz));

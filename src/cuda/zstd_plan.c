@@ -5,11 +5,8 @@
 #include <string.h>
 
 #include "cuda/lsb_bits.h"
+#include "util/endian.h"
 #include "util/status.h"
-
-static uint32_t rd32(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 const char *zg_zd_error_text(int code) {
     switch (code) {
@@ -380,7 +377,7 @@ static zgpu_status zstd_sequences(const uint8_t *p, size_t n, zstd_state *st, zg
 static zgpu_status plan_frame(zstd_state *st, const uint8_t *p, size_t n, size_t expected, uint64_t src_off) {
     zg_zd_plan *pl = st->pl;
     ZG_RETURN_IF(n < 6, ZGPU_ERR_CORRUPT_DATA, "zstd: %zu bytes is shorter than a frame", n);
-    uint32_t magic = rd32(p);
+    uint32_t magic = zg_le32(p);
     if ((magic & 0xfffffff0u) == 0x184d2a50u) return zg_error(ZGPU_ERR_UNSUPPORTED, "zstd: skippable frame");
     ZG_RETURN_IF(magic != 0xfd2fb528u, ZGPU_ERR_CORRUPT_DATA, "zstd: bad magic 0x%08x", magic);
     uint8_t fhd = p[4];
@@ -483,7 +480,7 @@ static zgpu_status plan_frame(zstd_state *st, const uint8_t *p, size_t n, size_t
         ZG_RETURN_IF(n - pos < 4, ZGPU_ERR_CORRUPT_DATA, "zstd: truncated content checksum");
         if (pl) {
             pl->frames[pl->n_frames - 1].has_checksum = 1;
-            pl->frames[pl->n_frames - 1].checksum = rd32(p + pos);
+            pl->frames[pl->n_frames - 1].checksum = zg_le32(p + pos);
         }
         pos += 4;
     }
