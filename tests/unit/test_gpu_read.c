@@ -315,14 +315,25 @@ int main(void) {
     /* ZGPU_TEST_QUICK=1 (for compute-sanitizer, which slows nvCOMP a hundredfold): only those arrays */
     const char *quick = getenv("ZGPU_TEST_QUICK");
     quick_mode = quick && *quick && *quick != '0';
+    /* ZGPU_TEST_SHARD=k/n: only every n-th array from the k-th (parallel compute-sanitizer runs) */
+    unsigned shard_k = 0, shard_n = 1;
+    const char *shard = getenv("ZGPU_TEST_SHARD");
+    if (shard && (sscanf(shard, "%u/%u", &shard_k, &shard_n) != 2 || shard_n == 0 || shard_k >= shard_n)) {
+        fprintf(stderr, "ZGPU_TEST_SHARD must be k/n with k < n\n");
+        return 2;
+    }
     for (size_t i = 0; i < N_CASES; i++) {
+        if (i % shard_n != shard_k) continue;
         int wanted = !quick_mode;
         for (size_t k = 0; k < n_corrupt && !wanted; k++) wanted = !strcmp(cases[i].name, corrupt[k][0]);
         if (wanted) run_case(ctx, ctx_cpu, ctx_small, &cases[i]);
     }
 #ifdef ZGPU_HAVE_CUDA
     if (gpu)
-        for (size_t k = 0; k < n_corrupt; k++) corrupt_case(ctx, corrupt[k][0], corrupt[k][1]);
+        for (size_t k = 0; k < n_corrupt; k++) /* in the shard that wrote the array */
+            for (size_t i = 0; i < N_CASES; i++)
+                if (!strcmp(cases[i].name, corrupt[k][0]) && i % shard_n == shard_k)
+                    corrupt_case(ctx, corrupt[k][0], corrupt[k][1]);
 #endif
     zgpu_context_free(ctx);
     zgpu_context_free(ctx_cpu);
