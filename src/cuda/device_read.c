@@ -369,7 +369,6 @@ typedef struct job {
     /* staged bytes go to the device in segments as soon as every chunk of a segment is read and parsed */
     struct segment *seg;
     uint32_t *task_seg; /* per task of the wave */
-    size_t n_seg;
     uint64_t h2d_done;  /* staged bytes below this offset are copied (or queued) already */
     dtask *t;
     size_t n_t;
@@ -1056,7 +1055,6 @@ static zgpu_status make_segments(job *j, uint64_t end, int cpu) {
     }
     j->seg[n].end = end;
     atomic_init(&j->seg[n].left, left);
-    j->n_seg = n + 1;
     return ZGPU_OK;
 }
 
