@@ -10,8 +10,11 @@
  *         buffer; the block's decoded size and its repeat offsets, symbolically in terms of the offsets the
  *         block starts with (they depend on earlier blocks);
  *   K2    per frame: block output offsets (prefix sum of sizes) and each block's incoming repeat offsets;
- *   K3    per block: execute the sequences into the output; a match reaching before the block waits for the
- *         earlier blocks it reads (blocks start in ticket order, so the wait always ends).
+ *   K3a   per block: literal runs to their places, raw/RLE blocks written, matches given their frame position
+ *         and concrete offset (no waits: afterwards only match bytes are missing);
+ *   K3b   per block: the matches. Those copying literal bytes only go first, in any order; the rest in order,
+ *         each waiting only for the matches its source copies (blocks start in ticket order, so every wait
+ *         ends). Low-ratio data has few such chains; waiting for whole earlier blocks serialized every frame.
  * Format: RFC 8878. */
 #ifndef ZG_ZSTD_DECODE_H
 #define ZG_ZSTD_DECODE_H

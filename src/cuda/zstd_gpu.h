@@ -18,7 +18,7 @@ typedef struct zg_zd_batch {
     const zg_zd_fse_desc *fses;
     uint32_t n_blocks, n_frames;
     zg_zd_bres *res;   /* scratch, n_blocks */
-    uint32_t *sync;    /* scratch, n_blocks + 1 words (zeroed by the call) */
+    uint32_t *sync;    /* scratch, 1 word: K3b's ticket counter (zeroed by the call) */
     int *status;       /* per frame at frames[f].status_index: 0 on entry, ZG_ZD_E_* after */
     size_t *actual;    /* per frame: bytes the blocks decode to */
 } zg_zd_batch;

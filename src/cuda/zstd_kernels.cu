@@ -1,5 +1,5 @@
 // The block-parallel zstd decoder's kernels (see zstd_decode.h for the scheme and zstd_gpu.h for the call).
-// One warp per zstd block in K1 and K3, one thread per frame in K2 and K4.
+// One warp per zstd block in K1, K3a and K3b, one thread per frame in K2 and K4.
 #include "cuda/zstd_gpu.h"
 
 #include <stdio.h>
@@ -188,174 +188,225 @@ __device__ void lane_match(uint8_t *out, uint32_t pos, uint32_t off, uint32_t n)
     }
 }
 
-// ---------------------------------------------------------------- K3: sequence execution
-// First every literal run goes to its place (positions from prefix sums of the sequences), so a block never
-// waits for literals; then the matches in order. progress[b]: the frame position up to which block b's bytes
-// are final (it moves after each match). A match that reads bytes of earlier blocks waits until their progress
-// covers them. Blocks take tickets in launch order and wait only for smaller tickets, which have all started,
-// so every wait ends. Output bytes are read through L2 (__ldcg): L1 is not coherent across SMs.
-__device__ void publish(uint32_t *progress, uint32_t bi, uint32_t pos, int lane) {
-    __syncwarp();
-    __threadfence();
-    if (lane == 0) atomicMax(&progress[bi], pos);
+// K3a turns a block's sequences into its matches: {frame position of the match, length, concrete offset} in
+// the fields {ll, ml, of}. kDone in the length marks a match K3b has copied (later blocks poll it).
+constexpr uint32_t kDone = 0x80000000u;
+
+// ---------------------------------------------------------------- K3a: literals placed, matches resolved
+// Every literal run goes to its place (positions from prefix sums of the sequences), raw and RLE blocks are
+// written, and every match gets its position and concrete offset. No block waits for another; afterwards
+// every output byte that is not a match's copy is final, so K3b needs to wait only for matches.
+__global__ void __launch_bounds__(32) k3a_place(const zg_zd_block *blocks, const zg_zd_frame *frames,
+                                                const zg_zd_bres *res, int *status) {
+    const int lane = threadIdx.x;
+    const zg_zd_block b = blocks[blockIdx.x];
+    const zg_zd_frame fr = frames[b.frame];
+    if (status[fr.status_index] != 0) return;
+    const zg_zd_bres r = res[blockIdx.x];
+    const uint32_t bstart = (uint32_t)r.out;
+    uint8_t *out = (uint8_t *)fr.dst;
+    const uint8_t *src = (const uint8_t *)b.src;
+    if (b.type == ZG_ZD_BLOCK_RAW) {
+        wcopy<false>(out + bstart, src, b.lit_n, lane);
+        return;
+    }
+    if (b.type == ZG_ZD_BLOCK_RLE) {
+        wfill(out + bstart, src[0], b.lit_n, lane);
+        return;
+    }
+    const uint8_t *lit = (const uint8_t *)b.lit;
+    zg_zd_seq *seq = (zg_zd_seq *)b.seq;
+    uint32_t pos = bstart, lp = 0;
+    for (uint32_t g = 0; g < b.nseq; g += 32) {
+        const uint32_t i = g + lane;
+        const bool have = i < b.nseq;
+        zg_zd_seq sq = {0, 0, 1};
+        if (have) sq = seq[i];
+        const uint32_t ll = sq.ll, len = ll + sq.ml;
+        uint32_t sl = ll, st = len; /* inclusive warp scans */
+#pragma unroll
+        for (int d = 1; d < 32; d <<= 1) {
+            const uint32_t a = __shfl_up_sync(kFull, sl, d), c = __shfl_up_sync(kFull, st, d);
+            if (lane >= d) {
+                sl += a;
+                st += c;
+            }
+        }
+        const uint32_t my_lit = lp + sl - ll, my_out = pos + st - len;
+        const uint32_t cnt = min(32u, b.nseq - g);
+        for (uint32_t k = 0; k < cnt; k++) {
+            const uint32_t o = __shfl_sync(kFull, my_out, k), l = __shfl_sync(kFull, my_lit, k),
+                           n = __shfl_sync(kFull, ll, k);
+            wcopy<false>(out + o, lit + l, n, lane);
+        }
+        uint32_t off = 1;
+        const int e = have ? zd_seq_offset(&sq, r.rep_in, my_out + ll, &off) : 0;
+        if (e) report(status, fr.status_index, e);
+        if (have) seq[i] = zg_zd_seq{my_out + ll, sq.ml, off};
+        lp += __shfl_sync(kFull, sl, 31);
+        pos += __shfl_sync(kFull, st, 31);
+    }
+    if (lp <= b.lit_n) wcopy<false>(out + pos, lit + lp, b.lit_n - lp, lane);
 }
 
-// The earlier blocks of this block's frame as K3 sees them: their starts and the progress last seen, in
-// shared memory for the frame's last kCached blocks before this one (older blocks are looked up in global).
+// ---------------------------------------------------------------- K3b: matches
+// The starts of the earlier blocks of this block's frame, in shared memory for the frame's last kCached blocks
+// before this one (older blocks are looked up in global memory).
 constexpr uint32_t kCached = 1024;
 struct earlier {
     uint32_t first, bi, base; /* blocks [first, bi) of the frame; [base, bi) cached */
-    uint32_t start[kCached], seen[kCached];
+    uint32_t start[kCached];
 };
 
 __device__ uint32_t block_start(const earlier &E, const zg_zd_bres *res, uint32_t k) {
     return k >= E.base ? E.start[k - E.base] : (uint32_t)res[k].out;
 }
 
-// Waits until the frame's bytes [a, e) (all before this block) are final.
-__device__ void wait_range(earlier &E, const zg_zd_bres *res, const uint32_t *progress, uint32_t a, uint32_t e,
-                           int lane) {
-    uint32_t lo = E.first, hi = E.bi - 1; /* the last block starting at or before a */
+// The earlier block holding frame position a (a before this block).
+__device__ uint32_t block_at(const earlier &E, const zg_zd_bres *res, uint32_t a) {
+    uint32_t lo = E.first, hi = E.bi - 1;
     while (lo < hi) {
         const uint32_t mid = (lo + hi + 1) / 2;
         if (block_start(E, res, mid) <= a) lo = mid;
         else hi = mid - 1;
     }
-    bool waited = false;
-    for (uint32_t k = lo; k < E.bi; k++) {
-        const uint32_t ks = block_start(E, res, k);
-        if (ks >= e) break;
-        const uint32_t ke = k + 1 < E.bi ? block_start(E, res, k + 1) : ks + res[k].size;
-        const uint32_t need = min(e, ke);
-        if (k >= E.base && E.seen[k - E.base] >= need) continue;
-        uint32_t p;
-        while ((p = *(volatile const uint32_t *)&progress[k]) < need) __nanosleep(64);
-        waited = true;
-        __syncwarp();
-        if (k >= E.base && lane == 0) E.seen[k - E.base] = p;
-        __syncwarp();
-    }
-    if (waited) __threadfence();
+    return lo;
 }
 
-__global__ void __launch_bounds__(32) k3_execute(const zg_zd_block *blocks, const zg_zd_frame *frames,
-                                                 const zg_zd_bres *res, uint32_t *sync, int *status) {
+// Block k's matches (none for raw / RLE blocks): *m and the count.
+__device__ uint32_t block_matches(const zg_zd_block *blocks, uint32_t k, const zg_zd_seq **m) {
+    if (blocks[k].type != ZG_ZD_BLOCK_COMPRESSED) return 0;
+    *m = (const zg_zd_seq *)blocks[k].seq;
+    return blocks[k].nseq;
+}
+
+// The first of n matches (sorted, disjoint) that ends after frame position a.
+__device__ uint32_t first_match_after(const zg_zd_seq *m, uint32_t n, uint32_t a) {
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        const uint32_t mid = (lo + hi) / 2;
+        if (__ldcg(&m[mid].ll) + (__ldcg(&m[mid].ml) & ~kDone) <= a) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+// Whether frame bytes [a, e) (before match `own_i` of this block) hold a byte of any match; if not they are all
+// literal bytes, final since K3a. By one lane.
+__device__ bool has_match_bytes(const earlier &E, const zg_zd_block *blocks, const zg_zd_bres *res,
+                                const zg_zd_seq *own, uint32_t own_n, uint32_t bstart, uint32_t a, uint32_t e) {
+    if (e > bstart) {
+        const uint32_t lo = a > bstart ? a : bstart, j = first_match_after(own, own_n, lo);
+        if (j < own_n && own[j].ll < e) return true;
+    }
+    if (a >= bstart) return false;
+    for (uint32_t k = block_at(E, res, a); k < E.bi && block_start(E, res, k) < e; k++) {
+        const zg_zd_seq *m = nullptr;
+        const uint32_t n = block_matches(blocks, k, &m);
+        if (!n) continue;
+        const uint32_t j = first_match_after(m, n, a);
+        if (j < n && m[j].ll < e) return true;
+    }
+    return false;
+}
+
+// Waits (whole warp) until every match of earlier blocks overlapping frame bytes [a, e) (before this block) has
+// been copied.
+__device__ void wait_matches(const earlier &E, const zg_zd_block *blocks, const zg_zd_bres *res, uint32_t a,
+                             uint32_t e, int lane) {
+    for (uint32_t k = block_at(E, res, a); k < E.bi && block_start(E, res, k) < e; k++) {
+        const zg_zd_seq *m = nullptr;
+        const uint32_t n = block_matches(blocks, k, &m);
+        for (uint32_t j = (n ? first_match_after(m, n, a) : 0) + lane; j < n && m[j].ll < e; j += 32)
+            while (!(*(volatile const uint32_t *)&m[j].ml & kDone)) __nanosleep(64);
+    }
+    __syncwarp();
+    __threadfence();
+}
+
+// Copies the matches of one warp's lanes marked in `go` (short ones by their lane, long ones by the whole warp),
+// then marks them done for other blocks.
+__device__ void copy_matches(uint8_t *out, zg_zd_seq *seq, uint32_t i, const zg_zd_seq &m, unsigned go, int lane) {
+    const bool mine = (go >> lane) & 1;
+    if (mine && m.ml <= kShortMatch) lane_match(out, m.ll, m.of, m.ml);
+    unsigned longs = __ballot_sync(kFull, mine && m.ml > kShortMatch);
+    while (longs) {
+        const int k = __ffs(longs) - 1;
+        longs &= longs - 1;
+        wmatch(out, __shfl_sync(kFull, m.ll, k), __shfl_sync(kFull, m.of, k), __shfl_sync(kFull, m.ml, k), lane);
+    }
+    __syncwarp();
+    __threadfence();
+    if (mine) *(volatile uint32_t *)&seq[i].ml = m.ml | kDone;
+}
+
+// The matches of each block, in two passes: first every match whose source bytes are all literals, in any order
+// and without waiting (for low-ratio data almost all of them); then the others in order, 32 at a time, each
+// waiting only for the matches its source copies. Blocks take tickets in launch order and wait only for smaller
+// tickets, which have all started, so every wait ends. Output bytes are read through L2 (__ldcg): L1 is not
+// coherent across SMs.
+__global__ void __launch_bounds__(32) k3b_matches(const zg_zd_block *blocks, const zg_zd_frame *frames,
+                                                  const zg_zd_bres *res, uint32_t *sync, int *status) {
     __shared__ uint32_t ticket;
     __shared__ earlier E;
     const int lane = threadIdx.x;
-    uint32_t *progress = sync + 1;
     if (lane == 0) ticket = atomicAdd(&sync[0], 1u);
     __syncwarp();
     const uint32_t bi = ticket;
     const zg_zd_block b = blocks[bi];
+    if (b.type != ZG_ZD_BLOCK_COMPRESSED || b.nseq == 0) return;
     const zg_zd_frame fr = frames[b.frame];
-    const zg_zd_bres r = res[bi];
-    const uint32_t bstart = (uint32_t)r.out, bend = bstart + r.size;
+    if (status[fr.status_index] != 0) return; /* rejected by K1-K3a: no block of the frame runs */
+    const uint32_t bstart = (uint32_t)res[bi].out;
     uint8_t *out = (uint8_t *)fr.dst;
-    const uint8_t *src = (const uint8_t *)b.src;
-    if (*(volatile int *)&status[fr.status_index] != 0) {
-        /* nothing to write; waiters read garbage of a frame already reported */
-    } else if (b.type == ZG_ZD_BLOCK_RAW) {
-        wcopy<false>(out + bstart, src, b.lit_n, lane);
-    } else if (b.type == ZG_ZD_BLOCK_RLE) {
-        wfill(out + bstart, src[0], b.lit_n, lane);
-    } else {
-        const uint8_t *lit = (const uint8_t *)b.lit;
-        const zg_zd_seq *seq = (const zg_zd_seq *)b.seq;
-        /* literals: every run to its place */
-        uint32_t pos = bstart, lp = 0;
-        for (uint32_t g = 0; g < b.nseq; g += 32) {
-            const uint32_t i = g + lane;
-            const uint32_t ll = i < b.nseq ? seq[i].ll : 0, len = i < b.nseq ? ll + seq[i].ml : 0;
-            uint32_t sl = ll, st = len; /* inclusive warp scans */
-#pragma unroll
-            for (int d = 1; d < 32; d <<= 1) {
-                const uint32_t a = __shfl_up_sync(kFull, sl, d), c = __shfl_up_sync(kFull, st, d);
-                if (lane >= d) {
-                    sl += a;
-                    st += c;
-                }
-            }
-            const uint32_t my_lit = lp + sl - ll, my_out = pos + st - len;
-            const uint32_t cnt = min(32u, b.nseq - g);
-            for (uint32_t k = 0; k < cnt; k++) {
-                const uint32_t o = __shfl_sync(kFull, my_out, k), l = __shfl_sync(kFull, my_lit, k),
-                               n = __shfl_sync(kFull, ll, k);
-                wcopy<false>(out + o, lit + l, n, lane);
-            }
-            lp += __shfl_sync(kFull, sl, 31);
-            pos += __shfl_sync(kFull, st, 31);
+    zg_zd_seq *seq = (zg_zd_seq *)b.seq;
+    E.first = fr.first_block;
+    E.bi = bi;
+    E.base = bi - fr.first_block > kCached ? bi - kCached : fr.first_block;
+    for (uint32_t k = E.base + lane; k < bi; k += 32) E.start[k - E.base] = (uint32_t)res[k].out;
+    __syncwarp();
+    /* pass 1: matches copying literal bytes only */
+    for (uint32_t g = 0; g < b.nseq; g += 32) {
+        const uint32_t i = g + lane;
+        zg_zd_seq m = {0, 0, 1};
+        if (i < b.nseq) m = seq[i];
+        const bool go = i < b.nseq && !has_match_bytes(E, blocks, res, seq, b.nseq, bstart, m.ll - m.of,
+                                                        m.ll - m.of + min(m.ml, m.of));
+        copy_matches(out, seq, i, m, __ballot_sync(kFull, go), lane);
+    }
+    /* pass 2: the rest in order; earlier groups of this block are then all copied */
+    uint32_t final_from = bstart; /* matches of earlier blocks in [final_from, bstart) are known copied */
+    for (uint32_t g = 0; g < b.nseq; g += 32) {
+        const uint32_t i = g + lane;
+        zg_zd_seq m = {0, 0, 1};
+        if (i < b.nseq) m = seq[i];
+        const bool mine = i < b.nseq && !(m.ml & kDone);
+        unsigned pending = __ballot_sync(kFull, mine);
+        if (!pending) continue;
+        m.ml &= ~kDone;
+        const uint32_t from = m.ll - m.of, to = from + min(m.ml, m.of);
+        unsigned cross = __ballot_sync(kFull, mine && from < bstart);
+        while (cross) {
+            const int k = __ffs(cross) - 1;
+            cross &= cross - 1;
+            const uint32_t fk = __shfl_sync(kFull, from, k), ek = __shfl_sync(kFull, min(to, bstart), k);
+            if (fk >= final_from) continue;
+            wait_matches(E, blocks, res, fk, ek, lane);
+            if (ek == bstart) final_from = fk;
         }
-        if (lp <= b.lit_n) wcopy<false>(out + pos, lit + lp, b.lit_n - lp, lane);
-        /* matches, 32 at a time, lane k taking sequence g + k: every match whose source is final is copied in
-         * the same round (one lane each, or the whole warp for a long one); a match reading bytes of a match
-         * still pending in the group waits for a later round; the first pending one is always ready */
-        uint32_t ready = bstart; /* [ready, bstart) known final */
-        E.first = fr.first_block;
-        E.bi = bi;
-        E.base = bi - fr.first_block > kCached ? bi - kCached : fr.first_block;
-        for (uint32_t k = E.base + lane; k < bi; k += 32) {
-            E.start[k - E.base] = (uint32_t)res[k].out;
-            E.seen[k - E.base] = 0;
+        /* which pending matches of the group my source overlaps */
+        unsigned dep = 0;
+        for (int j = 0; j < 32; j++) {
+            const uint32_t pj = __shfl_sync(kFull, m.ll, j), mj = __shfl_sync(kFull, mine ? m.ml : 0u, j);
+            if (j < lane && mj && pj < to && pj + mj > from) dep |= 1u << j;
         }
-        publish(progress, bi, b.nseq ? bstart + seq[0].ll : bend, lane);
-        uint32_t gpos = bstart; /* where group g's first literals start */
-        for (uint32_t g = 0; g < b.nseq; g += 32) {
-            const uint32_t i = g + lane;
-            const bool have = i < b.nseq;
-            zg_zd_seq sq = {0, 0, 1};
-            if (have) sq = seq[i];
-            uint32_t st = sq.ll + sq.ml;
-#pragma unroll
-            for (int d = 1; d < 32; d <<= 1) {
-                const uint32_t a = __shfl_up_sync(kFull, st, d);
-                if (lane >= d) st += a;
-            }
-            const uint32_t mpos = gpos + st - sq.ml; /* my match's first byte */
-            uint32_t off = 1;
-            const int e = have ? zd_seq_offset(&sq, r.rep_in, mpos, &off) : 0;
-            const unsigned bad = __ballot_sync(kFull, e != 0);
-            if (bad) {
-                if (lane == __ffs(bad) - 1) report(status, fr.status_index, e);
-                break;
-            }
-            const uint32_t from = mpos - off, srclen = min(sq.ml, off);
-            /* bytes of earlier blocks: wait until they are final */
-            unsigned cross = __ballot_sync(kFull, have && sq.ml && from < ready);
-            while (cross) {
-                const int k = __ffs(cross) - 1;
-                cross &= cross - 1;
-                const uint32_t fk = __shfl_sync(kFull, from, k), ek = __shfl_sync(kFull, min(from + srclen, bstart), k);
-                if (fk >= ready) continue;
-                wait_range(E, res, progress, fk, ek, lane);
-                if (ek == bstart) ready = fk;
-            }
-            /* which earlier matches of the group my source overlaps */
-            unsigned dep = 0;
-            for (int j = 0; j < 32; j++) {
-                const uint32_t pj = __shfl_sync(kFull, mpos, j), mj = __shfl_sync(kFull, sq.ml, j);
-                if (j < lane && mj && pj < from + srclen && pj + mj > from) dep |= 1u << j;
-            }
-            unsigned pending = __ballot_sync(kFull, have && sq.ml > 0);
-            while (pending) {
-                const bool go = ((pending >> lane) & 1) && !(dep & pending);
-                const unsigned rdy = __ballot_sync(kFull, go);
-                if (go && sq.ml <= kShortMatch) lane_match(out, mpos, off, sq.ml);
-                unsigned longs = __ballot_sync(kFull, go && sq.ml > kShortMatch);
-                while (longs) {
-                    const int k = __ffs(longs) - 1;
-                    longs &= longs - 1;
-                    wmatch(out, __shfl_sync(kFull, mpos, k), __shfl_sync(kFull, off, k), __shfl_sync(kFull, sq.ml, k),
-                           lane);
-                }
-                __syncwarp();
-                pending &= ~rdy;
-            }
-            gpos += __shfl_sync(kFull, st, 31);
-            if (g + 32 < b.nseq) publish(progress, bi, gpos + seq[g + 32].ll, lane);
+        while (pending) {
+            const bool go = ((pending >> lane) & 1) && !(dep & pending);
+            const unsigned rdy = __ballot_sync(kFull, go);
+            copy_matches(out, seq, i, m, rdy, lane);
+            pending &= ~rdy;
         }
     }
-    publish(progress, bi, bend, lane);
 }
 
 // ---------------------------------------------------------------- K4: content checksums
@@ -371,34 +422,37 @@ __global__ void k4_checksum(const zg_zd_frame *frames, uint32_t n_frames, int *s
 }  // namespace
 
 extern "C" size_t zg_zd_scratch_bytes(uint32_t n_blocks) {
-    return (size_t)n_blocks * sizeof(zg_zd_bres) + ((size_t)n_blocks + 1) * sizeof(uint32_t);
+    return (size_t)n_blocks * sizeof(zg_zd_bres) + sizeof(uint32_t);
 }
 
 extern "C" cudaError_t zg_zd_decode(const zg_zd_batch *b, cudaStream_t s) {
     if (b->n_frames == 0) return cudaSuccess;
-    cudaError_t e = cudaMemsetAsync(b->sync, 0, ((size_t)b->n_blocks + 1) * sizeof(uint32_t), s);
+    cudaError_t e = cudaMemsetAsync(b->sync, 0, sizeof(uint32_t), s);
     if (e != cudaSuccess) return e;
     const unsigned fgrid = (b->n_frames + 127) / 128;
     static const int profile = getenv("ZGPU_ZSTD_PROFILE") != NULL; /* per-kernel times on stderr (tuning) */
-    cudaEvent_t ev[5];
+    enum { K = 5 };
+    cudaEvent_t ev[K + 1];
     if (profile)
-        for (int i = 0; i < 5; i++) cudaEventCreate(&ev[i]);
+        for (int i = 0; i <= K; i++) cudaEventCreate(&ev[i]);
     if (profile) cudaEventRecord(ev[0], s);
     if (b->n_blocks) k1_entropy<<<b->n_blocks, 32, 0, s>>>(b->blocks, b->hufs, b->fses, b->res);
     if (profile) cudaEventRecord(ev[1], s);
     k2_link<<<fgrid, 128, 0, s>>>(b->frames, b->n_frames, b->res, b->status, b->actual);
     if (profile) cudaEventRecord(ev[2], s);
-    if (b->n_blocks) k3_execute<<<b->n_blocks, 32, 0, s>>>(b->blocks, b->frames, b->res, b->sync, b->status);
+    if (b->n_blocks) k3a_place<<<b->n_blocks, 32, 0, s>>>(b->blocks, b->frames, b->res, b->status);
     if (profile) cudaEventRecord(ev[3], s);
+    if (b->n_blocks) k3b_matches<<<b->n_blocks, 32, 0, s>>>(b->blocks, b->frames, b->res, b->sync, b->status);
+    if (profile) cudaEventRecord(ev[4], s);
     k4_checksum<<<fgrid, 128, 0, s>>>(b->frames, b->n_frames, b->status);
     if (profile) {
-        cudaEventRecord(ev[4], s);
-        cudaEventSynchronize(ev[4]);
-        float ms[4];
-        for (int i = 0; i < 4; i++) cudaEventElapsedTime(&ms[i], ev[i], ev[i + 1]);
-        fprintf(stderr, "zstd decoder: %u frames, %u blocks: K1 %.3f K2 %.3f K3 %.3f K4 %.3f ms\n", b->n_frames,
-                b->n_blocks, ms[0], ms[1], ms[2], ms[3]);
-        for (int i = 0; i < 5; i++) cudaEventDestroy(ev[i]);
+        cudaEventRecord(ev[K], s);
+        cudaEventSynchronize(ev[K]);
+        float ms[K];
+        for (int i = 0; i < K; i++) cudaEventElapsedTime(&ms[i], ev[i], ev[i + 1]);
+        fprintf(stderr, "zstd decoder: %u frames, %u blocks: K1 %.3f K2 %.3f K3a %.3f K3b %.3f K4 %.3f ms\n",
+                b->n_frames, b->n_blocks, ms[0], ms[1], ms[2], ms[3], ms[4]);
+        for (int i = 0; i <= K; i++) cudaEventDestroy(ev[i]);
     }
     return cudaGetLastError();
 }

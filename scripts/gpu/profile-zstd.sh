@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# On the GPU machine: build test_gpu_zstd, run its cases, then time the decoder's kernels (ZGPU_ZSTD_PROFILE) on
+# 64 copies of one chunk of each benchmark volume (tuning aid; needs only .gpudeps and shared/ carried).
+set -o pipefail
+D=$PWD/.gpudeps B=/tmp/zgpu-build OUT=${OUT:-/tmp/zgpu-out}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=$D/usr/lib/x86_64-linux-gnu:$D/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DZGPU_CUDA=ON -DCMAKE_PREFIX_PATH=$D/usr -DCMAKE_INCLUDE_PATH=$D/usr/include \
+    -DCMAKE_LIBRARY_PATH="$D/usr/lib/x86_64-linux-gnu;$D/lib/x86_64-linux-gnu" > $OUT/cmake.log 2>&1 || { tail -30 $OUT/cmake.log; exit 1; }
+cmake --build $B -j16 --target test_gpu_zstd > $OUT/build.log 2>&1 || { grep error $OUT/build.log | head; exit 1; }
+python3 - <<'PY'
+import sys; sys.path.insert(0, "shared/bench")
+import datasets
+for n in ["oct_u16", "field_f32", "labels_u32"]:
+    datasets.make(n, planes=64)[:, 256:512, 256:512].copy().tofile(f"/tmp/{n}.raw")
+PY
+cd $B
+[ -z "$SAMPLES_ONLY" ] && { ./bin/test_gpu_zstd > $OUT/zstd.log 2>&1; echo "zstd rc=$? $(tail -1 $OUT/zstd.log)"; grep -E "speed|damaged|valid" $OUT/zstd.log; }
+ZGPU_ZSTD_PROFILE=1 ZGPU_ZSTD_SAMPLE_ONLY=1 ZGPU_ZSTD_SAMPLE=/tmp/oct_u16.raw:/tmp/field_f32.raw:/tmp/labels_u32.raw \
+    ./bin/test_gpu_zstd 2>&1 | awk '/zstd decoder/ { if (++n % 5 == 0) print; next } { print }'
