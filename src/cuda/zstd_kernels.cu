@@ -91,22 +91,13 @@ __device__ void wmatch(uint8_t *out, uint32_t pos, uint32_t off, uint32_t n, int
 
 __device__ void report(int *status, uint32_t idx, int e) { atomicCAS(&status[idx], 0, e); }
 
-// ---------------------------------------------------------------- K1: literals and sequences of one block
-__global__ void __launch_bounds__(32) k1_entropy(const zg_zd_block *blocks, const zg_zd_huf_desc *hufs,
-                                                 const zg_zd_fse_desc *fses, zg_zd_bres *res) {
-    /* the Huffman table is done with before the FSE tables are built: they share the memory, so that more
-     * warps fit on an SM (the decoding is latency-bound) */
-    __shared__ union {
-        struct {
-            uint16_t huf[1 << ZG_ZD_HUF_LOG_MAX];
-            uint16_t start[256];
-        } lit;
-        struct {
-            zd_fse_cell ll[512], ml[512], of[256];
-            uint16_t next[3][64];
-        } seq;
+// ---------------------------------------------------------------- K1: sequences (and raw / RLE literals) of one block
+__global__ void __launch_bounds__(32) k1_entropy(const zg_zd_block *blocks, const zg_zd_fse_desc *fses,
+                                                 zg_zd_bres *res) {
+    __shared__ struct {
+        zd_fse_cell ll[512], ml[512], of[256];
+        uint16_t next[3][64];
     } sm;
-    uint16_t *huf = sm.lit.huf, *start = sm.lit.start;
     const int lane = threadIdx.x;
     const zg_zd_block b = blocks[blockIdx.x];
     zg_zd_bres *r = &res[blockIdx.x];
@@ -121,33 +112,14 @@ __global__ void __launch_bounds__(32) k1_entropy(const zg_zd_block *blocks, cons
     const uint8_t *src = (const uint8_t *)b.src;
     uint8_t *lit = (uint8_t *)b.lit;
     int err = 0;
-    if (b.lit_type == ZG_ZD_LIT_RAW) {
-        wcopy<false>(lit, src + b.lit_off, b.lit_n, lane);
-    } else if (b.lit_type == ZG_ZD_LIT_RLE) {
-        wfill(lit, src[b.lit_off], b.lit_n, lane);
-    } else {
-        const zg_zd_huf_desc *hd = &hufs[b.huf];
-        if (lane == 0) zd_huf_starts(hd, start);
-        __syncwarp();
-        for (uint32_t s = lane; s < hd->nsym; s += 32) zd_huf_fill(huf, hd, start, s);
-        __syncwarp();
-        int e = 0;
-        if (lane < b.n_streams) {
-            uint32_t at = b.lit_off, out = 0;
-            for (int k = 0; k < lane; k++) {
-                at += b.stream_len[k];
-                out += zd_stream_count(&b, k);
-            }
-            e = zd_huf_stream(huf, hd->max_bits, src + at, b.stream_len[lane], lit + out, zd_stream_count(&b, lane));
-        }
-        if (__any_sync(kFull, e != 0)) err = ZG_ZD_E_LITERALS;
-    }
+    if (b.lit_type == ZG_ZD_LIT_RAW) wcopy<false>(lit, src + b.lit_off, b.lit_n, lane);
+    else if (b.lit_type == ZG_ZD_LIT_RLE) wfill(lit, src[b.lit_off], b.lit_n, lane);
+    /* Huffman literals: K1h */
     uint32_t size = b.lit_n, rep[3] = {ZD_SYM(0, 0), ZD_SYM(1, 0), ZD_SYM(2, 0)};
-    if (b.nseq && !err) {
+    if (b.nseq) {
         const uint32_t which[3] = {b.ll, b.of, b.ml};
-        zd_fse_cell *const tab[3] = {sm.seq.ll, sm.seq.of, sm.seq.ml};
-        __syncwarp(); /* the Huffman table's memory is reused */
-        if (lane < 3) zd_fse_build(tab[lane], &fses[which[lane]], sm.seq.next[lane]);
+        zd_fse_cell *const tab[3] = {sm.ll, sm.of, sm.ml};
+        if (lane < 3) zd_fse_build(tab[lane], &fses[which[lane]], sm.next[lane]);
         __syncwarp();
         if (lane == 0) {
             uint32_t mls = 0;
@@ -161,6 +133,135 @@ __global__ void __launch_bounds__(32) k1_entropy(const zg_zd_block *blocks, cons
         r->err = (uint32_t)err;
         for (int k = 0; k < 3; k++) r->rep_out[k] = rep[k];
     }
+}
+
+// ---------------------------------------------------------------- K1h: Huffman literals, 8 blocks a warp
+// A Huffman stream decodes as one chain of dependent steps (peek, table lookup, shift), so its time is that
+// chain's latency: a lane per stream, 8 blocks a warp (a warp per block left 28 lanes idle and made the SM's
+// issue slots the limit), and a chain kept short.
+
+// The stream bytes a lane is about to read pass through its ring of kRing 16-byte chunks in shared memory,
+// copied by cp.async kAhead chunks ahead: a load into registers would stall the chain at its first use, and
+// the chain is all this kernel waits on.
+constexpr uint32_t kRing = 8, kAhead = 6;
+__device__ __forceinline__ void ring_fetch(uint4 *ring, const uint8_t *P0, int64_t k) {
+    if (k >= 0) {
+        const uint32_t sa = (uint32_t)__cvta_generic_to_shared(&ring[k & (kRing - 1)]);
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(sa), "l"(P0 + 16 * k) : "memory");
+    }
+    asm volatile("cp.async.commit_group;\n" ::: "memory"); /* (empty below the stream: keeps the count) */
+}
+__device__ __forceinline__ void ring_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(kAhead) : "memory"); }
+__device__ __forceinline__ uint32_t ring_word(const uint4 *ring, int64_t m) { /* word m (4-byte units from P0) */
+    return m >= 0 ? ((const uint32_t *)&ring[(m >> 2) & (kRing - 1)])[m & 3] : 0u;
+}
+
+// One Huffman stream of n bytes -> exactly `count` literals; the stream must end exactly (zd_huf_stream's rule
+// and results, which the CPU test checks). The next bits sit at the top of a 64-bit container c (avail valid
+// bits), refilled 32 bits at a time with the word below it, read from the ring one refill ahead. Bits count
+// from P0, the 16-byte aligned address at or before the stream, so words are aligned. Bytes between P0 and the
+// stream may be read on an over-read; that never changes a decoded symbol of a code lying inside the stream
+// (codes are prefix-free), so accepting and rejecting match zd_huf_stream. Output goes out 16 bytes a store.
+__device__ int huf_stream(const uint16_t *t, uint32_t log, const uint8_t *src, uint32_t n, uint8_t *dst,
+                          uint32_t count, uint4 *ring) {
+    if (n == 0 || src[n - 1] == 0) return ZG_ZD_E_LITERALS;
+    const uint8_t *P0 = (const uint8_t *)((uintptr_t)src & ~(uintptr_t)15);
+    const int64_t lo_bits = 8 * (int64_t)(src - P0);
+    const int64_t top = lo_bits + 8 * (int64_t)(n - 1) + zd_highbit(src[n - 1]); /* data bits below the mark */
+    int64_t q = (top - 1) >> 5; /* the lowest word in the container */
+    for (uint32_t d = 0; d <= kAhead; d++) ring_fetch(ring, P0, (q >> 2) - (int64_t)d);
+    ring_wait(); /* the top chunk */
+    const uint32_t drop = (uint32_t)(32 * (q + 1) - top); /* bits above the data: mark and beyond */
+    uint64_t c = ((uint64_t)ring_word(ring, q) << 32) << drop;
+    int32_t avail = 32 - (int32_t)drop;
+    if (((q - 1) & 3) == 3) { /* the next word is in the next chunk down */
+        ring_fetch(ring, P0, ((q - 1) >> 2) - kAhead);
+        ring_wait();
+    }
+    uint32_t nw = ring_word(ring, q - 1);
+    const uint32_t rs = 32 - log;
+#define ZG_HUF_REFILL()                                                                                            \
+    if (avail < 32) {                                                                                              \
+        c |= (uint64_t)nw << (32 - avail);                                                                         \
+        avail += 32;                                                                                               \
+        q--;                                                                                                       \
+        if (((q - 1) & 3) == 3) {                                                                                  \
+            ring_fetch(ring, P0, ((q - 1) >> 2) - kAhead);                                                         \
+            ring_wait();                                                                                           \
+        }                                                                                                          \
+        nw = ring_word(ring, q - 1);                                                                               \
+    }
+#define ZG_HUF_SYM(e)                                                                                              \
+    {                                                                                                              \
+        e = t[(uint32_t)(c >> 32) >> rs];                                                                          \
+        const uint32_t nb = e >> 8;                                                                                \
+        c <<= nb;                                                                                                  \
+        avail -= (int32_t)nb;                                                                                      \
+    }
+    uint32_t i = 0;
+    for (; i < count && ((uintptr_t)(dst + i) & 15); i++) { /* up to an aligned 16-byte store */
+        ZG_HUF_REFILL();
+        uint32_t e;
+        ZG_HUF_SYM(e);
+        dst[i] = (uint8_t)e;
+    }
+    for (; i + 16 <= count; i += 16) {
+        uint32_t w[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            uint32_t e0, e1, e2, e3;
+            ZG_HUF_REFILL(); /* avail >= 32 after it: two symbols of at most 11 bits each */
+            ZG_HUF_SYM(e0);
+            ZG_HUF_SYM(e1);
+            ZG_HUF_REFILL();
+            ZG_HUF_SYM(e2);
+            ZG_HUF_SYM(e3);
+            /* the low bytes of e0..e3 */
+            w[k] = __byte_perm(__byte_perm(e0, e1, 0x40), __byte_perm(e2, e3, 0x40), 0x5410);
+        }
+        *(uint4 *)(dst + i) = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+    for (; i < count; i++) {
+        ZG_HUF_REFILL();
+        uint32_t e;
+        ZG_HUF_SYM(e);
+        dst[i] = (uint8_t)e;
+    }
+#undef ZG_HUF_REFILL
+#undef ZG_HUF_SYM
+    asm volatile("cp.async.wait_all;\n" ::: "memory"); /* no copy may land after the ring is reused */
+    /* unread bits: the container's and the words below it, down to the stream's first bit */
+    return 32 * q + avail - lo_bits == 0 ? ZG_ZD_OK : ZG_ZD_E_LITERALS;
+}
+
+constexpr uint32_t kHufBlocks = 8;
+__global__ void __launch_bounds__(32) k1_huffman(const zg_zd_block *blocks, uint32_t n_blocks,
+                                                 const zg_zd_huf_desc *hufs, zg_zd_bres *res) {
+    __shared__ uint16_t huf[kHufBlocks][1 << ZG_ZD_HUF_LOG_MAX];
+    __shared__ uint16_t start[kHufBlocks][256];
+    __shared__ uint4 ring[32][kRing];
+    const int lane = threadIdx.x, g = lane >> 2, k = lane & 3;
+    const uint32_t bi = blockIdx.x * kHufBlocks + (uint32_t)g;
+    const zg_zd_block *b = &blocks[bi < n_blocks ? bi : 0];
+    const bool mine = bi < n_blocks && b->type == ZG_ZD_BLOCK_COMPRESSED && b->lit_type == ZG_ZD_LIT_HUF;
+    const zg_zd_huf_desc *hd = &hufs[mine ? b->huf : 0];
+    if (mine && k == 0) zd_huf_starts(hd, start[g]);
+    __syncwarp();
+    if (mine)
+        for (uint32_t s = (uint32_t)k; s < hd->nsym; s += 4) zd_huf_fill(huf[g], hd, start[g], s);
+    __syncwarp();
+    int e = 0;
+    if (mine && k < b->n_streams) {
+        uint32_t at = b->lit_off, out = 0;
+        for (int p = 0; p < k; p++) {
+            at += b->stream_len[p];
+            out += zd_stream_count(b, p);
+        }
+        e = huf_stream(huf[g], hd->max_bits, (const uint8_t *)b->src + at, b->stream_len[k], (uint8_t *)b->lit + out,
+                       zd_stream_count(b, k), ring[lane]);
+    }
+    const unsigned bad = __ballot_sync(kFull, e != 0);
+    if (mine && k == 0 && ((bad >> (4 * g)) & 0xfu)) atomicCAS(&res[bi].err, 0u, (uint32_t)ZG_ZD_E_LITERALS);
 }
 
 // ---------------------------------------------------------------- K2: block offsets and repeat offsets
@@ -436,7 +537,10 @@ extern "C" cudaError_t zg_zd_decode(const zg_zd_batch *b, cudaStream_t s) {
     if (profile)
         for (int i = 0; i <= K; i++) cudaEventCreate(&ev[i]);
     if (profile) cudaEventRecord(ev[0], s);
-    if (b->n_blocks) k1_entropy<<<b->n_blocks, 32, 0, s>>>(b->blocks, b->hufs, b->fses, b->res);
+    if (b->n_blocks) { /* K1 first: K1h only adds its error to what K1 reported */
+        k1_entropy<<<b->n_blocks, 32, 0, s>>>(b->blocks, b->fses, b->res);
+        k1_huffman<<<(b->n_blocks + kHufBlocks - 1) / kHufBlocks, 32, 0, s>>>(b->blocks, b->n_blocks, b->hufs, b->res);
+    }
     if (profile) cudaEventRecord(ev[1], s);
     k2_link<<<fgrid, 128, 0, s>>>(b->frames, b->n_frames, b->res, b->status, b->actual);
     if (profile) cudaEventRecord(ev[2], s);
