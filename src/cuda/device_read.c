@@ -62,21 +62,25 @@ typedef struct bufset {
     size_t h_cap;
     uint8_t *d;      /* device: the same layout, then scratch slots */
     size_t d_cap;
+    uint8_t *d_temp; /* nvCOMP temp */
+    size_t d_temp_cap;
+    /* A wave's decode runs on its set's stream, so the decode of one wave can overlap the next one's: a
+     * chunk's decode is latency-bound (a chain of dependent steps) and leaves most of the GPU idle. */
+    cudaStream_t stream;
+    cudaEvent_t ev[4]; /* H2D start, H2D end (decode start), decode end, scatter end */
     cudaEvent_t done; /* recorded after the wave's last use of both */
     int in_use;
 } bufset;
 
 struct zg_device_state {
     int device;
-    cudaStream_t stream;
+    cudaStream_t stream;  /* the read's stream: the waves' streams fork from it and join it again */
     cudaStream_t copy;    /* host-to-device copies of staged bytes, overlapping the I/O and earlier waves' decode */
     pthread_mutex_t lock; /* one read at a time uses the buffers */
     bufset set[2];
-    uint8_t *d_temp;      /* nvCOMP temp */
-    size_t d_temp_cap;
     void **retired;       /* pinned buffers outgrown (freed with the state: freeing pinned memory can sync) */
     size_t n_retired;
-    cudaEvent_t ev[6];
+    cudaEvent_t ev[3]; /* fork, ordering after the caller's stream, ordering the caller's stream after ours */
     size_t auto_budget; /* device_memory_budget 0: an eighth of the device's memory, 256 MiB .. 4 GiB */
 };
 
@@ -95,14 +99,18 @@ void zg_device_state_free(struct zg_device_state *st) {
     cudaStreamSynchronize(st->stream);
     cudaStreamSynchronize(st->copy);
     for (int k = 0; k < 2; k++) {
-        if (st->set[k].h) cudaFreeHost(st->set[k].h);
-        if (st->set[k].d) cudaFree(st->set[k].d);
-        cudaEventDestroy(st->set[k].done);
+        bufset *b = &st->set[k];
+        if (b->stream) cudaStreamSynchronize(b->stream);
+        if (b->h) cudaFreeHost(b->h);
+        if (b->d) cudaFree(b->d);
+        if (b->d_temp) cudaFree(b->d_temp);
+        cudaEventDestroy(b->done);
+        for (int i = 0; i < 4; i++) cudaEventDestroy(b->ev[i]);
+        if (b->stream) cudaStreamDestroy(b->stream);
     }
-    if (st->d_temp) cudaFree(st->d_temp);
     for (size_t i = 0; i < st->n_retired; i++) cudaFreeHost(st->retired[i]);
     free(st->retired);
-    for (int i = 0; i < 6; i++) cudaEventDestroy(st->ev[i]);
+    for (int i = 0; i < 3; i++) cudaEventDestroy(st->ev[i]);
     cudaStreamDestroy(st->stream);
     cudaStreamDestroy(st->copy);
     pthread_mutex_destroy(&st->lock);
@@ -121,9 +129,12 @@ static zgpu_status get_state(zgpu_context *ctx, struct zg_device_state **out) {
             e = cudaSetDevice(st->device);
             if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking);
             if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&st->copy, cudaStreamNonBlocking);
-            for (int k = 0; k < 2 && e == cudaSuccess; k++)
-                e = cudaEventCreateWithFlags(&st->set[k].done, cudaEventDisableTiming);
-            for (int i = 0; i < 6 && e == cudaSuccess; i++) e = cudaEventCreate(&st->ev[i]);
+            for (int k = 0; k < 2 && e == cudaSuccess; k++) {
+                e = cudaStreamCreateWithFlags(&st->set[k].stream, cudaStreamNonBlocking);
+                if (e == cudaSuccess) e = cudaEventCreateWithFlags(&st->set[k].done, cudaEventDisableTiming);
+                for (int i = 0; i < 4 && e == cudaSuccess; i++) e = cudaEventCreate(&st->set[k].ev[i]);
+            }
+            for (int i = 0; i < 3 && e == cudaSuccess; i++) e = cudaEventCreateWithFlags(&st->ev[i], cudaEventDisableTiming);
             size_t free_b = 0, total_b = 0;
             if (e == cudaSuccess) e = cudaMemGetInfo(&free_b, &total_b);
             st->auto_budget = total_b / 8;
@@ -187,12 +198,11 @@ enum { COMP_NONE = 0, COMP_ZSTD, COMP_GZIP, COMP_ZLIB, COMP_LZ4, COMP_BLOSC };
 #define FMT_OWN ZG_NVC_N
 #define N_FMT (ZG_NVC_N + 1)
 
-/* Which zstd decoder a frame gets (ZGPU_ZSTD_DECODER=auto|zgpu|nvcomp). auto: zgpu's for frames that
- * compress at least OWN_MIN_RATIO:1 (long matches: nvCOMP's one-block-per-frame execution is slow there),
- * nvCOMP's for the others (mostly Huffman literals, which nvCOMP decodes faster); zgpu's when nvCOMP is
- * missing. Measured on the benchmark volumes (docs/benchmarks.md). */
+/* Which zstd decoder a frame gets (ZGPU_ZSTD_DECODER=auto|zgpu|nvcomp). auto: zgpu's. It decodes every
+ * 128 KiB zstd block as a unit, so a chunk's latency is that of a block, not of a whole frame decoded by one
+ * thread block as in nvCOMP; it was as fast as nvCOMP's or faster on all three benchmark volumes
+ * (docs/benchmarks.md). nvcomp: nvCOMP's (frames zgpu's planner does not take go there in every mode). */
 enum { ZSTD_AUTO = 0, ZSTD_OWN, ZSTD_NVCOMP };
-#define OWN_MIN_RATIO 2
 enum { POST_CRC32C = 1, POST_SHUFFLE, POST_BYTESWAP, POST_DELTA };
 
 typedef struct pipe {
@@ -419,11 +429,8 @@ static int nvc_format(const job *j, int comp, const zg_blosc_header *bh) {
     return -1;
 }
 
-/* zgpu's zstd decoder for a frame of `stored` bytes that decodes to `decoded`? */
-static int use_own_zstd(const job *j, uint64_t decoded, uint64_t stored) {
-    if (j->zstd_mode != ZSTD_AUTO) return j->zstd_mode == ZSTD_OWN;
-    return !j->nvc_ok || decoded >= OWN_MIN_RATIO * stored;
-}
+/* zgpu's zstd decoder (rather than nvCOMP's)? */
+static int use_own_zstd(const job *j) { return j->zstd_mode != ZSTD_NVCOMP; }
 
 /* The decoder format of a GPU task's compressed streams (blosc: its inner compressor). */
 static int task_fmt(const job *j, const dtask *t) {
@@ -460,7 +467,7 @@ static int parse_task(job *j, dtask *t, uint8_t *p) {
         if (n != pp->comp_out) return 1;
         break;
     case COMP_ZSTD:
-        if (use_own_zstd(j, pp->comp_out, n)) {
+        if (use_own_zstd(j)) {
             if (!(t->zp = plan_new()) || zg_zd_plan_frame(t->zp, p, (size_t)n, (size_t)pp->comp_out, 0) != ZGPU_OK)
                 return 1;
         } else if (zg_zstd_check(p, (size_t)n, (size_t)pp->comp_out) != ZGPU_OK) {
@@ -482,7 +489,7 @@ static int parse_task(job *j, dtask *t, uint8_t *p) {
         if (zg_blosc_parse_header(p, (size_t)n, (size_t)pp->comp_out, &t->bh) != ZGPU_OK) return 1;
         size_t cap = zg_blosc_max_streams(&t->bh);
         int fmt = t->bh.memcpyed ? 0 : nvc_format(j, COMP_BLOSC, &t->bh);
-        const int own = !t->bh.memcpyed && fmt == ZG_NVC_ZSTD && use_own_zstd(j, t->bh.nbytes, n);
+        const int own = !t->bh.memcpyed && fmt == ZG_NVC_ZSTD && use_own_zstd(j);
         if (fmt < 0 || (!t->bh.memcpyed && !j->nvc_ok && !own)) return 1;
         if (own && !(t->zp = plan_new())) return 1;
         if (own) fmt = FMT_OWN;
@@ -634,9 +641,9 @@ static zgpu_status check_wave(job *j, bufset *b, wave_check *wc, zgpu_read_stats
     wc->active = 0;
     CU(cudaEventSynchronize(b->done), "waiting for a wave");
     float ms = 0;
-    if (cudaEventElapsedTime(&ms, j->st->ev[0], j->st->ev[1]) == cudaSuccess) stats->h2d_s += ms * 1e-3;
-    if (cudaEventElapsedTime(&ms, j->st->ev[1], j->st->ev[2]) == cudaSuccess) stats->decode_s += ms * 1e-3;
-    if (cudaEventElapsedTime(&ms, j->st->ev[2], j->st->ev[3]) == cudaSuccess) stats->scatter_s += ms * 1e-3;
+    if (cudaEventElapsedTime(&ms, b->ev[0], b->ev[1]) == cudaSuccess) stats->h2d_s += ms * 1e-3;
+    if (cudaEventElapsedTime(&ms, b->ev[1], b->ev[2]) == cudaSuccess) stats->decode_s += ms * 1e-3;
+    if (cudaEventElapsedTime(&ms, b->ev[2], b->ev[3]) == cudaSuccess) stats->scatter_s += ms * 1e-3;
     b->in_use = 0;
     const int *status = (const int *)(b->h + wc->status_off);
     const uint64_t *actual = (const uint64_t *)(b->h + wc->actual_off);
@@ -707,7 +714,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     const int nd = j->plan->ndim;
     const size_t first = j->first, count = j->count;
     const size_t itemsize = j->a->meta.dtype.size;
-    cudaStream_t s = st->stream;
+    cudaStream_t s = b->stream;
     const uint64_t data_end = L->pos;
     size_t n_fmt[N_FMT] = {0}, n_copy = 0, n_gpu = 0, n_refs = 0, n_unsh = 0;
     for (size_t i = first; i < first + count; i++) {
@@ -940,12 +947,12 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     /* the rest of the host-to-device copy (what is below h2d_done is there already), on the copy stream; the
      * decode stream waits for it */
     const uint64_t h2d_from = j->h2d_done;
-    CU(cudaEventRecord(st->ev[0], st->copy), "cudaEventRecord");
+    CU(cudaEventRecord(b->ev[0], st->copy), "cudaEventRecord");
     if (host_end > h2d_from)
         CU(cudaMemcpyAsync(D + h2d_from, H + h2d_from, host_end - h2d_from, cudaMemcpyHostToDevice, st->copy),
            "H2D copy");
-    CU(cudaEventRecord(st->ev[1], st->copy), "cudaEventRecord");
-    CU(cudaStreamWaitEvent(s, st->ev[1], 0), "cudaStreamWaitEvent");
+    CU(cudaEventRecord(b->ev[1], st->copy), "cudaEventRecord");
+    CU(cudaStreamWaitEvent(s, b->ev[1], 0), "cudaStreamWaitEvent");
     /* decode: one nvCOMP batch per format, raw copies, unshuffle, post stages */
     if (n_fmt[FMT_OWN]) {
         const zg_zd_batch zb = {(const zg_zd_block *)(D + o_zb), (const zg_zd_frame *)(D + o_zf),
@@ -965,11 +972,11 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
         }
         size_t temp = 0;
         ZG_FORWARD(zg_nvc_temp_size((zg_nvc_format)f, n_fmt[f], (size_t)maxo, (size_t)tot, &temp));
-        ZG_FORWARD(ensure_device(s, &st->d_temp, &st->d_temp_cap, temp ? temp : 1, 0));
+        ZG_FORWARD(ensure_device(s, &b->d_temp, &b->d_temp_cap, temp ? temp : 1, 0));
         ZG_FORWARD(zg_nvc_decompress((zg_nvc_format)f, (const void *const *)(D + o_in + 8 * fmt_base[f]),
                                      (const size_t *)(D + o_inb + 8 * fmt_base[f]),
                                      (const size_t *)(D + o_cap + 8 * fmt_base[f]),
-                                     (size_t *)(D + o_act + 8 * fmt_base[f]), n_fmt[f], st->d_temp, temp,
+                                     (size_t *)(D + o_act + 8 * fmt_base[f]), n_fmt[f], b->d_temp, temp,
                                      (void *const *)(D + o_out + 8 * fmt_base[f]),
                                      (int *)(D + o_status + 4 * fmt_base[f]), s));
     }
@@ -995,7 +1002,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
             break;
         }
     }
-    CU(cudaEventRecord(st->ev[2], s), "cudaEventRecord");
+    CU(cudaEventRecord(b->ev[2], s), "cudaEventRecord");
     zg_k_scatter_params sp;
     memset(&sp, 0, sizeof sp);
     sp.ndim = nd;
@@ -1008,7 +1015,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     memcpy(sp.src_strides, cpu_strides, sizeof(int64_t) * (size_t)nd);
     CU(zg_k_scatter_launch(&sp, (const zg_k_scatter *)(D + o_sc2), (const uint64_t *)(D + o_cnt2), ncc, max_rows_c, s),
        "scatter kernel");
-    CU(cudaEventRecord(st->ev[3], s), "cudaEventRecord");
+    CU(cudaEventRecord(b->ev[3], s), "cudaEventRecord");
     if (res_end > res_begin)
         CU(cudaMemcpyAsync(H + res_begin, D + res_begin, res_end - res_begin, cudaMemcpyDeviceToHost, s), "D2H statuses");
     CU(cudaEventRecord(b->done, s), "cudaEventRecord");
@@ -1058,6 +1065,24 @@ static zgpu_status make_segments(job *j, uint64_t end, int cpu) {
     return ZGPU_OK;
 }
 
+/* Wave sizing: a selection whose chunks all decode fast per chunk (zgpu's zstd decoder, blosc's small blocks,
+ * uncompressed, host-decoded) is read in about PIPELINE_WAVES waves of at least PIPELINE_MIN_WAVE bytes, so
+ * that the decode of one wave overlaps the I/O of the next. nvCOMP decodes a whole zstd / DEFLATE / LZ4 chunk
+ * in one thread block: its time per wave is that of one chunk whatever the wave's size, so such reads keep
+ * the fewest waves the memory budget allows. */
+#define PIPELINE_WAVES 3
+#define PIPELINE_MIN_WAVE ((uint64_t)128 << 20)
+static int pipelined(const job *j) {
+    if (!j->gpu_decode) return 1;
+    switch (j->pp.comp) {
+    case COMP_ZSTD: return use_own_zstd(j);
+    case COMP_GZIP:
+    case COMP_ZLIB:
+    case COMP_LZ4: return 0;
+    default: return 1;
+    }
+}
+
 static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
     struct zg_device_state *st = j->st;
     const pipe *pp = &j->pp;
@@ -1075,14 +1100,27 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
         /* zstd's literal buffer (known only after parsing): at most the chunk, and at most 8 literals per stored
          * byte (Huffman codes are at least one bit) */
         if (t->kind == T_GPU && (pp->comp == COMP_ZSTD || pp->comp == COMP_BLOSC) &&
-            use_own_zstd(j, pp->comp_out, t->nbytes))
+            use_own_zstd(j))
             cost[i] += slot < 8 * t->nbytes ? slot : 8 * t->nbytes;
         else if (t->kind == T_CPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + slot;
     }
     zg_wave *waves = NULL;
     size_t nw = 0;
     const size_t budget = j->a->ctx->opts.device_memory_budget ? j->a->ctx->opts.device_memory_budget : st->auto_budget;
-    zgpu_status s = zg_waves_split(j->n_t, cost, zg_wave_limit(budget), &waves, &nw);
+    uint64_t limit = zg_wave_limit(budget);
+    if (pipelined(j)) {
+        /* a few waves, so that the decode of one overlaps the I/O of the next (on another stream) */
+        uint64_t total = 0, top = 0;
+        for (size_t i = 0; i < j->n_t; i++) {
+            total += cost[i];
+            if (cost[i] > top) top = cost[i];
+        }
+        uint64_t want = (total + PIPELINE_WAVES - 1) / PIPELINE_WAVES;
+        if (want < PIPELINE_MIN_WAVE) want = PIPELINE_MIN_WAVE;
+        if (want < top) want = top;
+        if (want < limit) limit = want;
+    }
+    zgpu_status s = zg_waves_split(j->n_t, cost, limit, &waves, &nw);
     free(cost);
     if (s != ZGPU_OK) return zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", j->a->path), s;
     stats->waves = (int)nw;
@@ -1090,9 +1128,17 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
     memset(wc, 0, sizeof wc);
     const int host_parse = pp->comp != COMP_NONE || pp->n_outer_crc > 0 || !j->gpu_decode;
     j->host_parse = host_parse;
+    /* fork: both sets' streams start after what the read's stream waits for (the caller's earlier work) */
+    if (cudaEventRecord(st->ev[0], st->stream) != cudaSuccess || cudaStreamWaitEvent(st->set[0].stream, st->ev[0], 0) != cudaSuccess ||
+        cudaStreamWaitEvent(st->set[1].stream, st->ev[0], 0) != cudaSuccess)
+        s = zg_error(ZGPU_ERR_CUDA, "CUDA error starting the read's streams");
     for (size_t w = 0; w < nw && s == ZGPU_OK; w++) {
         const int k = (int)(w % 2);
         bufset *b = &st->set[k];
+        /* wave w - 2 used this set: finished and checked before its buffers and events are reused (wave w - 1
+         * may still be decoding on the other set's stream) */
+        s = check_wave(j, b, &wc[k], stats);
+        if (s != ZGPU_OK) break;
         j->bs = b;
         j->first = waves[w].first;
         j->count = waves[w].count;
@@ -1147,20 +1193,28 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
         free(j->task_seg);
         j->seg = NULL;
         j->task_seg = NULL;
-        /* the previous wave must be finished and checked before its events are reused */
-        zgpu_status s2 = check_wave(j, &st->set[1 - k], &wc[1 - k], stats);
-        if (s == ZGPU_OK) s = s2;
         if (s == ZGPU_OK) s = launch_wave(j, b, &L, &wc[k]);
     }
-    for (int k = 0; k < 2; k++) {
+    for (size_t w = nw > 2 ? nw - 2 : 0; w < nw; w++) { /* the last two waves, in order */
+        const int k = (int)(w % 2);
         zgpu_status s2 = check_wave(j, &st->set[k], &wc[k], stats);
+        if (s == ZGPU_OK) s = s2;
+    }
+    for (int k = 0; k < 2; k++) {
+        zgpu_status s2 = check_wave(j, &st->set[k], &wc[k], stats); /* after an error: waves still active */
         if (s == ZGPU_OK) s = s2;
         free(wc[k].refs);
         free(wc[k].crc_task);
         free(wc[k].chk_task);
+        /* join: the read's stream continues after both sets' work */
+        if (cudaEventRecord(st->set[k].done, st->set[k].stream) != cudaSuccess ||
+            cudaStreamWaitEvent(st->stream, st->set[k].done, 0) != cudaSuccess)
+            if (s == ZGPU_OK) s = zg_error(ZGPU_ERR_CUDA, "CUDA error joining the read's streams");
     }
     if (s != ZGPU_OK) { /* nothing may still write into the caller's buffer or read the staging */
         cudaStreamSynchronize(st->copy);
+        cudaStreamSynchronize(st->set[0].stream);
+        cudaStreamSynchronize(st->set[1].stream);
         cudaStreamSynchronize(st->stream);
     }
     free(waves);
@@ -1238,14 +1292,14 @@ static zgpu_status run_read(zgpu_array *a, const uint64_t *start, const uint64_t
     pthread_mutex_lock(&st->lock);
     cudaError_t ce = cudaSetDevice(st->device);
     /* order our stream after the caller's earlier work */
-    if (ce == cudaSuccess && order_user) ce = cudaEventRecord(st->ev[4], (cudaStream_t)user_stream);
-    if (ce == cudaSuccess && order_user) ce = cudaStreamWaitEvent(st->stream, st->ev[4], 0);
+    if (ce == cudaSuccess && order_user) ce = cudaEventRecord(st->ev[1], (cudaStream_t)user_stream);
+    if (ce == cudaSuccess && order_user) ce = cudaStreamWaitEvent(st->stream, st->ev[1], 0);
     if (ce != cudaSuccess) s = zg_error(ZGPU_ERR_CUDA, "CUDA error ordering after the caller's stream: %s", cudaGetErrorString(ce));
     if (s == ZGPU_OK) s = run_waves(&j, &stats);
     if (s == ZGPU_OK) {
         /* later work on the caller's stream comes after ours */
-        ce = cudaEventRecord(st->ev[5], st->stream);
-        if (ce == cudaSuccess && order_user) ce = cudaStreamWaitEvent((cudaStream_t)user_stream, st->ev[5], 0);
+        ce = cudaEventRecord(st->ev[2], st->stream);
+        if (ce == cudaSuccess && order_user) ce = cudaStreamWaitEvent((cudaStream_t)user_stream, st->ev[2], 0);
         if (ce == cudaSuccess) ce = cudaStreamSynchronize(st->stream);
         if (ce != cudaSuccess) s = zg_error(ZGPU_ERR_CUDA, "CUDA error finishing the read: %s", cudaGetErrorString(ce));
     }
