@@ -500,8 +500,8 @@ static int parse_task(job *j, dtask *t, uint8_t *p) {
             zg_blosc_stream *bs = &t->streams[s];
             if (bs->raw) continue;
             if (bs->dst_off % j->out_align[fmt]) return 1; /* nvCOMP cannot write there */
-            if (t->bh.compformat == ZG_BLOSC_LZ4 &&
-                zg_lz4_block_check(p + bs->src_off, bs->src_len, bs->dst_len) != ZGPU_OK) return 1;
+            /* LZ4 streams are walked on the GPU before nvCOMP decodes them (launch_wave): on the host that walk
+             * took as long as reading the bytes */
             if (own && zg_zd_plan_frame(t->zp, p + bs->src_off, bs->src_len, bs->dst_len, bs->src_off) != ZGPU_OK)
                 return 1;
             if (!own && t->bh.compformat == ZG_BLOSC_ZSTD &&
@@ -629,6 +629,7 @@ typedef struct wave_check {
     uint64_t status_off, actual_off, crc_off; /* in the pinned buffer */
     size_t n_crc;
     uint32_t *crc_task;
+    uint64_t lz4_off; /* per stream ref: ZG_LZ4_E_* of the GPU walk of blosc's LZ4 streams (0: fine) */
     uint64_t chk_off; /* gzip/zlib checksum flags, one per GPU chunk of the wave */
     size_t n_chk;
     uint32_t *chk_task;
@@ -645,9 +646,13 @@ static zgpu_status check_wave(job *j, bufset *b, wave_check *wc, zgpu_read_stats
     if (cudaEventElapsedTime(&ms, b->ev[1], b->ev[2]) == cudaSuccess) stats->decode_s += ms * 1e-3;
     if (cudaEventElapsedTime(&ms, b->ev[2], b->ev[3]) == cudaSuccess) stats->scatter_s += ms * 1e-3;
     b->in_use = 0;
-    const int *status = (const int *)(b->h + wc->status_off);
+    const int *status = (const int *)(b->h + wc->status_off), *lz4 = (const int *)(b->h + wc->lz4_off);
     const uint64_t *actual = (const uint64_t *)(b->h + wc->actual_off);
     zgpu_status s = ZGPU_OK;
+    for (size_t r = 0; r < wc->n_refs && s == ZGPU_OK; r++)
+        if (lz4[r]) s = task_error(j, &j->t[wc->refs[r].task], j->pp.comp_name,
+                                   zg_error(ZGPU_ERR_CORRUPT_DATA, "LZ4 stream invalid: %s (checked on the GPU)",
+                                            zg_lz4_error_text(lz4[r])));
     for (size_t r = 0; r < wc->n_refs && s == ZGPU_OK; r++) {
         const stream_ref *ref = &wc->refs[r];
         const dtask *t = &j->t[ref->task];
@@ -766,7 +771,9 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     const uint64_t o_chkd = take(L, sizeof(zg_k_check) * (with_chk ? n_gpu : 0));
     const uint64_t o_zb = take(L, sizeof(zg_zd_block) * zb_n), o_zf = take(L, sizeof(zg_zd_frame) * zf_n);
     const uint64_t o_zh = take(L, sizeof(zg_zd_huf_desc) * zh_n), o_zs = take(L, sizeof(zg_zd_fse_desc) * zs_n);
+    const uint64_t o_safe = take(L, 16); /* a valid empty LZ4 block, standing in for invalid ones */
     const uint64_t o_status = take(L, 4 * n_refs), o_act = take(L, 8 * n_refs), o_crc = take(L, 4 * (n_crc ? n_crc : 1));
+    const uint64_t o_lz4 = take(L, 4 * (n_refs ? n_refs : 1));
     const uint64_t o_chk = take(L, 4 * (n_gpu ? n_gpu : 1));
     const uint64_t res_begin = o_status, res_end = L->pos;
     const uint64_t host_end = L->pos;
@@ -795,6 +802,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     ZG_RETURN_IF(!wc->refs || !wc->crc_task || !wc->chk_task, ZGPU_ERR_NO_MEMORY, "out of host memory for descriptors");
     wc->n_refs = n_refs;
     wc->status_off = o_status;
+    wc->lz4_off = o_lz4;
     wc->actual_off = o_act;
     wc->crc_off = o_crc;
     wc->n_crc = 0;
@@ -942,6 +950,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     free(cur);
     free(size);
     memset(H + res_begin, 0, res_end - res_begin);
+    memset(H + o_safe, 0, 16);
     memcpy(H + o_fill, j->a->meta.fill_value, itemsize);
 
     /* the rest of the host-to-device copy (what is below h2d_done is there already), on the copy stream; the
@@ -970,6 +979,11 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
             if (c > maxo) maxo = c;
             tot += c;
         }
+        if (f == ZG_NVC_LZ4 && pp->comp == COMP_BLOSC)
+            CU(zg_k_lz4_check_launch((const void **)(D + o_in + 8 * fmt_base[f]), (size_t *)(D + o_inb + 8 * fmt_base[f]),
+                                     (const size_t *)(D + o_cap + 8 * fmt_base[f]), n_fmt[f],
+                                     (int *)(D + o_lz4) + fmt_base[f], D + o_safe, 1, s),
+               "LZ4 check kernel");
         size_t temp = 0;
         ZG_FORWARD(zg_nvc_temp_size((zg_nvc_format)f, n_fmt[f], (size_t)maxo, (size_t)tot, &temp));
         ZG_FORWARD(ensure_device(s, &b->d_temp, &b->d_temp_cap, temp ? temp : 1, 0));
@@ -1069,17 +1083,20 @@ static zgpu_status make_segments(job *j, uint64_t end, int cpu) {
  * uncompressed, host-decoded) is read in about PIPELINE_WAVES waves of at least PIPELINE_MIN_WAVE bytes, so
  * that the decode of one wave overlaps the I/O of the next. nvCOMP decodes a whole zstd / DEFLATE / LZ4 chunk
  * in one thread block: its time per wave is that of one chunk whatever the wave's size, so such reads keep
- * the fewest waves the memory budget allows. */
+ * the fewest waves the memory budget allows. ZGPU_PIPELINE_WAVES=n sets the count (1: off, for measuring
+ * the decode stage alone). Returns the wave count to aim at. */
 #define PIPELINE_WAVES 3
 #define PIPELINE_MIN_WAVE ((uint64_t)128 << 20)
-static int pipelined(const job *j) {
-    if (!j->gpu_decode) return 1;
+static int pipeline_waves(const job *j) {
+    const char *env = getenv("ZGPU_PIPELINE_WAVES");
+    const int n = env && atoi(env) > 0 ? atoi(env) : PIPELINE_WAVES;
+    if (!j->gpu_decode) return n;
     switch (j->pp.comp) {
-    case COMP_ZSTD: return use_own_zstd(j);
+    case COMP_ZSTD: return use_own_zstd(j) ? n : 1;
     case COMP_GZIP:
     case COMP_ZLIB:
-    case COMP_LZ4: return 0;
-    default: return 1;
+    case COMP_LZ4: return 1;
+    default: return n;
     }
 }
 
@@ -1108,14 +1125,15 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
     size_t nw = 0;
     const size_t budget = j->a->ctx->opts.device_memory_budget ? j->a->ctx->opts.device_memory_budget : st->auto_budget;
     uint64_t limit = zg_wave_limit(budget);
-    if (pipelined(j)) {
+    const int n_pipe = pipeline_waves(j);
+    if (n_pipe > 1) {
         /* a few waves, so that the decode of one overlaps the I/O of the next (on another stream) */
         uint64_t total = 0, top = 0;
         for (size_t i = 0; i < j->n_t; i++) {
             total += cost[i];
             if (cost[i] > top) top = cost[i];
         }
-        uint64_t want = (total + PIPELINE_WAVES - 1) / PIPELINE_WAVES;
+        uint64_t want = (total + (uint64_t)n_pipe - 1) / (uint64_t)n_pipe;
         if (want < PIPELINE_MIN_WAVE) want = PIPELINE_MIN_WAVE;
         if (want < top) want = top;
         if (want < limit) limit = want;

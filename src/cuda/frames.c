@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cuda/lsb_bits.h"
+#include "cuda/lz4_rules.h"
 #include "cuda/zstd_plan.h"
 #include "util/endian.h"
 #include "util/status.h"
@@ -48,44 +49,26 @@ zgpu_status zg_zlib_locate(const uint8_t *p, size_t n, size_t expected, size_t *
     return ZGPU_OK;
 }
 
-zgpu_status zg_lz4_block_check(const uint8_t *p, size_t n, size_t expected) {
-    size_t ip = 0, op = 0;
-    ZG_RETURN_IF(n == 0, ZGPU_ERR_CORRUPT_DATA, "lz4: empty block");
-    for (;;) {
-        ZG_RETURN_IF(ip >= n, ZGPU_ERR_CORRUPT_DATA, "lz4: block ends inside a sequence");
-        unsigned token = p[ip++];
-        size_t lit = token >> 4;
-        if (lit == 15) {
-            unsigned b;
-            do {
-                ZG_RETURN_IF(ip >= n, ZGPU_ERR_CORRUPT_DATA, "lz4: literal length runs past the end");
-                b = p[ip++];
-                lit += b;
-            } while (b == 255);
-        }
-        ZG_RETURN_IF(lit > n - ip, ZGPU_ERR_CORRUPT_DATA, "lz4: %zu literals at %zu run past the block end", lit, ip);
-        ip += lit;
-        op += lit;
-        ZG_RETURN_IF(op > expected, ZGPU_ERR_CORRUPT_DATA, "lz4: decodes to more than %zu bytes", expected);
-        if (ip == n) break; /* the last sequence holds literals only */
-        ZG_RETURN_IF(n - ip < 2, ZGPU_ERR_CORRUPT_DATA, "lz4: truncated match offset");
-        size_t offset = (size_t)p[ip] | (size_t)p[ip + 1] << 8;
-        ip += 2;
-        ZG_RETURN_IF(offset == 0 || offset > op, ZGPU_ERR_CORRUPT_DATA,
-                     "lz4: match offset %zu at output position %zu", offset, op);
-        size_t ml = token & 15;
-        if (ml == 15) {
-            unsigned b;
-            do {
-                ZG_RETURN_IF(ip >= n, ZGPU_ERR_CORRUPT_DATA, "lz4: match length runs past the end");
-                b = p[ip++];
-                ml += b;
-            } while (b == 255);
-        }
-        op += ml + 4;
-        ZG_RETURN_IF(op > expected, ZGPU_ERR_CORRUPT_DATA, "lz4: decodes to more than %zu bytes", expected);
+const char *zg_lz4_error_text(int e) {
+    switch (e) {
+    case ZG_LZ4_E_EMPTY: return "empty block";
+    case ZG_LZ4_E_SEQ_END: return "block ends inside a sequence";
+    case ZG_LZ4_E_LIT_LEN: return "literal length runs past the end";
+    case ZG_LZ4_E_LIT_PAST: return "literals run past the block end";
+    case ZG_LZ4_E_TOO_LONG: return "decodes to more bytes than expected";
+    case ZG_LZ4_E_OFF_TRUNC: return "truncated match offset";
+    case ZG_LZ4_E_OFFSET: return "match offset 0 or before the output's start";
+    case ZG_LZ4_E_MATCH_LEN: return "match length runs past the end";
+    case ZG_LZ4_E_SIZE: return "decodes to fewer bytes than expected";
+    default: return "valid";
     }
-    ZG_RETURN_IF(op != expected, ZGPU_ERR_CORRUPT_DATA, "lz4: decodes to %zu bytes, expected %zu", op, expected);
+}
+
+zgpu_status zg_lz4_block_check(const uint8_t *p, size_t n, size_t expected) {
+    size_t ip, op;
+    const int e = zg_lz4_walk(p, n, expected, &ip, &op);
+    ZG_RETURN_IF(e, ZGPU_ERR_CORRUPT_DATA, "lz4: %s (input byte %zu of %zu, output byte %zu of %zu)",
+                 zg_lz4_error_text(e), ip, n, op, expected);
     return ZGPU_OK;
 }
 

@@ -26,6 +26,8 @@ zgpu_status zg_lz4nc_locate(const uint8_t *p, size_t n, size_t expected, size_t 
 /** Walks an LZ4 block's sequences without decoding: literals inside the input, match offsets inside the
  *  output produced so far, total output exactly `expected`. */
 zgpu_status zg_lz4_block_check(const uint8_t *p, size_t n, size_t expected);
+/** The text of a ZG_LZ4_E_* code (lz4_rules.h). */
+const char *zg_lz4_error_text(int e);
 /** One zstd frame filling exactly n bytes: header fields, block headers, no dictionary, frame content size
  *  (when present) equal to `expected`. Inside each compressed block: the literals section (type, sizes within
  *  the block and the block maximum, Huffman tree description, stream jump table and end marks; treeless

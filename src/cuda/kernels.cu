@@ -3,6 +3,7 @@
 #include "cuda/kernels.h"
 
 #include "cuda/checksum_combine.h"
+#include "cuda/lz4_rules.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -492,6 +493,28 @@ extern "C" cudaError_t zg_k_crc32c_launch(const zg_k_buf *items, size_t n, int *
 extern "C" cudaError_t zg_k_check_launch(const zg_k_check *items, size_t n, int *status, cudaStream_t s) {
     if (n == 0) return cudaSuccess;
     check_kernel<<<(unsigned)(n < 65535 ? n : 65535), kCkThreads, 0, s>>>(items, n, status, ck_pows(ZG_CRC32_POLY));
+    return cudaGetLastError();
+}
+
+__global__ void lz4_check_kernel(const void **in, size_t *in_bytes, const size_t *out_bytes, size_t n, int *status,
+                                 const void *safe, size_t safe_bytes) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        size_t ip, op;
+        const int e = zg_lz4_walk((const uint8_t *)in[i], in_bytes[i], out_bytes[i], &ip, &op);
+        if (e) {
+            status[i] = e;
+            in[i] = safe;
+            in_bytes[i] = safe_bytes;
+        }
+    }
+}
+
+extern "C" cudaError_t zg_k_lz4_check_launch(const void **in, size_t *in_bytes, const size_t *out_bytes, size_t n,
+                                             int *status, const void *safe, size_t safe_bytes, cudaStream_t s) {
+    if (n == 0) return cudaSuccess;
+    const unsigned threads = 64, blocks = (unsigned)((n + threads - 1) / threads);
+    lz4_check_kernel<<<blocks < 65535 ? blocks : 65535, threads, 0, s>>>(in, in_bytes, out_bytes, n, status, safe,
+                                                                         safe_bytes);
     return cudaGetLastError();
 }
 

@@ -57,6 +57,13 @@ typedef struct zg_k_check {
 } zg_k_check;
 cudaError_t zg_k_check_launch(const zg_k_check *d_items, size_t n_items, int *d_status, cudaStream_t s);
 
+/* LZ4 blocks about to go to nvCOMP (which assumes valid input), as nvCOMP's batch arrays: a thread walks block
+ * i (d_in[i], d_in_bytes[i] bytes, to decode to d_out_bytes[i]) by lz4_rules.h; an invalid one gets its
+ * ZG_LZ4_E_* code in d_status[i] and is swapped for `safe` (safe_bytes bytes, a valid block of fewer bytes than
+ * any expected size), so nvCOMP never reads it. */
+cudaError_t zg_k_lz4_check_launch(const void **d_in, size_t *d_in_bytes, const size_t *d_out_bytes, size_t n,
+                                  int *d_status, const void *safe, size_t safe_bytes, cudaStream_t s);
+
 /* Scatter of decoded chunks into the output box. Shared by all chunks of a launch: ndim, itemsize, the
  * byte strides of a decoded chunk buffer (transposes are folded in here) and of the output. Per chunk:
  * src (NULL: write the fill value), dst (the first output element), and ndim counts at
