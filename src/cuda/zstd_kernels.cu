@@ -392,23 +392,24 @@ __device__ uint32_t first_match_after(const zg_zd_seq *m, uint32_t n, uint32_t a
     return lo;
 }
 
-// Whether frame bytes [a, e) (before match `own_i` of this block) hold a byte of any match; if not they are all
-// literal bytes, final since K3a. By one lane.
-__device__ bool has_match_bytes(const earlier &E, const zg_zd_block *blocks, const zg_zd_bres *res,
-                                const zg_zd_seq *own, uint32_t own_n, uint32_t bstart, uint32_t a, uint32_t e) {
+// Whether every match overlapping frame bytes [a, e) (all before the asking match) has been copied: then those
+// bytes are final (the others are literal bytes, final since K3a). Checks the matches of this block (own, own_n)
+// and of earlier blocks. By one lane, without waiting.
+__device__ bool bytes_final(const earlier &E, const zg_zd_block *blocks, const zg_zd_bres *res, const zg_zd_seq *own,
+                            uint32_t own_n, uint32_t bstart, uint32_t a, uint32_t e) {
+    if (a < bstart)
+        for (uint32_t k = block_at(E, res, a); k < E.bi && block_start(E, res, k) < e; k++) {
+            const zg_zd_seq *m = nullptr;
+            const uint32_t n = block_matches(blocks, k, &m);
+            for (uint32_t j = n ? first_match_after(m, n, a) : 0; j < n && m[j].ll < e; j++)
+                if (!(*(volatile const uint32_t *)&m[j].ml & kDone)) return false;
+        }
     if (e > bstart) {
-        const uint32_t lo = a > bstart ? a : bstart, j = first_match_after(own, own_n, lo);
-        if (j < own_n && own[j].ll < e) return true;
+        const uint32_t lo = a > bstart ? a : bstart;
+        for (uint32_t j = first_match_after(own, own_n, lo); j < own_n && own[j].ll < e; j++)
+            if (!(*(volatile const uint32_t *)&own[j].ml & kDone)) return false;
     }
-    if (a >= bstart) return false;
-    for (uint32_t k = block_at(E, res, a); k < E.bi && block_start(E, res, k) < e; k++) {
-        const zg_zd_seq *m = nullptr;
-        const uint32_t n = block_matches(blocks, k, &m);
-        if (!n) continue;
-        const uint32_t j = first_match_after(m, n, a);
-        if (j < n && m[j].ll < e) return true;
-    }
-    return false;
+    return true;
 }
 
 // Waits (whole warp) until every match of earlier blocks overlapping frame bytes [a, e) (before this block) has
@@ -441,11 +442,14 @@ __device__ void copy_matches(uint8_t *out, zg_zd_seq *seq, uint32_t i, const zg_
     if (mine) *(volatile uint32_t *)&seq[i].ml = m.ml | kDone;
 }
 
-// The matches of each block, in two passes: first every match whose source bytes are all literals, in any order
-// and without waiting (for low-ratio data almost all of them); then the others in order, 32 at a time, each
-// waiting only for the matches its source copies. Blocks take tickets in launch order and wait only for smaller
-// tickets, which have all started, so every wait ends. Output bytes are read through L2 (__ldcg): L1 is not
-// coherent across SMs.
+// The matches of each block. First in sweeps over those not yet copied: a sweep copies every match whose source
+// bytes are final (all literals, or copied matches), in any order. The first sweep takes almost every match of
+// low-ratio data (sources of literals only) and the next ones follow its short chains, so such a block never
+// waits for whole earlier blocks. When a sweep copies under a quarter of what was pending (long chains, as in
+// label volumes, which would cost a sweep a link), the rest go in order, 32 at a time, each group waiting for
+// the matches of earlier blocks its sources copy. Blocks take tickets in launch order and depend only on
+// smaller tickets, which have all started: every wait ends. Output bytes are read through L2 (__ldcg): L1 is
+// not coherent across SMs.
 __global__ void __launch_bounds__(32) k3b_matches(const zg_zd_block *blocks, const zg_zd_frame *frames,
                                                   const zg_zd_bres *res, uint32_t *sync, int *status) {
     __shared__ uint32_t ticket;
@@ -466,21 +470,41 @@ __global__ void __launch_bounds__(32) k3b_matches(const zg_zd_block *blocks, con
     E.base = bi - fr.first_block > kCached ? bi - kCached : fr.first_block;
     for (uint32_t k = E.base + lane; k < bi; k += 32) E.start[k - E.base] = (uint32_t)res[k].out;
     __syncwarp();
-    /* pass 1: matches copying literal bytes only */
-    for (uint32_t g = 0; g < b.nseq; g += 32) {
-        const uint32_t i = g + lane;
-        zg_zd_seq m = {0, 0, 1};
-        if (i < b.nseq) m = seq[i];
-        const bool go = i < b.nseq && !has_match_bytes(E, blocks, res, seq, b.nseq, bstart, m.ll - m.of,
-                                                        m.ll - m.of + min(m.ml, m.of));
-        copy_matches(out, seq, i, m, __ballot_sync(kFull, go), lane);
+    uint32_t from_group = 0; /* groups before it are all copied */
+    for (;;) {
+        uint32_t n_pending = 0, n_copied = 0;
+        for (uint32_t g = from_group; g < b.nseq; g += 32) {
+            const uint32_t i = g + lane;
+            zg_zd_seq m = {0, 0, 1};
+            if (i < b.nseq) {
+                m = seq[i];
+                m.ml = *(volatile const uint32_t *)&seq[i].ml;
+            }
+            const bool mine = i < b.nseq && !(m.ml & kDone);
+            const unsigned pend = __ballot_sync(kFull, mine);
+            if (!pend) {
+                if (g == from_group) from_group += 32;
+                continue;
+            }
+            const bool go = mine && bytes_final(E, blocks, res, seq, b.nseq, bstart, m.ll - m.of,
+                                                m.ll - m.of + min(m.ml, m.of));
+            const unsigned rdy = __ballot_sync(kFull, go);
+            n_pending += (uint32_t)__popc(pend);
+            n_copied += (uint32_t)__popc(rdy);
+            if (rdy) copy_matches(out, seq, i, m, rdy, lane);
+        }
+        if (from_group >= b.nseq) return;
+        if (4 * n_copied < n_pending) break;
     }
-    /* pass 2: the rest in order; earlier groups of this block are then all copied */
+    /* the rest in order: earlier groups of this block are then all copied */
     uint32_t final_from = bstart; /* matches of earlier blocks in [final_from, bstart) are known copied */
-    for (uint32_t g = 0; g < b.nseq; g += 32) {
+    for (uint32_t g = from_group; g < b.nseq; g += 32) {
         const uint32_t i = g + lane;
         zg_zd_seq m = {0, 0, 1};
-        if (i < b.nseq) m = seq[i];
+        if (i < b.nseq) {
+            m = seq[i];
+            m.ml = *(volatile const uint32_t *)&seq[i].ml;
+        }
         const bool mine = i < b.nseq && !(m.ml & kDone);
         unsigned pending = __ballot_sync(kFull, mine);
         if (!pending) continue;
