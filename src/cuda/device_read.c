@@ -1133,9 +1133,10 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
             total += cost[i];
             if (cost[i] > top) top = cost[i];
         }
-        uint64_t want = (total + (uint64_t)n_pipe - 1) / (uint64_t)n_pipe;
+        /* with a limit of total / n plus the largest task, the greedy split makes at most n waves, and no
+         * wave but the last falls short of total / n */
+        uint64_t want = (total + (uint64_t)n_pipe - 1) / (uint64_t)n_pipe + top;
         if (want < PIPELINE_MIN_WAVE) want = PIPELINE_MIN_WAVE;
-        if (want < top) want = top;
         if (want < limit) limit = want;
     }
     zgpu_status s = zg_waves_split(j->n_t, cost, limit, &waves, &nw);
