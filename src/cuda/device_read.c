@@ -1083,8 +1083,10 @@ static zgpu_status make_segments(job *j, uint64_t end, int cpu) {
  * uncompressed, host-decoded) is read in about PIPELINE_WAVES waves of at least PIPELINE_MIN_WAVE bytes, so
  * that the decode of one wave overlaps the I/O of the next. nvCOMP decodes a whole zstd / DEFLATE / LZ4 chunk
  * in one thread block: its time per wave is that of one chunk whatever the wave's size, so such reads keep
- * the fewest waves the memory budget allows. ZGPU_PIPELINE_WAVES=n sets the count (1: off, for measuring
- * the decode stage alone). Returns the wave count to aim at. */
+ * the fewest waves the memory budget allows. So do selections that compress better than 4:1: their I/O is
+ * short next to their decode, which a split would only lengthen (a wave's decode time has a floor, its
+ * longest chain of dependent steps). ZGPU_PIPELINE_WAVES=n sets the count (1: off, for measuring the decode
+ * stage alone). Returns the wave count to aim at. */
 #define PIPELINE_WAVES 3
 #define PIPELINE_MIN_WAVE ((uint64_t)128 << 20)
 static int pipeline_waves(const job *j) {
@@ -1125,7 +1127,14 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
     size_t nw = 0;
     const size_t budget = j->a->ctx->opts.device_memory_budget ? j->a->ctx->opts.device_memory_budget : st->auto_budget;
     uint64_t limit = zg_wave_limit(budget);
-    const int n_pipe = pipeline_waves(j);
+    int n_pipe = pipeline_waves(j);
+    uint64_t stored = 0, decoded = 0;
+    for (size_t i = 0; i < j->n_t; i++)
+        if (j->t[i].kind != T_MISSING) {
+            stored += j->t[i].nbytes;
+            decoded += pp->chunk_nbytes;
+        }
+    if (4 * stored < decoded && !getenv("ZGPU_PIPELINE_WAVES")) n_pipe = 1;
     if (n_pipe > 1) {
         /* a few waves, so that the decode of one overlaps the I/O of the next (on another stream) */
         uint64_t total = 0, top = 0;

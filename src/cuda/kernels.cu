@@ -496,11 +496,13 @@ extern "C" cudaError_t zg_k_check_launch(const zg_k_check *items, size_t n, int 
     return cudaGetLastError();
 }
 
-__global__ void lz4_check_kernel(const void **in, size_t *in_bytes, const size_t *out_bytes, size_t n, int *status,
-                                 const void *safe, size_t safe_bytes) {
+constexpr unsigned kLz4Threads = 64;
+__global__ void __launch_bounds__(kLz4Threads) lz4_check_kernel(const void **in, size_t *in_bytes, const size_t *out_bytes,
+                                                                size_t n, int *status, const void *safe, size_t safe_bytes) {
+    __shared__ __align__(16) uint8_t ring[kLz4Threads][ZG_LZ4_RING];
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
         size_t ip, op;
-        const int e = zg_lz4_walk((const uint8_t *)in[i], in_bytes[i], out_bytes[i], &ip, &op);
+        const int e = zg_lz4_walk((const uint8_t *)in[i], in_bytes[i], out_bytes[i], ring[threadIdx.x], &ip, &op);
         if (e) {
             status[i] = e;
             in[i] = safe;
@@ -512,7 +514,7 @@ __global__ void lz4_check_kernel(const void **in, size_t *in_bytes, const size_t
 extern "C" cudaError_t zg_k_lz4_check_launch(const void **in, size_t *in_bytes, const size_t *out_bytes, size_t n,
                                              int *status, const void *safe, size_t safe_bytes, cudaStream_t s) {
     if (n == 0) return cudaSuccess;
-    const unsigned threads = 64, blocks = (unsigned)((n + threads - 1) / threads);
+    const unsigned threads = kLz4Threads, blocks = (unsigned)((n + threads - 1) / threads);
     lz4_check_kernel<<<blocks < 65535 ? blocks : 65535, threads, 0, s>>>(in, in_bytes, out_bytes, n, status, safe,
                                                                          safe_bytes);
     return cudaGetLastError();

@@ -26,9 +26,45 @@ enum {
     ZG_LZ4_E_SIZE          /* decodes to fewer bytes than expected */
 };
 
-/* Walks block p[0, n) that must decode to exactly `expected` bytes. On an error, *ip / *op say where (input
- * position, output bytes so far). */
-ZG_LZ4_FN int zg_lz4_walk(const uint8_t *p, size_t n, size_t expected, size_t *ip_out, size_t *op_out) {
+/* Where the walk reads the block's bytes: p[i], or on the device (ring != NULL) through a ring of
+ * ZG_LZ4_RING bytes in shared memory, filled with 16-byte cp.async copies: one thread walking a block would
+ * otherwise wait a memory round trip for every token. The ring holds block bytes [lo - off, lo - off + RING)
+ * where off is p's offset from the 16-byte boundary below it (the copies are aligned); reads past the block's
+ * end stay within the 16 bytes after it. */
+#define ZG_LZ4_RING 256
+typedef struct zg_lz4_src {
+    const uint8_t *p;
+    uint8_t *ring; /* NULL: read p[i] */
+    size_t lo;     /* first byte held, counted from the boundary below p */
+    size_t n;
+} zg_lz4_src;
+
+ZG_LZ4_FN unsigned zg_lz4_byte(zg_lz4_src *s, size_t i) {
+#ifdef __CUDA_ARCH__
+    if (s->ring) {
+        const uintptr_t base = (uintptr_t)s->p & ~(uintptr_t)15;
+        const size_t k = i + ((uintptr_t)s->p - base); /* from base */
+        if (k < s->lo || k >= s->lo + ZG_LZ4_RING) {
+            s->lo = k & ~(size_t)15;
+            const size_t end = (uintptr_t)s->p - base + s->n; /* bytes to copy: up to the block's end */
+            for (size_t c = 0; c < ZG_LZ4_RING && s->lo + c < end; c += 16) {
+                const uint32_t sa = (uint32_t)__cvta_generic_to_shared(s->ring + ((s->lo + c) % ZG_LZ4_RING));
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sa), "l"(base + s->lo + c) : "memory");
+            }
+            asm volatile("cp.async.wait_all;\n" ::: "memory");
+        }
+        return s->ring[k % ZG_LZ4_RING];
+    }
+#endif
+    return s->p[i];
+}
+
+/* Walks block p[0, n) that must decode to exactly `expected` bytes (ring: NULL, or ZG_LZ4_RING bytes of shared
+ * memory on the device). On an error, *ip / *op say where (input position, output bytes so far). */
+ZG_LZ4_FN int zg_lz4_walk(const uint8_t *p, size_t n, size_t expected, uint8_t *ring, size_t *ip_out,
+                          size_t *op_out) {
+    zg_lz4_src src = {p, ring, (size_t)-1 / 2, n};
+    zg_lz4_src *S = &src;
     size_t ip = 0, op = 0;
     int e = ZG_LZ4_OK;
     if (n == 0) e = ZG_LZ4_E_EMPTY;
@@ -37,13 +73,13 @@ ZG_LZ4_FN int zg_lz4_walk(const uint8_t *p, size_t n, size_t expected, size_t *i
             e = ZG_LZ4_E_SEQ_END;
             break;
         }
-        const unsigned token = p[ip++];
+        const unsigned token = zg_lz4_byte(S, ip++);
         size_t lit = token >> 4;
         if (lit == 15) {
             unsigned b;
             do {
                 if (ip >= n) return *ip_out = ip, *op_out = op, ZG_LZ4_E_LIT_LEN;
-                b = p[ip++];
+                b = zg_lz4_byte(S, ip++);
                 lit += b;
             } while (b == 255);
         }
@@ -62,7 +98,7 @@ ZG_LZ4_FN int zg_lz4_walk(const uint8_t *p, size_t n, size_t expected, size_t *i
             e = ZG_LZ4_E_OFF_TRUNC;
             break;
         }
-        const size_t offset = (size_t)p[ip] | (size_t)p[ip + 1] << 8;
+        const size_t offset = (size_t)zg_lz4_byte(S, ip) | (size_t)zg_lz4_byte(S, ip + 1) << 8;
         if (offset == 0 || offset > op) {
             e = ZG_LZ4_E_OFFSET;
             break;
@@ -73,7 +109,7 @@ ZG_LZ4_FN int zg_lz4_walk(const uint8_t *p, size_t n, size_t expected, size_t *i
             unsigned b;
             do {
                 if (ip >= n) return *ip_out = ip, *op_out = op, ZG_LZ4_E_MATCH_LEN;
-                b = p[ip++];
+                b = zg_lz4_byte(S, ip++);
                 ml += b;
             } while (b == 255);
         }
