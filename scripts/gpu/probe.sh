@@ -13,3 +13,12 @@ for a in "$@"; do
         ZGPU_PIPELINE_WAVES=$w ZGPU_ZSTD_PROFILE=${PROFILE:-1} $B/bin/zgpu bench $p --device cuda:0 --repeat 3 2>&1 | tail -${TAIL:-14}
     done
 done
+# KERNELS=1: also the GPU time of every kernel of one read (Nsight Compute, kernels serialized)
+if [ -n "$KERNELS" ]; then
+    for a in "$@"; do
+        echo "== $a: kernels of one read"
+        timeout 300 ncu --metrics gpu__time_duration.sum --print-summary per-kernel $B/bin/zgpu bench \
+            /tmp/zgpu-bench-data/$a.zgpu.zarr --device cuda:0 --repeat 1 --warmup 0 2>&1 |
+            grep -E "^\s+[a-zA-Z_].*\(|gpu__time_duration" | sed 's/  */ /g' | cut -c1-160 | paste - - | head -30
+    done
+fi

@@ -134,7 +134,8 @@ static zgpu_status get_state(zgpu_context *ctx, struct zg_device_state **out) {
                 if (e == cudaSuccess) e = cudaEventCreateWithFlags(&st->set[k].done, cudaEventDisableTiming);
                 for (int i = 0; i < 4 && e == cudaSuccess; i++) e = cudaEventCreate(&st->set[k].ev[i]);
             }
-            for (int i = 0; i < 3 && e == cudaSuccess; i++) e = cudaEventCreateWithFlags(&st->ev[i], cudaEventDisableTiming);
+            /* ev[0] (the fork) times: stage intervals are measured from it */
+            for (int i = 0; i < 3 && e == cudaSuccess; i++) e = cudaEventCreateWithFlags(&st->ev[i], i ? cudaEventDisableTiming : 0);
             size_t free_b = 0, total_b = 0;
             if (e == cudaSuccess) e = cudaMemGetInfo(&free_b, &total_b);
             st->auto_budget = total_b / 8;
@@ -368,6 +369,13 @@ typedef struct stream_ref { /* a GPU decompression stream, for status checks */
     uint64_t expect;
 } stream_ref;
 
+/* The union of one stage's intervals over the waves (which overlap: waves decode concurrently), in ms since
+ * the read's fork event; intervals arrive roughly in start order. */
+typedef struct stage_span {
+    float s, e;
+    int open;
+} stage_span;
+
 typedef struct job {
     zgpu_array *a;
     struct zg_device_state *st;
@@ -376,6 +384,7 @@ typedef struct job {
     pipe pp;
     int gpu_decode, use_gds, host_parse;
     int zstd_mode; /* ZSTD_AUTO / ZSTD_OWN / ZSTD_NVCOMP */
+    stage_span span[3]; /* h2d, decode, scatter over the waves (stats: the time each stage was under way) */
     /* staged bytes go to the device in segments as soon as every chunk of a segment is read and parsed */
     struct segment *seg;
     uint32_t *task_seg; /* per task of the wave */
@@ -623,6 +632,24 @@ static uint64_t take(layout *l, uint64_t n) {
 }
 
 /* Per wave, what phase D must check once the stream reaches the wave's `done` event. */
+static void span_add(stage_span *sp, float s, float e, double *total) {
+    if (e < s) e = s;
+    if (sp->open && s <= sp->e && e >= sp->s) { /* overlaps: merge */
+        if (s < sp->s) sp->s = s;
+        if (e > sp->e) sp->e = e;
+    } else if (sp->open && e < sp->s) { /* wholly before the open one */
+        *total += (e - s) * 1e-3;
+    } else {
+        if (sp->open) *total += (sp->e - sp->s) * 1e-3;
+        *sp = (stage_span){s, e, 1};
+    }
+}
+
+static void span_close(stage_span *sp, double *total) {
+    if (sp->open) *total += (sp->e - sp->s) * 1e-3;
+    sp->open = 0;
+}
+
 typedef struct wave_check {
     size_t n_refs;
     stream_ref *refs;
@@ -641,10 +668,14 @@ static zgpu_status check_wave(job *j, bufset *b, wave_check *wc, zgpu_read_stats
     if (!wc->active) return ZGPU_OK;
     wc->active = 0;
     CU(cudaEventSynchronize(b->done), "waiting for a wave");
-    float ms = 0;
-    if (cudaEventElapsedTime(&ms, b->ev[0], b->ev[1]) == cudaSuccess) stats->h2d_s += ms * 1e-3;
-    if (cudaEventElapsedTime(&ms, b->ev[1], b->ev[2]) == cudaSuccess) stats->decode_s += ms * 1e-3;
-    if (cudaEventElapsedTime(&ms, b->ev[2], b->ev[3]) == cudaSuccess) stats->scatter_s += ms * 1e-3;
+    float at[4]; /* the wave's stage events, in ms since the fork */
+    int timed = 1;
+    for (int i = 0; i < 4 && timed; i++) timed = cudaEventElapsedTime(&at[i], j->st->ev[0], b->ev[i]) == cudaSuccess;
+    if (timed) {
+        span_add(&j->span[0], at[0], at[1], &stats->h2d_s);
+        span_add(&j->span[1], at[1], at[2], &stats->decode_s);
+        span_add(&j->span[2], at[2], at[3], &stats->scatter_s);
+    }
     b->in_use = 0;
     const int *status = (const int *)(b->h + wc->status_off), *lz4 = (const int *)(b->h + wc->lz4_off);
     const uint64_t *actual = (const uint64_t *)(b->h + wc->actual_off);
@@ -1228,6 +1259,9 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
         zgpu_status s2 = check_wave(j, &st->set[k], &wc[k], stats);
         if (s == ZGPU_OK) s = s2;
     }
+    span_close(&j->span[0], &stats->h2d_s);
+    span_close(&j->span[1], &stats->decode_s);
+    span_close(&j->span[2], &stats->scatter_s);
     for (int k = 0; k < 2; k++) {
         zgpu_status s2 = check_wave(j, &st->set[k], &wc[k], stats); /* after an error: waves still active */
         if (s == ZGPU_OK) s = s2;

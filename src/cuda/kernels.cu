@@ -44,7 +44,26 @@ __global__ void copy_kernel(const zg_k_copy *items, size_t n_items) {
 __device__ void unshuffle_block(const uint8_t *src, uint8_t *dst, uint32_t bsize, uint32_t ts, uint64_t t0,
                                 uint64_t stride) {
     const uint32_t ne = bsize / ts;
-    for (uint64_t i = t0; i < ne; i += stride) {
+    uint64_t first = 0; /* elements before it are done by the 4-element path */
+    if ((ts == 2 || ts == 4) && ne % 4 == 0 && ((uintptr_t)src & 3) == 0 && ((uintptr_t)dst & (4 * ts - 1)) == 0) {
+        /* 4 elements a step: one 4-byte load per byte plane, a byte transpose, one 8- or 16-byte store */
+        const uint32_t *s32 = (const uint32_t *)src;
+        const uint32_t nq = ne / 4;
+        for (uint64_t q = t0; q < nq; q += stride) {
+            const uint32_t a = s32[q], b = s32[nq + q];
+            if (ts == 2) {
+                *(uint2 *)(dst + 8 * q) = make_uint2(__byte_perm(a, b, 0x5140), __byte_perm(a, b, 0x7362));
+            } else {
+                const uint32_t c = s32[2 * nq + q], d = s32[3 * nq + q];
+                const uint32_t ab0 = __byte_perm(a, b, 0x5140), ab1 = __byte_perm(a, b, 0x7362);
+                const uint32_t cd0 = __byte_perm(c, d, 0x5140), cd1 = __byte_perm(c, d, 0x7362);
+                *(uint4 *)(dst + 16 * q) = make_uint4(__byte_perm(ab0, cd0, 0x5410), __byte_perm(ab0, cd0, 0x7632),
+                                                      __byte_perm(ab1, cd1, 0x5410), __byte_perm(ab1, cd1, 0x7632));
+            }
+        }
+        first = ne;
+    }
+    for (uint64_t i = first + t0; i < ne; i += stride) {
         uint8_t *d = dst + i * ts;
         if (ts == 2 && ((uintptr_t)d & 1) == 0) {
             *(uint16_t *)d = (uint16_t)(src[i] | (uint16_t)src[ne + i] << 8);
@@ -496,14 +515,17 @@ extern "C" cudaError_t zg_k_check_launch(const zg_k_check *items, size_t n, int 
     return cudaGetLastError();
 }
 
-constexpr unsigned kLz4Threads = 64;
-__global__ void __launch_bounds__(kLz4Threads) lz4_check_kernel(const void **in, size_t *in_bytes, const size_t *out_bytes,
-                                                                size_t n, int *status, const void *safe, size_t safe_bytes) {
-    __shared__ __align__(16) uint8_t ring[kLz4Threads][ZG_LZ4_RING];
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+constexpr unsigned kLz4Warps = 4;
+__global__ void __launch_bounds__(32 * kLz4Warps) lz4_check_kernel(const void **in, size_t *in_bytes,
+                                                                   const size_t *out_bytes, size_t n, int *status,
+                                                                   const void *safe, size_t safe_bytes) {
+    __shared__ __align__(16) uint8_t ring[kLz4Warps][ZG_LZ4_RING];
+    const unsigned w = threadIdx.x / 32;
+    for (size_t i = blockIdx.x * (size_t)kLz4Warps + w; i < n; i += (size_t)gridDim.x * kLz4Warps) {
         size_t ip, op;
-        const int e = zg_lz4_walk((const uint8_t *)in[i], in_bytes[i], out_bytes[i], ring[threadIdx.x], &ip, &op);
-        if (e) {
+        const int e = zg_lz4_walk((const uint8_t *)in[i], in_bytes[i], out_bytes[i], ring[w], &ip, &op);
+        __syncwarp();
+        if (e && (threadIdx.x & 31) == 0) {
             status[i] = e;
             in[i] = safe;
             in_bytes[i] = safe_bytes;
@@ -514,9 +536,9 @@ __global__ void __launch_bounds__(kLz4Threads) lz4_check_kernel(const void **in,
 extern "C" cudaError_t zg_k_lz4_check_launch(const void **in, size_t *in_bytes, const size_t *out_bytes, size_t n,
                                              int *status, const void *safe, size_t safe_bytes, cudaStream_t s) {
     if (n == 0) return cudaSuccess;
-    const unsigned threads = kLz4Threads, blocks = (unsigned)((n + threads - 1) / threads);
-    lz4_check_kernel<<<blocks < 65535 ? blocks : 65535, threads, 0, s>>>(in, in_bytes, out_bytes, n, status, safe,
-                                                                         safe_bytes);
+    const size_t blocks = (n + kLz4Warps - 1) / kLz4Warps;
+    lz4_check_kernel<<<(unsigned)(blocks < 65535 ? blocks : 65535), 32 * kLz4Warps, 0, s>>>(in, in_bytes, out_bytes, n,
+                                                                                          status, safe, safe_bytes);
     return cudaGetLastError();
 }
 

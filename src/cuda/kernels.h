@@ -57,7 +57,7 @@ typedef struct zg_k_check {
 } zg_k_check;
 cudaError_t zg_k_check_launch(const zg_k_check *d_items, size_t n_items, int *d_status, cudaStream_t s);
 
-/* LZ4 blocks about to go to nvCOMP (which assumes valid input), as nvCOMP's batch arrays: a thread walks block
+/* LZ4 blocks about to go to nvCOMP (which assumes valid input), as nvCOMP's batch arrays: a warp walks block
  * i (d_in[i], d_in_bytes[i] bytes, to decode to d_out_bytes[i]) by lz4_rules.h; an invalid one gets its
  * ZG_LZ4_E_* code in d_status[i] and is swapped for `safe` (safe_bytes bytes, a valid block of fewer bytes than
  * any expected size), so nvCOMP never reads it. */

@@ -27,11 +27,12 @@ enum {
 };
 
 /* Where the walk reads the block's bytes: p[i], or on the device (ring != NULL) through a ring of
- * ZG_LZ4_RING bytes in shared memory, filled with 16-byte cp.async copies: one thread walking a block would
- * otherwise wait a memory round trip for every token. The ring holds block bytes [lo - off, lo - off + RING)
- * where off is p's offset from the 16-byte boundary below it (the copies are aligned); reads past the block's
- * end stay within the 16 bytes after it. */
-#define ZG_LZ4_RING 256
+ * ZG_LZ4_RING bytes in shared memory that a whole warp walks together: every lane takes the same steps (so
+ * the warp never diverges, as threads walking different blocks would at every branch), and a refill is one
+ * 16-byte cp.async copy per lane. The ring holds block bytes [lo - off, lo - off + RING) where off is p's
+ * offset from the 16-byte boundary below it (the copies are aligned); reads past the block's end stay within
+ * the 16 bytes after it. */
+#define ZG_LZ4_RING 512
 typedef struct zg_lz4_src {
     const uint8_t *p;
     uint8_t *ring; /* NULL: read p[i] */
@@ -47,11 +48,14 @@ ZG_LZ4_FN unsigned zg_lz4_byte(zg_lz4_src *s, size_t i) {
         if (k < s->lo || k >= s->lo + ZG_LZ4_RING) {
             s->lo = k & ~(size_t)15;
             const size_t end = (uintptr_t)s->p - base + s->n; /* bytes to copy: up to the block's end */
-            for (size_t c = 0; c < ZG_LZ4_RING && s->lo + c < end; c += 16) {
+            const size_t c = 16 * (threadIdx.x & 31);
+            __syncwarp(); /* every lane is done reading the ring */
+            if (s->lo + c < end) {
                 const uint32_t sa = (uint32_t)__cvta_generic_to_shared(s->ring + ((s->lo + c) % ZG_LZ4_RING));
                 asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sa), "l"(base + s->lo + c) : "memory");
             }
             asm volatile("cp.async.wait_all;\n" ::: "memory");
+            __syncwarp();
         }
         return s->ring[k % ZG_LZ4_RING];
     }
@@ -59,8 +63,9 @@ ZG_LZ4_FN unsigned zg_lz4_byte(zg_lz4_src *s, size_t i) {
     return s->p[i];
 }
 
-/* Walks block p[0, n) that must decode to exactly `expected` bytes (ring: NULL, or ZG_LZ4_RING bytes of shared
- * memory on the device). On an error, *ip / *op say where (input position, output bytes so far). */
+/* Walks block p[0, n) that must decode to exactly `expected` bytes (ring: NULL, or on the device ZG_LZ4_RING
+ * bytes of shared memory, with the whole warp calling). On an error, *ip / *op say where (input position,
+ * output bytes so far). */
 ZG_LZ4_FN int zg_lz4_walk(const uint8_t *p, size_t n, size_t expected, uint8_t *ring, size_t *ip_out,
                           size_t *op_out) {
     zg_lz4_src src = {p, ring, (size_t)-1 / 2, n};
