@@ -19,6 +19,6 @@ if [ -n "$KERNELS" ]; then
         echo "== $a: kernels of one read"
         timeout 300 ncu --metrics gpu__time_duration.sum --print-summary per-kernel $B/bin/zgpu bench \
             /tmp/zgpu-bench-data/$a.zgpu.zarr --device cuda:0 --repeat 1 --warmup 0 2>&1 |
-            grep -E "^\s+[a-zA-Z_].*\(|gpu__time_duration" | sed 's/  */ /g' | cut -c1-160 | paste - - | head -30
+            grep -E "^\s+[a-zA-Z_(].*\(|gpu__time_duration" | sed 's/  */ /g' | cut -c1-160 | paste - - | head -30
     done
 fi

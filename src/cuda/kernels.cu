@@ -41,26 +41,33 @@ __global__ void copy_kernel(const zg_k_copy *items, size_t n_items) {
 
 // ---------------------------------------------------------------- unshuffle
 // Byte unshuffle of one block: element i, byte j comes from src[j * ne + i].
+// Elements 4q..4q+3 of a byte-shuffled block of 2- or 4-byte elements (nq = elements / 4 per byte plane, planes
+// 4-byte aligned): one 4-byte load per plane, a byte transpose, one 8- or 16-byte store.
+__device__ __forceinline__ void unshuffle_quad(const uint32_t *s32, uint8_t *dst, uint32_t nq, uint64_t q, uint32_t ts) {
+    const uint32_t a = s32[q], b = s32[nq + q];
+    if (ts == 2) {
+        *(uint2 *)(dst + 8 * q) = make_uint2(__byte_perm(a, b, 0x5140), __byte_perm(a, b, 0x7362));
+    } else {
+        const uint32_t c = s32[2 * nq + q], d = s32[3 * nq + q];
+        const uint32_t ab0 = __byte_perm(a, b, 0x5140), ab1 = __byte_perm(a, b, 0x7362);
+        const uint32_t cd0 = __byte_perm(c, d, 0x5140), cd1 = __byte_perm(c, d, 0x7362);
+        *(uint4 *)(dst + 16 * q) = make_uint4(__byte_perm(ab0, cd0, 0x5410), __byte_perm(ab0, cd0, 0x7632),
+                                              __byte_perm(ab1, cd1, 0x5410), __byte_perm(ab1, cd1, 0x7632));
+    }
+}
+
+// Whether a block of bsize bytes at src/dst can take unshuffle_quad.
+__device__ __forceinline__ bool quad_ok(const uint8_t *src, const uint8_t *dst, uint64_t bsize, uint32_t ts) {
+    return (ts == 2 || ts == 4) && bsize % (4 * ts) == 0 && ((uintptr_t)src & 3) == 0 &&
+           ((uintptr_t)dst & (4 * ts - 1)) == 0;
+}
+
 __device__ void unshuffle_block(const uint8_t *src, uint8_t *dst, uint32_t bsize, uint32_t ts, uint64_t t0,
                                 uint64_t stride) {
     const uint32_t ne = bsize / ts;
-    uint64_t first = 0; /* elements before it are done by the 4-element path */
-    if ((ts == 2 || ts == 4) && ne % 4 == 0 && ((uintptr_t)src & 3) == 0 && ((uintptr_t)dst & (4 * ts - 1)) == 0) {
-        /* 4 elements a step: one 4-byte load per byte plane, a byte transpose, one 8- or 16-byte store */
-        const uint32_t *s32 = (const uint32_t *)src;
-        const uint32_t nq = ne / 4;
-        for (uint64_t q = t0; q < nq; q += stride) {
-            const uint32_t a = s32[q], b = s32[nq + q];
-            if (ts == 2) {
-                *(uint2 *)(dst + 8 * q) = make_uint2(__byte_perm(a, b, 0x5140), __byte_perm(a, b, 0x7362));
-            } else {
-                const uint32_t c = s32[2 * nq + q], d = s32[3 * nq + q];
-                const uint32_t ab0 = __byte_perm(a, b, 0x5140), ab1 = __byte_perm(a, b, 0x7362);
-                const uint32_t cd0 = __byte_perm(c, d, 0x5140), cd1 = __byte_perm(c, d, 0x7362);
-                *(uint4 *)(dst + 16 * q) = make_uint4(__byte_perm(ab0, cd0, 0x5410), __byte_perm(ab0, cd0, 0x7632),
-                                                      __byte_perm(ab1, cd1, 0x5410), __byte_perm(ab1, cd1, 0x7632));
-            }
-        }
+    uint64_t first = 0; /* elements before it are done 4 at a time */
+    if (quad_ok(src, dst, bsize, ts)) {
+        for (uint64_t q = t0; q < ne / 4; q += stride) unshuffle_quad((const uint32_t *)src, dst, ne / 4, q, ts);
         first = ne;
     }
     for (uint64_t i = first + t0; i < ne; i += stride) {
@@ -108,8 +115,20 @@ __global__ void unshuffle_kernel(const zg_k_unshuffle *items, size_t n_items) {
         const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
         const uint64_t t0 = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
         if (it.nbytes == 0 || it.blocksize == 0 || it.typesize == 0) continue;
-        const uint64_t nblocks = (it.nbytes + it.blocksize - 1) / it.blocksize;
-        for (uint64_t b = 0; b < nblocks; b++) {
+        uint64_t nblocks = (it.nbytes + it.blocksize - 1) / it.blocksize, b0 = 0;
+        if (it.mode == 1 && it.nbytes >= it.blocksize && quad_ok(it.src, it.dst, it.blocksize, it.typesize)) {
+            /* the full blocks as one range of quads, so that every thread has work (a loop over blocks inside
+             * each thread left most threads idle) */
+            const uint64_t nfull = it.nbytes / it.blocksize;
+            const uint32_t nq = it.blocksize / (4 * it.typesize);
+            for (uint64_t q = t0; q < nfull * nq; q += stride) {
+                const uint64_t b = q / nq;
+                unshuffle_quad((const uint32_t *)(it.src + b * it.blocksize), it.dst + b * it.blocksize, nq, q - b * nq,
+                               it.typesize);
+            }
+            b0 = nfull;
+        }
+        for (uint64_t b = b0; b < nblocks; b++) {
             const uint64_t off = b * it.blocksize;
             const uint32_t bsize = (uint32_t)(it.nbytes - off < it.blocksize ? it.nbytes - off : it.blocksize);
             const uint8_t *s = it.src + off;

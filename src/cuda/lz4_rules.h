@@ -36,23 +36,23 @@ enum {
 typedef struct zg_lz4_src {
     const uint8_t *p;
     uint8_t *ring; /* NULL: read p[i] */
-    size_t lo;     /* first byte held, counted from the boundary below p */
+    size_t lo;     /* first byte held, counted from base */
     size_t n;
+    uintptr_t base; /* the 16-byte boundary at or below p */
+    size_t off;     /* p - base */
 } zg_lz4_src;
 
 ZG_LZ4_FN unsigned zg_lz4_byte(zg_lz4_src *s, size_t i) {
 #ifdef __CUDA_ARCH__
     if (s->ring) {
-        const uintptr_t base = (uintptr_t)s->p & ~(uintptr_t)15;
-        const size_t k = i + ((uintptr_t)s->p - base); /* from base */
-        if (k < s->lo || k >= s->lo + ZG_LZ4_RING) {
+        const size_t k = i + s->off;
+        if (k - s->lo >= ZG_LZ4_RING) { /* (below lo wraps around too) */
             s->lo = k & ~(size_t)15;
-            const size_t end = (uintptr_t)s->p - base + s->n; /* bytes to copy: up to the block's end */
             const size_t c = 16 * (threadIdx.x & 31);
             __syncwarp(); /* every lane is done reading the ring */
-            if (s->lo + c < end) {
+            if (s->lo + c < s->off + s->n) { /* copies up to the block's end */
                 const uint32_t sa = (uint32_t)__cvta_generic_to_shared(s->ring + ((s->lo + c) % ZG_LZ4_RING));
-                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sa), "l"(base + s->lo + c) : "memory");
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sa), "l"(s->base + s->lo + c) : "memory");
             }
             asm volatile("cp.async.wait_all;\n" ::: "memory");
             __syncwarp();
@@ -68,7 +68,8 @@ ZG_LZ4_FN unsigned zg_lz4_byte(zg_lz4_src *s, size_t i) {
  * output bytes so far). */
 ZG_LZ4_FN int zg_lz4_walk(const uint8_t *p, size_t n, size_t expected, uint8_t *ring, size_t *ip_out,
                           size_t *op_out) {
-    zg_lz4_src src = {p, ring, (size_t)-1 / 2, n};
+    const uintptr_t base = (uintptr_t)p & ~(uintptr_t)15;
+    zg_lz4_src src = {p, ring, (size_t)-1 / 2, n, base, (size_t)((uintptr_t)p - base)};
     zg_lz4_src *S = &src;
     size_t ip = 0, op = 0;
     int e = ZG_LZ4_OK;
