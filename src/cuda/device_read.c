@@ -1166,20 +1166,20 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
             decoded += pp->chunk_nbytes;
         }
     if (4 * stored < decoded && !getenv("ZGPU_PIPELINE_WAVES")) n_pipe = 1;
-    /* a few waves, so that the decode of one overlaps the I/O of the next (on another stream), each smaller
-     * than the one before: what the read waits for after its last byte is in is the last wave's decode */
-    double shares[16];
-    size_t n_shares = 0;
     if (n_pipe > 1) {
-        uint64_t total = 0;
-        for (size_t i = 0; i < j->n_t; i++) total += cost[i];
-        if ((uint64_t)n_pipe > total / PIPELINE_MIN_WAVE) n_pipe = (int)(total / PIPELINE_MIN_WAVE);
-        if (n_pipe > 16) n_pipe = 16;
-        double sum = 0;
-        for (int k = 0; k < n_pipe; k++) sum += n_pipe + 1 - k; /* weights n + 1, n, ..., 2 */
-        for (int k = 0; k + 1 < n_pipe; k++) shares[n_shares++] = (n_pipe + 1 - k) / sum;
+        /* a few waves, so that the decode of one overlaps the I/O of the next (on another stream) */
+        uint64_t total = 0, top = 0;
+        for (size_t i = 0; i < j->n_t; i++) {
+            total += cost[i];
+            if (cost[i] > top) top = cost[i];
+        }
+        /* with a limit of total / n plus the largest task, the greedy split makes at most n waves, and no
+         * wave but the last falls short of total / n */
+        uint64_t want = (total + (uint64_t)n_pipe - 1) / (uint64_t)n_pipe + top;
+        if (want < PIPELINE_MIN_WAVE) want = PIPELINE_MIN_WAVE;
+        if (want < limit) limit = want;
     }
-    zgpu_status s = zg_waves_split_shares(j->n_t, cost, limit, shares, n_shares, &waves, &nw);
+    zgpu_status s = zg_waves_split(j->n_t, cost, limit, &waves, &nw);
     free(cost);
     if (s != ZGPU_OK) return zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", j->a->path), s;
     stats->waves = (int)nw;

@@ -11,11 +11,6 @@ uint64_t zg_wave_limit(size_t budget) {
 }
 
 zgpu_status zg_waves_split(size_t n, const uint64_t *cost, uint64_t limit, zg_wave **waves, size_t *n_waves) {
-    return zg_waves_split_shares(n, cost, limit, NULL, 0, waves, n_waves);
-}
-
-zgpu_status zg_waves_split_shares(size_t n, const uint64_t *cost, uint64_t limit, const double *shares,
-                                  size_t n_shares, zg_wave **waves, size_t *n_waves) {
     *waves = NULL;
     *n_waves = 0;
     if (n == 0) return ZGPU_OK;
@@ -28,11 +23,8 @@ zgpu_status zg_waves_split_shares(size_t n, const uint64_t *cost, uint64_t limit
     zg_wave *w = malloc(cap * sizeof *w);
     ZG_RETURN_IF(!w, ZGPU_ERR_NO_MEMORY, "out of host memory for %zu waves", cap);
     w[0] = (zg_wave){0, 0, 0};
-    uint64_t total = 0;
-    for (size_t i = 0; i < n; i++) total += cost[i];
     for (size_t i = 0; i < n; i++) {
-        const int over_share = k < n_shares && (double)(w[k].bytes + cost[i]) > shares[k] * (double)total;
-        if (w[k].count > 0 && (w[k].bytes + cost[i] > limit || over_share)) {
+        if (w[k].count > 0 && w[k].bytes + cost[i] > limit) {
             if (k + 1 == cap) {
                 zg_wave *nw = realloc(w, 2 * cap * sizeof *w);
                 if (!nw) {

@@ -16,10 +16,6 @@ typedef struct zg_wave {
 /** Splits n tasks into waves (greedy, in order). *waves is malloc'd (free()); *n_waves >= 1 when n > 0.
  *  ZGPU_ERR_NO_MEMORY when one task alone exceeds limit (message names the task and both sizes). */
 zgpu_status zg_waves_split(size_t n, const uint64_t *cost, uint64_t limit, zg_wave **waves, size_t *n_waves);
-/** The same, but wave k < n_shares also closes before it would exceed shares[k] of the total cost (it still
- *  takes at least one task); later waves only follow limit. */
-zgpu_status zg_waves_split_shares(size_t n, const uint64_t *cost, uint64_t limit, const double *shares,
-                                  size_t n_shares, zg_wave **waves, size_t *n_waves);
 /** Rounds x up to a multiple of a (a power of two). */
 static inline uint64_t zg_align_up(uint64_t x, uint64_t a) { return (x + a - 1) & ~(a - 1); }
 

@@ -22,31 +22,6 @@ static void check_partition(size_t n, const uint64_t *cost, uint64_t limit, cons
 int main(void) {
     zg_wave *w;
     size_t nw;
-    /* shares: waves of about 45%, 35% and the rest of 20 equal tasks */
-    {
-        uint64_t c[20];
-        for (int i = 0; i < 20; i++) c[i] = 10;
-        const double shares[2] = {0.45, 0.35};
-        CHECK_OK(zg_waves_split_shares(20, c, 1000, shares, 2, &w, &nw));
-        CHECK_EQ_U64(nw, 3);
-        CHECK_EQ_U64(w[0].count, 9);
-        CHECK_EQ_U64(w[1].count, 7);
-        CHECK_EQ_U64(w[2].count, 4);
-        CHECK_EQ_U64(w[2].first, 16);
-        free(w);
-        /* the limit still holds inside a share */
-        CHECK_OK(zg_waves_split_shares(20, c, 50, shares, 2, &w, &nw));
-        CHECK_EQ_U64(nw, 4);
-        for (size_t k = 0; k < 4; k++) CHECK_EQ_U64(w[k].count, 5);
-        free(w);
-        /* a task larger than its share still gets a wave; the next share takes the rest */
-        uint64_t big[3] = {100, 1, 1};
-        CHECK_OK(zg_waves_split_shares(3, big, 1000, shares, 2, &w, &nw));
-        CHECK_EQ_U64(nw, 2);
-        CHECK_EQ_U64(w[0].count, 1);
-        CHECK_EQ_U64(w[1].count, 2);
-        free(w);
-    }
     /* all in one wave */
     uint64_t c1[4] = {10, 20, 30, 40};
     CHECK_OK(zg_waves_split(4, c1, 100, &w, &nw));
