@@ -202,7 +202,8 @@ enum { COMP_NONE = 0, COMP_ZSTD, COMP_GZIP, COMP_ZLIB, COMP_LZ4, COMP_BLOSC };
 /* Which zstd decoder a frame gets (ZGPU_ZSTD_DECODER=auto|zgpu|nvcomp). auto: zgpu's. It decodes every
  * 128 KiB zstd block as a unit, so a chunk's latency is that of a block, not of a whole frame decoded by one
  * thread block as in nvCOMP; it was as fast as nvCOMP's or faster on all three benchmark volumes
- * (docs/benchmarks.md). nvcomp: nvCOMP's (frames zgpu's planner does not take go there in every mode). */
+ * (docs/benchmarks.md). nvcomp: nvCOMP's. Either way a frame the host check rejects decodes on the host,
+ * whose codec names the fault. */
 enum { ZSTD_AUTO = 0, ZSTD_OWN, ZSTD_NVCOMP };
 enum { POST_CRC32C = 1, POST_SHUFFLE, POST_BYTESWAP, POST_DELTA };
 

@@ -6,15 +6,17 @@
  * 8-16 MiB keeps most of an H100 idle. Here every zstd *block* (at most 128 KiB decoded) is a unit of work:
  *   host  (zstd_plan.c) walks each frame's block headers and decodes the small table descriptions (Huffman
  *         weights, FSE normalized counts) into descriptors;
- *   K1    per block: literals (Huffman streams, raw, RLE) into a literal buffer, sequences into a sequence
- *         buffer; the block's decoded size and its repeat offsets, symbolically in terms of the offsets the
- *         block starts with (they depend on earlier blocks);
+ *   K1    per block: raw / RLE literals into a literal buffer, sequences into a sequence buffer; the block's
+ *         decoded size and its repeat offsets, symbolically in terms of the offsets the block starts with
+ *         (they depend on earlier blocks);
+ *   K1h   per Huffman stream (a lane each, 8 blocks a warp): Huffman literals into the literal buffer;
  *   K2    per frame: block output offsets (prefix sum of sizes) and each block's incoming repeat offsets;
  *   K3a   per block: literal runs to their places, raw/RLE blocks written, matches given their frame position
  *         and concrete offset (no waits: afterwards only match bytes are missing);
- *   K3b   per block: the matches. Those copying literal bytes only go first, in any order; the rest in order,
- *         each waiting only for the matches its source copies (blocks start in ticket order, so every wait
- *         ends). Low-ratio data has few such chains; waiting for whole earlier blocks serialized every frame.
+ *   K3b   per block: the matches, in sweeps that copy every match whose source bytes are final, in any order
+ *         (long chains then go in order), each match waiting only for the matches its source copies (blocks
+ *         start in ticket order, so every wait ends). Low-ratio data has short chains; waiting for whole
+ *         earlier blocks, as K3 did, serialized every frame.
  * Format: RFC 8878. */
 #ifndef ZG_ZSTD_DECODE_H
 #define ZG_ZSTD_DECODE_H

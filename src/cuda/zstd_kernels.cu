@@ -1,5 +1,5 @@
 // The block-parallel zstd decoder's kernels (see zstd_decode.h for the scheme and zstd_gpu.h for the call).
-// One warp per zstd block in K1, K3a and K3b, one thread per frame in K2 and K4.
+// One warp per zstd block in K1, K3a and K3b, a lane per Huffman stream in K1h, a thread per frame in K2 and K4.
 #include "cuda/zstd_gpu.h"
 
 #include <stdio.h>
