@@ -370,13 +370,6 @@ typedef struct stream_ref { /* a GPU decompression stream, for status checks */
     uint64_t expect;
 } stream_ref;
 
-/* The union of one stage's intervals over the waves (which overlap: waves decode concurrently), in ms since
- * the read's fork event; intervals arrive roughly in start order. */
-typedef struct stage_span {
-    float s, e;
-    int open;
-} stage_span;
-
 typedef struct job {
     zgpu_array *a;
     struct zg_device_state *st;
@@ -385,7 +378,7 @@ typedef struct job {
     pipe pp;
     int gpu_decode, use_gds, host_parse;
     int zstd_mode; /* ZSTD_AUTO / ZSTD_OWN / ZSTD_NVCOMP */
-    stage_span span[3]; /* h2d, decode, scatter over the waves (stats: the time each stage was under way) */
+    zg_span span[3]; /* h2d, decode, scatter over the waves (stats: the time each stage was under way) */
     /* staged bytes go to the device in segments as soon as every chunk of a segment is read and parsed */
     struct segment *seg;
     uint32_t *task_seg; /* per task of the wave */
@@ -633,24 +626,6 @@ static uint64_t take(layout *l, uint64_t n) {
 }
 
 /* Per wave, what phase D must check once the stream reaches the wave's `done` event. */
-static void span_add(stage_span *sp, float s, float e, double *total) {
-    if (e < s) e = s;
-    if (sp->open && s <= sp->e && e >= sp->s) { /* overlaps: merge */
-        if (s < sp->s) sp->s = s;
-        if (e > sp->e) sp->e = e;
-    } else if (sp->open && e < sp->s) { /* wholly before the open one */
-        *total += (e - s) * 1e-3;
-    } else {
-        if (sp->open) *total += (sp->e - sp->s) * 1e-3;
-        *sp = (stage_span){s, e, 1};
-    }
-}
-
-static void span_close(stage_span *sp, double *total) {
-    if (sp->open) *total += (sp->e - sp->s) * 1e-3;
-    sp->open = 0;
-}
-
 typedef struct wave_check {
     size_t n_refs;
     stream_ref *refs;
@@ -673,9 +648,9 @@ static zgpu_status check_wave(job *j, bufset *b, wave_check *wc, zgpu_read_stats
     int timed = 1;
     for (int i = 0; i < 4 && timed; i++) timed = cudaEventElapsedTime(&at[i], j->st->ev[0], b->ev[i]) == cudaSuccess;
     if (timed) {
-        span_add(&j->span[0], at[0], at[1], &stats->h2d_s);
-        span_add(&j->span[1], at[1], at[2], &stats->decode_s);
-        span_add(&j->span[2], at[2], at[3], &stats->scatter_s);
+        zg_span_add(&j->span[0], at[0], at[1], &stats->h2d_s);
+        zg_span_add(&j->span[1], at[1], at[2], &stats->decode_s);
+        zg_span_add(&j->span[2], at[2], at[3], &stats->scatter_s);
     }
     b->in_use = 0;
     const int *status = (const int *)(b->h + wc->status_off), *lz4 = (const int *)(b->h + wc->lz4_off);
@@ -1167,19 +1142,8 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
             decoded += pp->chunk_nbytes;
         }
     if (4 * stored < decoded && !getenv("ZGPU_PIPELINE_WAVES")) n_pipe = 1;
-    if (n_pipe > 1) {
-        /* a few waves, so that the decode of one overlaps the I/O of the next (on another stream) */
-        uint64_t total = 0, top = 0;
-        for (size_t i = 0; i < j->n_t; i++) {
-            total += cost[i];
-            if (cost[i] > top) top = cost[i];
-        }
-        /* with a limit of total / n plus the largest task, the greedy split makes at most n waves, and no
-         * wave but the last falls short of total / n */
-        uint64_t want = (total + (uint64_t)n_pipe - 1) / (uint64_t)n_pipe + top;
-        if (want < PIPELINE_MIN_WAVE) want = PIPELINE_MIN_WAVE;
-        if (want < limit) limit = want;
-    }
+    /* a few waves, so that the decode of one overlaps the I/O of the next (on another stream) */
+    limit = zg_pipeline_limit(j->n_t, cost, n_pipe, PIPELINE_MIN_WAVE, limit);
     zgpu_status s = zg_waves_split(j->n_t, cost, limit, &waves, &nw);
     free(cost);
     if (s != ZGPU_OK) return zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", j->a->path), s;
@@ -1260,9 +1224,9 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
         zgpu_status s2 = check_wave(j, &st->set[k], &wc[k], stats);
         if (s == ZGPU_OK) s = s2;
     }
-    span_close(&j->span[0], &stats->h2d_s);
-    span_close(&j->span[1], &stats->decode_s);
-    span_close(&j->span[2], &stats->scatter_s);
+    zg_span_close(&j->span[0], &stats->h2d_s);
+    zg_span_close(&j->span[1], &stats->decode_s);
+    zg_span_close(&j->span[2], &stats->scatter_s);
     for (int k = 0; k < 2; k++) {
         zgpu_status s2 = check_wave(j, &st->set[k], &wc[k], stats); /* after an error: waves still active */
         if (s == ZGPU_OK) s = s2;

@@ -44,3 +44,33 @@ zgpu_status zg_waves_split(size_t n, const uint64_t *cost, uint64_t limit, zg_wa
     *n_waves = k + 1;
     return ZGPU_OK;
 }
+
+uint64_t zg_pipeline_limit(size_t n, const uint64_t *cost, int n_waves, uint64_t min_wave, uint64_t limit) {
+    if (n_waves <= 1) return limit;
+    uint64_t total = 0, top = 0;
+    for (size_t i = 0; i < n; i++) {
+        total += cost[i];
+        if (cost[i] > top) top = cost[i];
+    }
+    uint64_t want = (total + (uint64_t)n_waves - 1) / (uint64_t)n_waves + top;
+    if (want < min_wave) want = min_wave;
+    return want < limit ? want : limit;
+}
+
+void zg_span_add(zg_span *sp, float s, float e, double *total_s) {
+    if (e < s) e = s;
+    if (sp->open && s <= sp->e && e >= sp->s) { /* overlaps: merge */
+        if (s < sp->s) sp->s = s;
+        if (e > sp->e) sp->e = e;
+    } else if (sp->open && e < sp->s) { /* wholly before the open run */
+        *total_s += (e - s) * 1e-3;
+    } else {
+        if (sp->open) *total_s += (sp->e - sp->s) * 1e-3;
+        *sp = (zg_span){s, e, 1};
+    }
+}
+
+void zg_span_close(zg_span *sp, double *total_s) {
+    if (sp->open) *total_s += (sp->e - sp->s) * 1e-3;
+    sp->open = 0;
+}

@@ -19,6 +19,21 @@ zgpu_status zg_waves_split(size_t n, const uint64_t *cost, uint64_t limit, zg_wa
 /** Rounds x up to a multiple of a (a power of two). */
 static inline uint64_t zg_align_up(uint64_t x, uint64_t a) { return (x + a - 1) & ~(a - 1); }
 
+/** The per-wave limit of a pipelined read, from the plain `limit`: about n_waves waves (with limit total / n
+ *  plus the largest task, the greedy split makes at most n waves, and none but the last falls short of
+ *  total / n), each at least min_wave, never more than `limit`. */
+uint64_t zg_pipeline_limit(size_t n, const uint64_t *cost, int n_waves, uint64_t min_wave, uint64_t limit);
+
+/** The union of one stage's time intervals over overlapping waves (ms from a common origin), added to
+ *  *total_s in seconds. Intervals come roughly in start order: one that overlaps the open run merges with it,
+ *  one wholly before it counts alone, a later one closes it. */
+typedef struct zg_span {
+    float s, e;
+    int open;
+} zg_span;
+void zg_span_add(zg_span *sp, float s, float e, double *total_s);
+void zg_span_close(zg_span *sp, double *total_s);
+
 /** The per-wave limit for a context budget: two waves are in flight at once (double buffering), so each
  *  gets half; 0 means the default of 1 GiB. */
 uint64_t zg_wave_limit(size_t device_memory_budget);

@@ -22,6 +22,50 @@ static void check_partition(size_t n, const uint64_t *cost, uint64_t limit, cons
 int main(void) {
     zg_wave *w;
     size_t nw;
+    /* pipelined reads: about n balanced waves, none but the last short of total / n */
+    {
+        enum { MiB = 1 << 20 };
+        uint64_t c[128];
+        for (int i = 0; i < 128; i++) c[i] = 8 * MiB + 512;
+        const uint64_t lim = zg_pipeline_limit(128, c, 3, 128 * (uint64_t)MiB, (uint64_t)4 << 30);
+        CHECK_OK(zg_waves_split(128, c, lim, &w, &nw));
+        CHECK_EQ_U64(nw, 3);
+        CHECK_EQ_U64(w[0].count, 43);
+        CHECK_EQ_U64(w[1].count, 43);
+        CHECK_EQ_U64(w[2].count, 42);
+        free(w);
+        /* the budget's limit wins when smaller */
+        CHECK_EQ_U64(zg_pipeline_limit(128, c, 3, 128 * (uint64_t)MiB, 100 * (uint64_t)MiB), 100 * (uint64_t)MiB);
+        /* a small read stays whole: waves of at least min_wave */
+        CHECK_EQ_U64(zg_pipeline_limit(4, c, 3, 128 * (uint64_t)MiB, (uint64_t)4 << 30), 128 * (uint64_t)MiB);
+        /* one wave wanted: the limit as it was */
+        CHECK_EQ_U64(zg_pipeline_limit(128, c, 1, 128 * (uint64_t)MiB, 777), 777);
+        /* uneven tasks: still at most n waves */
+        for (int i = 0; i < 128; i++) c[i] = (uint64_t)(1 + (i * 7919) % 13) * MiB;
+        CHECK_OK(zg_waves_split(128, c, zg_pipeline_limit(128, c, 3, MiB, (uint64_t)4 << 30), &w, &nw));
+        CHECK(nw <= 3);
+        free(w);
+    }
+    /* stage times over overlapping waves: the union of their intervals */
+    {
+        double t = 0;
+        zg_span sp = {0, 0, 0};
+        zg_span_add(&sp, 0, 10, &t);
+        zg_span_add(&sp, 5, 20, &t);  /* overlaps: [0, 20) */
+        zg_span_add(&sp, 30, 35, &t); /* later: closes [0, 20) */
+        zg_span_add(&sp, 32, 33, &t); /* inside */
+        zg_span_close(&sp, &t);
+        CHECK(t > 0.02499 && t < 0.02501);
+        t = 0;
+        sp = (zg_span){0, 0, 0};
+        zg_span_add(&sp, 10, 20, &t);
+        zg_span_add(&sp, 0, 5, &t);   /* wholly before: counts alone */
+        zg_span_add(&sp, 8, 12, &t);  /* starts before the open run, overlaps it: [8, 20) */
+        zg_span_close(&sp, &t);
+        CHECK(t > 0.01699 && t < 0.01701);
+        zg_span_close(&sp, &t); /* closing twice adds nothing */
+        CHECK(t > 0.01699 && t < 0.01701);
+    }
     /* all in one wave */
     uint64_t c1[4] = {10, 20, 30, 40};
     CHECK_OK(zg_waves_split(4, c1, 100, &w, &nw));
