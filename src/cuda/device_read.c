@@ -204,7 +204,7 @@ enum { COMP_NONE = 0, COMP_ZSTD, COMP_GZIP, COMP_ZLIB, COMP_LZ4, COMP_BLOSC };
  * thread block as in nvCOMP; it was as fast as nvCOMP's or faster on all three benchmark volumes
  * (docs/benchmarks.md). nvcomp: nvCOMP's. Either way a frame the host check rejects decodes on the host,
  * whose codec names the fault. */
-enum { ZSTD_AUTO = 0, ZSTD_OWN, ZSTD_NVCOMP };
+enum { ZSTD_OWN = 0, ZSTD_NVCOMP };
 enum { POST_CRC32C = 1, POST_SHUFFLE, POST_BYTESWAP, POST_DELTA };
 
 typedef struct pipe {
@@ -377,7 +377,7 @@ typedef struct job {
     const zg_chain *chain;
     pipe pp;
     int gpu_decode, use_gds, host_parse;
-    int zstd_mode; /* ZSTD_AUTO / ZSTD_OWN / ZSTD_NVCOMP */
+    int zstd_mode; /* ZSTD_OWN / ZSTD_NVCOMP */
     zg_span span[3]; /* h2d, decode, scatter over the waves (stats: the time each stage was under way) */
     /* staged bytes go to the device in segments as soon as every chunk of a segment is read and parsed */
     struct segment *seg;
@@ -1097,16 +1097,26 @@ static zgpu_status make_segments(job *j, uint64_t end, int cpu) {
 #define PIPELINE_WAVES 3
 #define PIPELINE_MIN_WAVE ((uint64_t)128 << 20)
 static int pipeline_waves(const job *j) {
-    const char *env = getenv("ZGPU_PIPELINE_WAVES");
-    const int n = env && atoi(env) > 0 ? atoi(env) : PIPELINE_WAVES;
-    if (!j->gpu_decode) return n;
-    switch (j->pp.comp) {
-    case COMP_ZSTD: return use_own_zstd(j) ? n : 1;
-    case COMP_GZIP:
-    case COMP_ZLIB:
-    case COMP_LZ4: return 1;
-    default: return n;
+    if (j->gpu_decode) {
+        switch (j->pp.comp) {
+        case COMP_ZSTD:
+            if (!use_own_zstd(j)) return 1;
+            break;
+        case COMP_GZIP:
+        case COMP_ZLIB:
+        case COMP_LZ4: return 1;
+        default: break;
+        }
     }
+    const char *env = getenv("ZGPU_PIPELINE_WAVES");
+    if (env) return atoi(env) > 0 ? atoi(env) : PIPELINE_WAVES;
+    uint64_t stored = 0, decoded = 0;
+    for (size_t i = 0; i < j->n_t; i++)
+        if (j->t[i].kind != T_MISSING) {
+            stored += j->t[i].nbytes;
+            decoded += j->pp.chunk_nbytes;
+        }
+    return 4 * stored < decoded ? 1 : PIPELINE_WAVES;
 }
 
 static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
@@ -1134,16 +1144,8 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
     size_t nw = 0;
     const size_t budget = j->a->ctx->opts.device_memory_budget ? j->a->ctx->opts.device_memory_budget : st->auto_budget;
     uint64_t limit = zg_wave_limit(budget);
-    int n_pipe = pipeline_waves(j);
-    uint64_t stored = 0, decoded = 0;
-    for (size_t i = 0; i < j->n_t; i++)
-        if (j->t[i].kind != T_MISSING) {
-            stored += j->t[i].nbytes;
-            decoded += pp->chunk_nbytes;
-        }
-    if (4 * stored < decoded && !getenv("ZGPU_PIPELINE_WAVES")) n_pipe = 1;
     /* a few waves, so that the decode of one overlaps the I/O of the next (on another stream) */
-    limit = zg_pipeline_limit(j->n_t, cost, n_pipe, PIPELINE_MIN_WAVE, limit);
+    limit = zg_pipeline_limit(j->n_t, cost, pipeline_waves(j), PIPELINE_MIN_WAVE, limit);
     zgpu_status s = zg_waves_split(j->n_t, cost, limit, &waves, &nw);
     free(cost);
     if (s != ZGPU_OK) return zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", j->a->path), s;
@@ -1285,8 +1287,7 @@ static zgpu_status run_read(zgpu_array *a, const uint64_t *start, const uint64_t
     }
     j.in_align[FMT_OWN] = j.out_align[FMT_OWN] = 1;
     const char *zdec = getenv("ZGPU_ZSTD_DECODER");
-    j.zstd_mode = !zdec || !strcmp(zdec, "auto") ? ZSTD_AUTO : !strcmp(zdec, "nvcomp") ? ZSTD_NVCOMP : ZSTD_OWN;
-    if (!j.nvc_ok) j.zstd_mode = ZSTD_OWN;
+    j.zstd_mode = zdec && !strcmp(zdec, "nvcomp") && j.nvc_ok ? ZSTD_NVCOMP : ZSTD_OWN;
     j.gpu_decode = a->ctx->opts.gpu_decode && j.pp.gpu &&
                    (j.pp.comp == COMP_NONE || j.nvc_ok || j.pp.comp == COMP_ZSTD);
     /* GDS: AUTO uses it only when no frame needs checking on the host; ON always (or fails) */
