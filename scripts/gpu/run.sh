@@ -20,12 +20,15 @@ if [ "$STEPS" != bench ]; then
 (cd $B && ctest -j8 --output-on-failure > $OUT/ctest.log 2>&1; echo "ctest rc=$?"; grep -E "tests passed|Failed|Skipped" $OUT/ctest.log)
 (cd $B && ./bin/test_gpu_kernels > $OUT/kern.log 2>&1; echo "kernels rc=$? $(tail -1 $OUT/kern.log)")
 (cd $B && ./bin/test_gpu_zstd > $OUT/zstd.log 2>&1; echo "zstd rc=$? $(tail -1 $OUT/zstd.log)"; grep -E "speed|damaged|valid" $OUT/zstd.log)
+(cd $B && ./bin/test_gpu_inflate > $OUT/inflate.log 2>&1; echo "inflate rc=$? $(tail -1 $OUT/inflate.log)"; grep -E "throughput|damaged|valid" $OUT/inflate.log)
 (cd $B && timeout 300 ./bin/test_gpu_read > $OUT/read.log 2>&1; echo "read rc=$? $(tail -1 $OUT/read.log)")
 (cd $B && ZGPU_ZSTD_DECODER=zgpu timeout 300 ./bin/test_gpu_read > $OUT/read_zgpu.log 2>&1; echo "read (zgpu zstd) rc=$? $(tail -1 $OUT/read_zgpu.log)")
 (cd $B && timeout 120 compute-sanitizer --tool memcheck --leak-check no ./bin/test_gpu_kernels > $OUT/san_kern.log 2>&1;
  echo "memcheck kernels rc=$? $(grep 'ERROR SUMMARY' $OUT/san_kern.log)")
 (cd $B && ZGPU_TEST_QUICK=1 timeout 150 compute-sanitizer --tool memcheck --leak-check no ./bin/test_gpu_zstd > $OUT/san_zstd.log 2>&1;
  echo "memcheck zstd rc=$? $(grep 'ERROR SUMMARY' $OUT/san_zstd.log)")
+(cd $B && ZGPU_TEST_QUICK=1 timeout 150 compute-sanitizer --tool memcheck --leak-check no ./bin/test_gpu_inflate > $OUT/san_inflate.log 2>&1;
+ echo "memcheck inflate rc=$? $(grep 'ERROR SUMMARY' $OUT/san_inflate.log)")
 (cd $B && ZGPU_ZSTD_DECODER=zgpu ZGPU_TEST_QUICK=1 timeout ${MEMCHECK_READ_TIMEOUT:-240} compute-sanitizer --tool memcheck --leak-check no --kernel-name-exclude kns=nvcomp ./bin/test_gpu_read > $OUT/san_read.log 2>&1;
  echo "memcheck read rc=$? $(grep 'ERROR SUMMARY' $OUT/san_read.log)")
 ZGPU_LIB=$B/lib/libzgpu.so PYTHONPATH=$R/python:${PYTHONPATH:-} python3 -m pytest -q -p no:cacheprovider python/tests -k gpu \

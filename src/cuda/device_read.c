@@ -24,6 +24,8 @@
 #include "cuda/cufile.h"
 #include "cuda/device.h"
 #include "cuda/frames.h"
+#include "cuda/inflate_gpu.h"
+#include "cuda/inflate_rules.h"
 #include "cuda/kernels.h"
 #include "cuda/nvcomp_adapter.h"
 #include "cuda/waves.h"
@@ -195,9 +197,10 @@ static zgpu_status ensure_pinned(struct zg_device_state *st, bufset *b, size_t n
  * ---------------------------------------------------------------------------------------------- */
 enum { COMP_NONE = 0, COMP_ZSTD, COMP_GZIP, COMP_ZLIB, COMP_LZ4, COMP_BLOSC };
 
-/* Decoder "formats" of a wave: nvCOMP's (zg_nvc_format), then zgpu's own zstd decoder. */
+/* Decoder "formats" of a wave: nvCOMP's (zg_nvc_format), then zgpu's own zstd and DEFLATE decoders. */
 #define FMT_OWN ZG_NVC_N
-#define N_FMT (ZG_NVC_N + 1)
+#define FMT_INFLATE (ZG_NVC_N + 1)
+#define N_FMT (ZG_NVC_N + 2)
 
 /* Which zstd decoder a frame gets (ZGPU_ZSTD_DECODER=auto|zgpu|nvcomp). auto: zgpu's. It decodes every
  * 128 KiB zstd block as a unit, so a chunk's latency is that of a block, not of a whole frame decoded by one
@@ -205,6 +208,11 @@ enum { COMP_NONE = 0, COMP_ZSTD, COMP_GZIP, COMP_ZLIB, COMP_LZ4, COMP_BLOSC };
  * (docs/benchmarks.md). nvcomp: nvCOMP's. Either way a frame the host check rejects decodes on the host,
  * whose codec names the fault. */
 enum { ZSTD_OWN = 0, ZSTD_NVCOMP };
+/* Which DEFLATE decoder (gzip, zlib, blosc's zlib) a stream gets (ZGPU_DEFLATE_DECODER=zgpu|nvcomp|host).
+ * zgpu (default): inflate_kernels.cu, a thread block per stream decoding windows of it in parallel, every rule
+ * checked on the device. nvcomp: nvCOMP's, which assumes valid input, so only with gpu_trust_input (otherwise
+ * host threads decode). host: host threads. */
+enum { DEFLATE_OWN = 0, DEFLATE_NVCOMP, DEFLATE_HOST };
 enum { POST_CRC32C = 1, POST_SHUFFLE, POST_BYTESWAP, POST_DELTA };
 
 typedef struct pipe {
@@ -366,7 +374,7 @@ typedef struct dtask {
 
 typedef struct stream_ref { /* a GPU decompression stream, for status checks */
     uint32_t task;
-    int fmt; /* FMT_OWN: status is a ZG_ZD_E_* code; else an nvCOMP status */
+    int fmt; /* FMT_OWN: status is a ZG_ZD_E_* code; FMT_INFLATE: a ZI_E_* code; else an nvCOMP status */
     uint64_t expect;
 } stream_ref;
 
@@ -377,7 +385,8 @@ typedef struct job {
     const zg_chain *chain;
     pipe pp;
     int gpu_decode, use_gds, host_parse;
-    int zstd_mode; /* ZSTD_OWN / ZSTD_NVCOMP */
+    int zstd_mode;    /* ZSTD_OWN / ZSTD_NVCOMP */
+    int deflate_mode; /* DEFLATE_OWN / DEFLATE_NVCOMP / DEFLATE_HOST */
     zg_span span[3]; /* h2d, decode, scatter over the waves (stats: the time each stage was under way) */
     /* staged bytes go to the device in segments as soon as every chunk of a segment is read and parsed */
     struct segment *seg;
@@ -416,20 +425,24 @@ static zgpu_status task_error(const job *j, const dtask *t, const char *codec, z
 }
 
 static int nvc_format(const job *j, int comp, const zg_blosc_header *bh) {
+    const int deflate = j->deflate_mode == DEFLATE_OWN ? FMT_INFLATE : ZG_NVC_DEFLATE;
     if (comp == COMP_ZSTD) return ZG_NVC_ZSTD;
-    if (comp == COMP_GZIP || comp == COMP_ZLIB) return ZG_NVC_DEFLATE;
+    if (comp == COMP_GZIP || comp == COMP_ZLIB) return deflate;
     if (comp == COMP_LZ4) return ZG_NVC_LZ4;
     if (comp == COMP_BLOSC && bh) {
         switch (bh->compformat) {
         case ZG_BLOSC_LZ4: return ZG_NVC_LZ4;
         case ZG_BLOSC_ZSTD: return ZG_NVC_ZSTD;
-        case ZG_BLOSC_ZLIB: return ZG_NVC_DEFLATE;
+        case ZG_BLOSC_ZLIB: return deflate;
         case ZG_BLOSC_SNAPPY: return ZG_NVC_SNAPPY;
         default: return -1;
         }
     }
-    (void)j;
     return -1;
+}
+
+static const char *fmt_name(int fmt) {
+    return fmt == FMT_OWN ? "zstd" : fmt == FMT_INFLATE ? "DEFLATE" : zg_nvc_format_name((zg_nvc_format)fmt);
 }
 
 /* zgpu's zstd decoder (rather than nvCOMP's)? */
@@ -493,7 +506,7 @@ static int parse_task(job *j, dtask *t, uint8_t *p) {
         size_t cap = zg_blosc_max_streams(&t->bh);
         int fmt = t->bh.memcpyed ? 0 : nvc_format(j, COMP_BLOSC, &t->bh);
         const int own = !t->bh.memcpyed && fmt == ZG_NVC_ZSTD && use_own_zstd(j);
-        if (fmt < 0 || (!t->bh.memcpyed && !j->nvc_ok && !own)) return 1;
+        if (fmt < 0 || (!t->bh.memcpyed && !j->nvc_ok && !own && fmt != FMT_INFLATE)) return 1;
         if (own && !(t->zp = plan_new())) return 1;
         if (own) fmt = FMT_OWN;
         t->streams = malloc((cap ? cap : 1) * sizeof *t->streams);
@@ -522,8 +535,9 @@ static int parse_task(job *j, dtask *t, uint8_t *p) {
     }
     }
     if (pp->comp != COMP_NONE && pp->comp != COMP_BLOSC) {
-        if (!j->nvc_ok && !t->zp) return 1;
         int fmt = task_fmt(j, t);
+        if (!j->nvc_ok && fmt < ZG_NVC_N) return 1;
+        if (fmt == FMT_INFLATE && (len > ZI_MAX_BYTES || pp->comp_out > ZI_MAX_BYTES)) return 1;
         /* nvCOMP wants its input aligned (deflate: 4 or 8 bytes) but gzip/zlib/lz4 headers are 10/2/4 bytes:
          * move the object forward inside its slot (which has ALIGN bytes of slack) to align the payload */
         uint64_t mis = (t->h_off + off) % j->in_align[fmt];
@@ -666,6 +680,9 @@ static zgpu_status check_wave(job *j, bufset *b, wave_check *wc, zgpu_read_stats
         if (status[r] != 0 && ref->fmt == FMT_OWN)
             s = task_error(j, t, j->pp.comp_name,
                            zg_error(ZGPU_ERR_CORRUPT_DATA, "GPU zstd decoding failed: %s", zg_zd_error_text(status[r])));
+        else if (status[r] != 0 && ref->fmt == FMT_INFLATE)
+            s = task_error(j, t, j->pp.comp_name,
+                           zg_error(ZGPU_ERR_CORRUPT_DATA, "GPU DEFLATE decoding failed: %s", zi_error_text(status[r])));
         else if (status[r] != 0)
             s = task_error(j, t, j->pp.comp_name,
                            zg_error(ZGPU_ERR_CORRUPT_DATA, "GPU %s decompression failed: %s (nvCOMP status %d)",
@@ -673,7 +690,7 @@ static zgpu_status check_wave(job *j, bufset *b, wave_check *wc, zgpu_read_stats
         else if (actual[r] != ref->expect)
             s = task_error(j, t, j->pp.comp_name,
                            zg_error(ZGPU_ERR_CORRUPT_DATA, "GPU %s decompression produced %llu bytes, expected %llu",
-                                    zg_nvc_format_name((zg_nvc_format)ref->fmt), (unsigned long long)actual[r],
+                                    fmt_name(ref->fmt), (unsigned long long)actual[r],
                                     (unsigned long long)ref->expect));
     }
     const int *crc = (const int *)(b->h + wc->crc_off);
@@ -786,6 +803,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     const uint64_t host_end = L->pos;
     const uint64_t o_zlit = take(L, zlit_n), o_zseq = take(L, sizeof(zg_zd_seq) * zseq_n);
     const uint64_t o_zscr = take(L, zg_zd_scratch_bytes((uint32_t)zb_n));
+    const uint64_t o_iscr = take(L, zg_inflate_scratch_bytes(n_fmt[FMT_INFLATE]));
     /* scratch slots: device only; a chunk that decodes straight into the output needs none (or only A) */
     const uint64_t slot = pp->chunk_nbytes > pp->comp_out ? pp->chunk_nbytes : pp->comp_out;
     for (size_t i = first; i < first + count; i++) {
@@ -977,6 +995,13 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
                                 (uint32_t *)(D + o_zscr + sizeof(zg_zd_bres) * zb_n), (int *)(D + o_status),
                                 (size_t *)(D + o_act)};
         CU(zg_zd_decode(&zb, s), "zstd decoder kernels");
+    }
+    if (n_fmt[FMT_INFLATE]) {
+        const size_t k = fmt_base[FMT_INFLATE];
+        CU(zg_inflate_launch((const void *const *)(D + o_in) + k, (const size_t *)(D + o_inb) + k,
+                             (void *const *)(D + o_out) + k, (const size_t *)(D + o_cap) + k, (size_t *)(D + o_act) + k,
+                             (int *)(D + o_status) + k, n_fmt[FMT_INFLATE], D + o_iscr, s),
+           "DEFLATE decoder kernel");
     }
     for (int f = 0; f < ZG_NVC_N; f++) {
         if (!n_fmt[f]) continue;
@@ -1277,8 +1302,14 @@ static zgpu_status run_read(zgpu_array *a, const uint64_t *start, const uint64_t
     j.plan = &plan;
     j.chain = a->shard ? zg_sharding_inner_chain(a->shard) : a->chain;
     analyse_chain(j.chain, &j.pp);
-    if (j.pp.gpu && (j.pp.comp == COMP_GZIP || j.pp.comp == COMP_ZLIB) && !a->ctx->opts.gpu_trust_input)
-        not_gpu(&j.pp, "codec '%s': DEFLATE decodes on the host unless gpu_trust_input is set", j.pp.comp_name);
+    const char *ddec = getenv("ZGPU_DEFLATE_DECODER");
+    j.deflate_mode = !ddec || !strcmp(ddec, "zgpu") ? DEFLATE_OWN : !strcmp(ddec, "nvcomp") ? DEFLATE_NVCOMP : DEFLATE_HOST;
+    const int deflate = j.pp.comp == COMP_GZIP || j.pp.comp == COMP_ZLIB;
+    if (j.pp.gpu && deflate && j.deflate_mode == DEFLATE_HOST)
+        not_gpu(&j.pp, "codec '%s': DEFLATE decodes on the host (ZGPU_DEFLATE_DECODER=host)", j.pp.comp_name);
+    if (j.pp.gpu && deflate && j.deflate_mode == DEFLATE_NVCOMP && !a->ctx->opts.gpu_trust_input)
+        not_gpu(&j.pp, "codec '%s': nvCOMP's DEFLATE decoder needs gpu_trust_input (it assumes valid input)",
+                j.pp.comp_name);
     j.nvc_ok = zg_nvc_available(NULL);
     for (int f = 0; f < ZG_NVC_N; f++) {
         size_t tmp;
@@ -1286,10 +1317,12 @@ static zgpu_status run_read(zgpu_array *a, const uint64_t *start, const uint64_t
         if (j.nvc_ok && zg_nvc_alignments((zg_nvc_format)f, &j.in_align[f], &j.out_align[f], &tmp) != ZGPU_OK) j.nvc_ok = 0;
     }
     j.in_align[FMT_OWN] = j.out_align[FMT_OWN] = 1;
+    j.in_align[FMT_INFLATE] = j.out_align[FMT_INFLATE] = 1;
     const char *zdec = getenv("ZGPU_ZSTD_DECODER");
     j.zstd_mode = zdec && !strcmp(zdec, "nvcomp") && j.nvc_ok ? ZSTD_NVCOMP : ZSTD_OWN;
     j.gpu_decode = a->ctx->opts.gpu_decode && j.pp.gpu &&
-                   (j.pp.comp == COMP_NONE || j.nvc_ok || j.pp.comp == COMP_ZSTD);
+                   (j.pp.comp == COMP_NONE || j.nvc_ok || j.pp.comp == COMP_ZSTD ||
+                    (deflate && j.deflate_mode == DEFLATE_OWN));
     /* GDS: AUTO uses it only when no frame needs checking on the host; ON always (or fails) */
     const char *why = "";
     zgpu_gds_mode gm = a->ctx->opts.gds_mode;

@@ -1,0 +1,26 @@
+/* zgpu's DEFLATE decoder on the GPU (kernel in inflate_kernels.cu, rules in inflate_rules.h): a batch of raw
+ * DEFLATE streams, one thread block per stream at a time. Every array is device memory. */
+#ifndef ZG_INFLATE_GPU_H
+#define ZG_INFLATE_GPU_H
+#include <stddef.h>
+#include <stdint.h>
+#include <cuda_runtime.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Thread blocks a batch of n streams runs on (each holds ZI_MCAP matches of scratch). */
+size_t zg_inflate_grid(size_t n);
+/** Device scratch bytes for a batch of n streams. */
+size_t zg_inflate_scratch_bytes(size_t n);
+/** Decodes stream i (in[i], in_bytes[i] bytes) into out[i], which it must fill exactly (out_bytes[i]); status[i]
+ *  gets 0 or a ZI_E_* code (zi_error_text names it), actual[i] the bytes written. Streams and outputs must be
+ *  under ZI_MAX_BYTES (larger ones get ZI_E_TOO_BIG). Launched on stream s. */
+cudaError_t zg_inflate_launch(const void *const *in, const size_t *in_bytes, void *const *out, const size_t *out_bytes,
+                              size_t *actual, int *status, size_t n, void *scratch, cudaStream_t s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

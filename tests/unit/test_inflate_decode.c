@@ -1,0 +1,204 @@
+/* zgpu's GPU DEFLATE decoder (src/cuda/inflate_rules.h), run on the CPU: the kernel's phases with the lanes of
+ * a thread block emulated one after another. Streams from zlib (every level and strategy, small and large
+ * blocks) and libdeflate, on data like the benchmark volumes (noisy 16-bit images, label runs, floats) and
+ * text; damaged streams must give the error libdeflate gives (same verdict, never a wild access: ASan). */
+#include "cuda/inflate_rules.h"
+#include "inflate_cases.h"
+#include "test.h"
+
+static zi_shared *SH;
+static zi_match *ML;
+static size_t windows, short_windows;
+
+static int run_decoder(const uint8_t *c, size_t cn, uint8_t *out, size_t cap, size_t *actual) {
+    int status = -1;
+    *actual = 0;
+    zi_stream(SH, c, (uint32_t)cn, out, (uint32_t)cap, ML, &status, actual);
+    windows += SH->stat_windows;
+    short_windows += SH->stat_short;
+    return status;
+}
+
+static void check_one(const sample *s, const uint8_t *c, size_t cn, const char *how) {
+    uint8_t *out = malloc(s->n + 1);
+    size_t actual;
+    int st = run_decoder(c, cn, out, s->n, &actual);
+    CHECK_MSG(st == ZI_OK, "%s %s: %s", s->name, how, zi_error_text(st));
+    CHECK_MSG(st != ZI_OK || (actual == s->n && memcmp(out, s->p, s->n) == 0), "%s %s: output differs", s->name, how);
+    free(out);
+}
+
+/* Every level and strategy of zlib, small blocks (memLevel 1) and large ones, and libdeflate's levels. */
+static void test_valid_streams(void) {
+    const int kinds[] = {0, 1, 2, 3, 4, 5};
+    const char *names[] = {"u16-image", "labels", "text", "random", "floats", "zeros"};
+    const size_t sizes[] = {0, 1, 300, 70000, 1u << 20};
+    for (int ki = 0; ki < 6; ki++) {
+        for (int si = 0; si < 5; si++) {
+            sample s = make(names[ki], sizes[si], kinds[ki]);
+            const int levels[] = {0, 1, 6, 9};
+            const int strategies[] = {Z_DEFAULT_STRATEGY, Z_FILTERED, Z_HUFFMAN_ONLY, Z_RLE, Z_FIXED};
+            for (int l = 0; l < 4; l++)
+                for (int st = 0; st < 5; st++) {
+                    /* 1 MiB (many blocks and windows): the default, fixed codes and Huffman only (keeps CI short) */
+                    if (sizes[si] >= (1u << 20) && (l != 2 || st == 1 || st == 3)) continue;
+                    for (int mem = 1; mem <= 9; mem += 8) {
+                        size_t cn;
+                        uint8_t *c = zlib_raw(&s, levels[l], strategies[st], mem, &cn);
+                        CHECK(c != NULL);
+                        if (!c) continue;
+                        char how[80];
+                        snprintf(how, sizeof how, "n=%zu zlib level %d strategy %d mem %d", s.n, levels[l],
+                                 strategies[st], mem);
+                        check_one(&s, c, cn, how);
+                        free(c);
+                    }
+                }
+            const int dl[] = {1, 6, 12};
+            for (int l = 0; l < 3; l++) {
+                size_t cn;
+                uint8_t *c = libdeflate_raw(&s, dl[l], &cn);
+                char how[80];
+                snprintf(how, sizeof how, "n=%zu libdeflate level %d", s.n, dl[l]);
+                check_one(&s, c, cn, how);
+                free(c);
+            }
+            free(s.p);
+        }
+    }
+}
+
+static void test_damaged_streams(void) {
+    const int kinds[] = {0, 1, 2, 4};
+    size_t agree = 0, ours_err = 0;
+    for (int ki = 0; ki < 4; ki++) {
+        sample s = make("damaged", 100000, kinds[ki]);
+        for (int variant = 0; variant < 3; variant++) {
+            size_t cn;
+            uint8_t *c = variant == 2 ? libdeflate_raw(&s, 9, &cn) : zlib_raw(&s, variant ? 9 : 1, Z_DEFAULT_STRATEGY, 8, &cn);
+            uint8_t *d = malloc(cn + 64), *o1 = malloc(s.n + 1), *o2 = malloc(s.n + 1);
+            for (int trial = 0; trial < 36; trial++) {
+                const size_t dn = damage(c, cn, d, trial);
+                size_t actual;
+                const int st = run_decoder(d, dn, o1, s.n, &actual);
+                const int ok = reference_decode(d, dn, o2, s.n);
+                CHECK_MSG((st == ZI_OK) == ok, "kind %d variant %d trial %d: ours %s, libdeflate %s", kinds[ki], variant,
+                          trial, zi_error_text(st), ok ? "fine" : "an error");
+                if (st == ZI_OK && ok) CHECK(memcmp(o1, o2, s.n) == 0);
+                agree += (st == ZI_OK) == ok;
+                ours_err += st != ZI_OK;
+                CHECK(actual <= s.n);
+            }
+            free(d);
+            free(o1);
+            free(o2);
+            free(c);
+        }
+        free(s.p);
+    }
+    printf("damaged streams: %zu verdicts as libdeflate's, %zu errors\n", agree, ours_err);
+    CHECK(ours_err > 300); /* the trials do damage most streams */
+}
+
+/* Hand-made streams: each named error. */
+static void test_named_errors(void) {
+    uint8_t out[64];
+    size_t actual;
+    const uint8_t btype3[] = {0x07, 0x00};
+    CHECK_EQ_U64(run_decoder(btype3, 2, out, 4, &actual), ZI_E_BTYPE);
+    const uint8_t stored_bad[] = {0x01, 0x04, 0x00, 0xfb, 0xfe, 'a', 'b', 'c', 'd'}; /* NLEN wrong */
+    CHECK_EQ_U64(run_decoder(stored_bad, sizeof stored_bad, out, 4, &actual), ZI_E_STORED);
+    const uint8_t stored_ok[] = {0x01, 0x04, 0x00, 0xfb, 0xff, 'a', 'b', 'c', 'd'};
+    CHECK_EQ_U64(run_decoder(stored_ok, sizeof stored_ok, out, 4, &actual), ZI_OK);
+    CHECK(memcmp(out, "abcd", 4) == 0);
+    CHECK_EQ_U64(run_decoder(stored_ok, sizeof stored_ok, out, 3, &actual), ZI_E_OVERFLOW);
+    CHECK_EQ_U64(run_decoder(stored_ok, sizeof stored_ok, out, 5, &actual), ZI_E_SIZE);
+    CHECK_EQ_U64(run_decoder(stored_ok, sizeof stored_ok - 1, out, 4, &actual), ZI_E_TRUNC);
+    const uint8_t stored_more[] = {0x01, 0x04, 0x00, 0xfb, 0xff, 'a', 'b', 'c', 'd', 0};
+    CHECK_EQ_U64(run_decoder(stored_more, sizeof stored_more, out, 4, &actual), ZI_E_TRAILING);
+    /* zlib's fixed-code block */
+    sample s = make("x", 40, 2);
+    size_t cn;
+    uint8_t *c = zlib_raw(&s, 6, Z_FIXED, 8, &cn);
+    CHECK_EQ_U64(run_decoder(c, cn, out, 40, &actual), ZI_OK);
+    CHECK(memcmp(out, s.p, 40) == 0);
+    free(c);
+    free(s.p);
+    /* a fixed-code match of distance 1 with no byte before it: BFINAL=1 BTYPE=01, length symbol 257 (7 bits
+     * 0000001), distance code 0 (5 bits 00000), end of block (0000000) */
+    {
+        uint8_t b[8] = {0};
+        uint32_t pos = 0;
+#define PUT(v, n) for (int q = 0; q < (n); q++, pos++) b[pos >> 3] |= (uint8_t)((((v) >> q) & 1) << (pos & 7))
+#define PUTCODE(code, n) for (int q = (n) - 1; q >= 0; q--, pos++) b[pos >> 3] |= (uint8_t)((((code) >> q) & 1) << (pos & 7))
+        PUT(1, 1);
+        PUT(1, 2);
+        PUTCODE(1, 7); /* symbol 257 */
+        PUTCODE(0, 5); /* distance 1 */
+        PUTCODE(0, 7); /* end of block */
+        CHECK_EQ_U64(run_decoder(b, (pos + 7) / 8, out, 3, &actual), ZI_E_DIST);
+        /* the same with a literal first is fine: 'a' = 0x61 -> fixed code 0x30 + 0x61 (8 bits) */
+        memset(b, 0, sizeof b);
+        pos = 0;
+        PUT(1, 1);
+        PUT(1, 2);
+        PUTCODE(0x30 + 0x61, 8);
+        PUTCODE(1, 7);
+        PUTCODE(0, 5);
+        PUTCODE(0, 7);
+        CHECK_EQ_U64(run_decoder(b, (pos + 7) / 8, out, 4, &actual), ZI_OK);
+        CHECK(memcmp(out, "aaaa", 4) == 0);
+        /* fixed distance symbol 30 has no meaning */
+        memset(b, 0, sizeof b);
+        pos = 0;
+        PUT(1, 1);
+        PUT(1, 2);
+        PUTCODE(0x30 + 0x61, 8);
+        PUTCODE(1, 7);
+        PUTCODE(30, 5);
+        PUTCODE(0, 7);
+        CHECK_EQ_U64(run_decoder(b, (pos + 7) / 8, out, 4, &actual), ZI_E_SYMBOL);
+        /* dynamic header with HCLEN lengths all zero: no code-length code */
+        memset(b, 0, sizeof b);
+        pos = 0;
+        PUT(1, 1);
+        PUT(2, 2);
+        PUT(0, 5);
+        PUT(0, 5);
+        PUT(0, 4);
+        PUT(0, 12);
+        CHECK_EQ_U64(run_decoder(b, (pos + 7) / 8 + 2, out, 4, &actual), ZI_E_HEADER);
+#undef PUT
+#undef PUTCODE
+    }
+}
+
+/* Many streams decoded back to back reuse the shared state: nothing may leak from one to the next. */
+static void test_reuse(void) {
+    sample a = make("a", 300000, 2), b = make("b", 300000, 1);
+    size_t an, bn;
+    uint8_t *ac = zlib_raw(&a, 6, Z_DEFAULT_STRATEGY, 8, &an), *bc = zlib_raw(&b, 6, Z_DEFAULT_STRATEGY, 8, &bn);
+    for (int r = 0; r < 3; r++) {
+        check_one(&a, ac, an, "reuse a");
+        check_one(&b, bc, bn, "reuse b");
+    }
+    free(ac);
+    free(bc);
+    free(a.p);
+    free(b.p);
+}
+
+int main(void) {
+    SH = malloc(sizeof *SH);
+    ML = malloc(sizeof *ML * ZI_MCAP);
+    test_named_errors();
+    test_valid_streams();
+    printf("valid streams: %zu windows, %zu ended before their last lane (chain break or full match list)\n", windows,
+           short_windows);
+    CHECK(windows > 1000);
+    test_damaged_streams();
+    test_reuse();
+    free(SH);
+    free(ML);
+    TEST_MAIN_END();
+}
