@@ -11,7 +11,7 @@ cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DZGPU_CUDA=ON -DCMAKE_PREFIX_PATH=$
     -DCMAKE_INCLUDE_PATH=$D/usr/include -DCMAKE_LIBRARY_PATH="$D/usr/lib/x86_64-linux-gnu;$D/lib/x86_64-linux-gnu" \
     > $OUT/cmake.log 2>&1 || { tail -30 $OUT/cmake.log; exit 1; }
 cmake --build $B -j16 --target test_gpu_inflate test_gpu_read zgpu_cli > $OUT/build.log 2>&1 || { grep -E "error" $OUT/build.log | head -30; exit 1; }
-(cd $B && timeout 200 ./bin/test_gpu_inflate > $OUT/inflate.log 2>&1; echo "inflate rc=$? $(tail -1 $OUT/inflate.log)"; grep -E "throughput|damaged|valid|CHECK|stream" $OUT/inflate.log | head -30)
+(cd $B && timeout 200 ./bin/test_gpu_inflate > $OUT/inflate.log 2>&1; echo "inflate rc=$? $(tail -1 $OUT/inflate.log)"; grep -E "throughput|profile|damaged|valid|CHECK|stream" $OUT/inflate.log | head -30)
 (cd $B && timeout 200 ./bin/test_gpu_read > $OUT/read.log 2>&1; echo "read rc=$? $(tail -1 $OUT/read.log)"; grep -E "gzip|zlib|CHECK" $OUT/read.log | head -30)
 (cd $B && ZGPU_TEST_QUICK=1 timeout 150 compute-sanitizer --tool memcheck --leak-check no ./bin/test_gpu_inflate > $OUT/san_inflate.log 2>&1;
  echo "memcheck inflate rc=$? $(grep 'ERROR SUMMARY' $OUT/san_inflate.log)"; grep -m5 -A5 "Invalid\|Error" $OUT/san_inflate.log | head -30)

@@ -19,6 +19,11 @@ size_t zg_inflate_scratch_bytes(size_t n);
  *  under ZI_MAX_BYTES (larger ones get ZI_E_TOO_BIG). Launched on stream s. */
 cudaError_t zg_inflate_launch(const void *const *in, const size_t *in_bytes, void *const *out, const size_t *out_bytes,
                               size_t *actual, int *status, size_t n, void *scratch, cudaStream_t s);
+/** The same, adding to profile[0, ZI_PHASES) the clock cycles thread 0 of each block spent in each phase, to
+ *  profile[ZI_PHASES] the windows and to profile[ZI_PHASES + 1] the match sweeps (device memory, or NULL). */
+cudaError_t zg_inflate_launch_profiled(const void *const *in, const size_t *in_bytes, void *const *out,
+                                       const size_t *out_bytes, size_t *actual, int *status, size_t n, void *scratch,
+                                       unsigned long long *profile, cudaStream_t s);
 
 #ifdef __cplusplus
 }

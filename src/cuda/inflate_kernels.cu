@@ -5,7 +5,8 @@
 
 __global__ void __launch_bounds__(ZI_NL) zg_inflate_kernel(const void *const *in, const size_t *in_bytes,
                                                            void *const *out, const size_t *out_bytes, size_t *actual,
-                                                           int *status, size_t n, zi_match *scratch) {
+                                                           int *status, size_t n, zi_match *scratch,
+                                                           unsigned long long *profile) {
     __shared__ zi_shared sh;
     zi_match *ml = scratch + (size_t)blockIdx.x * ZI_MCAP;
     for (size_t i = blockIdx.x; i < n; i += gridDim.x) {
@@ -19,6 +20,11 @@ __global__ void __launch_bounds__(ZI_NL) zg_inflate_kernel(const void *const *in
         }
         zi_stream(&sh, (const uint8_t *)in[i], (uint32_t)nb, (uint8_t *)out[i], (uint32_t)cap, ml, &status[i],
                   &actual[i]);
+        if (profile && threadIdx.x == 0) {
+            for (int k = 0; k < ZI_PHASES; k++) atomicAdd(&profile[k], (unsigned long long)sh.tick[k]);
+            atomicAdd(&profile[ZI_PHASES], (unsigned long long)sh.stat_windows);
+            atomicAdd(&profile[ZI_PHASES + 1], (unsigned long long)sh.stat_sweeps);
+        }
         __syncthreads(); /* the next stream's first phase rewrites the shared state */
     }
 }
@@ -45,8 +51,14 @@ extern "C" size_t zg_inflate_scratch_bytes(size_t n) { return zg_inflate_grid(n)
 extern "C" cudaError_t zg_inflate_launch(const void *const *in, const size_t *in_bytes, void *const *out,
                                          const size_t *out_bytes, size_t *actual, int *status, size_t n, void *scratch,
                                          cudaStream_t s) {
+    return zg_inflate_launch_profiled(in, in_bytes, out, out_bytes, actual, status, n, scratch, NULL, s);
+}
+
+extern "C" cudaError_t zg_inflate_launch_profiled(const void *const *in, const size_t *in_bytes, void *const *out,
+                                                  const size_t *out_bytes, size_t *actual, int *status, size_t n,
+                                                  void *scratch, unsigned long long *profile, cudaStream_t s) {
     if (!n) return cudaSuccess;
     zg_inflate_kernel<<<(unsigned)zg_inflate_grid(n), ZI_NL, 0, s>>>(in, in_bytes, out, out_bytes, actual, status, n,
-                                                                      (zi_match *)scratch);
+                                                                      (zi_match *)scratch, profile);
     return cudaGetLastError();
 }

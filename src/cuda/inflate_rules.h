@@ -21,8 +21,9 @@
  *           of its range are its counts at the end minus these);
  *   resolve one lane turns the meetings into each lane's true bit range, output offset and match index;
  *   pass 2  each lane decodes its true range again: literals to the output, matches to a list;
- *   matches one warp copies the window's matches in order, a run of adjacent matches with one distance as
- *           one periodic fill (label volumes: thousands of 258-byte matches at one distance), fencing after each.
+ *   matches every lane copies its matches whose source bytes are final, in sweeps until none is left or the
+ *           sweeps stall on long chains; then one warp copies the rest in order, a run of adjacent matches with
+ *           one distance as one periodic fill (label volumes: thousands of 258-byte matches at one distance).
  * Block headers (stored / fixed / dynamic Huffman) are read by one lane; the decode tables are filled by
  * all lanes. Every check of a sequential decoder is made on the true path (codes, lengths, distances,
  * sizes), so a corrupt stream ends in an error code, never in a read or write out of bounds. */
@@ -352,6 +353,23 @@ enum { ZI_S_RUN = 0, ZI_S_SYNC, ZI_S_STOP, ZI_S_EOB, ZI_S_ERR };
 enum { ZI_W_CONT = 0, ZI_W_EOB, ZI_W_ERR };
 #define ZI_EV 2                     /* events (an end of block, an invalid code) a lane notes and decodes past */
 #define ZI_BMW (ZI_SEG_BITS / 32)   /* bitmap words per lane */
+#define ZI_PHASES 8 /* profiled phases: header, tables, pass 1, sync, resolve, pass 2, sweeps, in order */
+#define ZI_FIN_BYTES (ZI_BMW * ZI_NL * 32) /* windows decoding to at most this many bytes copy matches in sweeps */
+#if ZI_MCAP > 64 * ZI_NL
+#error "a lane's matches must fit its 64-bit masks"
+#endif
+
+#ifdef __CUDA_ARCH__
+#define ZI_ATOMIC_OR(p, v) atomicOr((p), (v))
+#define ZI_ATOMIC_AND(p, v) atomicAnd((p), (v))
+#define ZI_ATOMIC_ADD(p, v) atomicAdd((p), (v))
+#define ZI_CTZ64(x) ((uint32_t)__ffsll((long long)(x)) - 1)
+#else
+#define ZI_CTZ64(x) ((uint32_t)__builtin_ctzll(x))
+#define ZI_ATOMIC_OR(p, v) (*(p) |= (v))
+#define ZI_ATOMIC_AND(p, v) (*(p) &= (v))
+#define ZI_ATOMIC_ADD(p, v) (*(p) += (v))
+#endif
 
 /* The state one thread block keeps for its stream (shared memory on the GPU). Per-lane arrays are indexed
  * [..][lane] so that the lanes of a warp touch different banks. */
@@ -359,8 +377,11 @@ typedef struct zi_shared {
     uint32_t lt[ZI_LCAP], dt[ZI_DCAP], pt[128];
     uint8_t lens[320]; /* literal/length lengths, then distance lengths from 288 */
     uint16_t codes[320];
-    /* pass 1: the symbol boundaries of each lane's path within its own segment */
-    uint32_t bm[ZI_BMW][ZI_NL];
+    union {
+        uint32_t bm[ZI_BMW][ZI_NL]; /* pass 1: the symbol boundaries of each lane's path in its own segment */
+        uint32_t fin[ZI_BMW * ZI_NL]; /* match sweeps: which bytes of the window's output are final */
+    };
+    uint64_t mdone[ZI_NL], mrdy[ZI_NL]; /* bit k of [lane]: match lane + k * ZI_NL is copied / can be now */
     /* events on a lane's own path (bit, output bytes and matches before it, kind: 0 = end of block, else the
      * ZI_E_* code; eob: the bit after the end-of-block code); a decode started at a wrong bit meets invalid
      * codes and false ends of block, so the lane notes them and goes on, and the chain decides which is real */
@@ -373,8 +394,9 @@ typedef struct zi_shared {
     uint8_t end_ev[ZI_NL];
     /* uniform state, written by one lane between barriers */
     uint32_t bitpos, nbits, outpos, cap, nvalid, wout, nmatch, next, block_final, btype, err_code, err2;
-    uint32_t stored_len;
-    uint32_t stat_windows, stat_short; /* windows, and those the chain or the match list cut short */
+    uint32_t stored_len, sweep, left, swept, stall;
+    uint32_t stat_windows, stat_short, stat_sweeps; /* windows, those cut short, match sweeps */
+    long long tick_last, tick[ZI_PHASES]; /* profile (GPU): clock cycles lane 0 spent in each phase */
     int wres;
     zi_match stage[ZI_STAGE]; /* the match copier's look at the list */
 } zi_shared;
@@ -574,6 +596,17 @@ ZI_FN void zi_resolve(zi_shared *sh) {
     sh->nmatch = m;
 }
 
+/* Marks window output bytes [a, b) final (set) or not. */
+ZI_FN void zi_fin_range(uint32_t *fin, uint32_t a, uint32_t b, int set) {
+    while (a < b) {
+        const uint32_t w = a >> 5, lo = a & 31, hi = b - (a & ~31u) < 32 ? b - (a & ~31u) : 32;
+        const uint32_t mask = (hi == 32 ? ~0u : (1u << hi) - 1) & ~((1u << lo) - 1);
+        if (set) ZI_ATOMIC_OR(&fin[w], mask);
+        else ZI_ATOMIC_AND(&fin[w], ~mask);
+        a = (a & ~31u) + 32;
+    }
+}
+
 /* Lane `lane` of the true chain decodes its range again: literals to out, matches to the list. A distance
  * past the output's start sets err2. */
 ZI_FN void zi_pass2(zi_shared *sh, const uint8_t *in, uint8_t *out, zi_match *ml, uint32_t lane) {
@@ -596,6 +629,7 @@ ZI_FN void zi_pass2(zi_shared *sh, const uint8_t *in, uint8_t *out, zi_match *ml
             ml[mi].len = (uint16_t)a;
             ml[mi].dist = (uint16_t)d;
             mi++;
+            if (sh->sweep) zi_fin_range(sh->fin, o - sh->outpos, o - sh->outpos + a, 0);
             o += a;
         } else {
             sh->err2 = ZI_E_SYMBOL; /* pass 1 decoded the same bits: cannot happen */
@@ -632,29 +666,101 @@ ZI_FN void zi_copy_run(uint8_t *out, uint32_t pos, uint32_t len, uint32_t dist, 
 #define ZI_ONE(...) do { if (threadIdx.x == 0) { __VA_ARGS__; } __syncthreads(); } while (0)
 #define ZI_WARP(...) do { { const uint32_t wl = threadIdx.x & 31; (void)wl; __VA_ARGS__; } __syncwarp(); } while (0)
 #define ZI_BARRIER() __syncthreads()
+#define ZI_TICK(k)                                                                                           \
+    do {                                                                                                     \
+        if (threadIdx.x == 0) {                                                                              \
+            const long long zi_now = clock64();                                                              \
+            sh->tick[k] += zi_now - sh->tick_last;                                                           \
+            sh->tick_last = zi_now;                                                                          \
+        }                                                                                                    \
+    } while (0)
 #else
+#define ZI_TICK(k) do { } while (0)
 #define ZI_ALL(...) do { for (uint32_t lane = 0; lane < ZI_NL; lane++) { __VA_ARGS__; } } while (0)
 #define ZI_ONE(...) do { __VA_ARGS__; } while (0)
 #define ZI_WARP(...) do { for (uint32_t wl = 0; wl < 32; wl++) { __VA_ARGS__; } } while (0)
 #define ZI_BARRIER() do { } while (0)
 #endif
 
-/* Warp 0: the window's matches in order. Adjacent matches with one distance are one periodic run; the
- * warp fences (its barrier orders its lanes' memory accesses) after each run, as a run may read the last. */
+/* Match sweeps (windows decoding to at most ZI_FIN_BYTES): the window's output starts with every byte final
+ * but the matches' destinations (pass 2 clears those). In a sweep each lane checks its pending matches (lane,
+ * lane + ZI_NL, ...): one whose source bytes are all final is copied, by that lane, and its bytes become
+ * final. Low-ratio volumes hold thousands of short matches per window with short chains between them: one
+ * warp copying them in order took 500 cycles a match. */
+ZI_FN void zi_sweep_init(zi_shared *sh, uint32_t lane) {
+    for (uint32_t w = lane; w < (sh->wout + 31) / 32; w += ZI_NL) sh->fin[w] = ~0u;
+    sh->mdone[lane] = 0;
+}
+
+ZI_FN void zi_sweep_check(zi_shared *sh, const zi_match *ml, uint32_t lane) {
+    uint64_t rdy = 0;
+    const uint32_t o0 = sh->outpos;
+    for (uint32_t k = 0, i = lane; i < sh->nmatch; k++, i += ZI_NL) {
+        if ((sh->mdone[lane] >> k) & 1) continue;
+        const zi_match m = ml[i];
+        const uint32_t need_end = m.pos - m.dist + (m.len < m.dist ? m.len : m.dist);
+        uint32_t a = m.pos - m.dist < o0 ? 0 : m.pos - m.dist - o0, ok = 1;
+        const uint32_t b = need_end <= o0 ? 0 : need_end - o0;
+        for (; a < b && ok; a = (a & ~31u) + 32) {
+            const uint32_t hi = b - (a & ~31u) < 32 ? b - (a & ~31u) : 32;
+            const uint32_t mask = (hi == 32 ? ~0u : (1u << hi) - 1) & ~((1u << (a & 31)) - 1);
+            ok = (sh->fin[a >> 5] & mask) == mask;
+        }
+        if (ok) rdy |= 1ull << k;
+    }
+    sh->mrdy[lane] = rdy;
+}
+
+ZI_FN void zi_sweep_copy(zi_shared *sh, uint8_t *out, const zi_match *ml, uint32_t lane) {
+    uint64_t rdy = sh->mrdy[lane];
+    uint32_t n = 0;
+    while (rdy) {
+        const uint32_t k = ZI_CTZ64(rdy);
+        rdy &= rdy - 1;
+        const zi_match m = ml[lane + k * ZI_NL];
+        const uint8_t *src = out + m.pos - m.dist;
+        uint8_t *dst = out + m.pos;
+        for (uint32_t x = 0; x < m.len; x++) dst[x] = src[x]; /* in order: an overlapping source repeats */
+        zi_fin_range(sh->fin, m.pos - sh->outpos, m.pos - sh->outpos + m.len, 1);
+        n++;
+    }
+    sh->mdone[lane] |= sh->mrdy[lane];
+    if (n) ZI_ATOMIC_ADD(&sh->swept, n);
+}
+
+/* One lane, after a sweep: what is left, and whether the sweeps stall (long chains: a sweep copied fewer than 8
+ * matches, when in order costs less), when the rest go in order. On noisy 16-bit images a sweep copies about a
+ * fifth of what is pending: 13 sweeps a window. */
+ZI_FN void zi_sweep_done(zi_shared *sh) {
+    sh->stall = sh->swept < 8;
+    sh->left -= sh->swept;
+    sh->swept = 0;
+    sh->stat_sweeps++;
+}
+
+/* Warp 0: the window's matches not yet copied, in order. Adjacent matches with one distance are one periodic
+ * run (label volumes: thousands of 258-byte matches at one distance); the warp fences (its barrier orders its
+ * lanes' memory accesses) after each run, as a run may read the last. */
 ZI_FN void zi_matches(zi_shared *sh, uint8_t *out, const zi_match *ml) {
     const uint32_t n = sh->nmatch;
     uint32_t i = 0;
+#define ZI_DONE(x) (sh->sweep && ((sh->mdone[(x) % ZI_NL] >> ((x) / ZI_NL)) & 1))
     while (i < n) {
         const uint32_t lo = i, hi = n - i < ZI_STAGE ? n : i + ZI_STAGE;
         ZI_WARP(for (uint32_t k = lo + wl; k < hi; k += 32) sh->stage[k - lo] = ml[k]);
         while (i < hi) {
+            if (ZI_DONE(i)) {
+                i++;
+                continue;
+            }
             const zi_match m0 = sh->stage[i - lo];
             uint32_t end = m0.pos + m0.len;
-            for (i++; i < hi && sh->stage[i - lo].pos == end && sh->stage[i - lo].dist == m0.dist; i++)
+            for (i++; i < hi && !ZI_DONE(i) && sh->stage[i - lo].pos == end && sh->stage[i - lo].dist == m0.dist; i++)
                 end += sh->stage[i - lo].len;
             ZI_WARP(zi_copy_run(out, m0.pos, end - m0.pos, m0.dist, wl));
         }
     }
+#undef ZI_DONE
 }
 
 /* Block header at sh->bitpos (lane 0): stored blocks get their length checked, Huffman blocks their code
@@ -724,36 +830,58 @@ ZI_FN void zi_finish(zi_shared *sh, int *status, size_t *actual) {
 ZI_FN void zi_stream(zi_shared *sh, const uint8_t *in, uint32_t nbytes, uint8_t *out, uint32_t cap, zi_match *ml,
                      int *status, size_t *actual) {
     ZI_ONE(sh->bitpos = 0; sh->nbits = nbytes * 8; sh->outpos = 0; sh->cap = cap; sh->block_final = 0;
-           sh->stat_windows = 0; sh->stat_short = 0;
+           sh->stat_windows = 0; sh->stat_short = 0; sh->stat_sweeps = 0;
+           for (int k = 0; k < ZI_PHASES; k++) sh->tick[k] = 0; ZI_TICK(0); sh->tick[0] = 0;
            sh->err_code = nbytes > ZI_MAX_BYTES || cap > ZI_MAX_BYTES ? ZI_E_TOO_BIG : 0);
     while (!sh->err_code) {
         ZI_ONE(zi_block_header(sh, in));
+        ZI_TICK(0);
         if (sh->err_code) break;
         if (sh->btype == 0) {
             const uint32_t from = sh->next >> 3, len = sh->stored_len, o = sh->outpos;
             ZI_ALL(for (uint32_t k = lane; k < len; k += ZI_NL) out[o + k] = in[from + k]);
             ZI_ONE(sh->outpos += len; sh->bitpos = sh->next + len * 8);
+            ZI_TICK(0);
         } else {
             ZI_ALL(zi_tables_lane(sh, lane, 0));
             ZI_ONE(zi_tables_prep(sh));
             if (sh->err_code) break;
             ZI_ALL(zi_tables_lane(sh, lane, 1));
+            ZI_TICK(1);
             for (;;) {
                 ZI_ALL(zi_pass1(sh, in, lane));
+                ZI_TICK(2);
                 ZI_ALL(zi_pass1_sync(sh, in, lane));
+                ZI_TICK(3);
                 ZI_ONE(zi_resolve_chain(sh));
                 if (sh->wres == ZI_W_ERR) break;
                 ZI_ALL(zi_prefix(sh, in, lane));
-                ZI_ONE(zi_resolve(sh); sh->err2 = 0);
+                ZI_ONE(zi_resolve(sh); sh->err2 = 0; sh->sweep = sh->nmatch && sh->wout <= ZI_FIN_BYTES;
+                       sh->left = sh->nmatch; sh->swept = 0);
                 if (sh->wres == ZI_W_ERR) break;
+                ZI_TICK(4);
+                if (sh->sweep) ZI_ALL(zi_sweep_init(sh, lane));
                 ZI_ALL(zi_pass2(sh, in, out, ml, lane));
+                ZI_TICK(5);
                 if (sh->err2) break;
+                if (sh->sweep) {
+                    for (;;) {
+                        ZI_ALL(zi_sweep_check(sh, ml, lane));
+                        ZI_ALL(zi_sweep_copy(sh, out, ml, lane));
+                        ZI_ONE(zi_sweep_done(sh));
+                        if (!sh->left || sh->stall) break;
+                    }
+                }
+                ZI_TICK(6);
+                if (sh->left) {
 #ifdef __CUDA_ARCH__
-                if (threadIdx.x < 32) zi_matches(sh, out, ml);
-                __syncthreads();
+                    if (threadIdx.x < 32) zi_matches(sh, out, ml);
+                    __syncthreads();
 #else
-                zi_matches(sh, out, ml);
+                    zi_matches(sh, out, ml);
 #endif
+                }
+                ZI_TICK(7);
                 ZI_ONE(sh->outpos += sh->wout; sh->bitpos = sh->next);
                 if (sh->wres == ZI_W_EOB) break;
             }

@@ -28,7 +28,7 @@ typedef struct stream_in {
 
 /* Decodes the streams as one batch; status[i], out[i] (expected bytes each). Returns the median time in ms of
  * `reps` launches (events around the kernel only). */
-static double gpu_batch(const stream_in *st, size_t n, int *status, uint8_t **out, int reps) {
+static double gpu_batch(const stream_in *st, size_t n, int *status, uint8_t **out, int reps, const char *profile_name) {
     size_t total = 0, out_total = 0;
     for (size_t i = 0; i < n; i++) total += st[i].cn + 3, out_total += st[i].expected + 1;
     uint8_t *h = calloc(total + 64, 1), *d_in, *d_out;
@@ -68,6 +68,21 @@ static double gpu_batch(const stream_in *st, size_t n, int *status, uint8_t **ou
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0);
     cudaEventCreate(&e1);
+    if (profile_name) { /* one profiled run: where thread 0 of a block spends its cycles */
+        unsigned long long *d_prof, prof[ZI_PHASES + 2];
+        CUOK(cudaMalloc((void **)&d_prof, sizeof prof));
+        CUOK(cudaMemset(d_prof, 0, sizeof prof));
+        CUOK(zg_inflate_launch_profiled(d_inp, d_inn, d_outp, d_outn, d_act, d_st, n, d_scr, d_prof, 0));
+        CUOK(cudaMemcpy(prof, d_prof, sizeof prof, cudaMemcpyDeviceToHost));
+        cudaFree(d_prof);
+        static const char *names[ZI_PHASES] = {"header", "tables", "pass1", "sync", "resolve", "pass2", "sweeps", "in-order"};
+        double tot = 0;
+        for (int k = 0; k < ZI_PHASES; k++) tot += (double)prof[k];
+        printf("profile %-9s: %.1f Mcycles per stream, %llu windows, %llu sweeps:", profile_name, tot / 1e6 / (double)n,
+               prof[ZI_PHASES], prof[ZI_PHASES + 1]);
+        for (int k = 0; k < ZI_PHASES; k++) printf(" %s %.0f%%", names[k], 100.0 * (double)prof[k] / (tot > 0 ? tot : 1));
+        printf("\n");
+    }
     float ms[16];
     int nrep = reps < 16 ? reps : 16;
     for (int r = 0; r < nrep; r++) {
@@ -139,7 +154,7 @@ static void test_valid_batch(void) {
     int *status = malloc(n * sizeof *status);
     uint8_t **out = malloc(n * sizeof *out);
     for (size_t i = 0; i < n; i++) out[i] = malloc(st[i].expected + 1);
-    gpu_batch(st, n, status, out, 1);
+    gpu_batch(st, n, status, out, 1, NULL);
     size_t bad = 0;
     for (size_t k = 0; k < n; k++) {
         const sample *w = st[k].want;
@@ -179,7 +194,7 @@ static void test_damaged_batch(void) {
     int *status = malloc(n * sizeof *status);
     uint8_t **out = malloc(n * sizeof *out);
     for (size_t i = 0; i < n; i++) out[i] = malloc(st[i].expected + 1);
-    gpu_batch(st, n, status, out, 1);
+    gpu_batch(st, n, status, out, 1, NULL);
     zi_shared *sh = malloc(sizeof *sh);
     zi_match *ml = malloc(sizeof *ml * ZI_MCAP);
     uint8_t *cpu = malloc(100001), *ref = malloc(100001);
@@ -231,10 +246,13 @@ static void bench(void) {
         int status[N];
         uint8_t *out[N];
         for (int i = 0; i < N; i++) out[i] = malloc(st[i].expected);
-        const double ms = gpu_batch(st, N, status, out, 5);
+        const double ms = gpu_batch(st, N, status, out, 5, names[ki]);
         int ok = 1;
         for (int i = 0; i < N; i++) ok &= status[i] == 0 && memcmp(out[i], s[i % 4].p, st[i].expected) == 0;
         CHECK_MSG(ok, "%s: bench batch decodes wrong", names[ki]);
+        ok = 1;
+        for (int i = 0; i < N; i++) ok &= status[i] == 0;
+        if (!ok) fprintf(stderr, "%s: statuses %d %d\n", names[ki], status[0], status[1]);
         printf("throughput %-9s: %d x 8 MiB (ratio %.2f) in %.2f ms = %.2f GB/s decoded\n", names[ki], N,
                (double)N * (8u << 20) / (double)stored, ms, (double)N * (8u << 20) / ms / 1e6);
         for (int i = 0; i < N; i++) {
