@@ -15,3 +15,12 @@ cmake --build $B -j16 --target test_gpu_inflate test_gpu_read zgpu_cli > $OUT/bu
 (cd $B && timeout 200 ./bin/test_gpu_read > $OUT/read.log 2>&1; echo "read rc=$? $(tail -1 $OUT/read.log)"; grep -E "gzip|zlib|CHECK" $OUT/read.log | head -30)
 (cd $B && ZGPU_TEST_QUICK=1 timeout 150 compute-sanitizer --tool memcheck --leak-check no ./bin/test_gpu_inflate > $OUT/san_inflate.log 2>&1;
  echo "memcheck inflate rc=$? $(grep 'ERROR SUMMARY' $OUT/san_inflate.log)"; grep -m5 -A5 "Invalid\|Error" $OUT/san_inflate.log | head -30)
+# the decoder's shape: lanes per stream x bits per lane (VARIANTS="NL:SEG ..."), test binaries built alone
+for v in ${VARIANTS:-}; do
+    nl=${v%%:*} seg=${v##*:}
+    nvcc -O3 -arch=sm_90 -DZGPU_HAVE_CUDA=1 -DZI_NL=$nl -DZI_SEG_BITS=$seg -Isrc -Iinclude -Itests/unit -I$D/usr/include \
+        --expt-relaxed-constexpr tests/unit/test_gpu_inflate.c src/cuda/inflate_kernels.cu -L$D/usr/lib/x86_64-linux-gnu \
+        -lz -ldeflate -o /tmp/inflate_$nl > $OUT/variant_$nl.log 2>&1 || { tail -5 $OUT/variant_$nl.log; continue; }
+    /tmp/inflate_$nl >> $OUT/variant_$nl.log 2>&1
+    echo "variant $nl x $seg: $(tail -1 $OUT/variant_$nl.log)"; grep -E "throughput|profile" $OUT/variant_$nl.log
+done

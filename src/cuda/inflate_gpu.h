@@ -10,7 +10,7 @@
 extern "C" {
 #endif
 
-/** Thread blocks a batch of n streams runs on (each holds ZI_MCAP matches of scratch). */
+/** Thread blocks a batch of n streams runs on (each holds ZI_SCRATCH bytes of scratch: 320 KiB). */
 size_t zg_inflate_grid(size_t n);
 /** Device scratch bytes for a batch of n streams. */
 size_t zg_inflate_scratch_bytes(size_t n);
@@ -20,7 +20,7 @@ size_t zg_inflate_scratch_bytes(size_t n);
 cudaError_t zg_inflate_launch(const void *const *in, const size_t *in_bytes, void *const *out, const size_t *out_bytes,
                               size_t *actual, int *status, size_t n, void *scratch, cudaStream_t s);
 /** The same, adding to profile[0, ZI_PHASES) the clock cycles thread 0 of each block spent in each phase, to
- *  profile[ZI_PHASES] the windows and to profile[ZI_PHASES + 1] the match sweeps (device memory, or NULL). */
+ *  profile[ZI_PHASES] the windows and to profile[ZI_PHASES + 1] the pointer-jumping rounds (device memory, or NULL). */
 cudaError_t zg_inflate_launch_profiled(const void *const *in, const size_t *in_bytes, void *const *out,
                                        const size_t *out_bytes, size_t *actual, int *status, size_t n, void *scratch,
                                        unsigned long long *profile, cudaStream_t s);

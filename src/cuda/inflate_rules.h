@@ -21,9 +21,10 @@
  *           of its range are its counts at the end minus these);
  *   resolve one lane turns the meetings into each lane's true bit range, output offset and match index;
  *   pass 2  each lane decodes its true range again: literals to the output, matches to a list;
- *   matches every lane copies its matches whose source bytes are final, in sweeps until none is left or the
- *           sweeps stall on long chains; then one warp copies the rest in order, a run of adjacent matches with
- *           one distance as one periodic fill (label volumes: thousands of 258-byte matches at one distance).
+ *   matches every match byte notes the byte it copies; pointer jumping in rounds takes each to a final byte
+ *           (a literal, or a byte of an earlier window), and all are copied at once. A window decoding to
+ *           more than ZI_JUMP_BYTES (label volumes) instead copies its list of matches in order with one warp,
+ *           a run of adjacent matches with one distance as one periodic fill.
  * Block headers (stored / fixed / dynamic Huffman) are read by one lane; the decode tables are filled by
  * all lanes. Every check of a sequential decoder is made on the true path (codes, lengths, distances,
  * sizes), so a corrupt stream ends in an error code, never in a read or write out of bounds. */
@@ -38,9 +39,14 @@
 #define ZI_FN static inline
 #endif
 
+#ifndef ZI_NL
 #define ZI_NL 128        /* lanes (threads) per stream */
+#endif
 #define ZI_WARPS (ZI_NL / 32)
+#ifndef ZI_SEG_BITS
 #define ZI_SEG_BITS 1024 /* bits each lane starts apart */
+#endif
+#define ZI_ABSORB 2      /* successors a lane may pass through when it cannot meet the next one's path */
 #define ZI_MCAP 8192     /* matches a window may hold (the window ends early at more) */
 #define ZI_LROOT 10      /* literal/length table: 2^10 first-level entries, then subtables */
 #define ZI_LCAP 2560     /* >= 1024 + the subtables of any valid code (288 symbols, codes <= 15 bits) */
@@ -353,23 +359,8 @@ enum { ZI_S_RUN = 0, ZI_S_SYNC, ZI_S_STOP, ZI_S_EOB, ZI_S_ERR };
 enum { ZI_W_CONT = 0, ZI_W_EOB, ZI_W_ERR };
 #define ZI_EV 2                     /* events (an end of block, an invalid code) a lane notes and decodes past */
 #define ZI_BMW (ZI_SEG_BITS / 32)   /* bitmap words per lane */
-#define ZI_PHASES 8 /* profiled phases: header, tables, pass 1, sync, resolve, pass 2, sweeps, in order */
-#define ZI_FIN_BYTES (ZI_BMW * ZI_NL * 32) /* windows decoding to at most this many bytes copy matches in sweeps */
-#if ZI_MCAP > 64 * ZI_NL
-#error "a lane's matches must fit its 64-bit masks"
-#endif
-
-#ifdef __CUDA_ARCH__
-#define ZI_ATOMIC_OR(p, v) atomicOr((p), (v))
-#define ZI_ATOMIC_AND(p, v) atomicAnd((p), (v))
-#define ZI_ATOMIC_ADD(p, v) atomicAdd((p), (v))
-#define ZI_CTZ64(x) ((uint32_t)__ffsll((long long)(x)) - 1)
-#else
-#define ZI_CTZ64(x) ((uint32_t)__builtin_ctzll(x))
-#define ZI_ATOMIC_OR(p, v) (*(p) |= (v))
-#define ZI_ATOMIC_AND(p, v) (*(p) &= (v))
-#define ZI_ATOMIC_ADD(p, v) (*(p) += (v))
-#endif
+#define ZI_PHASES 8 /* profiled phases: header, tables, pass 1, sync, resolve, pass 2, jumps, in order */
+#define ZI_JUMP_BYTES 65536 /* windows decoding to at most this many bytes resolve matches by pointer jumping */
 
 /* The state one thread block keeps for its stream (shared memory on the GPU). Per-lane arrays are indexed
  * [..][lane] so that the lanes of a warp touch different banks. */
@@ -377,25 +368,24 @@ typedef struct zi_shared {
     uint32_t lt[ZI_LCAP], dt[ZI_DCAP], pt[128];
     uint8_t lens[320]; /* literal/length lengths, then distance lengths from 288 */
     uint16_t codes[320];
-    union {
-        uint32_t bm[ZI_BMW][ZI_NL]; /* pass 1: the symbol boundaries of each lane's path in its own segment */
-        uint32_t fin[ZI_BMW * ZI_NL]; /* match sweeps: which bytes of the window's output are final */
-    };
-    uint64_t mdone[ZI_NL], mrdy[ZI_NL]; /* bit k of [lane]: match lane + k * ZI_NL is copied / can be now */
+    uint32_t bm[ZI_BMW][ZI_NL]; /* pass 1: the symbol boundaries of each lane's path in its own segment */
     /* events on a lane's own path (bit, output bytes and matches before it, kind: 0 = end of block, else the
      * ZI_E_* code; eob: the bit after the end-of-block code); a decode started at a wrong bit meets invalid
      * codes and false ends of block, so the lane notes them and goes on, and the chain decides which is real */
     uint32_t ev_pos[ZI_EV][ZI_NL], ev_out[ZI_EV][ZI_NL], ev_m[ZI_EV][ZI_NL], ev_eob[ZI_EV][ZI_NL];
     uint8_t ev_kind[ZI_EV][ZI_NL], nev[ZI_NL], stat[ZI_NL], err[ZI_NL];
+    uint32_t mark_end[ZI_NL]; /* pass 1: a lane's marks cover [its start, mark_end) (read while p changes) */
+    uint16_t syncto[ZI_NL]; /* the lane a lane's path met (the next, or one further when it passed through) */
     uint32_t p[ZI_NL], out[ZI_NL], m[ZI_NL]; /* where each lane stopped, counts along its path from its start */
     uint32_t eob_end[ZI_NL];                 /* after an end of block met on the way to the successor */
-    /* resolve: each true lane's bit range, the event ending it (or ZI_EV), its output offset and first match */
+    /* resolve: each true lane's bit range, the event ending it (ZI_EV: none, ZI_EV + 1: a lane passed through),
+     * its output offset and first match */
     uint32_t from[ZI_NL], to[ZI_NL], obase[ZI_NL], mbase[ZI_NL], pre_out[ZI_NL], pre_m[ZI_NL];
     uint8_t end_ev[ZI_NL];
     /* uniform state, written by one lane between barriers */
     uint32_t bitpos, nbits, outpos, cap, nvalid, wout, nmatch, next, block_final, btype, err_code, err2;
-    uint32_t stored_len, sweep, left, swept, stall;
-    uint32_t stat_windows, stat_short, stat_sweeps; /* windows, those cut short, match sweeps */
+    uint32_t stored_len, jump, jumped;
+    uint32_t stat_windows, stat_short, stat_rounds; /* windows, those cut short, pointer-jumping rounds */
     long long tick_last, tick[ZI_PHASES]; /* profile (GPU): clock cycles lane 0 spent in each phase */
     int wres;
     zi_match stage[ZI_STAGE]; /* the match copier's look at the list */
@@ -458,6 +448,7 @@ ZI_FN void zi_pass1(zi_shared *sh, const uint8_t *in, uint32_t lane) {
         stat = ZI_S_STOP;
     }
     sh->stat[lane] = (uint8_t)stat;
+    sh->mark_end[lane] = stat == ZI_S_RUN ? s1 : b.pos + 1; /* a stopped lane marked its last boundary too */
     sh->p[lane] = b.pos;
     sh->out[lane] = out;
     sh->m[lane] = m;
@@ -472,19 +463,24 @@ ZI_FN void zi_pass1_sync(zi_shared *sh, const uint8_t *in, uint32_t lane) {
         sh->stat[lane] = ZI_S_STOP;
         return;
     }
-    const uint32_t nx = lane + 1, s1 = sh->bitpos + nx * ZI_SEG_BITS;
-    /* the successor's marks: its whole segment, or up to where it stopped (that boundary marked too) */
-    const uint32_t limit = sh->stat[nx] == ZI_S_RUN ? s1 + ZI_SEG_BITS : sh->p[nx] + 1;
+    uint32_t nx = lane + 1, s1 = sh->bitpos + nx * ZI_SEG_BITS;
+    uint32_t limit = sh->mark_end[nx]; /* the successor's marks end here (the successor is changing its p) */
     uint32_t out = sh->out[lane], m = sh->m[lane], stat = ZI_S_RUN;
     zi_br b;
     zi_br_init(&b, in, (sh->nbits + 7) >> 3, sh->p[lane]);
     for (;;) {
         const uint32_t at = b.pos;
-        if (at >= limit || at - s1 >= ZI_SEG_BITS) {
-            stat = ZI_S_STOP;
-            break;
+        if (at - s1 >= ZI_SEG_BITS) { /* past the successor's segment: on to the next, a few times */
+            if (nx + 1 == ZI_NL || nx - lane == ZI_ABSORB) {
+                stat = ZI_S_STOP;
+                break;
+            }
+            nx++;
+            s1 += ZI_SEG_BITS;
+            limit = sh->mark_end[nx];
+            continue;
         }
-        if ((sh->bm[(at - s1) >> 5][nx] >> ((at - s1) & 31)) & 1u) {
+        if (at < limit && ((sh->bm[(at - s1) >> 5][nx] >> ((at - s1) & 31)) & 1u)) {
             stat = ZI_S_SYNC;
             break;
         }
@@ -505,6 +501,7 @@ ZI_FN void zi_pass1_sync(zi_shared *sh, const uint8_t *in, uint32_t lane) {
         out += t == ZI_T_LIT ? 1 : a;
         m += t == ZI_T_MATCH;
     }
+    sh->syncto[lane] = (uint16_t)nx;
     sh->stat[lane] = (uint8_t)stat;
     sh->p[lane] = b.pos;
     sh->out[lane] = out;
@@ -538,6 +535,10 @@ ZI_FN void zi_resolve_chain(zi_shared *sh) {
         const uint32_t st = sh->stat[i];
         if (st == ZI_S_SYNC) {
             q = sh->p[i];
+            for (const uint32_t met = sh->syncto[i]; i + 1 < met; i++) { /* lanes passed through hold nothing */
+                sh->from[i + 1] = sh->to[i + 1] = q;
+                sh->end_ev[i + 1] = ZI_EV + 1;
+            }
             continue;
         }
         if (st == ZI_S_ERR) {
@@ -557,7 +558,7 @@ ZI_FN void zi_resolve_chain(zi_shared *sh) {
  * counting: its range's counts are those at its end minus these. */
 ZI_FN void zi_prefix(zi_shared *sh, const uint8_t *in, uint32_t lane) {
     uint32_t out = 0, m = 0;
-    if (lane > 0 && lane < sh->nvalid) {
+    if (lane > 0 && lane < sh->nvalid && sh->end_ev[lane] <= ZI_EV) {
         const uint32_t s0 = sh->bitpos + lane * ZI_SEG_BITS;
         zi_br b;
         zi_br_init(&b, in, (sh->nbits + 7) >> 3, s0);
@@ -573,8 +574,8 @@ ZI_FN void zi_resolve(zi_shared *sh) {
     sh->stat_windows++;
     for (uint32_t i = 0; i < sh->nvalid; i++) {
         const uint32_t e = sh->end_ev[i];
-        const uint32_t lo = (e < ZI_EV ? sh->ev_out[e][i] : sh->out[i]) - sh->pre_out[i];
-        const uint32_t lm = (e < ZI_EV ? sh->ev_m[e][i] : sh->m[i]) - sh->pre_m[i];
+        const uint32_t lo = e > ZI_EV ? 0 : (e < ZI_EV ? sh->ev_out[e][i] : sh->out[i]) - sh->pre_out[i];
+        const uint32_t lm = e > ZI_EV ? 0 : (e < ZI_EV ? sh->ev_m[e][i] : sh->m[i]) - sh->pre_m[i];
         if (m + lm > ZI_MCAP && i > 0) { /* the window ends where this lane starts */
             sh->nvalid = i;
             sh->wres = ZI_W_CONT;
@@ -596,20 +597,10 @@ ZI_FN void zi_resolve(zi_shared *sh) {
     sh->nmatch = m;
 }
 
-/* Marks window output bytes [a, b) final (set) or not. */
-ZI_FN void zi_fin_range(uint32_t *fin, uint32_t a, uint32_t b, int set) {
-    while (a < b) {
-        const uint32_t w = a >> 5, lo = a & 31, hi = b - (a & ~31u) < 32 ? b - (a & ~31u) : 32;
-        const uint32_t mask = (hi == 32 ? ~0u : (1u << hi) - 1) & ~((1u << lo) - 1);
-        if (set) ZI_ATOMIC_OR(&fin[w], mask);
-        else ZI_ATOMIC_AND(&fin[w], ~mask);
-        a = (a & ~31u) + 32;
-    }
-}
-
-/* Lane `lane` of the true chain decodes its range again: literals to out, matches to the list. A distance
- * past the output's start sets err2. */
-ZI_FN void zi_pass2(zi_shared *sh, const uint8_t *in, uint8_t *out, zi_match *ml, uint32_t lane) {
+/* Lane `lane` of the true chain decodes its range again: literals to out, matches to the list, or (jump mode)
+ * for every match byte x at window offset x - outpos, src[x - outpos] = x - dist + 1 (0 stays: a literal). A
+ * distance past the output's start sets err2. */
+ZI_FN void zi_pass2(zi_shared *sh, const uint8_t *in, uint8_t *out, zi_match *ml, uint32_t *src, uint32_t lane) {
     if (lane >= sh->nvalid) return;
     zi_br b;
     zi_br_init(&b, in, (sh->nbits + 7) >> 3, sh->from[lane]);
@@ -625,11 +616,15 @@ ZI_FN void zi_pass2(zi_shared *sh, const uint8_t *in, uint8_t *out, zi_match *ml
                 sh->err2 = ZI_E_DIST;
                 return;
             }
-            ml[mi].pos = o;
-            ml[mi].len = (uint16_t)a;
-            ml[mi].dist = (uint16_t)d;
-            mi++;
-            if (sh->sweep) zi_fin_range(sh->fin, o - sh->outpos, o - sh->outpos + a, 0);
+            if (sh->jump) {
+                uint32_t *x = src + (o - sh->outpos);
+                for (uint32_t k = 0; k < a; k++) x[k] = o + k - d + 1;
+            } else {
+                ml[mi].pos = o;
+                ml[mi].len = (uint16_t)a;
+                ml[mi].dist = (uint16_t)d;
+                mi++;
+            }
             o += a;
         } else {
             sh->err2 = ZI_E_SYMBOL; /* pass 1 decoded the same bits: cannot happen */
@@ -682,85 +677,56 @@ ZI_FN void zi_copy_run(uint8_t *out, uint32_t pos, uint32_t len, uint32_t dist, 
 #define ZI_BARRIER() do { } while (0)
 #endif
 
-/* Match sweeps (windows decoding to at most ZI_FIN_BYTES): the window's output starts with every byte final
- * but the matches' destinations (pass 2 clears those). In a sweep each lane checks its pending matches (lane,
- * lane + ZI_NL, ...): one whose source bytes are all final is copied, by that lane, and its bytes become
- * final. Low-ratio volumes hold thousands of short matches per window with short chains between them: one
- * warp copying them in order took 500 cycles a match. */
-ZI_FN void zi_sweep_init(zi_shared *sh, uint32_t lane) {
-    for (uint32_t w = lane; w < (sh->wout + 31) / 32; w += ZI_NL) sh->fin[w] = ~0u;
-    sh->mdone[lane] = 0;
+/* Pointer jumping (windows decoding to at most ZI_JUMP_BYTES): src[x] of a match byte names the byte it copies
+ * (+1), which may itself be a match byte of this window. Each round, every byte whose source is such a byte
+ * takes that byte's source instead, so a chain of any depth is resolved in about log2(depth) rounds (the
+ * lanes update src in place: every value read is still a byte further up the same chain). Then every match
+ * byte copies from a final byte: a literal of this window or a byte of an earlier one. Low-ratio volumes
+ * hold thousands of short matches a window, in chains: one warp copying them in order took 500 cycles a
+ * match. */
+ZI_FN void zi_jump_clear(zi_shared *sh, uint32_t *src, uint32_t lane) {
+    for (uint32_t x = lane; x < sh->wout; x += ZI_NL) src[x] = 0;
 }
 
-ZI_FN void zi_sweep_check(zi_shared *sh, const zi_match *ml, uint32_t lane) {
-    uint64_t rdy = 0;
-    const uint32_t o0 = sh->outpos;
-    for (uint32_t k = 0, i = lane; i < sh->nmatch; k++, i += ZI_NL) {
-        if ((sh->mdone[lane] >> k) & 1) continue;
-        const zi_match m = ml[i];
-        const uint32_t need_end = m.pos - m.dist + (m.len < m.dist ? m.len : m.dist);
-        uint32_t a = m.pos - m.dist < o0 ? 0 : m.pos - m.dist - o0, ok = 1;
-        const uint32_t b = need_end <= o0 ? 0 : need_end - o0;
-        for (; a < b && ok; a = (a & ~31u) + 32) {
-            const uint32_t hi = b - (a & ~31u) < 32 ? b - (a & ~31u) : 32;
-            const uint32_t mask = (hi == 32 ? ~0u : (1u << hi) - 1) & ~((1u << (a & 31)) - 1);
-            ok = (sh->fin[a >> 5] & mask) == mask;
-        }
-        if (ok) rdy |= 1ull << k;
+ZI_FN void zi_jump_round(zi_shared *sh, uint32_t *src, uint32_t lane) {
+    const uint32_t o0 = sh->outpos, n = sh->wout;
+    uint32_t moved = 0;
+    for (uint32_t x = lane; x < n; x += ZI_NL) {
+        const uint32_t v = src[x];
+        if (v == 0 || v - 1 < o0) continue; /* a literal, or copies an earlier window's byte */
+        const uint32_t w = src[v - 1 - o0];
+        if (w == 0) continue; /* copies a literal */
+        src[x] = w;
+        moved = 1;
     }
-    sh->mrdy[lane] = rdy;
+    if (moved) sh->jumped = 1;
 }
 
-ZI_FN void zi_sweep_copy(zi_shared *sh, uint8_t *out, const zi_match *ml, uint32_t lane) {
-    uint64_t rdy = sh->mrdy[lane];
-    uint32_t n = 0;
-    while (rdy) {
-        const uint32_t k = ZI_CTZ64(rdy);
-        rdy &= rdy - 1;
-        const zi_match m = ml[lane + k * ZI_NL];
-        const uint8_t *src = out + m.pos - m.dist;
-        uint8_t *dst = out + m.pos;
-        for (uint32_t x = 0; x < m.len; x++) dst[x] = src[x]; /* in order: an overlapping source repeats */
-        zi_fin_range(sh->fin, m.pos - sh->outpos, m.pos - sh->outpos + m.len, 1);
-        n++;
+ZI_FN void zi_jump_copy(zi_shared *sh, uint8_t *out, const uint32_t *src, uint32_t lane) {
+    const uint32_t o0 = sh->outpos, n = sh->wout;
+    for (uint32_t x = lane; x < n; x += ZI_NL) {
+        const uint32_t v = src[x];
+        if (v) out[o0 + x] = out[v - 1];
     }
-    sh->mdone[lane] |= sh->mrdy[lane];
-    if (n) ZI_ATOMIC_ADD(&sh->swept, n);
 }
 
-/* One lane, after a sweep: what is left, and whether the sweeps stall (long chains: a sweep copied fewer than 8
- * matches, when in order costs less), when the rest go in order. On noisy 16-bit images a sweep copies about a
- * fifth of what is pending: 13 sweeps a window. */
-ZI_FN void zi_sweep_done(zi_shared *sh) {
-    sh->stall = sh->swept < 8;
-    sh->left -= sh->swept;
-    sh->swept = 0;
-    sh->stat_sweeps++;
-}
-
-/* Warp 0: the window's matches not yet copied, in order. Adjacent matches with one distance are one periodic
- * run (label volumes: thousands of 258-byte matches at one distance); the warp fences (its barrier orders its
- * lanes' memory accesses) after each run, as a run may read the last. */
+/* Warp 0: the matches of a window too large for pointer jumping, in order. Adjacent matches with one distance
+ * are one periodic run (label volumes: thousands of 258-byte matches at one distance); the warp fences (its
+ * barrier orders its lanes' memory accesses) after each run, as a run may read the last. */
 ZI_FN void zi_matches(zi_shared *sh, uint8_t *out, const zi_match *ml) {
     const uint32_t n = sh->nmatch;
     uint32_t i = 0;
-#define ZI_DONE(x) (sh->sweep && ((sh->mdone[(x) % ZI_NL] >> ((x) / ZI_NL)) & 1))
     while (i < n) {
         const uint32_t lo = i, hi = n - i < ZI_STAGE ? n : i + ZI_STAGE;
         ZI_WARP(for (uint32_t k = lo + wl; k < hi; k += 32) sh->stage[k - lo] = ml[k]);
         while (i < hi) {
-            if (ZI_DONE(i)) {
-                i++;
-                continue;
-            }
             const zi_match m0 = sh->stage[i - lo];
             uint32_t end = m0.pos + m0.len;
-            for (i++; i < hi && !ZI_DONE(i) && sh->stage[i - lo].pos == end && sh->stage[i - lo].dist == m0.dist; i++)
+            for (i++; i < hi && sh->stage[i - lo].pos == end && sh->stage[i - lo].dist == m0.dist; i++)
                 end += sh->stage[i - lo].len;
             ZI_WARP(zi_copy_run(out, m0.pos, end - m0.pos, m0.dist, wl));
         }
     }
-#undef ZI_DONE
 }
 
 /* Block header at sh->bitpos (lane 0): stored blocks get their length checked, Huffman blocks their code
@@ -825,12 +791,16 @@ ZI_FN void zi_finish(zi_shared *sh, int *status, size_t *actual) {
     *actual = sh->outpos;
 }
 
-/* Decodes the raw DEFLATE stream in[0, nbytes) into out[0, cap), which it must fill exactly; ml: ZI_MCAP
- * matches of scratch. *status: ZI_OK or ZI_E_*; *actual: bytes written. */
-ZI_FN void zi_stream(zi_shared *sh, const uint8_t *in, uint32_t nbytes, uint8_t *out, uint32_t cap, zi_match *ml,
+/* Decodes the raw DEFLATE stream in[0, nbytes) into out[0, cap), which it must fill exactly; scratch:
+ * ZI_SCRATCH bytes (a match list and the pointer-jumping sources). *status: ZI_OK or ZI_E_*; *actual: bytes
+ * written. */
+#define ZI_SCRATCH (ZI_MCAP * sizeof(zi_match) + ZI_JUMP_BYTES * sizeof(uint32_t))
+ZI_FN void zi_stream(zi_shared *sh, const uint8_t *in, uint32_t nbytes, uint8_t *out, uint32_t cap, void *scratch,
                      int *status, size_t *actual) {
+    zi_match *ml = (zi_match *)scratch;
+    uint32_t *src = (uint32_t *)(ml + ZI_MCAP);
     ZI_ONE(sh->bitpos = 0; sh->nbits = nbytes * 8; sh->outpos = 0; sh->cap = cap; sh->block_final = 0;
-           sh->stat_windows = 0; sh->stat_short = 0; sh->stat_sweeps = 0;
+           sh->stat_windows = 0; sh->stat_short = 0; sh->stat_rounds = 0;
            for (int k = 0; k < ZI_PHASES; k++) sh->tick[k] = 0; ZI_TICK(0); sh->tick[0] = 0;
            sh->err_code = nbytes > ZI_MAX_BYTES || cap > ZI_MAX_BYTES ? ZI_E_TOO_BIG : 0);
     while (!sh->err_code) {
@@ -856,24 +826,22 @@ ZI_FN void zi_stream(zi_shared *sh, const uint8_t *in, uint32_t nbytes, uint8_t 
                 ZI_ONE(zi_resolve_chain(sh));
                 if (sh->wres == ZI_W_ERR) break;
                 ZI_ALL(zi_prefix(sh, in, lane));
-                ZI_ONE(zi_resolve(sh); sh->err2 = 0; sh->sweep = sh->nmatch && sh->wout <= ZI_FIN_BYTES;
-                       sh->left = sh->nmatch; sh->swept = 0);
+                ZI_ONE(zi_resolve(sh); sh->err2 = 0; sh->jump = sh->nmatch && sh->wout <= ZI_JUMP_BYTES);
                 if (sh->wres == ZI_W_ERR) break;
                 ZI_TICK(4);
-                if (sh->sweep) ZI_ALL(zi_sweep_init(sh, lane));
-                ZI_ALL(zi_pass2(sh, in, out, ml, lane));
+                if (sh->jump) ZI_ALL(zi_jump_clear(sh, src, lane));
+                ZI_ALL(zi_pass2(sh, in, out, ml, src, lane));
                 ZI_TICK(5);
                 if (sh->err2) break;
-                if (sh->sweep) {
-                    for (;;) {
-                        ZI_ALL(zi_sweep_check(sh, ml, lane));
-                        ZI_ALL(zi_sweep_copy(sh, out, ml, lane));
-                        ZI_ONE(zi_sweep_done(sh));
-                        if (!sh->left || sh->stall) break;
-                    }
+                if (sh->jump) {
+                    do {
+                        ZI_ONE(sh->jumped = 0; sh->stat_rounds++);
+                        ZI_ALL(zi_jump_round(sh, src, lane));
+                    } while (sh->jumped);
+                    ZI_ALL(zi_jump_copy(sh, out, src, lane));
                 }
                 ZI_TICK(6);
-                if (sh->left) {
+                if (sh->nmatch && !sh->jump) {
 #ifdef __CUDA_ARCH__
                     if (threadIdx.x < 32) zi_matches(sh, out, ml);
                     __syncthreads();

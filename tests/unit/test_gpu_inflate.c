@@ -75,10 +75,10 @@ static double gpu_batch(const stream_in *st, size_t n, int *status, uint8_t **ou
         CUOK(zg_inflate_launch_profiled(d_inp, d_inn, d_outp, d_outn, d_act, d_st, n, d_scr, d_prof, 0));
         CUOK(cudaMemcpy(prof, d_prof, sizeof prof, cudaMemcpyDeviceToHost));
         cudaFree(d_prof);
-        static const char *names[ZI_PHASES] = {"header", "tables", "pass1", "sync", "resolve", "pass2", "sweeps", "in-order"};
+        static const char *names[ZI_PHASES] = {"header", "tables", "pass1", "sync", "resolve", "pass2", "jumps", "in-order"};
         double tot = 0;
         for (int k = 0; k < ZI_PHASES; k++) tot += (double)prof[k];
-        printf("profile %-9s: %.1f Mcycles per stream, %llu windows, %llu sweeps:", profile_name, tot / 1e6 / (double)n,
+        printf("profile %-9s: %.1f Mcycles per stream, %llu windows, %llu jump rounds:", profile_name, tot / 1e6 / (double)n,
                prof[ZI_PHASES], prof[ZI_PHASES + 1]);
         for (int k = 0; k < ZI_PHASES; k++) printf(" %s %.0f%%", names[k], 100.0 * (double)prof[k] / (tot > 0 ? tot : 1));
         printf("\n");
@@ -196,7 +196,7 @@ static void test_damaged_batch(void) {
     for (size_t i = 0; i < n; i++) out[i] = malloc(st[i].expected + 1);
     gpu_batch(st, n, status, out, 1, NULL);
     zi_shared *sh = malloc(sizeof *sh);
-    zi_match *ml = malloc(sizeof *ml * ZI_MCAP);
+    void *ml = malloc(ZI_SCRATCH);
     uint8_t *cpu = malloc(100001), *ref = malloc(100001);
     size_t errors = 0;
     for (size_t i = 0; i < n; i++) {
