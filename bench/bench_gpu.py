@@ -48,10 +48,12 @@ import numpy as np
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 VOLUMES = ["oct_u16", "labels_u32", "field_f32"]
-# "gzip-trusted": the gzip arrays read by a context with gpu_trust_input = 1 (DEFLATE on the GPU); by default
-# DEFLATE decodes on host threads, since nvCOMP's DEFLATE decoder needs valid input
-LAYOUTS = ["zstd", "blosc-lz4-shuffle", "gzip", "gzip-trusted", "sharded-zstd"]
-TRUSTED = "-trusted"
+# The gzip arrays are also read with the other DEFLATE decoders (zgpu's own GPU decoder is the default):
+# "gzip-host" on host threads, "gzip-nvcomp" by nvCOMP (which needs valid input: a gpu_trust_input context).
+# Each: (stored layout, trusted context, environment during its reads).
+DECODER_ROWS = {"gzip-host": ("gzip", False, {"ZGPU_DEFLATE_DECODER": "host"}),
+                "gzip-nvcomp": ("gzip", True, {"ZGPU_DEFLATE_DECODER": "nvcomp"})}
+LAYOUTS = ["zstd", "blosc-lz4-shuffle", "gzip", "gzip-host", "gzip-nvcomp", "sharded-zstd"]
 CHUNKS = (64, 256, 256)
 SHARDS, INNER = (128, 512, 512), (32, 128, 128)
 SECTION = "GPU read-all"
@@ -359,7 +361,8 @@ def main() -> int:
         src = None
         for lay in args.layouts.split(","):
             tag = vol if args.planes is None else f"{vol}_p{args.planes}"
-            data_lay = lay[:-len(TRUSTED)] if lay.endswith(TRUSTED) else lay
+            data_lay, trusted, row_env = DECODER_ROWS.get(lay, (lay, False, {}))
+            os.environ.update(row_env)
             path = os.path.join(args.data, f"{tag}.{data_lay}.zgpu.zarr")
             if src is None:
                 t = time.perf_counter()
@@ -374,7 +377,7 @@ def main() -> int:
             files = stored_files(path)
             stored = sum(os.path.getsize(f) for f in files)
             nbytes = src.nbytes
-            h = lib.open(path, trusted=lay != data_lay)
+            h = lib.open(path, trusted=trusted)
             out = cp.empty(src.shape, dtype=src.dtype)
             # correctness first, on a poisoned buffer
             out.fill(0x5A if src.dtype.itemsize == 1 else 12345)
@@ -407,6 +410,8 @@ def main() -> int:
                 finally:
                     del os.environ["ZGPU_ZSTD_DECODER"]
             nvc, own = forced.get("nvcomp"), forced.get("zgpu")
+            for k in row_env:
+                del os.environ[k]
             lib.c.zgpu_array_close(h)
             del out
             prev = rows[-1] if rows and lay != data_lay else None  # the same stored data: reuse its references
@@ -471,8 +476,10 @@ def main() -> int:
                      f"{ow} | {nv} | "
                      f"{s['io_s'] * 1e3:.1f} / {s['h2d_s'] * 1e3:.1f} / {s['decode_s'] * 1e3:.1f} / "
                      f"{s['scatter_s'] * 1e3:.1f} | {s['gpu_decoded']}/{s['cpu_decoded']} | {s['waves']} |")
-    lines += ["", "(host): every chunk decoded on host threads (the DEFLATE default; gzip-trusted decodes it on the "
-              "GPU), so the decode limit is the host decode rate. The decode limit and the decoder columns' decode "
+    lines += ["", "gzip rows: zgpu's own GPU DEFLATE decoder (the default); gzip-host: host threads "
+              "(`ZGPU_DEFLATE_DECODER=host`), marked (host) as the decode limit is then the host decode rate; "
+              "gzip-nvcomp: nvCOMP's DEFLATE decoder (`ZGPU_DEFLATE_DECODER=nvcomp`, which needs "
+              "`gpu_trust_input`). The decode limit and the decoder columns' decode "
               "stage come from the same read without pipelining (`ZGPU_PIPELINE_WAVES=1`); the io / h2d / decode / "
               "scatter column is the pipelined read's, whose waves decode concurrently (their decode times overlap "
               "each other and the I/O). zstd rows: zgpu's own block-parallel decoder by default; the two decoder "

@@ -1114,8 +1114,8 @@ static zgpu_status make_segments(job *j, uint64_t end, int cpu) {
 /* Wave sizing: a selection whose chunks all decode fast per chunk (zgpu's zstd decoder, blosc's small blocks,
  * uncompressed, host-decoded) is read in about PIPELINE_WAVES waves of at least PIPELINE_MIN_WAVE bytes, so
  * that the decode of one wave overlaps the I/O of the next. nvCOMP decodes a whole zstd / DEFLATE / LZ4 chunk
- * in one thread block: its time per wave is that of one chunk whatever the wave's size, so such reads keep
- * the fewest waves the memory budget allows. So do selections that compress better than 4:1: their I/O is
+ * in one thread block, and so does zgpu's DEFLATE decoder: the time per wave is that of one chunk whatever the
+ * wave's size, so such reads keep the fewest waves the memory budget allows. So do selections that compress better than 4:1: their I/O is
  * short next to their decode, which a split would only lengthen (a wave's decode time has a floor, its
  * longest chain of dependent steps). ZGPU_PIPELINE_WAVES=n sets the count (1: off, for measuring the decode
  * stage alone). Returns the wave count to aim at. */
