@@ -46,8 +46,8 @@
 #ifndef ZI_SEG_BITS
 #define ZI_SEG_BITS 512  /* bits each lane starts apart */
 #endif
-#define ZI_ABSORB 2      /* successors a lane may pass through when it cannot meet the next one's path */
-#define ZI_MCAP 8192     /* matches a window may hold (the window ends early at more) */
+#define ZI_ABSORB 8      /* successors a lane may pass through when it cannot meet the next one's path (labels: 2 -> 8 cut their windows 838 -> 240 a chunk) */
+#define ZI_MCAP 4096     /* matches in a window's list: its first lane's bits, ZI_SEG_BITS * (1 + ZI_ABSORB) + 48, hold under 2400 */
 #define ZI_LROOT 10      /* literal/length table: 2^10 first-level entries, then subtables */
 #define ZI_LCAP 2560     /* >= 1024 + the subtables of any valid code (288 symbols, codes <= 15 bits) */
 #define ZI_DROOT 8
@@ -365,7 +365,9 @@ enum { ZI_W_CONT = 0, ZI_W_EOB, ZI_W_ERR };
 #define ZI_EV 2                     /* events (an end of block, an invalid code) a lane notes and decodes past */
 #define ZI_BMW (ZI_SEG_BITS / 32)   /* bitmap words per lane */
 #define ZI_PHASES 8 /* profiled phases: header, tables, pass 1, sync, resolve, pass 2, jumps, in order */
-#define ZI_JUMP_BYTES 65536 /* windows decoding to at most this many bytes resolve matches by pointer jumping */
+/* A window ends early rather than decode to more than this (when its first lane alone does not): its matches
+ * are resolved by pointer jumping. Label volumes compress 30:1 and libdeflate writes blocks of 100s of KB. */
+#define ZI_JUMP_BYTES 131072
 
 /* The state one thread block keeps for its stream (shared memory on the GPU). Per-lane arrays are indexed
  * [..][lane] so that the lanes of a warp touch different banks. */
@@ -577,13 +579,14 @@ ZI_FN void zi_prefix(zi_shared *sh, const uint8_t *in, uint32_t lane) {
 }
 
 /* One lane: output offsets and match indices of the true lanes (their counts: lane_out / lane_m after
- * zi_prefix); a full match list ends the window early. */
+ * zi_prefix); the window ends early rather than decode to more than ZI_JUMP_BYTES. The match list is used
+ * only when the first lane alone decodes to more, and then holds that lane's matches (at most ZI_MCAP). */
 ZI_FN void zi_resolve(zi_shared *sh) {
     uint32_t o = 0, m = 0;
     sh->stat_windows++;
     for (uint32_t i = 0; i < sh->nvalid; i++) {
         const uint32_t lo = sh->lane_out[i], lm = sh->lane_m[i];
-        if (m + lm > ZI_MCAP && i > 0) { /* the window ends where this lane starts */
+        if (i > 0 && o + lo > ZI_JUMP_BYTES) { /* the window ends where this lane starts */
             sh->nvalid = i;
             sh->wres = ZI_W_CONT;
             sh->next = sh->from[i];
@@ -624,13 +627,16 @@ ZI_FN void zi_pass2(zi_shared *sh, const uint8_t *in, uint8_t *out, zi_match *ml
                 return;
             }
             if (sh->jump) {
-                uint32_t *x = src + (o - sh->outpos);
+                uint32_t *x = src + (o - sh->outpos); /* (jump: the window decodes to <= ZI_JUMP_BYTES) */
                 for (uint32_t k = 0; k < a; k++) x[k] = o + k - d + 1;
-            } else {
+            } else if (mi < ZI_MCAP) { /* (the first lane alone; see ZI_MCAP) */
                 ml[mi].pos = o;
                 ml[mi].len = (uint16_t)a;
                 ml[mi].dist = (uint16_t)d;
                 mi++;
+            } else {
+                sh->err2 = ZI_E_TOO_BIG; /* cannot happen (ZI_MCAP is above the bound): never drop a match */
+                return;
             }
             o += a;
         } else {
