@@ -365,8 +365,8 @@ enum { ZI_W_CONT = 0, ZI_W_EOB, ZI_W_ERR };
 #define ZI_EV 2                     /* events (an end of block, an invalid code) a lane notes and decodes past */
 #define ZI_BMW (ZI_SEG_BITS / 32)   /* bitmap words per lane */
 #define ZI_PHASES 8 /* profiled phases: header, tables, pass 1, sync, resolve, pass 2, jumps, in order */
-/* A window ends early rather than decode to more than this (when its first lane alone does not): its matches
- * are resolved by pointer jumping. Label volumes compress 30:1 and libdeflate writes blocks of 100s of KB. */
+/* Windows decoding to at most this resolve their matches by pointer jumping; larger ones (see zi_resolve) copy
+ * a list of matches in order. Label volumes compress 30:1 and libdeflate writes blocks of 100s of KB. */
 #define ZI_JUMP_BYTES 131072
 
 /* The state one thread block keeps for its stream (shared memory on the GPU). Per-lane arrays are indexed
@@ -579,14 +579,20 @@ ZI_FN void zi_prefix(zi_shared *sh, const uint8_t *in, uint32_t lane) {
 }
 
 /* One lane: output offsets and match indices of the true lanes (their counts: lane_out / lane_m after
- * zi_prefix); the window ends early rather than decode to more than ZI_JUMP_BYTES. The match list is used
- * only when the first lane alone decodes to more, and then holds that lane's matches (at most ZI_MCAP). */
+ * zi_prefix). A window decoding to more than ZI_JUMP_BYTES copies its list of matches in order, which pays
+ * per match (and a run of adjacent matches with one distance is one copy): worth it only where matches
+ * average over ZI_LIST_MIN_BYTES (zeros, the label runs of zlib's blocks); otherwise the window ends early
+ * (libdeflate's label blocks: 211K matches in order took 380 ms a chunk). The first lane alone holds at most
+ * ZI_MCAP matches. */
+#define ZI_LIST_MIN_BYTES 1024
 ZI_FN void zi_resolve(zi_shared *sh) {
     uint32_t o = 0, m = 0;
     sh->stat_windows++;
     for (uint32_t i = 0; i < sh->nvalid; i++) {
         const uint32_t lo = sh->lane_out[i], lm = sh->lane_m[i];
-        if (i > 0 && o + lo > ZI_JUMP_BYTES) { /* the window ends where this lane starts */
+        const uint32_t no = o + lo, nm = m + lm;
+        if (i > 0 && no > ZI_JUMP_BYTES && (nm > ZI_MCAP || (uint64_t)nm * ZI_LIST_MIN_BYTES > no)) {
+            /* the window ends where this lane starts */
             sh->nvalid = i;
             sh->wres = ZI_W_CONT;
             sh->next = sh->from[i];
