@@ -10,7 +10,7 @@
 extern "C" {
 #endif
 
-/** Thread blocks a batch of n streams runs on (each holds ZI_SCRATCH bytes of scratch: 320 KiB). */
+/** Thread blocks a batch of n streams runs on (each holds ZI_SCRATCH bytes of scratch: 544 KiB). */
 size_t zg_inflate_grid(size_t n);
 /** Device scratch bytes for a batch of n streams. */
 size_t zg_inflate_scratch_bytes(size_t n);

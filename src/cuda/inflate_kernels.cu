@@ -3,7 +3,7 @@
 #include "cuda/inflate_gpu.h"
 #include "cuda/inflate_rules.h"
 
-__global__ void __launch_bounds__(ZI_NL) zg_inflate_kernel(const void *const *in, const size_t *in_bytes,
+__global__ void __launch_bounds__(ZI_NL, 1) zg_inflate_kernel(const void *const *in, const size_t *in_bytes,
                                                            void *const *out, const size_t *out_bytes, size_t *actual,
                                                            int *status, size_t n, uint8_t *scratch,
                                                            unsigned long long *profile) {

@@ -38,13 +38,18 @@
 #else
 #define ZI_FN static inline
 #endif
+#ifdef __CUDA_ARCH__
+#define ZI_ATOMIC_MIN(p, v) atomicMin((p), (v))
+#else
+#define ZI_ATOMIC_MIN(p, v) (*(p) = *(p) < (v) ? *(p) : (v))
+#endif
 
 #ifndef ZI_NL
-#define ZI_NL 256        /* lanes (threads) per stream (H100: 256 x 512 bits was 1.4x faster than 128 x 1024) */
+#define ZI_NL 512        /* lanes (threads) per stream (H100, oct-like chunks: 128 x 1024 bits 1.8, 256 x 512 2.6, 512 x 256 3.7 GB/s) */
 #endif
 #define ZI_WARPS (ZI_NL / 32)
 #ifndef ZI_SEG_BITS
-#define ZI_SEG_BITS 512  /* bits each lane starts apart */
+#define ZI_SEG_BITS 256  /* bits each lane starts apart */
 #endif
 #define ZI_ABSORB 8      /* successors a lane may pass through when it cannot meet the next one's path (labels: 2 -> 8 cut their windows 838 -> 240 a chunk) */
 #define ZI_MCAP 4096     /* matches in a window's list: its first lane's bits, ZI_SEG_BITS * (1 + ZI_ABSORB) + 48, hold under 2400 */
@@ -388,7 +393,10 @@ typedef struct zi_shared {
     /* resolve: each true lane's bit range, the event ending it (ZI_EV: none, ZI_EV + 1: a lane passed through),
      * its output offset and first match */
     uint32_t from[ZI_NL], to[ZI_NL], obase[ZI_NL], mbase[ZI_NL], lane_out[ZI_NL], lane_m[ZI_NL];
-    uint8_t end_ev[ZI_NL];
+    uint8_t end_ev[ZI_NL], member[ZI_NL];
+    uint16_t met[2][ZI_NL];                    /* chain: pointer doubling over the lanes met */
+    uint32_t inc_o[2][ZI_NL], inc_m[2][ZI_NL]; /* scan: output bytes and matches up to each lane */
+    uint32_t first_end, cut;
     /* uniform state, written by one lane between barriers */
     uint32_t bitpos, nbits, outpos, cap, nvalid, wout, nmatch, next, block_final, btype, err_code, err2;
     uint32_t stored_len, jump, jumped;
@@ -515,49 +523,74 @@ ZI_FN void zi_pass1_sync(zi_shared *sh, const uint8_t *in, uint32_t lane) {
     sh->m[lane] = m;
 }
 
-/* One lane: follows the chain of meetings from lane 0: each true lane's range and how the window ends. */
-ZI_FN void zi_resolve_chain(zi_shared *sh) {
-    uint32_t q = sh->bitpos;
+/* The chain of meetings from lane 0, in parallel (one lane walking 512 lanes took a third of the time):
+ *   members  lane 0, the lane it met, the lane that one met, ...: pointer doubling over `met` (the lane a lane's
+ *            path met, none where it did not), double-buffered, log2(ZI_NL) rounds;
+ *   ranges   each member tells the lane it met where its true range starts, and marks the lanes it passed
+ *            through empty; each member then finds the first event on its true range;
+ *   end      the first member that does not go on (a real event, no meeting) ends the window. */
+#define ZI_NONE 0xffffu
+ZI_FN void zi_chain_init(zi_shared *sh, uint32_t lane) {
+    sh->member[lane] = lane == 0;
+    sh->met[0][lane] = sh->stat[lane] == ZI_S_SYNC ? sh->syncto[lane] : (uint16_t)ZI_NONE;
+    if (lane == 0) {
+        sh->from[0] = sh->bitpos;
+        sh->first_end = ZI_NL;
+        sh->cut = ZI_NL;
+    }
+}
+
+/* Round r: a member marks the lane 2^r meetings ahead; every lane's pointer doubles. */
+ZI_FN void zi_chain_round(zi_shared *sh, uint32_t lane, uint32_t r) {
+    const uint16_t *cur = sh->met[r & 1];
+    const uint32_t t = cur[lane];
+    if (sh->member[lane] && t != ZI_NONE) sh->member[t] = 1;
+    sh->met[(r + 1) & 1][lane] = (uint16_t)(t == ZI_NONE ? ZI_NONE : cur[t]);
+}
+
+ZI_FN void zi_chain_ranges(zi_shared *sh, uint32_t lane) {
+    if (!sh->member[lane] || sh->stat[lane] != ZI_S_SYNC) return;
+    const uint32_t q = sh->p[lane], met = sh->syncto[lane];
+    sh->from[met] = q;
+    for (uint32_t k = lane + 1; k < met; k++) { /* lanes passed through hold nothing */
+        sh->from[k] = sh->to[k] = q;
+        sh->end_ev[k] = ZI_EV + 1;
+    }
+}
+
+ZI_FN void zi_chain_end(zi_shared *sh, uint32_t lane) {
+    if (!sh->member[lane]) return;
+    const uint32_t q = sh->from[lane];
+    uint32_t e = 0;
+    while (e < sh->nev[lane] && sh->ev_pos[e][lane] < q) e++;
+    const int ends = e < sh->nev[lane] || sh->stat[lane] != ZI_S_SYNC; /* the first event on a true path is real */
+    sh->end_ev[lane] = (uint8_t)(e < sh->nev[lane] ? e : ZI_EV);
+    sh->to[lane] = e < sh->nev[lane] ? sh->ev_pos[e][lane] : sh->p[lane];
+    if (ends) ZI_ATOMIC_MIN(&sh->first_end, lane);
+}
+
+/* One lane: how the window ends, at the chain's last member. */
+ZI_FN void zi_chain_result(zi_shared *sh) {
+    const uint32_t i = sh->first_end; /* the chain's last member always ends: i < ZI_NL */
+    const uint32_t e = sh->end_ev[i];
+    sh->nvalid = i + 1;
     sh->wres = ZI_W_CONT;
-    sh->nvalid = 0;
-    for (uint32_t i = 0; i < ZI_NL; i++) {
-        uint32_t e = 0;
-        while (e < sh->nev[i] && sh->ev_pos[e][i] < q) e++;
-        sh->from[i] = q;
-        sh->nvalid = i + 1;
-        if (e < sh->nev[i]) { /* the first event on the true path is real */
-            sh->end_ev[i] = (uint8_t)e;
-            sh->to[i] = sh->ev_pos[e][i];
-            if (sh->ev_kind[e][i]) {
-                sh->wres = ZI_W_ERR;
-                sh->err_code = sh->ev_kind[e][i];
-            } else {
-                sh->wres = ZI_W_EOB;
-                sh->next = sh->ev_eob[e][i];
-            }
-            return;
-        }
-        sh->end_ev[i] = ZI_EV;
-        sh->to[i] = sh->p[i];
-        const uint32_t st = sh->stat[i];
-        if (st == ZI_S_SYNC) {
-            q = sh->p[i];
-            for (const uint32_t met = sh->syncto[i]; i + 1 < met; i++) { /* lanes passed through hold nothing */
-                sh->from[i + 1] = sh->to[i + 1] = q;
-                sh->end_ev[i + 1] = ZI_EV + 1;
-            }
-            continue;
-        }
-        if (st == ZI_S_ERR) {
+    if (e < ZI_EV) {
+        if (sh->ev_kind[e][i]) {
             sh->wres = ZI_W_ERR;
-            sh->err_code = sh->err[i];
-        } else if (st == ZI_S_EOB) {
-            sh->wres = ZI_W_EOB;
-            sh->next = sh->eob_end[i];
+            sh->err_code = sh->ev_kind[e][i];
         } else {
-            sh->next = sh->p[i]; /* ZI_S_STOP: a true boundary where the chain broke */
+            sh->wres = ZI_W_EOB;
+            sh->next = sh->ev_eob[e][i];
         }
-        return;
+    } else if (sh->stat[i] == ZI_S_ERR) {
+        sh->wres = ZI_W_ERR;
+        sh->err_code = sh->err[i];
+    } else if (sh->stat[i] == ZI_S_EOB) {
+        sh->wres = ZI_W_EOB;
+        sh->next = sh->eob_end[i];
+    } else {
+        sh->next = sh->p[i]; /* ZI_S_STOP: a true boundary where the chain broke */
     }
 }
 
@@ -578,31 +611,43 @@ ZI_FN void zi_prefix(zi_shared *sh, const uint8_t *in, uint32_t lane) {
     sh->lane_m[lane] = in_chain ? (e < ZI_EV ? sh->ev_m[e][lane] : sh->m[lane]) - m : 0;
 }
 
-/* One lane: output offsets and match indices of the true lanes (their counts: lane_out / lane_m after
- * zi_prefix). A window decoding to more than ZI_JUMP_BYTES copies its list of matches in order, which pays
- * per match (and a run of adjacent matches with one distance is one copy): worth it only where matches
- * average over ZI_LIST_MIN_BYTES (zeros, the label runs of zlib's blocks); otherwise the window ends early
- * (libdeflate's label blocks: 211K matches in order took 380 ms a chunk). The first lane alone holds at most
- * ZI_MCAP matches. */
+/* Output offsets and match indices of the true lanes (their counts: lane_out / lane_m after zi_prefix): an
+ * inclusive scan in log2(ZI_NL) double-buffered rounds. A window decoding to more than ZI_JUMP_BYTES copies its
+ * list of matches in order, which pays per match (a run of adjacent matches with one distance is one copy):
+ * worth it only where matches average over ZI_LIST_MIN_BYTES (zeros, the label runs of zlib's blocks);
+ * otherwise the window ends early, at the first lane past that size (libdeflate's label blocks: 211K matches
+ * in order took 380 ms a chunk). The first lane alone holds at most ZI_MCAP matches. */
 #define ZI_LIST_MIN_BYTES 1024
+ZI_FN void zi_scan_init(zi_shared *sh, uint32_t lane) {
+    const int in = lane < sh->nvalid;
+    sh->inc_o[0][lane] = in ? sh->lane_out[lane] : 0;
+    sh->inc_m[0][lane] = in ? sh->lane_m[lane] : 0;
+}
+
+ZI_FN void zi_scan_round(zi_shared *sh, uint32_t lane, uint32_t r) {
+    const uint32_t d = 1u << r, a = r & 1, b = a ^ 1;
+    sh->inc_o[b][lane] = sh->inc_o[a][lane] + (lane >= d ? sh->inc_o[a][lane - d] : 0);
+    sh->inc_m[b][lane] = sh->inc_m[a][lane] + (lane >= d ? sh->inc_m[a][lane - d] : 0);
+}
+
+ZI_FN void zi_scan_cut(zi_shared *sh, uint32_t lane, uint32_t rounds) {
+    const uint32_t f = rounds & 1, no = sh->inc_o[f][lane], nm = sh->inc_m[f][lane];
+    sh->obase[lane] = no - (lane < sh->nvalid ? sh->lane_out[lane] : 0);
+    sh->mbase[lane] = nm - (lane < sh->nvalid ? sh->lane_m[lane] : 0);
+    if (lane > 0 && lane < sh->nvalid && no > ZI_JUMP_BYTES && (nm > ZI_MCAP || (uint64_t)nm * ZI_LIST_MIN_BYTES > no))
+        ZI_ATOMIC_MIN(&sh->cut, lane);
+}
+
+/* One lane: the window's size and match count, ending it early at the cut. */
 ZI_FN void zi_resolve(zi_shared *sh) {
-    uint32_t o = 0, m = 0;
     sh->stat_windows++;
-    for (uint32_t i = 0; i < sh->nvalid; i++) {
-        const uint32_t lo = sh->lane_out[i], lm = sh->lane_m[i];
-        const uint32_t no = o + lo, nm = m + lm;
-        if (i > 0 && no > ZI_JUMP_BYTES && (nm > ZI_MCAP || (uint64_t)nm * ZI_LIST_MIN_BYTES > no)) {
-            /* the window ends where this lane starts */
-            sh->nvalid = i;
-            sh->wres = ZI_W_CONT;
-            sh->next = sh->from[i];
-            break;
-        }
-        sh->obase[i] = o;
-        sh->mbase[i] = m;
-        o += lo;
-        m += lm;
+    if (sh->cut < sh->nvalid) { /* the window ends where this lane starts */
+        sh->nvalid = sh->cut;
+        sh->wres = ZI_W_CONT;
+        sh->next = sh->from[sh->cut];
     }
+    const uint32_t last = sh->nvalid - 1;
+    const uint32_t o = sh->obase[last] + sh->lane_out[last], m = sh->mbase[last] + sh->lane_m[last];
     sh->stat_short += sh->wres == ZI_W_CONT && sh->nvalid < ZI_NL;
     if ((uint64_t)sh->outpos + o > sh->cap) {
         sh->wres = ZI_W_ERR;
@@ -848,9 +893,17 @@ ZI_FN void zi_stream(zi_shared *sh, const uint8_t *in, uint32_t nbytes, uint8_t 
                 ZI_TICK(2);
                 ZI_ALL(zi_pass1_sync(sh, in, lane));
                 ZI_TICK(3);
-                ZI_ONE(zi_resolve_chain(sh));
+                ZI_ALL(zi_chain_init(sh, lane));
+                for (uint32_t r = 0; (1u << r) < ZI_NL; r++) ZI_ALL(zi_chain_round(sh, lane, r));
+                ZI_ALL(zi_chain_ranges(sh, lane));
+                ZI_ALL(zi_chain_end(sh, lane));
+                ZI_ONE(zi_chain_result(sh));
                 if (sh->wres == ZI_W_ERR) break;
                 ZI_ALL(zi_prefix(sh, in, lane));
+                ZI_ALL(zi_scan_init(sh, lane));
+                uint32_t rounds = 0;
+                for (; (1u << rounds) < ZI_NL; rounds++) ZI_ALL(zi_scan_round(sh, lane, rounds));
+                ZI_ALL(zi_scan_cut(sh, lane, rounds));
                 ZI_ONE(zi_resolve(sh); sh->err2 = 0; sh->jump = sh->nmatch && sh->wout <= ZI_JUMP_BYTES);
                 if (sh->wres == ZI_W_ERR) break;
                 ZI_TICK(4);
