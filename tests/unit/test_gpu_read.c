@@ -130,6 +130,22 @@ static void run_case(zgpu_context *ctx, zgpu_context *ctx_cpu, zgpu_context *ctx
                   c->name, stt.gpu_decoded, stt.cpu_decoded);
         CHECK_MSG(c->gpu_expected != 0 || (stt.cpu_decoded > 0 && stt.gpu_decoded == 0),
                   "%s: expected the CPU fallback", c->name);
+        if (deflate) { /* the default picks the decoder by ratio: host threads above 8:1 (see device_read.c) */
+            unsetenv("ZGPU_DEFLATE_DECODER");
+            zgpu_read_stats sa;
+            memset(&sa, 0, sizeof sa);
+            sa.struct_size = sizeof sa;
+            s = dev_read(a, z, shape, got, NULL, nb, 0);
+            zgpu_array_last_read_stats(a, &sa);
+            const uint64_t present = (uint64_t)(sa.gpu_decoded + sa.cpu_decoded); /* chunks read (not missing) */
+            const int host = 8 * sa.stored_bytes < present * 16 * 20 * 24 * isz;
+            CHECK_MSG(s == ZGPU_OK && memcmp(got, ref, nb) == 0, "%s: auto read: %s", c->name, zgpu_last_error());
+            CHECK_MSG(host ? sa.gpu_decoded == 0 && sa.cpu_decoded > 0 : sa.gpu_decoded > 0 && sa.cpu_decoded == 0,
+                      "%s: auto (stored %llu): %d chunks on GPU, %d on CPU", c->name, (unsigned long long)sa.stored_bytes,
+                      sa.gpu_decoded, sa.cpu_decoded);
+            printf("%-34s auto: %s\n", c->name, host ? "host threads (better than 8:1)" : "GPU");
+            setenv("ZGPU_DEFLATE_DECODER", "zgpu", 1);
+        }
         printf("%-34s chunks %3d gpu %3d cpu %3d waves %d stored %8llu  plan %.2f io %.2f h2d %.2f dec %.2f sc %.2f ms\n",
                c->name, stt.chunks, stt.gpu_decoded, stt.cpu_decoded, stt.waves, (unsigned long long)stt.stored_bytes,
                stt.plan_s * 1e3, stt.io_s * 1e3, stt.h2d_s * 1e3, stt.decode_s * 1e3, stt.scatter_s * 1e3);
@@ -181,7 +197,7 @@ static void run_case(zgpu_context *ctx, zgpu_context *ctx_cpu, zgpu_context *ctx
             if (!b) continue;
             if (o == 2) setenv("ZGPU_DEFLATE_DECODER", "nvcomp", 1);
             s = dev_read(b, z, shape, got, NULL, nb, 0);
-            unsetenv("ZGPU_DEFLATE_DECODER");
+            setenv("ZGPU_DEFLATE_DECODER", "zgpu", 1);
             CHECK_MSG(s == ZGPU_OK && memcmp(got, ref, nb) == 0, "%s: %s read: %s", c->name, o ? "small-budget" : "gpu_decode=0",
                       s == ZGPU_OK ? "data differs" : zgpu_last_error());
             zgpu_array_last_read_stats(b, &stt);
@@ -283,6 +299,8 @@ static void corrupt_case(zgpu_context *ctx, const char *name, const char *key) {
 #endif
 
 int main(void) {
+    /* DEFLATE chains on zgpu's GPU decoder throughout (the automatic choice is checked per array) */
+    setenv("ZGPU_DEFLATE_DECODER", "zgpu", 1);
     snprintf(tmpdir, sizeof tmpdir, "/tmp/zgpu_test_gpu_read_%d", (int)getpid());
     mkdir(tmpdir, 0755);
     gpu = zgpu_gpu_available();
