@@ -82,12 +82,12 @@ typedef struct zgpu_context_options {
                                     eighth of the GPU's memory, between 256 MiB and 4 GiB */
     zgpu_gds_mode gds_mode;
     int gpu_decode;              /* 1 (default): decode on the GPU where a GPU decoder exists; 0: CPU fallback */
-    int gpu_trust_input;         /* nvCOMP's DEFLATE decoder (gzip, zlib) needs valid input, and a DEFLATE stream
-                                  * cannot be validated without decoding it: by default (0) such chunks decode on
-                                  * host threads (then one batched copy). 1: decode them on the GPU after the host
-                                  * header checks, for data you trust — a corrupt stream may then fault the CUDA
-                                  * context. (zstd and LZ4 always decode on the GPU: their host checks cover block
-                                  * structure and sizes.) */
+    int gpu_trust_input;         /* Only for nvCOMP's DEFLATE decoder (ZGPU_DEFLATE_DECODER=nvcomp), which needs
+                                  * valid input: 1 lets it decode gzip / zlib chunks after the host header checks,
+                                  * for data you trust (a corrupt stream may fault the CUDA context); 0 (default):
+                                  * host threads decode them instead. zgpu's own DEFLATE decoder (the default)
+                                  * checks every stream itself and needs no trust; zstd and LZ4 always decode on
+                                  * the GPU (their host checks cover block structure and sizes). */
 } zgpu_context_options;
 
 /** Fills *opts with defaults (struct_size set). */
