@@ -429,7 +429,8 @@ static zgpu_status task_error(const job *j, const dtask *t, const char *codec, z
 }
 
 static int nvc_format(const job *j, int comp, const zg_blosc_header *bh) {
-    const int deflate = j->deflate_mode == DEFLATE_OWN ? FMT_INFLATE : ZG_NVC_DEFLATE;
+    /* DEFLATE_HOST: -1, so that blosc's zlib streams decode on host threads too */
+    const int deflate = j->deflate_mode == DEFLATE_OWN ? FMT_INFLATE : j->deflate_mode == DEFLATE_NVCOMP ? ZG_NVC_DEFLATE : -1;
     if (comp == COMP_ZSTD) return ZG_NVC_ZSTD;
     if (comp == COMP_GZIP || comp == COMP_ZLIB) return deflate;
     if (comp == COMP_LZ4) return ZG_NVC_LZ4;

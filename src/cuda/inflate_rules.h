@@ -13,20 +13,22 @@
  *           which it is the true decode (measured: within 128 symbols, under 1024 bits, on the benchmark
  *           volumes). An invalid code or an end of block on the way is noted, and the lane decodes on;
  *   sync    lane i then decodes on into lane i+1's segment until it lands on one of lane i+1's marks: from there
- *           lane i+1's path is the true one. Lane 0 starts at a true boundary, so every lane of an unbroken chain
- *           of such meetings holds true symbols; where a chain breaks (no meeting in the segment), at the first
- *           event on the true path (a real end of block or error) or at a full match list, the window ends and
- *           the next starts where the last true lane stopped;
+ *           lane i+1's path is the true one (no meeting there: on into lane i+2's segment, up to ZI_ABSORB
+ *           lanes on, the lanes passed through holding nothing). Lane 0 starts at a true boundary, so every
+ *           lane of an unbroken chain of such meetings holds true symbols; where a chain breaks, at the first
+ *           event on the true path (a real end of block or error) or where the output would grow too large,
+ *           the window ends and the next starts where the last true lane stopped. The chain is followed by
+ *           pointer doubling and the lanes' offsets come from a parallel scan;
  *   prefix  each true lane recounts its path up to where its true range begins (the output bytes and matches
  *           of its range are its counts at the end minus these);
- *   resolve one lane turns the meetings into each lane's true bit range, output offset and match index;
- *   pass 2  each lane decodes its true range again: literals to the output, matches to a list;
- *   matches every match byte notes the byte it copies; pointer jumping in rounds takes each to a final byte
- *           (a literal, or a byte of an earlier window), and all are copied at once. A window decoding to
- *           more than ZI_JUMP_BYTES (label volumes) instead copies its list of matches in order with one warp,
- *           a run of adjacent matches with one distance as one periodic fill.
- * Block headers (stored / fixed / dynamic Huffman) are read by one lane; the decode tables are filled by
- * all lanes. Every check of a sequential decoder is made on the true path (codes, lengths, distances,
+ *   pass 2  each lane decodes its true range again: literals to the output; for every match byte, the byte it
+ *           copies;
+ *   matches pointer jumping in rounds takes each match byte to a final byte (a literal, or a byte of an earlier
+ *           window), and all are copied at once. A window decoding to more than ZI_JUMP_BYTES, allowed only
+ *           where matches are long (zeros, runs of one label), instead lists its matches and copies them in
+ *           order with one warp, a run of adjacent matches with one distance as one periodic fill.
+ * Block headers (stored / fixed / dynamic Huffman) are read by one lane; the decode tables are built by all
+ * lanes. Every check of a sequential decoder is made on the true path (codes, lengths, distances,
  * sizes), so a corrupt stream ends in an error code, never in a read or write out of bounds. */
 #ifndef ZG_INFLATE_RULES_H
 #define ZG_INFLATE_RULES_H
@@ -49,12 +51,12 @@
 #ifndef ZI_NL
 #define ZI_NL 512        /* lanes (threads) per stream (H100, oct-like chunks: 128 x 1024 bits 1.8, 256 x 512 2.6, 512 x 256 3.7 GB/s) */
 #endif
-#define ZI_WARPS (ZI_NL / 32)
 #ifndef ZI_SEG_BITS
 #define ZI_SEG_BITS 256  /* bits each lane starts apart */
 #endif
 #define ZI_ABSORB 8      /* successors a lane may pass through when it cannot meet the next one's path (labels: 2 -> 8 cut their windows 838 -> 240 a chunk) */
-#define ZI_MCAP 4096     /* matches in a window's list: its first lane's bits, ZI_SEG_BITS * (1 + ZI_ABSORB) + 48, hold under 2400 */
+#define ZI_MCAP 4096     /* matches a list window may hold (zi_scan_cut ends it before; a first lane alone,
+                          * ZI_SEG_BITS * (1 + ZI_ABSORB) + 48 bits, holds under 2400) */
 #define ZI_LROOT 10      /* literal/length table: 2^10 first-level entries, then subtables */
 #define ZI_LCAP 2560     /* >= 1024 + the subtables of any valid code (288 symbols, codes <= 15 bits) */
 #define ZI_DROOT 8
@@ -493,7 +495,8 @@ ZI_FN void zi_pass1(zi_shared *sh, const uint8_t *in, uint32_t lane) {
 
 /* Lane `lane` decodes on from where it left its segment until it lands on a boundary of its successor's path
  * (from there the two paths are one), or meets an end of block or an invalid code (real if this lane's path
- * is), or runs out of the successor's segment (the chain breaks). */
+ * is), or runs out of the successor's segment, when it goes on into the next lane's (up to ZI_ABSORB of them;
+ * past that the chain breaks). */
 ZI_FN void zi_pass1_sync(zi_shared *sh, const uint8_t *in, uint32_t lane) {
     if (sh->stat[lane] != ZI_S_RUN) return;
     if (lane + 1 == ZI_NL) {
@@ -702,7 +705,7 @@ ZI_FN void zi_pass2(zi_shared *sh, const uint8_t *in, uint8_t *out, zi_match *ml
             if (sh->jump) {
                 uint32_t *x = src + (o - sh->outpos); /* (jump: the window decodes to <= ZI_JUMP_BYTES) */
                 for (uint32_t k = 0; k < a; k++) x[k] = o + k - d + 1;
-            } else if (mi < ZI_MCAP) { /* (the first lane alone; see ZI_MCAP) */
+            } else if (mi < ZI_MCAP) { /* (a list window holds at most ZI_MCAP: see zi_scan_cut) */
                 ml[mi].pos = o;
                 ml[mi].len = (uint16_t)a;
                 ml[mi].dist = (uint16_t)d;

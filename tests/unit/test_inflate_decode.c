@@ -101,6 +101,27 @@ static void test_damaged_streams(void) {
     CHECK(ours_err > 300); /* the trials do damage most streams */
 }
 
+/* Bits LSB first (header fields); Huffman codes go most significant bit first (put_code). */
+static void put_bits(uint8_t *b, uint32_t *pos, uint32_t v, int n) {
+    for (int q = 0; q < n; q++, (*pos)++) b[*pos >> 3] |= (uint8_t)(((v >> q) & 1) << (*pos & 7));
+}
+static void put_code(uint8_t *b, uint32_t *pos, uint32_t code, int n) {
+    for (int q = n - 1; q >= 0; q--, (*pos)++) b[*pos >> 3] |= (uint8_t)(((code >> q) & 1) << (*pos & 7));
+}
+
+/* A final fixed-code block: an optional literal (fixed code 0x30 + byte, 8 bits), a match of length 3 (symbol
+ * 257: 7 bits 0000001) with distance code dist_code (5 bits), end of block (7 zero bits). Returns its bytes. */
+static size_t fixed_block(uint8_t *b, int literal, uint32_t dist_code) {
+    uint32_t pos = 0;
+    memset(b, 0, 8);
+    put_bits(b, &pos, 1 | 1 << 1, 3); /* BFINAL, BTYPE 1 */
+    if (literal >= 0) put_code(b, &pos, 0x30 + (uint32_t)literal, 8);
+    put_code(b, &pos, 1, 7);
+    put_code(b, &pos, dist_code, 5);
+    put_code(b, &pos, 0, 7);
+    return (pos + 7) / 8;
+}
+
 /* Hand-made streams: each named error. */
 static void test_named_errors(void) {
     uint8_t out[64];
@@ -125,53 +146,20 @@ static void test_named_errors(void) {
     CHECK(memcmp(out, s.p, 40) == 0);
     free(c);
     free(s.p);
-    /* a fixed-code match of distance 1 with no byte before it: BFINAL=1 BTYPE=01, length symbol 257 (7 bits
-     * 0000001), distance code 0 (5 bits 00000), end of block (0000000) */
-    {
-        uint8_t b[8] = {0};
-        uint32_t pos = 0;
-#define PUT(v, n) for (int q = 0; q < (n); q++, pos++) b[pos >> 3] |= (uint8_t)((((v) >> q) & 1) << (pos & 7))
-#define PUTCODE(code, n) for (int q = (n) - 1; q >= 0; q--, pos++) b[pos >> 3] |= (uint8_t)((((code) >> q) & 1) << (pos & 7))
-        PUT(1, 1);
-        PUT(1, 2);
-        PUTCODE(1, 7); /* symbol 257 */
-        PUTCODE(0, 5); /* distance 1 */
-        PUTCODE(0, 7); /* end of block */
-        CHECK_EQ_U64(run_decoder(b, (pos + 7) / 8, out, 3, &actual), ZI_E_DIST);
-        /* the same with a literal first is fine: 'a' = 0x61 -> fixed code 0x30 + 0x61 (8 bits) */
-        memset(b, 0, sizeof b);
-        pos = 0;
-        PUT(1, 1);
-        PUT(1, 2);
-        PUTCODE(0x30 + 0x61, 8);
-        PUTCODE(1, 7);
-        PUTCODE(0, 5);
-        PUTCODE(0, 7);
-        CHECK_EQ_U64(run_decoder(b, (pos + 7) / 8, out, 4, &actual), ZI_OK);
-        CHECK(memcmp(out, "aaaa", 4) == 0);
-        /* fixed distance symbol 30 has no meaning */
-        memset(b, 0, sizeof b);
-        pos = 0;
-        PUT(1, 1);
-        PUT(1, 2);
-        PUTCODE(0x30 + 0x61, 8);
-        PUTCODE(1, 7);
-        PUTCODE(30, 5);
-        PUTCODE(0, 7);
-        CHECK_EQ_U64(run_decoder(b, (pos + 7) / 8, out, 4, &actual), ZI_E_SYMBOL);
-        /* dynamic header with HCLEN lengths all zero: no code-length code */
-        memset(b, 0, sizeof b);
-        pos = 0;
-        PUT(1, 1);
-        PUT(2, 2);
-        PUT(0, 5);
-        PUT(0, 5);
-        PUT(0, 4);
-        PUT(0, 12);
-        CHECK_EQ_U64(run_decoder(b, (pos + 7) / 8 + 2, out, 4, &actual), ZI_E_HEADER);
-#undef PUT
-#undef PUTCODE
-    }
+    /* fixed-code blocks: a match of distance 1 with no byte before it; the same after a literal; distance
+     * symbol 30, which has no meaning */
+    uint8_t b[8];
+    CHECK_EQ_U64(run_decoder(b, fixed_block(b, -1, 0), out, 3, &actual), ZI_E_DIST);
+    CHECK_EQ_U64(run_decoder(b, fixed_block(b, 'a', 0), out, 4, &actual), ZI_OK);
+    CHECK(memcmp(out, "aaaa", 4) == 0);
+    CHECK_EQ_U64(run_decoder(b, fixed_block(b, 'a', 30), out, 4, &actual), ZI_E_SYMBOL);
+    /* dynamic header with HCLEN lengths all zero: no code-length code */
+    memset(b, 0, sizeof b);
+    uint32_t pos = 0;
+    put_bits(b, &pos, 1 | 2 << 1, 3); /* BFINAL, BTYPE 2 */
+    put_bits(b, &pos, 0, 5 + 5 + 4);  /* HLIT, HDIST, HCLEN */
+    put_bits(b, &pos, 0, 12);         /* four code-length code lengths of 0 */
+    CHECK_EQ_U64(run_decoder(b, (pos + 7) / 8 + 2, out, 4, &actual), ZI_E_HEADER);
 }
 
 /* Many streams decoded back to back reuse the shared state: nothing may leak from one to the next. */
