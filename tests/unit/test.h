@@ -57,5 +57,13 @@ static int zt_pass, zt_fail;
     } while (0)
 /* Exit code ctest reads as "skipped". */
 #define TEST_SKIP(why) do { printf("skipped: %s\n", why); return 77; } while (0)
+/* A GPU test's main in a build without CUDA: a visible skip. */
+#define TEST_MAIN_WITHOUT_CUDA()                                                         \
+    int main(void) {                                                                     \
+        (void)zt_pass, (void)zt_fail;                                                    \
+        TEST_SKIP("no GPU (built without CUDA)");                                        \
+    }
+/* A CUDA runtime call that must succeed (GPU tests). */
+#define CUOK(x) CHECK_MSG((x) == cudaSuccess, "%s", cudaGetErrorString(cudaGetLastError()))
 
 #endif

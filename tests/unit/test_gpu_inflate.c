@@ -7,18 +7,13 @@
 #include "zgpu.h"
 
 #ifndef ZGPU_HAVE_CUDA
-int main(void) {
-    (void)zt_pass, (void)zt_fail;
-    TEST_SKIP("no GPU (built without CUDA)");
-}
+TEST_MAIN_WITHOUT_CUDA()
 #else
 #include <cuda_runtime.h>
 
 #include "cuda/inflate_gpu.h"
 #include "cuda/inflate_rules.h"
 #include "inflate_cases.h"
-
-#define CUOK(x) CHECK_MSG((x) == cudaSuccess, "%s", cudaGetErrorString(cudaGetLastError()))
 
 typedef struct stream_in {
     uint8_t *c;

@@ -6,10 +6,7 @@
 #include "zgpu.h"
 
 #ifndef ZGPU_HAVE_CUDA
-int main(void) {
-    (void)zt_pass, (void)zt_fail;
-    TEST_SKIP("no GPU (built without CUDA)");
-}
+TEST_MAIN_WITHOUT_CUDA()
 #else
 #include <cuda_runtime.h>
 #include <time.h>
@@ -27,7 +24,6 @@ static uint32_t rnd(void) {
 static void fill_rand(uint8_t *p, size_t n) {
     for (size_t i = 0; i < n; i++) p[i] = (uint8_t)rnd();
 }
-#define CUOK(x) CHECK_MSG((x) == cudaSuccess, "%s", cudaGetErrorString(cudaGetLastError()))
 
 static void *dup_to_dev(const void *h, size_t n) {
     void *d = NULL;

@@ -6,18 +6,13 @@
 #include "zgpu.h"
 
 #ifndef ZGPU_HAVE_CUDA
-int main(void) {
-    (void)zt_pass, (void)zt_fail;
-    TEST_SKIP("no GPU (built without CUDA)");
-}
+TEST_MAIN_WITHOUT_CUDA()
 #else
 #include <cuda_runtime.h>
 
 #include "cuda/zstd_gpu.h"
 #include "zstd_cases.h"
 #include "zstd_cpu_ref.h"
-
-#define CUOK(x) CHECK_MSG((x) == cudaSuccess, "%s", cudaGetErrorString(cudaGetLastError()))
 
 typedef struct frame_in {
     const uint8_t *p;
