@@ -139,7 +139,6 @@ ZI_FN void zi_br_init(zi_br *b, const uint8_t *p, uint32_t n, uint32_t bitpos) {
     b->p = p;
     b->n = n;
     b->next = bitpos >> 3;
-    b->pos = bitpos & ~7u;
     b->avail = 0;
     b->buf = 0;
     zi_refill(b);
@@ -744,12 +743,12 @@ ZI_FN void zi_copy_run(uint8_t *out, uint32_t pos, uint32_t len, uint32_t dist, 
 /* The phases of one stream. On the GPU every thread of the block runs zi_stream with its own lane; ZI_ALL
  * runs a statement on every lane then waits for all, ZI_ONE on lane 0, ZI_WARP on the lanes of warp 0 (only
  * warp 0 runs the match copier). On the host (the unit test) the same macros run the lanes one after
- * another. Control flow between phases reads only the uniform fields, written by ZI_ONE. */
+ * another. Control flow between phases reads only uniform fields, which only ZI_ONE writes; on the GPU it
+ * waits before lane 0 writes too, so that every lane has read them (a loop condition, say) by then. */
 #ifdef __CUDA_ARCH__
 #define ZI_ALL(...) do { { const uint32_t lane = threadIdx.x; (void)lane; __VA_ARGS__; } __syncthreads(); } while (0)
-#define ZI_ONE(...) do { if (threadIdx.x == 0) { __VA_ARGS__; } __syncthreads(); } while (0)
+#define ZI_ONE(...) do { __syncthreads(); if (threadIdx.x == 0) { __VA_ARGS__; } __syncthreads(); } while (0)
 #define ZI_WARP(...) do { { const uint32_t wl = threadIdx.x & 31; (void)wl; __VA_ARGS__; } __syncwarp(); } while (0)
-#define ZI_BARRIER() __syncthreads()
 #define ZI_TICK(k)                                                                                           \
     do {                                                                                                     \
         if (threadIdx.x == 0) {                                                                              \
@@ -763,7 +762,6 @@ ZI_FN void zi_copy_run(uint8_t *out, uint32_t pos, uint32_t len, uint32_t dist, 
 #define ZI_ALL(...) do { for (uint32_t lane = 0; lane < ZI_NL; lane++) { __VA_ARGS__; } } while (0)
 #define ZI_ONE(...) do { __VA_ARGS__; } while (0)
 #define ZI_WARP(...) do { for (uint32_t wl = 0; wl < 32; wl++) { __VA_ARGS__; } } while (0)
-#define ZI_BARRIER() do { } while (0)
 #endif
 
 /* Pointer jumping (windows decoding to at most ZI_JUMP_BYTES): src[x] of a match byte names the byte it copies
@@ -995,14 +993,12 @@ ZI_FN void zi_stream(zi_shared *sh, const uint8_t *in, uint32_t nbytes, uint8_t 
                 ZI_ONE(sh->outpos += sh->wout; sh->bitpos = sh->next);
                 if (sh->wres == ZI_W_EOB) break;
             }
-            ZI_BARRIER(); /* every lane has read wres / err2 before lane 0 writes them again */
             if (sh->wres == ZI_W_ERR || sh->err2) {
-                ZI_ONE(if (!sh->err_code) sh->err_code = sh->wres == ZI_W_ERR ? sh->err_code : sh->err2);
+                ZI_ONE(if (!sh->err_code) sh->err_code = sh->err2); /* (a window error set err_code already) */
                 break;
             }
         }
         if (sh->block_final) break;
-        ZI_BARRIER();
     }
     ZI_ONE(zi_finish(sh, status, actual));
 }
