@@ -37,6 +37,11 @@
 #include "util/status.h"
 
 #define ALIGN 256 /* every staged object and scratch slot starts on this boundary */
+/* Buffer sets, each with its own stream: up to this many waves are in flight at once. Two are enough when
+ * waves are as large as memory allows (the host waits for wave w - 2 before reusing its buffers); a read
+ * split for overlap into waves of which more fit in the budget uses more, so that the host never waits for a
+ * decode before reading the next wave: with two sets the third wave's I/O waited for the first's decode. */
+#define ZG_MAX_SETS 4
 
 #define CU(call, what)                                                                                     \
     do {                                                                                                   \
@@ -79,7 +84,7 @@ struct zg_device_state {
     cudaStream_t stream;  /* the read's stream: the waves' streams fork from it and join it again */
     cudaStream_t copy;    /* host-to-device copies of staged bytes, overlapping the I/O and earlier waves' decode */
     pthread_mutex_t lock; /* one read at a time uses the buffers */
-    bufset set[2];
+    bufset set[ZG_MAX_SETS]; /* a ring: wave w uses set w % n_sets (run_waves picks n_sets per read) */
     void **retired;       /* pinned buffers outgrown (freed with the state: freeing pinned memory can sync) */
     size_t n_retired;
     cudaEvent_t ev[3]; /* fork, ordering after the caller's stream, ordering the caller's stream after ours */
@@ -100,7 +105,7 @@ void zg_device_state_free(struct zg_device_state *st) {
     cudaSetDevice(st->device);
     cudaStreamSynchronize(st->stream);
     cudaStreamSynchronize(st->copy);
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < ZG_MAX_SETS; k++) {
         bufset *b = &st->set[k];
         if (b->stream) cudaStreamSynchronize(b->stream);
         if (b->h) cudaFreeHost(b->h);
@@ -131,7 +136,7 @@ static zgpu_status get_state(zgpu_context *ctx, struct zg_device_state **out) {
             e = cudaSetDevice(st->device);
             if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking);
             if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&st->copy, cudaStreamNonBlocking);
-            for (int k = 0; k < 2 && e == cudaSuccess; k++) {
+            for (int k = 0; k < ZG_MAX_SETS && e == cudaSuccess; k++) {
                 e = cudaStreamCreateWithFlags(&st->set[k].stream, cudaStreamNonBlocking);
                 if (e == cudaSuccess) e = cudaEventCreateWithFlags(&st->set[k].done, cudaEventDisableTiming);
                 for (int i = 0; i < 4 && e == cudaSuccess; i++) e = cudaEventCreate(&st->set[k].ev[i]);
@@ -1122,11 +1127,14 @@ static zgpu_status make_segments(job *j, uint64_t end, int cpu) {
  * in one thread block, and so does zgpu's DEFLATE decoder: the time per wave is that of one chunk whatever the
  * wave's size, so such reads keep the fewest waves the memory budget allows. So do selections that compress better than 4:1: their I/O is
  * short next to their decode, which a split would only lengthen (a wave's decode time has a floor, its
- * longest chain of dependent steps). ZGPU_PIPELINE_WAVES=n sets the count (1: off, for measuring the decode
- * stage alone). Returns the wave count to aim at. */
+ * longest chain of dependent steps). ZGPU_PIPELINE_WAVES=n sets the count for every read, with no minimum
+ * wave size (1: off, for measuring the decode stage alone; n > 1 also lets tests pipeline small arrays).
+ * Returns the wave count to aim at. */
 #define PIPELINE_WAVES 3
 #define PIPELINE_MIN_WAVE ((uint64_t)128 << 20)
 static int pipeline_waves(const job *j) {
+    const char *env = getenv("ZGPU_PIPELINE_WAVES");
+    if (env && atoi(env) > 0) return atoi(env);
     if (j->gpu_decode) {
         switch (j->pp.comp) {
         case COMP_ZSTD:
@@ -1138,8 +1146,6 @@ static int pipeline_waves(const job *j) {
         default: break;
         }
     }
-    const char *env = getenv("ZGPU_PIPELINE_WAVES");
-    if (env) return atoi(env) > 0 ? atoi(env) : PIPELINE_WAVES;
     uint64_t stored = 0, decoded = 0;
     for (size_t i = 0; i < j->n_t; i++)
         if (j->t[i].kind != T_MISSING) {
@@ -1175,24 +1181,28 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
     const size_t budget = j->a->ctx->opts.device_memory_budget ? j->a->ctx->opts.device_memory_budget : st->auto_budget;
     uint64_t limit = zg_wave_limit(budget);
     /* a few waves, so that the decode of one overlaps the I/O of the next (on another stream) */
-    limit = zg_pipeline_limit(j->n_t, cost, pipeline_waves(j), PIPELINE_MIN_WAVE, limit);
+    const int forced = getenv("ZGPU_PIPELINE_WAVES") && atoi(getenv("ZGPU_PIPELINE_WAVES")) > 0;
+    limit = zg_pipeline_limit(j->n_t, cost, pipeline_waves(j), forced ? 0 : PIPELINE_MIN_WAVE, limit);
     zgpu_status s = zg_waves_split(j->n_t, cost, limit, &waves, &nw);
     free(cost);
     if (s != ZGPU_OK) return zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", j->a->path), s;
     stats->waves = (int)nw;
-    wave_check wc[2];
+    const size_t n_sets = zg_sets_in_flight(waves, nw, budget, ZG_MAX_SETS);
+    wave_check wc[ZG_MAX_SETS];
     memset(wc, 0, sizeof wc);
     const int host_parse = pp->comp != COMP_NONE || pp->n_outer_crc > 0 || !j->gpu_decode;
     j->host_parse = host_parse;
     /* fork: both sets' streams start after what the read's stream waits for (the caller's earlier work) */
-    if (cudaEventRecord(st->ev[0], st->stream) != cudaSuccess || cudaStreamWaitEvent(st->set[0].stream, st->ev[0], 0) != cudaSuccess ||
-        cudaStreamWaitEvent(st->set[1].stream, st->ev[0], 0) != cudaSuccess)
+    if (cudaEventRecord(st->ev[0], st->stream) != cudaSuccess)
         s = zg_error(ZGPU_ERR_CUDA, "CUDA error starting the read's streams");
+    for (int k = 0; k < ZG_MAX_SETS && s == ZGPU_OK; k++)
+        if (cudaStreamWaitEvent(st->set[k].stream, st->ev[0], 0) != cudaSuccess)
+            s = zg_error(ZGPU_ERR_CUDA, "CUDA error starting the read's streams");
     for (size_t w = 0; w < nw && s == ZGPU_OK; w++) {
-        const int k = (int)(w % 2);
+        const size_t k = w % n_sets;
         bufset *b = &st->set[k];
-        /* wave w - 2 used this set: finished and checked before its buffers and events are reused (wave w - 1
-         * may still be decoding on the other set's stream) */
+        /* wave w - n_sets used this set: finished and checked before its buffers and events are reused (the
+         * waves after it may still be decoding on the other sets' streams) */
         s = check_wave(j, b, &wc[k], stats);
         if (s != ZGPU_OK) break;
         j->bs = b;
@@ -1251,15 +1261,15 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
         j->task_seg = NULL;
         if (s == ZGPU_OK) s = launch_wave(j, b, &L, &wc[k]);
     }
-    for (size_t w = nw > 2 ? nw - 2 : 0; w < nw; w++) { /* the last two waves, in order */
-        const int k = (int)(w % 2);
+    for (size_t w = nw > n_sets ? nw - n_sets : 0; w < nw; w++) { /* the waves still in flight, in order */
+        const size_t k = w % n_sets;
         zgpu_status s2 = check_wave(j, &st->set[k], &wc[k], stats);
         if (s == ZGPU_OK) s = s2;
     }
     zg_span_close(&j->span[0], &stats->h2d_s);
     zg_span_close(&j->span[1], &stats->decode_s);
     zg_span_close(&j->span[2], &stats->scatter_s);
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < ZG_MAX_SETS; k++) {
         zgpu_status s2 = check_wave(j, &st->set[k], &wc[k], stats); /* after an error: waves still active */
         if (s == ZGPU_OK) s = s2;
         free(wc[k].refs);
@@ -1272,8 +1282,7 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
     }
     if (s != ZGPU_OK) { /* nothing may still write into the caller's buffer or read the staging */
         cudaStreamSynchronize(st->copy);
-        cudaStreamSynchronize(st->set[0].stream);
-        cudaStreamSynchronize(st->set[1].stream);
+        for (int k = 0; k < ZG_MAX_SETS; k++) cudaStreamSynchronize(st->set[k].stream);
         cudaStreamSynchronize(st->stream);
     }
     free(waves);

@@ -34,6 +34,12 @@ typedef struct zg_span {
 void zg_span_add(zg_span *sp, float s, float e, double *total_s);
 void zg_span_close(zg_span *sp, double *total_s);
 
+/** How many waves a read keeps in flight (each on its own buffer set and stream): 2, or more (up to max_sets
+ *  and n_waves) while that many of its largest wave fit in the budget together. With only two, the host
+ *  waits for wave w - 2's decode before it reads wave w; a read split into waves for overlap alone (all of it
+ *  fits) then reads straight through. */
+size_t zg_sets_in_flight(const zg_wave *waves, size_t n_waves, uint64_t budget, size_t max_sets);
+
 /** The per-wave limit for a context budget: two waves are in flight at once (double buffering), so each
  *  gets half; 0 means the default of 1 GiB. */
 uint64_t zg_wave_limit(size_t device_memory_budget);

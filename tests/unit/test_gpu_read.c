@@ -21,6 +21,7 @@ static uint32_t rnd(void) {
 }
 
 static zgpu_context *ctx_trust; /* gpu_trust_input = 1 */
+static zgpu_context *ctx_gds;   /* gds_mode = ZGPU_GDS_ON */
 
 typedef struct tcase {
     const char *name;
@@ -208,6 +209,37 @@ static void run_case(zgpu_context *ctx, zgpu_context *ctx_cpu, zgpu_context *ctx
                           stt.gpu_decoded, stt.cpu_decoded);
             zgpu_array_close(b);
         }
+        /* GPUDirect Storage required: where cuFile loads (compatibility mode included) the read must take it and
+         * equal the host read; elsewhere it must fail saying why, never fall back silently */
+        {
+            zgpu_array *b = NULL;
+            CHECK_OK(zgpu_array_open(ctx_gds, path, &b));
+            if (b) {
+                memset(got, 0, nb);
+                s = dev_read(b, z, shape, got, NULL, nb, 0);
+                zgpu_array_last_read_stats(b, &stt);
+                if (s == ZGPU_OK) {
+                    CHECK_MSG(memcmp(got, ref, nb) == 0 && stt.gds_used == 1, "%s: GDS read: %s, gds_used %d", c->name,
+                              memcmp(got, ref, nb) ? "data differs" : "same data", stt.gds_used);
+                    if (c == &cases[0]) printf("GDS (cuFile) read: used, equal to the host read\n");
+                } else {
+                    CHECK_MSG(s == ZGPU_ERR_CUDA && strstr(zgpu_last_error(), "GPUDirect Storage required"),
+                              "%s: GDS read: %s: %s", c->name, zgpu_status_name(s), zgpu_last_error());
+                    if (c == &cases[0]) printf("GDS (cuFile) not usable here: %s\n", zgpu_last_error());
+                }
+                zgpu_array_close(b);
+            }
+        }
+        /* pipelined: the whole array in 4 waves (ZGPU_PIPELINE_WAVES lifts the minimum wave size), of which
+         * the default budget keeps all in flight on 4 buffer sets */
+        setenv("ZGPU_PIPELINE_WAVES", "4", 1);
+        memset(got, 0, nb);
+        s = dev_read(a, z, shape, got, NULL, nb, 0);
+        unsetenv("ZGPU_PIPELINE_WAVES");
+        zgpu_array_last_read_stats(a, &stt);
+        CHECK_MSG(s == ZGPU_OK && memcmp(got, ref, nb) == 0, "%s: 4-wave read: %s", c->name,
+                  s == ZGPU_OK ? "data differs" : zgpu_last_error());
+        CHECK_MSG(stt.waves >= 3, "%s: 4-wave read in %d waves", c->name, stt.waves);
         /* async read on a stream */
         void *d = NULL;
         cudaStream_t stream;
@@ -325,6 +357,9 @@ int main(void) {
     o.device_memory_budget = 0;
     o.gpu_trust_input = 1;
     CHECK_OK(zgpu_context_create(&o, &ctx_trust));
+    o.gpu_trust_input = 0;
+    o.gds_mode = ZGPU_GDS_ON;
+    CHECK_OK(zgpu_context_create(&o, &ctx_gds));
     /* arrays whose chunks the corruption cases damage (one per GPU decoder) */
     static const char *const corrupt[][2] = {
         {"v3_zstd_u16", "c/0/0/1"}, {"v3_blosc_lz4_shuffle_u16", "c/0/1/0"}, {"v3_gzip_f64", "c/1/0/1"},
@@ -358,6 +393,7 @@ int main(void) {
     zgpu_context_free(ctx_cpu);
     zgpu_context_free(ctx_small);
     zgpu_context_free(ctx_trust);
+    zgpu_context_free(ctx_gds);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);

@@ -46,6 +46,21 @@ int main(void) {
         CHECK(nw <= 3);
         free(w);
     }
+    /* waves in flight: more than two only while that many of the largest fit in the budget together */
+    {
+        const zg_wave three[3] = {{0, 43, 350}, {43, 43, 350}, {86, 42, 342}};
+        CHECK_EQ_U64(zg_sets_in_flight(three, 3, 4096, 4), 3); /* a pipelined read that fits: no wave waits */
+        CHECK_EQ_U64(zg_sets_in_flight(three, 3, 1049, 4), 2); /* 3 x 350 > 1049 */
+        CHECK_EQ_U64(zg_sets_in_flight(three, 3, 1050, 4), 3);
+        CHECK_EQ_U64(zg_sets_in_flight(three, 3, 4096, 2), 2); /* max_sets */
+        CHECK_EQ_U64(zg_sets_in_flight(three, 1, 4096, 4), 2); /* never under two */
+        const zg_wave many[6] = {{0, 1, 100}, {1, 1, 100}, {2, 1, 250}, {3, 1, 100}, {4, 1, 100}, {5, 1, 100}};
+        CHECK_EQ_U64(zg_sets_in_flight(many, 6, 1000, 4), 4); /* 4 x 250 */
+        CHECK_EQ_U64(zg_sets_in_flight(many, 6, 999, 4), 3);  /* the largest wave counts, not the first */
+        /* memory-bound waves (each half the budget, zg_wave_limit): two */
+        const zg_wave half[4] = {{0, 8, 500}, {8, 8, 500}, {16, 8, 500}, {24, 8, 480}};
+        CHECK_EQ_U64(zg_sets_in_flight(half, 4, 1000, 4), 2);
+    }
     /* stage times over overlapping waves: the union of their intervals */
     {
         double t = 0;
