@@ -66,21 +66,59 @@ int zg_gds_usable(int allow_compat, const char **why) {
     return usable;
 }
 
-zgpu_status zg_gds_read(const char *path, uint64_t offset, uint64_t len, void *dptr) {
+/* Names of the cuFile errors a registration or read can end in (CUfileOpError: 5000 + n). */
+static const char *cufile_error_name(int err) {
+    switch (err) {
+    case 5007: return "platform not supported";
+    case 5008: return "I/O not supported";
+    case 5009: return "device not supported";
+    case 5010: return "nvidia-fs driver error";
+    case 5011: return "CUDA driver error";
+    case 5018: return "file type not supported";
+    case 5019: return "file open flags not supported";
+    case 5020: return "O_DIRECT not set on the file";
+    case 5022: return "invalid argument";
+    case 5025: return "permission denied";
+    case 5027: return "file handle not registered (cuFile refused the file)";
+    case 5030: return "cuFile internal error";
+    default: return "cuFile error";
+    }
+}
+
+/* Opens and registers `path` with cuFile; on failure closes what it opened and says why. */
+static zgpu_status open_registered(const char *path, int *fd_out, cufile_handle *fh) {
     ZG_RETURN_IF(!zg_gds_usable(1, NULL), ZGPU_ERR_CUDA, "GDS: %s", gds.why);
     int fd = open(path, O_RDONLY | O_DIRECT);
-    if (fd < 0) fd = open(path, O_RDONLY);
+    if (fd < 0) fd = open(path, O_RDONLY); /* file systems without O_DIRECT: cuFile's compatibility mode */
     ZG_RETURN_IF(fd < 0, ZGPU_ERR_IO, "GDS: cannot open '%s': %s", path, strerror(errno));
     cufile_descr d;
     memset(&d, 0, sizeof d);
     d.type = 1;
     d.handle.fd = fd;
-    cufile_handle fh = NULL;
-    cufile_error e = gds.handle_register(&fh, &d);
+    *fh = NULL;
+    cufile_error e = gds.handle_register(fh, &d);
     if (e.err != 0) {
         close(fd);
-        return zg_error(ZGPU_ERR_CUDA, "GDS: cuFileHandleRegister('%s') failed (cuFile error %d)", path, e.err);
+        return zg_error(ZGPU_ERR_CUDA, "GDS: cuFileHandleRegister('%s') failed: %s (cuFile error %d)", path,
+                        cufile_error_name(e.err), e.err);
     }
+    *fd_out = fd;
+    return ZGPU_OK;
+}
+
+zgpu_status zg_gds_check_file(const char *path) {
+    int fd = -1;
+    cufile_handle fh;
+    ZG_FORWARD(open_registered(path, &fd, &fh));
+    gds.handle_deregister(fh);
+    close(fd);
+    return ZGPU_OK;
+}
+
+zgpu_status zg_gds_read(const char *path, uint64_t offset, uint64_t len, void *dptr) {
+    int fd = -1;
+    cufile_handle fh;
+    ZG_FORWARD(open_registered(path, &fd, &fh));
     zgpu_status st = ZGPU_OK;
     uint64_t done = 0;
     while (done < len) {

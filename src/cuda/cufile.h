@@ -9,6 +9,9 @@
 /** 1 if libcufile loads and its driver opens, and (unless `allow_compat`) GDS is not in compatibility mode
  *  (the nvidia-fs driver is present and compatibility mode is not forced). why: the reason when 0. */
 int zg_gds_usable(int allow_compat, const char **why);
+/** Whether cuFile takes the file `path` (opens it and registers it with cuFile, then lets it go): a loaded,
+ *  open driver can still refuse a file whose file system it does not support. The error says why. */
+zgpu_status zg_gds_check_file(const char *path);
 /** Reads `len` bytes at `offset` of the file `path` into device memory `dptr` (cuFileRead). */
 zgpu_status zg_gds_read(const char *path, uint64_t offset, uint64_t len, void *dptr);
 

@@ -1377,6 +1377,25 @@ static zgpu_status run_read(zgpu_array *a, const uint64_t *start, const uint64_t
         t->kind = pt->state != ZG_TASK_PRESENT ? T_MISSING : (j.gpu_decode ? T_GPU : T_CPU);
         if (t->kind != T_MISSING) stats.stored_bytes += pt->nbytes;
     }
+    /* a driver that loads can still refuse the store's files (their file system): try one first; AUTO then
+     * stages through host memory, ON fails saying why */
+    if (j.use_gds) {
+        const zg_chunk_task *probe = NULL;
+        for (size_t i = 0; i < j.n_t && !probe; i++)
+            if (j.t[i].kind != T_MISSING) probe = &plan.tasks[j.t[i].plan_i];
+        if (probe) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", a->store->root, plan.objects[probe->object].key);
+            zgpu_status g = zg_gds_check_file(path);
+            if (g != ZGPU_OK && gm == ZGPU_GDS_ON) {
+                zg_error_prefix(ZG_ARRAY_WHERE_FMT ": GPUDirect Storage required (ZGPU_GDS_ON) but not usable: ", a->path);
+                free_tasks(&j);
+                zg_plan_free(&plan);
+                return g;
+            }
+            if (g != ZGPU_OK) j.use_gds = 0;
+        }
+    }
     pthread_mutex_lock(&st->lock);
     cudaError_t ce = cudaSetDevice(st->device);
     /* order our stream after the caller's earlier work */

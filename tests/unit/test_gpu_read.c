@@ -335,6 +335,18 @@ int main(void) {
     setenv("ZGPU_DEFLATE_DECODER", "zgpu", 1);
     snprintf(tmpdir, sizeof tmpdir, "/tmp/zgpu_test_gpu_read_%d", (int)getpid());
     mkdir(tmpdir, 0755);
+    /* cuFile without the nvidia-fs driver reads in compatibility mode only where its configuration allows
+     * it: allow it, so that GDS-required reads run cuFile's read path here too (unless the caller set one) */
+    char cufile_json[300];
+    snprintf(cufile_json, sizeof cufile_json, "%s/cufile.json", tmpdir);
+    if (!getenv("CUFILE_ENV_PATH_JSON")) {
+        FILE *cj = fopen(cufile_json, "w");
+        if (cj) {
+            fputs("{\"logging\": {\"level\": \"ERROR\"}, \"properties\": {\"allow_compat_mode\": true}}\n", cj);
+            fclose(cj);
+            setenv("CUFILE_ENV_PATH_JSON", cufile_json, 1);
+        }
+    }
     gpu = zgpu_gpu_available();
     const char *why = gpu ? "" : zgpu_last_error();
     char whybuf[512];
