@@ -397,6 +397,8 @@ typedef struct job {
     int zstd_mode;    /* ZSTD_OWN / ZSTD_NVCOMP */
     int deflate_mode; /* DEFLATE_OWN / DEFLATE_NVCOMP / DEFLATE_HOST */
     zg_span span[3]; /* h2d, decode, scatter over the waves (stats: the time each stage was under way) */
+    int trace;       /* ZGPU_TRACE=1: each wave's timeline to stderr (ms since the fork) */
+    double t_fork;   /* host clock at the fork event */
     /* staged bytes go to the device in segments as soon as every chunk of a segment is read and parsed */
     struct segment *seg;
     uint32_t *task_seg; /* per task of the wave */
@@ -662,6 +664,8 @@ typedef struct wave_check {
     uint32_t *chk_task;
     int active;
     float ms_h2d, ms_decode, ms_scatter;
+    size_t wave;                 /* its index, for the trace */
+    double host_read, host_launch; /* ms since the fork: its I/O done, its work queued */
 } wave_check;
 
 static zgpu_status check_wave(job *j, bufset *b, wave_check *wc, zgpu_read_stats *stats) {
@@ -671,6 +675,9 @@ static zgpu_status check_wave(job *j, bufset *b, wave_check *wc, zgpu_read_stats
     float at[4]; /* the wave's stage events, in ms since the fork */
     int timed = 1;
     for (int i = 0; i < 4 && timed; i++) timed = cudaEventElapsedTime(&at[i], j->st->ev[0], b->ev[i]) == cudaSuccess;
+    if (timed && j->trace)
+        fprintf(stderr, "zgpu trace: wave %zu  read done %.2f  queued %.2f  | h2d %.2f-%.2f  decode -%.2f  scatter -%.2f ms\n",
+                wc->wave, wc->host_read, wc->host_launch, at[0], at[1], at[2], at[3]);
     if (timed) {
         zg_span_add(&j->span[0], at[0], at[1], &stats->h2d_s);
         zg_span_add(&j->span[1], at[1], at[2], &stats->decode_s);
@@ -1195,6 +1202,12 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
     /* fork: both sets' streams start after what the read's stream waits for (the caller's earlier work) */
     if (cudaEventRecord(st->ev[0], st->stream) != cudaSuccess)
         s = zg_error(ZGPU_ERR_CUDA, "CUDA error starting the read's streams");
+    j->t_fork = zg_now();
+    const char *trace = getenv("ZGPU_TRACE");
+    j->trace = trace && *trace == '1';
+    if (j->trace)
+        fprintf(stderr, "zgpu trace: %zu waves on %zu buffer sets, largest %llu bytes, budget %zu\n", nw, n_sets,
+                (unsigned long long)zg_waves_largest(waves, nw), budget);
     for (int k = 0; k < ZG_MAX_SETS && s == ZGPU_OK; k++)
         if (cudaStreamWaitEvent(st->set[k].stream, st->ev[0], 0) != cudaSuccess)
             s = zg_error(ZGPU_ERR_CUDA, "CUDA error starting the read's streams");
@@ -1224,6 +1237,8 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
         double t0 = zg_now();
         if (s == ZGPU_OK) s = zg_pool_run(j->a->ctx->pool, j->count, phase_a_task, j);
         stats->io_s += zg_now() - t0;
+        wc[k].wave = w;
+        wc[k].host_read = (zg_now() - j->t_fork) * 1e3;
         if (s == ZGPU_OK && j->use_gds && host_parse && r1_end) {
             /* frames must be checked on the host: bring the stored bytes back once */
             if (cudaMemcpyAsync(b->h, b->d, r1_end, cudaMemcpyDeviceToHost, st->stream) != cudaSuccess ||
@@ -1260,6 +1275,7 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
         j->seg = NULL;
         j->task_seg = NULL;
         if (s == ZGPU_OK) s = launch_wave(j, b, &L, &wc[k]);
+        wc[k].host_launch = (zg_now() - j->t_fork) * 1e3;
     }
     for (size_t w = nw > n_sets ? nw - n_sets : 0; w < nw; w++) { /* the waves still in flight, in order */
         const size_t k = w % n_sets;

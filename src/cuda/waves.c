@@ -10,10 +10,15 @@ uint64_t zg_wave_limit(size_t budget) {
     return (uint64_t)budget / 2;
 }
 
-size_t zg_sets_in_flight(const zg_wave *waves, size_t n_waves, uint64_t budget, size_t max_sets) {
+uint64_t zg_waves_largest(const zg_wave *waves, size_t n_waves) {
     uint64_t top = 0;
     for (size_t w = 0; w < n_waves; w++)
         if (waves[w].bytes > top) top = waves[w].bytes;
+    return top;
+}
+
+size_t zg_sets_in_flight(const zg_wave *waves, size_t n_waves, uint64_t budget, size_t max_sets) {
+    const uint64_t top = zg_waves_largest(waves, n_waves);
     size_t n = 2;
     while (n < max_sets && n < n_waves && (uint64_t)(n + 1) * top <= budget) n++;
     return n;

@@ -34,6 +34,9 @@ typedef struct zg_span {
 void zg_span_add(zg_span *sp, float s, float e, double *total_s);
 void zg_span_close(zg_span *sp, double *total_s);
 
+/** The largest wave's bytes. */
+uint64_t zg_waves_largest(const zg_wave *waves, size_t n_waves);
+
 /** How many waves a read keeps in flight (each on its own buffer set and stream): 2, or more (up to max_sets
  *  and n_waves) while that many of its largest wave fit in the budget together. With only two, the host
  *  waits for wave w - 2's decode before it reads wave w; a read split into waves for overlap alone (all of it
