@@ -1129,19 +1129,16 @@ static zgpu_status make_segments(job *j, uint64_t end, int cpu) {
 }
 
 /* Wave sizing: a selection whose chunks all decode fast per chunk (zgpu's zstd decoder, blosc's small blocks,
- * uncompressed, host-decoded) is read in PIPELINE_WAVES waves (fewer if they would average under
- * PIPELINE_MIN_WAVE bytes), so that the decode of one wave overlaps the I/O of the next; they shrink (shares
- * n : n - 1 : ... : 1) so that the decode left once the last byte is read is a small wave's (H100, a 3-wave
- * trace of oct zstd: each wave read in ~10 ms, decoded in ~9 ms, whatever its share). nvCOMP decodes a whole zstd / DEFLATE / LZ4 chunk
+ * uncompressed, host-decoded) is read in about PIPELINE_WAVES waves of at least PIPELINE_MIN_WAVE bytes, so
+ * that the decode of one wave overlaps the I/O of the next. nvCOMP decodes a whole zstd / DEFLATE / LZ4 chunk
  * in one thread block, and so does zgpu's DEFLATE decoder: the time per wave is that of one chunk whatever the
  * wave's size, so such reads keep the fewest waves the memory budget allows. So do selections that compress better than 4:1: their I/O is
  * short next to their decode, which a split would only lengthen (a wave's decode time has a floor, its
  * longest chain of dependent steps). ZGPU_PIPELINE_WAVES=n sets the count for every read, with no minimum
  * wave size (1: off, for measuring the decode stage alone; n > 1 also lets tests pipeline small arrays).
  * Returns the wave count to aim at. */
-#define PIPELINE_WAVES 4     /* shares 4 : 3 : 2 : 1, all in flight at once (ZG_MAX_SETS) */
-#define PIPELINE_MAX_WAVES 16
-#define PIPELINE_MIN_WAVE ((uint64_t)128 << 20) /* on average: at most total / this many waves */
+#define PIPELINE_WAVES 3
+#define PIPELINE_MIN_WAVE ((uint64_t)128 << 20)
 static int pipeline_waves(const job *j) {
     const char *env = getenv("ZGPU_PIPELINE_WAVES");
     if (env && atoi(env) > 0) return atoi(env);
@@ -1190,22 +1187,10 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
     size_t nw = 0;
     const size_t budget = j->a->ctx->opts.device_memory_budget ? j->a->ctx->opts.device_memory_budget : st->auto_budget;
     uint64_t limit = zg_wave_limit(budget);
-    /* a few waves, so that the decode of one overlaps the I/O of the next (on another stream); each smaller
-     * than the one before (ZGPU_PIPELINE_SHAPE=even: equal) */
-    int n_pipe = pipeline_waves(j);
+    /* a few waves, so that the decode of one overlaps the I/O of the next (on another stream) */
     const int forced = getenv("ZGPU_PIPELINE_WAVES") && atoi(getenv("ZGPU_PIPELINE_WAVES")) > 0;
-    if (!forced) {
-        uint64_t total = 0;
-        for (size_t i = 0; i < j->n_t; i++) total += cost[i];
-        if ((uint64_t)n_pipe > total / PIPELINE_MIN_WAVE) n_pipe = (int)(total / PIPELINE_MIN_WAVE);
-    }
-    if (n_pipe > PIPELINE_MAX_WAVES) n_pipe = PIPELINE_MAX_WAVES;
-    double shares[PIPELINE_MAX_WAVES];
-    size_t n_shares = 0;
-    const char *shape = getenv("ZGPU_PIPELINE_SHAPE");
-    if (n_pipe > 1 && shape && !strcmp(shape, "even")) limit = zg_pipeline_limit(j->n_t, cost, n_pipe, 0, limit);
-    else n_shares = zg_shrinking_shares(n_pipe, shares);
-    zgpu_status s = zg_waves_split_shares(j->n_t, cost, limit, shares, n_shares, &waves, &nw);
+    limit = zg_pipeline_limit(j->n_t, cost, pipeline_waves(j), forced ? 0 : PIPELINE_MIN_WAVE, limit);
+    zgpu_status s = zg_waves_split(j->n_t, cost, limit, &waves, &nw);
     free(cost);
     if (s != ZGPU_OK) return zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", j->a->path), s;
     stats->waves = (int)nw;

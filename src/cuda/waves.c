@@ -25,18 +25,6 @@ size_t zg_sets_in_flight(const zg_wave *waves, size_t n_waves, uint64_t budget, 
 }
 
 zgpu_status zg_waves_split(size_t n, const uint64_t *cost, uint64_t limit, zg_wave **waves, size_t *n_waves) {
-    return zg_waves_split_shares(n, cost, limit, NULL, 0, waves, n_waves);
-}
-
-size_t zg_shrinking_shares(int n_waves, double *shares) {
-    if (n_waves < 2) return 0;
-    const double sum = (double)n_waves * (n_waves + 1) / 2; /* weights n, n - 1, ..., 1 */
-    for (int k = 0; k + 1 < n_waves; k++) shares[k] = (n_waves - k) / sum;
-    return (size_t)n_waves - 1;
-}
-
-zgpu_status zg_waves_split_shares(size_t n, const uint64_t *cost, uint64_t limit, const double *shares,
-                                  size_t n_shares, zg_wave **waves, size_t *n_waves) {
     *waves = NULL;
     *n_waves = 0;
     if (n == 0) return ZGPU_OK;
@@ -49,12 +37,8 @@ zgpu_status zg_waves_split_shares(size_t n, const uint64_t *cost, uint64_t limit
     zg_wave *w = malloc(cap * sizeof *w);
     ZG_RETURN_IF(!w, ZGPU_ERR_NO_MEMORY, "out of host memory for %zu waves", cap);
     w[0] = (zg_wave){0, 0, 0};
-    uint64_t total = 0;
-    for (size_t i = 0; i < n; i++) total += cost[i];
     for (size_t i = 0; i < n; i++) {
-        /* wave k < n_shares also closes where it would pass shares[k] of the total (closer to it than not) */
-        const int over_share = k < n_shares && (double)w[k].bytes + 0.5 * (double)cost[i] > shares[k] * (double)total;
-        if (w[k].count > 0 && (w[k].bytes + cost[i] > limit || over_share)) {
+        if (w[k].count > 0 && w[k].bytes + cost[i] > limit) {
             if (k + 1 == cap) {
                 zg_wave *nw = realloc(w, 2 * cap * sizeof *w);
                 if (!nw) {

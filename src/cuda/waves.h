@@ -16,15 +16,6 @@ typedef struct zg_wave {
 /** Splits n tasks into waves (greedy, in order). *waves is malloc'd (free()); *n_waves >= 1 when n > 0.
  *  ZGPU_ERR_NO_MEMORY when one task alone exceeds limit (message names the task and both sizes). */
 zgpu_status zg_waves_split(size_t n, const uint64_t *cost, uint64_t limit, zg_wave **waves, size_t *n_waves);
-/** The same, but wave k < n_shares also closes where it would pass shares[k] of the total cost (at the task
- *  boundary nearest to it; it still takes at least one task); later waves only follow limit. */
-zgpu_status zg_waves_split_shares(size_t n, const uint64_t *cost, uint64_t limit, const double *shares,
-                                  size_t n_shares, zg_wave **waves, size_t *n_waves);
-/** Shares n : n - 1 : ... : 1 of the total for n waves, each smaller than the one before: a pipelined read
- *  waits, after its last byte is read, for the decode of its last wave only, so that wave is made small while
- *  the larger ones before it decode during the I/O that follows them. Writes n - 1 shares (the last wave takes
- *  the rest) and returns their count (0 for n < 2). */
-size_t zg_shrinking_shares(int n_waves, double *shares);
 /** Rounds x up to a multiple of a (a power of two). */
 static inline uint64_t zg_align_up(uint64_t x, uint64_t a) { return (x + a - 1) & ~(a - 1); }
 

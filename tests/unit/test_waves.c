@@ -46,30 +46,6 @@ int main(void) {
         CHECK(nw <= 3);
         free(w);
     }
-    /* shrinking waves: shares 4 : 3 : 2 : 1 of 100 equal tasks, each wave closed at the nearest boundary */
-    {
-        double sh[16];
-        CHECK_EQ_U64(zg_shrinking_shares(1, sh), 0);
-        CHECK_EQ_U64(zg_shrinking_shares(4, sh), 3);
-        CHECK(sh[0] > 0.3999 && sh[0] < 0.4001 && sh[1] > 0.2999 && sh[1] < 0.3001 && sh[2] > 0.1999 && sh[2] < 0.2001);
-        uint64_t c[100];
-        for (int i = 0; i < 100; i++) c[i] = 1000;
-        CHECK_OK(zg_waves_split_shares(100, c, 1u << 30, sh, 3, &w, &nw));
-        CHECK_EQ_U64(nw, 4);
-        CHECK(w[0].count == 40 && w[1].count == 30 && w[2].count == 20 && w[3].count == 10);
-        CHECK(w[1].first == 40 && w[2].first == 70 && w[3].first == 90);
-        free(w);
-        /* the limit still closes a wave first (25 tasks); waves past the shares follow it alone */
-        CHECK_OK(zg_waves_split_shares(100, c, 25000, sh, 3, &w, &nw));
-        CHECK_EQ_U64(nw, 5);
-        CHECK(w[0].count == 25 && w[1].count == 25 && w[2].count == 20 && w[3].count == 25 && w[4].count == 5);
-        free(w);
-        /* a task larger than its share goes in alone; the next wave takes its share */
-        uint64_t big[3] = {900, 50, 50};
-        CHECK_OK(zg_waves_split_shares(3, big, 1u << 30, sh, 3, &w, &nw));
-        CHECK(nw == 2 && w[0].count == 1 && w[1].count == 2);
-        free(w);
-    }
     /* waves in flight: more than two only while that many of the largest fit in the budget together */
     {
         const zg_wave three[3] = {{0, 43, 350}, {43, 43, 350}, {86, 42, 342}};
