@@ -15,6 +15,7 @@ by zgpu itself (zarr-python is not needed to write them) into bench/data/, then:
 and the limits of the same bytes on the same machine:
   H2D          decoded bytes over a pinned host-to-device copy of that many bytes
   page cache   stored bytes read back with pread on a thread pool (files already cached)
+  to GPU       the same bytes, in pieces, read into pinned memory and each copied to the device as it is read
   GPU decode   decoded bytes over zgpu's decode stage alone (nvCOMP batches + our kernels, CUDA events), from
                the same read without pipelining (ZGPU_PIPELINE_WAVES=1: the fewest waves, decodes not overlapping)
 
@@ -242,6 +243,53 @@ def page_cache_seconds(files, repeat: int) -> float:
     return statistics.median(times)
 
 
+def read_to_device_seconds(cp, files, repeat: int) -> float:
+    """Stored bytes from the page cache into GPU memory, the way any reader without GPUDirect Storage must move
+    them: pieces of at most 16 MiB read with pread on a thread pool into pinned host memory, each copied to the
+    device (on its thread's stream) as soon as it is read. On a machine whose host memory bandwidth is shared
+    by the copy out of the page cache and the DMA, this is slower than either alone."""
+    import threading
+    piece = 16 << 20
+    jobs, total = [], 0
+    for f in files:
+        n = os.path.getsize(f)
+        for o in range(0, n, piece):
+            jobs.append((f, o, min(piece, n - o), total + o))
+        total += n
+    host = cp.cuda.alloc_pinned_memory(max(total, 1))
+    hv = memoryview(np.frombuffer(host, dtype=np.uint8, count=total))
+    dev = cp.cuda.alloc(max(total, 1))
+    local = threading.local()
+    streams = []
+
+    def one(job):
+        f, o, n, at = job
+        if not hasattr(local, "stream"):
+            local.stream = cp.cuda.Stream(non_blocking=True)
+            streams.append(local.stream)
+        fd = os.open(f, os.O_RDONLY)
+        try:
+            got = os.preadv(fd, [hv[at:at + n]], o)
+        finally:
+            os.close(fd)
+        assert got == n
+        (dev + at).copy_from_host_async(host.ptr + at, n, local.stream)
+
+    with cf.ThreadPoolExecutor(max_workers=os.cpu_count()) as ex:
+        def once():
+            list(ex.map(one, jobs))
+            for st in list(streams):
+                st.synchronize()
+        once()
+        times = []
+        for _ in range(repeat):
+            cp.cuda.Device().synchronize()
+            t = time.perf_counter()
+            once()
+            times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
 def read_tensorstore_copy(cp, path, repeat, src):
     try:
         import tensorstore as ts
@@ -417,6 +465,7 @@ def main() -> int:
             prev = rows[-1] if rows and lay != data_lay else None  # the same stored data: reuse its references
             if prev:
                 t_ts, ts_note, t_h2d, t_pc = prev["ts_s"], prev["ts_note"], prev["h2d_s"], prev["pagecache_s"]
+                t_rd = prev["read_device_s"]
                 t_zp, zp_note = prev["zarr_s"], prev["zarr_note"]
             else:
                 t_ts, ts_note = read_tensorstore_copy(cp, path, args.repeat, src if lay == "zstd" else None)
@@ -425,9 +474,14 @@ def main() -> int:
                     read_zarr_python(cp, path, args.repeat, src)
                 t_h2d = h2d_seconds(cp, nbytes, args.repeat)
                 t_pc = page_cache_seconds(files, args.repeat)
+                try:
+                    t_rd = read_to_device_seconds(cp, files, args.repeat)
+                except Exception as e:  # a limit column must not cost the whole run
+                    print(f"  page cache to GPU not measured: {e!r}", flush=True)
+                    t_rd = None
             row = dict(volume=vol, layout=lay, shape=list(src.shape), dtype=str(src.dtype), decoded=nbytes, stored=stored,
                        zgpu_s=t_zgpu, zgpu_ok=ok, ts_s=t_ts, ts_note=ts_note, zarr_s=t_zp, zarr_note=zp_note,
-                       h2d_s=t_h2d, pagecache_s=t_pc, nvcomp_zstd=nvc, zgpu_zstd=own,
+                       h2d_s=t_h2d, pagecache_s=t_pc, read_device_s=t_rd, nvcomp_zstd=nvc, zgpu_zstd=own,
                        decode_stage_s=dec_s,
                        stats={k: getattr(st, k) for k, _ in ReadStats._fields_ if k != "struct_size"})
             rows.append(row)
@@ -435,7 +489,7 @@ def main() -> int:
             zp_txt = f"{gb(t_zp)} {zp_note}".rstrip() if t_zp else zp_note
             print(f"  {vol:11s} {lay:18s} zgpu {gb(t_zgpu)} GB/s{'' if ok else ' WRONG'}  ts+copy "
                   f"{gb(t_ts) if t_ts else ts_note}  zarr-python {zp_txt}  "
-                  f"H2D {gb(t_h2d)}  pagecache {gb(t_pc, stored)} (stored)  "
+                  f"H2D {gb(t_h2d)}  pagecache {gb(t_pc, stored)} (stored)  to-GPU {gb(t_rd, stored)} (stored)  "
                   f"decode-stage {gb(dec_s)}"
                   f"{f'  zgpu-zstd read {gb(own[0])} decode-stage {gb(own[1])}' if own else ''}"
                   f"{f'  nvCOMP-zstd read {gb(nvc[0])} decode-stage {gb(nvc[1])}' if nvc else ''}  [io {st.io_s * 1e3:.1f} h2d {st.h2d_s * 1e3:.1f} dec "
@@ -461,9 +515,9 @@ def main() -> int:
              "shards of 32x128x128). Median of the timed reads after one warm-up; GB/s = decoded bytes (stored "
              f"bytes for the page-cache column) / time, 1 GB = 1e9 bytes. {zarr_text}", "",
              "| volume | layout | stored MB | zgpu GB/s | ts+copy GB/s | zarr-python GB/s | limit: pinned H2D GB/s | "
-             "limit: page cache GB/s (stored) | limit: GPU decode stage GB/s | zgpu zstd decoder: read / decode stage GB/s | "
+             "limit: page cache GB/s (stored) | limit: page cache to GPU GB/s (stored) | limit: GPU decode stage GB/s | zgpu zstd decoder: read / decode stage GB/s | "
              "nvCOMP zstd decoder: read / decode stage GB/s | zgpu io / h2d / decode / scatter ms | chunks GPU/CPU | waves |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         s = r["stats"]
         f = lambda t, n=r["decoded"]: f"{n / t / 1e9:.2f}" if t else "-"  # noqa: E731
@@ -472,11 +526,15 @@ def main() -> int:
         ow = f"{f(r['zgpu_zstd'][0])} / {f(r['zgpu_zstd'][1])}" if r.get("zgpu_zstd") else "-"
         lines.append(f"| {r['volume']} | {r['layout']} | {r['stored'] / 1e6:.0f} | {f(r['zgpu_s'])}"
                      f"{'' if r['zgpu_ok'] else ' (WRONG)'} | {f(r['ts_s']) if r['ts_s'] else r['ts_note']} | "
-                     f"{zp} | {f(r['h2d_s'])} | {f(r['pagecache_s'], r['stored'])} | {decode_limit(r)} | "
+                     f"{zp} | {f(r['h2d_s'])} | {f(r['pagecache_s'], r['stored'])} | {f(r['read_device_s'], r['stored'])} | {decode_limit(r)} | "
                      f"{ow} | {nv} | "
                      f"{s['io_s'] * 1e3:.1f} / {s['h2d_s'] * 1e3:.1f} / {s['decode_s'] * 1e3:.1f} / "
                      f"{s['scatter_s'] * 1e3:.1f} | {s['gpu_decoded']}/{s['cpu_decoded']} | {s['waves']} |")
-    lines += ["", "gzip rows: zgpu's own GPU DEFLATE decoder (the default); gzip-host: host threads "
+    lines += ["", "Page cache to GPU: the stored files in pieces of at most 16 MiB, read with pread on a thread pool "
+              "into pinned host memory and each copied to the device as soon as it is read (what every reader "
+              "without GPUDirect Storage must do with the stored bytes; the copy out of the page cache and the DMA "
+              "share the host's memory bandwidth).", "",
+              "gzip rows: zgpu's own GPU DEFLATE decoder (the default); gzip-host: host threads "
               "(`ZGPU_DEFLATE_DECODER=host`), marked (host) as the decode limit is then the host decode rate; "
               "gzip-nvcomp: nvCOMP's DEFLATE decoder (`ZGPU_DEFLATE_DECODER=nvcomp`, which needs "
               "`gpu_trust_input`). The decode limit and the decoder columns' decode "
