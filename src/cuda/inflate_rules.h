@@ -327,8 +327,8 @@ ZI_FN int zi_token(zi_br *b, const uint32_t *lt, const uint32_t *dt, uint32_t *a
 /* ------------------------------------------------------------------------------------------------ headers */
 /* Code lengths of a dynamic block (RFC 1951 3.2.7) into lens[0, nlit) and lens[288, 288 + ndist); pt: 128
  * entries of scratch for the code-length code. One lane. */
-ZI_FN int zi_dynamic_lengths(zi_br *b, uint32_t nbits, uint8_t *lens, uint16_t *codes, uint32_t *pt, uint32_t *nlit,
-                             uint32_t *ndist) {
+ZI_FN int zi_dynamic_lengths(zi_br *b, uint32_t nbits, uint8_t *lens, uint8_t *tmp, uint16_t *codes, uint32_t *pt,
+                             uint32_t *nlit, uint32_t *ndist) {
     const uint8_t order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
     *nlit = 257 + zi_get(b, 5);
     *ndist = 1 + zi_get(b, 5);
@@ -340,8 +340,7 @@ ZI_FN int zi_dynamic_lengths(zi_br *b, uint32_t nbits, uint8_t *lens, uint16_t *
     zi_table_clear(&pc, 0, 1);
     if (zi_table_prep(&pc) != ZI_OK) return ZI_E_HEADER;
     zi_table_fill(&pc, 0, 1);
-    const uint32_t total = *nlit + *ndist;
-    uint8_t tmp[320];
+    const uint32_t total = *nlit + *ndist; /* tmp: 320 bytes (shared memory on the GPU, not a local array) */
     uint32_t i = 0;
     while (i < total) {
         zi_refill(b);
@@ -395,12 +394,19 @@ enum { ZI_W_CONT = 0, ZI_W_EOB, ZI_W_ERR };
 /* Windows decoding to at most this resolve their matches by pointer jumping; larger ones (see zi_resolve) copy
  * a list of matches in order. Label volumes compress 30:1 and libdeflate writes blocks of 100s of KB. */
 #define ZI_JUMP_BYTES 131072
+/* A block header is parsed by one lane from a copy in shared memory that all lanes load at once (from global
+ * memory, one lane took a round trip per 32 bits: a fifth of the time on low-ratio data, whose blocks are
+ * ~14 KB). The longest header: 3 + 14 + 19 * 3 bits, then at most 286 + 30 code lengths of at most 7 bits
+ * each (a repeat code covers 3 or more lengths in at most 14 bits): 2286 bits, 286 bytes; the bit reader
+ * loads up to 8 bytes ahead; a stored block's LEN and NLEN end by byte 5. */
+#define ZI_HDR_BYTES 320
 
 /* The state one thread block keeps for its stream (shared memory on the GPU). Per-lane arrays are indexed
  * [..][lane] so that the lanes of a warp touch different banks. */
 typedef struct zi_shared {
     uint32_t lt[ZI_LCAP], dt[ZI_DCAP], pt[128];
     uint8_t lens[320]; /* literal/length lengths, then distance lengths from 288 */
+    uint8_t hdr[ZI_HDR_BYTES], hdr_lens[320]; /* the block header's bytes; its code lengths as sent */
     uint32_t lcount[2][16], lfirst[2][16]; /* per table: codes of each length, first code of each length */
     uint16_t codes[320];
     uint32_t bm[ZI_BMW][ZI_NL]; /* pass 1: the symbol boundaries of each lane's path in its own segment */
@@ -822,20 +828,27 @@ ZI_FN void zi_matches(zi_shared *sh, uint8_t *out, const zi_match *ml) {
     }
 }
 
-/* Block header at sh->bitpos (lane 0): stored blocks get their length checked, Huffman blocks their code
- * lengths in sh->lens. */
+/* The header's bytes into sh->hdr (every lane; bytes past the stream read as zero, as the bit reader's do). */
+ZI_FN void zi_header_stage(zi_shared *sh, const uint8_t *in, uint32_t lane) {
+    const uint32_t nbytes = (sh->nbits + 7) >> 3, byte0 = sh->bitpos >> 3;
+    for (uint32_t k = lane; k < ZI_HDR_BYTES; k += ZI_NL) sh->hdr[k] = byte0 + k < nbytes ? in[byte0 + k] : 0;
+}
+
+/* Block header at sh->bitpos (lane 0, from sh->hdr): stored blocks get their length checked, Huffman blocks
+ * their code lengths in sh->lens. The reader's positions are relative to the header's first byte. */
 ZI_FN void zi_block_header(zi_shared *sh, const uint8_t *in) {
     zi_br b;
-    const uint32_t nbytes = (sh->nbits + 7) >> 3;
-    zi_br_init(&b, in, nbytes, sh->bitpos);
+    const uint32_t nbytes = (sh->nbits + 7) >> 3, byte0 = sh->bitpos >> 3, base = byte0 * 8;
+    const uint32_t nbits = sh->nbits - base; /* bitpos < nbits: a block starts before the stream's end */
+    zi_br_init(&b, sh->hdr, nbytes - byte0 < ZI_HDR_BYTES ? nbytes - byte0 : ZI_HDR_BYTES, sh->bitpos & 7);
     sh->block_final = zi_get(&b, 1);
     sh->btype = zi_get(&b, 2);
-    if (b.pos > sh->nbits) {
+    if (sh->bitpos >= sh->nbits || b.pos > nbits) {
         sh->err_code = ZI_E_TRUNC;
     } else if (sh->btype == 3) {
         sh->err_code = ZI_E_BTYPE;
     } else if (sh->btype == 0) {
-        const uint32_t at = (b.pos + 7) >> 3;
+        const uint32_t at = byte0 + ((b.pos + 7) >> 3);
         if (nbytes - at < 4 || at > nbytes) {
             sh->err_code = ZI_E_TRUNC;
             return;
@@ -848,12 +861,12 @@ ZI_FN void zi_block_header(zi_shared *sh, const uint8_t *in) {
         sh->next = (at + 4) * 8; /* the stored bytes start here */
     } else if (sh->btype == 1) {
         zi_fixed_lengths(sh->lens);
-        sh->bitpos = b.pos;
+        sh->bitpos = base + b.pos;
     } else {
         uint32_t nlit, ndist;
-        const int e = zi_dynamic_lengths(&b, sh->nbits, sh->lens, sh->codes, sh->pt, &nlit, &ndist);
+        const int e = zi_dynamic_lengths(&b, nbits, sh->lens, sh->hdr_lens, sh->codes, sh->pt, &nlit, &ndist);
         if (e) sh->err_code = (uint32_t)e;
-        sh->bitpos = b.pos;
+        sh->bitpos = base + b.pos;
     }
 }
 
@@ -932,6 +945,7 @@ ZI_FN void zi_stream(zi_shared *sh, const uint8_t *in, uint32_t nbytes, uint8_t 
            for (int k = 0; k < ZI_PHASES; k++) sh->tick[k] = 0; ZI_TICK(0); sh->tick[0] = 0;
            sh->err_code = nbytes > ZI_MAX_BYTES || cap > ZI_MAX_BYTES ? ZI_E_TOO_BIG : 0);
     while (!sh->err_code) {
+        ZI_ALL(zi_header_stage(sh, in, lane));
         ZI_ONE(zi_block_header(sh, in));
         ZI_TICK(0);
         if (sh->err_code) break;
