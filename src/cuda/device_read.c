@@ -1194,7 +1194,10 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
     free(cost);
     if (s != ZGPU_OK) return zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", j->a->path), s;
     stats->waves = (int)nw;
-    const size_t n_sets = zg_sets_in_flight(waves, nw, budget, ZG_MAX_SETS);
+    /* ZGPU_WAVE_SETS=n (2..ZG_MAX_SETS) caps the waves in flight, for measuring what the ring buys */
+    const char *sets_env = getenv("ZGPU_WAVE_SETS");
+    const int sets_cap = sets_env && atoi(sets_env) >= 2 && atoi(sets_env) <= ZG_MAX_SETS ? atoi(sets_env) : ZG_MAX_SETS;
+    const size_t n_sets = zg_sets_in_flight(waves, nw, budget, (size_t)sets_cap);
     wave_check wc[ZG_MAX_SETS];
     memset(wc, 0, sizeof wc);
     const int host_parse = pp->comp != COMP_NONE || pp->n_outer_crc > 0 || !j->gpu_decode;
