@@ -389,6 +389,7 @@ typedef struct zi_match {
 enum { ZI_S_RUN = 0, ZI_S_SYNC, ZI_S_STOP, ZI_S_EOB, ZI_S_ERR };
 enum { ZI_W_CONT = 0, ZI_W_EOB, ZI_W_ERR };
 #define ZI_EV 2                     /* events (an end of block, an invalid code) a lane notes and decodes past */
+#define ZI_XCAP 4 /* segments a lane's path enters on its way to a meeting whose start it records (see zi_chain_ranges) */
 #define ZI_BMW (ZI_SEG_BITS / 32)   /* bitmap words per lane */
 #define ZI_PHASES 8 /* profiled phases: header, tables, pass 1, sync, resolve, pass 2, jumps, in order */
 /* Windows decoding to at most this resolve their matches by pointer jumping; larger ones (see zi_resolve) copy
@@ -419,6 +420,11 @@ typedef struct zi_shared {
     uint16_t syncto[ZI_NL]; /* the lane a lane's path met (the next, or one further when it passed through) */
     uint32_t p[ZI_NL], out[ZI_NL], m[ZI_NL]; /* where each lane stopped, counts along its path from its start */
     uint32_t eob_end[ZI_NL];                 /* after an end of block met on the way to the successor */
+    /* sync: where a lane's path entered the segment of lane + 1 + j (its first boundary there) and its counts
+     * at that point, for the pieces of zi_chain_ranges */
+    uint32_t xpos[ZI_XCAP][ZI_NL], xout[ZI_XCAP][ZI_NL], xm[ZI_XCAP][ZI_NL];
+    uint16_t piece_owner[ZI_NL];      /* a lane passed through that decodes a piece of its owner's range */
+    uint8_t piece_j[ZI_NL], npiece[ZI_NL]; /* the piece's index; a member's count of pieces given away */
     /* resolve: each true lane's bit range, the event ending it (ZI_EV: none, ZI_EV + 1: a lane passed through),
      * its output offset and first match */
     uint32_t from[ZI_NL], to[ZI_NL], obase[ZI_NL], mbase[ZI_NL], lane_out[ZI_NL], lane_m[ZI_NL];
@@ -511,6 +517,9 @@ ZI_FN void zi_pass1_sync(zi_shared *sh, const uint8_t *in, uint32_t lane) {
     uint32_t nx = lane + 1, s1 = sh->bitpos + nx * ZI_SEG_BITS;
     uint32_t limit = sh->mark_end[nx]; /* the successor's marks end here (the successor is changing its p) */
     uint32_t out = sh->out[lane], m = sh->m[lane], stat = ZI_S_RUN;
+    sh->xpos[0][lane] = sh->p[lane]; /* pass 1 stopped at the first boundary in the successor's segment */
+    sh->xout[0][lane] = out;
+    sh->xm[0][lane] = m;
     zi_br b;
     zi_br_init(&b, in, (sh->nbits + 7) >> 3, sh->p[lane]);
     for (;;) {
@@ -523,6 +532,11 @@ ZI_FN void zi_pass1_sync(zi_shared *sh, const uint8_t *in, uint32_t lane) {
             nx++;
             s1 += ZI_SEG_BITS;
             limit = sh->mark_end[nx];
+            if (nx - lane - 1 < ZI_XCAP) { /* at: the path's first boundary in segment nx */
+                sh->xpos[nx - lane - 1][lane] = at;
+                sh->xout[nx - lane - 1][lane] = out;
+                sh->xm[nx - lane - 1][lane] = m;
+            }
             continue;
         }
         if (at < limit && ((sh->bm[(at - s1) >> 5][nx] >> ((at - s1) & 31)) & 1u)) {
@@ -562,6 +576,7 @@ ZI_FN void zi_pass1_sync(zi_shared *sh, const uint8_t *in, uint32_t lane) {
 #define ZI_NONE 0xffffu
 ZI_FN void zi_chain_init(zi_shared *sh, uint32_t lane) {
     sh->member[lane] = lane == 0;
+    sh->npiece[lane] = 0;
     sh->met[0][lane] = sh->stat[lane] == ZI_S_SYNC ? sh->syncto[lane] : (uint16_t)ZI_NONE;
     if (lane == 0) {
         sh->from[0] = sh->bitpos;
@@ -578,13 +593,29 @@ ZI_FN void zi_chain_round(zi_shared *sh, uint32_t lane, uint32_t r) {
     sh->met[(r + 1) & 1][lane] = (uint16_t)(t == ZI_NONE ? ZI_NONE : cur[t]);
 }
 
+/* A member whose path passed through lanes before it met one gives each of them (up to ZI_XCAP) a piece of its
+ * range to decode in pass 2: from where its path entered that lane's segment to where it entered the next
+ * one's (the last piece: to the meeting). Pass 2 takes as long as its longest range: ranges spanning several
+ * segments (a tenth of the lanes on noisy 16-bit images) made it three times the mean. Lanes past the pieces
+ * hold nothing. */
 ZI_FN void zi_chain_ranges(zi_shared *sh, uint32_t lane) {
     if (!sh->member[lane] || sh->stat[lane] != ZI_S_SYNC) return;
     const uint32_t q = sh->p[lane], met = sh->syncto[lane];
     sh->from[met] = q;
-    for (uint32_t k = lane + 1; k < met; k++) { /* lanes passed through hold nothing */
-        sh->from[k] = sh->to[k] = q;
-        sh->end_ev[k] = ZI_EV + 1;
+    const uint32_t pieces = met - lane - 1 < ZI_XCAP ? met - lane - 1 : ZI_XCAP;
+    sh->npiece[lane] = (uint8_t)pieces;
+    for (uint32_t k = lane + 1; k < met; k++) {
+        const uint32_t j = k - lane - 1;
+        if (j < pieces) {
+            sh->from[k] = sh->xpos[j][lane];
+            sh->to[k] = j + 1 < pieces ? sh->xpos[j + 1][lane] : q;
+            sh->piece_owner[k] = (uint16_t)lane;
+            sh->piece_j[k] = (uint8_t)j;
+            sh->end_ev[k] = ZI_EV + 2;
+        } else {
+            sh->from[k] = sh->to[k] = q;
+            sh->end_ev[k] = ZI_EV + 1;
+        }
     }
 }
 
@@ -595,7 +626,8 @@ ZI_FN void zi_chain_end(zi_shared *sh, uint32_t lane) {
     while (e < sh->nev[lane] && sh->ev_pos[e][lane] < q) e++;
     const int ends = e < sh->nev[lane] || sh->stat[lane] != ZI_S_SYNC; /* the first event on a true path is real */
     sh->end_ev[lane] = (uint8_t)(e < sh->nev[lane] ? e : ZI_EV);
-    sh->to[lane] = e < sh->nev[lane] ? sh->ev_pos[e][lane] : sh->p[lane];
+    /* (events lie in pass 1's part of the path, before any piece given away) */
+    sh->to[lane] = e < sh->nev[lane] ? sh->ev_pos[e][lane] : sh->npiece[lane] ? sh->xpos[0][lane] : sh->p[lane];
     if (ends) ZI_ATOMIC_MIN(&sh->first_end, lane);
 }
 
@@ -634,11 +666,22 @@ ZI_FN void zi_prefix(zi_shared *sh, const uint8_t *in, uint32_t lane) {
         zi_br_init(&b, in, (sh->nbits + 7) >> 3, s0);
         zi_walk(sh, &b, lane, s0, sh->from[lane], 0, &out, &m);
     }
-    /* the range's counts: those at its end (an event, or where the lane stopped) minus those before it */
+    /* the range's counts: those at its end (an event, where it gave the rest away as pieces, or where the lane
+     * stopped) minus those before it; a piece's: its owner's counts at its two ends */
     const uint32_t e = sh->end_ev[lane];
     const int in_chain = lane < sh->nvalid && e <= ZI_EV;
-    sh->lane_out[lane] = in_chain ? (e < ZI_EV ? sh->ev_out[e][lane] : sh->out[lane]) - out : 0;
-    sh->lane_m[lane] = in_chain ? (e < ZI_EV ? sh->ev_m[e][lane] : sh->m[lane]) - m : 0;
+    if (in_chain) {
+        const int given = e == ZI_EV && sh->npiece[lane];
+        sh->lane_out[lane] = (e < ZI_EV ? sh->ev_out[e][lane] : given ? sh->xout[0][lane] : sh->out[lane]) - out;
+        sh->lane_m[lane] = (e < ZI_EV ? sh->ev_m[e][lane] : given ? sh->xm[0][lane] : sh->m[lane]) - m;
+    } else if (lane < sh->nvalid && e == ZI_EV + 2) {
+        const uint32_t o = sh->piece_owner[lane], j = sh->piece_j[lane], last = j + 1 == sh->npiece[o];
+        sh->lane_out[lane] = (last ? sh->out[o] : sh->xout[j + 1][o]) - sh->xout[j][o];
+        sh->lane_m[lane] = (last ? sh->m[o] : sh->xm[j + 1][o]) - sh->xm[j][o];
+    } else {
+        sh->lane_out[lane] = 0;
+        sh->lane_m[lane] = 0;
+    }
 }
 
 /* Output offsets and match indices of the true lanes (their counts: lane_out / lane_m after zi_prefix): an
