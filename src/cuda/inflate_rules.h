@@ -42,11 +42,24 @@
 #endif
 #ifdef __CUDA_ARCH__
 #define ZI_ATOMIC_MIN(p, v) atomicMin((p), (v))
+#define ZI_ATOMIC_MAX(p, v) atomicMax((p), (v))
 #define ZI_ATOMIC_ADD(p, v) atomicAdd((p), (v))
 #else
 #define ZI_ATOMIC_MIN(p, v) (*(p) = *(p) < (v) ? *(p) : (v))
+#define ZI_ATOMIC_MAX(p, v) (*(p) = *(p) > (v) ? *(p) : (v))
 #define ZI_ATOMIC_ADD(p, v) (*(p) += (v))
 #endif
+
+/* Adds v to *p (shared memory on the GPU) and returns the value before. */
+ZI_FN uint32_t zi_fetch_add(uint32_t *p, uint32_t v) {
+#ifdef __CUDA_ARCH__
+    return atomicAdd(p, v);
+#else
+    const uint32_t old = *p;
+    *p = old + v;
+    return old;
+#endif
+}
 
 #ifndef ZI_NL
 #define ZI_NL 512        /* lanes (threads) per stream (H100, oct-like chunks: 128 x 1024 bits 1.8, 256 x 512 2.6, 512 x 256 3.7 GB/s) */
@@ -325,22 +338,37 @@ ZI_FN int zi_token(zi_br *b, const uint32_t *lt, const uint32_t *dt, uint32_t *a
 }
 
 /* ------------------------------------------------------------------------------------------------ headers */
-/* Code lengths of a dynamic block (RFC 1951 3.2.7) into lens[0, nlit) and lens[288, 288 + ndist); pt: 128
- * entries of scratch for the code-length code. One lane. */
-ZI_FN int zi_dynamic_lengths(zi_br *b, uint32_t nbits, uint8_t *lens, uint8_t *tmp, uint16_t *codes, uint32_t *pt,
-                             uint32_t *nlit, uint32_t *ndist) {
+/* A dynamic block's header (RFC 1951 3.2.7), in steps (zi_block_header and the driver run them):
+ *   head    one lane: HLIT, HDIST, HCLEN and the code-length code's lengths (cl), its canonical codes;
+ *   table   lane per entry of the code-length table pt (128 entries: which of the 19 symbols it decodes);
+ *   lengths one lane: the literal/length and distance code lengths, as sent, into tmp (320 bytes);
+ *   split   every lane: tmp into lens[0, 288) and lens[288, 320).
+ * One lane building the table and copying the lengths took a third of the header's time. */
+ZI_FN int zi_dynamic_head(zi_br *b, uint32_t nbits, uint8_t *cl, uint16_t *codes, uint32_t *nlit, uint32_t *ndist) {
     const uint8_t order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
     *nlit = 257 + zi_get(b, 5);
     *ndist = 1 + zi_get(b, 5);
     const uint32_t ncl = 4 + zi_get(b, 4);
-    uint8_t cl[19] = {0};
+    for (uint32_t i = 0; i < 19; i++) cl[i] = 0;
     for (uint32_t i = 0; i < ncl; i++) cl[order[i]] = (uint8_t)zi_get(b, 3);
     if (b->pos > nbits) return ZI_E_TRUNC;
-    const zi_code pc = {cl, codes, pt, 19, 7, 128, 0};
-    zi_table_clear(&pc, 0, 1);
-    if (zi_table_prep(&pc) != ZI_OK) return ZI_E_HEADER;
-    zi_table_fill(&pc, 0, 1);
-    const uint32_t total = *nlit + *ndist; /* tmp: 320 bytes (shared memory on the GPU, not a local array) */
+    uint32_t count[16] = {0}, next[16];
+    for (uint32_t s = 0; s < 19; s++) count[cl[s]]++;
+    if (zi_code_first(count, next) != ZI_OK) return ZI_E_HEADER;
+    for (uint32_t s = 0; s < 19; s++)
+        if (cl[s]) codes[s] = (uint16_t)zi_reverse(next[cl[s]]++, cl[s]);
+    return ZI_OK;
+}
+
+/* Entry i of the code-length table: the symbol whose reversed code is i's low bits (a valid code has at most
+ * one), or ZI_BAD. */
+ZI_FN uint32_t zi_cl_entry(const uint8_t *cl, const uint16_t *codes, uint32_t i) {
+    for (uint32_t s = 0; s < 19; s++)
+        if (cl[s] && (i & ((1u << cl[s]) - 1)) == codes[s]) return ZI_ENTRY(cl[s], ZI_LIT, 0, s);
+    return ZI_ENTRY(0, ZI_BAD, 0, 0);
+}
+
+ZI_FN int zi_dynamic_lengths(zi_br *b, uint32_t nbits, const uint32_t *pt, uint8_t *tmp, uint32_t total) {
     uint32_t i = 0;
     while (i < total) {
         zi_refill(b);
@@ -366,9 +394,7 @@ ZI_FN int zi_dynamic_lengths(zi_br *b, uint32_t nbits, uint8_t *lens, uint8_t *t
         while (rep--) tmp[i++] = (uint8_t)v;
     }
     if (b->pos > nbits) return ZI_E_TRUNC;
-    for (uint32_t s = 0; s < 288; s++) lens[s] = s < *nlit ? tmp[s] : 0;
-    for (uint32_t s = 0; s < 32; s++) lens[288 + s] = s < *ndist ? tmp[*nlit + s] : 0;
-    if (lens[256] == 0) return ZI_E_NO_EOB;
+    if (tmp[256] == 0) return ZI_E_NO_EOB; /* (nlit >= 257) */
     return ZI_OK;
 }
 
@@ -408,7 +434,12 @@ typedef struct zi_shared {
     uint32_t lt[ZI_LCAP], dt[ZI_DCAP], pt[128];
     uint8_t lens[320]; /* literal/length lengths, then distance lengths from 288 */
     uint8_t hdr[ZI_HDR_BYTES], hdr_lens[320]; /* the block header's bytes; its code lengths as sent */
+    uint8_t cl[19];                           /* the code-length code's lengths */
+    uint32_t hdr_pos, hdr_n, nlit, ndist;     /* dynamic header: reader position in hdr, hdr's valid bytes */
     uint32_t lcount[2][16], lfirst[2][16]; /* per table: codes of each length, first code of each length */
+    /* subtable layout, per first-level entry of both tables (literal/length 0..1023, distance 1024..1279): the
+     * index bits its subtable needs, the lowest symbol whose code has its prefix (which allocates it) */
+    uint32_t sub_bits[1280], sub_owner[1280], sub_at[2], sub_err;
     uint16_t codes[320];
     uint32_t bm[ZI_BMW][ZI_NL]; /* pass 1: the symbol boundaries of each lane's path in its own segment */
     /* events on a lane's own path (bit, output bytes and matches before it, kind: 0 = end of block, else the
@@ -905,12 +936,31 @@ ZI_FN void zi_block_header(zi_shared *sh, const uint8_t *in) {
     } else if (sh->btype == 1) {
         zi_fixed_lengths(sh->lens);
         sh->bitpos = base + b.pos;
-    } else {
-        uint32_t nlit, ndist;
-        const int e = zi_dynamic_lengths(&b, nbits, sh->lens, sh->hdr_lens, sh->codes, sh->pt, &nlit, &ndist);
+    } else { /* the code-length code here; zi_header_table, zi_header_lengths and zi_header_split go on */
+        const int e = zi_dynamic_head(&b, nbits, sh->cl, sh->codes, &sh->nlit, &sh->ndist);
         if (e) sh->err_code = (uint32_t)e;
-        sh->bitpos = base + b.pos;
+        sh->hdr_pos = b.pos;
+        sh->hdr_n = b.n;
     }
+}
+
+ZI_FN void zi_header_table(zi_shared *sh, uint32_t lane) {
+    for (uint32_t i = lane; i < 128; i += ZI_NL) sh->pt[i] = zi_cl_entry(sh->cl, sh->codes, i);
+}
+
+ZI_FN void zi_header_lengths(zi_shared *sh) {
+    zi_br b;
+    const uint32_t base = (sh->bitpos >> 3) * 8;
+    zi_br_init(&b, sh->hdr, sh->hdr_n, sh->hdr_pos);
+    const int e = zi_dynamic_lengths(&b, sh->nbits - base, sh->pt, sh->hdr_lens, sh->nlit + sh->ndist);
+    if (e) sh->err_code = (uint32_t)e;
+    sh->bitpos = base + b.pos;
+}
+
+ZI_FN void zi_header_split(zi_shared *sh, uint32_t lane) {
+    for (uint32_t s = lane; s < 320; s += ZI_NL)
+        sh->lens[s] = s < 288 ? (s < sh->nlit ? sh->hdr_lens[s] : 0)
+                              : (s - 288 < sh->ndist ? sh->hdr_lens[sh->nlit + s - 288] : 0);
 }
 
 /* A block's two tables (literal/length: lens[0, 288), distance: lens[288, 320)), built by all lanes:
@@ -919,7 +969,7 @@ ZI_FN void zi_block_header(zi_shared *sh, const uint8_t *in) {
  *        its length and a lower number (codes[] holds it meanwhile);
  * first  one lane: each length's first canonical code, the codes checked;
  * codes  lane per symbol: reversed code = that of its length's first + its rank;
- * layout one lane: subtables (codes longer than the root: few);
+ * sub    lane per symbol: subtables (codes longer than the root), sizes then places (zi_tables_sub_*);
  * fill   every symbol's entries. One lane doing all of it took a fifth of the time on low-ratio data. */
 #define ZI_TABLES(sh, lc, dc)                                                                                 \
     const zi_code lc = {(sh)->lens, (sh)->codes, (sh)->lt, 288, ZI_LROOT, ZI_LCAP, 0};                      \
@@ -930,6 +980,15 @@ ZI_FN void zi_tables_clear(zi_shared *sh, uint32_t lane) {
     zi_table_clear(&lc, lane, ZI_NL);
     zi_table_clear(&dc, lane, ZI_NL);
     if (lane < 32) sh->lcount[lane >> 4][lane & 15] = 0;
+    for (uint32_t i = lane; i < 1280; i += ZI_NL) {
+        sh->sub_bits[i] = 0;
+        sh->sub_owner[i] = 0xffffffffu;
+    }
+    if (lane == 0) {
+        sh->sub_at[0] = 1u << ZI_LROOT;
+        sh->sub_at[1] = 1u << ZI_DROOT;
+        sh->sub_err = 0;
+    }
 }
 
 ZI_FN void zi_tables_count(zi_shared *sh, uint32_t lane) {
@@ -955,10 +1014,38 @@ ZI_FN void zi_tables_codes(zi_shared *sh, uint32_t lane) {
     }
 }
 
-ZI_FN void zi_tables_layout(zi_shared *sh) {
-    ZI_TABLES(sh, lc, dc);
-    const int e = zi_table_layout(&lc);
-    sh->err_code = (uint32_t)(e ? e : zi_table_layout(&dc));
+/* Subtables (codes longer than the root) in two steps over the lanes, a symbol each (one lane walking every
+ * symbol twice took as long as the rest of the table build on low-ratio data, whose rare literals have long
+ * codes). sizes: each prefix's subtable needs the index bits of its longest code, its lowest symbol owns it;
+ * place: the owner takes room after the first level (in any order: subtables only need to be disjoint), points
+ * the prefix's entry at it and clears it. The room suffices for any code zi_code_first accepted; sub_err
+ * guards it all the same. */
+ZI_FN void zi_tables_sub_sizes(zi_shared *sh, uint32_t lane) {
+    for (uint32_t s = lane; s < 320; s += ZI_NL) {
+        const uint32_t t = s >= 288, root = t ? ZI_DROOT : ZI_LROOT, l = sh->lens[s];
+        if (l <= root) continue;
+        const uint32_t at = (t ? 1024 : 0) + (sh->codes[s] & ((1u << root) - 1));
+        ZI_ATOMIC_MAX(&sh->sub_bits[at], l - root);
+        ZI_ATOMIC_MIN(&sh->sub_owner[at], s);
+    }
+}
+
+ZI_FN void zi_tables_sub_place(zi_shared *sh, uint32_t lane) {
+    for (uint32_t s = lane; s < 320; s += ZI_NL) {
+        const uint32_t t = s >= 288, root = t ? ZI_DROOT : ZI_LROOT, l = sh->lens[s];
+        if (l <= root) continue;
+        const uint32_t prefix = sh->codes[s] & ((1u << root) - 1), at = (t ? 1024 : 0) + prefix;
+        if (sh->sub_owner[at] != s) continue;
+        const uint32_t bits = sh->sub_bits[at], size = 1u << bits, cap = t ? ZI_DCAP : ZI_LCAP;
+        const uint32_t off = zi_fetch_add(&sh->sub_at[t], size);
+        if (off + size > cap) {
+            sh->sub_err = ZI_E_CODE;
+            continue;
+        }
+        uint32_t *tab = t ? sh->dt : sh->lt;
+        tab[prefix] = ZI_ENTRY(root, ZI_SUB, bits, off);
+        for (uint32_t i = 0; i < size; i++) tab[off + i] = ZI_ENTRY(0, ZI_BAD, 0, 0);
+    }
 }
 
 ZI_FN void zi_tables_fill(zi_shared *sh, uint32_t lane) {
@@ -990,6 +1077,11 @@ ZI_FN void zi_stream(zi_shared *sh, const uint8_t *in, uint32_t nbytes, uint8_t 
     while (!sh->err_code) {
         ZI_ALL(zi_header_stage(sh, in, lane));
         ZI_ONE(zi_block_header(sh, in));
+        if (!sh->err_code && sh->btype == 2) {
+            ZI_ALL(zi_header_table(sh, lane));
+            ZI_ONE(zi_header_lengths(sh));
+            if (!sh->err_code) ZI_ALL(zi_header_split(sh, lane));
+        }
         ZI_TICK(0);
         if (sh->err_code) break;
         if (sh->btype == 0) {
@@ -1003,8 +1095,12 @@ ZI_FN void zi_stream(zi_shared *sh, const uint8_t *in, uint32_t nbytes, uint8_t 
             ZI_ONE(zi_tables_first(sh));
             if (sh->err_code) break;
             ZI_ALL(zi_tables_codes(sh, lane));
-            ZI_ONE(zi_tables_layout(sh));
-            if (sh->err_code) break;
+            ZI_ALL(zi_tables_sub_sizes(sh, lane));
+            ZI_ALL(zi_tables_sub_place(sh, lane));
+            if (sh->sub_err) {
+                ZI_ONE(sh->err_code = sh->sub_err);
+                break;
+            }
             ZI_ALL(zi_tables_fill(sh, lane));
             ZI_TICK(1);
             for (;;) {
