@@ -69,9 +69,11 @@ ZGPU_API void zgpu_free(void *ptr);
 typedef struct zgpu_context zgpu_context;
 
 typedef enum zgpu_gds_mode {
-    ZGPU_GDS_AUTO = 0, /* use GPUDirect Storage when libcufile loads and is not in compatibility mode */
+    ZGPU_GDS_AUTO = 0, /* use GPUDirect Storage when libcufile loads, is not in compatibility mode and accepts
+                        * the store's files (one is registered first); else pinned host staging */
     ZGPU_GDS_OFF = 1,  /* always read through pinned host staging */
-    ZGPU_GDS_ON = 2    /* require GDS; a device read fails if it is not usable */
+    ZGPU_GDS_ON = 2    /* require GDS (compatibility mode allowed); a device read fails, saying why, if cuFile
+                        * does not load or refuses the store's files */
 } zgpu_gds_mode;
 
 typedef struct zgpu_context_options {

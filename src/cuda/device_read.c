@@ -1,7 +1,8 @@
 /* The device executor: a selection read straight into device memory as one batch per wave.
  *
  *   plan (zg_plan_build + zg_plan_resolve: byte ranges, shard indexes)
- *   -> waves bounded by device_memory_budget (cuda/waves.h); for each wave, double-buffered:
+ *   -> waves bounded by device_memory_budget (cuda/waves.h), up to ZG_MAX_SETS in flight (a ring of buffer
+ *      sets, each with its own stream); for each wave:
  *      A  host pool: pread every range into pinned staging (or cuFile into device memory), parse/validate
  *         frames (cuda/frames.h, cuda/blosc_parse.h); chunks without a GPU decoder decode on the host
  *      B  layout: device pointers of every stream, descriptors written behind the data in the same buffer
