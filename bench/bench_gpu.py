@@ -281,13 +281,7 @@ def read_to_device_seconds(cp, files, repeat: int) -> float:
             for st in list(streams):
                 st.synchronize()
         once()
-        times = []
-        for _ in range(repeat):
-            cp.cuda.Device().synchronize()
-            t = time.perf_counter()
-            once()
-            times.append(time.perf_counter() - t)
-    return statistics.median(times)
+        return median_wall(cp, once, repeat)
 
 
 def read_tensorstore_copy(cp, path, repeat, src):

@@ -1140,9 +1140,13 @@ static zgpu_status make_segments(job *j, uint64_t end, int cpu) {
  * Returns the wave count to aim at. */
 #define PIPELINE_WAVES 3
 #define PIPELINE_MIN_WAVE ((uint64_t)128 << 20)
-static int pipeline_waves(const job *j) {
+static int forced_waves(void) { /* ZGPU_PIPELINE_WAVES, or 0 */
     const char *env = getenv("ZGPU_PIPELINE_WAVES");
-    if (env && atoi(env) > 0) return atoi(env);
+    return env && atoi(env) > 0 ? atoi(env) : 0;
+}
+
+static int pipeline_waves(const job *j) {
+    if (forced_waves()) return forced_waves();
     if (j->gpu_decode) {
         switch (j->pp.comp) {
         case COMP_ZSTD:
@@ -1189,8 +1193,7 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
     const size_t budget = j->a->ctx->opts.device_memory_budget ? j->a->ctx->opts.device_memory_budget : st->auto_budget;
     uint64_t limit = zg_wave_limit(budget);
     /* a few waves, so that the decode of one overlaps the I/O of the next (on another stream) */
-    const int forced = getenv("ZGPU_PIPELINE_WAVES") && atoi(getenv("ZGPU_PIPELINE_WAVES")) > 0;
-    limit = zg_pipeline_limit(j->n_t, cost, pipeline_waves(j), forced ? 0 : PIPELINE_MIN_WAVE, limit);
+    limit = zg_pipeline_limit(j->n_t, cost, pipeline_waves(j), forced_waves() ? 0 : PIPELINE_MIN_WAVE, limit);
     zgpu_status s = zg_waves_split(j->n_t, cost, limit, &waves, &nw);
     free(cost);
     if (s != ZGPU_OK) return zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", j->a->path), s;

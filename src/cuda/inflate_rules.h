@@ -43,11 +43,9 @@
 #ifdef __CUDA_ARCH__
 #define ZI_ATOMIC_MIN(p, v) atomicMin((p), (v))
 #define ZI_ATOMIC_MAX(p, v) atomicMax((p), (v))
-#define ZI_ATOMIC_ADD(p, v) atomicAdd((p), (v))
 #else
 #define ZI_ATOMIC_MIN(p, v) (*(p) = *(p) < (v) ? *(p) : (v))
 #define ZI_ATOMIC_MAX(p, v) (*(p) = *(p) > (v) ? *(p) : (v))
-#define ZI_ATOMIC_ADD(p, v) (*(p) += (v))
 #endif
 
 /* Adds v to *p (shared memory on the GPU) and returns the value before. */
@@ -203,11 +201,11 @@ ZI_FN uint32_t zi_symbol_entry(int dist, uint32_t s, uint32_t len) {
     return ZI_ENTRY(len, ZI_LEN, x, ((4u + (i & 3)) << x) + 3);
 }
 
-/* One code's table. The lengths are checked the way zlib and libdeflate do (no over-subscribed code; an
- * incomplete code only as a single 1-bit code; an empty code is allowed); each symbol gets its bit-reversed
- * canonical code in codes[]; the subtables are laid out as ZI_SUB entries in the first level, which must be
- * all ZI_BAD before (zi_table_clear), and cleared. fill (every lane, symbols lane, lane + nl, ...) writes each
- * symbol's entries. Errors: ZI_E_CODE. */
+/* One code's table: its lengths, each symbol's bit-reversed canonical code (codes[]), the table whose first
+ * level zi_table_clear sets to ZI_BAD and zi_tables_sub_* (below) fill with subtable pointers; fill (every lane,
+ * symbols lane, lane + nl, ...) then writes each symbol's entries. The lengths are checked (zi_code_first) the
+ * way zlib and libdeflate do: no over-subscribed code; an incomplete code only as a single 1-bit code; an empty
+ * code is allowed. */
 typedef struct zi_code {
     const uint8_t *lens;
     uint16_t *codes;
@@ -243,48 +241,6 @@ ZI_FN uint32_t zi_reverse(uint32_t code, uint32_t l) {
     for (uint32_t k = 0; k < l; k++) rev |= ((code >> k) & 1u) << (l - 1 - k);
     return rev;
 #endif
-}
-
-/* The subtables of the codes longer than the root, as ZI_SUB entries in the first level (cleared to ZI_BAD
- * before), each subtable cleared; c->codes holds every symbol's reversed code. One lane. */
-ZI_FN int zi_table_layout(const zi_code *c) {
-    const uint32_t mask = (1u << c->root) - 1;
-    uint32_t any = 0;
-    for (uint32_t s = 0; s < c->n; s++) {
-        const uint32_t l = c->lens[s];
-        if (l <= c->root) continue;
-        uint32_t *e = &c->tab[c->codes[s] & mask]; /* this prefix's subtable needs l - root index bits or more */
-        const uint32_t bits = ZI_E_KIND(*e) == ZI_SUB && ZI_E_EXTRA(*e) > l - c->root ? ZI_E_EXTRA(*e) : l - c->root;
-        *e = ZI_ENTRY(c->root, ZI_SUB, bits, 0);
-        any = 1;
-    }
-    if (!any) return ZI_OK;
-    uint32_t at = 1u << c->root;
-    for (uint32_t s = 0; s < c->n; s++) { /* subtable offsets, in the order prefixes first appear */
-        const uint32_t l = c->lens[s];
-        if (l <= c->root) continue;
-        uint32_t *e = &c->tab[c->codes[s] & mask];
-        if (ZI_E_VAL(*e)) continue;
-        const uint32_t size = 1u << ZI_E_EXTRA(*e);
-        if (at + size > c->cap) return ZI_E_CODE; /* cannot happen for a valid code (cap is above the bound) */
-        *e = ZI_ENTRY(c->root, ZI_SUB, ZI_E_EXTRA(*e), at);
-        for (uint32_t i = 0; i < size; i++) c->tab[at + i] = ZI_ENTRY(0, ZI_BAD, 0, 0);
-        at += size;
-    }
-    return ZI_OK;
-}
-
-/* One lane, start to end (the code-length code; zi_tables_* split the same steps over the lanes). */
-ZI_FN int zi_table_prep(const zi_code *c) {
-    uint32_t count[16] = {0}, next[16];
-    for (uint32_t s = 0; s < c->n; s++) count[c->lens[s]]++;
-    const int e = zi_code_first(count, next);
-    if (e) return e;
-    for (uint32_t s = 0; s < c->n; s++) {
-        const uint32_t l = c->lens[s];
-        if (l) c->codes[s] = (uint16_t)zi_reverse(next[l]++, l);
-    }
-    return zi_table_layout(c);
 }
 
 ZI_FN void zi_table_fill(const zi_code *c, uint32_t lane, uint32_t nl) {
@@ -364,7 +320,7 @@ ZI_FN int zi_dynamic_head(zi_br *b, uint32_t nbits, uint8_t *cl, uint16_t *codes
  * one), or ZI_BAD. */
 ZI_FN uint32_t zi_cl_entry(const uint8_t *cl, const uint16_t *codes, uint32_t i) {
     for (uint32_t s = 0; s < 19; s++)
-        if (cl[s] && (i & ((1u << cl[s]) - 1)) == codes[s]) return ZI_ENTRY(cl[s], ZI_LIT, 0, s);
+        if (cl[s] && (i & ((1u << cl[s]) - 1)) == codes[s]) return zi_symbol_entry(0, s, cl[s]);
     return ZI_ENTRY(0, ZI_BAD, 0, 0);
 }
 
@@ -998,7 +954,7 @@ ZI_FN void zi_tables_count(zi_shared *sh, uint32_t lane) {
         uint32_t r = 0;
         for (uint32_t k = lo; k < s; k++) r += sh->lens[k] == l;
         sh->codes[s] = (uint16_t)r;
-        ZI_ATOMIC_ADD(&sh->lcount[t][l], 1u);
+        zi_fetch_add(&sh->lcount[t][l], 1u);
     }
 }
 
