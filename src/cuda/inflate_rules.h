@@ -72,6 +72,7 @@ ZI_FN uint32_t zi_fetch_add(uint32_t *p, uint32_t v) {
 #define ZI_LCAP 2560     /* >= 1024 + the subtables of any valid code (288 symbols, codes <= 15 bits) */
 #define ZI_DROOT 8
 #define ZI_DCAP 768      /* >= 256 + the subtables of any valid distance code (32 symbols) */
+#define ZI_MAX_PARTS 8 /* parts a stream may be split into (see "parts") */
 #define ZI_MAX_BYTES 0x0fffffffu /* streams and outputs under 256 MiB: bit positions (+ a window) fit 32 bits */
 
 /* Per-stream error codes (0 = fine); zi_error_text() names them. */
@@ -359,6 +360,21 @@ ZI_FN void zi_fixed_lengths(uint8_t *lens) {
     for (uint32_t s = 0; s < 32; s++) lens[288 + s] = 5;
 }
 
+/* ------------------------------------------------------------------------------------------------ output */
+/* Output elements: bytes, or, for a part of a stream decoded before the bytes ahead of it are known (see "parts"
+ * below), 16-bit values: a byte (below 256), or the mark 255 + d of "the byte d before the part's first", d in
+ * [1, ZI_WINDOW]. Such a part's output starts with ZI_WINDOW marks (d = ZI_WINDOW .. 1), so that its matches
+ * copy them like any earlier byte and every match byte ends up a byte or a mark. */
+#define ZI_WINDOW 32768u
+ZI_FN void zi_put(void *out, uint32_t wide, uint32_t i, uint32_t v) {
+    if (wide) ((uint16_t *)out)[i] = (uint16_t)v;
+    else ((uint8_t *)out)[i] = (uint8_t)v;
+}
+
+ZI_FN uint32_t zi_at(const void *out, uint32_t wide, uint32_t i) {
+    return wide ? ((const uint16_t *)out)[i] : ((const uint8_t *)out)[i];
+}
+
 /* ------------------------------------------------------------------------------------------------ the block */
 /* A match waiting to be copied: out[pos, pos + len) from distance dist back. */
 typedef struct zi_match {
@@ -422,6 +438,8 @@ typedef struct zi_shared {
     /* uniform state, written by one lane between barriers */
     uint32_t bitpos, nbits, outpos, cap, nvalid, wout, nmatch, next, block_final, btype, err_code, err2;
     uint32_t stored_len, jump, jumped;
+    /* a part (zi_decode): 16-bit output, its first element; the later parts' starts, the one it stopped at */
+    uint32_t wide, out0, nstops, stops[ZI_MAX_PARTS], stopped, end_part;
     uint32_t stat_windows, stat_short, stat_rounds; /* windows, those cut short, pointer-jumping rounds */
     long long tick_last, tick[ZI_PHASES]; /* profile (GPU): clock cycles lane 0 spent in each phase */
     int wres;
@@ -721,8 +739,9 @@ ZI_FN void zi_resolve(zi_shared *sh) {
 /* Lane `lane` of the true chain decodes its range again: literals to out, matches to the list, or (jump mode)
  * for every match byte x at window offset x - outpos, src[x - outpos] = x - dist + 1 (0 stays: a literal). A
  * distance past the output's start sets err2. */
-ZI_FN void zi_pass2(zi_shared *sh, const uint8_t *in, uint8_t *out, zi_match *ml, uint32_t *src, uint32_t lane) {
+ZI_FN void zi_pass2(zi_shared *sh, const uint8_t *in, void *out, zi_match *ml, uint32_t *src, uint32_t lane) {
     if (lane >= sh->nvalid) return;
+    const uint32_t wide = sh->wide;
     zi_br b;
     zi_br_init(&b, in, (sh->nbits + 7) >> 3, sh->from[lane]);
     uint32_t o = sh->outpos + sh->obase[lane], mi = sh->mbase[lane];
@@ -731,7 +750,7 @@ ZI_FN void zi_pass2(zi_shared *sh, const uint8_t *in, uint8_t *out, zi_match *ml
         uint32_t a, d;
         const int t = zi_token(&b, sh->lt, sh->dt, &a, &d);
         if (t == ZI_T_LIT) {
-            out[o++] = (uint8_t)a;
+            zi_put(out, wide, o++, a);
         } else if (t == ZI_T_MATCH) {
             if (d > o) {
                 sh->err2 = ZI_E_DIST;
@@ -759,17 +778,16 @@ ZI_FN void zi_pass2(zi_shared *sh, const uint8_t *in, uint8_t *out, zi_match *ml
 
 /* Bytes [pos, pos + len) := the bytes dist back, where the source may overlap the destination (period dist):
  * byte k copies from pos - dist + k % dist, a source written before the run starts. Lane wl of 32. */
-ZI_FN void zi_copy_run(uint8_t *out, uint32_t pos, uint32_t len, uint32_t dist, uint32_t wl) {
-    const uint8_t *src = out + pos - dist;
-    uint8_t *dst = out + pos;
+ZI_FN void zi_copy_run(void *out, uint32_t wide, uint32_t pos, uint32_t len, uint32_t dist, uint32_t wl) {
+    const uint32_t src = pos - dist;
     if (dist >= len) {
-        for (uint32_t k = wl; k < len; k += 32) dst[k] = src[k];
+        for (uint32_t k = wl; k < len; k += 32) zi_put(out, wide, pos + k, zi_at(out, wide, src + k));
         return;
     }
     const uint32_t step = 32 % dist;
     uint32_t r = wl < dist ? wl : wl % dist;
     for (uint32_t k = wl; k < len; k += 32) {
-        dst[k] = src[r];
+        zi_put(out, wide, pos + k, zi_at(out, wide, src + r));
         r += step;
         if (r >= dist) r -= dist;
     }
@@ -831,18 +849,18 @@ ZI_FN void zi_jump_round(zi_shared *sh, uint32_t *src, uint32_t lane) {
     if (moved) sh->jumped = 1;
 }
 
-ZI_FN void zi_jump_copy(zi_shared *sh, uint8_t *out, const uint32_t *src, uint32_t lane) {
-    const uint32_t o0 = sh->outpos, n = sh->wout;
+ZI_FN void zi_jump_copy(zi_shared *sh, void *out, const uint32_t *src, uint32_t lane) {
+    const uint32_t o0 = sh->outpos, n = sh->wout, wide = sh->wide;
     for (uint32_t x = lane; x < n; x += ZI_NL) {
         const uint32_t v = src[x];
-        if (v) out[o0 + x] = out[v - 1];
+        if (v) zi_put(out, wide, o0 + x, zi_at(out, wide, v - 1));
     }
 }
 
 /* Warp 0: the matches of a window too large for pointer jumping, in order. Adjacent matches with one distance
  * are one periodic run (label volumes: thousands of 258-byte matches at one distance); the warp fences (its
  * barrier orders its lanes' memory accesses) after each run, as a run may read the last. */
-ZI_FN void zi_matches(zi_shared *sh, uint8_t *out, const zi_match *ml) {
+ZI_FN void zi_matches(zi_shared *sh, void *out, const zi_match *ml) {
     const uint32_t n = sh->nmatch;
     uint32_t i = 0;
     while (i < n) {
@@ -853,7 +871,7 @@ ZI_FN void zi_matches(zi_shared *sh, uint8_t *out, const zi_match *ml) {
             uint32_t end = m0.pos + m0.len;
             for (i++; i < hi && sh->stage[i - lo].pos == end && sh->stage[i - lo].dist == m0.dist; i++)
                 end += sh->stage[i - lo].len;
-            ZI_WARP(zi_copy_run(out, m0.pos, end - m0.pos, m0.dist, wl));
+            ZI_WARP(zi_copy_run(out, sh->wide, m0.pos, end - m0.pos, m0.dist, wl));
         }
     }
 }
@@ -1010,27 +1028,53 @@ ZI_FN void zi_tables_fill(zi_shared *sh, uint32_t lane) {
     zi_table_fill(&dc, lane, ZI_NL);
 }
 
-ZI_FN void zi_finish(zi_shared *sh, int *status, size_t *actual) {
+/* The verdict on a decode: a part that stopped where a later one starts is fine as far as it went; a whole
+ * stream (narrow, no stops) must fill its output exactly; whatever reached the final block must end there. */
+ZI_FN int zi_verdict(const zi_shared *sh) {
     uint32_t e = sh->err_code;
-    if (!e && sh->outpos != sh->cap) e = ZI_E_SIZE;
+    if (!e && sh->stopped) return ZI_OK;
+    if (!e && !sh->wide && !sh->nstops && sh->outpos != sh->cap) e = ZI_E_SIZE;
     if (!e && (sh->bitpos + 7) >> 3 != (sh->nbits + 7) >> 3) e = ZI_E_TRAILING;
-    *status = (int)e;
-    *actual = sh->outpos;
+    return (int)e;
 }
 
-/* Decodes the raw DEFLATE stream in[0, nbytes) into out[0, cap), which it must fill exactly; scratch:
- * ZI_SCRATCH bytes (a match list and the pointer-jumping sources). *status: ZI_OK or ZI_E_*; *actual: bytes
- * written. */
+/* Before each block of a part: does a later part start here? */
+ZI_FN void zi_part_stop(zi_shared *sh) {
+    for (uint32_t m = 0; m < sh->nstops; m++)
+        if (sh->bitpos == sh->stops[m]) {
+            sh->stopped = 1;
+            sh->end_part = m;
+            return;
+        }
+}
+
+/* What to decode: from bit `start` (a block header), to the first block that starts at one of stops[0, nstops)
+ * (then sh->stopped, sh->end_part = its index), else to the final block; into cap elements of out, 16-bit
+ * ones (wide) after ZI_WINDOW marks. A whole stream: start 0, no stops, bytes. */
+typedef struct zi_spec {
+    uint32_t start, nstops, wide, cap;
+    uint32_t stops[ZI_MAX_PARTS];
+} zi_spec;
+
+/* Decodes the raw DEFLATE stream in[0, nbytes) as spec says; scratch: ZI_SCRATCH bytes (a match list and the
+ * pointer-jumping sources). Afterwards zi_verdict() and sh->outpos - sh->out0 elements written. */
 #define ZI_SCRATCH (ZI_MCAP * sizeof(zi_match) + ZI_JUMP_BYTES * sizeof(uint32_t))
-ZI_FN void zi_stream(zi_shared *sh, const uint8_t *in, uint32_t nbytes, uint8_t *out, uint32_t cap, void *scratch,
-                     int *status, size_t *actual) {
+ZI_FN void zi_decode(zi_shared *sh, const uint8_t *in, uint32_t nbytes, void *out, void *scratch, const zi_spec *spec) {
     zi_match *ml = (zi_match *)scratch;
     uint32_t *src = (uint32_t *)(ml + ZI_MCAP);
-    ZI_ONE(sh->bitpos = 0; sh->nbits = nbytes * 8; sh->outpos = 0; sh->cap = cap; sh->block_final = 0;
+    ZI_ONE(sh->bitpos = spec->start; sh->nbits = nbytes * 8; sh->wide = spec->wide;
+           sh->out0 = spec->wide ? ZI_WINDOW : 0; sh->outpos = sh->out0; sh->cap = spec->cap; sh->block_final = 0;
+           sh->nstops = spec->nstops; for (uint32_t m = 0; m < spec->nstops; m++) sh->stops[m] = spec->stops[m];
+           sh->stopped = 0; sh->end_part = spec->nstops;
            sh->stat_windows = 0; sh->stat_short = 0; sh->stat_rounds = 0;
            for (int k = 0; k < ZI_PHASES; k++) sh->tick[k] = 0; ZI_TICK(0); sh->tick[0] = 0;
-           sh->err_code = nbytes > ZI_MAX_BYTES || cap > ZI_MAX_BYTES ? ZI_E_TOO_BIG : 0);
+           sh->err_code = nbytes > ZI_MAX_BYTES || spec->cap > ZI_MAX_BYTES || sh->out0 > spec->cap ? ZI_E_TOO_BIG : 0);
+    if (sh->wide && !sh->err_code) ZI_ALL(for (uint32_t k = lane; k < ZI_WINDOW; k += ZI_NL) zi_put(out, 1, k, 255 + ZI_WINDOW - k));
     while (!sh->err_code) {
+        if (sh->nstops) {
+            ZI_ONE(zi_part_stop(sh));
+            if (sh->stopped) break;
+        }
         ZI_ALL(zi_header_stage(sh, in, lane));
         ZI_ONE(zi_block_header(sh, in));
         if (!sh->err_code && sh->btype == 2) {
@@ -1042,7 +1086,7 @@ ZI_FN void zi_stream(zi_shared *sh, const uint8_t *in, uint32_t nbytes, uint8_t 
         if (sh->err_code) break;
         if (sh->btype == 0) {
             const uint32_t from = sh->next >> 3, len = sh->stored_len, o = sh->outpos;
-            ZI_ALL(for (uint32_t k = lane; k < len; k += ZI_NL) out[o + k] = in[from + k]);
+            ZI_ALL(for (uint32_t k = lane; k < len; k += ZI_NL) zi_put(out, sh->wide, o + k, in[from + k]));
             ZI_ONE(sh->outpos += len; sh->bitpos = sh->next + len * 8);
             ZI_TICK(0);
         } else {
@@ -1109,7 +1153,153 @@ ZI_FN void zi_stream(zi_shared *sh, const uint8_t *in, uint32_t nbytes, uint8_t 
         }
         if (sh->block_final) break;
     }
-    ZI_ONE(zi_finish(sh, status, actual));
+}
+
+/* A whole stream into out[0, cap), which it must fill exactly. *status: ZI_OK or ZI_E_*; *actual: bytes written. */
+ZI_FN void zi_stream(zi_shared *sh, const uint8_t *in, uint32_t nbytes, uint8_t *out, uint32_t cap, void *scratch,
+                     int *status, size_t *actual) {
+    zi_spec spec;
+    spec.start = 0;
+    spec.nstops = 0;
+    spec.wide = 0;
+    spec.cap = cap;
+    zi_decode(sh, in, nbytes, out, scratch, &spec);
+    ZI_ONE(*status = zi_verdict(sh); *actual = sh->outpos);
+}
+
+/* ------------------------------------------------------------------------------------------------ parts */
+/* One thread block decodes a stream at 100-200 MB/s (its windows follow one another), so a batch of fewer
+ * streams than the GPU has thread blocks leaves SMs idle, and a stream's decode time is the read's floor. A
+ * stream is therefore split into parts, each decoded by its own thread block:
+ *   find    part k > 0 of P starts at the first bit at or after k/P of the stream where a dynamic Huffman
+ *           block header is valid by every rule and both of its codes are complete (zi_header_at): a
+ *           guess. None there: the part is empty;
+ *   decode  part 0 decodes into the output from bit 0, every other part from its guess into a buffer of 16-bit
+ *           elements (ZI_WINDOW marks for the bytes before it that it cannot know, then bytes or marks); each
+ *           stops at the first block that starts where a later part's guess is, else goes on to the final
+ *           block;
+ *   chain   part 0 is true; a part it stopped at starts at a true block boundary, so is true too, and so on to
+ *           the part that decoded the final block (zi_parts_chain). A wrong guess is passed over by the part
+ *           before, which decodes on (in the worst case part 0 decodes everything, as without parts). Parts in
+ *           the chain have known output offsets; in chain order, each part's marks take the bytes before it
+ *           (zi_part_resolve);
+ *   redo    a stream whose chain has an error, overflows a part's buffer or misses the expected size is decoded
+ *           again whole, which gives the exact error of a whole-stream decode.
+ * Nothing a guess leads to is trusted: only a part's own decode of the true bits ever reaches the output. */
+#define ZI_NO_BIT 0xffffffffu
+#define ZI_PART_MIN_BYTES (256u << 10) /* a stream gets a part per this many stored bytes, at most */
+
+/* Parts a stream of nbytes stored bytes gets of a batch's P: one per min_bytes at most (ZI_PART_MIN_BYTES; the
+ * unit test splits small streams). */
+ZI_FN uint32_t zi_stream_parts(uint32_t nbytes, uint32_t P, uint32_t min_bytes) {
+    const uint32_t most = nbytes / min_bytes;
+    return P < most ? P : most ? most : 1;
+}
+
+/* Where part k of P of a stream of nbits bits begins its search, and where the search ends (the next part's). */
+ZI_FN uint32_t zi_part_from(uint32_t nbits, uint32_t k, uint32_t P) { return (uint32_t)((uint64_t)nbits * k / P); }
+
+/* Whether a dynamic Huffman block header passes every check at bit c: block type 2, at most 286 / 30 codes,
+ * a valid code-length code, code lengths that decode exactly, an end-of-block code, a complete literal/length
+ * code and a valid distance code. Random bits pass about once in 10^7 positions or rarer. */
+ZI_FN int zi_header_at(const uint8_t *in, uint32_t nbytes, uint32_t c) {
+    const uint32_t nbits = nbytes * 8;
+    if (c + 17 > nbits) return 0;
+    zi_br b;
+    zi_br_init(&b, in, nbytes, c);
+    const uint32_t h = zi_bits(&b, 17); /* BFINAL, BTYPE, HLIT, HDIST, HCLEN */
+    if (((h >> 1) & 3) != 2 || ((h >> 3) & 31) > 29 || ((h >> 8) & 31) > 29) return 0;
+    zi_br_init(&b, in, nbytes, c + 3);
+    uint8_t cl[19];
+    uint16_t codes[19];
+    uint32_t nlit, ndist;
+    if (zi_dynamic_head(&b, nbits, cl, codes, &nlit, &ndist)) return 0;
+    uint32_t pt[128];
+    for (uint32_t i = 0; i < 128; i++) pt[i] = ZI_ENTRY(0, ZI_BAD, 0, 0);
+    for (uint32_t s = 0; s < 19; s++)
+        if (cl[s])
+            for (uint32_t i = codes[s]; i < 128; i += 1u << cl[s]) pt[i] = zi_symbol_entry(0, s, cl[s]);
+    uint8_t lens[320];
+    if (zi_dynamic_lengths(&b, nbits, pt, lens, nlit + ndist)) return 0;
+    uint32_t count[2][16] = {{0}}, first[16];
+    for (uint32_t s = 0; s < nlit + ndist; s++) count[s >= nlit][lens[s]]++;
+    if (zi_code_first(count[0], first) || zi_code_first(count[1], first)) return 0;
+    int32_t left = 1; /* complete literal/length code (zlib and libdeflate always send one) */
+    for (uint32_t l = 1; l < 16; l++) left = left * 2 - (int32_t)count[0][l];
+    return left == 0;
+}
+
+/* The finder, one round: lane `lane` tests ZI_FIND_STEP candidates from base + lane, ZI_NL apart, keeping the
+ * first hit in *best (shared; the smallest across lanes wins). */
+#define ZI_FIND_STEP 8
+ZI_FN void zi_find_round(const uint8_t *in, uint32_t nbytes, uint32_t base, uint32_t to, uint32_t lane, uint32_t *best) {
+    for (uint32_t j = 0; j < ZI_FIND_STEP; j++) {
+        const uint32_t c = base + lane + j * ZI_NL;
+        if (c >= to || c >= *best) return;
+        if (zi_header_at(in, nbytes, c)) {
+            ZI_ATOMIC_MIN(best, c);
+            return;
+        }
+    }
+}
+
+/* A part's decode spec: part k (its start from the finder, ZI_NO_BIT where it found none) of np, stopping at
+ * the later parts' starts. */
+ZI_FN zi_spec zi_part_spec(const uint32_t *start, uint32_t k, uint32_t np, uint32_t cap) {
+    zi_spec sp;
+    sp.start = k ? start[k] : 0;
+    sp.nstops = np - 1 - k;
+    for (uint32_t m = 0; m < sp.nstops; m++) sp.stops[m] = start[k + 1 + m];
+    sp.wide = k > 0;
+    sp.cap = cap;
+    return sp;
+}
+
+/* Part k > 0's 16-bit buffer: its own slot of the stream's np - 1 slots (slot k - 1) and those of the empty parts
+ * right after it, which it decodes on over. Returns how many slots. A slot holds ZI_WINDOW marks and twice the
+ * stream's output over np (zi_part_slot), so a part holds its own share twice over. */
+ZI_FN uint32_t zi_part_slots(const uint32_t *start, uint32_t k, uint32_t np) {
+    uint32_t j = k + 1;
+    while (j < np && start[j] == ZI_NO_BIT) j++;
+    return j - k;
+}
+
+ZI_FN uint32_t zi_part_slot(uint32_t out_bytes, uint32_t np) {
+    const uint32_t share = (uint32_t)(((uint64_t)out_bytes + np - 1) / np);
+    return ZI_WINDOW + (2 * share < out_bytes ? 2 * share : out_bytes);
+}
+
+/* The chain of a stream's parts (results of zi_decode: status, elements written, the stop index it ended at,
+ * np = nothing met), their output offsets; 0, or 1 where the stream must be decoded again whole. */
+ZI_FN int zi_parts_chain(const int *status, const uint32_t *size, const uint32_t *end, const uint32_t *start,
+                         uint32_t np, uint32_t out_bytes, uint32_t *chain, uint32_t *off, uint32_t *nchain) {
+    uint32_t j = 0, o = 0, n = 0;
+    for (;;) {
+        if (status[j] != ZI_OK || (j && start[j] == ZI_NO_BIT) || size[j] > out_bytes - o) return 1;
+        chain[n] = j;
+        off[n++] = o;
+        o += size[j];
+        const uint32_t next = j + 1 + end[j]; /* end[j] == np - 1 - j: the final block */
+        if (next >= np) break;
+        j = next;
+    }
+    *nchain = n;
+    return o != out_bytes;
+}
+
+/* Part output element i (a 16-bit value) of a part whose first byte is out[off]: the byte, or the earlier byte
+ * its mark names (final by then: earlier parts are resolved first). 0, or 1 for a mark reaching before the
+ * stream's output (then the stream is decoded again, which names the error). */
+ZI_FN int zi_part_resolve(uint8_t *out, uint32_t off, const uint16_t *part, uint32_t i) {
+    const uint32_t v = part[ZI_WINDOW + i];
+    if (v < 256) {
+        out[off + i] = (uint8_t)v;
+        return 0;
+    }
+    const uint32_t d = v - 255;
+    if (d > off) return 1;
+    out[off + i] = out[off - d];
+    return 0;
 }
 
 #endif

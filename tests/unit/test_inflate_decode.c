@@ -177,6 +177,137 @@ static void test_reuse(void) {
     free(b.p);
 }
 
+/* ------------------------------------------------------------------------------------------------ parts */
+/* The parts flow of inflate_kernels.cu on the CPU: find each part's start, decode every part (part 0 into out,
+ * the others into 16-bit buffers), chain them, resolve the marks in chain order; a stream the chain rejects is
+ * decoded again whole. force_start (k, bit): replaces part k's found start (a wrong guess), k = 0: none. */
+typedef struct parts_result {
+    uint32_t np, nfound, nchain, redone; /* parts, those with a start (part 0 and the finder's), in the chain */
+} parts_result;
+
+static int run_parts(const uint8_t *c, size_t cn, uint8_t *out, size_t cap, uint32_t P, uint32_t min_bytes,
+                     uint32_t force_k, uint32_t force_bit, parts_result *r) {
+    const uint32_t np = zi_stream_parts((uint32_t)cn, P, min_bytes), nbits = (uint32_t)cn * 8;
+    uint32_t start[ZI_MAX_PARTS] = {0};
+    for (uint32_t k = 1; k < np; k++) {
+        const uint32_t from = zi_part_from(nbits, k, np), to = zi_part_from(nbits, k + 1, np);
+        uint32_t best = ZI_NO_BIT;
+        for (uint32_t base = from; base < to && best == ZI_NO_BIT; base += ZI_NL * ZI_FIND_STEP)
+            for (uint32_t lane = 0; lane < ZI_NL; lane++) zi_find_round(c, (uint32_t)cn, base, to, lane, &best);
+        start[k] = best;
+    }
+    if (force_k && force_k < np) start[force_k] = force_bit;
+    const uint32_t slot = zi_part_slot((uint32_t)cap, np);
+    uint16_t *slots = malloc(sizeof(uint16_t) * slot * (np > 1 ? np - 1 : 1)), *wide[ZI_MAX_PARTS] = {0};
+    int status[ZI_MAX_PARTS];
+    uint32_t size[ZI_MAX_PARTS], end[ZI_MAX_PARTS];
+    for (uint32_t k = 0; k < np; k++) {
+        status[k] = ZI_OK;
+        size[k] = 0;
+        end[k] = np - 1 - k;
+        if (k && start[k] == ZI_NO_BIT) continue;
+        const zi_spec sp = zi_part_spec(start, k, np, k ? slot * zi_part_slots(start, k, np) : (uint32_t)cap);
+        wide[k] = k ? slots + (size_t)slot * (k - 1) : NULL;
+        zi_decode(SH, c, (uint32_t)cn, k ? (void *)wide[k] : (void *)out, ML, &sp);
+        status[k] = zi_verdict(SH);
+        size[k] = SH->outpos - SH->out0;
+        end[k] = SH->end_part;
+    }
+    uint32_t chain[ZI_MAX_PARTS], off[ZI_MAX_PARTS], nchain = 0;
+    int redo = zi_parts_chain(status, size, end, start, np, (uint32_t)cap, chain, off, &nchain);
+    for (uint32_t q = 1; q < nchain && !redo; q++)
+        for (uint32_t i = 0; i < size[chain[q]] && !redo; i++) redo = zi_part_resolve(out, off[q], wide[chain[q]], i);
+    free(slots);
+    r->np = np;
+    r->nfound = 1;
+    for (uint32_t k = 1; k < np; k++) r->nfound += start[k] != ZI_NO_BIT;
+    r->nchain = redo ? 0 : nchain;
+    r->redone = (uint32_t)redo;
+    if (!redo) return ZI_OK;
+    size_t actual;
+    return run_decoder(c, cn, out, cap, &actual);
+}
+
+/* Streams of many blocks split into 2, 3 and 8 parts: the same bytes as the whole decode; the finder's guesses
+ * are right on zlib's and libdeflate's streams (every part in the chain); a wrong guess is passed over. */
+static void test_parts(void) {
+    const int kinds[] = {0, 1, 4, 2};
+    const char *names[] = {"u16-image", "labels", "floats", "text"};
+    size_t chained = 0, found = 0, parts = 0, redone = 0;
+    for (int ki = 0; ki < 4; ki++) {
+        sample s = make(names[ki], 1u << 20, kinds[ki]);
+        for (int variant = 0; variant < 3; variant++) {
+            size_t cn;
+            uint8_t *c = variant == 2 ? libdeflate_raw(&s, 6, &cn) : zlib_raw(&s, 6, Z_DEFAULT_STRATEGY, variant ? 9 : 1, &cn);
+            uint8_t *out = malloc(s.n + 1);
+            const uint32_t Ps[] = {2, 3, 8};
+            for (int pi = 0; pi < 3; pi++) {
+                parts_result r;
+                memset(out, 0xa5, s.n);
+                const int st = run_parts(c, cn, out, s.n, Ps[pi], 1024, 0, 0, &r);
+                CHECK_MSG(st == ZI_OK && memcmp(out, s.p, s.n) == 0, "%s variant %d, %u parts: %s%s", s.name, variant,
+                          Ps[pi], zi_error_text(st), st == ZI_OK ? ", output differs" : "");
+                chained += r.nchain;
+                found += r.nfound;
+                parts += r.np;
+                redone += r.redone;
+                /* a wrong guess (one bit past part 1's start): part 0 decodes through, nothing else changes */
+                memset(out, 0xa5, s.n);
+                const int st2 = run_parts(c, cn, out, s.n, Ps[pi], 1024, 1, zi_part_from((uint32_t)cn * 8, 1, r.np) + 1, &r);
+                CHECK_MSG(st2 == ZI_OK && memcmp(out, s.p, s.n) == 0, "%s variant %d, %u parts, wrong guess: %s",
+                          s.name, variant, Ps[pi], zi_error_text(st2));
+            }
+            free(out);
+            free(c);
+        }
+        free(s.p);
+    }
+    printf("parts: %zu, %zu with a start (the others' slices hold no block start), %zu of them in their stream's "
+           "chain, %zu streams decoded again whole\n", parts, found, chained, redone);
+    CHECK(parts > 100);
+    CHECK(redone == 0);
+    CHECK(chained == found); /* every guess of the finder was a block start */
+    CHECK(found * 10 >= parts * 8);
+}
+
+/* Damaged streams split into parts give the verdict of the whole decode (the chain sends them to a redo or
+ * decodes them the same way). */
+static void test_parts_damaged(void) {
+    sample s = make("damaged", 200000, 0);
+    size_t cn;
+    uint8_t *c = zlib_raw(&s, 6, Z_DEFAULT_STRATEGY, 1, &cn);
+    uint8_t *d = malloc(cn + 64), *o1 = malloc(s.n + 1), *o2 = malloc(s.n + 1);
+    size_t errors = 0;
+    for (int trial = 0; trial < 36; trial++) {
+        const size_t dn = damage(c, cn, d, trial);
+        size_t actual;
+        parts_result r;
+        const int whole = run_decoder(d, dn, o1, s.n, &actual);
+        const int st = run_parts(d, dn, o2, s.n, 4, 1024, 0, 0, &r);
+        CHECK_MSG(st == whole, "trial %d: parts %s, whole %s", trial, zi_error_text(st), zi_error_text(whole));
+        if (st == ZI_OK && whole == ZI_OK) CHECK(memcmp(o1, o2, s.n) == 0);
+        errors += st != ZI_OK;
+    }
+    CHECK(errors > 10);
+    free(d);
+    free(o1);
+    free(o2);
+    free(c);
+    free(s.p);
+}
+
+/* The finder on random bytes: a header passing every check is rare (a wrong guess costs a part's time). */
+static void test_finder_random(void) {
+    const uint32_t n = 4u << 20;
+    uint8_t *b = malloc(n);
+    for (uint32_t i = 0; i < n; i++) b[i] = (uint8_t)rnd();
+    uint32_t hits = 0;
+    for (uint32_t c = 0; c + 4096 < n * 8; c++) hits += (uint32_t)zi_header_at(b, n, c);
+    printf("finder: %u headers passing every check in %u random bits\n", hits, n * 8);
+    CHECK(hits <= 4);
+    free(b);
+}
+
 int main(void) {
     SH = malloc(sizeof *SH);
     ML = malloc(ZI_SCRATCH);
@@ -188,6 +319,9 @@ int main(void) {
     CHECK(windows > 1000);
     test_damaged_streams();
     test_reuse();
+    test_parts();
+    test_parts_damaged();
+    test_finder_random();
     free(SH);
     free(ML);
     TEST_MAIN_END();
