@@ -764,6 +764,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     cudaStream_t s = b->stream;
     const uint64_t data_end = L->pos;
     size_t n_fmt[N_FMT] = {0}, n_copy = 0, n_gpu = 0, n_refs = 0, n_unsh = 0;
+    uint64_t inflate_max_out = 0; /* the largest output of a stream zgpu's DEFLATE decoder takes */
     for (size_t i = first; i < first + count; i++) {
         const dtask *t = &j->t[i];
         if (t->kind != T_GPU) continue;
@@ -771,14 +772,19 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
         if (pp->comp == COMP_BLOSC) {
             int fmt = task_fmt(j, t);
             for (size_t k = 0; k < t->n_streams; k++) {
-                if (t->streams[k].raw || t->bh.memcpyed) n_copy++;
-                else n_fmt[fmt]++;
+                if (t->streams[k].raw || t->bh.memcpyed) {
+                    n_copy++;
+                } else {
+                    n_fmt[fmt]++;
+                    if (fmt == FMT_INFLATE && t->streams[k].dst_len > inflate_max_out) inflate_max_out = t->streams[k].dst_len;
+                }
             }
             if (!t->bh.memcpyed && t->bh.shuffle != ZG_BLOSC_NOSHUFFLE) n_unsh++;
         } else if (pp->comp != COMP_NONE) {
             n_fmt[task_fmt(j, t)]++;
         }
     }
+    if (pp->comp != COMP_BLOSC && n_fmt[FMT_INFLATE]) inflate_max_out = pp->comp_out;
     /* zgpu's zstd decoder: totals of the wave's planned frames */
     size_t zb_n = 0, zf_n = 0, zh_n = 0, zs_n = 0;
     uint64_t zlit_n = 0, zseq_n = 0;
@@ -821,7 +827,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     const uint64_t host_end = L->pos;
     const uint64_t o_zlit = take(L, zlit_n), o_zseq = take(L, sizeof(zg_zd_seq) * zseq_n);
     const uint64_t o_zscr = take(L, zg_zd_scratch_bytes((uint32_t)zb_n));
-    const uint64_t o_iscr = take(L, zg_inflate_scratch_bytes(n_fmt[FMT_INFLATE]));
+    const uint64_t o_iscr = take(L, zg_inflate_scratch_bytes(n_fmt[FMT_INFLATE], inflate_max_out));
     /* scratch slots: device only; a chunk that decodes straight into the output needs none (or only A) */
     const uint64_t slot = pp->chunk_nbytes > pp->comp_out ? pp->chunk_nbytes : pp->comp_out;
     for (size_t i = first; i < first + count; i++) {
@@ -1018,7 +1024,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
         const size_t k = fmt_base[FMT_INFLATE];
         CU(zg_inflate_launch((const void *const *)(D + o_in) + k, (const size_t *)(D + o_inb) + k,
                              (void *const *)(D + o_out) + k, (const size_t *)(D + o_cap) + k, (size_t *)(D + o_act) + k,
-                             (int *)(D + o_status) + k, n_fmt[FMT_INFLATE], D + o_iscr, s),
+                             (int *)(D + o_status) + k, n_fmt[FMT_INFLATE], inflate_max_out, D + o_iscr, s),
            "DEFLATE decoder kernel");
     }
     for (int f = 0; f < ZG_NVC_N; f++) {
@@ -1130,12 +1136,13 @@ static zgpu_status make_segments(job *j, uint64_t end, int cpu) {
 }
 
 /* Wave sizing: a selection whose chunks all decode fast per chunk (zgpu's zstd decoder, blosc's small blocks,
- * uncompressed, host-decoded) is read in about PIPELINE_WAVES waves of at least PIPELINE_MIN_WAVE bytes, so
- * that the decode of one wave overlaps the I/O of the next. nvCOMP decodes a whole zstd / DEFLATE / LZ4 chunk
- * in one thread block, and so does zgpu's DEFLATE decoder: the time per wave is that of one chunk whatever the
- * wave's size, so such reads keep the fewest waves the memory budget allows. So do selections that compress better than 4:1: their I/O is
- * short next to their decode, which a split would only lengthen (a wave's decode time has a floor, its
- * longest chain of dependent steps). ZGPU_PIPELINE_WAVES=n sets the count for every read, with no minimum
+ * uncompressed, host-decoded) or whose decoder splits the chunks of a small wave (zgpu's DEFLATE decoder: a
+ * wave of fewer chunks splits each into more parts) is read in about PIPELINE_WAVES waves of at least
+ * PIPELINE_MIN_WAVE bytes, so that the decode of one wave overlaps the I/O of the next. nvCOMP decodes a whole
+ * zstd / DEFLATE / LZ4 chunk in one thread block: the time per wave is that of one chunk whatever the wave's
+ * size, so such reads keep the fewest waves the memory budget allows. So do selections that compress better
+ * than 4:1: their I/O is short next to their decode, which a split would only lengthen (a wave's decode time
+ * has a floor, its longest chain of dependent steps). ZGPU_PIPELINE_WAVES=n sets the count for every read, with no minimum
  * wave size (1: off, for measuring the decode stage alone; n > 1 also lets tests pipeline small arrays).
  * Returns the wave count to aim at. */
 #define PIPELINE_WAVES 3
@@ -1154,6 +1161,8 @@ static int pipeline_waves(const job *j) {
             break;
         case COMP_GZIP:
         case COMP_ZLIB:
+            if (j->deflate_mode != DEFLATE_OWN) return 1;
+            break;
         case COMP_LZ4: return 1;
         default: break;
         }
@@ -1187,6 +1196,9 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
             use_own_zstd(j))
             cost[i] += slot < 8 * t->nbytes ? slot : 8 * t->nbytes;
         else if (t->kind == T_CPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + slot;
+        /* zgpu's DEFLATE decoder splits the streams of small waves into parts, with 16-bit buffers */
+        if (t->kind == T_GPU && (pp->comp == COMP_GZIP || pp->comp == COMP_ZLIB) && j->deflate_mode == DEFLATE_OWN)
+            cost[i] += zg_inflate_stream_scratch_bound(pp->comp_out);
     }
     zg_wave *waves = NULL;
     size_t nw = 0;

@@ -1,16 +1,57 @@
-/* zgpu's DEFLATE decoder: the kernel. Every step is in inflate_rules.h (shared with the CPU unit test); here a
- * thread block of ZI_NL threads takes streams blockIdx.x, blockIdx.x + gridDim.x, ... */
+/* zgpu's DEFLATE decoder: the kernels. Every step is in inflate_rules.h (shared with the CPU unit test).
+ * A batch with as many streams as the GPU holds thread blocks runs one kernel, a thread block per stream. A
+ * smaller batch splits each stream into parts ("parts" in inflate_rules.h): find, decode the parts, chain and
+ * resolve, then decode whole the streams whose chain failed (none, on valid zlib / libdeflate streams). */
 #include "cuda/inflate_gpu.h"
 #include "cuda/inflate_rules.h"
 
+/* Scratch of a batch of n streams split into P parts (P > 1), behind the blocks' own ZI_SCRATCH each. */
+typedef struct parts_layout {
+    uint32_t *start, *size, *end, *redo; /* [n * P] (start, size, end; status below), [n] */
+    int *status;
+    uint16_t *wide; /* n regions of (P - 1) slots of zi_part_slot(max_out, P) elements */
+    size_t region;  /* elements a stream's region holds */
+} parts_layout;
+
+static size_t align_up(size_t v) { return (v + 255) & ~(size_t)255; }
+
+static size_t parts_region(size_t max_out, size_t P) {
+    return (P - 1) * (size_t)zi_part_slot((uint32_t)(max_out < ZI_MAX_BYTES ? max_out : ZI_MAX_BYTES), (uint32_t)P);
+}
+
+static size_t parts_bytes(size_t n, size_t P, size_t max_out, parts_layout *L, uint8_t *base) {
+    size_t at = 0;
+    const size_t info = align_up(n * P * sizeof(uint32_t));
+    if (L) {
+        L->start = (uint32_t *)(base + at);
+        L->size = (uint32_t *)(base + at + info);
+        L->end = (uint32_t *)(base + at + 2 * info);
+        L->status = (int *)(base + at + 3 * info);
+        L->redo = (uint32_t *)(base + at + 4 * info);
+    }
+    at += 4 * info + align_up(n * sizeof(uint32_t));
+    const size_t region = parts_region(max_out, P);
+    if (L) {
+        L->wide = (uint16_t *)(base + at);
+        L->region = region;
+    }
+    return at + n * region * sizeof(uint16_t);
+}
+
+/* Parts stream i gets (1 where it is too large for the decoder: the whole decode reports that). */
+static __device__ uint32_t stream_parts(size_t nb, size_t cap, uint32_t P) {
+    return nb > ZI_MAX_BYTES || cap > ZI_MAX_BYTES ? 1 : zi_stream_parts((uint32_t)nb, P, ZI_PART_MIN_BYTES);
+}
+
 __global__ void __launch_bounds__(ZI_NL, 1) zg_inflate_kernel(const void *const *in, const size_t *in_bytes,
                                                            void *const *out, const size_t *out_bytes, size_t *actual,
-                                                           int *status, size_t n, uint8_t *scratch,
-                                                           unsigned long long *profile) {
+                                                           int *status, size_t n, const uint32_t *redo,
+                                                           uint8_t *scratch, unsigned long long *profile) {
     extern __shared__ __align__(16) unsigned char zi_smem[]; /* dynamic: over 48 KB with more lanes */
     zi_shared &sh = *reinterpret_cast<zi_shared *>(zi_smem);
     uint8_t *mine = scratch + (size_t)blockIdx.x * ZI_SCRATCH;
     for (size_t i = blockIdx.x; i < n; i += gridDim.x) {
+        if (redo && !redo[i]) continue; /* (uniform: the whole block skips) */
         const size_t nb = in_bytes[i], cap = out_bytes[i];
         if (nb > ZI_MAX_BYTES || cap > ZI_MAX_BYTES) {
             if (threadIdx.x == 0) {
@@ -30,43 +71,195 @@ __global__ void __launch_bounds__(ZI_NL, 1) zg_inflate_kernel(const void *const 
     }
 }
 
-static int sm_count(void) {
-    static int n = 0;
-    if (!n) {
-        int dev = 0, v = 0;
-        if (cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess)
-            n = v;
-        else
-            n = 132;
+/* find: block w searches for part 1 + w % (P - 1) of stream w / (P - 1). */
+__global__ void __launch_bounds__(ZI_NL) zg_inflate_find_kernel(const void *const *in, const size_t *in_bytes,
+                                                                const size_t *out_bytes, size_t n, uint32_t P,
+                                                                uint32_t *start) {
+    __shared__ uint32_t best;
+    const size_t i = blockIdx.x / (P - 1);
+    const uint32_t k = 1 + blockIdx.x % (P - 1);
+    if (i >= n) return;
+    const size_t nb = in_bytes[i];
+    const uint32_t np = stream_parts(nb, out_bytes[i], P);
+    if (threadIdx.x == 0) best = ZI_NO_BIT;
+    __syncthreads();
+    if (k < np) {
+        const uint32_t nbits = (uint32_t)nb * 8, from = zi_part_from(nbits, k, np), to = zi_part_from(nbits, k + 1, np);
+        for (uint32_t base = from; base < to; base += ZI_NL * ZI_FIND_STEP) {
+            zi_find_round((const uint8_t *)in[i], (uint32_t)nb, base, to, threadIdx.x, &best);
+            __syncthreads();
+            if (best != ZI_NO_BIT) break;
+            __syncthreads(); /* all have read best before a lane may lower it */
+        }
     }
-    return n;
+    if (threadIdx.x == 0) start[i * P + k] = best;
 }
 
-extern "C" size_t zg_inflate_grid(size_t n) {
-    const size_t most = (size_t)sm_count() * 2; /* blocks take turns at streams: bounds the scratch */
-    return n < most ? n : most;
+/* decode: thread blocks take parts w = i * P + k in turn (part 0 into the output, the others into their slots). */
+__global__ void __launch_bounds__(ZI_NL, 1) zg_inflate_parts_kernel(const void *const *in, const size_t *in_bytes,
+                                                                 void *const *out, const size_t *out_bytes, size_t n,
+                                                                 uint32_t P, parts_layout L, uint8_t *scratch,
+                                                                 unsigned long long *profile) {
+    extern __shared__ __align__(16) unsigned char zi_smem[];
+    zi_shared &sh = *reinterpret_cast<zi_shared *>(zi_smem);
+    uint8_t *mine = scratch + (size_t)blockIdx.x * ZI_SCRATCH;
+    for (size_t w = blockIdx.x; w < n * P; w += gridDim.x) {
+        const size_t i = w / P;
+        const uint32_t k = (uint32_t)(w % P);
+        const size_t nb = in_bytes[i], cap = out_bytes[i];
+        const uint32_t np = stream_parts(nb, cap, P), *start = L.start + i * P;
+        if (k >= np || (k && start[k] == ZI_NO_BIT)) { /* no part here */
+            if (threadIdx.x == 0 && k < np) {
+                L.status[w] = ZI_OK;
+                L.size[w] = 0;
+                L.end[w] = np - 1 - k;
+            }
+            continue;
+        }
+        const uint32_t cap32 = cap > ZI_MAX_BYTES ? ZI_MAX_BYTES + 1u : (uint32_t)cap, slot = zi_part_slot(cap32, np);
+        const zi_spec spec = zi_part_spec(start, k, np, k ? slot * zi_part_slots(start, k, np) : cap32);
+        void *dst = k ? (void *)(L.wide + i * L.region + (size_t)slot * (k - 1)) : out[i];
+        zi_decode(&sh, (const uint8_t *)in[i], nb > ZI_MAX_BYTES ? ZI_MAX_BYTES + 1u : (uint32_t)nb, dst, mine, &spec);
+        if (threadIdx.x == 0) {
+            L.status[w] = zi_verdict(&sh);
+            L.size[w] = sh.outpos - sh.out0;
+            L.end[w] = sh.end_part;
+            if (profile) {
+                for (int q = 0; q < ZI_PHASES; q++) atomicAdd(&profile[q], (unsigned long long)sh.tick[q]);
+                atomicAdd(&profile[ZI_PHASES], (unsigned long long)sh.stat_windows);
+                atomicAdd(&profile[ZI_PHASES + 1], (unsigned long long)sh.stat_rounds);
+            }
+        }
+        __syncthreads();
+    }
 }
 
-extern "C" size_t zg_inflate_scratch_bytes(size_t n) { return zg_inflate_grid(n) * ZI_SCRATCH; }
+/* chain and resolve: block i takes stream i; its parts in chain order, each part's marks after the earlier
+ * parts' bytes are final. A stream of one part is done; a chain that fails marks the stream for a redo. */
+__global__ void __launch_bounds__(ZI_NL) zg_inflate_chain_kernel(void *const *out, const size_t *in_bytes,
+                                                                 const size_t *out_bytes, size_t *actual, int *status,
+                                                                 size_t n, uint32_t P, parts_layout L) {
+    __shared__ uint32_t chain[ZI_MAX_PARTS], off[ZI_MAX_PARTS], nchain;
+    __shared__ int redo;
+    const size_t i = blockIdx.x;
+    if (i >= n) return;
+    const size_t cap = out_bytes[i];
+    const uint32_t np = stream_parts(in_bytes[i], cap, P);
+    const size_t w0 = i * P;
+    if (threadIdx.x == 0) {
+        redo = 0;
+        if (np == 1) { /* the whole decode: its verdict stands */
+            status[i] = L.status[w0];
+            actual[i] = L.size[w0];
+            nchain = 0;
+        } else {
+            uint32_t nc = 0;
+            redo = zi_parts_chain(L.status + w0, L.size + w0, L.end + w0, L.start + w0, np, (uint32_t)cap, chain, off, &nc);
+            nchain = nc;
+        }
+    }
+    __syncthreads();
+    const uint32_t slot = zi_part_slot((uint32_t)cap, np);
+    uint8_t *o = (uint8_t *)out[i];
+    for (uint32_t q = 1; q < nchain && !redo; q++) {
+        const uint32_t k = chain[q], sz = L.size[w0 + k];
+        const uint16_t *part = L.wide + i * L.region + (size_t)slot * (k - 1);
+        int bad = 0;
+        for (uint32_t x = threadIdx.x; x < sz; x += blockDim.x) bad |= zi_part_resolve(o, off[q], part, x);
+        if (bad) redo = 1;
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        L.redo[i] = (uint32_t)redo;
+        if (!redo && np > 1) {
+            status[i] = ZI_OK;
+            actual[i] = cap;
+        }
+    }
+}
+
+/* Per device: SMs and decode blocks one SM holds (with the shared memory attribute set). */
+typedef struct dev_info {
+    int ready, sms, per_sm;
+} dev_info;
+
+static cudaError_t device_info(dev_info *out) {
+    static dev_info cache[64];
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess) return e;
+    dev_info *d = &cache[dev & 63];
+    if (!d->ready) {
+        const int smem = (int)sizeof(zi_shared);
+        if ((e = cudaFuncSetAttribute(zg_inflate_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)) != cudaSuccess ||
+            (e = cudaFuncSetAttribute(zg_inflate_parts_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)) != cudaSuccess ||
+            (e = cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
+            (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&d->per_sm, zg_inflate_parts_kernel, ZI_NL, smem)) != cudaSuccess)
+            return e;
+        if (d->per_sm < 1) d->per_sm = 1;
+        d->ready = 1;
+    }
+    *out = *d;
+    return cudaSuccess;
+}
+
+/* Parts a batch's streams are split into: enough that the decode blocks fill the GPU (ZGPU_INFLATE_PARTS=n
+ * sets it, 1 = off). */
+static size_t batch_parts(size_t n) {
+    const char *env = getenv("ZGPU_INFLATE_PARTS");
+    if (env && atoi(env) > 0) return (size_t)atoi(env) < ZI_MAX_PARTS ? (size_t)atoi(env) : ZI_MAX_PARTS;
+    dev_info d;
+    if (!n || device_info(&d) != cudaSuccess) return 1;
+    const size_t P = (size_t)d.sms * (size_t)d.per_sm / n;
+    return P < 1 ? 1 : P > ZI_MAX_PARTS ? ZI_MAX_PARTS : P;
+}
+
+static size_t grid_for(size_t items) {
+    dev_info d;
+    const size_t most = device_info(&d) == cudaSuccess ? (size_t)d.sms * d.per_sm * 2 : 264; /* bounds the scratch */
+    return items < most ? items : most;
+}
+
+extern "C" size_t zg_inflate_grid(size_t n) { return grid_for(n * batch_parts(n)); }
+
+extern "C" size_t zg_inflate_scratch_bytes(size_t n, size_t max_out) {
+    const size_t P = batch_parts(n);
+    return align_up(zg_inflate_grid(n) * ZI_SCRATCH) + (P > 1 ? parts_bytes(n, P, max_out, NULL, NULL) : 0);
+}
+
+extern "C" size_t zg_inflate_stream_scratch_bound(size_t out_bytes) {
+    /* (P - 1) slots of 2 * (ZI_WINDOW + 2 * out / P) bytes each, under 4 * out + the windows for any P */
+    return 4 * out_bytes + (size_t)ZI_MAX_PARTS * (2 * ZI_WINDOW + 8);
+}
 
 extern "C" cudaError_t zg_inflate_launch(const void *const *in, const size_t *in_bytes, void *const *out,
-                                         const size_t *out_bytes, size_t *actual, int *status, size_t n, void *scratch,
-                                         cudaStream_t s) {
-    return zg_inflate_launch_profiled(in, in_bytes, out, out_bytes, actual, status, n, scratch, NULL, s);
+                                         const size_t *out_bytes, size_t *actual, int *status, size_t n, size_t max_out,
+                                         void *scratch, cudaStream_t s) {
+    return zg_inflate_launch_profiled(in, in_bytes, out, out_bytes, actual, status, n, max_out, scratch, NULL, s);
 }
 
 extern "C" cudaError_t zg_inflate_launch_profiled(const void *const *in, const size_t *in_bytes, void *const *out,
                                                   const size_t *out_bytes, size_t *actual, int *status, size_t n,
-                                                  void *scratch, unsigned long long *profile, cudaStream_t s) {
+                                                  size_t max_out, void *scratch, unsigned long long *profile,
+                                                  cudaStream_t s) {
     if (!n) return cudaSuccess;
-    static int attr_set = 0;
-    if (!attr_set) {
-        const cudaError_t e = cudaFuncSetAttribute(zg_inflate_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                   (int)sizeof(zi_shared));
-        if (e != cudaSuccess) return e;
-        attr_set = 1;
+    dev_info d;
+    cudaError_t e = device_info(&d);
+    if (e != cudaSuccess) return e;
+    const size_t P = batch_parts(n), smem = sizeof(zi_shared);
+    uint8_t *blocks = (uint8_t *)scratch;
+    if (P == 1) {
+        zg_inflate_kernel<<<(unsigned)grid_for(n), ZI_NL, smem, s>>>(in, in_bytes, out, out_bytes, actual, status, n,
+                                                                     NULL, blocks, profile);
+        return cudaGetLastError();
     }
-    zg_inflate_kernel<<<(unsigned)zg_inflate_grid(n), ZI_NL, sizeof(zi_shared), s>>>(in, in_bytes, out, out_bytes, actual, status, n,
-                                                                      (uint8_t *)scratch, profile);
+    parts_layout L;
+    parts_bytes(n, P, max_out, &L, blocks + align_up(zg_inflate_grid(n) * ZI_SCRATCH));
+    zg_inflate_find_kernel<<<(unsigned)(n * (P - 1)), ZI_NL, 0, s>>>(in, in_bytes, out_bytes, n, (uint32_t)P, L.start);
+    zg_inflate_parts_kernel<<<(unsigned)grid_for(n * P), ZI_NL, smem, s>>>(in, in_bytes, out, out_bytes, n,
+                                                                            (uint32_t)P, L, blocks, profile);
+    zg_inflate_chain_kernel<<<(unsigned)n, ZI_NL, 0, s>>>(out, in_bytes, out_bytes, actual, status, n, (uint32_t)P, L);
+    zg_inflate_kernel<<<(unsigned)grid_for(n), ZI_NL, smem, s>>>(in, in_bytes, out, out_bytes, actual, status, n,
+                                                                 L.redo, blocks, profile);
     return cudaGetLastError();
 }

@@ -22,8 +22,13 @@ typedef struct stream_in {
 } stream_in;
 
 /* Decodes the streams as one batch; status[i], out[i] (expected bytes each). Returns the median time in ms of
- * `reps` launches (events around the kernel only). */
-static double gpu_batch(const stream_in *st, size_t n, int *status, uint8_t **out, int reps, const char *profile_name) {
+ * `reps` launches (events around the kernels only). parts > 0: every stream is split into that many parts at most
+ * (ZGPU_INFLATE_PARTS); 0: the decoder's choice. */
+static double gpu_batch(const stream_in *st, size_t n, int *status, uint8_t **out, int reps, const char *profile_name,
+                        int parts) {
+    char pv[16];
+    snprintf(pv, sizeof pv, "%d", parts);
+    if (parts > 0) setenv("ZGPU_INFLATE_PARTS", pv, 1);
     size_t total = 0, out_total = 0;
     for (size_t i = 0; i < n; i++) total += st[i].cn + 3, out_total += st[i].expected + 1;
     uint8_t *h = calloc(total + 64, 1), *d_in, *d_out;
@@ -49,7 +54,9 @@ static double gpu_batch(const stream_in *st, size_t n, int *status, uint8_t **ou
     void *d_arr, *d_scr;
     const size_t arr = n * (4 * sizeof(void *) + sizeof(int) + 8);
     CUOK(cudaMalloc(&d_arr, arr));
-    CUOK(cudaMalloc(&d_scr, zg_inflate_scratch_bytes(n)));
+    size_t max_out = 0;
+    for (size_t i = 0; i < n; i++) max_out = st[i].expected > max_out ? st[i].expected : max_out;
+    CUOK(cudaMalloc(&d_scr, zg_inflate_scratch_bytes(n, max_out)));
     uint8_t *A = (uint8_t *)d_arr;
     const void **d_inp = (const void **)A;
     size_t *d_inn = (size_t *)(A + 8 * n);
@@ -67,7 +74,7 @@ static double gpu_batch(const stream_in *st, size_t n, int *status, uint8_t **ou
         unsigned long long *d_prof, prof[ZI_PHASES + 2];
         CUOK(cudaMalloc((void **)&d_prof, sizeof prof));
         CUOK(cudaMemset(d_prof, 0, sizeof prof));
-        CUOK(zg_inflate_launch_profiled(d_inp, d_inn, d_outp, d_outn, d_act, d_st, n, d_scr, d_prof, 0));
+        CUOK(zg_inflate_launch_profiled(d_inp, d_inn, d_outp, d_outn, d_act, d_st, n, max_out, d_scr, d_prof, 0));
         CUOK(cudaMemcpy(prof, d_prof, sizeof prof, cudaMemcpyDeviceToHost));
         cudaFree(d_prof);
         static const char *names[ZI_PHASES] = {"header", "tables", "pass1", "sync", "resolve", "pass2", "jumps", "in-order"};
@@ -82,7 +89,7 @@ static double gpu_batch(const stream_in *st, size_t n, int *status, uint8_t **ou
     int nrep = reps < 16 ? reps : 16;
     for (int r = 0; r < nrep; r++) {
         cudaEventRecord(e0, 0);
-        CUOK(zg_inflate_launch(d_inp, d_inn, d_outp, d_outn, d_act, d_st, n, d_scr, 0));
+        CUOK(zg_inflate_launch(d_inp, d_inn, d_outp, d_outn, d_act, d_st, n, max_out, d_scr, 0));
         cudaEventRecord(e1, 0);
         CUOK(cudaEventSynchronize(e1));
         cudaEventElapsedTime(&ms[r], e0, e1);
@@ -111,6 +118,7 @@ static double gpu_batch(const stream_in *st, size_t n, int *status, uint8_t **ou
     free(in_n);
     free(out_n);
     free(at);
+    unsetenv("ZGPU_INFLATE_PARTS");
     return ms[nrep / 2];
 }
 
@@ -119,8 +127,8 @@ static int quick(void) {
     return q && *q && strcmp(q, "0") != 0;
 }
 
-/* Every kind of data with zlib's levels and strategies and libdeflate's, in one batch. */
-static void test_valid_batch(void) {
+/* Every kind of data with zlib's levels and strategies and libdeflate's, in one batch (parts: as gpu_batch). */
+static void test_valid_batch(int parts) {
     const char *names[] = {"u16-image", "labels", "text", "random", "floats", "zeros"};
     const size_t sizes[] = {0, 1, 300, 70000, 1u << 20};
     stream_in st[512];
@@ -149,7 +157,7 @@ static void test_valid_batch(void) {
     int *status = malloc(n * sizeof *status);
     uint8_t **out = malloc(n * sizeof *out);
     for (size_t i = 0; i < n; i++) out[i] = malloc(st[i].expected + 1);
-    gpu_batch(st, n, status, out, 1, NULL);
+    gpu_batch(st, n, status, out, 1, NULL, parts);
     size_t bad = 0;
     for (size_t k = 0; k < n; k++) {
         const sample *w = st[k].want;
@@ -158,7 +166,7 @@ static void test_valid_batch(void) {
             fprintf(stderr, "stream %zu (%s, %zu bytes): %s\n", k, w->name, w->n, zi_error_text(status[k]));
         CHECK(ok);
     }
-    printf("valid batch: %zu streams, %zu wrong\n", n, bad);
+    printf("valid batch (parts %d): %zu streams, %zu wrong\n", parts, n, bad);
     for (size_t i = 0; i < n; i++) {
         free(out[i]);
         free(st[i].c);
@@ -189,7 +197,7 @@ static void test_damaged_batch(void) {
     int *status = malloc(n * sizeof *status);
     uint8_t **out = malloc(n * sizeof *out);
     for (size_t i = 0; i < n; i++) out[i] = malloc(st[i].expected + 1);
-    gpu_batch(st, n, status, out, 1, NULL);
+    gpu_batch(st, n, status, out, 1, NULL, 0);
     zi_shared *sh = malloc(sizeof *sh);
     void *ml = malloc(ZI_SCRATCH);
     uint8_t *cpu = malloc(100001), *ref = malloc(100001);
@@ -220,6 +228,56 @@ static void test_damaged_batch(void) {
     free(ref);
 }
 
+/* Damaged streams large enough to be split into parts: the status of the whole decode on the CPU (a failed chain
+ * is decoded again whole), the same bytes where valid. */
+static void test_damaged_parts(void) {
+    const int trials = quick() ? 6 : 24;
+    enum { MAXN = 2 * 24 };
+    stream_in st[MAXN];
+    sample s[2];
+    const int kinds[] = {0, 4};
+    size_t n = 0;
+    for (int ki = 0; ki < 2; ki++) {
+        s[ki] = make("damaged", 3u << 20, kinds[ki]);
+        size_t cn;
+        uint8_t *c = zlib_raw(&s[ki], 6, Z_DEFAULT_STRATEGY, 8, &cn);
+        for (int t = 0; t < trials; t++) {
+            uint8_t *d = malloc(cn + 8);
+            const size_t dn = damage(c, cn, d, t);
+            st[n++] = (stream_in){d, dn, s[ki].n, NULL};
+        }
+        free(c);
+    }
+    int *status = malloc(n * sizeof *status);
+    uint8_t **out = malloc(n * sizeof *out);
+    for (size_t i = 0; i < n; i++) out[i] = malloc(st[i].expected + 1);
+    gpu_batch(st, n, status, out, 1, NULL, 4);
+    zi_shared *sh = malloc(sizeof *sh);
+    void *ml = malloc(ZI_SCRATCH);
+    uint8_t *cpu = malloc(3u << 20);
+    size_t errors = 0;
+    for (size_t i = 0; i < n; i++) {
+        int cst = -1;
+        size_t act;
+        zi_stream(sh, st[i].c, (uint32_t)st[i].cn, cpu, (uint32_t)st[i].expected, ml, &cst, &act);
+        CHECK_MSG(status[i] == cst, "parts, stream %zu: GPU %s, CPU %s", i, zi_error_text(status[i]), zi_error_text(cst));
+        if (cst == 0 && status[i] == 0) CHECK(memcmp(cpu, out[i], st[i].expected) == 0);
+        errors += status[i] != 0;
+    }
+    printf("damaged batch in parts: %zu streams, %zu errors\n", n, errors);
+    CHECK(errors > n / 3);
+    for (size_t i = 0; i < n; i++) {
+        free(out[i]);
+        free(st[i].c);
+    }
+    for (int k = 0; k < 2; k++) free(s[k].p);
+    free(out);
+    free(status);
+    free(sh);
+    free(ml);
+    free(cpu);
+}
+
 /* 64 chunks of 8 MiB like the benchmark's volumes (zlib level 5, numcodecs' and zarr-python's default). */
 static void bench(void) {
     if (quick()) return;
@@ -241,7 +299,7 @@ static void bench(void) {
         int status[N];
         uint8_t *out[N];
         for (int i = 0; i < N; i++) out[i] = malloc(st[i].expected);
-        const double ms = gpu_batch(st, N, status, out, 5, names[ki]);
+        const double ms = gpu_batch(st, N, status, out, 5, names[ki], 0);
         int ok = 1;
         for (int i = 0; i < N; i++) ok &= status[i] == 0 && memcmp(out[i], s[i % 4].p, st[i].expected) == 0;
         CHECK_MSG(ok, "%s: bench batch decodes wrong", names[ki]);
@@ -250,6 +308,18 @@ static void bench(void) {
         if (!ok) fprintf(stderr, "%s: statuses %d %d\n", names[ki], status[0], status[1]);
         printf("throughput %-9s: %d x 8 MiB (ratio %.2f) in %.2f ms = %.2f GB/s decoded\n", names[ki], N,
                (double)N * (8u << 20) / (double)stored, ms, (double)N * (8u << 20) / ms / 1e6);
+        /* the same without parts, and smaller batches, whose streams the decoder splits into more parts */
+        const double whole = gpu_batch(st, N, status, out, 5, NULL, 1);
+        const int ns[] = {32, 16};
+        double small[2];
+        for (int q = 0; q < 2; q++) {
+            small[q] = gpu_batch(st, (size_t)ns[q], status, out, 5, NULL, 0);
+            for (int i = 0; i < ns[q]; i++) ok &= status[i] == 0 && memcmp(out[i], s[i % 4].p, st[i].expected) == 0;
+        }
+        CHECK_MSG(ok, "%s: small batches decode wrong", names[ki]);
+        printf("throughput %-9s: %d x 8 MiB without parts %.2f GB/s; %d streams %.2f GB/s, %d streams %.2f GB/s\n",
+               names[ki], N, (double)N * (8u << 20) / whole / 1e6, ns[0], (double)ns[0] * (8u << 20) / small[0] / 1e6,
+               ns[1], (double)ns[1] * (8u << 20) / small[1] / 1e6);
         for (int i = 0; i < N; i++) {
             free(out[i]);
             free(st[i].c);
@@ -264,8 +334,10 @@ int main(void) {
         (void)zt_pass, (void)zt_fail;
         TEST_SKIP("no GPU");
     }
-    test_valid_batch();
+    test_valid_batch(0);
+    test_valid_batch(4);
     test_damaged_batch();
+    test_damaged_parts();
     bench();
     TEST_MAIN_END();
 }
