@@ -397,6 +397,7 @@ typedef struct job {
     int gpu_decode, use_gds, host_parse;
     int zstd_mode;    /* ZSTD_OWN / ZSTD_NVCOMP */
     int deflate_mode; /* DEFLATE_OWN / DEFLATE_NVCOMP / DEFLATE_HOST */
+    uint64_t parts_room; /* device bytes the wave being launched leaves in its set's share of the budget */
     zg_span span[3]; /* h2d, decode, scatter over the waves (stats: the time each stage was under way) */
     int trace;       /* ZGPU_TRACE=1: each wave's timeline to stderr (ms since the fork) */
     double t_fork;   /* host clock at the fork event */
@@ -827,7 +828,10 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     const uint64_t host_end = L->pos;
     const uint64_t o_zlit = take(L, zlit_n), o_zseq = take(L, sizeof(zg_zd_seq) * zseq_n);
     const uint64_t o_zscr = take(L, zg_zd_scratch_bytes((uint32_t)zb_n));
-    const uint64_t o_iscr = take(L, zg_inflate_scratch_bytes(n_fmt[FMT_INFLATE], inflate_max_out));
+    /* zgpu's DEFLATE decoder splits the streams of a small wave into parts, whose buffers take the room the
+     * wave leaves in its set's share of the budget */
+    const size_t inflate_parts = zg_inflate_parts(n_fmt[FMT_INFLATE], inflate_max_out, j->parts_room);
+    const uint64_t o_iscr = take(L, zg_inflate_scratch_bytes(n_fmt[FMT_INFLATE], inflate_max_out, inflate_parts));
     /* scratch slots: device only; a chunk that decodes straight into the output needs none (or only A) */
     const uint64_t slot = pp->chunk_nbytes > pp->comp_out ? pp->chunk_nbytes : pp->comp_out;
     for (size_t i = first; i < first + count; i++) {
@@ -1024,7 +1028,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
         const size_t k = fmt_base[FMT_INFLATE];
         CU(zg_inflate_launch((const void *const *)(D + o_in) + k, (const size_t *)(D + o_inb) + k,
                              (void *const *)(D + o_out) + k, (const size_t *)(D + o_cap) + k, (size_t *)(D + o_act) + k,
-                             (int *)(D + o_status) + k, n_fmt[FMT_INFLATE], inflate_max_out, D + o_iscr, s),
+                             (int *)(D + o_status) + k, n_fmt[FMT_INFLATE], inflate_max_out, inflate_parts, D + o_iscr, s),
            "DEFLATE decoder kernel");
     }
     for (int f = 0; f < ZG_NVC_N; f++) {
@@ -1196,9 +1200,6 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
             use_own_zstd(j))
             cost[i] += slot < 8 * t->nbytes ? slot : 8 * t->nbytes;
         else if (t->kind == T_CPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + slot;
-        /* zgpu's DEFLATE decoder splits the streams of small waves into parts, with 16-bit buffers */
-        if (t->kind == T_GPU && (pp->comp == COMP_GZIP || pp->comp == COMP_ZLIB) && j->deflate_mode == DEFLATE_OWN)
-            cost[i] += zg_inflate_stream_scratch_bound(pp->comp_out);
     }
     zg_wave *waves = NULL;
     size_t nw = 0;
@@ -1293,6 +1294,8 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
         free(j->task_seg);
         j->seg = NULL;
         j->task_seg = NULL;
+        const uint64_t set_room = budget / n_sets;
+        j->parts_room = set_room > dev_need ? set_room - dev_need : 0;
         if (s == ZGPU_OK) s = launch_wave(j, b, &L, &wc[k]);
         wc[k].host_launch = (zg_now() - j->t_fork) * 1e3;
     }

@@ -203,50 +203,46 @@ static cudaError_t device_info(dev_info *out) {
     return cudaSuccess;
 }
 
-/* Parts a batch's streams are split into: enough that the decode blocks fill the GPU (ZGPU_INFLATE_PARTS=n
- * sets it, 1 = off). */
-static size_t batch_parts(size_t n) {
-    const char *env = getenv("ZGPU_INFLATE_PARTS");
-    if (env && atoi(env) > 0) return (size_t)atoi(env) < ZI_MAX_PARTS ? (size_t)atoi(env) : ZI_MAX_PARTS;
-    dev_info d;
-    if (!n || device_info(&d) != cudaSuccess) return 1;
-    const size_t P = (size_t)d.sms * (size_t)d.per_sm / n;
-    return P < 1 ? 1 : P > ZI_MAX_PARTS ? ZI_MAX_PARTS : P;
-}
-
 static size_t grid_for(size_t items) {
     dev_info d;
     const size_t most = device_info(&d) == cudaSuccess ? (size_t)d.sms * d.per_sm * 2 : 264; /* bounds the scratch */
     return items < most ? items : most;
 }
 
-extern "C" size_t zg_inflate_grid(size_t n) { return grid_for(n * batch_parts(n)); }
-
-extern "C" size_t zg_inflate_scratch_bytes(size_t n, size_t max_out) {
-    const size_t P = batch_parts(n);
-    return align_up(zg_inflate_grid(n) * ZI_SCRATCH) + (P > 1 ? parts_bytes(n, P, max_out, NULL, NULL) : 0);
+/* Enough parts that the decode blocks fill the GPU (ZGPU_INFLATE_PARTS=n sets it, 1 = off), as many as the
+ * room holds the 16-bit buffers of. */
+extern "C" size_t zg_inflate_parts(size_t n, size_t max_out, size_t room) {
+    const char *env = getenv("ZGPU_INFLATE_PARTS");
+    dev_info d;
+    size_t P = 1;
+    if (env && atoi(env) > 0) P = (size_t)atoi(env);
+    else if (n && device_info(&d) == cudaSuccess) P = (size_t)d.sms * (size_t)d.per_sm / n;
+    if (P > ZI_MAX_PARTS) P = ZI_MAX_PARTS;
+    while (P > 1 && parts_bytes(n, P, max_out, NULL, NULL) > room) P--;
+    return P ? P : 1;
 }
 
-extern "C" size_t zg_inflate_stream_scratch_bound(size_t out_bytes) {
-    /* (P - 1) slots of 2 * (ZI_WINDOW + 2 * out / P) bytes each, under 4 * out + the windows for any P */
-    return 4 * out_bytes + (size_t)ZI_MAX_PARTS * (2 * ZI_WINDOW + 8);
+static size_t block_scratch(size_t n, size_t P) { return align_up(grid_for(n * P) * ZI_SCRATCH); }
+
+extern "C" size_t zg_inflate_scratch_bytes(size_t n, size_t max_out, size_t parts) {
+    return block_scratch(n, parts) + (parts > 1 ? parts_bytes(n, parts, max_out, NULL, NULL) : 0);
 }
 
 extern "C" cudaError_t zg_inflate_launch(const void *const *in, const size_t *in_bytes, void *const *out,
                                          const size_t *out_bytes, size_t *actual, int *status, size_t n, size_t max_out,
-                                         void *scratch, cudaStream_t s) {
-    return zg_inflate_launch_profiled(in, in_bytes, out, out_bytes, actual, status, n, max_out, scratch, NULL, s);
+                                         size_t parts, void *scratch, cudaStream_t s) {
+    return zg_inflate_launch_profiled(in, in_bytes, out, out_bytes, actual, status, n, max_out, parts, scratch, NULL, s);
 }
 
 extern "C" cudaError_t zg_inflate_launch_profiled(const void *const *in, const size_t *in_bytes, void *const *out,
                                                   const size_t *out_bytes, size_t *actual, int *status, size_t n,
-                                                  size_t max_out, void *scratch, unsigned long long *profile,
-                                                  cudaStream_t s) {
+                                                  size_t max_out, size_t parts, void *scratch,
+                                                  unsigned long long *profile, cudaStream_t s) {
     if (!n) return cudaSuccess;
     dev_info d;
     cudaError_t e = device_info(&d);
     if (e != cudaSuccess) return e;
-    const size_t P = batch_parts(n), smem = sizeof(zi_shared);
+    const size_t P = parts > 1 ? (parts < ZI_MAX_PARTS ? parts : ZI_MAX_PARTS) : 1, smem = sizeof(zi_shared);
     uint8_t *blocks = (uint8_t *)scratch;
     if (P == 1) {
         zg_inflate_kernel<<<(unsigned)grid_for(n), ZI_NL, smem, s>>>(in, in_bytes, out, out_bytes, actual, status, n,
@@ -254,7 +250,7 @@ extern "C" cudaError_t zg_inflate_launch_profiled(const void *const *in, const s
         return cudaGetLastError();
     }
     parts_layout L;
-    parts_bytes(n, P, max_out, &L, blocks + align_up(zg_inflate_grid(n) * ZI_SCRATCH));
+    parts_bytes(n, P, max_out, &L, blocks + block_scratch(n, P));
     zg_inflate_find_kernel<<<(unsigned)(n * (P - 1)), ZI_NL, 0, s>>>(in, in_bytes, out_bytes, n, (uint32_t)P, L.start);
     zg_inflate_parts_kernel<<<(unsigned)grid_for(n * P), ZI_NL, smem, s>>>(in, in_bytes, out, out_bytes, n,
                                                                             (uint32_t)P, L, blocks, profile);

@@ -1256,8 +1256,8 @@ ZI_FN zi_spec zi_part_spec(const uint32_t *start, uint32_t k, uint32_t np, uint3
 }
 
 /* Part k > 0's 16-bit buffer: its own slot of the stream's np - 1 slots (slot k - 1) and those of the empty parts
- * right after it, which it decodes on over. Returns how many slots. A slot holds ZI_WINDOW marks and twice the
- * stream's output over np (zi_part_slot), so a part holds its own share twice over. */
+ * right after it, which it decodes on over. Returns how many slots. A slot holds ZI_WINDOW marks and 1.5 times
+ * the stream's output over np (zi_part_slot): room for a part whose bits decode to more than their share. */
 ZI_FN uint32_t zi_part_slots(const uint32_t *start, uint32_t k, uint32_t np) {
     uint32_t j = k + 1;
     while (j < np && start[j] == ZI_NO_BIT) j++;
@@ -1265,8 +1265,8 @@ ZI_FN uint32_t zi_part_slots(const uint32_t *start, uint32_t k, uint32_t np) {
 }
 
 ZI_FN uint32_t zi_part_slot(uint32_t out_bytes, uint32_t np) {
-    const uint32_t share = (uint32_t)(((uint64_t)out_bytes + np - 1) / np);
-    return ZI_WINDOW + (2 * share < out_bytes ? 2 * share : out_bytes);
+    const uint32_t share = (uint32_t)(((uint64_t)out_bytes + np - 1) / np), room = share + share / 2;
+    return ZI_WINDOW + (room < out_bytes ? room : out_bytes);
 }
 
 /* The chain of a stream's parts (results of zi_decode: status, elements written, the stop index it ended at,

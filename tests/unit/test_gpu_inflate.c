@@ -56,7 +56,8 @@ static double gpu_batch(const stream_in *st, size_t n, int *status, uint8_t **ou
     CUOK(cudaMalloc(&d_arr, arr));
     size_t max_out = 0;
     for (size_t i = 0; i < n; i++) max_out = st[i].expected > max_out ? st[i].expected : max_out;
-    CUOK(cudaMalloc(&d_scr, zg_inflate_scratch_bytes(n, max_out)));
+    const size_t P = zg_inflate_parts(n, max_out, SIZE_MAX);
+    CUOK(cudaMalloc(&d_scr, zg_inflate_scratch_bytes(n, max_out, P)));
     uint8_t *A = (uint8_t *)d_arr;
     const void **d_inp = (const void **)A;
     size_t *d_inn = (size_t *)(A + 8 * n);
@@ -74,7 +75,7 @@ static double gpu_batch(const stream_in *st, size_t n, int *status, uint8_t **ou
         unsigned long long *d_prof, prof[ZI_PHASES + 2];
         CUOK(cudaMalloc((void **)&d_prof, sizeof prof));
         CUOK(cudaMemset(d_prof, 0, sizeof prof));
-        CUOK(zg_inflate_launch_profiled(d_inp, d_inn, d_outp, d_outn, d_act, d_st, n, max_out, d_scr, d_prof, 0));
+        CUOK(zg_inflate_launch_profiled(d_inp, d_inn, d_outp, d_outn, d_act, d_st, n, max_out, P, d_scr, d_prof, 0));
         CUOK(cudaMemcpy(prof, d_prof, sizeof prof, cudaMemcpyDeviceToHost));
         cudaFree(d_prof);
         static const char *names[ZI_PHASES] = {"header", "tables", "pass1", "sync", "resolve", "pass2", "jumps", "in-order"};
@@ -89,7 +90,7 @@ static double gpu_batch(const stream_in *st, size_t n, int *status, uint8_t **ou
     int nrep = reps < 16 ? reps : 16;
     for (int r = 0; r < nrep; r++) {
         cudaEventRecord(e0, 0);
-        CUOK(zg_inflate_launch(d_inp, d_inn, d_outp, d_outn, d_act, d_st, n, max_out, d_scr, 0));
+        CUOK(zg_inflate_launch(d_inp, d_inn, d_outp, d_outn, d_act, d_st, n, max_out, P, d_scr, 0));
         cudaEventRecord(e1, 0);
         CUOK(cudaEventSynchronize(e1));
         cudaEventElapsedTime(&ms[r], e0, e1);
