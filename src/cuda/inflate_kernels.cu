@@ -7,7 +7,7 @@
 
 /* Scratch of a batch of n streams split into P parts (P > 1), behind the blocks' own ZI_SCRATCH each. */
 typedef struct parts_layout {
-    uint32_t *start, *size, *end, *redo; /* [n * P] (start, size, end; status below), [n] */
+    uint32_t *start, *size, *end, *off, *redo; /* [n * P] (start, size, end, chain offset; status below), [n] */
     int *status;
     uint16_t *wide; /* n regions of (P - 1) slots of zi_part_slot(max_out, P) elements */
     size_t region;  /* elements a stream's region holds */
@@ -27,9 +27,10 @@ static size_t parts_bytes(size_t n, size_t P, size_t max_out, parts_layout *L, u
         L->size = (uint32_t *)(base + at + info);
         L->end = (uint32_t *)(base + at + 2 * info);
         L->status = (int *)(base + at + 3 * info);
-        L->redo = (uint32_t *)(base + at + 4 * info);
+        L->off = (uint32_t *)(base + at + 4 * info);
+        L->redo = (uint32_t *)(base + at + 5 * info);
     }
-    at += 4 * info + align_up(n * sizeof(uint32_t));
+    at += 5 * info + align_up(n * sizeof(uint32_t));
     const size_t region = parts_region(max_out, P);
     if (L) {
         L->wide = (uint16_t *)(base + at);
@@ -134,8 +135,9 @@ __global__ void __launch_bounds__(ZI_NL, 1) zg_inflate_parts_kernel(const void *
     }
 }
 
-/* chain and resolve: block i takes stream i; its parts in chain order, each part's marks after the earlier
- * parts' bytes are final. A stream of one part is done; a chain that fails marks the stream for a redo. */
+/* chain: block i takes stream i: its chain of parts (L.off: each part's output offset, ZI_NO_BIT for parts out of
+ * it), then the last ZI_WINDOW elements of each part in chain order (what the other elements' marks read). A
+ * stream of one part is done; a chain that fails marks the stream for a redo. */
 __global__ void __launch_bounds__(ZI_NL) zg_inflate_chain_kernel(void *const *out, const size_t *in_bytes,
                                                                  const size_t *out_bytes, size_t *actual, int *status,
                                                                  size_t n, uint32_t P, parts_layout L) {
@@ -148,24 +150,26 @@ __global__ void __launch_bounds__(ZI_NL) zg_inflate_chain_kernel(void *const *ou
     const size_t w0 = i * P;
     if (threadIdx.x == 0) {
         redo = 0;
+        nchain = 0;
         if (np == 1) { /* the whole decode: its verdict stands */
             status[i] = L.status[w0];
             actual[i] = L.size[w0];
-            nchain = 0;
         } else {
             uint32_t nc = 0;
             redo = zi_parts_chain(L.status + w0, L.size + w0, L.end + w0, L.start + w0, np, (uint32_t)cap, chain, off, &nc);
-            nchain = nc;
+            if (!redo) nchain = nc;
         }
+        for (uint32_t k = 0; k < P; k++) L.off[w0 + k] = ZI_NO_BIT;
+        for (uint32_t q = 1; q < nchain; q++) L.off[w0 + chain[q]] = off[q];
     }
     __syncthreads();
     const uint32_t slot = zi_part_slot((uint32_t)cap, np);
     uint8_t *o = (uint8_t *)out[i];
     for (uint32_t q = 1; q < nchain && !redo; q++) {
-        const uint32_t k = chain[q], sz = L.size[w0 + k];
+        const uint32_t k = chain[q], sz = L.size[w0 + k], tail = sz < ZI_WINDOW ? 0 : sz - ZI_WINDOW;
         const uint16_t *part = L.wide + i * L.region + (size_t)slot * (k - 1);
         int bad = 0;
-        for (uint32_t x = threadIdx.x; x < sz; x += blockDim.x) bad |= zi_part_resolve(o, off[q], part, x);
+        for (uint32_t x = tail + threadIdx.x; x < sz; x += blockDim.x) bad |= zi_part_resolve(o, off[q], part, x);
         if (bad) redo = 1;
         __syncthreads();
     }
@@ -176,6 +180,23 @@ __global__ void __launch_bounds__(ZI_NL) zg_inflate_chain_kernel(void *const *ou
             actual[i] = cap;
         }
     }
+}
+
+/* resolve: the other elements of every chained part at once, grid (stream * P + part, slices of the part). */
+__global__ void zg_inflate_resolve_kernel(void *const *out, const size_t *in_bytes, const size_t *out_bytes, size_t n,
+                                          uint32_t P, parts_layout L) {
+    const size_t w = blockIdx.x, i = w / P;
+    const uint32_t k = (uint32_t)(w % P);
+    if (i >= n || k == 0 || L.redo[i] || L.off[w] == ZI_NO_BIT) return;
+    const size_t cap = out_bytes[i];
+    const uint32_t np = stream_parts(in_bytes[i], cap, P), slot = zi_part_slot((uint32_t)cap, np);
+    const uint32_t sz = L.size[w], body = sz < ZI_WINDOW ? 0 : sz - ZI_WINDOW, off = L.off[w];
+    const uint16_t *part = L.wide + i * L.region + (size_t)slot * (k - 1);
+    uint8_t *o = (uint8_t *)out[i];
+    int bad = 0;
+    for (uint32_t x = blockIdx.y * blockDim.x + threadIdx.x; x < body; x += gridDim.y * blockDim.x)
+        bad |= zi_part_resolve(o, off, part, x);
+    if (bad) L.redo[i] = 1; /* (read by the redo launch after this kernel) */
 }
 
 /* Per device: SMs and decode blocks one SM holds (with the shared memory attribute set). */
@@ -255,6 +276,8 @@ extern "C" cudaError_t zg_inflate_launch_profiled(const void *const *in, const s
     zg_inflate_parts_kernel<<<(unsigned)grid_for(n * P), ZI_NL, smem, s>>>(in, in_bytes, out, out_bytes, n,
                                                                             (uint32_t)P, L, blocks, profile);
     zg_inflate_chain_kernel<<<(unsigned)n, ZI_NL, 0, s>>>(out, in_bytes, out_bytes, actual, status, n, (uint32_t)P, L);
+    const unsigned slices = (unsigned)((size_t)d.sms * 8 / (n * P) + 1); /* blocks enough to keep loads in flight */
+    zg_inflate_resolve_kernel<<<dim3((unsigned)(n * P), slices), 256, 0, s>>>(out, in_bytes, out_bytes, n, (uint32_t)P, L);
     zg_inflate_kernel<<<(unsigned)grid_for(n), ZI_NL, smem, s>>>(in, in_bytes, out, out_bytes, actual, status, n,
                                                                  L.redo, blocks, profile);
     return cudaGetLastError();

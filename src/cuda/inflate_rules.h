@@ -1181,8 +1181,9 @@ ZI_FN void zi_stream(zi_shared *sh, const uint8_t *in, uint32_t nbytes, uint8_t 
  *   chain   part 0 is true; a part it stopped at starts at a true block boundary, so is true too, and so on to
  *           the part that decoded the final block (zi_parts_chain). A wrong guess is passed over by the part
  *           before, which decodes on (in the worst case part 0 decodes everything, as without parts). Parts in
- *           the chain have known output offsets; in chain order, each part's marks take the bytes before it
- *           (zi_part_resolve);
+ *           the chain have known output offsets; a part's marks take bytes of the ZI_WINDOW before it
+ *           (zi_part_resolve), which may be marks of the part before: so first the last ZI_WINDOW elements of
+ *           each part, in chain order, then every other element at once (any order: what they read is final);
  *   redo    a stream whose chain has an error, overflows a part's buffer or misses the expected size is decoded
  *           again whole, which gives the exact error of a whole-stream decode.
  * Nothing a guess leads to is trusted: only a part's own decode of the true bits ever reaches the output. */
@@ -1288,8 +1289,8 @@ ZI_FN int zi_parts_chain(const int *status, const uint32_t *size, const uint32_t
 }
 
 /* Part output element i (a 16-bit value) of a part whose first byte is out[off]: the byte, or the earlier byte
- * its mark names (final by then: earlier parts are resolved first). 0, or 1 for a mark reaching before the
- * stream's output (then the stream is decoded again, which names the error). */
+ * its mark names (in the ZI_WINDOW before the part: final by then, see "parts"). 0, or 1 for a mark reaching
+ * before the stream's output (then the stream is decoded again, which names the error). */
 ZI_FN int zi_part_resolve(uint8_t *out, uint32_t off, const uint16_t *part, uint32_t i) {
     const uint32_t v = part[ZI_WINDOW + i];
     if (v < 256) {

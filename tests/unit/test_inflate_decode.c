@@ -215,8 +215,16 @@ static int run_parts(const uint8_t *c, size_t cn, uint8_t *out, size_t cap, uint
     }
     uint32_t chain[ZI_MAX_PARTS], off[ZI_MAX_PARTS], nchain = 0;
     int redo = zi_parts_chain(status, size, end, start, np, (uint32_t)cap, chain, off, &nchain);
-    for (uint32_t q = 1; q < nchain && !redo; q++)
-        for (uint32_t i = 0; i < size[chain[q]] && !redo; i++) redo = zi_part_resolve(out, off[q], wide[chain[q]], i);
+    /* as the kernels: the tails (last ZI_WINDOW elements) in chain order, then the rest, last part first (any
+     * order must do: what they read is final) */
+    for (uint32_t q = 1; q < nchain && !redo; q++) {
+        const uint32_t sz = size[chain[q]], tail = sz < ZI_WINDOW ? 0 : sz - ZI_WINDOW;
+        for (uint32_t i = tail; i < sz && !redo; i++) redo = zi_part_resolve(out, off[q], wide[chain[q]], i);
+    }
+    for (uint32_t q = nchain; q-- > 1 && !redo;) {
+        const uint32_t sz = size[chain[q]], tail = sz < ZI_WINDOW ? 0 : sz - ZI_WINDOW;
+        for (uint32_t i = tail; i-- > 0 && !redo;) redo = zi_part_resolve(out, off[q], wide[chain[q]], i);
+    }
     free(slots);
     r->np = np;
     r->nfound = 1;
