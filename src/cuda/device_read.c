@@ -832,6 +832,9 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
      * wave leaves in its set's share of the budget */
     const size_t inflate_parts = zg_inflate_parts(n_fmt[FMT_INFLATE], inflate_max_out, j->parts_room);
     const uint64_t o_iscr = take(L, zg_inflate_scratch_bytes(n_fmt[FMT_INFLATE], inflate_max_out, inflate_parts));
+    if (j->trace && n_fmt[FMT_INFLATE])
+        fprintf(stderr, "zgpu trace: wave of %zu chunks: %zu DEFLATE streams in %zu parts each (room %.0f MB)\n", count,
+                n_fmt[FMT_INFLATE], inflate_parts, j->parts_room / 1e6);
     /* scratch slots: device only; a chunk that decodes straight into the output needs none (or only A) */
     const uint64_t slot = pp->chunk_nbytes > pp->comp_out ? pp->chunk_nbytes : pp->comp_out;
     for (size_t i = first; i < first + count; i++) {
