@@ -5,6 +5,9 @@
 #include "cuda/inflate_gpu.h"
 #include "cuda/inflate_rules.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+
 /* Scratch of a batch of n streams split into P parts (P > 1), behind the blocks' own ZI_SCRATCH each. */
 typedef struct parts_layout {
     uint32_t *start, *size, *end, *off, *redo; /* [n * P] (start, size, end, chain offset; status below), [n] */
@@ -272,13 +275,32 @@ extern "C" cudaError_t zg_inflate_launch_profiled(const void *const *in, const s
     }
     parts_layout L;
     parts_bytes(n, P, max_out, &L, blocks + block_scratch(n, P));
+    /* ZGPU_INFLATE_TIMES=1: each kernel's time on stderr (waits for each: for measuring only) */
+    const char *times = getenv("ZGPU_INFLATE_TIMES");
+    const int timed = times && *times == '1';
+    cudaEvent_t ev[6];
+    for (int q = 0; q < 6 && timed; q++) cudaEventCreate(&ev[q]);
+    if (timed) cudaEventRecord(ev[0], s);
     zg_inflate_find_kernel<<<(unsigned)(n * (P - 1)), ZI_NL, 0, s>>>(in, in_bytes, out_bytes, n, (uint32_t)P, L.start);
+    if (timed) cudaEventRecord(ev[1], s);
     zg_inflate_parts_kernel<<<(unsigned)grid_for(n * P), ZI_NL, smem, s>>>(in, in_bytes, out, out_bytes, n,
                                                                             (uint32_t)P, L, blocks, profile);
+    if (timed) cudaEventRecord(ev[2], s);
     zg_inflate_chain_kernel<<<(unsigned)n, ZI_NL, 0, s>>>(out, in_bytes, out_bytes, actual, status, n, (uint32_t)P, L);
+    if (timed) cudaEventRecord(ev[3], s);
     const unsigned slices = (unsigned)((size_t)d.sms * 8 / (n * P) + 1); /* blocks enough to keep loads in flight */
     zg_inflate_resolve_kernel<<<dim3((unsigned)(n * P), slices), 256, 0, s>>>(out, in_bytes, out_bytes, n, (uint32_t)P, L);
+    if (timed) cudaEventRecord(ev[4], s);
     zg_inflate_kernel<<<(unsigned)grid_for(n), ZI_NL, smem, s>>>(in, in_bytes, out, out_bytes, actual, status, n,
                                                                  L.redo, blocks, profile);
+    if (timed) {
+        cudaEventRecord(ev[5], s);
+        cudaEventSynchronize(ev[5]);
+        float ms[5];
+        for (int q = 0; q < 5; q++) cudaEventElapsedTime(&ms[q], ev[q], ev[q + 1]);
+        fprintf(stderr, "zgpu inflate: %zu streams x %zu parts: find %.2f  parts %.2f  chain %.2f  resolve %.2f  redo %.2f ms\n",
+                n, P, ms[0], ms[1], ms[2], ms[3], ms[4]);
+        for (int q = 0; q < 6; q++) cudaEventDestroy(ev[q]);
+    }
     return cudaGetLastError();
 }
