@@ -81,7 +81,7 @@ typedef struct zgpu_context_options {
     int num_threads;             /* host decode threads; 0 = number of online CPUs */
     int device;                  /* CUDA device ordinal used by device reads; default 0 */
     size_t device_memory_budget; /* bytes of staging + scratch for device reads (two waves in flight); 0 = an
-                                    eighth of the GPU's memory, between 256 MiB and 4 GiB */
+                                    eighth of the GPU's memory, between 256 MiB and 16 GiB */
     zgpu_gds_mode gds_mode;
     int gpu_decode;              /* 1 (default): decode on the GPU where a GPU decoder exists; 0: CPU fallback */
     int gpu_trust_input;         /* Only for nvCOMP's DEFLATE decoder (ZGPU_DEFLATE_DECODER=nvcomp), which needs

@@ -42,7 +42,7 @@ class Config:
 
     Attributes: ``num_threads`` (host decode threads, 0 = all CPUs), ``device`` (CUDA ordinal of
     ``device="cuda"``), ``device_memory_budget`` (bytes of staging and scratch for device reads, 0 = an eighth of the GPU's memory,
-    256 MiB to 4 GiB), ``gds`` ("auto", "off",
+    256 MiB to 16 GiB), ``gds`` ("auto", "off",
     "on"), ``gpu_decode`` (decode on the GPU where a GPU decoder exists), ``gpu_trust_input`` (lets nvCOMP's
     DEFLATE decoder, chosen with ``ZGPU_DEFLATE_DECODER=nvcomp``, decode gzip / zlib: it needs valid input, so only
     for data you trust; zgpu's own GPU DEFLATE decoder, the default, checks every stream and needs no trust).

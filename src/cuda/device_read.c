@@ -89,7 +89,7 @@ struct zg_device_state {
     void **retired;       /* pinned buffers outgrown (freed with the state: freeing pinned memory can sync) */
     size_t n_retired;
     cudaEvent_t ev[3]; /* fork, ordering after the caller's stream, ordering the caller's stream after ours */
-    size_t auto_budget; /* device_memory_budget 0: an eighth of the device's memory, 256 MiB .. 4 GiB */
+    size_t auto_budget; /* device_memory_budget 0: an eighth of the device's memory, 256 MiB .. 16 GiB */
 };
 
 static void free_pinned(struct zg_device_state *st, void *p) {
@@ -148,7 +148,7 @@ static zgpu_status get_state(zgpu_context *ctx, struct zg_device_state **out) {
             if (e == cudaSuccess) e = cudaMemGetInfo(&free_b, &total_b);
             st->auto_budget = total_b / 8;
             if (st->auto_budget < ((size_t)256 << 20)) st->auto_budget = (size_t)256 << 20;
-            if (st->auto_budget > ((size_t)4 << 30)) st->auto_budget = (size_t)4 << 30;
+            if (st->auto_budget > ((size_t)16 << 30)) st->auto_budget = (size_t)16 << 30;
             if (e != cudaSuccess) {
                 s = zg_error(ZGPU_ERR_CUDA, "CUDA device %d: %s", st->device, cudaGetErrorString(e));
                 free(st);

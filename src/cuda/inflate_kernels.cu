@@ -1,7 +1,8 @@
 /* zgpu's DEFLATE decoder: the kernels. Every step is in inflate_rules.h (shared with the CPU unit test).
  * A batch with as many streams as the GPU holds thread blocks runs one kernel, a thread block per stream. A
- * smaller batch splits each stream into parts ("parts" in inflate_rules.h): find, decode the parts, chain and
- * resolve, then decode whole the streams whose chain failed (none, on valid zlib / libdeflate streams). */
+ * smaller batch splits each stream into parts ("parts" in inflate_rules.h): find and decode the parts (one
+ * kernel), chain, resolve, then decode whole the streams whose chain failed (none, on valid zlib / libdeflate
+ * streams). */
 #include "cuda/inflate_gpu.h"
 #include "cuda/inflate_rules.h"
 
@@ -11,6 +12,8 @@
 /* Scratch of a batch of n streams split into P parts (P > 1), behind the blocks' own ZI_SCRATCH each. */
 typedef struct parts_layout {
     uint32_t *start, *size, *end, *off, *redo; /* [n * P] (start, size, end, chain offset; status below), [n] */
+    uint32_t *done;  /* [n * P]: the finder has written start (zeroed before each launch, with the queue after it) */
+    uint32_t *queue; /* the next job of the decode kernel */
     int *status;
     uint16_t *wide; /* n regions of (P - 1) slots of zi_part_slot(max_out, P) elements */
     size_t region;  /* elements a stream's region holds */
@@ -31,9 +34,11 @@ static size_t parts_bytes(size_t n, size_t P, size_t max_out, parts_layout *L, u
         L->end = (uint32_t *)(base + at + 2 * info);
         L->status = (int *)(base + at + 3 * info);
         L->off = (uint32_t *)(base + at + 4 * info);
-        L->redo = (uint32_t *)(base + at + 5 * info);
+        L->done = (uint32_t *)(base + at + 5 * info);
+        L->queue = L->done + n * P;
+        L->redo = (uint32_t *)(base + at + 6 * info + 256);
     }
-    at += 5 * info + align_up(n * sizeof(uint32_t));
+    at += 6 * info + 256 + align_up(n * sizeof(uint32_t));
     const size_t region = parts_region(max_out, P);
     if (L) {
         L->wide = (uint16_t *)(base + at);
@@ -75,53 +80,71 @@ __global__ void __launch_bounds__(ZI_NL, 1) zg_inflate_kernel(const void *const 
     }
 }
 
-/* find: block w searches for part 1 + w % (P - 1) of stream w / (P - 1). */
-__global__ void __launch_bounds__(ZI_NL) zg_inflate_find_kernel(const void *const *in, const size_t *in_bytes,
-                                                                const size_t *out_bytes, size_t n, uint32_t P,
-                                                                uint32_t *start) {
-    __shared__ uint32_t best;
-    const size_t i = blockIdx.x / (P - 1);
-    const uint32_t k = 1 + blockIdx.x % (P - 1);
-    if (i >= n) return;
-    const size_t nb = in_bytes[i];
-    const uint32_t np = stream_parts(nb, out_bytes[i], P);
-    if (threadIdx.x == 0) best = ZI_NO_BIT;
-    __syncthreads();
-    if (k < np) {
-        const uint32_t nbits = (uint32_t)nb * 8, from = zi_part_from(nbits, k, np), to = zi_part_from(nbits, k + 1, np);
-        for (uint32_t base = from; base < to; base += ZI_NL * ZI_FIND_STEP) {
-            zi_find_round((const uint8_t *)in[i], (uint32_t)nb, base, to, threadIdx.x, &best);
-            __syncthreads();
-            if (best != ZI_NO_BIT) break;
-            __syncthreads(); /* all have read best before a lane may lower it */
-        }
-    }
-    if (threadIdx.x == 0) start[i * P + k] = best;
-}
-
-/* decode: thread blocks take parts w = i * P + k in turn (part 0 into the output, the others into their slots). */
+/* find and decode, one kernel: thread blocks take jobs from a queue, first the finder's (job j: part 1 + j % (P - 1)
+ * of stream j / (P - 1)), then the parts' (job nfind + w: part w % P of stream w / P: part 0 into the output, the
+ * others into their slots). A part waits until its stream's starts are found: those jobs were all taken before
+ * any part's, by blocks that run them to the end, so the wait ends. (Finding in a kernel of its own left SMs idle
+ * between the two kernels whenever another wave's decode held the GPU.) */
 __global__ void __launch_bounds__(ZI_NL, 1) zg_inflate_parts_kernel(const void *const *in, const size_t *in_bytes,
                                                                  void *const *out, const size_t *out_bytes, size_t n,
                                                                  uint32_t P, parts_layout L, uint8_t *scratch,
                                                                  unsigned long long *profile) {
     extern __shared__ __align__(16) unsigned char zi_smem[];
     zi_shared &sh = *reinterpret_cast<zi_shared *>(zi_smem);
+    __shared__ uint32_t job, best, starts[ZI_MAX_PARTS];
     uint8_t *mine = scratch + (size_t)blockIdx.x * ZI_SCRATCH;
-    for (size_t w = blockIdx.x; w < n * P; w += gridDim.x) {
-        const size_t i = w / P;
+    const size_t nfind = n * (P - 1), njobs = nfind + n * P;
+    for (;;) {
+        if (threadIdx.x == 0) job = atomicAdd(L.queue, 1u);
+        __syncthreads();
+        const size_t j = job;
+        if (j >= njobs) break;
+        if (j < nfind) { /* the first block header from k / np of the stream on, in the part's slice */
+            const size_t i = j / (P - 1), nb = in_bytes[i];
+            const uint32_t k = 1 + (uint32_t)(j % (P - 1)), np = stream_parts(nb, out_bytes[i], P);
+            if (threadIdx.x == 0) best = ZI_NO_BIT;
+            __syncthreads();
+            if (k < np) {
+                const uint32_t nbits = (uint32_t)nb * 8, from = zi_part_from(nbits, k, np), to = zi_part_from(nbits, k + 1, np);
+                for (uint32_t base = from; base < to; base += ZI_NL * ZI_FIND_STEP) {
+                    zi_find_round((const uint8_t *)in[i], (uint32_t)nb, base, to, threadIdx.x, &best);
+                    __syncthreads();
+                    if (best != ZI_NO_BIT) break;
+                    __syncthreads(); /* all have read best before a lane may lower it */
+                }
+            }
+            if (threadIdx.x == 0) {
+                L.start[i * P + k] = best;
+                __threadfence();
+                atomicExch(&L.done[i * P + k], 1u);
+            }
+            __syncthreads();
+            continue;
+        }
+        const size_t w = j - nfind, i = w / P;
         const uint32_t k = (uint32_t)(w % P);
         const size_t nb = in_bytes[i], cap = out_bytes[i];
-        const uint32_t np = stream_parts(nb, cap, P), *start = L.start + i * P;
-        if (k >= np || (k && start[k] == ZI_NO_BIT)) { /* no part here */
+        const uint32_t np = stream_parts(nb, cap, P);
+        if (threadIdx.x == 0) { /* the stream's starts, once found (read past the L1: other SMs wrote them) */
+            starts[0] = 0;
+            for (uint32_t q = 1; q < np && k < np; q++) {
+                while (atomicAdd(&L.done[i * P + q], 0u) == 0) __nanosleep(500);
+                __threadfence();
+                starts[q] = __ldcg(&L.start[i * P + q]);
+            }
+        }
+        __syncthreads();
+        if (k >= np || (k && starts[k] == ZI_NO_BIT)) { /* no part here */
             if (threadIdx.x == 0 && k < np) {
                 L.status[w] = ZI_OK;
                 L.size[w] = 0;
                 L.end[w] = np - 1 - k;
             }
+            __syncthreads();
             continue;
         }
         const uint32_t cap32 = cap > ZI_MAX_BYTES ? ZI_MAX_BYTES + 1u : (uint32_t)cap, slot = zi_part_slot(cap32, np);
-        const zi_spec spec = zi_part_spec(start, k, np, k ? slot * zi_part_slots(start, k, np) : cap32);
+        const zi_spec spec = zi_part_spec(starts, k, np, k ? slot * zi_part_slots(starts, k, np) : cap32);
         void *dst = k ? (void *)(L.wide + i * L.region + (size_t)slot * (k - 1)) : out[i];
         zi_decode(&sh, (const uint8_t *)in[i], nb > ZI_MAX_BYTES ? ZI_MAX_BYTES + 1u : (uint32_t)nb, dst, mine, &spec);
         if (threadIdx.x == 0) {
@@ -278,29 +301,29 @@ extern "C" cudaError_t zg_inflate_launch_profiled(const void *const *in, const s
     /* ZGPU_INFLATE_TIMES=1: each kernel's time on stderr (waits for each: for measuring only) */
     const char *times = getenv("ZGPU_INFLATE_TIMES");
     const int timed = times && *times == '1';
-    cudaEvent_t ev[6];
-    for (int q = 0; q < 6 && timed; q++) cudaEventCreate(&ev[q]);
+    cudaEvent_t ev[5];
+    for (int q = 0; q < 5 && timed; q++) cudaEventCreate(&ev[q]);
     if (timed) cudaEventRecord(ev[0], s);
-    zg_inflate_find_kernel<<<(unsigned)(n * (P - 1)), ZI_NL, 0, s>>>(in, in_bytes, out_bytes, n, (uint32_t)P, L.start);
-    if (timed) cudaEventRecord(ev[1], s);
+    e = cudaMemsetAsync(L.done, 0, (n * P + 1) * sizeof(uint32_t), s);
+    if (e != cudaSuccess) return e;
     zg_inflate_parts_kernel<<<(unsigned)grid_for(n * P), ZI_NL, smem, s>>>(in, in_bytes, out, out_bytes, n,
                                                                             (uint32_t)P, L, blocks, profile);
-    if (timed) cudaEventRecord(ev[2], s);
+    if (timed) cudaEventRecord(ev[1], s);
     zg_inflate_chain_kernel<<<(unsigned)n, ZI_NL, 0, s>>>(out, in_bytes, out_bytes, actual, status, n, (uint32_t)P, L);
-    if (timed) cudaEventRecord(ev[3], s);
+    if (timed) cudaEventRecord(ev[2], s);
     const unsigned slices = (unsigned)((size_t)d.sms * 8 / (n * P) + 1); /* blocks enough to keep loads in flight */
     zg_inflate_resolve_kernel<<<dim3((unsigned)(n * P), slices), 256, 0, s>>>(out, in_bytes, out_bytes, n, (uint32_t)P, L);
-    if (timed) cudaEventRecord(ev[4], s);
+    if (timed) cudaEventRecord(ev[3], s);
     zg_inflate_kernel<<<(unsigned)grid_for(n), ZI_NL, smem, s>>>(in, in_bytes, out, out_bytes, actual, status, n,
                                                                  L.redo, blocks, profile);
     if (timed) {
-        cudaEventRecord(ev[5], s);
-        cudaEventSynchronize(ev[5]);
-        float ms[5];
-        for (int q = 0; q < 5; q++) cudaEventElapsedTime(&ms[q], ev[q], ev[q + 1]);
-        fprintf(stderr, "zgpu inflate: %zu streams x %zu parts: find %.2f  parts %.2f  chain %.2f  resolve %.2f  redo %.2f ms\n",
-                n, P, ms[0], ms[1], ms[2], ms[3], ms[4]);
-        for (int q = 0; q < 6; q++) cudaEventDestroy(ev[q]);
+        cudaEventRecord(ev[4], s);
+        cudaEventSynchronize(ev[4]);
+        float ms[4];
+        for (int q = 0; q < 4; q++) cudaEventElapsedTime(&ms[q], ev[q], ev[q + 1]);
+        fprintf(stderr, "zgpu inflate: %zu streams x %zu parts: find+parts %.2f  chain %.2f  resolve %.2f  redo %.2f ms\n",
+                n, P, ms[0], ms[1], ms[2], ms[3]);
+        for (int q = 0; q < 5; q++) cudaEventDestroy(ev[q]);
     }
     return cudaGetLastError();
 }
