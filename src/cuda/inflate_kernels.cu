@@ -88,12 +88,12 @@ __global__ void __launch_bounds__(ZI_NL, 1) zg_inflate_kernel(const void *const 
 __global__ void __launch_bounds__(ZI_NL, 1) zg_inflate_parts_kernel(const void *const *in, const size_t *in_bytes,
                                                                  void *const *out, const size_t *out_bytes, size_t n,
                                                                  uint32_t P, parts_layout L, uint8_t *scratch,
-                                                                 unsigned long long *profile) {
+                                                                 unsigned long long *profile, int find_only) {
     extern __shared__ __align__(16) unsigned char zi_smem[];
     zi_shared &sh = *reinterpret_cast<zi_shared *>(zi_smem);
     __shared__ uint32_t job, best, starts[ZI_MAX_PARTS];
     uint8_t *mine = scratch + (size_t)blockIdx.x * ZI_SCRATCH;
-    const size_t nfind = n * (P - 1), njobs = nfind + n * P;
+    const size_t nfind = n * (P - 1), njobs = nfind + (find_only ? 0 : n * P);
     for (;;) {
         if (threadIdx.x == 0) job = atomicAdd(L.queue, 1u);
         __syncthreads();
@@ -298,16 +298,23 @@ extern "C" cudaError_t zg_inflate_launch_profiled(const void *const *in, const s
     }
     parts_layout L;
     parts_bytes(n, P, max_out, &L, blocks + block_scratch(n, P));
-    /* ZGPU_INFLATE_TIMES=1: each kernel's time on stderr (waits for each: for measuring only) */
+    /* ZGPU_INFLATE_TIMES=1: each kernel's time, the finder's alone first, and what the parts found, on stderr
+     * (waits for each: for measuring only) */
     const char *times = getenv("ZGPU_INFLATE_TIMES");
     const int timed = times && *times == '1';
-    cudaEvent_t ev[5];
-    for (int q = 0; q < 5 && timed; q++) cudaEventCreate(&ev[q]);
-    if (timed) cudaEventRecord(ev[0], s);
+    cudaEvent_t ev[6];
+    for (int q = 0; q < 6 && timed; q++) cudaEventCreate(&ev[q]);
+    if (timed) {
+        cudaEventRecord(ev[5], s);
+        cudaMemsetAsync(L.done, 0, (n * P + 1) * sizeof(uint32_t), s);
+        zg_inflate_parts_kernel<<<(unsigned)grid_for(n * P), ZI_NL, smem, s>>>(in, in_bytes, out, out_bytes, n,
+                                                                                (uint32_t)P, L, blocks, NULL, 1);
+        cudaEventRecord(ev[0], s);
+    }
     e = cudaMemsetAsync(L.done, 0, (n * P + 1) * sizeof(uint32_t), s);
     if (e != cudaSuccess) return e;
     zg_inflate_parts_kernel<<<(unsigned)grid_for(n * P), ZI_NL, smem, s>>>(in, in_bytes, out, out_bytes, n,
-                                                                            (uint32_t)P, L, blocks, profile);
+                                                                            (uint32_t)P, L, blocks, profile, 0);
     if (timed) cudaEventRecord(ev[1], s);
     zg_inflate_chain_kernel<<<(unsigned)n, ZI_NL, 0, s>>>(out, in_bytes, out_bytes, actual, status, n, (uint32_t)P, L);
     if (timed) cudaEventRecord(ev[2], s);
@@ -319,11 +326,28 @@ extern "C" cudaError_t zg_inflate_launch_profiled(const void *const *in, const s
     if (timed) {
         cudaEventRecord(ev[4], s);
         cudaEventSynchronize(ev[4]);
-        float ms[4];
+        float ms[5];
+        cudaEventElapsedTime(&ms[4], ev[5], ev[0]);
         for (int q = 0; q < 4; q++) cudaEventElapsedTime(&ms[q], ev[q], ev[q + 1]);
-        fprintf(stderr, "zgpu inflate: %zu streams x %zu parts: find+parts %.2f  chain %.2f  resolve %.2f  redo %.2f ms\n",
-                n, P, ms[0], ms[1], ms[2], ms[3]);
-        for (int q = 0; q < 5; q++) cudaEventDestroy(ev[q]);
+        const size_t np = n * P;
+        uint32_t *h = (uint32_t *)malloc(np * 3 * sizeof(uint32_t) + n * sizeof(uint32_t));
+        size_t found = 0, chained = 0, redone = 0;
+        if (h && cudaMemcpy(h, L.start, np * 4, cudaMemcpyDeviceToHost) == cudaSuccess &&
+            cudaMemcpy(h + np, L.off, np * 4, cudaMemcpyDeviceToHost) == cudaSuccess &&
+            cudaMemcpy(h + 3 * np, L.redo, n * 4, cudaMemcpyDeviceToHost) == cudaSuccess) {
+            for (size_t i = 0; i < n; i++) {
+                redone += h[3 * np + i] != 0;
+                for (size_t k = 1; k < P; k++) {
+                    found += h[i * P + k] != ZI_NO_BIT;
+                    chained += h[np + i * P + k] != ZI_NO_BIT;
+                }
+            }
+        }
+        free(h);
+        fprintf(stderr, "zgpu inflate: %zu streams x %zu parts: finder alone %.2f | find+parts %.2f  chain %.2f  resolve %.2f  "
+                "redo %.2f ms; %zu of %zu later parts found, %zu chained, %zu streams redone\n",
+                n, P, ms[4], ms[0], ms[1], ms[2], ms[3], found, n * (P - 1), chained, redone);
+        for (int q = 0; q < 6; q++) cudaEventDestroy(ev[q]);
     }
     return cudaGetLastError();
 }
