@@ -92,6 +92,7 @@ __global__ void __launch_bounds__(ZI_NL, 1) zg_inflate_parts_kernel(const void *
     extern __shared__ __align__(16) unsigned char zi_smem[];
     zi_shared &sh = *reinterpret_cast<zi_shared *>(zi_smem);
     __shared__ uint32_t job, best, starts[ZI_MAX_PARTS];
+    __shared__ zi_find_scratch fscr[ZI_NL / 32];
     uint8_t *mine = scratch + (size_t)blockIdx.x * ZI_SCRATCH;
     const size_t nfind = n * (P - 1), njobs = nfind + (find_only ? 0 : n * P);
     for (;;) {
@@ -107,7 +108,7 @@ __global__ void __launch_bounds__(ZI_NL, 1) zg_inflate_parts_kernel(const void *
             if (k < np) {
                 const uint32_t nbits = (uint32_t)nb * 8, from = zi_part_from(nbits, k, np), to = zi_part_from(nbits, k + 1, np);
                 for (uint32_t base = from; base < to; base += ZI_NL * ZI_FIND_STEP) {
-                    zi_find_round((const uint8_t *)in[i], (uint32_t)nb, base, to, threadIdx.x, &best);
+                    zi_find_round((const uint8_t *)in[i], (uint32_t)nb, base, to, threadIdx.x, &best, fscr);
                     __syncthreads();
                     if (best != ZI_NO_BIT) break;
                     __syncthreads(); /* all have read best before a lane may lower it */

@@ -1206,7 +1206,13 @@ ZI_FN uint32_t zi_part_from(uint32_t nbits, uint32_t k, uint32_t P) { return (ui
  * literal/length code and a valid distance code. Random bits pass about once in 10^7 positions or rarer; on
  * compressed data 1 position in 1250 gets past the code-length code. Its arrays stay under 1 KiB: a kernel
  * needing more stack than CUDA's default reservation makes every launch resize it, waiting for the device. */
-ZI_FN int zi_header_at(const uint8_t *in, uint32_t nbytes, uint32_t c) {
+typedef struct zi_find_scratch { /* zi_header_at's arrays (shared memory on the GPU: a slot per warp) */
+    uint8_t cl[19], pt[128], lens[320];
+    uint16_t codes[19];
+    uint32_t count[2][16], first[16];
+} zi_find_scratch;
+
+ZI_FN int zi_header_at(const uint8_t *in, uint32_t nbytes, uint32_t c, zi_find_scratch *w) {
     const uint32_t nbits = nbytes * 8;
     if (c + 17 > nbits) return 0;
     zi_br b;
@@ -1221,22 +1227,18 @@ ZI_FN int zi_header_at(const uint8_t *in, uint32_t nbytes, uint32_t c) {
     }
     if (kraft != 128) return 0;
     zi_br_init(&b, in, nbytes, c + 3);
-    uint8_t cl[19];
-    uint16_t codes[19];
     uint32_t nlit, ndist;
-    if (zi_dynamic_head(&b, nbits, cl, codes, &nlit, &ndist)) return 0;
-    uint8_t pt[128];
-    for (uint32_t i = 0; i < 128; i++) pt[i] = 0;
+    if (zi_dynamic_head(&b, nbits, w->cl, w->codes, &nlit, &ndist)) return 0;
+    for (uint32_t i = 0; i < 128; i++) w->pt[i] = 0;
     for (uint32_t s = 0; s < 19; s++)
-        if (cl[s])
-            for (uint32_t i = codes[s]; i < 128; i += 1u << cl[s]) pt[i] = (uint8_t)(s << 3 | cl[s]);
-    uint8_t lens[320];
-    if (zi_dynamic_lengths(&b, nbits, pt, lens, nlit + ndist)) return 0;
-    uint32_t count[2][16] = {{0}}, first[16];
-    for (uint32_t s = 0; s < nlit + ndist; s++) count[s >= nlit][lens[s]]++;
-    if (zi_code_first(count[0], first) || zi_code_first(count[1], first)) return 0;
+        if (w->cl[s])
+            for (uint32_t i = w->codes[s]; i < 128; i += 1u << w->cl[s]) w->pt[i] = (uint8_t)(s << 3 | w->cl[s]);
+    if (zi_dynamic_lengths(&b, nbits, w->pt, w->lens, nlit + ndist)) return 0;
+    for (uint32_t l = 0; l < 16; l++) w->count[0][l] = w->count[1][l] = 0;
+    for (uint32_t s = 0; s < nlit + ndist; s++) w->count[s >= nlit][w->lens[s]]++;
+    if (zi_code_first(w->count[0], w->first) || zi_code_first(w->count[1], w->first)) return 0;
     int32_t left = 1; /* complete literal/length code (zlib and libdeflate always send one) */
-    for (uint32_t l = 1; l < 16; l++) left = left * 2 - (int32_t)count[0][l];
+    for (uint32_t l = 1; l < 16; l++) left = left * 2 - (int32_t)w->count[0][l];
     return left == 0;
 }
 
@@ -1262,17 +1264,35 @@ ZI_FN int zi_header_quick(const uint8_t *in, uint32_t nbytes, uint32_t c) {
 }
 
 /* The finder, one round: lane `lane` tests ZI_FIND_STEP candidates from base + lane, ZI_NL apart, keeping the
- * first hit in *best (shared; the smallest across lanes wins). */
+ * first hit in *best (shared; the smallest across lanes wins). On the GPU the candidates passing the quick checks
+ * (3 or 4 a round) get the full check from lane 0 of their warp, one after another, with the warp's slot of
+ * scratch[] (shared memory: in local memory, the full check took ~100 us a candidate). */
 #define ZI_FIND_STEP 8
-ZI_FN void zi_find_round(const uint8_t *in, uint32_t nbytes, uint32_t base, uint32_t to, uint32_t lane, uint32_t *best) {
+ZI_FN void zi_find_round(const uint8_t *in, uint32_t nbytes, uint32_t base, uint32_t to, uint32_t lane, uint32_t *best,
+                         zi_find_scratch *scratch) {
+#ifdef __CUDA_ARCH__
+    for (uint32_t j = 0; j < ZI_FIND_STEP; j++) {
+        const uint32_t c = base + lane + j * ZI_NL;
+        const int ok = c < to && c < *(volatile uint32_t *)best && zi_header_quick(in, nbytes, c);
+        unsigned m = __ballot_sync(0xffffffffu, ok);
+        while (m) {
+            const int src = __ffs(m) - 1;
+            m &= m - 1;
+            const uint32_t cc = __shfl_sync(0xffffffffu, c, src);
+            if ((lane & 31) == 0 && zi_header_at(in, nbytes, cc, &scratch[lane >> 5])) atomicMin(best, cc);
+            __syncwarp();
+        }
+    }
+#else
     for (uint32_t j = 0; j < ZI_FIND_STEP; j++) {
         const uint32_t c = base + lane + j * ZI_NL;
         if (c >= to || c >= *best) return;
-        if (zi_header_quick(in, nbytes, c) && zi_header_at(in, nbytes, c)) {
+        if (zi_header_quick(in, nbytes, c) && zi_header_at(in, nbytes, c, scratch)) {
             ZI_ATOMIC_MIN(best, c);
             return;
         }
     }
+#endif
 }
 
 /* A part's decode spec: part k (its start from the finder, ZI_NO_BIT where it found none) of np, stopping at

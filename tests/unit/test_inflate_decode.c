@@ -7,6 +7,7 @@
 #include "test.h"
 
 static zi_shared *SH;
+static zi_find_scratch FS;
 static void *ML;
 static size_t windows, short_windows, rounds;
 
@@ -193,7 +194,7 @@ static int run_parts(const uint8_t *c, size_t cn, uint8_t *out, size_t cap, uint
         const uint32_t from = zi_part_from(nbits, k, np), to = zi_part_from(nbits, k + 1, np);
         uint32_t best = ZI_NO_BIT;
         for (uint32_t base = from; base < to && best == ZI_NO_BIT; base += ZI_NL * ZI_FIND_STEP)
-            for (uint32_t lane = 0; lane < ZI_NL; lane++) zi_find_round(c, (uint32_t)cn, base, to, lane, &best);
+            for (uint32_t lane = 0; lane < ZI_NL; lane++) zi_find_round(c, (uint32_t)cn, base, to, lane, &best, &FS);
         start[k] = best;
     }
     if (force_k && force_k < np) start[force_k] = force_bit;
@@ -313,7 +314,7 @@ static void test_finder_random(void) {
     for (uint32_t c = 0; c + 4096 < n * 8; c++) {
         const int q = zi_header_quick(b, n, c);
         quick += (uint32_t)q;
-        if (q) hits += (uint32_t)zi_header_at(b, n, c);
+        if (q) hits += (uint32_t)zi_header_at(b, n, c, &FS);
     }
     printf("finder: %u of %u random bit positions pass the quick checks, %u every check\n", quick, n * 8, hits);
     CHECK(hits <= 4);
@@ -324,7 +325,7 @@ static void test_finder_random(void) {
     uint8_t *c = zlib_raw(&s, 6, Z_DEFAULT_STRATEGY, 1, &cn);
     uint32_t full = 0, missed = 0;
     for (uint32_t x = 0; x < (uint32_t)cn * 8; x++)
-        if (zi_header_at(c, (uint32_t)cn, x)) {
+        if (zi_header_at(c, (uint32_t)cn, x, &FS)) {
             full++;
             missed += !zi_header_quick(c, (uint32_t)cn, x);
         }
