@@ -398,7 +398,6 @@ typedef struct job {
     int zstd_mode;    /* ZSTD_OWN / ZSTD_NVCOMP */
     int deflate_mode; /* DEFLATE_OWN / DEFLATE_NVCOMP / DEFLATE_HOST */
     uint64_t parts_room; /* device bytes the wave being launched leaves in its set's share of the budget */
-    cudaEvent_t prev_decode_end; /* the end of the previous wave's decode stage (NULL before the first) */
     zg_span span[3]; /* h2d, decode, scatter over the waves (stats: the time each stage was under way) */
     int trace;       /* ZGPU_TRACE=1: each wave's timeline to stderr (ms since the fork) */
     double t_fork;   /* host clock at the fork event */
@@ -1030,9 +1029,6 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     }
     if (n_fmt[FMT_INFLATE]) {
         const size_t k = fmt_base[FMT_INFLATE];
-        /* a wave split into parts fills the GPU: its decode waits for the previous wave's, which it would only
-         * slow down (the waves' blocks took turns on the SMs and every wave finished near the end) */
-        if (inflate_parts > 1 && j->prev_decode_end) CU(cudaStreamWaitEvent(s, j->prev_decode_end, 0), "cudaStreamWaitEvent");
         CU(zg_inflate_launch((const void *const *)(D + o_in) + k, (const size_t *)(D + o_inb) + k,
                              (void *const *)(D + o_out) + k, (const size_t *)(D + o_cap) + k, (size_t *)(D + o_act) + k,
                              (int *)(D + o_status) + k, n_fmt[FMT_INFLATE], inflate_max_out, inflate_parts, D + o_iscr, s),
@@ -1084,7 +1080,6 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
         }
     }
     CU(cudaEventRecord(b->ev[2], s), "cudaEventRecord");
-    j->prev_decode_end = b->ev[2];
     zg_k_scatter_params sp;
     memset(&sp, 0, sizeof sp);
     sp.ndim = nd;
@@ -1231,7 +1226,6 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
     if (cudaEventRecord(st->ev[0], st->stream) != cudaSuccess)
         s = zg_error(ZGPU_ERR_CUDA, "CUDA error starting the read's streams");
     j->t_fork = zg_now();
-    j->prev_decode_end = NULL;
     const char *trace = getenv("ZGPU_TRACE");
     j->trace = trace && *trace == '1';
     if (j->trace)
