@@ -325,8 +325,11 @@ ZI_FN uint8_t zi_cl_entry(const uint8_t *cl, const uint16_t *codes, uint32_t i) 
     return 0;
 }
 
-ZI_FN int zi_dynamic_lengths(zi_br *b, uint32_t nbits, const uint8_t *pt, uint8_t *tmp, uint32_t total) {
-    uint32_t i = 0;
+/* The code lengths as sent, into tmp[0, total). nlit > 0 (the finder): also stop at the first length that
+ * over-subscribes the literal/length code (its first nlit) or the distance code (ZI_E_CODE, which the tables
+ * would find): random bits decode to a few hundred lengths otherwise, and do over-subscribe within dozens. */
+ZI_FN int zi_dynamic_lengths(zi_br *b, uint32_t nbits, const uint8_t *pt, uint8_t *tmp, uint32_t total, uint32_t nlit) {
+    uint32_t i = 0, kraft[2] = {0, 0}; /* in units of 2^-15 */
     while (i < total) {
         zi_refill(b);
         const uint32_t e = pt[b->buf & 127];
@@ -334,6 +337,7 @@ ZI_FN int zi_dynamic_lengths(zi_br *b, uint32_t nbits, const uint8_t *pt, uint8_
         zi_bits(b, e & 7);
         const uint32_t s = e >> 3;
         if (s < 16) {
+            if (nlit && s && (kraft[i >= nlit] += 32768u >> s) > 32768u) return ZI_E_CODE;
             tmp[i++] = (uint8_t)s;
             continue;
         }
@@ -348,7 +352,10 @@ ZI_FN int zi_dynamic_lengths(zi_br *b, uint32_t nbits, const uint8_t *pt, uint8_
             rep = 11 + zi_bits(b, 7);
         }
         if (i + rep > total) return ZI_E_HEADER;
-        while (rep--) tmp[i++] = (uint8_t)v;
+        while (rep--) {
+            if (nlit && v && (kraft[i >= nlit] += 32768u >> v) > 32768u) return ZI_E_CODE;
+            tmp[i++] = (uint8_t)v;
+        }
     }
     if (b->pos > nbits) return ZI_E_TRUNC;
     if (tmp[256] == 0) return ZI_E_NO_EOB; /* (nlit >= 257) */
@@ -927,7 +934,7 @@ ZI_FN void zi_header_lengths(zi_shared *sh) {
     zi_br b;
     const uint32_t base = (sh->bitpos >> 3) * 8;
     zi_br_init(&b, sh->hdr, sh->hdr_n, sh->hdr_pos);
-    const int e = zi_dynamic_lengths(&b, sh->nbits - base, sh->pt, sh->hdr_lens, sh->nlit + sh->ndist);
+    const int e = zi_dynamic_lengths(&b, sh->nbits - base, sh->pt, sh->hdr_lens, sh->nlit + sh->ndist, 0);
     if (e) sh->err_code = (uint32_t)e;
     sh->bitpos = base + b.pos;
 }
@@ -1233,7 +1240,7 @@ ZI_FN int zi_header_at(const uint8_t *in, uint32_t nbytes, uint32_t c, zi_find_s
     for (uint32_t s = 0; s < 19; s++)
         if (w->cl[s])
             for (uint32_t i = w->codes[s]; i < 128; i += 1u << w->cl[s]) w->pt[i] = (uint8_t)(s << 3 | w->cl[s]);
-    if (zi_dynamic_lengths(&b, nbits, w->pt, w->lens, nlit + ndist)) return 0;
+    if (zi_dynamic_lengths(&b, nbits, w->pt, w->lens, nlit + ndist, nlit)) return 0;
     for (uint32_t l = 0; l < 16; l++) w->count[0][l] = w->count[1][l] = 0;
     for (uint32_t s = 0; s < nlit + ndist; s++) w->count[s >= nlit][w->lens[s]]++;
     if (zi_code_first(w->count[0], w->first) || zi_code_first(w->count[1], w->first)) return 0;
