@@ -1149,8 +1149,8 @@ static zgpu_status make_segments(job *j, uint64_t end, int cpu) {
  * zstd / DEFLATE / LZ4 chunk in one thread block: the time per wave is that of one chunk whatever the wave's
  * size, so such reads keep the fewest waves the memory budget allows. So do selections that compress better
  * than 4:1: their I/O is short next to their decode, which a split would only lengthen (a wave's decode time
- * has a floor, its longest chain of dependent steps). ZGPU_PIPELINE_WAVES=n sets the count for every read, with no minimum
- * wave size (1: off, for measuring the decode stage alone; n > 1 also lets tests pipeline small arrays).
+ * has a floor, its longest chain of dependent steps). ZGPU_PIPELINE_WAVES=n sets the count for every read, with
+ * no minimum wave size (1: off, for measuring the decode stage alone; n > 1 also lets tests pipeline small arrays).
  * Returns the wave count to aim at. */
 #define PIPELINE_WAVES 3
 #define PIPELINE_MIN_WAVE ((uint64_t)128 << 20)
