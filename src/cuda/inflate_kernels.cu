@@ -52,6 +52,20 @@ static __device__ uint32_t stream_parts(size_t nb, size_t cap, uint32_t P) {
     return nb > ZI_MAX_BYTES || cap > ZI_MAX_BYTES ? 1 : zi_stream_parts((uint32_t)nb, P, ZI_PART_MIN_BYTES);
 }
 
+/* Part k > 0's 16-bit buffer in stream i's region (its slots: zi_part_slot of the stream's output over its np parts;
+ * only streams of 2 or more parts, whose outputs are under ZI_MAX_BYTES, have any). */
+static __device__ uint16_t *part_buffer(const parts_layout &L, size_t i, uint32_t k, size_t cap, uint32_t np) {
+    return L.wide + i * L.region + (size_t)zi_part_slot((uint32_t)cap, np) * (k - 1);
+}
+
+/* A decode's clock cycles per phase, windows and pointer-jumping rounds into profile (lane 0; NULL: none). */
+static __device__ void add_profile(unsigned long long *profile, const zi_shared &sh) {
+    if (!profile) return;
+    for (int q = 0; q < ZI_PHASES; q++) atomicAdd(&profile[q], (unsigned long long)sh.tick[q]);
+    atomicAdd(&profile[ZI_PHASES], (unsigned long long)sh.stat_windows);
+    atomicAdd(&profile[ZI_PHASES + 1], (unsigned long long)sh.stat_rounds);
+}
+
 __global__ void __launch_bounds__(ZI_NL, 1) zg_inflate_kernel(const void *const *in, const size_t *in_bytes,
                                                            void *const *out, const size_t *out_bytes, size_t *actual,
                                                            int *status, size_t n, const uint32_t *redo,
@@ -71,11 +85,7 @@ __global__ void __launch_bounds__(ZI_NL, 1) zg_inflate_kernel(const void *const 
         }
         zi_stream(&sh, (const uint8_t *)in[i], (uint32_t)nb, (uint8_t *)out[i], (uint32_t)cap, mine, &status[i],
                   &actual[i]);
-        if (profile && threadIdx.x == 0) {
-            for (int k = 0; k < ZI_PHASES; k++) atomicAdd(&profile[k], (unsigned long long)sh.tick[k]);
-            atomicAdd(&profile[ZI_PHASES], (unsigned long long)sh.stat_windows);
-            atomicAdd(&profile[ZI_PHASES + 1], (unsigned long long)sh.stat_rounds);
-        }
+        if (threadIdx.x == 0) add_profile(profile, sh);
         __syncthreads(); /* the next stream's first phase rewrites the shared state */
     }
 }
@@ -146,17 +156,13 @@ __global__ void __launch_bounds__(ZI_NL, 1) zg_inflate_parts_kernel(const void *
         }
         const uint32_t cap32 = cap > ZI_MAX_BYTES ? ZI_MAX_BYTES + 1u : (uint32_t)cap, slot = zi_part_slot(cap32, np);
         const zi_spec spec = zi_part_spec(starts, k, np, k ? slot * zi_part_slots(starts, k, np) : cap32);
-        void *dst = k ? (void *)(L.wide + i * L.region + (size_t)slot * (k - 1)) : out[i];
+        void *dst = k ? (void *)part_buffer(L, i, k, cap32, np) : out[i];
         zi_decode(&sh, (const uint8_t *)in[i], nb > ZI_MAX_BYTES ? ZI_MAX_BYTES + 1u : (uint32_t)nb, dst, mine, &spec);
         if (threadIdx.x == 0) {
             L.status[w] = zi_verdict(&sh);
             L.size[w] = sh.outpos - sh.out0;
             L.end[w] = sh.end_part;
-            if (profile) {
-                for (int q = 0; q < ZI_PHASES; q++) atomicAdd(&profile[q], (unsigned long long)sh.tick[q]);
-                atomicAdd(&profile[ZI_PHASES], (unsigned long long)sh.stat_windows);
-                atomicAdd(&profile[ZI_PHASES + 1], (unsigned long long)sh.stat_rounds);
-            }
+            add_profile(profile, sh);
         }
         __syncthreads();
     }
@@ -190,11 +196,10 @@ __global__ void __launch_bounds__(ZI_NL) zg_inflate_chain_kernel(void *const *ou
         for (uint32_t q = 1; q < nchain; q++) L.off[w0 + chain[q]] = off[q];
     }
     __syncthreads();
-    const uint32_t slot = zi_part_slot((uint32_t)cap, np);
     uint8_t *o = (uint8_t *)out[i];
     for (uint32_t q = 1; q < nchain && !redo; q++) {
         const uint32_t k = chain[q], sz = L.size[w0 + k], tail = sz < ZI_WINDOW ? 0 : sz - ZI_WINDOW;
-        const uint16_t *part = L.wide + i * L.region + (size_t)slot * (k - 1);
+        const uint16_t *part = part_buffer(L, i, k, cap, np);
         int bad = 0;
         for (uint32_t x = tail + threadIdx.x; x < sz; x += blockDim.x) bad |= zi_part_resolve(o, off[q], part, x);
         if (bad) redo = 1;
@@ -216,9 +221,9 @@ __global__ void zg_inflate_resolve_kernel(void *const *out, const size_t *in_byt
     const uint32_t k = (uint32_t)(w % P);
     if (i >= n || k == 0 || L.redo[i] || L.off[w] == ZI_NO_BIT) return;
     const size_t cap = out_bytes[i];
-    const uint32_t np = stream_parts(in_bytes[i], cap, P), slot = zi_part_slot((uint32_t)cap, np);
+    const uint32_t np = stream_parts(in_bytes[i], cap, P);
     const uint32_t sz = L.size[w], body = sz < ZI_WINDOW ? 0 : sz - ZI_WINDOW, off = L.off[w];
-    const uint16_t *part = L.wide + i * L.region + (size_t)slot * (k - 1);
+    const uint16_t *part = part_buffer(L, i, k, cap, np);
     uint8_t *o = (uint8_t *)out[i];
     int bad = 0;
     for (uint32_t x = blockIdx.y * blockDim.x + threadIdx.x; x < body; x += gridDim.y * blockDim.x)

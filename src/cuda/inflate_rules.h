@@ -317,11 +317,15 @@ ZI_FN int zi_dynamic_head(zi_br *b, uint32_t nbits, uint8_t *cl, uint16_t *codes
     return ZI_OK;
 }
 
-/* Entry i of the code-length table (a byte: symbol << 3 | code length, 0 where no code matches): the symbol whose
- * reversed code is i's low bits (a valid code has at most one). Bytes keep the finder's copy small ("parts"). */
+/* A code-length table entry: a byte, symbol << 3 | code length (0: no code matches). Bytes keep the finder's
+ * copy small ("parts"). */
+ZI_FN uint8_t zi_cl_byte(uint32_t s, uint32_t len) { return (uint8_t)(s << 3 | len); }
+
+/* Entry i of the code-length table: the symbol whose reversed code is i's low bits (a valid code has at most
+ * one). */
 ZI_FN uint8_t zi_cl_entry(const uint8_t *cl, const uint16_t *codes, uint32_t i) {
     for (uint32_t s = 0; s < 19; s++)
-        if (cl[s] && (i & ((1u << cl[s]) - 1)) == codes[s]) return (uint8_t)(s << 3 | cl[s]);
+        if (cl[s] && (i & ((1u << cl[s]) - 1)) == codes[s]) return zi_cl_byte(s, cl[s]);
     return 0;
 }
 
@@ -1239,7 +1243,7 @@ ZI_FN int zi_header_at(const uint8_t *in, uint32_t nbytes, uint32_t c, zi_find_s
     for (uint32_t i = 0; i < 128; i++) w->pt[i] = 0;
     for (uint32_t s = 0; s < 19; s++)
         if (w->cl[s])
-            for (uint32_t i = w->codes[s]; i < 128; i += 1u << w->cl[s]) w->pt[i] = (uint8_t)(s << 3 | w->cl[s]);
+            for (uint32_t i = w->codes[s]; i < 128; i += 1u << w->cl[s]) w->pt[i] = zi_cl_byte(s, w->cl[s]);
     if (zi_dynamic_lengths(&b, nbits, w->pt, w->lens, nlit + ndist, nlit)) return 0;
     for (uint32_t l = 0; l < 16; l++) w->count[0][l] = w->count[1][l] = 0;
     for (uint32_t s = 0; s < nlit + ndist; s++) w->count[s >= nlit][w->lens[s]]++;
