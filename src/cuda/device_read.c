@@ -613,9 +613,9 @@ static zgpu_status phase_a_task(void *arg, size_t i) {
     double t0 = zg_now();
     zg_store *s = j->a->store;
     if (j->use_gds) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", s->root, ob->key);
-        zgpu_status e = zg_gds_read(path, pt->offset, t->nbytes, j->bs->d + t->h_off);
+        char path[ZG_PATH_MAX];
+        zgpu_status e = zg_store_fs_path(s, ob->key, path);
+        if (e == ZGPU_OK) e = zg_gds_read(path, pt->offset, t->nbytes, j->bs->d + t->h_off);
         if (e != ZGPU_OK) return task_error(j, t, "(read)", e);
     } else {
         int found = 0;
@@ -1425,9 +1425,9 @@ static zgpu_status run_read(zgpu_array *a, const uint64_t *start, const uint64_t
         for (size_t i = 0; i < j.n_t && !probe; i++)
             if (j.t[i].kind != T_MISSING) probe = &plan.tasks[j.t[i].plan_i];
         if (probe) {
-            char path[4096];
-            snprintf(path, sizeof path, "%s/%s", a->store->root, plan.objects[probe->object].key);
-            zgpu_status g = zg_gds_check_file(path);
+            char path[ZG_PATH_MAX];
+            zgpu_status g = zg_store_fs_path(a->store, plan.objects[probe->object].key, path);
+            if (g == ZGPU_OK) g = zg_gds_check_file(path);
             if (g != ZGPU_OK && gm == ZGPU_GDS_ON) {
                 zg_error_prefix(ZG_ARRAY_WHERE_FMT ": GPUDirect Storage required (ZGPU_GDS_ON) but not usable: ", a->path);
                 free_tasks(&j);

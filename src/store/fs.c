@@ -13,9 +13,7 @@
 #include "store/store.h"
 #include "util/status.h"
 
-#define ZG_PATH_MAX 4096
-
-static zgpu_status fs_path(const zg_store *s, const char *key, char *out) {
+zgpu_status zg_store_fs_path(const zg_store *s, const char *key, char *out) {
     int n = key[0] ? snprintf(out, ZG_PATH_MAX, "%s/%s", s->root, key) : snprintf(out, ZG_PATH_MAX, "%s", s->root);
     if (n < 0 || n >= ZG_PATH_MAX) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "path too long: %s/%s", s->root, key);
     return ZGPU_OK;
@@ -39,7 +37,7 @@ static zgpu_status read_full(int fd, uint8_t *dst, uint64_t offset, uint64_t n, 
 
 /* Opens key for reading; *fd = -1 and ZGPU_OK when absent. */
 static zgpu_status fs_open_read(const zg_store *s, const char *key, char *path, int *fd, uint64_t *size) {
-    ZG_FORWARD(fs_path(s, key, path));
+    ZG_FORWARD(zg_store_fs_path(s, key, path));
     *fd = open(path, O_RDONLY | O_CLOEXEC);
     if (*fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR) return ZGPU_OK;
@@ -98,7 +96,7 @@ static zgpu_status fs_get_range(zg_store *s, const char *key, uint64_t offset, u
 
 static zgpu_status fs_size(zg_store *s, const char *key, uint64_t *size, int *found) {
     char path[ZG_PATH_MAX];
-    ZG_FORWARD(fs_path(s, key, path));
+    ZG_FORWARD(zg_store_fs_path(s, key, path));
     struct stat st;
     *found = 0;
     if (stat(path, &st) != 0) {
@@ -128,7 +126,7 @@ static atomic_uint tmp_counter;
 
 static zgpu_status fs_set(zg_store *s, const char *key, const void *data, size_t n) {
     char path[ZG_PATH_MAX], tmp[ZG_PATH_MAX + 64];
-    ZG_FORWARD(fs_path(s, key, path));
+    ZG_FORWARD(zg_store_fs_path(s, key, path));
     ZG_FORWARD(make_parents(path));
     snprintf(tmp, sizeof tmp, "%s.zgpu-tmp-%ld-%u", path, (long)getpid(), atomic_fetch_add(&tmp_counter, 1));
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
@@ -162,7 +160,7 @@ static zgpu_status fs_set(zg_store *s, const char *key, const void *data, size_t
 
 static zgpu_status fs_erase(zg_store *s, const char *key) {
     char path[ZG_PATH_MAX];
-    ZG_FORWARD(fs_path(s, key, path));
+    ZG_FORWARD(zg_store_fs_path(s, key, path));
     if (unlink(path) != 0 && errno != ENOENT && errno != ENOTDIR && errno != EISDIR)
         return zg_error(ZGPU_ERR_IO, "cannot delete '%s': %s", path, strerror(errno));
     return ZGPU_OK;
@@ -194,7 +192,7 @@ static zgpu_status remove_tree(const char *path) {
 
 static zgpu_status fs_erase_prefix(zg_store *s, const char *prefix) {
     char path[ZG_PATH_MAX];
-    ZG_FORWARD(fs_path(s, prefix, path));
+    ZG_FORWARD(zg_store_fs_path(s, prefix, path));
     if (prefix[0]) return remove_tree(path);
     /* "" = the root's contents, keeping the root itself */
     zg_list_entry *entries;
@@ -214,7 +212,7 @@ static zgpu_status fs_list(zg_store *s, const char *prefix, zg_list_entry **entr
     char path[ZG_PATH_MAX];
     *entries = NULL;
     *n = 0;
-    ZG_FORWARD(fs_path(s, prefix, path));
+    ZG_FORWARD(zg_store_fs_path(s, prefix, path));
     DIR *d = opendir(path);
     if (!d) {
         if (errno == ENOENT || errno == ENOTDIR) return ZGPU_OK;

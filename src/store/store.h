@@ -41,6 +41,9 @@ struct zg_store {
 /** Filesystem store rooted at a directory. Nothing is created until the first set(), which makes the
  *  directories it needs. */
 zgpu_status zg_store_fs_open(const char *root, zg_store **out);
+#define ZG_PATH_MAX 4096
+/** The file of `key` in a filesystem store (the root itself for ""), into out[ZG_PATH_MAX]; too long: an error. */
+zgpu_status zg_store_fs_path(const zg_store *s, const char *key, char *out);
 void zg_store_free(zg_store *s);
 void zg_list_free(zg_list_entry *entries, size_t n);
 
