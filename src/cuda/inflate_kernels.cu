@@ -117,8 +117,8 @@ __global__ void __launch_bounds__(ZI_NL, 1) zg_inflate_parts_kernel(const void *
             __syncthreads();
             if (k < np) {
                 const uint32_t nbits = (uint32_t)nb * 8, from = zi_part_from(nbits, k, np), to = zi_part_from(nbits, k + 1, np);
-                for (uint32_t base = from; base < to; base += ZI_NL * ZI_FIND_STEP) {
-                    zi_find_round((const uint8_t *)in[i], (uint32_t)nb, base, to, threadIdx.x, &best, fscr);
+                for (uint32_t base = from & ~31u; base < to; base += ZI_FIND_ROUND) {
+                    zi_find_round((const uint8_t *)in[i], (uint32_t)nb, base, from, to, threadIdx.x, &best, fscr);
                     __syncthreads();
                     if (best != ZI_NO_BIT) break;
                     __syncthreads(); /* all have read best before a lane may lower it */

@@ -1253,57 +1253,91 @@ ZI_FN int zi_header_at(const uint8_t *in, uint32_t nbytes, uint32_t c, zi_find_s
     return left == 0;
 }
 
-/* The necessary part of zi_header_at's checks that needs no memory but 12 bytes of input, in registers: block
- * type 2, at most 286 / 30 codes, a complete code-length code. About 1 position in 1100 of random bits passes.
- * (The finder tests every bit position; with zi_header_at alone, whose reader and arrays the compiler keeps in
- * local memory, a round of the finder took 50 us on the GPU.) */
-ZI_FN int zi_header_quick(const uint8_t *in, uint32_t nbytes, uint32_t c) {
-    if (c + 17 > nbytes * 8) return 0;
-    const uint32_t at = c >> 3, sh = c & 7;
+/* The necessary part of zi_header_at's checks that needs no memory but 16 bytes of input, in registers, at the 32
+ * positions c0 .. c0 + 31 (c0 a multiple of 32) at once: bit b of the result for c0 + b. Block type 2 and at most
+ * 286 / 30 codes are tested bit-sliced, on all 32 at once; the ~1 in 5 positions left get the code-length code's
+ * completeness one by one. About 1 position in 1100 of random bits passes. (The finder tests every bit position;
+ * a check per position, loading its own 12 bytes, made the finder scan ~1.5 Mbit to reach libdeflate's large
+ * blocks in 13-18 ms a wave on the GPU; zi_header_at alone, whose reader and arrays the compiler keeps in local
+ * memory, took 50 us a round.) */
+ZI_FN uint32_t zi_header_quick32(const uint8_t *in, uint32_t nbytes, uint32_t c0) {
+    const uint32_t nbits = nbytes * 8;
+    if (c0 + 17 > nbits) return 0;
+    const uint32_t at = c0 >> 3;
     const uint64_t lo = (uint64_t)zi_load32(in, nbytes, at) | (uint64_t)zi_load32(in, nbytes, at + 4) << 32;
-    const uint64_t hi = zi_load32(in, nbytes, at + 8);
-    const uint64_t x = sh ? (lo >> sh) | (hi << (64 - sh)) : lo, y = hi >> sh; /* bits c .. c+63, c+64 .. c+87 */
-    if (((x >> 1) & 3) != 2 || ((x >> 3) & 31) > 29 || ((x >> 8) & 31) > 29) return 0;
-    const uint32_t ncl = 4 + (uint32_t)((x >> 13) & 15);
-    uint32_t kraft = 0;
-    for (uint32_t i = 0; i < ncl; i++) {
-        const uint32_t p = 17 + 3 * i;
-        const uint32_t l = (uint32_t)((p + 3 <= 64 ? x >> p : p >= 64 ? y >> (p - 64) : (x >> p) | (y << (64 - p))) & 7);
-        if (l) kraft += 128u >> l;
+    const uint64_t hi = (uint64_t)zi_load32(in, nbytes, at + 8) | (uint64_t)zi_load32(in, nbytes, at + 12) << 32;
+#define ZI_LANES(s) ((uint32_t)(lo >> (s))) /* bit s of each of the 32 positions */
+    uint32_t m = ~ZI_LANES(1) & ZI_LANES(2);                                /* BTYPE 2 */
+    m &= ~(ZI_LANES(4) & ZI_LANES(5) & ZI_LANES(6) & ZI_LANES(7));         /* HLIT <= 29 */
+    m &= ~(ZI_LANES(9) & ZI_LANES(10) & ZI_LANES(11) & ZI_LANES(12));      /* HDIST <= 29 */
+#undef ZI_LANES
+    const uint32_t room = nbits - 17 - c0; /* the last position whose 17 header bits are in the input */
+    if (room < 31) m &= (2u << room) - 1;
+    uint32_t pass = 0;
+    while (m) {
+#ifdef __CUDA_ARCH__
+        const uint32_t b = (uint32_t)__ffs((int)m) - 1;
+#else
+        const uint32_t b = (uint32_t)__builtin_ctz(m);
+#endif
+        m &= m - 1;
+        const uint64_t x = b ? (lo >> b) | (hi << (64 - b)) : lo, y = hi >> b; /* bits c0+b .. +63, +64 .. */
+        const uint32_t ncl = 4 + (uint32_t)((x >> 13) & 15);
+        uint32_t kraft = 0;
+        for (uint32_t i = 0; i < ncl; i++) {
+            const uint32_t p = 17 + 3 * i;
+            const uint32_t l = (uint32_t)((p + 3 <= 64 ? x >> p : p >= 64 ? y >> (p - 64) : (x >> p) | (y << (64 - p))) & 7);
+            if (l) kraft += 128u >> l;
+        }
+        if (kraft == 128) pass |= 1u << b;
     }
-    return kraft == 128;
+    return pass;
 }
 
-/* The finder, one round: lane `lane` tests ZI_FIND_STEP candidates from base + lane, ZI_NL apart, keeping the
- * first hit in *best (shared; the smallest across lanes wins). On the GPU the candidates passing the quick checks
- * (3 or 4 a round) get the full check from lane 0 of their warp, one after another, with the warp's slot of
- * scratch[] (shared memory: in local memory, the full check took ~100 us a candidate). */
-#define ZI_FIND_STEP 8
-ZI_FN void zi_find_round(const uint8_t *in, uint32_t nbytes, uint32_t base, uint32_t to, uint32_t lane, uint32_t *best,
-                         zi_find_scratch *scratch) {
+/* zi_header_quick32 at one position. */
+ZI_FN int zi_header_quick(const uint8_t *in, uint32_t nbytes, uint32_t c) {
+    return (int)(zi_header_quick32(in, nbytes, c & ~31u) >> (c & 31) & 1);
+}
+
+/* The finder, one round: from base (a multiple of 32), lane `lane` tests ZI_FIND_STEP words of 32 positions,
+ * ZI_NL words apart, those in [from, to), keeping the first hit in *best (shared; the smallest across lanes wins).
+ * On the GPU the positions passing the quick checks (3 or 4 a round on compressed data) get the full check from
+ * lane 0 of their warp, one after another, with the warp's slot of scratch[] (shared memory: in local memory, the
+ * full check took ~100 us a candidate). */
+#define ZI_FIND_STEP 2
+#define ZI_FIND_ROUND (ZI_NL * ZI_FIND_STEP * 32u) /* bits a round covers */
+ZI_FN void zi_find_round(const uint8_t *in, uint32_t nbytes, uint32_t base, uint32_t from, uint32_t to,
+                         uint32_t lane, uint32_t *best, zi_find_scratch *scratch) {
+    for (uint32_t j = 0; j < ZI_FIND_STEP; j++) {
+        const uint32_t c0 = base + 32 * (lane + j * ZI_NL);
+        uint32_t m = c0 < to ? zi_header_quick32(in, nbytes, c0) : 0;
+        if (c0 < from) m = from - c0 < 32 ? m & (~0u << (from - c0)) : 0;
+        if (to - c0 < 32) m &= (1u << (to - c0)) - 1;
 #ifdef __CUDA_ARCH__
-    for (uint32_t j = 0; j < ZI_FIND_STEP; j++) {
-        const uint32_t c = base + lane + j * ZI_NL;
-        const int ok = c < to && c < *(volatile uint32_t *)best && zi_header_quick(in, nbytes, c);
-        unsigned m = __ballot_sync(0xffffffffu, ok);
-        while (m) {
-            const int src = __ffs(m) - 1;
+        for (;;) { /* the lanes' candidates, lowest first, while any lane has one below *best */
+            const uint32_t c = m ? c0 + (uint32_t)__ffs((int)m) - 1 : ZI_NO_BIT;
+            unsigned todo = __ballot_sync(0xffffffffu, c < *(volatile uint32_t *)best);
+            if (!todo) break;
+            while (todo) {
+                const int src = __ffs((int)todo) - 1;
+                todo &= todo - 1;
+                const uint32_t cc = __shfl_sync(0xffffffffu, c, src);
+                if ((lane & 31) == 0 && zi_header_at(in, nbytes, cc, &scratch[lane >> 5])) atomicMin(best, cc);
+                __syncwarp();
+            }
             m &= m - 1;
-            const uint32_t cc = __shfl_sync(0xffffffffu, c, src);
-            if ((lane & 31) == 0 && zi_header_at(in, nbytes, cc, &scratch[lane >> 5])) atomicMin(best, cc);
-            __syncwarp();
         }
-    }
 #else
-    for (uint32_t j = 0; j < ZI_FIND_STEP; j++) {
-        const uint32_t c = base + lane + j * ZI_NL;
-        if (c >= to || c >= *best) return;
-        if (zi_header_quick(in, nbytes, c) && zi_header_at(in, nbytes, c, scratch)) {
-            ZI_ATOMIC_MIN(best, c);
-            return;
+        for (; m; m &= m - 1) {
+            const uint32_t c = c0 + (uint32_t)__builtin_ctz(m);
+            if (c >= *best) return;
+            if (zi_header_at(in, nbytes, c, scratch)) {
+                ZI_ATOMIC_MIN(best, c);
+                return;
+            }
         }
-    }
 #endif
+    }
 }
 
 /* A part's decode spec: part k (its start from the finder, ZI_NO_BIT where it found none) of np, stopping at

@@ -193,8 +193,8 @@ static int run_parts(const uint8_t *c, size_t cn, uint8_t *out, size_t cap, uint
     for (uint32_t k = 1; k < np; k++) {
         const uint32_t from = zi_part_from(nbits, k, np), to = zi_part_from(nbits, k + 1, np);
         uint32_t best = ZI_NO_BIT;
-        for (uint32_t base = from; base < to && best == ZI_NO_BIT; base += ZI_NL * ZI_FIND_STEP)
-            for (uint32_t lane = 0; lane < ZI_NL; lane++) zi_find_round(c, (uint32_t)cn, base, to, lane, &best, &FS);
+        for (uint32_t base = from & ~31u; base < to && best == ZI_NO_BIT; base += ZI_FIND_ROUND)
+            for (uint32_t lane = 0; lane < ZI_NL; lane++) zi_find_round(c, (uint32_t)cn, base, from, to, lane, &best, &FS);
         start[k] = best;
     }
     if (force_k && force_k < np) start[force_k] = force_bit;
@@ -331,6 +331,16 @@ static void test_finder_random(void) {
         }
     CHECK(full > 10);
     CHECK_EQ_U64(missed, 0);
+    /* a round's word masks keep exactly [from, to): the rounds find the first full hit at or after from */
+    for (int t = 0; t < 40; t++) {
+        const uint32_t from = rnd() % ((uint32_t)cn * 8), to = t % 4 ? (uint32_t)cn * 8 : from + 1 + rnd() % 40000;
+        uint32_t want = ZI_NO_BIT, got = ZI_NO_BIT;
+        for (uint32_t x = from; x < to && x < (uint32_t)cn * 8 && want == ZI_NO_BIT; x++)
+            if (zi_header_at(c, (uint32_t)cn, x, &FS)) want = x;
+        for (uint32_t base = from & ~31u; base < to && got == ZI_NO_BIT; base += ZI_FIND_ROUND)
+            for (uint32_t lane = 0; lane < ZI_NL; lane++) zi_find_round(c, (uint32_t)cn, base, from, to, lane, &got, &FS);
+        CHECK_EQ_U64(got, want);
+    }
     free(c);
     free(s.p);
     free(b);
