@@ -66,7 +66,7 @@ static __device__ void add_profile(unsigned long long *profile, const zi_shared 
     atomicAdd(&profile[ZI_PHASES + 1], (unsigned long long)sh.stat_rounds);
 }
 
-__global__ void __launch_bounds__(ZI_NL, 1) zg_inflate_kernel(const void *const *in, const size_t *in_bytes,
+__global__ void __launch_bounds__(ZI_NL, ZI_BLOCKS_PER_SM) zg_inflate_kernel(const void *const *in, const size_t *in_bytes,
                                                            void *const *out, const size_t *out_bytes, size_t *actual,
                                                            int *status, size_t n, const uint32_t *redo,
                                                            uint8_t *scratch, unsigned long long *profile) {
@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(ZI_NL, 1) zg_inflate_kernel(const void *const 
  * others into their slots). A part waits until its stream's starts are found: those jobs were all taken before
  * any part's, by blocks that run them to the end, so the wait ends. (Finding in a kernel of its own left SMs idle
  * between the two kernels whenever another wave's decode held the GPU.) */
-__global__ void __launch_bounds__(ZI_NL, 1) zg_inflate_parts_kernel(const void *const *in, const size_t *in_bytes,
+__global__ void __launch_bounds__(ZI_NL, ZI_BLOCKS_PER_SM) zg_inflate_parts_kernel(const void *const *in, const size_t *in_bytes,
                                                                  void *const *out, const size_t *out_bytes, size_t n,
                                                                  uint32_t P, parts_layout L, uint8_t *scratch,
                                                                  unsigned long long *profile, int find_only) {

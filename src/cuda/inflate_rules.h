@@ -65,6 +65,9 @@ ZI_FN uint32_t zi_fetch_add(uint32_t *p, uint32_t v) {
 #ifndef ZI_SEG_BITS
 #define ZI_SEG_BITS 256  /* bits each lane starts apart */
 #endif
+#ifndef ZI_BLOCKS_PER_SM
+#define ZI_BLOCKS_PER_SM 1 /* decode blocks an SM should hold at once (__launch_bounds__: caps the registers) */
+#endif
 #define ZI_ABSORB 8      /* successors a lane may pass through when it cannot meet the next one's path (labels: 2 -> 8 cut their windows 838 -> 240 a chunk) */
 #define ZI_MCAP 4096     /* matches a list window may hold (zi_scan_cut ends it before; a first lane alone,
                           * ZI_SEG_BITS * (1 + ZI_ABSORB) + 48 bits, holds under 2400) */
