@@ -59,14 +59,18 @@ ZI_FN uint32_t zi_fetch_add(uint32_t *p, uint32_t v) {
 #endif
 }
 
+/* The block's shape. H100, test_gpu_inflate's 64 x 8 MiB batches (noisy 16-bit image, zlib / floats, libdeflate),
+ * GB/s: 512 lanes x 256 bits, one block an SM: 12.2 / 7.6; 256 x 512, two: 14.3 / 10.1; 256 x 256, two: 15.8 /
+ * 13.6 (two blocks hide each other's barriers and shared-memory waits; highly compressible labels, which read
+ * on host threads by default, 9.3 -> 6.8). 512 lanes cannot run two blocks an SM: 125 KiB of shared memory. */
 #ifndef ZI_NL
-#define ZI_NL 512        /* lanes (threads) per stream (H100, oct-like chunks: 128 x 1024 bits 1.8, 256 x 512 2.6, 512 x 256 3.7 GB/s) */
+#define ZI_NL 256        /* lanes (threads) per stream */
 #endif
 #ifndef ZI_SEG_BITS
 #define ZI_SEG_BITS 256  /* bits each lane starts apart */
 #endif
 #ifndef ZI_BLOCKS_PER_SM
-#define ZI_BLOCKS_PER_SM 1 /* decode blocks an SM should hold at once (__launch_bounds__: caps the registers) */
+#define ZI_BLOCKS_PER_SM 2 /* decode blocks an SM should hold at once (__launch_bounds__: caps the registers) */
 #endif
 #define ZI_ABSORB 8      /* successors a lane may pass through when it cannot meet the next one's path (labels: 2 -> 8 cut their windows 838 -> 240 a chunk) */
 #define ZI_MCAP 4096     /* matches a list window may hold (zi_scan_cut ends it before; a first lane alone,
