@@ -90,6 +90,37 @@ __global__ void __launch_bounds__(ZI_NL, ZI_BLOCKS_PER_SM) zg_inflate_kernel(con
     }
 }
 
+/* One round of the finder (inflate_rules.h, "parts") by the whole block; returns where the next starts, or
+ * ZI_NO_BIT when the search is over (*best: the block start found, or ZI_NO_BIT). */
+__device__ uint32_t find_round(const uint8_t *in, uint32_t nbytes, uint32_t from, uint32_t to, uint32_t *best,
+                               uint32_t *list, uint32_t *warp_sum, uint32_t *overflow, zi_find_scratch *slot,
+                               uint32_t nslots) {
+    const uint32_t lane = threadIdx.x, base = from & ~31u;
+    uint32_t m[ZI_FIND_STEP];
+    const uint32_t n = zi_find_masks(in, nbytes, base, from, to, lane, *best, m);
+    uint32_t incl = n; /* the lanes' counts, scanned in lane order: each lane's first slot */
+    for (uint32_t d = 1; d < 32; d <<= 1) {
+        const uint32_t v = __shfl_up_sync(0xffffffffu, incl, d);
+        if ((lane & 31) >= d) incl += v;
+    }
+    if ((lane & 31) == 31) warp_sum[lane >> 5] = incl;
+    if (lane == 0) *overflow = ZI_NO_BIT;
+    __syncthreads();
+    uint32_t at = incl - n, total = 0;
+    for (uint32_t w = 0; w < ZI_NL / 32; w++) {
+        if (w < lane >> 5) at += warp_sum[w];
+        total += warp_sum[w];
+    }
+    zi_find_list(base, lane, m, at, list, overflow);
+    __syncthreads();
+    if (lane < nslots) zi_find_check(in, nbytes, list, total < ZI_FIND_CAND ? total : ZI_FIND_CAND, lane, nslots, best,
+                                     slot + lane);
+    __syncthreads();
+    const uint32_t next = zi_find_next(base, *best, *overflow, to);
+    __syncthreads(); /* all have read *best and *overflow before the next round writes them */
+    return next;
+}
+
 /* find and decode, one kernel: thread blocks take jobs from a queue, first the finder's (job j: part 1 + j % (P - 1)
  * of stream j / (P - 1)), then the parts' (job nfind + w: part w % P of stream w / P: part 0 into the output, the
  * others into their slots). A part waits until its stream's starts are found: those jobs were all taken before
@@ -102,7 +133,11 @@ __global__ void __launch_bounds__(ZI_NL, ZI_BLOCKS_PER_SM) zg_inflate_parts_kern
     extern __shared__ __align__(16) unsigned char zi_smem[];
     zi_shared &sh = *reinterpret_cast<zi_shared *>(zi_smem);
     __shared__ uint32_t job, best, starts[ZI_MAX_PARTS];
-    __shared__ zi_find_scratch fscr[ZI_NL / 32];
+    __shared__ uint32_t flist[ZI_FIND_CAND], fwarp[ZI_NL / 32], fover; /* the finder's round (zi_find_round) */
+    /* a find job leaves sh unused: its full checks take their scratch from the same shared memory, a slot a lane */
+    zi_find_scratch *fslot = reinterpret_cast<zi_find_scratch *>(zi_smem);
+    constexpr uint32_t nslots = sizeof(zi_shared) / sizeof(zi_find_scratch) < ZI_NL
+                                    ? (uint32_t)(sizeof(zi_shared) / sizeof(zi_find_scratch)) : ZI_NL;
     uint8_t *mine = scratch + (size_t)blockIdx.x * ZI_SCRATCH;
     const size_t nfind = n * (P - 1), njobs = nfind + (find_only ? 0 : n * P);
     for (;;) {
@@ -116,13 +151,10 @@ __global__ void __launch_bounds__(ZI_NL, ZI_BLOCKS_PER_SM) zg_inflate_parts_kern
             if (threadIdx.x == 0) best = ZI_NO_BIT;
             __syncthreads();
             if (k < np) {
-                const uint32_t nbits = (uint32_t)nb * 8, from = zi_part_from(nbits, k, np), to = zi_part_from(nbits, k + 1, np);
-                for (uint32_t base = from & ~31u; base < to; base += ZI_FIND_ROUND) {
-                    zi_find_round((const uint8_t *)in[i], (uint32_t)nb, base, from, to, threadIdx.x, &best, fscr);
-                    __syncthreads();
-                    if (best != ZI_NO_BIT) break;
-                    __syncthreads(); /* all have read best before a lane may lower it */
-                }
+                const uint32_t nbits = (uint32_t)nb * 8, to = zi_part_from(nbits, k + 1, np);
+                for (uint32_t from = zi_part_from(nbits, k, np); from != ZI_NO_BIT;)
+                    from = find_round((const uint8_t *)in[i], (uint32_t)nb, from, to, &best, flist, fwarp, &fover,
+                                      fslot, nslots);
             }
             if (threadIdx.x == 0) {
                 L.start[i * P + k] = best;

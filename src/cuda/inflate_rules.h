@@ -1306,46 +1306,93 @@ ZI_FN int zi_header_quick(const uint8_t *in, uint32_t nbytes, uint32_t c) {
     return (int)(zi_header_quick32(in, nbytes, c & ~31u) >> (c & 31) & 1);
 }
 
-/* The finder, one round: from base (a multiple of 32), lane `lane` tests ZI_FIND_STEP words of 32 positions,
- * ZI_NL words apart, those in [from, to), keeping the first hit in *best (shared; the smallest across lanes wins).
- * On the GPU the positions passing the quick checks (3 or 4 a round on compressed data) get the full check from
- * lane 0 of their warp, one after another, with the warp's slot of scratch[] (shared memory: in local memory, the
- * full check took ~100 us a candidate). */
-#define ZI_FIND_STEP 2
+/* The finder, in rounds of ZI_FIND_ROUND bits from base (a multiple of 32), by a block of ZI_NL lanes:
+ *   masks  lane `lane` tests its ZI_FIND_STEP consecutive words of 32 positions (zi_find_masks), keeping those in
+ *          [from, to) below *best;
+ *   list   the lanes' counts, scanned in lane order (the driver's), give each lane the slots of its candidates in
+ *          a list in position order (zi_find_list); a candidate past ZI_FIND_CAND slots sets *overflow;
+ *   check  the listed candidates get the full check, one lane each, in parallel (zi_find_check), the smallest
+ *          hit into *best.
+ * Then: a hit below the overflow is the first block start at or after from; an overflow without one resumes at
+ * the overflow (the list held the ZI_FIND_CAND candidates before it: every round moves on); else the next round.
+ * (Checking each warp's candidates one after another on lane 0 made the finder take ~12 ms on the benchmark's
+ * libdeflate streams, whose blocks are far apart: up to 2 Mbit from a part's first bit to a block start.) */
+#define ZI_FIND_STEP 16                            /* consecutive words a lane tests in a round */
 #define ZI_FIND_ROUND (ZI_NL * ZI_FIND_STEP * 32u) /* bits a round covers */
-ZI_FN void zi_find_round(const uint8_t *in, uint32_t nbytes, uint32_t base, uint32_t from, uint32_t to,
-                         uint32_t lane, uint32_t *best, zi_find_scratch *scratch) {
+#define ZI_FIND_CAND 512 /* candidates a round checks (compressed data: ~1 in 1250 positions, ~100 a round) */
+
+ZI_FN uint32_t zi_find_masks(const uint8_t *in, uint32_t nbytes, uint32_t base, uint32_t from, uint32_t to,
+                             uint32_t lane, uint32_t best, uint32_t m[ZI_FIND_STEP]) {
+    uint32_t n = 0;
+    if (best < to) to = best;
     for (uint32_t j = 0; j < ZI_FIND_STEP; j++) {
-        const uint32_t c0 = base + 32 * (lane + j * ZI_NL);
-        uint32_t m = c0 < to ? zi_header_quick32(in, nbytes, c0) : 0;
-        if (c0 < from) m = from - c0 < 32 ? m & (~0u << (from - c0)) : 0;
-        if (to - c0 < 32) m &= (1u << (to - c0)) - 1;
+        const uint32_t c0 = base + 32 * (lane * ZI_FIND_STEP + j);
+        uint32_t w = c0 < to ? zi_header_quick32(in, nbytes, c0) : 0;
+        if (c0 < from) w = from - c0 < 32 ? w & (~0u << (from - c0)) : 0;
+        if (to - c0 < 32) w &= (1u << (to - c0)) - 1;
+        m[j] = w;
 #ifdef __CUDA_ARCH__
-        for (;;) { /* the lanes' candidates, lowest first, while any lane has one below *best */
-            const uint32_t c = m ? c0 + (uint32_t)__ffs((int)m) - 1 : ZI_NO_BIT;
-            unsigned todo = __ballot_sync(0xffffffffu, c < *(volatile uint32_t *)best);
-            if (!todo) break;
-            while (todo) {
-                const int src = __ffs((int)todo) - 1;
-                todo &= todo - 1;
-                const uint32_t cc = __shfl_sync(0xffffffffu, c, src);
-                if ((lane & 31) == 0 && zi_header_at(in, nbytes, cc, &scratch[lane >> 5])) atomicMin(best, cc);
-                __syncwarp();
-            }
-            m &= m - 1;
-        }
+        n += (uint32_t)__popc(w);
 #else
-        for (; m; m &= m - 1) {
-            const uint32_t c = c0 + (uint32_t)__builtin_ctz(m);
-            if (c >= *best) return;
-            if (zi_header_at(in, nbytes, c, scratch)) {
-                ZI_ATOMIC_MIN(best, c);
-                return;
-            }
-        }
+        n += (uint32_t)__builtin_popcount(w);
 #endif
     }
+    return n;
 }
+
+ZI_FN void zi_find_list(uint32_t base, uint32_t lane, const uint32_t m[ZI_FIND_STEP], uint32_t at, uint32_t *list,
+                        uint32_t *overflow) {
+    for (uint32_t j = 0; j < ZI_FIND_STEP; j++) {
+        const uint32_t c0 = base + 32 * (lane * ZI_FIND_STEP + j);
+        for (uint32_t w = m[j]; w; w &= w - 1) {
+#ifdef __CUDA_ARCH__
+            const uint32_t c = c0 + (uint32_t)__ffs((int)w) - 1;
+#else
+            const uint32_t c = c0 + (uint32_t)__builtin_ctz(w);
+#endif
+            if (at >= ZI_FIND_CAND) {
+                ZI_ATOMIC_MIN(overflow, c);
+                return;
+            }
+            list[at++] = c;
+        }
+    }
+}
+
+ZI_FN void zi_find_check(const uint8_t *in, uint32_t nbytes, const uint32_t *list, uint32_t n, uint32_t lane,
+                         uint32_t lanes, uint32_t *best, zi_find_scratch *w) {
+    for (uint32_t i = lane; i < n; i += lanes)
+        if (list[i] < *(volatile uint32_t *)best && zi_header_at(in, nbytes, list[i], w)) ZI_ATOMIC_MIN(best, list[i]);
+}
+
+/* After a round from `base`: where the next starts, or ZI_NO_BIT when the search is over (*best holds its end). */
+ZI_FN uint32_t zi_find_next(uint32_t base, uint32_t best, uint32_t overflow, uint32_t to) {
+    const uint32_t next = overflow != ZI_NO_BIT && best > overflow ? overflow : best != ZI_NO_BIT ? ZI_NO_BIT
+                                                                                  : base + ZI_FIND_ROUND;
+    return next < to ? next : ZI_NO_BIT;
+}
+
+#ifndef __CUDA_ARCH__
+/* The finder as a block runs it, its lanes one after another (the CPU tests): the first position in [from, to)
+ * passing zi_header_at, or ZI_NO_BIT. */
+static inline uint32_t zi_find_first(const uint8_t *in, uint32_t nbytes, uint32_t from, uint32_t to,
+                                     zi_find_scratch *w) {
+    static uint32_t m[ZI_NL][ZI_FIND_STEP], count[ZI_NL], list[ZI_FIND_CAND];
+    uint32_t best = ZI_NO_BIT;
+    while (from != ZI_NO_BIT && from < to) {
+        const uint32_t base = from & ~31u;
+        uint32_t overflow = ZI_NO_BIT, at = 0;
+        for (uint32_t lane = 0; lane < ZI_NL; lane++) count[lane] = zi_find_masks(in, nbytes, base, from, to, lane, best, m[lane]);
+        for (uint32_t lane = 0; lane < ZI_NL; lane++) {
+            zi_find_list(base, lane, m[lane], at, list, &overflow);
+            at += count[lane];
+        }
+        zi_find_check(in, nbytes, list, at < ZI_FIND_CAND ? at : ZI_FIND_CAND, 0, 1, &best, w);
+        from = zi_find_next(base, best, overflow, to);
+    }
+    return best;
+}
+#endif
 
 /* A part's decode spec: part k (its start from the finder, ZI_NO_BIT where it found none) of np, stopping at
  * the later parts' starts. */

@@ -192,10 +192,7 @@ static int run_parts(const uint8_t *c, size_t cn, uint8_t *out, size_t cap, uint
     uint32_t start[ZI_MAX_PARTS] = {0};
     for (uint32_t k = 1; k < np; k++) {
         const uint32_t from = zi_part_from(nbits, k, np), to = zi_part_from(nbits, k + 1, np);
-        uint32_t best = ZI_NO_BIT;
-        for (uint32_t base = from & ~31u; base < to && best == ZI_NO_BIT; base += ZI_FIND_ROUND)
-            for (uint32_t lane = 0; lane < ZI_NL; lane++) zi_find_round(c, (uint32_t)cn, base, from, to, lane, &best, &FS);
-        start[k] = best;
+        start[k] = zi_find_first(c, (uint32_t)cn, from, to, &FS);
     }
     if (force_k && force_k < np) start[force_k] = force_bit;
     const uint32_t slot = zi_part_slot((uint32_t)cap, np);
@@ -334,13 +331,28 @@ static void test_finder_random(void) {
     /* a round's word masks keep exactly [from, to): the rounds find the first full hit at or after from */
     for (int t = 0; t < 40; t++) {
         const uint32_t from = rnd() % ((uint32_t)cn * 8), to = t % 4 ? (uint32_t)cn * 8 : from + 1 + rnd() % 40000;
-        uint32_t want = ZI_NO_BIT, got = ZI_NO_BIT;
+        uint32_t want = ZI_NO_BIT;
         for (uint32_t x = from; x < to && x < (uint32_t)cn * 8 && want == ZI_NO_BIT; x++)
             if (zi_header_at(c, (uint32_t)cn, x, &FS)) want = x;
-        for (uint32_t base = from & ~31u; base < to && got == ZI_NO_BIT; base += ZI_FIND_ROUND)
-            for (uint32_t lane = 0; lane < ZI_NL; lane++) zi_find_round(c, (uint32_t)cn, base, from, to, lane, &got, &FS);
-        CHECK_EQ_U64(got, want);
+        CHECK_EQ_U64(zi_find_first(c, (uint32_t)cn, from, to, &FS), want);
     }
+    /* a round with more candidates than its list: 8192 words that each start with a header passing the quick
+     * checks (dynamic, 257 / 1 codes, 4 code-length codes of 2 bits) whose first code length is a repeat of
+     * nothing, then the stream: the rounds that overflow resume after their list, and find the stream's start */
+    const uint32_t R = 8192, fake = 1u << 2 | 1u << 18 | 1u << 21 | 1u << 24 | 1u << 27 | 1u << 30;
+    uint8_t *dense = malloc(R * 4 + cn);
+    for (uint32_t r = 0; r < R; r++)
+        for (uint32_t k = 0; k < 4; k++) dense[4 * r + k] = (uint8_t)(fake >> (8 * k));
+    memcpy(dense + R * 4, c, cn);
+    const uint32_t dn = R * 4 + (uint32_t)cn;
+    uint32_t listed = 0, want = ZI_NO_BIT;
+    for (uint32_t x = 0; x < ZI_FIND_ROUND; x++) listed += (uint32_t)zi_header_quick(dense, dn, x);
+    for (uint32_t x = 0; x < dn * 8 && want == ZI_NO_BIT; x++)
+        if (zi_header_at(dense, dn, x, &FS)) want = x;
+    CHECK(listed > 2 * ZI_FIND_CAND);
+    CHECK(want >= R * 32 && want != ZI_NO_BIT);
+    CHECK_EQ_U64(zi_find_first(dense, dn, 5, dn * 8, &FS), want);
+    free(dense);
     free(c);
     free(s.p);
     free(b);
