@@ -92,10 +92,13 @@ __global__ void __launch_bounds__(ZI_NL, ZI_BLOCKS_PER_SM) zg_inflate_kernel(con
 
 /* One round of the finder (inflate_rules.h, "parts") by the whole block; returns where the next starts, or
  * ZI_NO_BIT when the search is over (*best: the block start found, or ZI_NO_BIT). */
+enum { FIND_ROUNDS, FIND_LISTED, FIND_MASKS, FIND_LIST, FIND_CHECK, FIND_COUNTERS }; /* finder profile (below) */
+
 __device__ uint32_t find_round(const uint8_t *in, uint32_t nbytes, uint32_t from, uint32_t to, uint32_t *best,
                                uint32_t *list, uint32_t *warp_sum, uint32_t *overflow, zi_find_scratch *slot,
-                               uint32_t nslots) {
+                               uint32_t nslots, unsigned long long *prof) {
     const uint32_t lane = threadIdx.x, base = from & ~31u;
+    const long long t0 = prof ? clock64() : 0;
     uint32_t m[ZI_FIND_STEP];
     const uint32_t n = zi_find_masks(in, nbytes, base, from, to, lane, *best, m);
     uint32_t incl = n; /* the lanes' counts, scanned in lane order: each lane's first slot */
@@ -111,11 +114,21 @@ __device__ uint32_t find_round(const uint8_t *in, uint32_t nbytes, uint32_t from
         if (w < lane >> 5) at += warp_sum[w];
         total += warp_sum[w];
     }
+    const long long t1 = prof ? clock64() : 0;
     zi_find_list(base, lane, m, at, list, overflow);
     __syncthreads();
+    const long long t2 = prof ? clock64() : 0;
     if (lane < nslots) zi_find_check(in, nbytes, list, total < ZI_FIND_CAND ? total : ZI_FIND_CAND, lane, nslots, best,
                                      slot + lane);
     __syncthreads();
+    if (prof && lane == 0) {
+        const long long t3 = clock64();
+        atomicAdd(&prof[FIND_ROUNDS], 1ull);
+        atomicAdd(&prof[FIND_LISTED], (unsigned long long)(total < ZI_FIND_CAND ? total : ZI_FIND_CAND));
+        atomicAdd(&prof[FIND_MASKS], (unsigned long long)(t1 - t0));
+        atomicAdd(&prof[FIND_LIST], (unsigned long long)(t2 - t1));
+        atomicAdd(&prof[FIND_CHECK], (unsigned long long)(t3 - t2));
+    }
     const uint32_t next = zi_find_next(base, *best, *overflow, to);
     __syncthreads(); /* all have read *best and *overflow before the next round writes them */
     return next;
@@ -154,7 +167,7 @@ __global__ void __launch_bounds__(ZI_NL, ZI_BLOCKS_PER_SM) zg_inflate_parts_kern
                 const uint32_t nbits = (uint32_t)nb * 8, to = zi_part_from(nbits, k + 1, np);
                 for (uint32_t from = zi_part_from(nbits, k, np); from != ZI_NO_BIT;)
                     from = find_round((const uint8_t *)in[i], (uint32_t)nb, from, to, &best, flist, fwarp, &fover,
-                                      fslot, nslots);
+                                      fslot, nslots, find_only ? profile : NULL);
             }
             if (threadIdx.x == 0) {
                 L.start[i * P + k] = best;
@@ -342,11 +355,14 @@ extern "C" cudaError_t zg_inflate_launch_profiled(const void *const *in, const s
     const int timed = times && *times == '1';
     cudaEvent_t ev[6];
     for (int q = 0; q < 6 && timed; q++) cudaEventCreate(&ev[q]);
+    unsigned long long *fprof = NULL; /* the finder alone: its rounds, candidates and clock cycles per step */
     if (timed) {
+        if (cudaMalloc(&fprof, FIND_COUNTERS * sizeof *fprof) != cudaSuccess) fprof = NULL;
+        if (fprof) cudaMemsetAsync(fprof, 0, FIND_COUNTERS * sizeof *fprof, s);
         cudaEventRecord(ev[5], s);
         cudaMemsetAsync(L.done, 0, (n * P + 1) * sizeof(uint32_t), s);
         zg_inflate_parts_kernel<<<(unsigned)grid_for(n * P), ZI_NL, smem, s>>>(in, in_bytes, out, out_bytes, n,
-                                                                                (uint32_t)P, L, blocks, NULL, 1);
+                                                                                (uint32_t)P, L, blocks, fprof, 1);
         cudaEventRecord(ev[0], s);
     }
     e = cudaMemsetAsync(L.done, 0, (n * P + 1) * sizeof(uint32_t), s);
@@ -385,6 +401,13 @@ extern "C" cudaError_t zg_inflate_launch_profiled(const void *const *in, const s
         fprintf(stderr, "zgpu inflate: %zu streams x %zu parts: finder alone %.2f | find+parts %.2f  chain %.2f  resolve %.2f  "
                 "redo %.2f ms; %zu of %zu later parts found, %zu chained, %zu streams redone\n",
                 n, P, ms[4], ms[0], ms[1], ms[2], ms[3], found, n * (P - 1), chained, redone);
+        unsigned long long f[FIND_COUNTERS];
+        if (fprof && cudaMemcpy(f, fprof, sizeof f, cudaMemcpyDeviceToHost) == cudaSuccess && f[FIND_ROUNDS])
+            fprintf(stderr, "zgpu inflate: finder: %llu rounds, %.1f candidates a round; kcycles a round: masks %.1f, "
+                    "list %.1f, check %.1f\n", f[FIND_ROUNDS], (double)f[FIND_LISTED] / (double)f[FIND_ROUNDS],
+                    (double)f[FIND_MASKS] / 1e3 / (double)f[FIND_ROUNDS], (double)f[FIND_LIST] / 1e3 / (double)f[FIND_ROUNDS],
+                    (double)f[FIND_CHECK] / 1e3 / (double)f[FIND_ROUNDS]);
+        if (fprof) cudaFree(fprof);
         for (int q = 0; q < 6; q++) cudaEventDestroy(ev[q]);
     }
     return cudaGetLastError();
