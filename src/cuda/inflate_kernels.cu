@@ -92,7 +92,7 @@ __global__ void __launch_bounds__(ZI_NL, ZI_BLOCKS_PER_SM) zg_inflate_kernel(con
 
 /* One round of the finder (inflate_rules.h, "parts") by the whole block; returns where the next starts, or
  * ZI_NO_BIT when the search is over (*best: the block start found, or ZI_NO_BIT). */
-enum { FIND_ROUNDS, FIND_LISTED, FIND_MASKS, FIND_LIST, FIND_CHECK, FIND_COUNTERS }; /* finder profile (below) */
+enum { FIND_ROUNDS, FIND_LISTED, FIND_MASKS, FIND_LIST, FIND_CHECK, FIND_LANE_CHECKS, FIND_LANE_MAX, FIND_COUNTERS }; /* finder profile (below) */
 
 __device__ uint32_t find_round(const uint8_t *in, uint32_t nbytes, uint32_t from, uint32_t to, uint32_t *best,
                                uint32_t *list, uint32_t *warp_sum, uint32_t *overflow, zi_find_scratch *slot,
@@ -120,6 +120,11 @@ __device__ uint32_t find_round(const uint8_t *in, uint32_t nbytes, uint32_t from
     const long long t2 = prof ? clock64() : 0;
     if (lane < nslots) zi_find_check(in, nbytes, list, total < ZI_FIND_CAND ? total : ZI_FIND_CAND, lane, nslots, best,
                                      slot + lane);
+    if (prof && lane < total && lane < nslots) { /* a lane's own checks: their sum and the longest */
+        const unsigned long long t = (unsigned long long)(clock64() - t2);
+        atomicAdd(&prof[FIND_LANE_CHECKS], t);
+        atomicMax(&prof[FIND_LANE_MAX], t);
+    }
     __syncthreads();
     if (prof && lane == 0) {
         const long long t3 = clock64();
@@ -404,9 +409,11 @@ extern "C" cudaError_t zg_inflate_launch_profiled(const void *const *in, const s
         unsigned long long f[FIND_COUNTERS];
         if (fprof && cudaMemcpy(f, fprof, sizeof f, cudaMemcpyDeviceToHost) == cudaSuccess && f[FIND_ROUNDS])
             fprintf(stderr, "zgpu inflate: finder: %llu rounds, %.1f candidates a round; kcycles a round: masks %.1f, "
-                    "list %.1f, check %.1f\n", f[FIND_ROUNDS], (double)f[FIND_LISTED] / (double)f[FIND_ROUNDS],
-                    (double)f[FIND_MASKS] / 1e3 / (double)f[FIND_ROUNDS], (double)f[FIND_LIST] / 1e3 / (double)f[FIND_ROUNDS],
-                    (double)f[FIND_CHECK] / 1e3 / (double)f[FIND_ROUNDS]);
+                    "list %.1f, check %.1f (a lane's checks: %.1f on average, at most %.1f)\n", f[FIND_ROUNDS],
+                    (double)f[FIND_LISTED] / (double)f[FIND_ROUNDS], (double)f[FIND_MASKS] / 1e3 / (double)f[FIND_ROUNDS],
+                    (double)f[FIND_LIST] / 1e3 / (double)f[FIND_ROUNDS], (double)f[FIND_CHECK] / 1e3 / (double)f[FIND_ROUNDS],
+                    (double)f[FIND_LANE_CHECKS] / 1e3 / (double)(f[FIND_LISTED] ? f[FIND_LISTED] : 1),
+                    (double)f[FIND_LANE_MAX] / 1e3);
         if (fprof) cudaFree(fprof);
         for (int q = 0; q < 6; q++) cudaEventDestroy(ev[q]);
     }
