@@ -336,11 +336,9 @@ ZI_FN uint8_t zi_cl_entry(const uint8_t *cl, const uint16_t *codes, uint32_t i) 
     return 0;
 }
 
-/* The code lengths as sent, into tmp[0, total). nlit > 0 (the finder): also stop at the first length that
- * over-subscribes the literal/length code (its first nlit) or the distance code (ZI_E_CODE, which the tables
- * would find): random bits decode to a few hundred lengths otherwise, and do over-subscribe within dozens. */
-ZI_FN int zi_dynamic_lengths(zi_br *b, uint32_t nbits, const uint8_t *pt, uint8_t *tmp, uint32_t total, uint32_t nlit) {
-    uint32_t i = 0, kraft[2] = {0, 0}; /* in units of 2^-15 */
+/* The code lengths as sent, into tmp[0, total). */
+ZI_FN int zi_dynamic_lengths(zi_br *b, uint32_t nbits, const uint8_t *pt, uint8_t *tmp, uint32_t total) {
+    uint32_t i = 0;
     while (i < total) {
         zi_refill(b);
         const uint32_t e = pt[b->buf & 127];
@@ -348,7 +346,6 @@ ZI_FN int zi_dynamic_lengths(zi_br *b, uint32_t nbits, const uint8_t *pt, uint8_
         zi_bits(b, e & 7);
         const uint32_t s = e >> 3;
         if (s < 16) {
-            if (nlit && s && (kraft[i >= nlit] += 32768u >> s) > 32768u) return ZI_E_CODE;
             tmp[i++] = (uint8_t)s;
             continue;
         }
@@ -363,14 +360,51 @@ ZI_FN int zi_dynamic_lengths(zi_br *b, uint32_t nbits, const uint8_t *pt, uint8_
             rep = 11 + zi_bits(b, 7);
         }
         if (i + rep > total) return ZI_E_HEADER;
-        while (rep--) {
-            if (nlit && v && (kraft[i >= nlit] += 32768u >> v) > 32768u) return ZI_E_CODE;
-            tmp[i++] = (uint8_t)v;
-        }
+        while (rep--) tmp[i++] = (uint8_t)v;
     }
     if (b->pos > nbits) return ZI_E_TRUNC;
     if (tmp[256] == 0) return ZI_E_NO_EOB; /* (nlit >= 257) */
     return ZI_OK;
+}
+
+/* The finder's version of zi_dynamic_lengths (the same verdict, 0 or not): how many literal/length and distance
+ * lengths of each value, count[0] / count[1], without writing the lengths, a run as one step, and stopping at
+ * the first length that over-subscribes either code (which the tables would reject): random bits decode to a
+ * few hundred lengths otherwise, and do over-subscribe within dozens. */
+ZI_FN int zi_length_counts(zi_br *b, uint32_t nbits, const uint8_t *pt, uint32_t nlit, uint32_t total,
+                           uint32_t count[2][16]) {
+    uint32_t i = 0, prev = 0, eob = 0, kraft[2] = {0, 0}; /* kraft: in units of 2^-15 */
+    for (uint32_t l = 0; l < 16; l++) count[0][l] = count[1][l] = 0;
+    while (i < total) {
+        zi_refill(b);
+        const uint32_t e = pt[b->buf & 127];
+        if (!(e & 7)) return ZI_E_HEADER;
+        zi_bits(b, e & 7);
+        const uint32_t s = e >> 3;
+        uint32_t rep = 1, v = s;
+        if (s == 16) {
+            if (i == 0) return ZI_E_HEADER;
+            v = prev;
+            rep = 3 + zi_bits(b, 2);
+        } else if (s == 17) {
+            v = 0;
+            rep = 3 + zi_bits(b, 3);
+        } else if (s == 18) {
+            v = 0;
+            rep = 11 + zi_bits(b, 7);
+        }
+        if (i + rep > total) return ZI_E_HEADER;
+        const uint32_t lit = i < nlit ? (nlit - i < rep ? nlit - i : rep) : 0; /* of the run, literal/length lengths */
+        if (i <= 256 && 256 < i + rep) eob = v;
+        count[0][v] += lit;
+        count[1][v] += rep - lit;
+        if (v && ((kraft[0] += lit * (32768u >> v)) > 32768u || (kraft[1] += (rep - lit) * (32768u >> v)) > 32768u))
+            return ZI_E_CODE;
+        prev = v;
+        i += rep;
+    }
+    if (b->pos > nbits) return ZI_E_TRUNC;
+    return eob ? ZI_OK : ZI_E_NO_EOB;
 }
 
 ZI_FN void zi_fixed_lengths(uint8_t *lens) {
@@ -945,7 +979,7 @@ ZI_FN void zi_header_lengths(zi_shared *sh) {
     zi_br b;
     const uint32_t base = (sh->bitpos >> 3) * 8;
     zi_br_init(&b, sh->hdr, sh->hdr_n, sh->hdr_pos);
-    const int e = zi_dynamic_lengths(&b, sh->nbits - base, sh->pt, sh->hdr_lens, sh->nlit + sh->ndist, 0);
+    const int e = zi_dynamic_lengths(&b, sh->nbits - base, sh->pt, sh->hdr_lens, sh->nlit + sh->ndist);
     if (e) sh->err_code = (uint32_t)e;
     sh->bitpos = base + b.pos;
 }
@@ -1224,8 +1258,8 @@ ZI_FN uint32_t zi_part_from(uint32_t nbits, uint32_t k, uint32_t P) { return (ui
  * literal/length code and a valid distance code. Random bits pass about once in 10^7 positions or rarer; on
  * compressed data 1 position in 1250 gets past the code-length code. Its arrays stay under 1 KiB: a kernel
  * needing more stack than CUDA's default reservation makes every launch resize it, waiting for the device. */
-typedef struct zi_find_scratch { /* zi_header_at's arrays (shared memory on the GPU: a slot per warp) */
-    uint8_t cl[19], pt[128], lens[320];
+typedef struct zi_find_scratch { /* zi_header_at's arrays (shared memory on the GPU: a slot per lane) */
+    uint8_t cl[19], pt[128];
     uint16_t codes[19];
     uint32_t count[2][16], first[16];
 } zi_find_scratch;
@@ -1251,9 +1285,7 @@ ZI_FN int zi_header_at(const uint8_t *in, uint32_t nbytes, uint32_t c, zi_find_s
     for (uint32_t s = 0; s < 19; s++)
         if (w->cl[s])
             for (uint32_t i = w->codes[s]; i < 128; i += 1u << w->cl[s]) w->pt[i] = zi_cl_byte(s, w->cl[s]);
-    if (zi_dynamic_lengths(&b, nbits, w->pt, w->lens, nlit + ndist, nlit)) return 0;
-    for (uint32_t l = 0; l < 16; l++) w->count[0][l] = w->count[1][l] = 0;
-    for (uint32_t s = 0; s < nlit + ndist; s++) w->count[s >= nlit][w->lens[s]]++;
+    if (zi_length_counts(&b, nbits, w->pt, nlit, nlit + ndist, w->count)) return 0;
     if (zi_code_first(w->count[0], w->first) || zi_code_first(w->count[1], w->first)) return 0;
     int32_t left = 1; /* complete literal/length code (zlib and libdeflate always send one) */
     for (uint32_t l = 1; l < 16; l++) left = left * 2 - (int32_t)w->count[0][l];
