@@ -79,7 +79,9 @@ ZI_FN uint32_t zi_fetch_add(uint32_t *p, uint32_t v) {
 #define ZI_LCAP 2560     /* >= 1024 + the subtables of any valid code (288 symbols, codes <= 15 bits) */
 #define ZI_DROOT 8
 #define ZI_DCAP 768      /* >= 256 + the subtables of any valid distance code (32 symbols) */
+#ifndef ZI_MAX_PARTS
 #define ZI_MAX_PARTS 8 /* parts a stream may be split into (see "parts") */
+#endif
 #define ZI_MAX_BYTES 0x0fffffffu /* streams and outputs under 256 MiB: bit positions (+ a window) fit 32 bits */
 
 /* Per-stream error codes (0 = fine); zi_error_text() names them. */
