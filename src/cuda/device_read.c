@@ -218,8 +218,8 @@ enum { ZSTD_OWN = 0, ZSTD_NVCOMP };
  * zgpu: inflate_kernels.cu, a thread block per stream decoding windows of it in parallel, every rule checked on
  * the device. host: host threads (libdeflate). auto (default): zgpu's, but host threads for gzip / zlib reads
  * compressing better than DEFLATE_HOST_RATIO:1, where libdeflate copies long matches at memory speed while
- * the GPU decoder's work grows with the output (H100, 16 threads: label volume 33:1, host 20.4 GB/s, GPU 3.9;
- * image and field volumes 1.1-1.3:1, GPU 10.5 / 7.2, host 3.1 / 2.2). nvcomp: nvCOMP's, which assumes valid
+ * the GPU decoder's work grows with the output (H100, 16 threads, whole reads: label volume 33:1, host 19.4 GB/s,
+ * GPU 3.6; image and field volumes 1.1-1.3:1, GPU 14.1 / 14.4, host 2.3 / 1.9). nvcomp: nvCOMP's, which assumes valid
  * input, so only with gpu_trust_input (otherwise host threads decode). */
 enum { DEFLATE_OWN = 0, DEFLATE_NVCOMP, DEFLATE_HOST };
 #define DEFLATE_HOST_RATIO 8
