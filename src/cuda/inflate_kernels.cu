@@ -66,10 +66,10 @@ static __device__ void add_profile(unsigned long long *profile, const zi_shared 
     atomicAdd(&profile[ZI_PHASES + 1], (unsigned long long)sh.stat_rounds);
 }
 
-__global__ void __launch_bounds__(ZI_NL, ZI_BLOCKS_PER_SM) zg_inflate_kernel(const void *const *in, const size_t *in_bytes,
-                                                           void *const *out, const size_t *out_bytes, size_t *actual,
-                                                           int *status, size_t n, const uint32_t *redo,
-                                                           uint8_t *scratch, unsigned long long *profile) {
+__global__ void __launch_bounds__(ZI_NL, ZI_BLOCKS_PER_SM)
+    zg_inflate_kernel(const void *const *in, const size_t *in_bytes, void *const *out, const size_t *out_bytes,
+                      size_t *actual, int *status, size_t n, const uint32_t *redo, uint8_t *scratch,
+                      unsigned long long *profile) {
     extern __shared__ __align__(16) unsigned char zi_smem[]; /* dynamic: over 48 KB with more lanes */
     zi_shared &sh = *reinterpret_cast<zi_shared *>(zi_smem);
     uint8_t *mine = scratch + (size_t)blockIdx.x * ZI_SCRATCH;
@@ -90,10 +90,12 @@ __global__ void __launch_bounds__(ZI_NL, ZI_BLOCKS_PER_SM) zg_inflate_kernel(con
     }
 }
 
-/* One round of the finder (inflate_rules.h, "parts") by the whole block; returns where the next starts, or
- * ZI_NO_BIT when the search is over (*best: the block start found, or ZI_NO_BIT). */
-enum { FIND_ROUNDS, FIND_LISTED, FIND_MASKS, FIND_LIST, FIND_CHECK, FIND_LANE_CHECKS, FIND_LANE_MAX, FIND_COUNTERS }; /* finder profile (below) */
+/* The finder's profile counters (ZGPU_INFLATE_TIMES=1): rounds, candidates listed, clock cycles of lane 0 in each
+ * step, and of each lane in its own checks (sum, longest). */
+enum { FIND_ROUNDS, FIND_LISTED, FIND_MASKS, FIND_LIST, FIND_CHECK, FIND_LANE_CHECKS, FIND_LANE_MAX, FIND_COUNTERS };
 
+/* One round of the finder (inflate_rules.h, "parts") by the whole block; returns where the next starts, or
+ * ZI_NO_BIT when the search is over (*best: the block start found, or ZI_NO_BIT). prof: NULL, or the counters. */
 __device__ uint32_t find_round(const uint8_t *in, uint32_t nbytes, uint32_t from, uint32_t to, uint32_t *best,
                                uint32_t *list, uint32_t *warp_sum, uint32_t *overflow, zi_find_scratch *slot,
                                uint32_t nslots, unsigned long long *prof) {
@@ -144,14 +146,14 @@ __device__ uint32_t find_round(const uint8_t *in, uint32_t nbytes, uint32_t from
  * others into their slots). A part waits until its stream's starts are found: those jobs were all taken before
  * any part's, by blocks that run them to the end, so the wait ends. (Finding in a kernel of its own left SMs idle
  * between the two kernels whenever another wave's decode held the GPU.) */
-__global__ void __launch_bounds__(ZI_NL, ZI_BLOCKS_PER_SM) zg_inflate_parts_kernel(const void *const *in, const size_t *in_bytes,
-                                                                 void *const *out, const size_t *out_bytes, size_t n,
-                                                                 uint32_t P, parts_layout L, uint8_t *scratch,
-                                                                 unsigned long long *profile, int find_only) {
+__global__ void __launch_bounds__(ZI_NL, ZI_BLOCKS_PER_SM)
+    zg_inflate_parts_kernel(const void *const *in, const size_t *in_bytes, void *const *out, const size_t *out_bytes,
+                            size_t n, uint32_t P, parts_layout L, uint8_t *scratch, unsigned long long *profile,
+                            int find_only) {
     extern __shared__ __align__(16) unsigned char zi_smem[];
     zi_shared &sh = *reinterpret_cast<zi_shared *>(zi_smem);
     __shared__ uint32_t job, best, starts[ZI_MAX_PARTS];
-    __shared__ uint32_t flist[ZI_FIND_CAND], fwarp[ZI_NL / 32], fover; /* the finder's round (zi_find_round) */
+    __shared__ uint32_t flist[ZI_FIND_CAND], fwarp[ZI_NL / 32], fover; /* the finder's round (find_round) */
     /* a find job leaves sh unused: its full checks take their scratch from the same shared memory, a slot a lane */
     zi_find_scratch *fslot = reinterpret_cast<zi_find_scratch *>(zi_smem);
     constexpr uint32_t nslots = sizeof(zi_shared) / sizeof(zi_find_scratch) < ZI_NL
@@ -407,13 +409,14 @@ extern "C" cudaError_t zg_inflate_launch_profiled(const void *const *in, const s
                 "redo %.2f ms; %zu of %zu later parts found, %zu chained, %zu streams redone\n",
                 n, P, ms[4], ms[0], ms[1], ms[2], ms[3], found, n * (P - 1), chained, redone);
         unsigned long long f[FIND_COUNTERS];
-        if (fprof && cudaMemcpy(f, fprof, sizeof f, cudaMemcpyDeviceToHost) == cudaSuccess && f[FIND_ROUNDS])
+        if (fprof && cudaMemcpy(f, fprof, sizeof f, cudaMemcpyDeviceToHost) == cudaSuccess && f[FIND_ROUNDS]) {
+            const double r = (double)f[FIND_ROUNDS], k = 1e3 * r; /* kcycles a round */
             fprintf(stderr, "zgpu inflate: finder: %llu rounds, %.1f candidates a round; kcycles a round: masks %.1f, "
                     "list %.1f, check %.1f (a lane's checks: %.1f on average, at most %.1f)\n", f[FIND_ROUNDS],
-                    (double)f[FIND_LISTED] / (double)f[FIND_ROUNDS], (double)f[FIND_MASKS] / 1e3 / (double)f[FIND_ROUNDS],
-                    (double)f[FIND_LIST] / 1e3 / (double)f[FIND_ROUNDS], (double)f[FIND_CHECK] / 1e3 / (double)f[FIND_ROUNDS],
-                    (double)f[FIND_LANE_CHECKS] / 1e3 / (double)(f[FIND_LISTED] ? f[FIND_LISTED] : 1),
+                    (double)f[FIND_LISTED] / r, (double)f[FIND_MASKS] / k, (double)f[FIND_LIST] / k,
+                    (double)f[FIND_CHECK] / k, (double)f[FIND_LANE_CHECKS] / 1e3 / (double)(f[FIND_LISTED] ? f[FIND_LISTED] : 1),
                     (double)f[FIND_LANE_MAX] / 1e3);
+        }
         if (fprof) cudaFree(fprof);
         for (int q = 0; q < 6; q++) cudaEventDestroy(ev[q]);
     }

@@ -1325,12 +1325,13 @@ ZI_FN uint32_t zi_header_quick32(const uint8_t *in, uint32_t nbytes, uint32_t c0
             const uint32_t k = i - 4;
             active &= ~((k & 1 ? h0 : ~h0) & (k & 2 ? h1 : ~h1) & (k & 4 ? h2 : ~h2) & (k & 8 ? h3 : ~h3));
         }
-        const uint32_t p = 17 + 3 * i, l0 = ZI_LANES(p) & active, l1 = ZI_LANES(p + 1) & active, l2 = ZI_LANES(p + 2) & active;
+        const uint32_t p = 17 + 3 * i;
+        const uint32_t l0 = ZI_LANES(p) & active, l1 = ZI_LANES(p + 1) & active, l2 = ZI_LANES(p + 2) & active;
         /* 2^(7-l) as one bit in plane 7 - l: planes 6 (l = 1) .. 0 (l = 7) */
         const uint32_t t00 = ~l2 & ~l1, t01 = ~l2 & l1, t10 = l2 & ~l1, t11 = l2 & l1;
         const uint32_t add[7] = {t11 & l0, t11 & ~l0, t10 & l0, t10 & ~l0, t01 & l0, t01 & ~l0, t00 & l0};
         uint32_t carry = 0;
-        for (uint32_t q = 0; q < 8; q++) { /* add[q] and carry never both set: add has one bit, below which carry starts */
+        for (uint32_t q = 0; q < 8; q++) { /* add[q] and carry never both set: no carry starts below add's bit */
             const uint32_t in_q = (q < 7 ? add[q] : 0) | carry;
             carry = sum[q] & in_q;
             sum[q] ^= in_q;
@@ -1402,7 +1403,8 @@ ZI_FN void zi_find_list(uint32_t base, uint32_t lane, const uint32_t m[ZI_FIND_S
 ZI_FN void zi_find_check(const uint8_t *in, uint32_t nbytes, const uint32_t *list, uint32_t n, uint32_t lane,
                          uint32_t lanes, uint32_t *best, zi_find_scratch *w) {
     for (uint32_t i = lane; i < n; i += lanes)
-        if (list[i] < *(volatile uint32_t *)best && zi_header_at(in, nbytes, list[i], w)) ZI_ATOMIC_MIN(best, list[i]);
+        if (list[i] < *(volatile uint32_t *)best && zi_header_at(in, nbytes, list[i], w))
+            ZI_ATOMIC_MIN(best, list[i]);
 }
 
 /* After a round from `base`: where the next starts, or ZI_NO_BIT when the search is over (*best holds its end). */
@@ -1422,7 +1424,8 @@ static inline uint32_t zi_find_first(const uint8_t *in, uint32_t nbytes, uint32_
     while (from != ZI_NO_BIT && from < to) {
         const uint32_t base = from & ~31u;
         uint32_t overflow = ZI_NO_BIT, at = 0;
-        for (uint32_t lane = 0; lane < ZI_NL; lane++) count[lane] = zi_find_masks(in, nbytes, base, from, to, lane, best, m[lane]);
+        for (uint32_t lane = 0; lane < ZI_NL; lane++)
+            count[lane] = zi_find_masks(in, nbytes, base, from, to, lane, best, m[lane]);
         for (uint32_t lane = 0; lane < ZI_NL; lane++) {
             zi_find_list(base, lane, m[lane], at, list, &overflow);
             at += count[lane];
