@@ -414,7 +414,8 @@ extern "C" cudaError_t zg_inflate_launch_profiled(const void *const *in, const s
             fprintf(stderr, "zgpu inflate: finder: %llu rounds, %.1f candidates a round; kcycles a round: masks %.1f, "
                     "list %.1f, check %.1f (a lane's checks: %.1f on average, at most %.1f)\n", f[FIND_ROUNDS],
                     (double)f[FIND_LISTED] / r, (double)f[FIND_MASKS] / k, (double)f[FIND_LIST] / k,
-                    (double)f[FIND_CHECK] / k, (double)f[FIND_LANE_CHECKS] / 1e3 / (double)(f[FIND_LISTED] ? f[FIND_LISTED] : 1),
+                    (double)f[FIND_CHECK] / k,
+                    (double)f[FIND_LANE_CHECKS] / 1e3 / (double)(f[FIND_LISTED] ? f[FIND_LISTED] : 1),
                     (double)f[FIND_LANE_MAX] / 1e3);
         }
         if (fprof) cudaFree(fprof);
