@@ -340,30 +340,36 @@ ZI_FN uint8_t zi_cl_entry(const uint8_t *cl, const uint16_t *codes, uint32_t i) 
     return 0;
 }
 
+/* One symbol of the code-length code at b, as a run of rep lengths of value v: a length (rep 1), 16 (the previous
+ * length, prev, 3-6 times), 17 or 18 (zeros). ZI_E_HEADER for no code, or a repeat with no previous length (first). */
+ZI_FN int zi_cl_run(zi_br *b, const uint8_t *pt, int first, uint32_t prev, uint32_t *v, uint32_t *rep) {
+    zi_refill(b);
+    const uint32_t e = pt[b->buf & 127];
+    if (!(e & 7)) return ZI_E_HEADER;
+    zi_bits(b, e & 7);
+    const uint32_t s = e >> 3;
+    *v = s;
+    *rep = 1;
+    if (s == 16) {
+        if (first) return ZI_E_HEADER;
+        *v = prev;
+        *rep = 3 + zi_bits(b, 2);
+    } else if (s == 17) {
+        *v = 0;
+        *rep = 3 + zi_bits(b, 3);
+    } else if (s == 18) {
+        *v = 0;
+        *rep = 11 + zi_bits(b, 7);
+    }
+    return ZI_OK;
+}
+
 /* The code lengths as sent, into tmp[0, total). */
 ZI_FN int zi_dynamic_lengths(zi_br *b, uint32_t nbits, const uint8_t *pt, uint8_t *tmp, uint32_t total) {
     uint32_t i = 0;
     while (i < total) {
-        zi_refill(b);
-        const uint32_t e = pt[b->buf & 127];
-        if (!(e & 7)) return ZI_E_HEADER;
-        zi_bits(b, e & 7);
-        const uint32_t s = e >> 3;
-        if (s < 16) {
-            tmp[i++] = (uint8_t)s;
-            continue;
-        }
-        uint32_t rep, v = 0;
-        if (s == 16) {
-            if (i == 0) return ZI_E_HEADER;
-            v = tmp[i - 1];
-            rep = 3 + zi_bits(b, 2);
-        } else if (s == 17) {
-            rep = 3 + zi_bits(b, 3);
-        } else {
-            rep = 11 + zi_bits(b, 7);
-        }
-        if (i + rep > total) return ZI_E_HEADER;
+        uint32_t v, rep;
+        if (zi_cl_run(b, pt, i == 0, i ? tmp[i - 1] : 0, &v, &rep) || i + rep > total) return ZI_E_HEADER;
         while (rep--) tmp[i++] = (uint8_t)v;
     }
     if (b->pos > nbits) return ZI_E_TRUNC;
@@ -380,24 +386,8 @@ ZI_FN int zi_length_counts(zi_br *b, uint32_t nbits, const uint8_t *pt, uint32_t
     uint32_t i = 0, prev = 0, eob = 0, kraft[2] = {0, 0}; /* kraft: in units of 2^-15 */
     for (uint32_t l = 0; l < 16; l++) count[0][l] = count[1][l] = 0;
     while (i < total) {
-        zi_refill(b);
-        const uint32_t e = pt[b->buf & 127];
-        if (!(e & 7)) return ZI_E_HEADER;
-        zi_bits(b, e & 7);
-        const uint32_t s = e >> 3;
-        uint32_t rep = 1, v = s;
-        if (s == 16) {
-            if (i == 0) return ZI_E_HEADER;
-            v = prev;
-            rep = 3 + zi_bits(b, 2);
-        } else if (s == 17) {
-            v = 0;
-            rep = 3 + zi_bits(b, 3);
-        } else if (s == 18) {
-            v = 0;
-            rep = 11 + zi_bits(b, 7);
-        }
-        if (i + rep > total) return ZI_E_HEADER;
+        uint32_t v, rep;
+        if (zi_cl_run(b, pt, i == 0, prev, &v, &rep) || i + rep > total) return ZI_E_HEADER;
         const uint32_t lit = i < nlit ? (nlit - i < rep ? nlit - i : rep) : 0; /* of the run, literal/length lengths */
         if (i <= 256 && 256 < i + rep) eob = v;
         count[0][v] += lit;
