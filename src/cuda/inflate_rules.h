@@ -1247,45 +1247,6 @@ ZI_FN uint32_t zi_stream_parts(uint32_t nbytes, uint32_t P, uint32_t min_bytes) 
 /* Where part k of P of a stream of nbits bits begins its search, and where the search ends (the next part's). */
 ZI_FN uint32_t zi_part_from(uint32_t nbits, uint32_t k, uint32_t P) { return (uint32_t)((uint64_t)nbits * k / P); }
 
-/* Whether a dynamic Huffman block header passes every check at bit c: block type 2, at most 286 / 30 codes,
- * a complete code-length code, code lengths that decode exactly, an end-of-block code, a complete
- * literal/length code and a valid distance code. Random bits pass about once in 10^7 positions or rarer; on
- * compressed data 1 position in 1250 gets past the code-length code. Its arrays stay under 1 KiB: a kernel
- * needing more stack than CUDA's default reservation makes every launch resize it, waiting for the device. */
-typedef struct zi_find_scratch { /* zi_header_at's arrays (shared memory on the GPU: a slot per lane) */
-    uint8_t cl[19], pt[128];
-    uint16_t codes[19];
-    uint32_t count[2][16], first[16];
-} zi_find_scratch;
-
-ZI_FN int zi_header_at(const uint8_t *in, uint32_t nbytes, uint32_t c, zi_find_scratch *w) {
-    const uint32_t nbits = nbytes * 8;
-    if (c + 17 > nbits) return 0;
-    zi_br b;
-    zi_br_init(&b, in, nbytes, c);
-    const uint32_t h = zi_bits(&b, 17); /* BFINAL, BTYPE, HLIT, HDIST, HCLEN */
-    if (((h >> 1) & 3) != 2 || ((h >> 3) & 31) > 29 || ((h >> 8) & 31) > 29) return 0;
-    const uint32_t ncl = 4 + (h >> 13); /* the code-length code complete (Kraft sum 2^-l exactly 1), in registers */
-    uint32_t kraft = 0;
-    for (uint32_t i = 0; i < ncl; i++) {
-        const uint32_t l = zi_get(&b, 3);
-        if (l) kraft += 128u >> l;
-    }
-    if (kraft != 128) return 0;
-    zi_br_init(&b, in, nbytes, c + 3);
-    uint32_t nlit, ndist;
-    if (zi_dynamic_head(&b, nbits, w->cl, w->codes, &nlit, &ndist)) return 0;
-    for (uint32_t i = 0; i < 128; i++) w->pt[i] = 0;
-    for (uint32_t s = 0; s < 19; s++)
-        if (w->cl[s])
-            for (uint32_t i = w->codes[s]; i < 128; i += 1u << w->cl[s]) w->pt[i] = zi_cl_byte(s, w->cl[s]);
-    if (zi_length_counts(&b, nbits, w->pt, nlit, nlit + ndist, w->count)) return 0;
-    if (zi_code_first(w->count[0], w->first) || zi_code_first(w->count[1], w->first)) return 0;
-    int32_t left = 1; /* complete literal/length code (zlib and libdeflate always send one) */
-    for (uint32_t l = 1; l < 16; l++) left = left * 2 - (int32_t)w->count[0][l];
-    return left == 0;
-}
-
 /* The necessary part of zi_header_at's checks that needs no memory but 16 bytes of input, in registers, at the 32
  * positions c0 .. c0 + 31 (c0 a multiple of 32) at once: bit b of the result for c0 + b. Bit-sliced: a 32-bit
  * word holds one bit of each position, so that every step serves all 32 (the same steps for each, no branches):
@@ -1335,6 +1296,40 @@ ZI_FN uint32_t zi_header_quick32(const uint8_t *in, uint32_t nbytes, uint32_t c0
 /* zi_header_quick32 at one position. */
 ZI_FN int zi_header_quick(const uint8_t *in, uint32_t nbytes, uint32_t c) {
     return (int)(zi_header_quick32(in, nbytes, c & ~31u) >> (c & 31) & 1);
+}
+
+/* zi_header_rest's arrays (shared memory on the GPU: a slot per lane). They stay under 1 KiB: a kernel needing more
+ * stack than CUDA's default reservation makes every launch resize it, waiting for the device. */
+typedef struct zi_find_scratch {
+    uint8_t cl[19], pt[128];
+    uint16_t codes[19];
+    uint32_t count[2][16], first[16];
+} zi_find_scratch;
+
+/* zi_header_at's checks after the quick ones (the finder's candidates passed those already). */
+ZI_FN int zi_header_rest(const uint8_t *in, uint32_t nbytes, uint32_t c, zi_find_scratch *w) {
+    const uint32_t nbits = nbytes * 8;
+    zi_br b;
+    zi_br_init(&b, in, nbytes, c + 3);
+    uint32_t nlit, ndist;
+    if (zi_dynamic_head(&b, nbits, w->cl, w->codes, &nlit, &ndist)) return 0;
+    for (uint32_t i = 0; i < 128; i++) w->pt[i] = 0;
+    for (uint32_t s = 0; s < 19; s++)
+        if (w->cl[s])
+            for (uint32_t i = w->codes[s]; i < 128; i += 1u << w->cl[s]) w->pt[i] = zi_cl_byte(s, w->cl[s]);
+    if (zi_length_counts(&b, nbits, w->pt, nlit, nlit + ndist, w->count)) return 0;
+    if (zi_code_first(w->count[0], w->first) || zi_code_first(w->count[1], w->first)) return 0;
+    int32_t left = 1; /* complete literal/length code (zlib and libdeflate always send one) */
+    for (uint32_t l = 1; l < 16; l++) left = left * 2 - (int32_t)w->count[0][l];
+    return left == 0;
+}
+
+/* Whether a dynamic Huffman block header passes every check at bit c: block type 2, at most 286 / 30 codes,
+ * a complete code-length code, code lengths that decode exactly, an end-of-block code, a complete
+ * literal/length code and a valid distance code. Random bits pass about once in 10^7 positions or rarer; on
+ * compressed data 1 position in 1250 gets past the code-length code. */
+ZI_FN int zi_header_at(const uint8_t *in, uint32_t nbytes, uint32_t c, zi_find_scratch *w) {
+    return zi_header_quick(in, nbytes, c) && zi_header_rest(in, nbytes, c, w);
 }
 
 /* The finder, in rounds of ZI_FIND_ROUND bits from base (a multiple of 32), by a block of ZI_NL lanes:
@@ -1393,7 +1388,7 @@ ZI_FN void zi_find_list(uint32_t base, uint32_t lane, const uint32_t m[ZI_FIND_S
 ZI_FN void zi_find_check(const uint8_t *in, uint32_t nbytes, const uint32_t *list, uint32_t n, uint32_t lane,
                          uint32_t lanes, uint32_t *best, zi_find_scratch *w) {
     for (uint32_t i = lane; i < n; i += lanes)
-        if (list[i] < *(volatile uint32_t *)best && zi_header_at(in, nbytes, list[i], w))
+        if (list[i] < *(volatile uint32_t *)best && zi_header_rest(in, nbytes, list[i], w))
             ZI_ATOMIC_MIN(best, list[i]);
 }
 
