@@ -5,6 +5,7 @@
  * streams). */
 #include "cuda/inflate_gpu.h"
 #include "cuda/inflate_rules.h"
+#include "cuda/waves.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,15 +20,13 @@ typedef struct parts_layout {
     size_t region;  /* elements a stream's region holds */
 } parts_layout;
 
-static size_t align_up(size_t v) { return (v + 255) & ~(size_t)255; }
-
 static size_t parts_region(size_t max_out, size_t P) {
     return (P - 1) * (size_t)zi_part_slot((uint32_t)(max_out < ZI_MAX_BYTES ? max_out : ZI_MAX_BYTES), (uint32_t)P);
 }
 
 static size_t parts_bytes(size_t n, size_t P, size_t max_out, parts_layout *L, uint8_t *base) {
     size_t at = 0;
-    const size_t info = align_up(n * P * sizeof(uint32_t));
+    const size_t info = zg_align_up(n * P * sizeof(uint32_t), 256);
     if (L) {
         L->start = (uint32_t *)(base + at);
         L->size = (uint32_t *)(base + at + info);
@@ -38,7 +37,7 @@ static size_t parts_bytes(size_t n, size_t P, size_t max_out, parts_layout *L, u
         L->queue = L->done + n * P;
         L->redo = (uint32_t *)(base + at + 6 * info + 256);
     }
-    at += 6 * info + 256 + align_up(n * sizeof(uint32_t));
+    at += 6 * info + 256 + zg_align_up(n * sizeof(uint32_t), 256);
     const size_t region = parts_region(max_out, P);
     if (L) {
         L->wide = (uint16_t *)(base + at);
@@ -327,7 +326,7 @@ extern "C" size_t zg_inflate_parts(size_t n, size_t max_out, size_t room) {
     return P ? P : 1;
 }
 
-static size_t block_scratch(size_t n, size_t P) { return align_up(grid_for(n * P) * ZI_SCRATCH); }
+static size_t block_scratch(size_t n, size_t P) { return zg_align_up(grid_for(n * P) * ZI_SCRATCH, 256); }
 
 extern "C" size_t zg_inflate_scratch_bytes(size_t n, size_t max_out, size_t parts) {
     return block_scratch(n, parts) + (parts > 1 ? parts_bytes(n, parts, max_out, NULL, NULL) : 0);
@@ -391,13 +390,13 @@ extern "C" cudaError_t zg_inflate_launch_profiled(const void *const *in, const s
         cudaEventElapsedTime(&ms[4], ev[5], ev[0]);
         for (int q = 0; q < 4; q++) cudaEventElapsedTime(&ms[q], ev[q], ev[q + 1]);
         const size_t np = n * P;
-        uint32_t *h = (uint32_t *)malloc(np * 3 * sizeof(uint32_t) + n * sizeof(uint32_t));
+        uint32_t *h = (uint32_t *)malloc((2 * np + n) * sizeof(uint32_t)); /* start, off, redo */
         size_t found = 0, chained = 0, redone = 0;
         if (h && cudaMemcpy(h, L.start, np * 4, cudaMemcpyDeviceToHost) == cudaSuccess &&
             cudaMemcpy(h + np, L.off, np * 4, cudaMemcpyDeviceToHost) == cudaSuccess &&
-            cudaMemcpy(h + 3 * np, L.redo, n * 4, cudaMemcpyDeviceToHost) == cudaSuccess) {
+            cudaMemcpy(h + 2 * np, L.redo, n * 4, cudaMemcpyDeviceToHost) == cudaSuccess) {
             for (size_t i = 0; i < n; i++) {
-                redone += h[3 * np + i] != 0;
+                redone += h[2 * np + i] != 0;
                 for (size_t k = 1; k < P; k++) {
                     found += h[i * P + k] != ZI_NO_BIT;
                     chained += h[np + i * P + k] != ZI_NO_BIT;
