@@ -203,10 +203,11 @@ static zgpu_status ensure_pinned(struct zg_device_state *st, bufset *b, size_t n
  * ---------------------------------------------------------------------------------------------- */
 enum { COMP_NONE = 0, COMP_ZSTD, COMP_GZIP, COMP_ZLIB, COMP_LZ4, COMP_BLOSC };
 
-/* Decoder "formats" of a wave: nvCOMP's (zg_nvc_format), then zgpu's own zstd and DEFLATE decoders. */
+/* Decoder "formats" of a wave: nvCOMP's (zg_nvc_format), then zgpu's own zstd, DEFLATE and LZ4 decoders. */
 #define FMT_OWN ZG_NVC_N
 #define FMT_INFLATE (ZG_NVC_N + 1)
-#define N_FMT (ZG_NVC_N + 2)
+#define FMT_LZ4 (ZG_NVC_N + 2)
+#define N_FMT (ZG_NVC_N + 3)
 
 /* Which zstd decoder a frame gets (ZGPU_ZSTD_DECODER=auto|zgpu|nvcomp). auto: zgpu's. It decodes every
  * 128 KiB zstd block as a unit, so a chunk's latency is that of a block, not of a whole frame decoded by one
@@ -222,6 +223,10 @@ enum { ZSTD_OWN = 0, ZSTD_NVCOMP };
  * GPU 3.6; image and field volumes 1.1-1.3:1, GPU 14.1 / 14.4, host 2.3 / 1.9). nvcomp: nvCOMP's, which assumes valid
  * input, so only with gpu_trust_input (otherwise host threads decode). */
 enum { DEFLATE_OWN = 0, DEFLATE_NVCOMP, DEFLATE_HOST };
+/* Which decoder blosc's LZ4 streams get (ZGPU_LZ4_DECODER=auto|zgpu|nvcomp). auto: zgpu's (kernels.cu), a warp
+ * a stream checking and decoding in one walk; nvcomp: the check kernel, then nvCOMP's batch (two walks of every
+ * stream, each waiting on the longest one). numcodecs' LZ4 chunks (a whole chunk one stream) go to nvCOMP. */
+enum { LZ4_OWN = 0, LZ4_NVCOMP };
 #define DEFLATE_HOST_RATIO 8
 enum { POST_CRC32C = 1, POST_SHUFFLE, POST_BYTESWAP, POST_DELTA };
 
@@ -384,7 +389,7 @@ typedef struct dtask {
 
 typedef struct stream_ref { /* a GPU decompression stream, for status checks */
     uint32_t task;
-    int fmt; /* FMT_OWN: status is a ZG_ZD_E_* code; FMT_INFLATE: a ZI_E_* code; else an nvCOMP status */
+    int fmt; /* status: FMT_OWN a ZG_ZD_E_* code, FMT_INFLATE a ZI_E_*, FMT_LZ4 a ZG_LZ4_E_*, else nvCOMP's */
     uint64_t expect;
 } stream_ref;
 
@@ -397,6 +402,7 @@ typedef struct job {
     int gpu_decode, use_gds, host_parse;
     int zstd_mode;    /* ZSTD_OWN / ZSTD_NVCOMP */
     int deflate_mode; /* DEFLATE_OWN / DEFLATE_NVCOMP / DEFLATE_HOST */
+    int lz4_mode;     /* LZ4_OWN / LZ4_NVCOMP: blosc's LZ4 streams */
     uint64_t parts_room; /* device bytes the wave being launched leaves in its set's share of the budget */
     zg_span span[3]; /* h2d, decode, scatter over the waves (stats: the time each stage was under way) */
     int trace;       /* ZGPU_TRACE=1: each wave's timeline to stderr (ms since the fork) */
@@ -445,7 +451,7 @@ static int nvc_format(const job *j, int comp, const zg_blosc_header *bh) {
     if (comp == COMP_LZ4) return ZG_NVC_LZ4;
     if (comp == COMP_BLOSC && bh) {
         switch (bh->compformat) {
-        case ZG_BLOSC_LZ4: return ZG_NVC_LZ4;
+        case ZG_BLOSC_LZ4: return j->lz4_mode == LZ4_OWN ? FMT_LZ4 : ZG_NVC_LZ4;
         case ZG_BLOSC_ZSTD: return ZG_NVC_ZSTD;
         case ZG_BLOSC_ZLIB: return deflate;
         case ZG_BLOSC_SNAPPY: return ZG_NVC_SNAPPY;
@@ -456,7 +462,10 @@ static int nvc_format(const job *j, int comp, const zg_blosc_header *bh) {
 }
 
 static const char *fmt_name(int fmt) {
-    return fmt == FMT_OWN ? "zstd" : fmt == FMT_INFLATE ? "DEFLATE" : zg_nvc_format_name((zg_nvc_format)fmt);
+    return fmt == FMT_OWN       ? "zstd"
+           : fmt == FMT_INFLATE ? "DEFLATE"
+           : fmt == FMT_LZ4     ? "LZ4"
+                                : zg_nvc_format_name((zg_nvc_format)fmt);
 }
 
 /* zgpu's zstd decoder (rather than nvCOMP's)? */
@@ -520,7 +529,7 @@ static int parse_task(job *j, dtask *t, uint8_t *p) {
         size_t cap = zg_blosc_max_streams(&t->bh);
         int fmt = t->bh.memcpyed ? 0 : nvc_format(j, COMP_BLOSC, &t->bh);
         const int own = !t->bh.memcpyed && fmt == ZG_NVC_ZSTD && use_own_zstd(j);
-        if (fmt < 0 || (!t->bh.memcpyed && !j->nvc_ok && !own && fmt != FMT_INFLATE)) return 1;
+        if (fmt < 0 || (!t->bh.memcpyed && !j->nvc_ok && !own && fmt < ZG_NVC_N)) return 1;
         if (own && !(t->zp = plan_new())) return 1;
         if (own) fmt = FMT_OWN;
         t->streams = malloc((cap ? cap : 1) * sizeof *t->streams);
@@ -702,6 +711,10 @@ static zgpu_status check_wave(job *j, bufset *b, wave_check *wc, zgpu_read_stats
         else if (status[r] != 0 && ref->fmt == FMT_INFLATE)
             s = task_error(j, t, j->pp.comp_name,
                            zg_error(ZGPU_ERR_CORRUPT_DATA, "GPU DEFLATE decoding failed: %s", zi_error_text(status[r])));
+        else if (status[r] != 0 && ref->fmt == FMT_LZ4)
+            s = task_error(j, t, j->pp.comp_name,
+                           zg_error(ZGPU_ERR_CORRUPT_DATA, "LZ4 stream invalid: %s (decoding on the GPU)",
+                                    zg_lz4_error_text(status[r])));
         else if (status[r] != 0)
             s = task_error(j, t, j->pp.comp_name,
                            zg_error(ZGPU_ERR_CORRUPT_DATA, "GPU %s decompression failed: %s (nvCOMP status %d)",
@@ -1034,6 +1047,13 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
                              (int *)(D + o_status) + k, n_fmt[FMT_INFLATE], inflate_max_out, inflate_parts, D + o_iscr, s),
            "DEFLATE decoder kernel");
     }
+    if (n_fmt[FMT_LZ4]) {
+        const size_t k = fmt_base[FMT_LZ4];
+        CU(zg_k_lz4_decode_launch((const void *const *)(D + o_in) + k, (const size_t *)(D + o_inb) + k,
+                                  (void *const *)(D + o_out) + k, (const size_t *)(D + o_cap) + k,
+                                  (size_t *)(D + o_act) + k, (int *)(D + o_status) + k, n_fmt[FMT_LZ4], s),
+           "LZ4 decoder kernel");
+    }
     for (int f = 0; f < ZG_NVC_N; f++) {
         if (!n_fmt[f]) continue;
         uint64_t maxo = 0, tot = 0;
@@ -1159,6 +1179,22 @@ static int forced_waves(void) { /* ZGPU_PIPELINE_WAVES, or 0 */
     return env && atoi(env) > 0 ? atoi(env) : 0;
 }
 
+/* ZGPU_WAVE_SHAPE=a,b,c...: the waves' relative sizes for every read (zg_waves_split_shaped), for measuring
+ * shapes; none (0) when unset. */
+static size_t wave_shape(unsigned *shape, size_t cap) {
+    const char *env = getenv("ZGPU_WAVE_SHAPE");
+    size_t n = 0;
+    while (env && *env && n < cap) {
+        char *end;
+        const unsigned long v = strtoul(env, &end, 10);
+        if (end == env || v == 0 || v > 1000) return 0;
+        shape[n++] = (unsigned)v;
+        env = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',') return 0;
+    }
+    return n;
+}
+
 static int pipeline_waves(const job *j) {
     if (forced_waves()) return forced_waves();
     if (j->gpu_decode) {
@@ -1209,8 +1245,15 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
     const size_t budget = j->a->ctx->opts.device_memory_budget ? j->a->ctx->opts.device_memory_budget : st->auto_budget;
     uint64_t limit = zg_wave_limit(budget);
     /* a few waves, so that the decode of one overlaps the I/O of the next (on another stream) */
-    limit = zg_pipeline_limit(j->n_t, cost, pipeline_waves(j), forced_waves() ? 0 : PIPELINE_MIN_WAVE, limit);
-    zgpu_status s = zg_waves_split(j->n_t, cost, limit, &waves, &nw);
+    unsigned shape[16];
+    const size_t n_shape = wave_shape(shape, 16);
+    zgpu_status s;
+    if (n_shape) {
+        s = zg_waves_split_shaped(j->n_t, cost, shape, n_shape, limit, &waves, &nw);
+    } else {
+        limit = zg_pipeline_limit(j->n_t, cost, pipeline_waves(j), forced_waves() ? 0 : PIPELINE_MIN_WAVE, limit);
+        s = zg_waves_split(j->n_t, cost, limit, &waves, &nw);
+    }
     free(cost);
     if (s != ZGPU_OK) return zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", j->a->path), s;
     stats->waves = (int)nw;
@@ -1386,10 +1429,13 @@ static zgpu_status run_read(zgpu_array *a, const uint64_t *start, const uint64_t
     }
     j.in_align[FMT_OWN] = j.out_align[FMT_OWN] = 1;
     j.in_align[FMT_INFLATE] = j.out_align[FMT_INFLATE] = 1;
+    j.in_align[FMT_LZ4] = j.out_align[FMT_LZ4] = 1;
+    const char *ldec = getenv("ZGPU_LZ4_DECODER");
+    j.lz4_mode = ldec && !strcmp(ldec, "nvcomp") && j.nvc_ok ? LZ4_NVCOMP : LZ4_OWN;
     const char *zdec = getenv("ZGPU_ZSTD_DECODER");
     j.zstd_mode = zdec && !strcmp(zdec, "nvcomp") && j.nvc_ok ? ZSTD_NVCOMP : ZSTD_OWN;
     j.gpu_decode = a->ctx->opts.gpu_decode && j.pp.gpu &&
-                   (j.pp.comp == COMP_NONE || j.nvc_ok || j.pp.comp == COMP_ZSTD ||
+                   (j.pp.comp == COMP_NONE || j.nvc_ok || j.pp.comp == COMP_ZSTD || j.pp.comp == COMP_BLOSC ||
                     (deflate && j.deflate_mode == DEFLATE_OWN));
     /* GDS: AUTO uses it only when no frame needs checking on the host; ON always (or fails) */
     const char *why = "";

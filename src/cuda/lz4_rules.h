@@ -1,7 +1,9 @@
 /* The LZ4 block format's rules (lz4's Block_format.md), as one walk over a block's sequences that checks every
- * length and offset without decoding: shared by the host check (frames.c, numcodecs LZ4 chunks) and the GPU
- * check kernel (kernels.cu, blosc's LZ4 streams, checked on the device before nvCOMP, which assumes valid
- * input, decodes them). Header-only: static inline, __host__ __device__ under nvcc. */
+ * length and offset, and, given an output, decodes as it goes: shared by the host check (frames.c, numcodecs
+ * LZ4 chunks), the GPU check kernel (kernels.cu, blosc's LZ4 streams before nvCOMP, which assumes valid input,
+ * decodes them), zgpu's GPU LZ4 decoder (kernels.cu, blosc's LZ4 streams by default) and the CPU unit test that
+ * compares the walk's output with liblz4's. A check that fails stops the walk before anything is written out of
+ * bounds. Header-only: static inline, __host__ __device__ under nvcc. */
 #ifndef ZG_LZ4_RULES_H
 #define ZG_LZ4_RULES_H
 #include <stddef.h>
@@ -42,32 +44,103 @@ typedef struct zg_lz4_src {
     size_t off;     /* p - base */
 } zg_lz4_src;
 
+/* Makes the ring hold block bytes [i, i + m) (m <= ZG_LZ4_RING - 16; the whole warp calls with the same i, m). */
+ZG_LZ4_FN void zg_lz4_need(zg_lz4_src *s, size_t i, size_t m) {
+#ifdef __CUDA_ARCH__
+    const size_t k = i + s->off;
+    if (k - s->lo >= ZG_LZ4_RING || k + m - s->lo > ZG_LZ4_RING) { /* (below lo wraps around too) */
+        s->lo = k & ~(size_t)15;
+        const size_t c = 16 * (threadIdx.x & 31);
+        __syncwarp(); /* every lane is done reading the ring */
+        if (s->lo + c < s->off + s->n) { /* copies up to the block's end */
+            const uint32_t sa = (uint32_t)__cvta_generic_to_shared(s->ring + ((s->lo + c) % ZG_LZ4_RING));
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sa), "l"(s->base + s->lo + c) : "memory");
+        }
+        asm volatile("cp.async.wait_all;\n" ::: "memory");
+        __syncwarp();
+    }
+#else
+    (void)s, (void)i, (void)m;
+#endif
+}
+
 ZG_LZ4_FN unsigned zg_lz4_byte(zg_lz4_src *s, size_t i) {
 #ifdef __CUDA_ARCH__
     if (s->ring) {
-        const size_t k = i + s->off;
-        if (k - s->lo >= ZG_LZ4_RING) { /* (below lo wraps around too) */
-            s->lo = k & ~(size_t)15;
-            const size_t c = 16 * (threadIdx.x & 31);
-            __syncwarp(); /* every lane is done reading the ring */
-            if (s->lo + c < s->off + s->n) { /* copies up to the block's end */
-                const uint32_t sa = (uint32_t)__cvta_generic_to_shared(s->ring + ((s->lo + c) % ZG_LZ4_RING));
-                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sa), "l"(s->base + s->lo + c) : "memory");
-            }
-            asm volatile("cp.async.wait_all;\n" ::: "memory");
-            __syncwarp();
-        }
-        return s->ring[k % ZG_LZ4_RING];
+        zg_lz4_need(s, i, 1);
+        return s->ring[(i + s->off) % ZG_LZ4_RING];
     }
 #endif
     return s->p[i];
 }
 
+/* Where a decoding walk writes: out[0, expected). On the device the whole warp copies, lane l every 32nd byte,
+ * and also keeps the output's last ZG_LZ4_WIN bytes in shared memory (win[x % ZG_LZ4_WIN] = out[x]), where a
+ * match reads its source when it can (a short offset and length; blosc's float and image streams: 78-96% of
+ * their matches reach back at most 2 KiB) rather than waiting on global memory for bytes just written. */
+#define ZG_LZ4_WIN 4096
+typedef struct zg_lz4_dst {
+    uint8_t *out;
+    uint8_t *win; /* device: ZG_LZ4_WIN bytes of shared memory; host: unused */
+} zg_lz4_dst;
+
+/* Literals: block bytes [ip, ip + lit) to out[op, op + lit), which the walk has checked are in bounds. */
+ZG_LZ4_FN void zg_lz4_put_literals(zg_lz4_src *s, const zg_lz4_dst *d, size_t ip, size_t op, size_t lit) {
+#ifdef __CUDA_ARCH__
+    const unsigned lane = threadIdx.x & 31;
+    for (size_t done = 0; done < lit; done += 256) { /* through the ring, 256 bytes at a time */
+        const size_t m = lit - done < 256 ? lit - done : 256;
+        zg_lz4_need(s, ip + done, m);
+        for (size_t k = lane; k < m; k += 32) {
+            const uint8_t b = s->ring[(ip + done + k + s->off) % ZG_LZ4_RING];
+            d->out[op + done + k] = b;
+            d->win[(op + done + k) % ZG_LZ4_WIN] = b;
+        }
+    }
+#else
+    for (size_t k = 0; k < lit; k++) d->out[op + k] = s->p[ip + k];
+#endif
+}
+
+/* Match: out[op, op + len) := the bytes `offset` back (offset <= op, op + len in bounds: checked), which may
+ * overlap the destination: byte k copies op - offset + k % offset, written before the match starts. */
+ZG_LZ4_FN void zg_lz4_put_match(const zg_lz4_dst *d, size_t op, size_t offset, size_t len) {
+#ifdef __CUDA_ARCH__
+    const unsigned lane = threadIdx.x & 31;
+    __syncwarp(); /* the bytes written so far, by every lane, are visible */
+    const unsigned step = 32 % offset;
+    unsigned r = lane < offset ? lane : lane % offset; /* k % offset, kept up to date */
+    const size_t src = op - offset;
+    /* the window holds out[op - WIN, op); a match's writes there stay clear of its sources while offset + len
+     * <= WIN */
+    if (offset + len <= ZG_LZ4_WIN) {
+        for (size_t k = lane; k < len; k += 32) {
+            const uint8_t b = d->win[(src + r) % ZG_LZ4_WIN];
+            d->out[op + k] = b;
+            d->win[(op + k) % ZG_LZ4_WIN] = b;
+            r += step;
+            if (r >= offset) r -= (unsigned)offset;
+        }
+    } else {
+        for (size_t k = lane; k < len; k += 32) { /* (k and k + WIN fall to one lane: the last write wins) */
+            const uint8_t b = d->out[src + r];
+            d->out[op + k] = b;
+            d->win[(op + k) % ZG_LZ4_WIN] = b;
+            r += step;
+            if (r >= offset) r -= (unsigned)offset;
+        }
+    }
+    __syncwarp();
+#else
+    for (size_t k = 0; k < len; k++) d->out[op + k] = d->out[op - offset + k];
+#endif
+}
+
 /* Walks block p[0, n) that must decode to exactly `expected` bytes (ring: NULL, or on the device ZG_LZ4_RING
- * bytes of shared memory, with the whole warp calling). On an error, *ip / *op say where (input position,
- * output bytes so far). */
-ZG_LZ4_FN int zg_lz4_walk(const uint8_t *p, size_t n, size_t expected, uint8_t *ring, size_t *ip_out,
-                          size_t *op_out) {
+ * bytes of shared memory, with the whole warp calling). dst: NULL to check only, or where to decode (on the
+ * device with a ring and a window). On an error, *ip / *op say where (input position, output bytes so far). */
+ZG_LZ4_FN int zg_lz4_walk(const uint8_t *p, size_t n, size_t expected, uint8_t *ring, const zg_lz4_dst *dst,
+                          size_t *ip_out, size_t *op_out) {
     const uintptr_t base = (uintptr_t)p & ~(uintptr_t)15;
     zg_lz4_src src = {p, ring, (size_t)-1 / 2, n, base, (size_t)((uintptr_t)p - base)};
     zg_lz4_src *S = &src;
@@ -93,12 +166,15 @@ ZG_LZ4_FN int zg_lz4_walk(const uint8_t *p, size_t n, size_t expected, uint8_t *
             e = ZG_LZ4_E_LIT_PAST;
             break;
         }
-        ip += lit;
-        op += lit;
-        if (op > expected) {
+        if (lit > expected - op) {
             e = ZG_LZ4_E_TOO_LONG;
+            ip += lit;
+            op += lit;
             break;
         }
+        if (dst) zg_lz4_put_literals(S, dst, ip, op, lit);
+        ip += lit;
+        op += lit;
         if (ip == n) break; /* the last sequence holds literals only */
         if (n - ip < 2) {
             e = ZG_LZ4_E_OFF_TRUNC;
@@ -119,8 +195,13 @@ ZG_LZ4_FN int zg_lz4_walk(const uint8_t *p, size_t n, size_t expected, uint8_t *
                 ml += b;
             } while (b == 255);
         }
+        if (ml + 4 > expected - op) {
+            e = ZG_LZ4_E_TOO_LONG;
+            op += ml + 4;
+            break;
+        }
+        if (dst) zg_lz4_put_match(dst, op, offset, ml + 4);
         op += ml + 4;
-        if (op > expected) e = ZG_LZ4_E_TOO_LONG;
     }
     if (!e && op != expected) e = ZG_LZ4_E_SIZE;
     *ip_out = ip;

@@ -16,6 +16,12 @@ typedef struct zg_wave {
 /** Splits n tasks into waves (greedy, in order). *waves is malloc'd (free()); *n_waves >= 1 when n > 0.
  *  ZGPU_ERR_NO_MEMORY when one task alone exceeds limit (message names the task and both sizes). */
 zgpu_status zg_waves_split(size_t n, const uint64_t *cost, uint64_t limit, zg_wave **waves, size_t *n_waves);
+/** Splits n tasks into waves whose sizes follow `share` (relative weights, in order): wave k ends where the
+ *  waves up to it hold about share[0..k] / sum(share) of the total cost, never over `limit` (a wave over it
+ *  splits greedily) and never empty. A decreasing shape ends a pipelined read with a small wave, whose decode
+ *  is the read's tail after its last I/O. Errors as zg_waves_split. */
+zgpu_status zg_waves_split_shaped(size_t n, const uint64_t *cost, const unsigned *share, size_t n_share, uint64_t limit,
+                                  zg_wave **waves, size_t *n_waves);
 /** Rounds x up to a multiple of a (a power of two). */
 static inline uint64_t zg_align_up(uint64_t x, uint64_t a) { return (x + a - 1) & ~(a - 1); }
 

@@ -7,6 +7,7 @@
 #include <blosc.h>
 #include <libdeflate.h>
 #include <lz4.h>
+#include <lz4hc.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -14,6 +15,7 @@
 #include "cuda/blosc_parse.h"
 #include "cuda/checksum_combine.h"
 #include "cuda/frames.h"
+#include "cuda/lz4_rules.h"
 #include "test.h"
 #include "zgpu.h"
 
@@ -54,6 +56,15 @@ static int decode_via_streams(const uint8_t *c, size_t cn, size_t expected, uint
                 (int)st[i].dst_len)
                 rc = -3;
             if (zg_lz4_block_check(s, st[i].src_len, st[i].dst_len) != ZGPU_OK) rc = -4;
+            { /* the GPU decoder's walk, run on the host, decodes it to the same bytes */
+                uint8_t *w = malloc(st[i].dst_len ? st[i].dst_len : 1);
+                const zg_lz4_dst dst = {w, NULL};
+                size_t ip, op;
+                if (zg_lz4_walk(s, st[i].src_len, st[i].dst_len, NULL, &dst, &ip, &op) != ZG_LZ4_OK ||
+                    memcmp(w, d, st[i].dst_len) != 0)
+                    rc = -7;
+                free(w);
+            }
             break;
         case ZG_BLOSC_ZSTD:
             if (ZSTD_decompress(d, st[i].dst_len, s, st[i].src_len) != st[i].dst_len) rc = -3;
@@ -258,6 +269,68 @@ static void test_frames(void) {
     free(c);
     free(out);
     free(src);
+}
+
+/* The LZ4 walk that zgpu's GPU decoder runs (lz4_rules.h), on the host: blocks made by liblz4 (fast and HC,
+ * from noisy ramps, long runs of one value, incompressible bytes) decode to their source; thousands of
+ * corrupted variants either fail or decode exactly as liblz4 does, writing only into an exact-size buffer
+ * (AddressSanitizer watches it in `make test-asan`). */
+static void test_lz4_decode_walk(void) {
+    const size_t n = 200000;
+    uint8_t *src[3] = {make_data(n, 5), malloc(n), malloc(n)};
+    uint32_t x = 99;
+    for (size_t i = 0; i < n; i++) {
+        x = x * 1664525u + 1013904223u;
+        src[1][i] = (uint8_t)((i / 3000) % 5 == 0 ? x >> 24 : (i / 3000) * 7); /* runs, some noise */
+        src[2][i] = (uint8_t)(x >> 24);                                      /* incompressible */
+    }
+    const int cap = LZ4_compressBound((int)n);
+    uint8_t *c = malloc((size_t)cap), *ref = malloc(n);
+    int mutants = 0, failed = 0, agreed = 0, differed = 0;
+    for (int k = 0; k < 3; k++)
+        for (int hc = 0; hc < 2; hc++) {
+            const int cn = hc ? LZ4_compress_HC((const char *)src[k], (char *)c, (int)n, cap, 9)
+                              : LZ4_compress_default((const char *)src[k], (char *)c, (int)n, cap);
+            CHECK(cn > 0);
+            uint8_t *out = malloc(n);
+            const zg_lz4_dst dst = {out, NULL};
+            size_t ip, op;
+            CHECK_EQ_U64((uint64_t)zg_lz4_walk(c, (size_t)cn, n, NULL, &dst, &ip, &op), (uint64_t)ZG_LZ4_OK);
+            CHECK(op == n && ip == (size_t)cn && memcmp(out, src[k], n) == 0);
+            /* one more or one fewer byte expected: an error, nothing written past the buffer */
+            CHECK_EQ_U64((uint64_t)zg_lz4_walk(c, (size_t)cn, n - 1, NULL, &dst, &ip, &op),
+                         (uint64_t)ZG_LZ4_E_TOO_LONG);
+            free(out);
+            out = malloc(n + 1);
+            const zg_lz4_dst dst1 = {out, NULL};
+            CHECK_EQ_U64((uint64_t)zg_lz4_walk(c, (size_t)cn, n + 1, NULL, &dst1, &ip, &op), (uint64_t)ZG_LZ4_E_SIZE);
+            free(out);
+            /* corrupted variants: a byte changed, or the block cut short */
+            for (int m = 0; m < 400; m++) {
+                x = x * 1664525u + 1013904223u;
+                const size_t at = (x >> 8) % (size_t)cn;
+                const uint8_t was = c[at];
+                size_t len = (size_t)cn;
+                if (m % 4 == 3) len = at + 1;
+                else c[at] = (uint8_t)(was ^ (1u + (x >> 27)));
+                out = malloc(n);
+                const zg_lz4_dst dm = {out, NULL};
+                const int e = zg_lz4_walk(c, len, n, NULL, &dm, &ip, &op);
+                const int r = LZ4_decompress_safe((const char *)c, (char *)ref, (int)len, (int)n);
+                mutants++;
+                if (e) failed++;
+                else if (r == (int)n && memcmp(out, ref, n) == 0) agreed++;
+                else differed++;
+                free(out);
+                c[at] = was;
+            }
+        }
+    CHECK(mutants == 2400 && failed > 400 && agreed > 400 && differed == 0);
+    if (differed) fprintf(stderr, "LZ4 walk: %d corrupted blocks decoded unlike liblz4\n", differed);
+    fprintf(stderr, "LZ4 walk: %d corrupted blocks: %d rejected, %d decoded as liblz4 does\n", mutants, failed, agreed);
+    for (int k = 0; k < 3; k++) free(src[k]);
+    free(c);
+    free(ref);
 }
 
 /* ---------------------------------------------------------------- checksum split-and-combine math */
@@ -827,6 +900,7 @@ int main(void) {
     test_roundtrips();
     test_corrupt_blosc();
     test_frames();
+    test_lz4_decode_walk();
     test_checksum_combine();
     test_zstd_crafted();
     test_zstd_valid_and_corrupt();

@@ -1,6 +1,7 @@
 /* zgpu's CUDA kernels against CPU references: unshuffle (byte and bit, blosc block rules), byte swap,
  * delta, crc32c / CRC32 / Adler-32 checks (lengths up to 8 MiB + 13, with a speed check), batched copy,
- * scatter/fill with strided, negative-stride and transposed layouts.
+ * scatter/fill with strided, negative-stride and transposed layouts, the LZ4 decoder (liblz4's blocks and
+ * corrupted ones against the same walk on the host).
  * Skips (77) without a GPU or without CUDA support. */
 #include "test.h"
 #include "zgpu.h"
@@ -10,11 +11,14 @@ TEST_MAIN_WITHOUT_CUDA()
 #else
 #include <cuda_runtime.h>
 #include <time.h>
+#include <lz4.h>
+#include <lz4hc.h>
 #include <zlib.h>
 
 #include "codec/crc32c.h"
 #include "cuda/blosc_parse.h"
 #include "cuda/kernels.h"
+#include "cuda/lz4_rules.h"
 
 static uint32_t rng = 12345;
 static uint32_t rnd(void) {
@@ -371,6 +375,116 @@ static void test_scatter(void) {
     }
 }
 
+/* The LZ4 decoder kernel on one batch: blocks from liblz4 (fast and HC) of noisy ramps, one-byte runs (matches
+ * longer than the shared window), repeats 10-60 KB back (offsets past it), incompressible bytes (literal runs
+ * longer than the ring), a one-literal block, and corrupted variants of some of them (bytes flipped, cut
+ * short). Each block's status, size and bytes must equal those of the same walk run on the host, and the guard
+ * bytes after each output buffer stay untouched. */
+static void test_lz4_decode(void) {
+    enum { N = 150000, MUT = 300, GUARD = 64 };
+    uint8_t *src[5];
+    for (int k = 0; k < 5; k++) src[k] = malloc(N);
+    for (size_t i = 0; i < N; i++) {
+        const uint32_t r = rnd();
+        src[0][i] = (uint8_t)(i / 7 + (r & 3));
+        src[1][i] = (uint8_t)((i / 20000) * 3 + (i % 50000 == 0 ? r : 0));
+        src[3][i] = (uint8_t)r;
+    }
+    for (size_t i = 0; i < N; i++) /* blocks of 10-60 KB repeated with a few changes */
+        src[2][i] = i < 60000 ? (uint8_t)rnd()
+                              : (uint8_t)(src[2][i - 10000 - (i / 7919 % 6) * 10000] ^ (rnd() % 97 == 0));
+    for (size_t i = 0; i < N; i++) /* periods of 3 bytes, 2000 long: overlapping matches inside the window */
+        src[4][i] = (i / 2000) % 2 ? (uint8_t)("abc"[i % 3]) : (uint8_t)rnd();
+    const int cap = LZ4_compressBound(N);
+    enum { NB = 2 * 5 + 1 + MUT };
+    uint8_t *blk[NB];
+    size_t blen[NB], want[NB];
+    int nb = 0;
+    for (int k = 0; k < 5; k++)
+        for (int hc = 0; hc < 2; hc++) {
+            blk[nb] = calloc((size_t)cap + 16, 1); /* (16 bytes of slack: see below) */
+            const int cn = hc ? LZ4_compress_HC((const char *)src[k], (char *)blk[nb], N, cap, 9)
+                              : LZ4_compress_default((const char *)src[k], (char *)blk[nb], N, cap);
+            CHECK(cn > 0);
+            blen[nb] = (size_t)cn;
+            want[nb++] = N;
+        }
+    blk[nb] = calloc(2 + 16, 1);
+    blk[nb][0] = 0x10;
+    blk[nb][1] = 'z';
+    blen[nb] = 2;
+    want[nb++] = 1;
+    for (int m = 0; m < MUT; m++) { /* corrupted copies of the fast blocks of sources 0-2 */
+        const int from = 2 * (m % 3);
+        blk[nb] = calloc(blen[from] + 16, 1);
+        memcpy(blk[nb], blk[from], blen[from]);
+        blen[nb] = blen[from];
+        const size_t at = rnd() % blen[from];
+        if (m % 4 == 3) blen[nb] = at + 1;
+        else blk[nb][at] ^= (uint8_t)(1 + rnd() % 255);
+        want[nb++] = N;
+    }
+    /* device batch: inputs, and outputs of exactly the expected size followed by guard bytes */
+    const void **din = malloc(nb * sizeof *din);
+    void **dout = malloc(nb * sizeof *dout);
+    for (int i = 0; i < nb; i++) {
+        din[i] = dup_to_dev(blk[i], blen[i] + 16); /* (the ring's copies may read 15 bytes past a block) */
+        CUOK(cudaMalloc(&dout[i], want[i] + GUARD));
+        CUOK(cudaMemset(dout[i], 0xa5, want[i] + GUARD));
+    }
+    void *d_in = dup_to_dev(din, nb * sizeof *din), *d_out = dup_to_dev(dout, nb * sizeof *dout);
+    void *d_inb = dup_to_dev(blen, nb * sizeof *blen), *d_want = dup_to_dev(want, nb * sizeof *want);
+    size_t *d_act;
+    int *d_st;
+    CUOK(cudaMalloc((void **)&d_act, nb * sizeof *d_act));
+    CUOK(cudaMalloc((void **)&d_st, nb * sizeof *d_st));
+    CUOK(zg_k_lz4_decode_launch((const void *const *)d_in, (const size_t *)d_inb, (void *const *)d_out,
+                                (const size_t *)d_want, d_act, d_st, (size_t)nb, 0));
+    CUOK(cudaDeviceSynchronize());
+    size_t act[NB];
+    int st[NB];
+    CUOK(cudaMemcpy(act, d_act, sizeof act, cudaMemcpyDeviceToHost));
+    CUOK(cudaMemcpy(st, d_st, sizeof st, cudaMemcpyDeviceToHost));
+    uint8_t *got = malloc(N + GUARD), *ref = malloc(N);
+    int valid = 0, rejected = 0;
+    for (int i = 0; i < nb; i++) {
+        CUOK(cudaMemcpy(got, dout[i], want[i] + GUARD, cudaMemcpyDeviceToHost));
+        const zg_lz4_dst dst = {ref, NULL};
+        size_t ip, op;
+        const int e = zg_lz4_walk(blk[i], blen[i], want[i], NULL, &dst, &ip, &op);
+        CHECK_MSG(st[i] == e, "LZ4 block %d: GPU status %d, host walk %d", i, st[i], e);
+        if (i < 10) CHECK_MSG(e == 0 && memcmp(ref, src[i / 2], N) == 0, "LZ4 block %d: liblz4's block", i);
+        if (!e) {
+            valid++;
+            CHECK_MSG(act[i] == want[i] && memcmp(got, ref, want[i]) == 0, "LZ4 block %d: GPU bytes differ", i);
+        } else {
+            rejected++;
+        }
+        int guard_ok = 1;
+        for (int g = 0; g < GUARD; g++) guard_ok &= got[want[i] + g] == 0xa5;
+        CHECK_MSG(guard_ok, "LZ4 block %d: written past its output", i);
+    }
+    CHECK(valid >= 11 && rejected > MUT / 5);
+    printf("LZ4 decoder: %d blocks, %d decoded as on the host, %d rejected with the host's error\n", nb, valid,
+           rejected);
+    for (int i = 0; i < nb; i++) {
+        cudaFree((void *)din[i]);
+        cudaFree(dout[i]);
+        free(blk[i]);
+    }
+    cudaFree(d_in);
+    cudaFree(d_out);
+    cudaFree(d_inb);
+    cudaFree(d_want);
+    cudaFree(d_act);
+    cudaFree(d_st);
+    free(din);
+    free(dout);
+    free(got);
+    free(ref);
+    for (int k = 0; k < 5; k++) free(src[k]);
+}
+
 int main(void) {
     if (!zgpu_gpu_available()) {
         printf("skipped: no GPU (%s)\n", zgpu_last_error());
@@ -381,6 +495,7 @@ int main(void) {
     test_crc_and_copy();
     test_checksums();
     test_scatter();
+    test_lz4_decode();
     TEST_MAIN_END();
 }
 #endif

@@ -19,6 +19,20 @@ static void check_partition(size_t n, const uint64_t *cost, uint64_t limit, cons
     CHECK_EQ_U64(next, n);
 }
 
+/* A partition into non-empty waves in order, each within limit. */
+static void check_partition_loose(size_t n, const uint64_t *cost, uint64_t limit, const zg_wave *w, size_t nw) {
+    size_t next = 0;
+    for (size_t k = 0; k < nw; k++) {
+        uint64_t sum = 0;
+        CHECK(w[k].first == next && w[k].count > 0);
+        for (size_t i = w[k].first; i < w[k].first + w[k].count; i++) sum += cost[i];
+        CHECK_EQ_U64(sum, w[k].bytes);
+        CHECK(sum <= limit);
+        next = w[k].first + w[k].count;
+    }
+    CHECK_EQ_U64(next, n);
+}
+
 int main(void) {
     zg_wave *w;
     size_t nw;
@@ -45,6 +59,36 @@ int main(void) {
         CHECK_OK(zg_waves_split(128, c, zg_pipeline_limit(128, c, 3, MiB, (uint64_t)4 << 30), &w, &nw));
         CHECK(nw <= 3);
         free(w);
+    }
+    /* shaped waves: 128 equal tasks in 4:4:3:1 -> 43, 42, 32, 11 (boundaries at 1/3, 2/3, 11/12 of the total,
+     * each rounded to the nearer task); a limit under a share splits that share greedily; never an empty wave */
+    {
+        uint64_t c[128];
+        for (int i = 0; i < 128; i++) c[i] = 1000;
+        const unsigned shape[4] = {4, 4, 3, 1};
+        CHECK_OK(zg_waves_split_shaped(128, c, shape, 4, (uint64_t)1 << 40, &w, &nw));
+        CHECK_EQ_U64(nw, 4);
+        CHECK_EQ_U64(w[0].first, 0);
+        CHECK_EQ_U64(w[0].count, 43);
+        CHECK_EQ_U64(w[1].count, 42);
+        CHECK_EQ_U64(w[2].count, 32);
+        CHECK_EQ_U64(w[3].count, 11);
+        CHECK_EQ_U64(w[3].first, 117);
+        CHECK_EQ_U64(w[3].bytes, 11000);
+        free(w);
+        CHECK_OK(zg_waves_split_shaped(128, c, shape, 4, 30000, &w, &nw)); /* 43 -> 30 + 13, 42 -> 17 + ... */
+        check_partition_loose(128, c, 30000, w, nw);
+        CHECK_EQ_U64(w[0].count, 30);
+        CHECK_EQ_U64(w[1].count, 13);
+        CHECK_EQ_U64(w[nw - 1].count, 11);
+        free(w);
+        const unsigned tiny[3] = {1, 1, 1}; /* more shares than tasks: one task each, the rest in the last */
+        CHECK_OK(zg_waves_split_shaped(2, c, tiny, 3, (uint64_t)1 << 40, &w, &nw));
+        CHECK_EQ_U64(nw, 2);
+        CHECK_EQ_U64(w[0].count, 1);
+        CHECK_EQ_U64(w[1].count, 1);
+        free(w);
+        CHECK_STATUS(zg_waves_split_shaped(128, c, shape, 4, 999, &w, &nw), ZGPU_ERR_NO_MEMORY);
     }
     /* waves in flight: more than two only while that many of the largest fit in the budget together */
     {
