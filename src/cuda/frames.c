@@ -66,7 +66,7 @@ const char *zg_lz4_error_text(int e) {
 
 zgpu_status zg_lz4_block_check(const uint8_t *p, size_t n, size_t expected) {
     size_t ip, op;
-    const int e = zg_lz4_walk(p, n, expected, NULL, NULL, &ip, &op);
+    const int e = zg_lz4_walk(p, n, expected, NULL, &ip, &op);
     ZG_RETURN_IF(e, ZGPU_ERR_CORRUPT_DATA, "lz4: %s (input byte %zu of %zu, output byte %zu of %zu)",
                  zg_lz4_error_text(e), ip, n, op, expected);
     return ZGPU_OK;

@@ -538,11 +538,10 @@ constexpr unsigned kLz4Warps = 4;
 __global__ void __launch_bounds__(32 * kLz4Warps) lz4_check_kernel(const void **in, size_t *in_bytes,
                                                                    const size_t *out_bytes, size_t n, int *status,
                                                                    const void *safe, size_t safe_bytes) {
-    __shared__ __align__(16) uint8_t ring[kLz4Warps][ZG_LZ4_RING];
     const unsigned w = threadIdx.x / 32;
     for (size_t i = blockIdx.x * (size_t)kLz4Warps + w; i < n; i += (size_t)gridDim.x * kLz4Warps) {
         size_t ip, op;
-        const int e = zg_lz4_walk((const uint8_t *)in[i], in_bytes[i], out_bytes[i], ring[w], NULL, &ip, &op);
+        const int e = zg_lz4_walk((const uint8_t *)in[i], in_bytes[i], out_bytes[i], NULL, &ip, &op);
         __syncwarp();
         if (e && (threadIdx.x & 31) == 0) {
             status[i] = e;
@@ -561,24 +560,128 @@ extern "C" cudaError_t zg_k_lz4_check_launch(const void **in, size_t *in_bytes, 
     return cudaGetLastError();
 }
 
-/* zgpu's LZ4 decoder: a warp per block (blosc's streams), walking its sequences with every check of the walk
- * and copying literals and matches warp-wide (lz4_rules.h). Replaces the check kernel plus nvCOMP's batch,
- * whose time a wave of 21 blosc chunks of the field volume was 5 + 6.5 ms (H100, ncu): both walk the stream,
- * each at its own pace, and the wave waits on the longest stream twice. Four warps a block: each warp's ring
- * and output window take 4.5 KiB of shared memory. */
-constexpr unsigned kLz4DecWarps = 4;
+/* zgpu's LZ4 decoder: a warp a block (blosc's streams). What bounds a wave is its longest block's chain of
+ * dependent steps (a blosc stream of the field volume holds up to 10K sequences), so the warp takes them a batch
+ * at a time:
+ *   parse    every lane steps through up to kLz4Batch sequences (zg_lz4_next: every check of the format; the
+ *            lanes read the same bytes through the read-only cache, the next lines prefetched), lane 0 noting
+ *            each in shared memory, until the batch decodes to kLz4Span bytes;
+ *   literals all of the batch's literal bytes at once, lane l every 32nd (the bytes are in cache: the parse
+ *            read the lines around them);
+ *   matches  in order, each warp-wide (a match may copy the one before), from a window of the output's last
+ *            kLz4Win bytes in shared memory where the source is still there, else from global memory; a
+ *            period under 32 bytes (runs) is held in registers and handed out by shuffles.
+ * One walk checks and decodes, replacing the check kernel plus nvCOMP's batch (H100, ncu, a wave of 21 field
+ * chunks: 5 + 6.5 ms), which walked every block twice. Four warps a block. */
+constexpr unsigned kLz4DecWarps = 4, kLz4Batch = 32, kLz4Span = 1024, kLz4Win = 4096;
+
+/* Match out[m, m + len) := the bytes `offset` back, byte k from m - offset + k % offset (written before the
+ * match). The window holds out[x] at win[x % kLz4Win] for x in [bend - kLz4Win, bend), bend being where the
+ * batch's literals end, while the batch's matches write only below bend. */
+__device__ static void lz4_put_match(uint8_t *out, uint8_t *win, uint32_t m, uint32_t offset, uint32_t len,
+                                     uint32_t bend, unsigned lane) {
+    const uint32_t src = m - offset, step = offset >= 32 ? 32 : 32 % offset;
+    uint32_t r = lane < offset ? lane : lane % offset; /* k % offset as k steps by 32 */
+    const bool in_win = src + kLz4Win >= bend;
+    if (offset < 32 && len > 64) { /* a run: lane r holds the period's byte r */
+        const uint8_t v = in_win ? win[(src + r) % kLz4Win] : out[src + r];
+        for (uint32_t base = 0; base < len; base += 32) {
+            const uint8_t b = (uint8_t)__shfl_sync(0xffffffffu, v, r);
+            const uint32_t k = base + lane;
+            if (k < len) {
+                out[m + k] = b;
+                win[(m + k) % kLz4Win] = b;
+            }
+            r += step;
+            if (r >= offset) r -= offset;
+        }
+    } else if (in_win) {
+        for (uint32_t k = lane; k < len; k += 32) {
+            const uint8_t b = win[(src + r) % kLz4Win];
+            out[m + k] = b;
+            win[(m + k) % kLz4Win] = b;
+            r += step;
+            if (r >= offset) r -= offset;
+        }
+    } else {
+        for (uint32_t k = lane; k < len; k += 32) { /* (k and k + kLz4Win fall to one lane: the last write wins) */
+            const uint8_t b = out[src + r];
+            out[m + k] = b;
+            win[(m + k) % kLz4Win] = b;
+            r += step;
+            if (r >= offset) r -= offset;
+        }
+    }
+}
+
 __global__ void __launch_bounds__(32 * kLz4DecWarps) lz4_decode_kernel(const void *const *in, const size_t *in_bytes,
                                                                        void *const *out, const size_t *out_bytes,
                                                                        size_t *actual, int *status, size_t n) {
-    __shared__ __align__(16) uint8_t ring[kLz4DecWarps][ZG_LZ4_RING];
-    __shared__ uint8_t win[kLz4DecWarps][ZG_LZ4_WIN];
-    const unsigned w = threadIdx.x / 32;
+    __shared__ uint8_t win_all[kLz4DecWarps][kLz4Win];
+    __shared__ zg_lz4_seq seq_all[kLz4DecWarps][kLz4Batch];
+    __shared__ uint32_t pre_all[kLz4DecWarps][kLz4Batch + 1]; /* the batch's literal bytes before sequence j */
+    const unsigned w = threadIdx.x / 32, lane = threadIdx.x & 31;
+    uint8_t *win = win_all[w];
+    zg_lz4_seq *seq = seq_all[w];
+    uint32_t *pre = pre_all[w];
     for (size_t i = blockIdx.x * (size_t)kLz4DecWarps + w; i < n; i += (size_t)gridDim.x * kLz4DecWarps) {
-        size_t ip, op;
-        const zg_lz4_dst dst = {(uint8_t *)out[i], win[w]};
-        const int e = zg_lz4_walk((const uint8_t *)in[i], in_bytes[i], out_bytes[i], ring[w], &dst, &ip, &op);
-        __syncwarp();
-        if ((threadIdx.x & 31) == 0) {
+        const uint8_t *p = (const uint8_t *)in[i];
+        uint8_t *o = (uint8_t *)out[i];
+        int e = ZG_LZ4_OK;
+        zg_lz4_size ip = 0, op = 0, nb_in = 0, expected = 0; /* (32 bits: the device pass's zg_lz4_size) */
+        if (in_bytes[i] >= 0x80000000u || out_bytes[i] >= 0x80000000u) e = ZG_LZ4_E_TOO_LONG; /* (zg_lz4_size) */
+        else if (in_bytes[i] == 0) e = ZG_LZ4_E_EMPTY;
+        else nb_in = (zg_lz4_size)in_bytes[i], expected = (zg_lz4_size)out_bytes[i];
+        bool last = false;
+        while (!e && !last) {
+            /* parse: the next lines of the block into the cache, then the batch's sequences */
+            const zg_lz4_size ahead = ip + 128 * (lane + 1);
+            if (lane < 8 && ahead < nb_in) asm volatile("prefetch.global.L1 [%0];" ::"l"(p + ahead));
+            const zg_lz4_size op0 = op;
+            uint32_t nb = 0, lits = 0;
+            while (nb < kLz4Batch && op - op0 < kLz4Span) {
+                zg_lz4_seq q;
+                e = zg_lz4_next(p, nb_in, expected, &ip, &op, &q);
+                if (e) break;
+                if (lane == 0) {
+                    seq[nb] = q;
+                    pre[nb] = lits;
+                }
+                lits += q.lit;
+                nb++;
+                if (!q.ml) {
+                    last = true;
+                    break;
+                }
+            }
+            if (e) break;
+            if (lane == 0) pre[nb] = lits;
+            __syncwarp();
+            /* literals: byte t of the batch's is byte t - pre[j] of sequence j's */
+            uint32_t j = 0;
+            for (uint32_t t0 = 0; t0 < lits; t0 += 32) {
+                const uint32_t t = t0 + lane;
+                if (t < lits) {
+                    while (t >= pre[j + 1]) j++;
+                    const uint32_t d = t - pre[j], x = seq[j].op + d;
+                    const uint8_t b = __ldg(p + seq[j].lit_ip + d);
+                    o[x] = b;
+                    win[x % kLz4Win] = b;
+                }
+                __syncwarp(); /* a window slot written twice (x and x + kLz4Win): the later byte lands last */
+            }
+            /* matches, in order; the literals' end is the window's */
+            const uint32_t bend = (uint32_t)op;
+            for (uint32_t k = 0; k < nb; k++) {
+                const zg_lz4_seq q = seq[k];
+                if (!q.ml) continue;
+                __syncwarp(); /* every byte written before it is visible */
+                lz4_put_match(o, win, q.op + q.lit, q.offset, q.ml, bend, lane);
+            }
+            __syncwarp(); /* before the next batch overwrites seq, pre and window bytes */
+        }
+        if (!e && op != expected) e = ZG_LZ4_E_SIZE;
+        if (lane == 0) {
             status[i] = e;
             actual[i] = e ? 0 : op;
         }
