@@ -65,7 +65,7 @@ cudaError_t zg_k_lz4_check_launch(const void **d_in, size_t *d_in_bytes, const s
                                   int *d_status, const void *safe, size_t safe_bytes, cudaStream_t s);
 
 /* zgpu's LZ4 decoder: block i (d_in[i], d_in_bytes[i] bytes) decoded into d_out[i], which must receive exactly
- * d_out_bytes[i] bytes, a warp a block, checked as it goes by lz4_rules.h's walk: d_status[i] = 0 and
+ * d_out_bytes[i] bytes, two warps a block, checked as it goes by lz4_rules.h's rules: d_status[i] = 0 and
  * d_actual[i] = the bytes written, or a ZG_LZ4_E_* code (nothing is written out of bounds). */
 cudaError_t zg_k_lz4_decode_launch(const void *const *d_in, const size_t *d_in_bytes, void *const *d_out,
                                    const size_t *d_out_bytes, size_t *d_actual, int *d_status, size_t n,
