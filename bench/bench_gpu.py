@@ -444,16 +444,17 @@ def main() -> int:
                     del os.environ["ZGPU_PIPELINE_WAVES"]
 
             dec_s = decode_stage()
-            # zstd: the same read with each decoder forced: (read s, decode-stage s)
+            # zstd and blosc-lz4: the same read with each decoder forced: (read s, decode-stage s)
             forced = {}
-            for dec in ("zgpu", "nvcomp") if "zstd" in lay else ():
-                os.environ["ZGPU_ZSTD_DECODER"] = dec
+            dec_env = "ZGPU_ZSTD_DECODER" if "zstd" in lay else "ZGPU_LZ4_DECODER" if "lz4" in lay else None
+            for dec in ("zgpu", "nvcomp") if dec_env else ():
+                os.environ[dec_env] = dec
                 try:
                     t_dec = median_events(cp, lambda: lib.read_device(h, src.shape, out.data.ptr,
                                                                       cp.cuda.get_current_stream().ptr), args.repeat)
                     forced[dec] = (t_dec, decode_stage()) if lib.stats(h).gpu_decoded else None
                 finally:
-                    del os.environ["ZGPU_ZSTD_DECODER"]
+                    del os.environ[dec_env]
             nvc, own = forced.get("nvcomp"), forced.get("zgpu")
             for k in row_env:
                 del os.environ[k]
@@ -478,7 +479,7 @@ def main() -> int:
                     t_rd = None
             row = dict(volume=vol, layout=lay, shape=list(src.shape), dtype=str(src.dtype), decoded=nbytes, stored=stored,
                        zgpu_s=t_zgpu, zgpu_ok=ok, ts_s=t_ts, ts_note=ts_note, zarr_s=t_zp, zarr_note=zp_note,
-                       h2d_s=t_h2d, pagecache_s=t_pc, read_device_s=t_rd, nvcomp_zstd=nvc, zgpu_zstd=own,
+                       h2d_s=t_h2d, pagecache_s=t_pc, read_device_s=t_rd, nvcomp_dec=nvc, zgpu_dec=own,
                        decode_stage_s=dec_s,
                        stats={k: getattr(st, k) for k, _ in ReadStats._fields_ if k != "struct_size"})
             rows.append(row)
@@ -488,8 +489,9 @@ def main() -> int:
                   f"{gb(t_ts) if t_ts else ts_note}  zarr-python {zp_txt}  "
                   f"H2D {gb(t_h2d)}  pagecache {gb(t_pc, stored)} (stored)  to-GPU {gb(t_rd, stored)} (stored)  "
                   f"decode-stage {gb(dec_s)}"
-                  f"{f'  zgpu-zstd read {gb(own[0])} decode-stage {gb(own[1])}' if own else ''}"
-                  f"{f'  nvCOMP-zstd read {gb(nvc[0])} decode-stage {gb(nvc[1])}' if nvc else ''}  [io {st.io_s * 1e3:.1f} h2d {st.h2d_s * 1e3:.1f} dec "
+                  f"{f'  zgpu-decoder read {gb(own[0])} decode-stage {gb(own[1])}' if own else ''}"
+                  f"{f'  nvCOMP-decoder read {gb(nvc[0])} decode-stage {gb(nvc[1])}' if nvc else ''}"
+                  f"  [io {st.io_s * 1e3:.1f} h2d {st.h2d_s * 1e3:.1f} dec "
                   f"{st.decode_s * 1e3:.1f} scatter {st.scatter_s * 1e3:.1f} ms, waves {st.waves}, gpu/cpu chunks "
                   f"{st.gpu_decoded}/{st.cpu_decoded}, gds {st.gds_used}]", flush=True)
         src = None
@@ -512,15 +514,15 @@ def main() -> int:
              "shards of 32x128x128). Median of the timed reads after one warm-up; GB/s = decoded bytes (stored "
              f"bytes for the page-cache column) / time, 1 GB = 1e9 bytes. {zarr_text}", "",
              "| volume | layout | stored MB | zgpu GB/s | ts+copy GB/s | zarr-python GB/s | limit: pinned H2D GB/s | "
-             "limit: page cache GB/s (stored) | limit: page cache to GPU GB/s (stored) | limit: GPU decode stage GB/s | zgpu zstd decoder: read / decode stage GB/s | "
-             "nvCOMP zstd decoder: read / decode stage GB/s | zgpu io / h2d / decode / scatter ms | chunks GPU/CPU | waves |",
+             "limit: page cache GB/s (stored) | limit: page cache to GPU GB/s (stored) | limit: GPU decode stage GB/s | zgpu decoder (zstd, LZ4): read / decode stage GB/s | "
+             "nvCOMP decoder (zstd, LZ4): read / decode stage GB/s | zgpu io / h2d / decode / scatter ms | chunks GPU/CPU | waves |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         s = r["stats"]
         f = lambda t, n=r["decoded"]: f"{n / t / 1e9:.2f}" if t else "-"  # noqa: E731
         zp = f"{f(r['zarr_s'])}{' (WRONG)' if r['zarr_note'] else ''}" if r["zarr_s"] else r["zarr_note"]
-        nv = f"{f(r['nvcomp_zstd'][0])} / {f(r['nvcomp_zstd'][1])}" if r.get("nvcomp_zstd") else "-"
-        ow = f"{f(r['zgpu_zstd'][0])} / {f(r['zgpu_zstd'][1])}" if r.get("zgpu_zstd") else "-"
+        nv = f"{f(r['nvcomp_dec'][0])} / {f(r['nvcomp_dec'][1])}" if r.get("nvcomp_dec") else "-"
+        ow = f"{f(r['zgpu_dec'][0])} / {f(r['zgpu_dec'][1])}" if r.get("zgpu_dec") else "-"
         lines.append(f"| {r['volume']} | {r['layout']} | {r['stored'] / 1e6:.0f} | {f(r['zgpu_s'])}"
                      f"{'' if r['zgpu_ok'] else ' (WRONG)'} | {f(r['ts_s']) if r['ts_s'] else r['ts_note']} | "
                      f"{zp} | {f(r['h2d_s'])} | {f(r['pagecache_s'], r['stored'])} | {f(r['read_device_s'], r['stored'])} | {decode_limit(r)} | "
@@ -537,8 +539,10 @@ def main() -> int:
               "`gpu_trust_input`). The decode limit and the decoder columns' decode "
               "stage come from the same read without pipelining (`ZGPU_PIPELINE_WAVES=1`); the io / h2d / decode / "
               "scatter column is the pipelined read's, whose waves decode concurrently (their decode times overlap "
-              "each other and the I/O). zstd rows: zgpu's own block-parallel decoder by default; the two decoder "
-              "columns force one for every chunk (`ZGPU_ZSTD_DECODER=zgpu` / `nvcomp`)."]
+              "each other and the I/O). zstd rows: zgpu's own block-parallel decoder by default; blosc-lz4 rows: "
+              "zgpu's own LZ4 decoder (a parser and a copier warp a stream, checking as they go) by default, or the LZ4 "
+              "check kernel then nvCOMP's LZ4 batch; the two decoder columns force one for every chunk "
+              "(`ZGPU_ZSTD_DECODER` / `ZGPU_LZ4_DECODER` = `zgpu` / `nvcomp`)."]
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_docs and (args.planes is None or args.docs):
