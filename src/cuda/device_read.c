@@ -223,9 +223,9 @@ enum { ZSTD_OWN = 0, ZSTD_NVCOMP };
  * GPU 3.6; image and field volumes 1.1-1.3:1, GPU 14.1 / 14.4, host 2.3 / 1.9). nvcomp: nvCOMP's, which assumes valid
  * input, so only with gpu_trust_input (otherwise host threads decode). */
 enum { DEFLATE_OWN = 0, DEFLATE_NVCOMP, DEFLATE_HOST };
-/* Which decoder blosc's LZ4 streams get (ZGPU_LZ4_DECODER=auto|zgpu|nvcomp). auto: zgpu's (kernels.cu), a warp
- * a stream checking and decoding in one walk; nvcomp: the check kernel, then nvCOMP's batch (two walks of every
- * stream, each waiting on the longest one). numcodecs' LZ4 chunks (a whole chunk one stream) go to nvCOMP. */
+/* Which decoder blosc's LZ4 streams get (ZGPU_LZ4_DECODER=auto|zgpu|nvcomp). auto: zgpu's (kernels.cu), a parser
+ * and a copier warp a stream, checking as they go; nvcomp: the check kernel, then nvCOMP's batch (two walks of
+ * every stream, each waiting on the longest one). numcodecs' LZ4 chunks (a whole chunk one stream) go to nvCOMP. */
 enum { LZ4_OWN = 0, LZ4_NVCOMP };
 #define DEFLATE_HOST_RATIO 8
 enum { POST_CRC32C = 1, POST_SHUFFLE, POST_BYTESWAP, POST_DELTA };
