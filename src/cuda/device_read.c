@@ -77,6 +77,10 @@ typedef struct bufset {
     cudaStream_t stream;
     cudaEvent_t ev[4]; /* H2D start, H2D end (decode start), decode end, scatter end */
     cudaEvent_t done; /* recorded after the wave's last use of both */
+    /* a second stream for decoder kernels that may run side by side (zstd: Huffman literals beside the
+     * sequences), forked from and joined to `stream` by the two events */
+    cudaStream_t aux;
+    cudaEvent_t fork, join;
     int in_use;
 } bufset;
 
@@ -115,6 +119,9 @@ void zg_device_state_free(struct zg_device_state *st) {
         cudaEventDestroy(b->done);
         for (int i = 0; i < 4; i++) cudaEventDestroy(b->ev[i]);
         if (b->stream) cudaStreamDestroy(b->stream);
+        if (b->aux) cudaStreamSynchronize(b->aux), cudaStreamDestroy(b->aux);
+        cudaEventDestroy(b->fork);
+        cudaEventDestroy(b->join);
     }
     for (size_t i = 0; i < st->n_retired; i++) cudaFreeHost(st->retired[i]);
     free(st->retired);
@@ -141,6 +148,9 @@ static zgpu_status get_state(zgpu_context *ctx, struct zg_device_state **out) {
                 e = cudaStreamCreateWithFlags(&st->set[k].stream, cudaStreamNonBlocking);
                 if (e == cudaSuccess) e = cudaEventCreateWithFlags(&st->set[k].done, cudaEventDisableTiming);
                 for (int i = 0; i < 4 && e == cudaSuccess; i++) e = cudaEventCreate(&st->set[k].ev[i]);
+                if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&st->set[k].aux, cudaStreamNonBlocking);
+                if (e == cudaSuccess) e = cudaEventCreateWithFlags(&st->set[k].fork, cudaEventDisableTiming);
+                if (e == cudaSuccess) e = cudaEventCreateWithFlags(&st->set[k].join, cudaEventDisableTiming);
             }
             /* ev[0] (the fork) times: stage intervals are measured from it */
             for (int i = 0; i < 3 && e == cudaSuccess; i++) e = cudaEventCreateWithFlags(&st->ev[i], i ? cudaEventDisableTiming : 0);
@@ -1037,7 +1047,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
                                 (const zg_zd_huf_desc *)(D + o_zh), (const zg_zd_fse_desc *)(D + o_zs),
                                 (uint32_t)zb_n, (uint32_t)zf_n, (zg_zd_bres *)(D + o_zscr),
                                 (uint32_t *)(D + o_zscr + sizeof(zg_zd_bres) * zb_n), (int *)(D + o_status),
-                                (size_t *)(D + o_act)};
+                                (size_t *)(D + o_act), b->aux, b->fork, b->join};
         CU(zg_zd_decode(&zb, s), "zstd decoder kernels");
     }
     if (n_fmt[FMT_INFLATE]) {

@@ -21,6 +21,10 @@ typedef struct zg_zd_batch {
     uint32_t *sync;    /* scratch, 1 word: K3b's ticket counter (zeroed by the call) */
     int *status;       /* per frame at frames[f].status_index: 0 on entry, ZG_ZD_E_* after */
     size_t *actual;    /* per frame: bytes the blocks decode to */
+    /* optional (NULL: one stream): a second stream and two events, on which the Huffman literals decode beside
+     * the sequences (forked from and joined back to the call's stream) */
+    cudaStream_t aux;
+    cudaEvent_t fork, join;
 } zg_zd_batch;
 
 /** Device scratch bytes a batch needs for res and sync. */

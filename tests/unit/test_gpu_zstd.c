@@ -76,7 +76,19 @@ static double gpu_batch(const frame_in *fr, size_t n, int *planned, int *err, ui
     CUOK(cudaMemcpy(d_hufs, hh, pl.n_hufs * sizeof *hh, cudaMemcpyHostToDevice));
     CUOK(cudaMemcpy(d_fses, hs, pl.n_fses * sizeof *hs, cudaMemcpyHostToDevice));
     zg_zd_batch b = {d_blocks, d_frames, d_hufs, d_fses, (uint32_t)nb, (uint32_t)nf, (zg_zd_bres *)d_scr,
-                     (uint32_t *)(d_scr + nb * sizeof(zg_zd_bres)), d_status, d_actual};
+                     (uint32_t *)(d_scr + nb * sizeof(zg_zd_bres)), d_status, d_actual, NULL, NULL, NULL};
+    /* every other batch decodes its Huffman literals on a second stream, beside the sequences (as reads do) */
+    static int batches;
+    cudaStream_t aux = NULL;
+    cudaEvent_t fork = NULL, join = NULL;
+    if (batches++ % 2) {
+        CUOK(cudaStreamCreateWithFlags(&aux, cudaStreamNonBlocking));
+        CUOK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+        CUOK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+        b.aux = aux;
+        b.fork = fork;
+        b.join = join;
+    }
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0);
     cudaEventCreate(&e1);
@@ -106,6 +118,11 @@ static double gpu_batch(const frame_in *fr, size_t n, int *planned, int *err, ui
             }
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);
+    if (aux) {
+        cudaStreamDestroy(aux);
+        cudaEventDestroy(fork);
+        cudaEventDestroy(join);
+    }
     cudaFree(d_src); cudaFree(d_lit); cudaFree(d_seq); cudaFree(d_out); cudaFree(d_scr); cudaFree(d_blocks);
     cudaFree(d_frames); cudaFree(d_hufs); cudaFree(d_fses); cudaFree(d_status); cudaFree(d_actual);
     free(hb); free(hf); free(hh); free(hs); free(h); free(at); free(dst_at);
