@@ -395,17 +395,7 @@ typedef struct dtask {
     zg_blosc_stream *streams;  /* blosc */
     size_t n_streams;
     zg_zd_plan *zp;            /* zstd frames (the chunk, or blosc's inner streams) for zgpu's own decoder */
-    atomic_uint pieces_left;   /* I/O pieces of its stored bytes still being read (see io_piece) */
 } dtask;
-
-/* A wave's stored bytes are read in pieces of at most IO_PIECE bytes spread over the pool's threads: read a
- * chunk a thread, a wave of 21 field chunks (13 MB each) on 16 threads read 16, then 5 with 11 threads idle
- * (10 ms a wave where the page cache gives 280 MB in 7.5). The thread that reads a chunk's last piece parses it. */
-#define IO_PIECE ((uint64_t)2 << 20)
-typedef struct io_piece {
-    size_t task; /* index into the job's tasks */
-    uint64_t off, len;
-} io_piece;
 
 typedef struct stream_ref { /* a GPU decompression stream, for status checks */
     uint32_t task;
@@ -423,8 +413,6 @@ typedef struct job {
     int zstd_mode;    /* ZSTD_OWN / ZSTD_NVCOMP */
     int deflate_mode; /* DEFLATE_OWN / DEFLATE_NVCOMP / DEFLATE_HOST */
     int lz4_mode;     /* LZ4_OWN / LZ4_NVCOMP: blosc's LZ4 streams */
-    io_piece *pieces; /* the wave being read */
-    size_t n_pieces;
     uint64_t parts_room; /* device bytes the wave being launched leaves in its set's share of the budget */
     zg_span span[3]; /* h2d, decode, scatter over the waves (stats: the time each stage was under way) */
     int trace;       /* ZGPU_TRACE=1: each wave's timeline to stderr (ms since the fork) */
@@ -633,13 +621,12 @@ static void parse_or_fallback(job *j, dtask *t) {
     }
 }
 
-/* Phase A, one piece of a task's stored bytes: read it (into pinned staging, or by GDS onto the device); the
- * task's last piece then, without GDS, parses the task and, once its whole segment is staged, queues the
- * segment's copy to the device. */
-static zgpu_status phase_a_piece(void *arg, size_t k) {
+/* Phase A of one task: read its bytes (into pinned staging, or by GDS onto the device); without GDS also
+ * parse them and, once its whole segment is staged, queue the segment's copy to the device. */
+static zgpu_status phase_a_task(void *arg, size_t i) {
     job *j = arg;
-    const io_piece *pc = &j->pieces[k];
-    dtask *t = &j->t[pc->task];
+    dtask *t = &j->t[j->first + i];
+    if (t->kind == T_MISSING) return ZGPU_OK;
     const zg_chunk_task *pt = &j->plan->tasks[t->plan_i];
     const zg_plan_object *ob = &j->plan->objects[pt->object];
     double t0 = zg_now();
@@ -647,45 +634,18 @@ static zgpu_status phase_a_piece(void *arg, size_t k) {
     if (j->use_gds) {
         char path[ZG_PATH_MAX];
         zgpu_status e = zg_store_fs_path(s, ob->key, path);
-        if (e == ZGPU_OK) e = zg_gds_read(path, pt->offset + pc->off, pc->len, j->bs->d + t->h_off + pc->off);
+        if (e == ZGPU_OK) e = zg_gds_read(path, pt->offset, t->nbytes, j->bs->d + t->h_off);
         if (e != ZGPU_OK) return task_error(j, t, "(read)", e);
     } else {
         int found = 0;
-        zgpu_status e = s->vt->get_range(s, ob->key, pt->offset + pc->off, pc->len, 0, j->bs->h + t->h_off + pc->off,
-                                         &found);
+        zgpu_status e = s->vt->get_range(s, ob->key, pt->offset, t->nbytes, 0, j->bs->h + t->h_off, &found);
         if (e == ZGPU_OK && !found) e = zg_error(ZGPU_ERR_IO, "the object vanished during the read");
         if (e != ZGPU_OK) return task_error(j, t, "(read)", e);
     }
     atomic_fetch_add(&j->io_ns, (uint64_t)((zg_now() - t0) * 1e9));
-    if (atomic_fetch_sub(&t->pieces_left, 1) != 1) return ZGPU_OK; /* more of the task is still being read */
     if (!j->seg) return ZGPU_OK;
     if (j->gpu_decode) parse_or_fallback(j, t);
-    return segment_done(j, pc->task - j->first);
-}
-
-/* The pieces of the wave's tasks [first, first + count), in task order. */
-static zgpu_status make_pieces(job *j) {
-    size_t n = 0;
-    for (size_t i = j->first; i < j->first + j->count; i++)
-        if (j->t[i].kind != T_MISSING) n += j->t[i].nbytes ? (size_t)((j->t[i].nbytes + IO_PIECE - 1) / IO_PIECE) : 1;
-    free(j->pieces);
-    j->pieces = malloc((n ? n : 1) * sizeof *j->pieces);
-    ZG_RETURN_IF(!j->pieces, ZGPU_ERR_NO_MEMORY, "out of host memory for %zu read pieces", n);
-    j->n_pieces = 0;
-    for (size_t i = j->first; i < j->first + j->count; i++) {
-        dtask *t = &j->t[i];
-        if (t->kind == T_MISSING) continue;
-        unsigned parts = 0;
-        uint64_t off = 0;
-        do {
-            const uint64_t len = t->nbytes - off < IO_PIECE ? t->nbytes - off : IO_PIECE;
-            j->pieces[j->n_pieces++] = (io_piece){i, off, len};
-            off += len;
-            parts++;
-        } while (off < t->nbytes);
-        atomic_init(&t->pieces_left, parts);
-    }
-    return ZGPU_OK;
+    return segment_done(j, i);
 }
 
 static zgpu_status phase_parse_task(void *arg, size_t i) {
@@ -1181,8 +1141,6 @@ static void free_tasks(job *j) {
     }
     free(j->t);
     j->t = NULL;
-    free(j->pieces);
-    j->pieces = NULL;
 }
 
 /* Cuts a region of the wave's staging into up to 8 segments at chunk boundaries: the stored bytes
@@ -1353,8 +1311,7 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
         j->h2d_done = 0;
         if (s == ZGPU_OK && !j->use_gds && j->gpu_decode) s = make_segments(j, r1_end, 0);
         double t0 = zg_now();
-        if (s == ZGPU_OK) s = make_pieces(j);
-        if (s == ZGPU_OK) s = zg_pool_run(j->a->ctx->pool, j->n_pieces, phase_a_piece, j);
+        if (s == ZGPU_OK) s = zg_pool_run(j->a->ctx->pool, j->count, phase_a_task, j);
         stats->io_s += zg_now() - t0;
         wc[k].wave = w;
         wc[k].host_read = (zg_now() - j->t_fork) * 1e3;
