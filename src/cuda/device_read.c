@@ -113,13 +113,14 @@ void zg_device_state_free(struct zg_device_state *st) {
     for (int k = 0; k < ZG_MAX_SETS; k++) {
         bufset *b = &st->set[k];
         if (b->stream) cudaStreamSynchronize(b->stream);
+        if (b->aux) cudaStreamSynchronize(b->aux);
         if (b->h) cudaFreeHost(b->h);
         if (b->d) cudaFree(b->d);
         if (b->d_temp) cudaFree(b->d_temp);
         cudaEventDestroy(b->done);
         for (int i = 0; i < 4; i++) cudaEventDestroy(b->ev[i]);
         if (b->stream) cudaStreamDestroy(b->stream);
-        if (b->aux) cudaStreamSynchronize(b->aux), cudaStreamDestroy(b->aux);
+        if (b->aux) cudaStreamDestroy(b->aux);
         cudaEventDestroy(b->fork);
         cudaEventDestroy(b->join);
     }

@@ -596,17 +596,9 @@ __device__ static void lz4_put_match(uint8_t *out, uint8_t *win, uint32_t m, uin
             r += step;
             if (r >= offset) r -= offset;
         }
-    } else if (in_win) {
-        for (uint32_t k = lane; k < len; k += 32) {
-            const uint8_t b = win[(src + r) % kLz4Win];
-            out[m + k] = b;
-            win[(m + k) % kLz4Win] = b;
-            r += step;
-            if (r >= offset) r -= offset;
-        }
     } else {
         for (uint32_t k = lane; k < len; k += 32) { /* (k and k + kLz4Win fall to one lane: the last write wins) */
-            const uint8_t b = out[src + r];
+            const uint8_t b = in_win ? win[(src + r) % kLz4Win] : out[src + r];
             out[m + k] = b;
             win[(m + k) % kLz4Win] = b;
             r += step;
@@ -644,11 +636,8 @@ __device__ static void lz4_wait_until(const unsigned *counter, unsigned at_least
 
 __device__ static void lz4_parse_stream(Lz4Pair *P, unsigned *batch_no, const uint8_t *p, size_t in_bytes,
                                         size_t out_bytes, unsigned lane) {
-    int e = ZG_LZ4_OK;
-    zg_lz4_size ip = 0, op = 0, n = 0, expected = 0; /* (32 bits: the device pass's zg_lz4_size) */
-    if (in_bytes >= 0x80000000u || out_bytes >= 0x80000000u) e = ZG_LZ4_E_TOO_LONG; /* (see zg_lz4_size) */
-    else if (in_bytes == 0) e = ZG_LZ4_E_EMPTY;
-    else n = (zg_lz4_size)in_bytes, expected = (zg_lz4_size)out_bytes;
+    zg_lz4_size n, expected, ip = 0, op = 0;
+    int e = zg_lz4_begin(in_bytes, out_bytes, &n, &expected);
     bool end = e != ZG_LZ4_OK;
     do {
         const unsigned b = (*batch_no)++;

@@ -128,19 +128,27 @@ ZG_LZ4_FN int zg_lz4_next(const uint8_t *p, zg_lz4_size n, zg_lz4_size expected,
     return e;
 }
 
+/* A block's sizes as the walk takes them (32 bits on the device, see zg_lz4_size): 0, or the error a walk of it
+ * fails with before its first sequence (too large for the device; empty). */
+ZG_LZ4_FN int zg_lz4_begin(size_t n_bytes, size_t expected_bytes, zg_lz4_size *n, zg_lz4_size *expected) {
+    *n = *expected = 0;
+#ifdef __CUDA_ARCH__
+    if (n_bytes >= 0x80000000u || expected_bytes >= 0x80000000u) return ZG_LZ4_E_TOO_LONG;
+#endif
+    if (n_bytes == 0) return ZG_LZ4_E_EMPTY;
+    *n = (zg_lz4_size)n_bytes;
+    *expected = (zg_lz4_size)expected_bytes;
+    return ZG_LZ4_OK;
+}
+
 /* Walks block p[0, n) that must decode to exactly `expected` bytes, sequence by sequence (zg_lz4_next); out:
  * NULL to check only, or where to decode (host only: the GPU decoder, kernels.cu, copies a warp-wide batch of
  * sequences at a time). On the device every lane of a warp may walk the same block together. On an error,
  * *ip / *op say where (input position, output bytes so far). */
 ZG_LZ4_FN int zg_lz4_walk(const uint8_t *p, size_t n_bytes, size_t expected_bytes, uint8_t *out, size_t *ip_out,
                           size_t *op_out) {
-#ifdef __CUDA_ARCH__
-    if (n_bytes >= 0x80000000u || expected_bytes >= 0x80000000u) /* (see zg_lz4_size) */
-        return *ip_out = 0, *op_out = 0, ZG_LZ4_E_TOO_LONG;
-#endif
-    const zg_lz4_size n = (zg_lz4_size)n_bytes, expected = (zg_lz4_size)expected_bytes;
-    zg_lz4_size ip = 0, op = 0;
-    int e = n == 0 ? ZG_LZ4_E_EMPTY : ZG_LZ4_OK;
+    zg_lz4_size n, expected, ip = 0, op = 0;
+    int e = zg_lz4_begin(n_bytes, expected_bytes, &n, &expected);
     while (!e) {
         zg_lz4_seq q;
         e = zg_lz4_next(p, n, expected, &ip, &op, &q);
