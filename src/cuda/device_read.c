@@ -844,6 +844,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     const uint64_t o_chkd = take(L, sizeof(zg_k_check) * (with_chk ? n_gpu : 0));
     const uint64_t o_zb = take(L, sizeof(zg_zd_block) * zb_n), o_zf = take(L, sizeof(zg_zd_frame) * zf_n);
     const uint64_t o_zh = take(L, sizeof(zg_zd_huf_desc) * zh_n), o_zs = take(L, sizeof(zg_zd_fse_desc) * zs_n);
+    const uint64_t o_zord = take(L, sizeof(uint32_t) * zb_n);
     const uint64_t o_safe = take(L, 16); /* a valid empty LZ4 block, standing in for invalid ones */
     const uint64_t o_status = take(L, 4 * n_refs), o_act = take(L, 8 * n_refs), o_crc = take(L, 4 * (n_crc ? n_crc : 1));
     const uint64_t o_lz4 = take(L, 4 * (n_refs ? n_refs : 1));
@@ -1029,6 +1030,8 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     }
     free(cur);
     free(size);
+    if (zb_n && zg_zd_ticket_order(zframes, zf_n, (uint32_t *)(H + o_zord)) != ZGPU_OK)
+        return zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for the zstd decoder's block order");
     memset(H + res_begin, 0, res_end - res_begin);
     memset(H + o_safe, 0, 16);
     memcpy(H + o_fill, j->a->meta.fill_value, itemsize);
@@ -1048,7 +1051,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
                                 (const zg_zd_huf_desc *)(D + o_zh), (const zg_zd_fse_desc *)(D + o_zs),
                                 (uint32_t)zb_n, (uint32_t)zf_n, (zg_zd_bres *)(D + o_zscr),
                                 (uint32_t *)(D + o_zscr + sizeof(zg_zd_bres) * zb_n), (int *)(D + o_status),
-                                (size_t *)(D + o_act), b->aux, b->fork, b->join};
+                                (size_t *)(D + o_act), (const uint32_t *)(D + o_zord), b->aux, b->fork, b->join};
         CU(zg_zd_decode(&zb, s), "zstd decoder kernels");
     }
     if (n_fmt[FMT_INFLATE]) {

@@ -21,6 +21,7 @@ typedef struct zg_zd_batch {
     uint32_t *sync;    /* scratch, 1 word: K3b's ticket counter (zeroed by the call) */
     int *status;       /* per frame at frames[f].status_index: 0 on entry, ZG_ZD_E_* after */
     size_t *actual;    /* per frame: bytes the blocks decode to */
+    const uint32_t *order; /* n_blocks: the block that takes each of K3b's tickets (zg_zd_ticket_order) */
     /* optional (NULL: one stream): a second stream and two events, on which the Huffman literals decode beside
      * the sequences (forked from and joined back to the call's stream) */
     cudaStream_t aux;

@@ -15,11 +15,36 @@ constexpr unsigned kFull = 0xffffffffu;
 template <bool CG> __device__ __forceinline__ uint8_t ld8(const uint8_t *p) { return CG ? __ldcg(p) : *p; }
 template <bool CG> __device__ __forceinline__ uint32_t ld32(const uint32_t *p) { return CG ? __ldcg(p) : *p; }
 
-// dst[0, n) = src[0, n), the ranges not overlapping, by the whole warp. Each lane moves 16 bytes a step as four
-// aligned 4-byte stores, built with funnel shifts from the five aligned source words they straddle (a word is
-// read only when it holds a byte of the source), and keeps U steps of loads in flight before storing: one warp
-// then moves 2 KiB per memory round trip.
+template <bool CG> __device__ __forceinline__ uint4 ld128(const uint4 *p) { return CG ? __ldcg(p) : *p; }
+
+// dst[0, n) = src[0, n), the ranges not overlapping, by the whole warp. Long copies whose ends are 16 bytes apart
+// modulo 16 move 16-byte words, 8 a lane in flight (4 KiB per memory round trip: a label volume's blocks are
+// single 128 KiB matches, one after the other along a frame, so the copy's latency is the chain's). Otherwise
+// each lane moves 16 bytes a step as four aligned 4-byte stores, built with funnel shifts from the five aligned
+// source words they straddle (a word is read only when it holds a byte of the source), and keeps U steps of
+// loads in flight before storing: 2 KiB per round trip (U = 8 made the literal copies of K3a slower, oct and
+// field 1.8 -> 2.3, 2.4 -> 4.0 ms).
 template <bool CG> __device__ void wcopy(uint8_t *dst, const uint8_t *src, uint32_t n, int lane) {
+    if (n >= 1024 && (((uintptr_t)dst - (uintptr_t)src) & 15) == 0) {
+        const uint32_t head = (uint32_t)(16 - ((uintptr_t)dst & 15)) & 15;
+        if ((uint32_t)lane < head) dst[lane] = ld8<CG>(src + lane);
+        const uint32_t vecs = (n - head) / 16;
+        const uint4 *s4 = (const uint4 *)(src + head);
+        uint4 *d4 = (uint4 *)(dst + head);
+        constexpr int V = 8;
+        for (uint32_t q0 = lane; q0 < vecs; q0 += 32 * V) {
+            uint4 v[V];
+#pragma unroll
+            for (int u = 0; u < V; u++)
+                if (q0 + 32 * u < vecs) v[u] = ld128<CG>(s4 + q0 + 32 * u);
+#pragma unroll
+            for (int u = 0; u < V; u++)
+                if (q0 + 32 * u < vecs) d4[q0 + 32 * u] = v[u];
+        }
+        const uint32_t done = head + 16 * vecs;
+        if (done + lane < n) dst[done + lane] = ld8<CG>(src + done + lane);
+        return;
+    }
     uint32_t head = (4u - (uint32_t)((uintptr_t)dst & 3)) & 3;
     if (head > n) head = n;
     if ((uint32_t)lane < head) dst[lane] = ld8<CG>(src + lane);
@@ -446,17 +471,19 @@ __device__ void copy_matches(uint8_t *out, zg_zd_seq *seq, uint32_t i, const zg_
 // low-ratio data (sources of literals only) and the next ones follow its short chains, so such a block never
 // waits for whole earlier blocks. When a sweep copies under a quarter of what was pending (long chains, as in
 // label volumes, which would cost a sweep a link), the rest go in order, 32 at a time, each group waiting for
-// the matches of earlier blocks its sources copy. Blocks take tickets in launch order and depend only on
-// smaller tickets, which have all started: every wait ends. Output bytes are read through L2 (__ldcg): L1 is
-// not coherent across SMs.
+// the matches of earlier blocks its sources copy. Thread blocks take tickets in launch order, and ticket t
+// decodes zstd block order[t] (round robin over the frames, zg_zd_ticket_order): a block depends only on
+// earlier blocks of its frame, which hold smaller tickets and have all started, so every wait ends. Output
+// bytes are read through L2 (__ldcg): L1 is not coherent across SMs.
 __global__ void __launch_bounds__(32) k3b_matches(const zg_zd_block *blocks, const zg_zd_frame *frames,
-                                                  const zg_zd_bres *res, uint32_t *sync, int *status) {
+                                                  const zg_zd_bres *res, const uint32_t *order, uint32_t *sync,
+                                                  int *status) {
     __shared__ uint32_t ticket;
     __shared__ earlier E;
     const int lane = threadIdx.x;
     if (lane == 0) ticket = atomicAdd(&sync[0], 1u);
     __syncwarp();
-    const uint32_t bi = ticket;
+    const uint32_t bi = order[ticket];
     const zg_zd_block b = blocks[bi];
     if (b.type != ZG_ZD_BLOCK_COMPRESSED || b.nseq == 0) return;
     const zg_zd_frame fr = frames[b.frame];
@@ -584,7 +611,8 @@ extern "C" cudaError_t zg_zd_decode(const zg_zd_batch *b, cudaStream_t s) {
     if (profile) cudaEventRecord(ev[2], s);
     if (b->n_blocks) k3a_place<<<b->n_blocks, 32, 0, s>>>(b->blocks, b->frames, b->res, b->status);
     if (profile) cudaEventRecord(ev[3], s);
-    if (b->n_blocks) k3b_matches<<<b->n_blocks, 32, 0, s>>>(b->blocks, b->frames, b->res, b->sync, b->status);
+    if (b->n_blocks) k3b_matches<<<b->n_blocks, 32, 0, s>>>(b->blocks, b->frames, b->res, b->order, b->sync,
+                                                           b->status);
     if (profile) cudaEventRecord(ev[4], s);
     k4_checksum<<<fgrid, 128, 0, s>>>(b->frames, b->n_frames, b->status);
     if (profile) {

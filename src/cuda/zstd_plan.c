@@ -511,6 +511,25 @@ zgpu_status zg_zd_plan_frame(zg_zd_plan *pl, const uint8_t *p, size_t n, size_t 
     return s;
 }
 
+zgpu_status zg_zd_ticket_order(const zg_zd_frame *frames, size_t n_frames, uint32_t *order) {
+    uint32_t *live = malloc((n_frames ? n_frames : 1) * sizeof *live); /* frames with blocks left, in order */
+    if (!live) return ZGPU_ERR_NO_MEMORY;
+    size_t n_live = 0, t = 0;
+    for (size_t f = 0; f < n_frames; f++)
+        if (frames[f].n_blocks) live[n_live++] = (uint32_t)f;
+    for (uint32_t r = 0; n_live; r++) {
+        size_t kept = 0;
+        for (size_t i = 0; i < n_live; i++) {
+            const zg_zd_frame *fr = &frames[live[i]];
+            order[t++] = fr->first_block + r;
+            if (fr->n_blocks > r + 1) live[kept++] = live[i];
+        }
+        n_live = kept;
+    }
+    free(live);
+    return ZGPU_OK;
+}
+
 void zg_zd_plan_emit(const zg_zd_plan *pl, const zg_zd_bases *at, zg_zd_block *blocks, zg_zd_frame *frames,
                      zg_zd_huf_desc *hufs, zg_zd_fse_desc *fses) {
     for (size_t i = 0; i < pl->n_blocks; i++) {

@@ -44,6 +44,13 @@ typedef struct zg_zd_bases {
 void zg_zd_plan_emit(const zg_zd_plan *pl, const zg_zd_bases *at, zg_zd_block *blocks, zg_zd_frame *frames,
                      zg_zd_huf_desc *hufs, zg_zd_fse_desc *fses);
 
+/** K3b's ticket order for a batch's n_frames frames (first_block / n_blocks as emitted): order[t] is the block
+ *  that takes ticket t, round robin over the frames (every frame's first block, then every second block, ...).
+ *  A block waits only for earlier blocks of its frame, which take smaller tickets in this order too; and where
+ *  a frame's blocks chain (highly compressible volumes), every frame's chain runs at once instead of the frames
+ *  that fit on the GPU first, then the rest. ZGPU_ERR_NO_MEMORY if a work list cannot be allocated. */
+zgpu_status zg_zd_ticket_order(const zg_zd_frame *frames, size_t n_frames, uint32_t *order);
+
 /** Text of a ZG_ZD_E_* code. */
 const char *zg_zd_error_text(int code);
 

@@ -75,8 +75,15 @@ static double gpu_batch(const frame_in *fr, size_t n, int *planned, int *err, ui
     CUOK(cudaMemcpy(d_frames, hf, nf * sizeof *hf, cudaMemcpyHostToDevice));
     CUOK(cudaMemcpy(d_hufs, hh, pl.n_hufs * sizeof *hh, cudaMemcpyHostToDevice));
     CUOK(cudaMemcpy(d_fses, hs, pl.n_fses * sizeof *hs, cudaMemcpyHostToDevice));
+    uint32_t *h_order = (uint32_t *)malloc((nb + 1) * sizeof *h_order), *d_order;
+    if (!h_order || zg_zd_ticket_order(hf, nf, h_order) != ZGPU_OK) {
+        fprintf(stderr, "out of host memory\n");
+        exit(2);
+    }
+    CUOK(cudaMalloc((void **)&d_order, (nb + 1) * sizeof *d_order));
+    CUOK(cudaMemcpy(d_order, h_order, nb * sizeof *h_order, cudaMemcpyHostToDevice));
     zg_zd_batch b = {d_blocks, d_frames, d_hufs, d_fses, (uint32_t)nb, (uint32_t)nf, (zg_zd_bres *)d_scr,
-                     (uint32_t *)(d_scr + nb * sizeof(zg_zd_bres)), d_status, d_actual, NULL, NULL, NULL};
+                     (uint32_t *)(d_scr + nb * sizeof(zg_zd_bres)), d_status, d_actual, d_order, NULL, NULL, NULL};
     /* every other batch decodes its Huffman literals on a second stream, beside the sequences (as reads do) */
     static int batches;
     cudaStream_t aux = NULL;
@@ -123,6 +130,7 @@ static double gpu_batch(const frame_in *fr, size_t n, int *planned, int *err, ui
         cudaEventDestroy(fork);
         cudaEventDestroy(join);
     }
+    cudaFree(d_order); free(h_order);
     cudaFree(d_src); cudaFree(d_lit); cudaFree(d_seq); cudaFree(d_out); cudaFree(d_scr); cudaFree(d_blocks);
     cudaFree(d_frames); cudaFree(d_hufs); cudaFree(d_fses); cudaFree(d_status); cudaFree(d_actual);
     free(hb); free(hf); free(hh); free(hs); free(h); free(at); free(dst_at);

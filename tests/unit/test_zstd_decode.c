@@ -163,12 +163,29 @@ static void test_error_texts(void) {
     for (int e = ZG_ZD_E_LITERALS; e <= ZG_ZD_E_CHECKSUM; e++) CHECK(strcmp(zg_zd_error_text(e), "unknown zstd decoder error") != 0);
 }
 
+/* K3b's ticket order: every block once, round robin over the frames, each frame's blocks in order. */
+static void test_ticket_order(void) {
+    zg_zd_frame fr[4];
+    memset(fr, 0, sizeof fr);
+    const uint32_t counts[4] = {3, 0, 1, 2}; /* blocks 0-2, none, 3, 4-5 */
+    for (uint32_t f = 0, b = 0; f < 4; b += counts[f++]) {
+        fr[f].first_block = b;
+        fr[f].n_blocks = counts[f];
+    }
+    uint32_t order[6];
+    CHECK(zg_zd_ticket_order(fr, 4, order) == ZGPU_OK);
+    const uint32_t want[6] = {0, 3, 4, 1, 5, 2};
+    for (int t = 0; t < 6; t++) CHECK(order[t] == want[t]);
+    CHECK(zg_zd_ticket_order(fr, 0, order) == ZGPU_OK); /* no frames: nothing written, no failure */
+}
+
 int main(void) {
     zcase *cs;
     size_t n = zc_build(&cs, 0);
     printf("%zu frames from libzstd %s\n", n, ZSTD_versionString());
     test_xxh64();
     test_error_texts();
+    test_ticket_order();
     test_cases_one_by_one(cs, n);
     test_one_batch(cs, n);
     test_damaged(cs, n);
