@@ -27,6 +27,11 @@
  *           window), and all are copied at once. A window decoding to more than ZI_JUMP_BYTES, allowed only
  *           where matches are long (zeros, runs of one label), instead lists its matches and copies them in
  *           order with one warp, a run of adjacent matches with one distance as one periodic fill.
+ * Highly compressible streams (output ZI_SERIAL_RATIO times the input or more) decode in serial mode instead:
+ * the windows' work grows with the output, and most of it goes to matches (a label volume: 256K tokens a 16 MiB
+ * chunk, 91% matches), while one thread decoding the tokens in order does a token's work per token. Warp 0
+ * decodes a Huffman block's tokens in order (every lane the same, lane 0 writes) and hands them in batches
+ * to warp 1, which writes the literals and copies the matches (see "serial mode").
  * Block headers (stored / fixed / dynamic Huffman) are read by one lane; the decode tables are built by all
  * lanes. Every check of a sequential decoder is made on the true path (codes, lengths, distances,
  * sizes), so a corrupt stream ends in an error code, never in a read or write out of bounds. */
@@ -84,6 +89,10 @@ ZI_FN uint32_t zi_fetch_add(uint32_t *p, uint32_t v) {
  * 12.4 -> 13.9 GB/s; 16 forced: slower, oct 6 GB/s, not looked into) */
 #define ZI_MAX_PARTS 12
 #endif
+#define ZI_SERIAL_RATIO 8u /* streams decoding to this many times their size or more: serial mode */
+#define ZI_SB 32           /* serial mode: tokens a batch */
+#define ZI_SSPAN 1024      /* serial mode: a batch ends once it decodes to this many bytes (plus its last token) */
+#define ZI_SWIN 4096       /* serial mode: the copier's window of the output's last bytes (shared memory) */
 #define ZI_MAX_BYTES 0x0fffffffu /* streams and outputs under 256 MiB: bit positions (+ a window) fit 32 bits */
 
 /* Per-stream error codes (0 = fine); zi_error_text() names them. */
@@ -446,6 +455,14 @@ enum { ZI_W_CONT = 0, ZI_W_EOB, ZI_W_ERR };
  * loads up to 8 bytes ahead; a stored block's LEN and NLEN end by byte 5. */
 #define ZI_HDR_BYTES 320
 
+/* Serial mode: a batch of tokens handed from the parser warp to the copier warp. */
+typedef struct zi_sbatch {
+    uint32_t pos[ZI_SB]; /* token k's first output byte */
+    uint32_t tok[ZI_SB]; /* a match: distance << 16 | length; a literal: its byte (distance 0) */
+    uint32_t n, end;     /* tokens; 1: the block's last batch (its end of block, or an error) */
+    uint32_t bend;       /* the output's size after the batch */
+} zi_sbatch;
+
 /* The state one thread block keeps for its stream (shared memory on the GPU). Per-lane arrays are indexed
  * [..][lane] so that the lanes of a warp touch different banks. */
 typedef struct zi_shared {
@@ -491,6 +508,10 @@ typedef struct zi_shared {
     long long tick_last, tick[ZI_PHASES]; /* profile (GPU): clock cycles lane 0 spent in each phase */
     int wres;
     zi_match stage[ZI_STAGE]; /* the match copier's look at the list */
+    uint32_t serial;          /* serial mode (zi_spec) */
+    zi_sbatch sb[2];          /* serial mode: the two batches in flight between parser and copier */
+    unsigned s_prod, s_cons;  /* serial mode: batches of the block handed over / copied */
+    uint8_t swin[ZI_SWIN];    /* serial mode: the copier's window, byte x at x % ZI_SWIN */
 } zi_shared;
 
 /* A lane's walk along its own path from its segment start s0: every token, past events (an invalid code
@@ -840,6 +861,130 @@ ZI_FN void zi_copy_run(void *out, uint32_t wide, uint32_t pos, uint32_t len, uin
     }
 }
 
+/* ------------------------------------------------------------------------------------------------ serial mode */
+/* A stream of nbytes decoding to cap bytes or more is decoded in serial mode (see the top). */
+ZI_FN int zi_serial_wanted(uint32_t nbytes, uint32_t cap) { return (uint64_t)cap >= (uint64_t)ZI_SERIAL_RATIO * nbytes; }
+
+/* The next batch of a Huffman block's tokens, from reader b at output position *op, into B (written only if
+ * `write`): up to ZI_SB tokens, ending once the batch covers ZI_SSPAN bytes, at the end of block, or at an error
+ * (*err, the tokens before it kept: the stream fails anyway). Returns 1 when the block is done. The checks of
+ * a sequential decoder: no bits past the stream, valid symbols, no distance before the output's start, no
+ * output past cap. */
+ZI_FN int zi_serial_fill(const zi_shared *sh, zi_br *b, uint32_t *op, zi_sbatch *B, int write, uint32_t *err) {
+    const uint32_t op0 = *op, cap = sh->cap;
+    uint32_t n = 0;
+    int done = 0;
+    while (n < ZI_SB && *op - op0 < ZI_SSPAN) {
+        uint32_t a = 0, d = 0, tok, len;
+        const int t = zi_token(b, sh->lt, sh->dt, &a, &d);
+        if (b->pos > sh->nbits) *err = ZI_E_TRUNC;
+        else if (t < 0) *err = (uint32_t)-t;
+        else if (t == ZI_T_EOB) done = 1;
+        else if (t == ZI_T_LIT && *op >= cap) *err = ZI_E_OVERFLOW;
+        else if (t == ZI_T_MATCH && d > *op) *err = ZI_E_DIST;
+        else if (t == ZI_T_MATCH && a > cap - *op) *err = ZI_E_OVERFLOW;
+        if (*err || done) {
+            done = 1;
+            break;
+        }
+        tok = t == ZI_T_LIT ? a : d << 16 | a;
+        len = t == ZI_T_LIT ? 1 : a;
+        if (write) {
+            B->pos[n] = *op;
+            B->tok[n] = tok;
+        }
+        n++;
+        *op += len;
+    }
+    if (write) {
+        B->n = n;
+        B->end = (uint32_t)done;
+        B->bend = *op;
+    }
+    return done;
+}
+
+#ifdef __CUDACC__
+#include "cuda/copier.cuh"
+/* Warp 0: the block's tokens in order, a batch at a time (every lane decodes the same tokens, from the same
+ * bytes and table entries: no divergence; lane 0 writes), into the buffer of the batch before last once the
+ * copier is done with it. Leaves the block's end position, output size and error in sh. */
+__device__ static void zi_serial_parser(zi_shared *sh, const uint8_t *in, uint32_t lane) {
+    zi_br b;
+    zi_br_init(&b, in, sh->nbits >> 3, sh->bitpos);
+    uint32_t op = sh->outpos, err = 0;
+    for (unsigned bn = 0;; bn++) {
+        zi_sbatch *B = &sh->sb[bn & 1];
+        zg_wait_until(&sh->s_cons, bn - 1); /* batch bn - 2, which used this buffer, is copied */
+        __syncwarp();
+        const int done = zi_serial_fill(sh, &b, &op, B, lane == 0, &err);
+        if (lane == 0) zg_publish(&sh->s_prod, bn + 1);
+        __syncwarp();
+        if (done) break;
+    }
+    if (lane == 0) {
+        sh->bitpos = b.pos;
+        sh->outpos = op;
+        if (err) sh->err_code = err;
+    }
+}
+
+/* Warp 1: each batch's literals at once (a lane a token), then its matches in order, warp-wide (a match may copy
+ * the one before), from the window where it still holds the source (zg_put_match). A batch spans under ZI_SWIN
+ * bytes, so none of its bytes share a window slot. */
+__device__ static void zi_serial_copier(zi_shared *sh, uint8_t *out, uint32_t lane) {
+    for (unsigned bn = 0;; bn++) {
+        const zi_sbatch *B = &sh->sb[bn & 1];
+        zg_wait_until(&sh->s_prod, bn + 1);
+        __syncwarp();
+        const uint32_t n = B->n, bend = B->bend, end = B->end;
+        if (lane < n && !(B->tok[lane] >> 16)) {
+            const uint32_t x = B->pos[lane];
+            const uint8_t v = (uint8_t)B->tok[lane];
+            out[x] = v;
+            sh->swin[x % ZI_SWIN] = v;
+        }
+        for (uint32_t k = 0; k < n; k++) {
+            const uint32_t t = B->tok[k];
+            if (!(t >> 16)) continue;
+            __syncwarp(); /* every byte written before it is visible */
+            zg_put_match<ZI_SWIN>(out, sh->swin, B->pos[k], t >> 16, t & 0xffffu, bend, lane);
+        }
+        __syncwarp(); /* (every lane has read the batch) */
+        if (lane == 0) zg_publish(&sh->s_cons, bn + 1);
+        __syncwarp();
+        if (end) return;
+    }
+}
+#endif
+
+/* A Huffman block in serial mode (its tables built), from sh->bitpos at sh->outpos; afterwards both are past the
+ * block, or sh->err_code is set. On the GPU warps 0 and 1 run it and the others wait; on the host the same
+ * batches are decoded, then copied byte by byte. */
+ZI_FN void zi_serial_block(zi_shared *sh, const uint8_t *in, uint8_t *out) {
+#ifdef __CUDA_ARCH__
+    if (threadIdx.x < 32) zi_serial_parser(sh, in, threadIdx.x);
+    else if (threadIdx.x < 64) zi_serial_copier(sh, out, threadIdx.x - 32);
+    __syncthreads();
+#else
+    zi_br b;
+    zi_br_init(&b, in, sh->nbits >> 3, sh->bitpos);
+    uint32_t op = sh->outpos, err = 0;
+    for (int done = 0; !done;) {
+        zi_sbatch *B = &sh->sb[0];
+        done = zi_serial_fill(sh, &b, &op, B, 1, &err);
+        for (uint32_t k = 0; k < B->n; k++) {
+            const uint32_t t = B->tok[k], x = B->pos[k], d = t >> 16;
+            if (!d) out[x] = (uint8_t)t;
+            for (uint32_t i = 0; d && i < (t & 0xffffu); i++) out[x + i] = out[x + i - d];
+        }
+    }
+    sh->bitpos = b.pos;
+    sh->outpos = op;
+    if (err) sh->err_code = err;
+#endif
+}
+
 /* ------------------------------------------------------------------------------------------------ driver */
 /* The phases of one stream. On the GPU every thread of the block runs zi_stream with its own lane; ZI_ALL
  * runs a statement on every lane then waits for all, ZI_ONE on lane 0, ZI_WARP on the lanes of warp 0 (only
@@ -1100,6 +1245,7 @@ ZI_FN void zi_part_stop(zi_shared *sh) {
  * ones (wide) after ZI_WINDOW marks. A whole stream: start 0, no stops, bytes. */
 typedef struct zi_spec {
     uint32_t start, nstops, wide, cap;
+    uint32_t serial; /* serial mode (narrow decodes only: zi_serial_wanted for a whole stream) */
     uint32_t stops[ZI_MAX_PARTS];
 } zi_spec;
 
@@ -1112,7 +1258,7 @@ ZI_FN void zi_decode(zi_shared *sh, const uint8_t *in, uint32_t nbytes, void *ou
     ZI_ONE(sh->bitpos = spec->start; sh->nbits = nbytes * 8; sh->wide = spec->wide;
            sh->out0 = spec->wide ? ZI_WINDOW : 0; sh->outpos = sh->out0; sh->cap = spec->cap; sh->block_final = 0;
            sh->nstops = spec->nstops; for (uint32_t m = 0; m < spec->nstops; m++) sh->stops[m] = spec->stops[m];
-           sh->stopped = 0; sh->end_part = spec->nstops;
+           sh->stopped = 0; sh->end_part = spec->nstops; sh->serial = spec->serial && !spec->wide;
            sh->stat_windows = 0; sh->stat_short = 0; sh->stat_rounds = 0;
            for (int k = 0; k < ZI_PHASES; k++) sh->tick[k] = 0; ZI_TICK(0); sh->tick[0] = 0;
            sh->err_code = nbytes > ZI_MAX_BYTES || spec->cap > ZI_MAX_BYTES || sh->out0 > spec->cap ? ZI_E_TOO_BIG : 0);
@@ -1150,7 +1296,12 @@ ZI_FN void zi_decode(zi_shared *sh, const uint8_t *in, uint32_t nbytes, void *ou
             }
             ZI_ALL(zi_tables_fill(sh, lane));
             ZI_TICK(1);
-            for (;;) {
+            if (sh->serial) {
+                ZI_ONE(sh->s_prod = 0; sh->s_cons = 0);
+                zi_serial_block(sh, in, (uint8_t *)out);
+                ZI_TICK(7);
+                if (sh->err_code) break;
+            } else for (;;) {
                 ZI_ALL(zi_pass1(sh, in, lane));
                 ZI_TICK(2);
                 ZI_ALL(zi_pass1_sync(sh, in, lane));
@@ -1193,7 +1344,7 @@ ZI_FN void zi_decode(zi_shared *sh, const uint8_t *in, uint32_t nbytes, void *ou
                 ZI_ONE(sh->outpos += sh->wout; sh->bitpos = sh->next);
                 if (sh->wres == ZI_W_EOB) break;
             }
-            if (sh->wres == ZI_W_ERR || sh->err2) {
+            if (!sh->serial && (sh->wres == ZI_W_ERR || sh->err2)) {
                 ZI_ONE(if (!sh->err_code) sh->err_code = sh->err2); /* (a window error set err_code already) */
                 break;
             }
@@ -1210,6 +1361,7 @@ ZI_FN void zi_stream(zi_shared *sh, const uint8_t *in, uint32_t nbytes, uint8_t 
     spec.nstops = 0;
     spec.wide = 0;
     spec.cap = cap;
+    spec.serial = zi_serial_wanted(nbytes, cap);
     zi_decode(sh, in, nbytes, out, scratch, &spec);
     ZI_ONE(*status = zi_verdict(sh); *actual = sh->outpos);
 }
@@ -1431,6 +1583,7 @@ ZI_FN zi_spec zi_part_spec(const uint32_t *start, uint32_t k, uint32_t np, uint3
     for (uint32_t m = 0; m < sp.nstops; m++) sp.stops[m] = start[k + 1 + m];
     sp.wide = k > 0;
     sp.cap = cap;
+    sp.serial = 0; /* (the kernel gives a serial stream one part, and decodes that in serial mode) */
     return sp;
 }
 

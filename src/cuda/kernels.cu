@@ -3,6 +3,7 @@
 #include "cuda/kernels.h"
 
 #include "cuda/checksum_combine.h"
+#include "cuda/copier.cuh"
 #include "cuda/lz4_rules.h"
 
 #include <stdint.h>
@@ -576,37 +577,6 @@ extern "C" cudaError_t zg_k_lz4_check_launch(const void **in, size_t *in_bytes, 
  * chunks: 5 + 6.5 ms), which walked every stream twice. Two streams a block. */
 constexpr unsigned kLz4Pairs = 2, kLz4Batch = 32, kLz4Span = 1024, kLz4Win = 4096;
 
-/* Match out[m, m + len) := the bytes `offset` back, byte k from m - offset + k % offset (written before the
- * match). The batch writes only below bend, its end, so a byte x written so far is still at win[x % kLz4Win]
- * if x >= bend - kLz4Win: no later write can have landed on its slot. */
-__device__ static void lz4_put_match(uint8_t *out, uint8_t *win, uint32_t m, uint32_t offset, uint32_t len,
-                                     uint32_t bend, unsigned lane) {
-    const uint32_t src = m - offset, step = offset >= 32 ? 32 : 32 % offset;
-    uint32_t r = lane < offset ? lane : lane % offset; /* k % offset as k steps by 32 */
-    const bool in_win = src + kLz4Win >= bend;
-    if (offset < 32 && len > 64) { /* a run: lane r holds the period's byte r */
-        const uint8_t v = in_win ? win[(src + r) % kLz4Win] : out[src + r];
-        for (uint32_t base = 0; base < len; base += 32) {
-            const uint8_t b = (uint8_t)__shfl_sync(0xffffffffu, v, r);
-            const uint32_t k = base + lane;
-            if (k < len) {
-                out[m + k] = b;
-                win[(m + k) % kLz4Win] = b;
-            }
-            r += step;
-            if (r >= offset) r -= offset;
-        }
-    } else {
-        for (uint32_t k = lane; k < len; k += 32) { /* (k and k + kLz4Win fall to one lane: the last write wins) */
-            const uint8_t b = in_win ? win[(src + r) % kLz4Win] : out[src + r];
-            out[m + k] = b;
-            win[(m + k) % kLz4Win] = b;
-            r += step;
-            if (r >= offset) r -= offset;
-        }
-    }
-}
-
 /* One batch handed from parser to copier. */
 struct Lz4Batch {
     zg_lz4_seq seq[kLz4Batch];
@@ -620,20 +590,6 @@ struct Lz4Pair {
     unsigned produced, consumed; /* batches handed over / done, counted over all the pair's streams */
 };
 
-/* The hand-over counters: a release store after the batch is written (or read), an acquire load before it is
- * read (or rewritten). (compute-sanitizer's racecheck, which knows barriers only, reports these as hazards.) */
-__device__ static void lz4_publish(unsigned *counter, unsigned v) {
-    asm volatile("st.release.cta.u32 [%0], %1;" ::"l"(counter), "r"(v) : "memory");
-}
-__device__ static void lz4_wait_until(const unsigned *counter, unsigned at_least) {
-    for (;;) {
-        unsigned v;
-        asm volatile("ld.acquire.cta.u32 %0, [%1];" : "=r"(v) : "l"(counter) : "memory");
-        if ((int)(v - at_least) >= 0) return;
-        __nanosleep(32);
-    }
-}
-
 __device__ static void lz4_parse_stream(Lz4Pair *P, unsigned *batch_no, const uint8_t *p, size_t in_bytes,
                                         size_t out_bytes, unsigned lane) {
     zg_lz4_size n, expected, ip = 0, op = 0;
@@ -642,7 +598,7 @@ __device__ static void lz4_parse_stream(Lz4Pair *P, unsigned *batch_no, const ui
     do {
         const unsigned b = (*batch_no)++;
         Lz4Batch *B = &P->batch[b & 1];
-        lz4_wait_until(&P->consumed, b - 1); /* batch b - 2, which used this buffer, is done */
+        zg_wait_until(&P->consumed, b - 1); /* batch b - 2, which used this buffer, is done */
         __syncwarp();
         const zg_lz4_size ahead = ip + 128 * (lane + 1);
         if (!end && lane < 8 && ahead < n) asm volatile("prefetch.global.L1 [%0];" ::"l"(p + ahead));
@@ -672,7 +628,7 @@ __device__ static void lz4_parse_stream(Lz4Pair *P, unsigned *batch_no, const ui
             B->end = end;
             B->bend = (uint32_t)op;
             B->status = e;
-            lz4_publish(&P->produced, b + 1);
+            zg_publish(&P->produced, b + 1);
         }
         __syncwarp();
     } while (!end);
@@ -685,7 +641,7 @@ __device__ static void lz4_copy_stream(Lz4Pair *P, unsigned *batch_no, const uin
     for (;;) {
         const unsigned b = (*batch_no)++;
         const Lz4Batch *B = &P->batch[b & 1];
-        lz4_wait_until(&P->produced, b + 1);
+        zg_wait_until(&P->produced, b + 1);
         __syncwarp();
         const uint32_t nb = B->nb, lits = B->pre[nb], bend = B->bend, end = B->end;
         /* literals: byte t of the batch's is byte t - pre[j] of sequence j's */
@@ -701,12 +657,12 @@ __device__ static void lz4_copy_stream(Lz4Pair *P, unsigned *batch_no, const uin
             }
             __syncwarp(); /* a window slot written twice (x and x + kLz4Win): the later byte lands last */
         }
-        /* matches, in order (lz4_put_match: which bytes the window still holds) */
+        /* matches, in order (zg_put_match: which bytes the window still holds) */
         for (uint32_t k = 0; k < nb; k++) {
             const zg_lz4_seq q = B->seq[k];
             if (!q.ml) continue;
             __syncwarp(); /* every byte written before it is visible */
-            lz4_put_match(o, win, q.op + q.lit, q.offset, q.ml, bend, lane);
+            zg_put_match<kLz4Win>(o, win, q.op + q.lit, q.offset, q.ml, bend, lane);
         }
         __syncwarp();
         if (end && lane == 0) {
@@ -714,7 +670,7 @@ __device__ static void lz4_copy_stream(Lz4Pair *P, unsigned *batch_no, const uin
             *actual = B->status ? 0 : bend;
         }
         __syncwarp(); /* (every lane has read the batch) */
-        if (lane == 0) lz4_publish(&P->consumed, b + 1);
+        if (lane == 0) zg_publish(&P->consumed, b + 1);
         __syncwarp();
         if (end) return;
     }

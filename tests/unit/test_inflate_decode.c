@@ -9,12 +9,24 @@
 static zi_shared *SH;
 static zi_find_scratch FS;
 static void *ML;
-static size_t windows, short_windows, rounds;
+static size_t windows, short_windows, rounds, serial_runs;
+static int force_serial = -1; /* -1: the decoder's choice (zi_stream); 0 / 1: windows / serial mode for every stream */
 
 static int run_decoder(const uint8_t *c, size_t cn, uint8_t *out, size_t cap, size_t *actual) {
     int status = -1;
     *actual = 0;
-    zi_stream(SH, c, (uint32_t)cn, out, (uint32_t)cap, ML, &status, actual);
+    if (force_serial < 0) {
+        zi_stream(SH, c, (uint32_t)cn, out, (uint32_t)cap, ML, &status, actual);
+    } else {
+        zi_spec spec;
+        memset(&spec, 0, sizeof spec);
+        spec.cap = (uint32_t)cap;
+        spec.serial = (uint32_t)force_serial;
+        zi_decode(SH, c, (uint32_t)cn, out, ML, &spec);
+        status = zi_verdict(SH);
+        *actual = SH->outpos;
+    }
+    serial_runs += SH->serial;
     windows += SH->stat_windows;
     short_windows += SH->stat_short;
     rounds += SH->stat_rounds;
@@ -395,10 +407,21 @@ int main(void) {
     test_named_errors();
     test_valid_streams();
     printf("valid streams: %zu windows, %zu ended before their last lane (chain break or full match list), %zu "
-           "pointer-jumping rounds\n", windows, short_windows, rounds);
+           "pointer-jumping rounds, %zu streams in serial mode\n", windows, short_windows, rounds, serial_runs);
     CHECK(rounds > windows / 4); /* pointer jumping ran */
     CHECK(windows > 1000);
+    CHECK(serial_runs > 100); /* labels and zeros compress beyond ZI_SERIAL_RATIO */
     test_damaged_streams();
+    /* the same streams with every one in serial mode, then every one in windows: the same outputs and verdicts */
+    for (force_serial = 1; force_serial >= 0; force_serial--) {
+        const size_t before = serial_runs;
+        test_named_errors();
+        test_valid_streams();
+        test_damaged_streams();
+        printf("forced %s mode: %zu streams in serial mode\n", force_serial ? "serial" : "windows", serial_runs - before);
+        CHECK(force_serial ? serial_runs - before > 1000 : serial_runs == before);
+    }
+    force_serial = -1;
     test_reuse();
     test_parts();
     test_parts_damaged();
