@@ -20,21 +20,22 @@ __device__ static inline void zg_wait_until(const unsigned *counter, unsigned at
     }
 }
 
-/* Match out[m, m + len) := the bytes `offset` back, byte k from m - offset + k % offset (written before the
- * match), by the 32 lanes of a warp; every output byte also goes to win[x % W]. The batch being copied writes
+/* Match out[m, m + len) := the elements (bytes, or DEFLATE's 16-bit part elements) `offset` back, element k from
+ * m - offset + k % offset (written before the match), by the 32 lanes of a warp; every output element also goes
+ * to win[x % W] (win's elements hold out's). The batch being copied writes
  * only below bend, its end, so a byte x written so far is still at win[x % W] if x >= bend - W: no later write
  * can have landed on its slot. A period under 32 bytes (a run) is held in registers and handed out by
  * shuffles. */
-template <uint32_t W>
-__device__ static inline void zg_put_match(uint8_t *out, uint8_t *win, uint32_t m, uint32_t offset, uint32_t len,
-                                           uint32_t bend, unsigned lane) {
+template <uint32_t W, typename T, typename WT>
+__device__ static inline void zg_put_match(T *out, WT *win, uint32_t m, uint32_t offset, uint32_t len, uint32_t bend,
+                                           unsigned lane) {
     const uint32_t src = m - offset, step = offset >= 32 ? 32 : 32 % offset;
     uint32_t r = lane < offset ? lane : lane % offset; /* k % offset as k steps by 32 */
     const bool in_win = src + W >= bend;
     if (offset < 32 && len > 64) { /* a run: lane r holds the period's byte r */
-        const uint8_t v = in_win ? win[(src + r) % W] : out[src + r];
+        const T v = in_win ? (T)win[(src + r) % W] : out[src + r];
         for (uint32_t base = 0; base < len; base += 32) {
-            const uint8_t b = (uint8_t)__shfl_sync(0xffffffffu, v, r);
+            const T b = (T)__shfl_sync(0xffffffffu, (uint32_t)v, r);
             const uint32_t k = base + lane;
             if (k < len) {
                 out[m + k] = b;
@@ -45,7 +46,7 @@ __device__ static inline void zg_put_match(uint8_t *out, uint8_t *win, uint32_t 
         }
     } else {
         for (uint32_t k = lane; k < len; k += 32) { /* (k and k + W fall to one lane: the last write wins) */
-            const uint8_t b = in_win ? win[(src + r) % W] : out[src + r];
+            const T b = in_win ? (T)win[(src + r) % W] : out[src + r];
             out[m + k] = b;
             win[(m + k) % W] = b;
             r += step;

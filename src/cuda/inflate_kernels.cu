@@ -46,11 +46,9 @@ static size_t parts_bytes(size_t n, size_t P, size_t max_out, parts_layout *L, u
     return at + n * region * sizeof(uint16_t);
 }
 
-/* Parts stream i gets (1 where it is too large for the decoder: the whole decode reports that; 1 in serial
- * mode, whose single decode takes no windows to share out). */
+/* Parts stream i gets (1 where it is too large for the decoder: the whole decode reports that). */
 static __device__ uint32_t stream_parts(size_t nb, size_t cap, uint32_t P) {
-    if (nb > ZI_MAX_BYTES || cap > ZI_MAX_BYTES || zi_serial_wanted((uint32_t)nb, (uint32_t)cap)) return 1;
-    return zi_stream_parts((uint32_t)nb, P, ZI_PART_MIN_BYTES);
+    return nb > ZI_MAX_BYTES || cap > ZI_MAX_BYTES ? 1 : zi_stream_parts((uint32_t)nb, P, ZI_PART_MIN_BYTES);
 }
 
 /* Part k > 0's 16-bit buffer in stream i's region (its slots: zi_part_slot of the stream's output over its np parts;
@@ -209,7 +207,7 @@ __global__ void __launch_bounds__(ZI_NL, ZI_BLOCKS_PER_SM)
         }
         const uint32_t cap32 = cap > ZI_MAX_BYTES ? ZI_MAX_BYTES + 1u : (uint32_t)cap, slot = zi_part_slot(cap32, np);
         zi_spec spec = zi_part_spec(starts, k, np, k ? slot * zi_part_slots(starts, k, np) : cap32);
-        spec.serial = np == 1 && zi_serial_wanted((uint32_t)nb, cap32); /* (a stream too big fails before) */
+        spec.serial = zi_serial_wanted((uint32_t)nb, cap32); /* (a stream too big fails before) */
         void *dst = k ? (void *)part_buffer(L, i, k, cap32, np) : out[i];
         zi_decode(&sh, (const uint8_t *)in[i], nb > ZI_MAX_BYTES ? ZI_MAX_BYTES + 1u : (uint32_t)nb, dst, mine, &spec);
         if (threadIdx.x == 0) {

@@ -42,8 +42,10 @@
 
 #ifdef __CUDACC__
 #define ZI_FN static __host__ __device__ inline
+#define ZI_HOT static __host__ __device__ __forceinline__ /* the token loop's steps: a reader kept in registers */
 #else
 #define ZI_FN static inline
+#define ZI_HOT static inline
 #endif
 #ifdef __CUDA_ARCH__
 #define ZI_ATOMIC_MIN(p, v) atomicMin((p), (v))
@@ -90,9 +92,15 @@ ZI_FN uint32_t zi_fetch_add(uint32_t *p, uint32_t v) {
 #define ZI_MAX_PARTS 12
 #endif
 #define ZI_SERIAL_RATIO 8u /* streams decoding to this many times their size or more: serial mode */
-#define ZI_SB 32           /* serial mode: tokens a batch */
-#define ZI_SSPAN 1024      /* serial mode: a batch ends once it decodes to this many bytes (plus its last token) */
-#define ZI_SWIN 4096       /* serial mode: the copier's window of the output's last bytes (shared memory) */
+#ifndef ZI_SB
+#define ZI_SB 32
+#endif           /* serial mode: tokens a batch */
+#ifndef ZI_SSPAN
+#define ZI_SSPAN 1024
+#endif      /* serial mode: a batch ends once it decodes to this many bytes (plus its last token) */
+#ifndef ZI_SWIN
+#define ZI_SWIN 4096
+#endif       /* serial mode: the copier's window of the output's last bytes (shared memory) */
 #define ZI_MAX_BYTES 0x0fffffffu /* streams and outputs under 256 MiB: bit positions (+ a window) fit 32 bits */
 
 /* Per-stream error codes (0 = fine); zi_error_text() names them. */
@@ -142,7 +150,7 @@ typedef struct zi_br {
     uint64_t buf;
 } zi_br;
 
-ZI_FN uint32_t zi_load32(const uint8_t *p, uint32_t n, uint32_t at) {
+ZI_HOT uint32_t zi_load32(const uint8_t *p, uint32_t n, uint32_t at) {
     if (at + 4 <= n) {
 #ifdef __CUDA_ARCH__
         const uintptr_t a = (uintptr_t)(p + at);
@@ -159,7 +167,7 @@ ZI_FN uint32_t zi_load32(const uint8_t *p, uint32_t n, uint32_t at) {
     return v;
 }
 
-ZI_FN void zi_refill(zi_br *b) { /* afterwards avail >= 32 */
+ZI_HOT void zi_refill(zi_br *b) { /* afterwards avail >= 32 */
     if (b->avail < 32) {
         b->buf |= (uint64_t)zi_load32(b->p, b->n, b->next) << b->avail;
         b->next += 4;
@@ -179,7 +187,7 @@ ZI_FN void zi_br_init(zi_br *b, const uint8_t *p, uint32_t n, uint32_t bitpos) {
     b->pos = bitpos;
 }
 
-ZI_FN uint32_t zi_bits(zi_br *b, uint32_t k) { /* k <= 32, after a refill */
+ZI_HOT uint32_t zi_bits(zi_br *b, uint32_t k) { /* k <= 32, after a refill */
     const uint32_t v = (uint32_t)(b->buf & ((1ull << k) - 1));
     b->buf >>= k;
     b->avail -= k;
@@ -279,7 +287,7 @@ ZI_FN void zi_table_fill(const zi_code *c, uint32_t lane, uint32_t nl) {
     }
 }
 
-ZI_FN uint32_t zi_lookup(const uint32_t *tab, uint32_t root, uint64_t buf) {
+ZI_HOT uint32_t zi_lookup(const uint32_t *tab, uint32_t root, uint64_t buf) {
     uint32_t e = tab[buf & ((1u << root) - 1)];
     if (ZI_E_KIND(e) == ZI_SUB) e = tab[ZI_E_VAL(e) + ((uint32_t)(buf >> root) & ((1u << ZI_E_EXTRA(e)) - 1))];
     return e;
@@ -290,7 +298,7 @@ enum { ZI_T_LIT = 0, ZI_T_MATCH = 1, ZI_T_EOB = 2 };
 
 /* The token at b->pos: a literal (*a = byte), a match (*a = length, *d = distance) or the end of block;
  * negative: -ZI_E_SYMBOL. The caller compares b->pos with the stream's bit count. */
-ZI_FN int zi_token(zi_br *b, const uint32_t *lt, const uint32_t *dt, uint32_t *a, uint32_t *d) {
+ZI_HOT int zi_token(zi_br *b, const uint32_t *lt, const uint32_t *dt, uint32_t *a, uint32_t *d) {
     zi_refill(b);
     uint32_t e = zi_lookup(lt, ZI_LROOT, b->buf);
     const uint32_t k = ZI_E_KIND(e);
@@ -511,7 +519,7 @@ typedef struct zi_shared {
     uint32_t serial;          /* serial mode (zi_spec) */
     zi_sbatch sb[2];          /* serial mode: the two batches in flight between parser and copier */
     unsigned s_prod, s_cons;  /* serial mode: batches of the block handed over / copied */
-    uint8_t swin[ZI_SWIN];    /* serial mode: the copier's window, byte x at x % ZI_SWIN */
+    uint16_t swin[ZI_SWIN];   /* serial mode: the copier's window, element x at x % ZI_SWIN */
 } zi_shared;
 
 /* A lane's walk along its own path from its segment start s0: every token, past events (an invalid code
@@ -865,49 +873,47 @@ ZI_FN void zi_copy_run(void *out, uint32_t wide, uint32_t pos, uint32_t len, uin
 /* A stream of nbytes decoding to cap bytes or more is decoded in serial mode (see the top). */
 ZI_FN int zi_serial_wanted(uint32_t nbytes, uint32_t cap) { return (uint64_t)cap >= (uint64_t)ZI_SERIAL_RATIO * nbytes; }
 
-/* The next batch of a Huffman block's tokens, from reader b at output position *op, into B (written only if
- * `write`): up to ZI_SB tokens, ending once the batch covers ZI_SSPAN bytes, at the end of block, or at an error
- * (*err, the tokens before it kept: the stream fails anyway). Returns 1 when the block is done. The checks of
- * a sequential decoder: no bits past the stream, valid symbols, no distance before the output's start, no
- * output past cap. */
-ZI_FN int zi_serial_fill(const zi_shared *sh, zi_br *b, uint32_t *op, zi_sbatch *B, int write, uint32_t *err) {
-    const uint32_t op0 = *op, cap = sh->cap;
-    uint32_t n = 0;
+/* The next batch of a Huffman block's tokens, from reader *br at output position *op, into B: up to ZI_SB
+ * tokens, ending once the batch covers ZI_SSPAN bytes, at the end of block, or at an error (*err, the tokens
+ * before it kept: the stream fails anyway). Returns 1 when the block is done. The checks of a sequential decoder:
+ * no bits past the stream, valid symbols, no distance before the output's start, no output past cap. The reader
+ * and position live in registers meanwhile (a reader reached through memory cost the GPU's parser warp 700
+ * cycles a token); on the GPU every lane of the parser warp runs this and stores the same values. */
+ZI_HOT int zi_serial_fill(const zi_shared *sh, zi_br *br, uint32_t *op_io, zi_sbatch *B, uint32_t *err) {
+    const uint32_t *lt = sh->lt, *dt = sh->dt;
+    const uint32_t cap = sh->cap, nbits = sh->nbits, op0 = *op_io;
+    zi_br b = *br;
+    uint32_t op = op0, n = 0, e = 0;
     int done = 0;
-    while (n < ZI_SB && *op - op0 < ZI_SSPAN) {
-        uint32_t a = 0, d = 0, tok, len;
-        const int t = zi_token(b, sh->lt, sh->dt, &a, &d);
-        if (b->pos > sh->nbits) *err = ZI_E_TRUNC;
-        else if (t < 0) *err = (uint32_t)-t;
+    while (n < ZI_SB && op - op0 < ZI_SSPAN) {
+        uint32_t a = 0, d = 0;
+        const int t = zi_token(&b, lt, dt, &a, &d);
+        if (b.pos > nbits) e = ZI_E_TRUNC;
+        else if (t < 0) e = (uint32_t)-t;
         else if (t == ZI_T_EOB) done = 1;
-        else if (t == ZI_T_LIT && *op >= cap) *err = ZI_E_OVERFLOW;
-        else if (t == ZI_T_MATCH && d > *op) *err = ZI_E_DIST;
-        else if (t == ZI_T_MATCH && a > cap - *op) *err = ZI_E_OVERFLOW;
-        if (*err || done) {
-            done = 1;
-            break;
-        }
-        tok = t == ZI_T_LIT ? a : d << 16 | a;
-        len = t == ZI_T_LIT ? 1 : a;
-        if (write) {
-            B->pos[n] = *op;
-            B->tok[n] = tok;
-        }
+        else if (t == ZI_T_LIT && op >= cap) e = ZI_E_OVERFLOW;
+        else if (t == ZI_T_MATCH && (d > op)) e = ZI_E_DIST;
+        else if (t == ZI_T_MATCH && a > cap - op) e = ZI_E_OVERFLOW;
+        if (e || done) break;
+        B->pos[n] = op;
+        B->tok[n] = t == ZI_T_LIT ? a : d << 16 | a;
         n++;
-        *op += len;
+        op += t == ZI_T_LIT ? 1 : a;
     }
-    if (write) {
-        B->n = n;
-        B->end = (uint32_t)done;
-        B->bend = *op;
-    }
+    done |= e != 0;
+    B->n = n;
+    B->end = (uint32_t)done;
+    B->bend = op;
+    *br = b;
+    *op_io = op;
+    if (e) *err = e;
     return done;
 }
 
 #ifdef __CUDACC__
 #include "cuda/copier.cuh"
 /* Warp 0: the block's tokens in order, a batch at a time (every lane decodes the same tokens, from the same
- * bytes and table entries: no divergence; lane 0 writes), into the buffer of the batch before last once the
+ * bytes and table entries, and stores the same values: no divergence), into the buffer of the batch before last once the
  * copier is done with it. Leaves the block's end position, output size and error in sh. */
 __device__ static void zi_serial_parser(zi_shared *sh, const uint8_t *in, uint32_t lane) {
     zi_br b;
@@ -917,7 +923,7 @@ __device__ static void zi_serial_parser(zi_shared *sh, const uint8_t *in, uint32
         zi_sbatch *B = &sh->sb[bn & 1];
         zg_wait_until(&sh->s_cons, bn - 1); /* batch bn - 2, which used this buffer, is copied */
         __syncwarp();
-        const int done = zi_serial_fill(sh, &b, &op, B, lane == 0, &err);
+        const int done = zi_serial_fill(sh, &b, &op, B, &err);
         if (lane == 0) zg_publish(&sh->s_prod, bn + 1);
         __syncwarp();
         if (done) break;
@@ -931,8 +937,8 @@ __device__ static void zi_serial_parser(zi_shared *sh, const uint8_t *in, uint32
 
 /* Warp 1: each batch's literals at once (a lane a token), then its matches in order, warp-wide (a match may copy
  * the one before), from the window where it still holds the source (zg_put_match). A batch spans under ZI_SWIN
- * bytes, so none of its bytes share a window slot. */
-__device__ static void zi_serial_copier(zi_shared *sh, uint8_t *out, uint32_t lane) {
+ * elements, so none of its elements share a window slot. T: bytes, or a part's 16-bit elements. */
+template <typename T> __device__ static void zi_serial_copier(zi_shared *sh, T *out, uint32_t lane) {
     for (unsigned bn = 0;; bn++) {
         const zi_sbatch *B = &sh->sb[bn & 1];
         zg_wait_until(&sh->s_prod, bn + 1);
@@ -940,14 +946,14 @@ __device__ static void zi_serial_copier(zi_shared *sh, uint8_t *out, uint32_t la
         const uint32_t n = B->n, bend = B->bend, end = B->end;
         if (lane < n && !(B->tok[lane] >> 16)) {
             const uint32_t x = B->pos[lane];
-            const uint8_t v = (uint8_t)B->tok[lane];
+            const T v = (T)(B->tok[lane] & 0xffu);
             out[x] = v;
             sh->swin[x % ZI_SWIN] = v;
         }
         for (uint32_t k = 0; k < n; k++) {
             const uint32_t t = B->tok[k];
             if (!(t >> 16)) continue;
-            __syncwarp(); /* every byte written before it is visible */
+            __syncwarp(); /* every element written before it is visible */
             zg_put_match<ZI_SWIN>(out, sh->swin, B->pos[k], t >> 16, t & 0xffffu, bend, lane);
         }
         __syncwarp(); /* (every lane has read the batch) */
@@ -959,12 +965,13 @@ __device__ static void zi_serial_copier(zi_shared *sh, uint8_t *out, uint32_t la
 #endif
 
 /* A Huffman block in serial mode (its tables built), from sh->bitpos at sh->outpos; afterwards both are past the
- * block, or sh->err_code is set. On the GPU warps 0 and 1 run it and the others wait; on the host the same
- * batches are decoded, then copied byte by byte. */
-ZI_FN void zi_serial_block(zi_shared *sh, const uint8_t *in, uint8_t *out) {
+ * block, or sh->err_code is set. Output elements as zi_put (bytes, or a part's 16-bit elements). On the GPU warps
+ * 0 and 1 run it and the others wait; on the host the same batches are decoded, then copied element by element. */
+ZI_FN void zi_serial_block(zi_shared *sh, const uint8_t *in, void *out) {
 #ifdef __CUDA_ARCH__
     if (threadIdx.x < 32) zi_serial_parser(sh, in, threadIdx.x);
-    else if (threadIdx.x < 64) zi_serial_copier(sh, out, threadIdx.x - 32);
+    else if (threadIdx.x < 64 && sh->wide) zi_serial_copier(sh, (uint16_t *)out, threadIdx.x - 32);
+    else if (threadIdx.x < 64) zi_serial_copier(sh, (uint8_t *)out, threadIdx.x - 32);
     __syncthreads();
 #else
     zi_br b;
@@ -972,11 +979,11 @@ ZI_FN void zi_serial_block(zi_shared *sh, const uint8_t *in, uint8_t *out) {
     uint32_t op = sh->outpos, err = 0;
     for (int done = 0; !done;) {
         zi_sbatch *B = &sh->sb[0];
-        done = zi_serial_fill(sh, &b, &op, B, 1, &err);
+        done = zi_serial_fill(sh, &b, &op, B, &err);
         for (uint32_t k = 0; k < B->n; k++) {
             const uint32_t t = B->tok[k], x = B->pos[k], d = t >> 16;
-            if (!d) out[x] = (uint8_t)t;
-            for (uint32_t i = 0; d && i < (t & 0xffffu); i++) out[x + i] = out[x + i - d];
+            if (!d) zi_put(out, sh->wide, x, t & 0xffu);
+            for (uint32_t i = 0; d && i < (t & 0xffffu); i++) zi_put(out, sh->wide, x + i, zi_at(out, sh->wide, x + i - d));
         }
     }
     sh->bitpos = b.pos;
@@ -1245,7 +1252,7 @@ ZI_FN void zi_part_stop(zi_shared *sh) {
  * ones (wide) after ZI_WINDOW marks. A whole stream: start 0, no stops, bytes. */
 typedef struct zi_spec {
     uint32_t start, nstops, wide, cap;
-    uint32_t serial; /* serial mode (narrow decodes only: zi_serial_wanted for a whole stream) */
+    uint32_t serial; /* serial mode (zi_serial_wanted of the whole stream, for each of its parts) */
     uint32_t stops[ZI_MAX_PARTS];
 } zi_spec;
 
@@ -1258,7 +1265,7 @@ ZI_FN void zi_decode(zi_shared *sh, const uint8_t *in, uint32_t nbytes, void *ou
     ZI_ONE(sh->bitpos = spec->start; sh->nbits = nbytes * 8; sh->wide = spec->wide;
            sh->out0 = spec->wide ? ZI_WINDOW : 0; sh->outpos = sh->out0; sh->cap = spec->cap; sh->block_final = 0;
            sh->nstops = spec->nstops; for (uint32_t m = 0; m < spec->nstops; m++) sh->stops[m] = spec->stops[m];
-           sh->stopped = 0; sh->end_part = spec->nstops; sh->serial = spec->serial && !spec->wide;
+           sh->stopped = 0; sh->end_part = spec->nstops; sh->serial = spec->serial;
            sh->stat_windows = 0; sh->stat_short = 0; sh->stat_rounds = 0;
            for (int k = 0; k < ZI_PHASES; k++) sh->tick[k] = 0; ZI_TICK(0); sh->tick[0] = 0;
            sh->err_code = nbytes > ZI_MAX_BYTES || spec->cap > ZI_MAX_BYTES || sh->out0 > spec->cap ? ZI_E_TOO_BIG : 0);
@@ -1298,7 +1305,7 @@ ZI_FN void zi_decode(zi_shared *sh, const uint8_t *in, uint32_t nbytes, void *ou
             ZI_TICK(1);
             if (sh->serial) {
                 ZI_ONE(sh->s_prod = 0; sh->s_cons = 0);
-                zi_serial_block(sh, in, (uint8_t *)out);
+                zi_serial_block(sh, in, out);
                 ZI_TICK(7);
                 if (sh->err_code) break;
             } else for (;;) {
@@ -1583,7 +1590,7 @@ ZI_FN zi_spec zi_part_spec(const uint32_t *start, uint32_t k, uint32_t np, uint3
     for (uint32_t m = 0; m < sp.nstops; m++) sp.stops[m] = start[k + 1 + m];
     sp.wide = k > 0;
     sp.cap = cap;
-    sp.serial = 0; /* (the kernel gives a serial stream one part, and decodes that in serial mode) */
+    sp.serial = 0; /* (the caller sets it: zi_serial_wanted of the whole stream) */
     return sp;
 }
 

@@ -292,12 +292,56 @@ static void bench(void) {
     }
 }
 
+/* ZGPU_INFLATE_SAMPLE=file[:file...]: each file's bytes (a chunk of a benchmark volume), zlib level 5 as the
+ * benchmark writes, 64 copies decoded as one batch: the decoder alone on real chunks (tuning aid; with
+ * ZGPU_INFLATE_SAMPLE_ONLY=1 nothing else runs). */
+static void bench_samples(const char *list) {
+    char *paths = strdup(list);
+    for (char *save = NULL, *path = strtok_r(paths, ":", &save); path; path = strtok_r(NULL, ":", &save)) {
+        FILE *f = fopen(path, "rb");
+        if (!f) {
+            fprintf(stderr, "sample %s: cannot open\n", path);
+            CHECK(0);
+            continue;
+        }
+        fseek(f, 0, SEEK_END);
+        sample sm = {path, malloc((size_t)ftell(f) + 1), (size_t)ftell(f)};
+        fseek(f, 0, SEEK_SET);
+        CHECK(fread(sm.p, 1, sm.n, f) == sm.n);
+        fclose(f);
+        enum { N = 64 };
+        size_t cn;
+        uint8_t *c = zlib_raw(&sm, 5, Z_DEFAULT_STRATEGY, 8, &cn);
+        stream_in st[N];
+        int status[N];
+        uint8_t *out[N];
+        for (int i = 0; i < N; i++) {
+            st[i] = (stream_in){c, cn, sm.n, &sm};
+            out[i] = malloc(sm.n);
+        }
+        const double ms = gpu_batch(st, N, status, out, 5, path, 0);
+        int ok = 1;
+        for (int i = 0; i < N; i++) ok &= status[i] == 0 && memcmp(out[i], sm.p, sm.n) == 0;
+        CHECK_MSG(ok, "sample %s decodes wrong", path);
+        printf("sample %s: %d streams of %zu bytes (ratio %.2f, %s mode): %.2f ms, %.2f GB/s decoded\n", path, N,
+               sm.n, (double)sm.n / (double)cn, zi_serial_wanted((uint32_t)cn, (uint32_t)sm.n) ? "serial" : "windows",
+               ms, (double)N * (double)sm.n / ms / 1e6);
+        for (int i = 0; i < N; i++) free(out[i]);
+        free(c);
+        free(sm.p);
+    }
+    free(paths);
+}
+
 int main(void) {
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
         (void)zt_pass, (void)zt_fail;
         TEST_SKIP("no GPU");
     }
+    const char *samples = getenv("ZGPU_INFLATE_SAMPLE"), *only = getenv("ZGPU_INFLATE_SAMPLE_ONLY");
+    if (samples && *samples) bench_samples(samples);
+    if (only && *only == '1') TEST_MAIN_END();
     test_valid_batch(0);
     test_valid_batch(4);
     test_damaged();

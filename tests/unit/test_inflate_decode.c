@@ -9,7 +9,7 @@
 static zi_shared *SH;
 static zi_find_scratch FS;
 static void *ML;
-static size_t windows, short_windows, rounds, serial_runs;
+static size_t windows, short_windows, rounds, serial_runs, serial_parts; /* serial_parts: parts k > 0 */
 static int force_serial = -1; /* -1: the decoder's choice (zi_stream); 0 / 1: windows / serial mode for every stream */
 
 static int run_decoder(const uint8_t *c, size_t cn, uint8_t *out, size_t cap, size_t *actual) {
@@ -216,9 +216,11 @@ static int run_parts(const uint8_t *c, size_t cn, uint8_t *out, size_t cap, uint
         size[k] = 0;
         end[k] = np - 1 - k;
         if (k && start[k] == ZI_NO_BIT) continue;
-        const zi_spec sp = zi_part_spec(start, k, np, k ? slot * zi_part_slots(start, k, np) : (uint32_t)cap);
+        zi_spec sp = zi_part_spec(start, k, np, k ? slot * zi_part_slots(start, k, np) : (uint32_t)cap);
+        sp.serial = force_serial >= 0 ? (uint32_t)force_serial : (uint32_t)zi_serial_wanted((uint32_t)cn, (uint32_t)cap);
         wide[k] = k ? slots + (size_t)slot * (k - 1) : NULL;
         zi_decode(SH, c, (uint32_t)cn, k ? (void *)wide[k] : (void *)out, ML, &sp);
+        serial_parts += k && SH->serial;
         status[k] = zi_verdict(SH);
         size[k] = SH->outpos - SH->out0;
         end[k] = SH->end_part;
@@ -281,7 +283,8 @@ static void test_parts(void) {
         free(s.p);
     }
     printf("parts: %zu, %zu with a start (the others' slices hold no block start), %zu of them in their stream's "
-           "chain, %zu streams decoded again whole\n", parts, found, chained, redone);
+           "chain, %zu streams decoded again whole; %zu later parts in serial mode so far\n", parts, found, chained,
+           redone, serial_parts);
     CHECK(parts > 100);
     CHECK(redone == 0);
     CHECK(chained == found); /* every guess of the finder was a block start */
@@ -412,19 +415,22 @@ int main(void) {
     CHECK(windows > 1000);
     CHECK(serial_runs > 100); /* labels and zeros compress beyond ZI_SERIAL_RATIO */
     test_damaged_streams();
+    test_reuse();
+    test_parts();
+    test_parts_damaged();
     /* the same streams with every one in serial mode, then every one in windows: the same outputs and verdicts */
     for (force_serial = 1; force_serial >= 0; force_serial--) {
         const size_t before = serial_runs;
         test_named_errors();
         test_valid_streams();
         test_damaged_streams();
+        test_parts();
+        test_parts_damaged();
         printf("forced %s mode: %zu streams in serial mode\n", force_serial ? "serial" : "windows", serial_runs - before);
         CHECK(force_serial ? serial_runs - before > 1000 : serial_runs == before);
+        CHECK(serial_parts > 100); /* (the forced serial pass decoded every later part in serial mode) */
     }
     force_serial = -1;
-    test_reuse();
-    test_parts();
-    test_parts_damaged();
     test_finder_random();
     free(SH);
     free(ML);
