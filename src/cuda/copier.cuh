@@ -24,14 +24,14 @@ __device__ static inline void zg_wait_until(const unsigned *counter, unsigned at
  * m - offset + k % offset (written before the match), by the 32 lanes of a warp; every output element also goes
  * to win[x % W] (win's elements hold out's). The batch being copied writes
  * only below bend, its end, so a byte x written so far is still at win[x % W] if x >= bend - W: no later write
- * can have landed on its slot. A period under 32 bytes (a run) is held in registers and handed out by
+ * can have landed on its slot; and only if x >= lo: bytes below lo were written by others than the copier. A period under 32 bytes (a run) is held in registers and handed out by
  * shuffles. */
 template <uint32_t W, typename T, typename WT>
 __device__ static inline void zg_put_match(T *out, WT *win, uint32_t m, uint32_t offset, uint32_t len, uint32_t bend,
-                                           unsigned lane) {
+                                           uint32_t lo, unsigned lane) {
     const uint32_t src = m - offset, step = offset >= 32 ? 32 : 32 % offset;
     uint32_t r = lane < offset ? lane : lane % offset; /* k % offset as k steps by 32 */
-    const bool in_win = src + W >= bend;
+    const bool in_win = src + W >= bend && src >= lo;
     if (offset < 32 && len > 64) { /* a run: lane r holds the period's byte r */
         const T v = in_win ? (T)win[(src + r) % W] : out[src + r];
         for (uint32_t base = 0; base < len; base += 32) {

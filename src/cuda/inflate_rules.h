@@ -519,6 +519,7 @@ typedef struct zi_shared {
     uint32_t serial;          /* serial mode (zi_spec) */
     zi_sbatch sb[2];          /* serial mode: the two batches in flight between parser and copier */
     unsigned s_prod, s_cons;  /* serial mode: batches of the block handed over / copied */
+    uint32_t swin_lo;         /* serial mode: the window holds no element below (the marks, stored blocks) */
     uint16_t swin[ZI_SWIN];   /* serial mode: the copier's window, element x at x % ZI_SWIN */
 } zi_shared;
 
@@ -954,7 +955,7 @@ template <typename T> __device__ static void zi_serial_copier(zi_shared *sh, T *
             const uint32_t t = B->tok[k];
             if (!(t >> 16)) continue;
             __syncwarp(); /* every element written before it is visible */
-            zg_put_match<ZI_SWIN>(out, sh->swin, B->pos[k], t >> 16, t & 0xffffu, bend, lane);
+            zg_put_match<ZI_SWIN>(out, sh->swin, B->pos[k], t >> 16, t & 0xffffu, bend, sh->swin_lo, lane);
         }
         __syncwarp(); /* (every lane has read the batch) */
         if (lane == 0) zg_publish(&sh->s_cons, bn + 1);
@@ -1265,7 +1266,7 @@ ZI_FN void zi_decode(zi_shared *sh, const uint8_t *in, uint32_t nbytes, void *ou
     ZI_ONE(sh->bitpos = spec->start; sh->nbits = nbytes * 8; sh->wide = spec->wide;
            sh->out0 = spec->wide ? ZI_WINDOW : 0; sh->outpos = sh->out0; sh->cap = spec->cap; sh->block_final = 0;
            sh->nstops = spec->nstops; for (uint32_t m = 0; m < spec->nstops; m++) sh->stops[m] = spec->stops[m];
-           sh->stopped = 0; sh->end_part = spec->nstops; sh->serial = spec->serial;
+           sh->stopped = 0; sh->end_part = spec->nstops; sh->serial = spec->serial; sh->swin_lo = sh->outpos;
            sh->stat_windows = 0; sh->stat_short = 0; sh->stat_rounds = 0;
            for (int k = 0; k < ZI_PHASES; k++) sh->tick[k] = 0; ZI_TICK(0); sh->tick[0] = 0;
            sh->err_code = nbytes > ZI_MAX_BYTES || spec->cap > ZI_MAX_BYTES || sh->out0 > spec->cap ? ZI_E_TOO_BIG : 0);
@@ -1287,7 +1288,7 @@ ZI_FN void zi_decode(zi_shared *sh, const uint8_t *in, uint32_t nbytes, void *ou
         if (sh->btype == 0) {
             const uint32_t from = sh->next >> 3, len = sh->stored_len, o = sh->outpos;
             ZI_ALL(for (uint32_t k = lane; k < len; k += ZI_NL) zi_put(out, sh->wide, o + k, in[from + k]));
-            ZI_ONE(sh->outpos += len; sh->bitpos = sh->next + len * 8);
+            ZI_ONE(sh->outpos += len; sh->bitpos = sh->next + len * 8; sh->swin_lo = sh->outpos);
             ZI_TICK(0);
         } else {
             ZI_ALL(zi_tables_clear(sh, lane));
@@ -1395,6 +1396,9 @@ ZI_FN void zi_stream(zi_shared *sh, const uint8_t *in, uint32_t nbytes, uint8_t 
  * Nothing a guess leads to is trusted: only a part's own decode of the true bits ever reaches the output. */
 #define ZI_NO_BIT 0xffffffffu
 #define ZI_PART_MIN_BYTES (256u << 10) /* a stream gets a part per this many stored bytes, at most */
+/* the same in serial mode, whose parser's time goes with the stored bits (a label volume's chunk: 16 MiB stored
+ * in 314 KB, zlib's blocks ~20 KB) */
+#define ZI_SERIAL_PART_MIN_BYTES (32u << 10)
 
 /* Parts a stream of nbytes stored bytes gets of a batch's P: one per min_bytes at most (ZI_PART_MIN_BYTES; the
  * unit test splits small streams). */

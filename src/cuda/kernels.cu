@@ -662,7 +662,7 @@ __device__ static void lz4_copy_stream(Lz4Pair *P, unsigned *batch_no, const uin
             const zg_lz4_seq q = B->seq[k];
             if (!q.ml) continue;
             __syncwarp(); /* every byte written before it is visible */
-            zg_put_match<kLz4Win>(o, win, q.op + q.lit, q.offset, q.ml, bend, lane);
+            zg_put_match<kLz4Win>(o, win, q.op + q.lit, q.offset, q.ml, bend, 0, lane);
         }
         __syncwarp();
         if (end && lane == 0) {
