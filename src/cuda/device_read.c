@@ -227,18 +227,16 @@ enum { COMP_NONE = 0, COMP_ZSTD, COMP_GZIP, COMP_ZLIB, COMP_LZ4, COMP_BLOSC };
  * whose codec names the fault. */
 enum { ZSTD_OWN = 0, ZSTD_NVCOMP };
 /* Which DEFLATE decoder (gzip, zlib, blosc's zlib) a stream gets (ZGPU_DEFLATE_DECODER=auto|zgpu|nvcomp|host).
- * zgpu: inflate_kernels.cu, a thread block per stream decoding windows of it in parallel, every rule checked on
- * the device. host: host threads (libdeflate). auto (default): zgpu's, but host threads for gzip / zlib reads
- * compressing better than DEFLATE_HOST_RATIO:1, where libdeflate copies long matches at memory speed while
- * the GPU decoder's work grows with the output (H100, 16 threads, whole reads: label volume 33:1, host 19.4 GB/s,
- * GPU 3.6; image and field volumes 1.1-1.3:1, GPU 14.1 / 14.4, host 2.3 / 1.9). nvcomp: nvCOMP's, which assumes valid
- * input, so only with gpu_trust_input (otherwise host threads decode). */
+ * auto (default) and zgpu: inflate_kernels.cu, a thread block per stream (or part of one) decoding windows of
+ * it in parallel, or in serial mode for streams compressing 8:1 or better, every rule checked on the device
+ * (H100, whole reads: label volume 33:1 in serial mode 48 GB/s, host threads 19.4; image and field volumes
+ * 1.1-1.3:1, GPU 14.1 / 14.4, host 2.3 / 1.9). host: host threads (libdeflate). nvcomp: nvCOMP's, which assumes
+ * valid input, so only with gpu_trust_input (otherwise host threads decode). */
 enum { DEFLATE_OWN = 0, DEFLATE_NVCOMP, DEFLATE_HOST };
 /* Which decoder blosc's LZ4 streams get (ZGPU_LZ4_DECODER=auto|zgpu|nvcomp). auto: zgpu's (kernels.cu), a parser
  * and a copier warp a stream, checking as they go; nvcomp: the check kernel, then nvCOMP's batch (two walks of
  * every stream, each waiting on the longest one). numcodecs' LZ4 chunks (a whole chunk one stream) go to nvCOMP. */
 enum { LZ4_OWN = 0, LZ4_NVCOMP };
-#define DEFLATE_HOST_RATIO 8
 enum { POST_CRC32C = 1, POST_SHUFFLE, POST_BYTESWAP, POST_DELTA };
 
 typedef struct pipe {
@@ -790,6 +788,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     const uint64_t data_end = L->pos;
     size_t n_fmt[N_FMT] = {0}, n_copy = 0, n_gpu = 0, n_refs = 0, n_unsh = 0;
     uint64_t inflate_max_out = 0; /* the largest output of a stream zgpu's DEFLATE decoder takes */
+    int inflate_serial = 1;       /* every such stream decodes in serial mode: a launch of serial-mode blocks */
     for (size_t i = first; i < first + count; i++) {
         const dtask *t = &j->t[i];
         if (t->kind != T_GPU) continue;
@@ -802,11 +801,17 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
                 } else {
                     n_fmt[fmt]++;
                     if (fmt == FMT_INFLATE && t->streams[k].dst_len > inflate_max_out) inflate_max_out = t->streams[k].dst_len;
+                    if (fmt == FMT_INFLATE)
+                        inflate_serial &= zg_inflate_serial_wanted(t->streams[k].src_len, t->streams[k].dst_len);
                 }
             }
             if (!t->bh.memcpyed && t->bh.shuffle != ZG_BLOSC_NOSHUFFLE) n_unsh++;
         } else if (pp->comp != COMP_NONE) {
-            n_fmt[task_fmt(j, t)]++;
+            const int fmt = task_fmt(j, t);
+            if (fmt < 0) continue; /* (no GPU format: never a GPU task) */
+            n_fmt[fmt]++;
+            /* (the stored chunk, framing included: a stream serial by it is serial by its DEFLATE bytes too) */
+            if (fmt == FMT_INFLATE) inflate_serial &= zg_inflate_serial_wanted(t->nbytes, pp->comp_out);
         }
     }
     if (pp->comp != COMP_BLOSC && n_fmt[FMT_INFLATE]) inflate_max_out = pp->comp_out;
@@ -855,7 +860,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     const uint64_t o_zscr = take(L, zg_zd_scratch_bytes((uint32_t)zb_n));
     /* zgpu's DEFLATE decoder splits the streams of a small wave into parts, whose buffers take the room the
      * wave leaves in its set's share of the budget */
-    const size_t inflate_parts = zg_inflate_parts(n_fmt[FMT_INFLATE], inflate_max_out, j->parts_room);
+    const size_t inflate_parts = zg_inflate_parts(n_fmt[FMT_INFLATE], inflate_max_out, j->parts_room, inflate_serial);
     const uint64_t o_iscr = take(L, zg_inflate_scratch_bytes(n_fmt[FMT_INFLATE], inflate_max_out, inflate_parts));
     if (j->trace && n_fmt[FMT_INFLATE])
         fprintf(stderr, "zgpu trace: wave of %zu chunks: %zu DEFLATE streams in %zu parts each (room %.0f MB)\n", count,
@@ -1058,7 +1063,8 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
         const size_t k = fmt_base[FMT_INFLATE];
         CU(zg_inflate_launch((const void *const *)(D + o_in) + k, (const size_t *)(D + o_inb) + k,
                              (void *const *)(D + o_out) + k, (const size_t *)(D + o_cap) + k, (size_t *)(D + o_act) + k,
-                             (int *)(D + o_status) + k, n_fmt[FMT_INFLATE], inflate_max_out, inflate_parts, D + o_iscr, s),
+                             (int *)(D + o_status) + k, n_fmt[FMT_INFLATE], inflate_max_out, inflate_parts, inflate_serial,
+                             D + o_iscr, s),
            "DEFLATE decoder kernel");
     }
     if (n_fmt[FMT_LZ4]) {
@@ -1418,16 +1424,7 @@ static zgpu_status run_read(zgpu_array *a, const uint64_t *start, const uint64_t
     const char *ddec = getenv("ZGPU_DEFLATE_DECODER");
     const int deflate = j.pp.comp == COMP_GZIP || j.pp.comp == COMP_ZLIB;
     if (!ddec || !*ddec || !strcmp(ddec, "auto")) {
-        uint64_t stored = 0, present = 0;
-        for (size_t i = 0; i < plan.n_tasks; i++)
-            if (plan.tasks[i].state == ZG_TASK_PRESENT) {
-                stored += plan.tasks[i].nbytes;
-                present++;
-            }
-        j.deflate_mode = deflate && DEFLATE_HOST_RATIO * stored < present * j.pp.chunk_nbytes ? DEFLATE_HOST : DEFLATE_OWN;
-        if (j.pp.gpu && j.deflate_mode == DEFLATE_HOST)
-            not_gpu(&j.pp, "codec '%s': DEFLATE compressing better than 8:1 decodes faster on host threads",
-                    j.pp.comp_name);
+        j.deflate_mode = DEFLATE_OWN;
     } else {
         j.deflate_mode = !strcmp(ddec, "zgpu") ? DEFLATE_OWN : !strcmp(ddec, "nvcomp") ? DEFLATE_NVCOMP : DEFLATE_HOST;
         if (j.pp.gpu && deflate && j.deflate_mode == DEFLATE_HOST)

@@ -13,21 +13,26 @@ extern "C" {
 
 /** Parts each stream of a batch of n streams (outputs of at most max_out bytes) is split into: enough that the
  *  decode fills the GPU, as many as `room` bytes hold the buffers of (1: none). ZGPU_INFLATE_PARTS=n asks for n. */
-size_t zg_inflate_parts(size_t n, size_t max_out, size_t room);
+size_t zg_inflate_parts(size_t n, size_t max_out, size_t room, int serial);
+/** Whether a stream of in_bytes decoding to out_bytes decodes in serial mode (inflate_rules.h): a batch of only
+ *  such streams can be launched with `serial` set, which fits three times as many of its parts on an SM. */
+int zg_inflate_serial_wanted(uint64_t in_bytes, uint64_t out_bytes);
 /** Device scratch bytes for such a batch in that many parts. */
 size_t zg_inflate_scratch_bytes(size_t n, size_t max_out, size_t parts);
 /** Decodes stream i (in[i], in_bytes[i] bytes) into out[i], which it must fill exactly (out_bytes[i], at most
  *  max_out); status[i] gets 0 or a ZI_E_* code (zi_error_text names it), actual[i] the bytes written. Streams
- *  and outputs must be under ZI_MAX_BYTES (larger ones get ZI_E_TOO_BIG). Launched on stream s; scratch as
- *  zg_inflate_scratch_bytes(n, max_out, parts). */
+ *  and outputs must be under ZI_MAX_BYTES (larger ones get ZI_E_TOO_BIG). serial: every stream is decoded in
+ *  serial mode (for batches of streams that all zg_inflate_serial_wanted; parts as zg_inflate_parts with the same
+ *  flag). Launched on stream s; scratch as zg_inflate_scratch_bytes(n, max_out, parts). */
 cudaError_t zg_inflate_launch(const void *const *in, const size_t *in_bytes, void *const *out, const size_t *out_bytes,
-                              size_t *actual, int *status, size_t n, size_t max_out, size_t parts, void *scratch,
-                              cudaStream_t s);
+                              size_t *actual, int *status, size_t n, size_t max_out, size_t parts, int serial,
+                              void *scratch, cudaStream_t s);
 /** The same, adding to profile[0, ZI_PHASES) the clock cycles thread 0 of each block spent in each phase, to
  *  profile[ZI_PHASES] the windows and to profile[ZI_PHASES + 1] the pointer-jumping rounds (device memory, or NULL). */
 cudaError_t zg_inflate_launch_profiled(const void *const *in, const size_t *in_bytes, void *const *out,
                                        const size_t *out_bytes, size_t *actual, int *status, size_t n, size_t max_out,
-                                       size_t parts, void *scratch, unsigned long long *profile, cudaStream_t s);
+                                       size_t parts, int serial, void *scratch, unsigned long long *profile,
+                                       cudaStream_t s);
 
 #ifdef __cplusplus
 }

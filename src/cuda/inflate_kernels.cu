@@ -143,6 +143,11 @@ __device__ uint32_t find_round(const uint8_t *in, uint32_t nbytes, uint32_t from
     return next;
 }
 
+/* Which jobs a launch of the parts kernel takes: all (find, then decode), the finder's only, or the decode jobs
+ * only, in serial mode for every stream, by blocks of ZI_SERIAL_NL threads with ZI_SERIAL_SHARED bytes of shared
+ * memory (the finder's jobs, which need ZI_NL threads, taken by a launch before). */
+enum { ZI_JOBS_ALL = 0, ZI_JOBS_FIND, ZI_JOBS_SERIAL };
+
 /* find and decode, one kernel: thread blocks take jobs from a queue, first the finder's (job j: part 1 + j % (P - 1)
  * of stream j / (P - 1)), then the parts' (job nfind + w: part w % P of stream w / P: part 0 into the output, the
  * others into their slots). A part waits until its stream's starts are found: those jobs were all taken before
@@ -151,7 +156,7 @@ __device__ uint32_t find_round(const uint8_t *in, uint32_t nbytes, uint32_t from
 __global__ void __launch_bounds__(ZI_NL, ZI_BLOCKS_PER_SM)
     zg_inflate_parts_kernel(const void *const *in, const size_t *in_bytes, void *const *out, const size_t *out_bytes,
                             size_t n, uint32_t P, parts_layout L, uint8_t *scratch, unsigned long long *profile,
-                            int find_only) {
+                            int jobs) {
     extern __shared__ __align__(16) unsigned char zi_smem[];
     zi_shared &sh = *reinterpret_cast<zi_shared *>(zi_smem);
     __shared__ uint32_t job, best, starts[ZI_MAX_PARTS];
@@ -160,10 +165,14 @@ __global__ void __launch_bounds__(ZI_NL, ZI_BLOCKS_PER_SM)
     zi_find_scratch *fslot = reinterpret_cast<zi_find_scratch *>(zi_smem);
     constexpr uint32_t nslots = sizeof(zi_shared) / sizeof(zi_find_scratch) < ZI_NL
                                     ? (uint32_t)(sizeof(zi_shared) / sizeof(zi_find_scratch)) : ZI_NL;
-    uint8_t *mine = scratch + (size_t)blockIdx.x * ZI_SCRATCH;
-    const size_t nfind = n * (P - 1), njobs = nfind + (find_only ? 0 : n * P);
+    /* (serial-mode blocks, ZI_SERIAL_NL threads with ZI_SERIAL_SHARED bytes, take no scratch: more of them run
+     * than the scratch has regions, and serial mode uses none) */
+    const int serial_blocks = jobs == ZI_JOBS_SERIAL;
+    uint8_t *mine = scratch + (serial_blocks ? 0 : (size_t)blockIdx.x * ZI_SCRATCH);
+    const size_t nfind = n * (P - 1), first = serial_blocks ? nfind : 0;
+    const size_t njobs = jobs == ZI_JOBS_FIND ? nfind : nfind + n * P;
     for (;;) {
-        if (threadIdx.x == 0) job = atomicAdd(L.queue, 1u);
+        if (threadIdx.x == 0) job = (uint32_t)first + atomicAdd(L.queue, 1u);
         __syncthreads();
         const size_t j = job;
         if (j >= njobs) break;
@@ -176,7 +185,7 @@ __global__ void __launch_bounds__(ZI_NL, ZI_BLOCKS_PER_SM)
                 const uint32_t nbits = (uint32_t)nb * 8, to = zi_part_from(nbits, k + 1, np);
                 for (uint32_t from = zi_part_from(nbits, k, np); from != ZI_NO_BIT;)
                     from = find_round((const uint8_t *)in[i], (uint32_t)nb, from, to, &best, flist, fwarp, &fover,
-                                      fslot, nslots, find_only ? profile : NULL);
+                                      fslot, nslots, jobs == ZI_JOBS_FIND ? profile : NULL);
             }
             if (threadIdx.x == 0) {
                 L.start[i * P + k] = best;
@@ -210,7 +219,7 @@ __global__ void __launch_bounds__(ZI_NL, ZI_BLOCKS_PER_SM)
         }
         const uint32_t cap32 = cap > ZI_MAX_BYTES ? ZI_MAX_BYTES + 1u : (uint32_t)cap, slot = zi_part_slot(cap32, np);
         zi_spec spec = zi_part_spec(starts, k, np, k ? slot * zi_part_slots(starts, k, np) : cap32);
-        spec.serial = zi_serial_wanted((uint32_t)nb, cap32); /* (a stream too big fails before) */
+        spec.serial = serial_blocks || zi_serial_wanted((uint32_t)nb, cap32); /* (a stream too big fails before) */
         void *dst = k ? (void *)part_buffer(L, i, k, cap32, np) : out[i];
         zi_decode(&sh, (const uint8_t *)in[i], nb > ZI_MAX_BYTES ? ZI_MAX_BYTES + 1u : (uint32_t)nb, dst, mine, &spec);
         if (threadIdx.x == 0) {
@@ -288,7 +297,7 @@ __global__ void zg_inflate_resolve_kernel(void *const *out, const size_t *in_byt
 
 /* Per device: SMs and decode blocks one SM holds (with the shared memory attribute set). */
 typedef struct dev_info {
-    int ready, sms, per_sm;
+    int ready, sms, per_sm, per_sm_serial; /* per_sm_serial: serial-mode blocks of the parts kernel */
 } dev_info;
 
 static cudaError_t device_info(dev_info *out) {
@@ -302,9 +311,12 @@ static cudaError_t device_info(dev_info *out) {
         if ((e = cudaFuncSetAttribute(zg_inflate_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)) != cudaSuccess ||
             (e = cudaFuncSetAttribute(zg_inflate_parts_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)) != cudaSuccess ||
             (e = cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
-            (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&d->per_sm, zg_inflate_parts_kernel, ZI_NL, smem)) != cudaSuccess)
+            (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&d->per_sm, zg_inflate_parts_kernel, ZI_NL, smem)) != cudaSuccess ||
+            (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&d->per_sm_serial, zg_inflate_parts_kernel, ZI_SERIAL_NL,
+                                                               ZI_SERIAL_SHARED)) != cudaSuccess)
             return e;
         if (d->per_sm < 1) d->per_sm = 1;
+        if (d->per_sm_serial < 1) d->per_sm_serial = 1;
         d->ready = 1;
     }
     *out = *d;
@@ -319,12 +331,12 @@ static size_t grid_for(size_t items) {
 
 /* Enough parts that the decode blocks fill the GPU (ZGPU_INFLATE_PARTS=n sets it, 1 = off), as many as the
  * room holds the 16-bit buffers of. */
-extern "C" size_t zg_inflate_parts(size_t n, size_t max_out, size_t room) {
+extern "C" size_t zg_inflate_parts(size_t n, size_t max_out, size_t room, int serial) {
     const char *env = getenv("ZGPU_INFLATE_PARTS");
     dev_info d;
     size_t P = 1;
     if (env && atoi(env) > 0) P = (size_t)atoi(env);
-    else if (n && device_info(&d) == cudaSuccess) P = (size_t)d.sms * (size_t)d.per_sm / n;
+    else if (n && device_info(&d) == cudaSuccess) P = (size_t)d.sms * (size_t)(serial ? d.per_sm_serial : d.per_sm) / n;
     if (P > ZI_MAX_PARTS) P = ZI_MAX_PARTS;
     while (P > 1 && parts_bytes(n, P, max_out, NULL, NULL) > room) P--;
     return P ? P : 1;
@@ -336,15 +348,20 @@ extern "C" size_t zg_inflate_scratch_bytes(size_t n, size_t max_out, size_t part
     return block_scratch(n, parts) + (parts > 1 ? parts_bytes(n, parts, max_out, NULL, NULL) : 0);
 }
 
+extern "C" int zg_inflate_serial_wanted(uint64_t in_bytes, uint64_t out_bytes) {
+    return in_bytes <= ZI_MAX_BYTES && out_bytes <= ZI_MAX_BYTES && zi_serial_wanted((uint32_t)in_bytes, (uint32_t)out_bytes);
+}
+
 extern "C" cudaError_t zg_inflate_launch(const void *const *in, const size_t *in_bytes, void *const *out,
                                          const size_t *out_bytes, size_t *actual, int *status, size_t n, size_t max_out,
-                                         size_t parts, void *scratch, cudaStream_t s) {
-    return zg_inflate_launch_profiled(in, in_bytes, out, out_bytes, actual, status, n, max_out, parts, scratch, NULL, s);
+                                         size_t parts, int serial, void *scratch, cudaStream_t s) {
+    return zg_inflate_launch_profiled(in, in_bytes, out, out_bytes, actual, status, n, max_out, parts, serial, scratch,
+                                      NULL, s);
 }
 
 extern "C" cudaError_t zg_inflate_launch_profiled(const void *const *in, const size_t *in_bytes, void *const *out,
                                                   const size_t *out_bytes, size_t *actual, int *status, size_t n,
-                                                  size_t max_out, size_t parts, void *scratch,
+                                                  size_t max_out, size_t parts, int serial, void *scratch,
                                                   unsigned long long *profile, cudaStream_t s) {
     if (!n) return cudaSuccess;
     dev_info d;
@@ -372,13 +389,25 @@ extern "C" cudaError_t zg_inflate_launch_profiled(const void *const *in, const s
         cudaEventRecord(ev[5], s);
         cudaMemsetAsync(L.done, 0, (n * P + 1) * sizeof(uint32_t), s);
         zg_inflate_parts_kernel<<<(unsigned)grid_for(n * P), ZI_NL, smem, s>>>(in, in_bytes, out, out_bytes, n,
-                                                                                (uint32_t)P, L, blocks, fprof, 1);
+                                                                                (uint32_t)P, L, blocks, fprof,
+                                                                                ZI_JOBS_FIND);
         cudaEventRecord(ev[0], s);
     }
     e = cudaMemsetAsync(L.done, 0, (n * P + 1) * sizeof(uint32_t), s);
     if (e != cudaSuccess) return e;
-    zg_inflate_parts_kernel<<<(unsigned)grid_for(n * P), ZI_NL, smem, s>>>(in, in_bytes, out, out_bytes, n,
-                                                                            (uint32_t)P, L, blocks, profile, 0);
+    if (serial) { /* the finder's jobs in full blocks, then every part in serial-mode blocks, three times as many an SM */
+        zg_inflate_parts_kernel<<<(unsigned)grid_for(n * (P - 1)), ZI_NL, smem, s>>>(in, in_bytes, out, out_bytes, n,
+                                                                                  (uint32_t)P, L, blocks, NULL,
+                                                                                  ZI_JOBS_FIND);
+        if ((e = cudaMemsetAsync(L.queue, 0, sizeof(uint32_t), s)) != cudaSuccess) return e;
+        const size_t most = (size_t)d.sms * (size_t)d.per_sm_serial, nj = n * P;
+        zg_inflate_parts_kernel<<<(unsigned)(nj < most ? nj : most), ZI_SERIAL_NL, ZI_SERIAL_SHARED, s>>>(
+            in, in_bytes, out, out_bytes, n, (uint32_t)P, L, blocks, profile, ZI_JOBS_SERIAL);
+    } else {
+        zg_inflate_parts_kernel<<<(unsigned)grid_for(n * P), ZI_NL, smem, s>>>(in, in_bytes, out, out_bytes, n,
+                                                                                (uint32_t)P, L, blocks, profile,
+                                                                                ZI_JOBS_ALL);
+    }
     if (timed) cudaEventRecord(ev[1], s);
     zg_inflate_chain_kernel<<<(unsigned)n, ZI_NL, 0, s>>>(out, in_bytes, out_bytes, actual, status, n, (uint32_t)P, L);
     if (timed) cudaEventRecord(ev[2], s);

@@ -30,8 +30,11 @@
  * Highly compressible streams (output ZI_SERIAL_RATIO times the input or more) decode in serial mode instead:
  * the windows' work grows with the output, and most of it goes to matches (a label volume: 256K tokens a 16 MiB
  * chunk, 91% matches), while one thread decoding the tokens in order does a token's work per token. Warp 0
- * decodes a Huffman block's tokens in order (every lane the same, lane 0 writes) and hands them in batches
- * to warp 1, which writes the literals and copies the matches (see "serial mode").
+ * decodes a Huffman block's tokens in order (every lane the same) and hands them in batches to warp 1, which
+ * writes the literals and copies the matches (see "serial mode"). A batch of only such streams runs blocks of
+ * those two warps alone, with only the state serial mode uses (ZI_SERIAL_SHARED), three times as many an SM;
+ * a stream's time then goes with its tokens, so it is split into parts by its stored bytes (32 KiB a part at
+ * least), each decoded in serial mode.
  * Block headers (stored / fixed / dynamic Huffman) are read by one lane; the decode tables are built by all
  * lanes. Every check of a sequential decoder is made on the true path (codes, lengths, distances,
  * sizes), so a corrupt stream ends in an error code, never in a read or write out of bounds. */
@@ -485,6 +488,21 @@ typedef struct zi_shared {
      * index bits its subtable needs, the lowest symbol whose code has its prefix (which allocates it) */
     uint32_t sub_bits[1280], sub_owner[1280], sub_at[2], sub_err;
     uint16_t codes[320];
+    /* uniform state, written by one lane between barriers */
+    uint32_t bitpos, nbits, outpos, cap, nvalid, wout, nmatch, next, block_final, btype, err_code, err2;
+    uint32_t stored_len, jump, jumped;
+    /* a part (zi_decode): 16-bit output, its first element; the later parts' starts, the one it stopped at */
+    uint32_t wide, out0, nstops, stops[ZI_MAX_PARTS], stopped, end_part;
+    uint32_t stat_windows, stat_short, stat_rounds; /* windows, those cut short, pointer-jumping rounds */
+    long long tick_last, tick[ZI_PHASES]; /* profile (GPU): clock cycles lane 0 spent in each phase */
+    int wres;
+    uint32_t serial;          /* serial mode (zi_spec) */
+    zi_sbatch sb[2];          /* serial mode: the two batches in flight between parser and copier */
+    unsigned s_prod, s_cons;  /* serial mode: batches of the block handed over / copied */
+    uint32_t swin_lo;         /* serial mode: the window holds no element below (the marks, stored blocks) */
+    uint16_t swin[ZI_SWIN];   /* serial mode: the copier's window, element x at x % ZI_SWIN */
+    /* ---- windows only from here on: a launch in serial mode gives a block only the state above
+     * (ZI_SERIAL_SHARED bytes), so that more blocks fit an SM */
     uint32_t bm[ZI_BMW][ZI_NL]; /* pass 1: the symbol boundaries of each lane's path in its own segment */
     /* events on a lane's own path (bit, output bytes and matches before it, kind: 0 = end of block, else the
      * ZI_E_* code; eob: the bit after the end-of-block code); a decode started at a wrong bit meets invalid
@@ -507,21 +525,12 @@ typedef struct zi_shared {
     uint16_t met[2][ZI_NL];                    /* chain: pointer doubling over the lanes met */
     uint32_t inc_o[2][ZI_NL], inc_m[2][ZI_NL]; /* scan: output bytes and matches up to each lane */
     uint32_t first_end, cut;
-    /* uniform state, written by one lane between barriers */
-    uint32_t bitpos, nbits, outpos, cap, nvalid, wout, nmatch, next, block_final, btype, err_code, err2;
-    uint32_t stored_len, jump, jumped;
-    /* a part (zi_decode): 16-bit output, its first element; the later parts' starts, the one it stopped at */
-    uint32_t wide, out0, nstops, stops[ZI_MAX_PARTS], stopped, end_part;
-    uint32_t stat_windows, stat_short, stat_rounds; /* windows, those cut short, pointer-jumping rounds */
-    long long tick_last, tick[ZI_PHASES]; /* profile (GPU): clock cycles lane 0 spent in each phase */
-    int wres;
     zi_match stage[ZI_STAGE]; /* the match copier's look at the list */
-    uint32_t serial;          /* serial mode (zi_spec) */
-    zi_sbatch sb[2];          /* serial mode: the two batches in flight between parser and copier */
-    unsigned s_prod, s_cons;  /* serial mode: batches of the block handed over / copied */
-    uint32_t swin_lo;         /* serial mode: the window holds no element below (the marks, stored blocks) */
-    uint16_t swin[ZI_SWIN];   /* serial mode: the copier's window, element x at x % ZI_SWIN */
 } zi_shared;
+/* The state a block in serial mode uses (the rest is the windows' own). */
+#define ZI_SERIAL_SHARED offsetof(zi_shared, bm)
+/* Threads a block decoding in serial mode runs: the parser warp and the copier warp. */
+#define ZI_SERIAL_NL 64
 
 /* A lane's walk along its own path from its segment start s0: every token, past events (an invalid code
  * restarts the decode one bit later; an end of block goes on after its code), until bit `until`. mark: set
@@ -882,30 +891,66 @@ ZI_FN int zi_serial_wanted(uint32_t nbytes, uint32_t cap) { return (uint64_t)cap
  * cycles a token); on the GPU every lane of the parser warp runs this and stores the same values. */
 ZI_HOT int zi_serial_fill(const zi_shared *sh, zi_br *br, uint32_t *op_io, zi_sbatch *B, uint32_t *err) {
     const uint32_t *lt = sh->lt, *dt = sh->dt;
-    const uint32_t cap = sh->cap, nbits = sh->nbits, op0 = *op_io;
-    zi_br b = *br;
+    const uint32_t cap = sh->cap, nbits = sh->nbits, op0 = *op_io, lim = op0 + ZI_SSPAN;
+    const uint8_t *p = br->p;
+    const uint32_t nbytes = br->n;
+    uint64_t buf = br->buf;
+    uint32_t avail = br->avail, next = br->next; /* the reader's position is 8 * next - avail */
     uint32_t op = op0, n = 0, e = 0;
     int done = 0;
-    while (n < ZI_SB && op - op0 < ZI_SSPAN) {
-        uint32_t a = 0, d = 0;
-        const int t = zi_token(&b, lt, dt, &a, &d);
-        if (b.pos > nbits) e = ZI_E_TRUNC;
-        else if (t < 0) e = (uint32_t)-t;
-        else if (t == ZI_T_EOB) done = 1;
-        else if (t == ZI_T_LIT && op >= cap) e = ZI_E_OVERFLOW;
-        else if (t == ZI_T_MATCH && (d > op)) e = ZI_E_DIST;
-        else if (t == ZI_T_MATCH && a > cap - op) e = ZI_E_OVERFLOW;
+    while (n < ZI_SB && op < lim) {
+        if (avail < 32) {
+            buf |= (uint64_t)zi_load32(p, nbytes, next) << avail;
+            next += 4;
+            avail += 32;
+        }
+        uint32_t x = lt[(uint32_t)buf & ((1u << ZI_LROOT) - 1)];
+        if (ZI_E_KIND(x) == ZI_SUB) x = lt[ZI_E_VAL(x) + (((uint32_t)buf >> ZI_LROOT) & ((1u << ZI_E_EXTRA(x)) - 1))];
+        const uint32_t kind = ZI_E_KIND(x);
+        buf >>= ZI_E_LEN(x);
+        avail -= ZI_E_LEN(x);
+        uint32_t tok = ZI_E_VAL(x), len = 1; /* a literal */
+        if (kind == ZI_LEN) { /* at most 15 + 5 bits taken since the refill: 12 or more left */
+            const uint32_t xb = ZI_E_EXTRA(x), a = ZI_E_VAL(x) + ((uint32_t)buf & ((1u << xb) - 1));
+            buf >>= xb;
+            avail -= xb;
+            if (avail < 32) {
+                buf |= (uint64_t)zi_load32(p, nbytes, next) << avail;
+                next += 4;
+                avail += 32;
+            }
+            uint32_t y = dt[(uint32_t)buf & ((1u << ZI_DROOT) - 1)];
+            if (ZI_E_KIND(y) == ZI_SUB) y = dt[ZI_E_VAL(y) + (((uint32_t)buf >> ZI_DROOT) & ((1u << ZI_E_EXTRA(y)) - 1))];
+            buf >>= ZI_E_LEN(y); /* then at most 13 extra bits of the 17 or more left */
+            avail -= ZI_E_LEN(y);
+            const uint32_t yb = ZI_E_EXTRA(y), d = ZI_E_VAL(y) + ((uint32_t)buf & ((1u << yb) - 1));
+            buf >>= yb;
+            avail -= yb;
+            tok = d << 16 | a;
+            len = a;
+            if (ZI_E_KIND(y) != ZI_DISTK) e = ZI_E_SYMBOL;
+            else if (d > op) e = ZI_E_DIST;
+        } else if (kind == ZI_EOB) {
+            done = 1;
+        } else if (kind != ZI_LIT) {
+            e = ZI_E_SYMBOL;
+        }
+        if (next > nbytes && 8 * next - avail > nbits) e = ZI_E_TRUNC; /* bits past the stream (read as zeros) */
+        else if (!e && !done && len > cap - op) e = ZI_E_OVERFLOW; /* (op <= cap always) */
         if (e || done) break;
         B->pos[n] = op;
-        B->tok[n] = t == ZI_T_LIT ? a : d << 16 | a;
+        B->tok[n] = tok;
         n++;
-        op += t == ZI_T_LIT ? 1 : a;
+        op += len;
     }
     done |= e != 0;
     B->n = n;
     B->end = (uint32_t)done;
     B->bend = op;
-    *br = b;
+    br->buf = buf;
+    br->avail = avail;
+    br->next = next;
+    br->pos = 8 * next - avail;
     *op_io = op;
     if (e) *err = e;
     return done;
@@ -1000,7 +1045,8 @@ ZI_FN void zi_serial_block(zi_shared *sh, const uint8_t *in, void *out) {
  * another. Control flow between phases reads only uniform fields, which only ZI_ONE writes; on the GPU it
  * waits before lane 0 writes too, so that every lane has read them (a loop condition, say) by then. */
 #ifdef __CUDA_ARCH__
-#define ZI_ALL(...) do { { const uint32_t lane = threadIdx.x; (void)lane; __VA_ARGS__; } __syncthreads(); } while (0)
+/* (a block of fewer threads, ZI_SERIAL_NL in serial mode, runs the lanes in turns) */
+#define ZI_ALL(...) do { for (uint32_t lane = threadIdx.x; lane < ZI_NL; lane += blockDim.x) { __VA_ARGS__; } __syncthreads(); } while (0)
 #define ZI_ONE(...) do { __syncthreads(); if (threadIdx.x == 0) { __VA_ARGS__; } __syncthreads(); } while (0)
 #define ZI_WARP(...) do { { const uint32_t wl = threadIdx.x & 31; (void)wl; __VA_ARGS__; } __syncwarp(); } while (0)
 #define ZI_TICK(k)                                                                                           \

@@ -24,6 +24,10 @@ typedef struct stream_in {
 /* Decodes the streams as one batch; status[i], out[i] (expected bytes each). Returns the median time in ms of
  * `reps` launches (events around the kernels only). parts > 0: every stream is split into that many parts at most
  * (ZGPU_INFLATE_PARTS); 0: the decoder's choice. */
+/* 1: every batch is launched in serial mode (zg_inflate_launch's `serial`), whatever its streams' ratio; 0: only
+ * batches whose streams all zg_inflate_serial_wanted, as reads do. */
+static int force_serial;
+
 static double gpu_batch(const stream_in *st, size_t n, int *status, uint8_t **out, int reps, const char *profile_name,
                         int parts) {
     char pv[16];
@@ -56,7 +60,10 @@ static double gpu_batch(const stream_in *st, size_t n, int *status, uint8_t **ou
     CUOK(cudaMalloc(&d_arr, arr));
     size_t max_out = 0;
     for (size_t i = 0; i < n; i++) max_out = st[i].expected > max_out ? st[i].expected : max_out;
-    const size_t P = zg_inflate_parts(n, max_out, SIZE_MAX);
+    int serial = 1;
+    for (size_t i = 0; i < n; i++) serial &= zg_inflate_serial_wanted(st[i].cn, st[i].expected);
+    serial |= force_serial;
+    const size_t P = zg_inflate_parts(n, max_out, SIZE_MAX, serial);
     CUOK(cudaMalloc(&d_scr, zg_inflate_scratch_bytes(n, max_out, P)));
     uint8_t *A = (uint8_t *)d_arr;
     const void **d_inp = (const void **)A;
@@ -75,7 +82,7 @@ static double gpu_batch(const stream_in *st, size_t n, int *status, uint8_t **ou
         unsigned long long *d_prof, prof[ZI_PHASES + 2];
         CUOK(cudaMalloc((void **)&d_prof, sizeof prof));
         CUOK(cudaMemset(d_prof, 0, sizeof prof));
-        CUOK(zg_inflate_launch_profiled(d_inp, d_inn, d_outp, d_outn, d_act, d_st, n, max_out, P, d_scr, d_prof, 0));
+        CUOK(zg_inflate_launch_profiled(d_inp, d_inn, d_outp, d_outn, d_act, d_st, n, max_out, P, serial, d_scr, d_prof, 0));
         CUOK(cudaMemcpy(prof, d_prof, sizeof prof, cudaMemcpyDeviceToHost));
         cudaFree(d_prof);
         static const char *names[ZI_PHASES] = {"header", "tables", "pass1", "sync", "resolve", "pass2", "jumps", "in-order"};
@@ -90,7 +97,7 @@ static double gpu_batch(const stream_in *st, size_t n, int *status, uint8_t **ou
     int nrep = reps < 16 ? reps : 16;
     for (int r = 0; r < nrep; r++) {
         cudaEventRecord(e0, 0);
-        CUOK(zg_inflate_launch(d_inp, d_inn, d_outp, d_outn, d_act, d_st, n, max_out, P, d_scr, 0));
+        CUOK(zg_inflate_launch(d_inp, d_inn, d_outp, d_outn, d_act, d_st, n, max_out, P, serial, d_scr, 0));
         cudaEventRecord(e1, 0);
         CUOK(cudaEventSynchronize(e1));
         cudaEventElapsedTime(&ms[r], e0, e1);
@@ -167,7 +174,7 @@ static void test_valid_batch(int parts) {
             fprintf(stderr, "stream %zu (%s, %zu bytes): %s\n", k, w->name, w->n, zi_error_text(status[k]));
         CHECK(ok);
     }
-    printf("valid batch (parts %d): %zu streams, %zu wrong\n", parts, n, bad);
+    printf("valid batch (parts %d%s): %zu streams, %zu wrong\n", parts, force_serial ? ", serial mode" : "", n, bad);
     for (size_t i = 0; i < n; i++) {
         free(out[i]);
         free(st[i].c);
@@ -209,8 +216,9 @@ static void damaged_batch(const int *kinds, int nkinds, size_t size, int trials,
         int cst = -1;
         size_t act;
         zi_stream(sh, st[i].c, (uint32_t)st[i].cn, cpu, (uint32_t)st[i].expected, ml, &cst, &act);
-        CHECK_MSG(status[i] == cst, "parts %d, stream %zu: GPU %s, CPU %s", parts, i, zi_error_text(status[i]),
-                  zi_error_text(cst));
+        /* (forced serial mode: the CPU run picks its mode by ratio, and the two modes may name a fault differently) */
+        CHECK_MSG(force_serial ? (status[i] == 0) == (cst == 0) : status[i] == cst, "parts %d, stream %zu: GPU %s, CPU %s",
+                  parts, i, zi_error_text(status[i]), zi_error_text(cst));
         if (cst == 0 && status[i] == 0) CHECK(memcmp(cpu, out[i], st[i].expected) == 0);
         if (!parts) { /* (split streams: the CPU run of the whole stream is the reference) */
             const int ok = reference_decode(st[i].c, st[i].cn, ref, st[i].expected);
@@ -219,7 +227,8 @@ static void damaged_batch(const int *kinds, int nkinds, size_t size, int trials,
         }
         errors += status[i] != 0;
     }
-    printf("damaged batch (%zu bytes each, parts %d): %zu streams, %zu errors\n", size, parts, n, errors);
+    printf("damaged batch (%zu bytes each, parts %d%s): %zu streams, %zu errors\n", size, parts,
+           force_serial ? ", serial mode" : "", n, errors);
     CHECK(errors > n / min_share);
     for (size_t i = 0; i < n; i++) {
         free(out[i]);
@@ -345,6 +354,11 @@ int main(void) {
     test_valid_batch(0);
     test_valid_batch(4);
     test_damaged();
+    /* the same batches launched in serial mode (serial-mode blocks; every part of every stream, any ratio) */
+    force_serial = 1;
+    test_valid_batch(4);
+    test_damaged();
+    force_serial = 0;
     bench();
     TEST_MAIN_END();
 }
