@@ -45,7 +45,7 @@
 
 #ifdef __CUDACC__
 #define ZI_FN static __host__ __device__ inline
-#define ZI_HOT static __host__ __device__ __forceinline__ /* the token loop's steps: a reader kept in registers */
+#define ZI_HOT static __host__ __device__ __forceinline__ /* serial mode's token loop: its reader in registers */
 #else
 #define ZI_FN static inline
 #define ZI_HOT static inline
@@ -153,7 +153,7 @@ typedef struct zi_br {
     uint64_t buf;
 } zi_br;
 
-ZI_HOT uint32_t zi_load32(const uint8_t *p, uint32_t n, uint32_t at) {
+ZI_FN uint32_t zi_load32(const uint8_t *p, uint32_t n, uint32_t at) {
     if (at + 4 <= n) {
 #ifdef __CUDA_ARCH__
         const uintptr_t a = (uintptr_t)(p + at);
@@ -170,7 +170,7 @@ ZI_HOT uint32_t zi_load32(const uint8_t *p, uint32_t n, uint32_t at) {
     return v;
 }
 
-ZI_HOT void zi_refill(zi_br *b) { /* afterwards avail >= 32 */
+ZI_FN void zi_refill(zi_br *b) { /* afterwards avail >= 32 */
     if (b->avail < 32) {
         b->buf |= (uint64_t)zi_load32(b->p, b->n, b->next) << b->avail;
         b->next += 4;
@@ -190,7 +190,7 @@ ZI_FN void zi_br_init(zi_br *b, const uint8_t *p, uint32_t n, uint32_t bitpos) {
     b->pos = bitpos;
 }
 
-ZI_HOT uint32_t zi_bits(zi_br *b, uint32_t k) { /* k <= 32, after a refill */
+ZI_FN uint32_t zi_bits(zi_br *b, uint32_t k) { /* k <= 32, after a refill */
     const uint32_t v = (uint32_t)(b->buf & ((1ull << k) - 1));
     b->buf >>= k;
     b->avail -= k;
@@ -290,7 +290,7 @@ ZI_FN void zi_table_fill(const zi_code *c, uint32_t lane, uint32_t nl) {
     }
 }
 
-ZI_HOT uint32_t zi_lookup(const uint32_t *tab, uint32_t root, uint64_t buf) {
+ZI_FN uint32_t zi_lookup(const uint32_t *tab, uint32_t root, uint64_t buf) {
     uint32_t e = tab[buf & ((1u << root) - 1)];
     if (ZI_E_KIND(e) == ZI_SUB) e = tab[ZI_E_VAL(e) + ((uint32_t)(buf >> root) & ((1u << ZI_E_EXTRA(e)) - 1))];
     return e;
@@ -301,7 +301,7 @@ enum { ZI_T_LIT = 0, ZI_T_MATCH = 1, ZI_T_EOB = 2 };
 
 /* The token at b->pos: a literal (*a = byte), a match (*a = length, *d = distance) or the end of block;
  * negative: -ZI_E_SYMBOL. The caller compares b->pos with the stream's bit count. */
-ZI_HOT int zi_token(zi_br *b, const uint32_t *lt, const uint32_t *dt, uint32_t *a, uint32_t *d) {
+ZI_FN int zi_token(zi_br *b, const uint32_t *lt, const uint32_t *dt, uint32_t *a, uint32_t *d) {
     zi_refill(b);
     uint32_t e = zi_lookup(lt, ZI_LROOT, b->buf);
     const uint32_t k = ZI_E_KIND(e);
@@ -1045,8 +1045,10 @@ ZI_FN void zi_serial_block(zi_shared *sh, const uint8_t *in, void *out) {
  * another. Control flow between phases reads only uniform fields, which only ZI_ONE writes; on the GPU it
  * waits before lane 0 writes too, so that every lane has read them (a loop condition, say) by then. */
 #ifdef __CUDA_ARCH__
-/* (a block of fewer threads, ZI_SERIAL_NL in serial mode, runs the lanes in turns) */
-#define ZI_ALL(...) do { for (uint32_t lane = threadIdx.x; lane < ZI_NL; lane += blockDim.x) { __VA_ARGS__; } __syncthreads(); } while (0)
+#define ZI_ALL(...) do { { const uint32_t lane = threadIdx.x; (void)lane; __VA_ARGS__; } __syncthreads(); } while (0)
+/* ZI_ALL for the phases serial-mode blocks run too: a block of fewer threads (ZI_SERIAL_NL) runs the lanes in
+ * turns (the windows' phases, which serial-mode blocks never run, keep one lane a thread) */
+#define ZI_EACH(...) do { for (uint32_t lane = threadIdx.x; lane < ZI_NL; lane += blockDim.x) { __VA_ARGS__; } __syncthreads(); } while (0)
 #define ZI_ONE(...) do { __syncthreads(); if (threadIdx.x == 0) { __VA_ARGS__; } __syncthreads(); } while (0)
 #define ZI_WARP(...) do { { const uint32_t wl = threadIdx.x & 31; (void)wl; __VA_ARGS__; } __syncwarp(); } while (0)
 #define ZI_TICK(k)                                                                                           \
@@ -1060,6 +1062,7 @@ ZI_FN void zi_serial_block(zi_shared *sh, const uint8_t *in, void *out) {
 #else
 #define ZI_TICK(k) do { } while (0)
 #define ZI_ALL(...) do { for (uint32_t lane = 0; lane < ZI_NL; lane++) { __VA_ARGS__; } } while (0)
+#define ZI_EACH ZI_ALL
 #define ZI_ONE(...) do { __VA_ARGS__; } while (0)
 #define ZI_WARP(...) do { for (uint32_t wl = 0; wl < 32; wl++) { __VA_ARGS__; } } while (0)
 #endif
@@ -1316,39 +1319,39 @@ ZI_FN void zi_decode(zi_shared *sh, const uint8_t *in, uint32_t nbytes, void *ou
            sh->stat_windows = 0; sh->stat_short = 0; sh->stat_rounds = 0;
            for (int k = 0; k < ZI_PHASES; k++) sh->tick[k] = 0; ZI_TICK(0); sh->tick[0] = 0;
            sh->err_code = nbytes > ZI_MAX_BYTES || spec->cap > ZI_MAX_BYTES || sh->out0 > spec->cap ? ZI_E_TOO_BIG : 0);
-    if (sh->wide && !sh->err_code) ZI_ALL(for (uint32_t k = lane; k < ZI_WINDOW; k += ZI_NL) zi_put(out, 1, k, 255 + ZI_WINDOW - k));
+    if (sh->wide && !sh->err_code) ZI_EACH(for (uint32_t k = lane; k < ZI_WINDOW; k += ZI_NL) zi_put(out, 1, k, 255 + ZI_WINDOW - k));
     while (!sh->err_code) {
         if (sh->nstops) {
             ZI_ONE(zi_part_stop(sh));
             if (sh->stopped) break;
         }
-        ZI_ALL(zi_header_stage(sh, in, lane));
+        ZI_EACH(zi_header_stage(sh, in, lane));
         ZI_ONE(zi_block_header(sh, in));
         if (!sh->err_code && sh->btype == 2) {
-            ZI_ALL(zi_header_table(sh, lane));
+            ZI_EACH(zi_header_table(sh, lane));
             ZI_ONE(zi_header_lengths(sh));
-            if (!sh->err_code) ZI_ALL(zi_header_split(sh, lane));
+            if (!sh->err_code) ZI_EACH(zi_header_split(sh, lane));
         }
         ZI_TICK(0);
         if (sh->err_code) break;
         if (sh->btype == 0) {
             const uint32_t from = sh->next >> 3, len = sh->stored_len, o = sh->outpos;
-            ZI_ALL(for (uint32_t k = lane; k < len; k += ZI_NL) zi_put(out, sh->wide, o + k, in[from + k]));
+            ZI_EACH(for (uint32_t k = lane; k < len; k += ZI_NL) zi_put(out, sh->wide, o + k, in[from + k]));
             ZI_ONE(sh->outpos += len; sh->bitpos = sh->next + len * 8; sh->swin_lo = sh->outpos);
             ZI_TICK(0);
         } else {
-            ZI_ALL(zi_tables_clear(sh, lane));
-            ZI_ALL(zi_tables_count(sh, lane));
+            ZI_EACH(zi_tables_clear(sh, lane));
+            ZI_EACH(zi_tables_count(sh, lane));
             ZI_ONE(zi_tables_first(sh));
             if (sh->err_code) break;
-            ZI_ALL(zi_tables_codes(sh, lane));
-            ZI_ALL(zi_tables_sub_sizes(sh, lane));
-            ZI_ALL(zi_tables_sub_place(sh, lane));
+            ZI_EACH(zi_tables_codes(sh, lane));
+            ZI_EACH(zi_tables_sub_sizes(sh, lane));
+            ZI_EACH(zi_tables_sub_place(sh, lane));
             if (sh->sub_err) {
                 ZI_ONE(sh->err_code = sh->sub_err);
                 break;
             }
-            ZI_ALL(zi_tables_fill(sh, lane));
+            ZI_EACH(zi_tables_fill(sh, lane));
             ZI_TICK(1);
             if (sh->serial) {
                 ZI_ONE(sh->s_prod = 0; sh->s_cons = 0);
