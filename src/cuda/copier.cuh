@@ -22,10 +22,10 @@ __device__ static inline void zg_wait_until(const unsigned *counter, unsigned at
 
 /* Match out[m, m + len) := the elements (bytes, or DEFLATE's 16-bit part elements) `offset` back, element k from
  * m - offset + k % offset (written before the match), by the 32 lanes of a warp; every output element also goes
- * to win[x % W] (win's elements hold out's). The batch being copied writes
- * only below bend, its end, so a byte x written so far is still at win[x % W] if x >= bend - W: no later write
- * can have landed on its slot; and only if x >= lo: bytes below lo were written by others than the copier. A period under 32 bytes (a run) is held in registers and handed out by
- * shuffles. */
+ * to win[x % W]. The batch being copied writes only below bend, its end, so an element x the copier wrote is
+ * still at win[x % W] if x >= bend - W (no later write can have landed on its slot); elements below lo were
+ * written by others than the copier, so they are read from out. A period under 32 elements (a run) is held in
+ * registers and handed out by shuffles. */
 template <uint32_t W, typename T, typename WT>
 __device__ static inline void zg_put_match(T *out, WT *win, uint32_t m, uint32_t offset, uint32_t len, uint32_t bend,
                                            uint32_t lo, unsigned lane) {

@@ -455,7 +455,7 @@ enum { ZI_W_CONT = 0, ZI_W_EOB, ZI_W_ERR };
 #define ZI_EV 2                     /* events (an end of block, an invalid code) a lane notes and decodes past */
 #define ZI_XCAP 4 /* segments a lane's path enters on its way to a meeting whose start it records (see zi_chain_ranges) */
 #define ZI_BMW (ZI_SEG_BITS / 32)   /* bitmap words per lane */
-#define ZI_PHASES 8 /* profiled phases: header, tables, pass 1, sync, resolve, pass 2, jumps, in order */
+#define ZI_PHASES 8 /* profiled phases: header, tables, pass 1, sync, resolve, pass 2, jumps, in order (serial mode) */
 /* Windows decoding to at most this resolve their matches by pointer jumping; larger ones (see zi_resolve) copy
  * a list of matches in order. Label volumes compress 30:1 and libdeflate writes blocks of 100s of KB. */
 #define ZI_JUMP_BYTES 131072
@@ -961,8 +961,8 @@ ZI_HOT int zi_serial_fill(const zi_shared *sh, zi_br *br, uint32_t *op_io, zi_sb
 #ifdef __CUDACC__
 #include "cuda/copier.cuh"
 /* Warp 0: the block's tokens in order, a batch at a time (every lane decodes the same tokens, from the same
- * bytes and table entries, and stores the same values: no divergence), into the buffer of the batch before last once the
- * copier is done with it. Leaves the block's end position, output size and error in sh. */
+ * bytes and table entries, and stores the same values: no divergence), into the buffer of the batch before last
+ * once the copier is done with it. Leaves the block's end position, output size and error in sh. */
 __device__ static void zi_serial_parser(zi_shared *sh, const uint8_t *in, uint32_t lane) {
     zi_br b;
     zi_br_init(&b, in, sh->nbits >> 3, sh->bitpos);
@@ -1447,8 +1447,8 @@ ZI_FN void zi_stream(zi_shared *sh, const uint8_t *in, uint32_t nbytes, uint8_t 
  * Nothing a guess leads to is trusted: only a part's own decode of the true bits ever reaches the output. */
 #define ZI_NO_BIT 0xffffffffu
 #define ZI_PART_MIN_BYTES (256u << 10) /* a stream gets a part per this many stored bytes, at most */
-/* the same in serial mode, whose parser's time goes with the stored bits (a label volume's chunk: 16 MiB stored
- * in 314 KB, zlib's blocks ~20 KB) */
+/* the same in serial mode, whose parser's time goes with the stored bits (a label volume's chunk: 16 MiB from
+ * 314 KB stored, in zlib blocks of ~20 KB) */
 #define ZI_SERIAL_PART_MIN_BYTES (32u << 10)
 
 /* Parts a stream of nbytes stored bytes gets of a batch's P: one per min_bytes at most (ZI_PART_MIN_BYTES; the

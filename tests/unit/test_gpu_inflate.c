@@ -1,8 +1,8 @@
 /* zgpu's DEFLATE decoder on the GPU (src/cuda/inflate_kernels.cu) against zlib's input and against the CPU run
  * of the same rules (inflate_rules.h): one batch of streams of every kind at odd offsets, damaged streams (same
- * status and bytes as the CPU run, same verdict as libdeflate), and a throughput figure on 8 MiB chunks like
- * the benchmark's (printed, not asserted). ZGPU_TEST_QUICK=1 keeps it small for compute-sanitizer. Skips (77)
- * without a GPU. */
+ * status and bytes as the CPU run, same verdict as libdeflate), both again launched in serial mode, and a
+ * throughput figure on 8 MiB chunks like the benchmark's (printed, not asserted; ZGPU_INFLATE_SAMPLE: real
+ * chunks). ZGPU_TEST_QUICK=1 keeps it small for compute-sanitizer. Skips (77) without a GPU. */
 #include "test.h"
 #include "zgpu.h"
 
@@ -21,13 +21,13 @@ typedef struct stream_in {
     const sample *want; /* what it decodes to (valid streams) */
 } stream_in;
 
-/* Decodes the streams as one batch; status[i], out[i] (expected bytes each). Returns the median time in ms of
- * `reps` launches (events around the kernels only). parts > 0: every stream is split into that many parts at most
- * (ZGPU_INFLATE_PARTS); 0: the decoder's choice. */
 /* 1: every batch is launched in serial mode (zg_inflate_launch's `serial`), whatever its streams' ratio; 0: only
  * batches whose streams all zg_inflate_serial_wanted, as reads do. */
 static int force_serial;
 
+/* Decodes the streams as one batch; status[i], out[i] (expected bytes each). Returns the median time in ms of
+ * `reps` launches (events around the kernels only). parts > 0: every stream is split into that many parts at most
+ * (ZGPU_INFLATE_PARTS); 0: the decoder's choice. */
 static double gpu_batch(const stream_in *st, size_t n, int *status, uint8_t **out, int reps, const char *profile_name,
                         int parts) {
     char pv[16];
