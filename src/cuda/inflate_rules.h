@@ -883,51 +883,35 @@ ZI_FN void zi_copy_run(void *out, uint32_t wide, uint32_t pos, uint32_t len, uin
 /* A stream of nbytes decoding to cap bytes or more is decoded in serial mode (see the top). */
 ZI_FN int zi_serial_wanted(uint32_t nbytes, uint32_t cap) { return (uint64_t)cap >= (uint64_t)ZI_SERIAL_RATIO * nbytes; }
 
-/* zi_refill on serial mode's reader, whose fields zi_serial_fill keeps in registers. */
-ZI_HOT void zi_serial_refill(uint64_t *buf, uint32_t *avail, uint32_t *next, const uint8_t *p, uint32_t nbytes) {
-    if (*avail < 32) {
-        *buf |= (uint64_t)zi_load32(p, nbytes, *next) << *avail;
-        *next += 4;
-        *avail += 32;
-    }
-}
-
 /* The next batch of a Huffman block's tokens, from reader *br at output position *op, into B: up to ZI_SB
  * tokens, ending once the batch covers ZI_SSPAN bytes, at the end of block, or at an error (*err, the tokens
  * before it kept: the stream fails anyway). Returns 1 when the block is done. The checks of a sequential decoder:
  * no bits past the stream, valid symbols, no distance before the output's start, no output past cap. The reader
  * and position live in registers meanwhile (H100: about 700 clock cycles a token all the same, a chain of
- * dependent, branchy steps; 5% faster than through zi_token). On the GPU every lane of the parser warp runs this
- * and stores the same values. */
+ * dependent, branchy steps). On the GPU every lane of the parser warp runs this and stores the same values. */
 ZI_HOT int zi_serial_fill(const zi_shared *sh, zi_br *br, uint32_t *op_io, zi_sbatch *B, uint32_t *err) {
     const uint32_t *lt = sh->lt, *dt = sh->dt;
     const uint32_t cap = sh->cap, nbits = sh->nbits, op0 = *op_io, lim = op0 + ZI_SSPAN;
-    const uint8_t *p = br->p;
-    const uint32_t nbytes = br->n;
-    uint64_t buf = br->buf;
-    uint32_t avail = br->avail, next = br->next; /* the reader's position is 8 * next - avail */
+    zi_br b = *br; /* (b.pos is left behind meanwhile: it is 8 * b.next - b.avail) */
     uint32_t op = op0, n = 0, e = 0;
     int done = 0;
     while (n < ZI_SB && op < lim) {
-        zi_serial_refill(&buf, &avail, &next, p, nbytes);
-        uint32_t x = lt[(uint32_t)buf & ((1u << ZI_LROOT) - 1)];
-        if (ZI_E_KIND(x) == ZI_SUB) x = lt[ZI_E_VAL(x) + (((uint32_t)buf >> ZI_LROOT) & ((1u << ZI_E_EXTRA(x)) - 1))];
-        const uint32_t kind = ZI_E_KIND(x);
-        buf >>= ZI_E_LEN(x);
-        avail -= ZI_E_LEN(x);
+        zi_refill(&b);
+        const uint32_t x = zi_lookup(lt, ZI_LROOT, b.buf), kind = ZI_E_KIND(x);
+        b.buf >>= ZI_E_LEN(x);
+        b.avail -= ZI_E_LEN(x);
         uint32_t tok = ZI_E_VAL(x), len = 1; /* a literal */
         if (kind == ZI_LEN) { /* at most 15 + 5 bits taken since the refill: 12 or more left */
-            const uint32_t xb = ZI_E_EXTRA(x), a = ZI_E_VAL(x) + ((uint32_t)buf & ((1u << xb) - 1));
-            buf >>= xb;
-            avail -= xb;
-            zi_serial_refill(&buf, &avail, &next, p, nbytes);
-            uint32_t y = dt[(uint32_t)buf & ((1u << ZI_DROOT) - 1)];
-            if (ZI_E_KIND(y) == ZI_SUB) y = dt[ZI_E_VAL(y) + (((uint32_t)buf >> ZI_DROOT) & ((1u << ZI_E_EXTRA(y)) - 1))];
-            buf >>= ZI_E_LEN(y); /* then at most 13 extra bits of the 17 or more left */
-            avail -= ZI_E_LEN(y);
-            const uint32_t yb = ZI_E_EXTRA(y), d = ZI_E_VAL(y) + ((uint32_t)buf & ((1u << yb) - 1));
-            buf >>= yb;
-            avail -= yb;
+            const uint32_t xb = ZI_E_EXTRA(x), a = ZI_E_VAL(x) + ((uint32_t)b.buf & ((1u << xb) - 1));
+            b.buf >>= xb;
+            b.avail -= xb;
+            zi_refill(&b);
+            const uint32_t y = zi_lookup(dt, ZI_DROOT, b.buf);
+            b.buf >>= ZI_E_LEN(y); /* then at most 13 extra bits of the 17 or more left */
+            b.avail -= ZI_E_LEN(y);
+            const uint32_t yb = ZI_E_EXTRA(y), d = ZI_E_VAL(y) + ((uint32_t)b.buf & ((1u << yb) - 1));
+            b.buf >>= yb;
+            b.avail -= yb;
             tok = d << 16 | a;
             len = a;
             if (ZI_E_KIND(y) != ZI_DISTK) e = ZI_E_SYMBOL;
@@ -937,7 +921,7 @@ ZI_HOT int zi_serial_fill(const zi_shared *sh, zi_br *br, uint32_t *op_io, zi_sb
         } else if (kind != ZI_LIT) {
             e = ZI_E_SYMBOL;
         }
-        if (next > nbytes && 8 * next - avail > nbits) e = ZI_E_TRUNC; /* bits past the stream (read as zeros) */
+        if (b.next > b.n && 8 * b.next - b.avail > nbits) e = ZI_E_TRUNC; /* bits past the stream (read as zeros) */
         else if (!e && !done && len > cap - op) e = ZI_E_OVERFLOW; /* (op <= cap always) */
         if (e || done) break;
         B->pos[n] = op;
@@ -949,10 +933,8 @@ ZI_HOT int zi_serial_fill(const zi_shared *sh, zi_br *br, uint32_t *op_io, zi_sb
     B->n = n;
     B->end = (uint32_t)done;
     B->bend = op;
-    br->buf = buf;
-    br->avail = avail;
-    br->next = next;
-    br->pos = 8 * next - avail;
+    b.pos = 8 * b.next - b.avail;
+    *br = b;
     *op_io = op;
     if (e) *err = e;
     return done;
