@@ -800,9 +800,11 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
                     n_copy++;
                 } else {
                     n_fmt[fmt]++;
-                    if (fmt == FMT_INFLATE && t->streams[k].dst_len > inflate_max_out) inflate_max_out = t->streams[k].dst_len;
-                    if (fmt == FMT_INFLATE)
-                        inflate_serial &= zg_inflate_serial_wanted(t->streams[k].src_len, t->streams[k].dst_len);
+                    if (fmt == FMT_INFLATE) {
+                        const zg_blosc_stream *bs = &t->streams[k];
+                        if (bs->dst_len > inflate_max_out) inflate_max_out = bs->dst_len;
+                        inflate_serial &= zg_inflate_serial_wanted(bs->src_len, bs->dst_len);
+                    }
                 }
             }
             if (!t->bh.memcpyed && t->bh.shuffle != ZG_BLOSC_NOSHUFFLE) n_unsh++;
