@@ -15,7 +15,7 @@ extern "C" {
  *  decode fills the GPU, as many as `room` bytes hold the buffers of (1: none). ZGPU_INFLATE_PARTS=n asks for n. */
 size_t zg_inflate_parts(size_t n, size_t max_out, size_t room, int serial);
 /** Whether a stream of in_bytes decoding to out_bytes decodes in serial mode (inflate_rules.h): a batch of only
- *  such streams can be launched with `serial` set, which fits three times as many of its parts on an SM. */
+ *  such streams can be launched with `serial` set, which fits twice as many of its parts on an SM. */
 int zg_inflate_serial_wanted(uint64_t in_bytes, uint64_t out_bytes);
 /** Device scratch bytes for such a batch in that many parts. */
 size_t zg_inflate_scratch_bytes(size_t n, size_t max_out, size_t parts);

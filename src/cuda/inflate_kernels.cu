@@ -395,7 +395,7 @@ extern "C" cudaError_t zg_inflate_launch_profiled(const void *const *in, const s
     }
     e = cudaMemsetAsync(L.done, 0, (n * P + 1) * sizeof(uint32_t), s);
     if (e != cudaSuccess) return e;
-    if (serial) { /* the finder's jobs in full blocks, then every part in serial-mode blocks, three times as many an SM */
+    if (serial) { /* the finder's jobs in full blocks, then every part in serial-mode blocks, twice as many an SM */
         zg_inflate_parts_kernel<<<(unsigned)grid_for(n * (P - 1)), ZI_NL, smem, s>>>(in, in_bytes, out, out_bytes, n,
                                                                                   (uint32_t)P, L, blocks, NULL,
                                                                                   ZI_JOBS_FIND);

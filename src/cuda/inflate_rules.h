@@ -32,7 +32,7 @@
  * chunk, 91% matches), while one thread decoding the tokens in order does a token's work per token. Warp 0
  * decodes a Huffman block's tokens in order (every lane the same) and hands them in batches to warp 1, which
  * writes the literals and copies the matches (see "serial mode"). A batch of only such streams runs blocks of
- * those two warps alone, with only the state serial mode uses (ZI_SERIAL_SHARED), three times as many an SM;
+ * those two warps alone, with only the state serial mode uses (ZI_SERIAL_SHARED), twice as many an SM;
  * a stream's time then goes with its tokens, so it is split into parts by its stored bytes (32 KiB a part at
  * least), each decoded in serial mode.
  * Block headers (stored / fixed / dynamic Huffman) are read by one lane; the decode tables are built by all
@@ -72,7 +72,10 @@ ZI_FN uint32_t zi_fetch_add(uint32_t *p, uint32_t v) {
 /* The block's shape. H100, test_gpu_inflate's 64 x 8 MiB batches (noisy 16-bit image, zlib / floats, libdeflate),
  * GB/s: 512 lanes x 256 bits, one block an SM: 12.2 / 7.6; 256 x 512, two: 14.3 / 10.1; 256 x 256, two: 15.8 /
  * 13.6 (two blocks hide each other's barriers and shared-memory waits; highly compressible labels, which read
- * on host threads by default, 9.3 -> 6.8). 512 lanes cannot run two blocks an SM: 125 KiB of shared memory. */
+ * on host threads by default, 9.3 -> 6.8). 512 lanes cannot run two blocks an SM: 125 KiB of shared memory.
+ * Three blocks of 256 x 256 an SM (zi_shared 85 -> 67 KB, registers capped at 80, no spills), 64 real chunks
+ * (ZGPU_INFLATE_SAMPLE): oct 14.5 -> 16.4, field 14.8 -> 16.7 GB/s; the waits of one chain of dependent steps a
+ * lane are what more blocks hide. */
 #ifndef ZI_NL
 #define ZI_NL 256        /* lanes (threads) per stream */
 #endif
@@ -80,7 +83,8 @@ ZI_FN uint32_t zi_fetch_add(uint32_t *p, uint32_t v) {
 #define ZI_SEG_BITS 256  /* bits each lane starts apart */
 #endif
 #ifndef ZI_BLOCKS_PER_SM
-#define ZI_BLOCKS_PER_SM 2 /* decode blocks an SM should hold at once (__launch_bounds__: caps the registers) */
+#define ZI_BLOCKS_PER_SM 3 /* decode blocks an SM should hold at once (__launch_bounds__: caps the registers;
+                           * zi_shared must fit that many too) */
 #endif
 #define ZI_ABSORB 8      /* successors a lane may pass through when it cannot meet the next one's path (labels: 2 -> 8 cut their windows 838 -> 240 a chunk) */
 #define ZI_MCAP 4096     /* matches a list window may hold (zi_scan_cut ends it before; a first lane alone,
@@ -484,9 +488,7 @@ typedef struct zi_shared {
     uint8_t cl[19];                           /* the code-length code's lengths */
     uint32_t hdr_pos, hdr_n, nlit, ndist;     /* dynamic header: reader position in hdr, hdr's valid bytes */
     uint32_t lcount[2][16], lfirst[2][16]; /* per table: codes of each length, first code of each length */
-    /* subtable layout, per first-level entry of both tables (literal/length 0..1023, distance 1024..1279): the
-     * index bits its subtable needs, the lowest symbol whose code has its prefix (which allocates it) */
-    uint32_t sub_bits[1280], sub_owner[1280], sub_at[2], sub_err;
+    uint32_t sub_at[2], sub_err; /* subtables: the next free entry of each table, a layout error */
     uint16_t codes[320];
     /* uniform state, written by one lane between barriers */
     uint32_t bitpos, nbits, outpos, cap, nvalid, wout, nmatch, next, block_final, btype, err_code, err2;
@@ -500,35 +502,49 @@ typedef struct zi_shared {
     zi_sbatch sb[2];          /* serial mode: the two batches in flight between parser and copier */
     unsigned s_prod, s_cons;  /* serial mode: batches of the block handed over / copied */
     uint32_t swin_lo;         /* serial mode: the window holds no element below (the marks, stored blocks) */
-    uint16_t swin[ZI_SWIN];   /* serial mode: the copier's window, element x at x % ZI_SWIN */
-    /* ---- windows only from here on: a launch in serial mode gives a block only the state above
-     * (ZI_SERIAL_SHARED bytes), so that more blocks fit an SM */
-    uint32_t bm[ZI_BMW][ZI_NL]; /* pass 1: the symbol boundaries of each lane's path in its own segment */
-    /* events on a lane's own path (bit, output bytes and matches before it, kind: 0 = end of block, else the
-     * ZI_E_* code; eob: the bit after the end-of-block code); a decode started at a wrong bit meets invalid
-     * codes and false ends of block, so the lane notes them and goes on, and the chain decides which is real */
-    uint32_t ev_pos[ZI_EV][ZI_NL], ev_out[ZI_EV][ZI_NL], ev_m[ZI_EV][ZI_NL], ev_eob[ZI_EV][ZI_NL];
-    uint8_t ev_kind[ZI_EV][ZI_NL], nev[ZI_NL], stat[ZI_NL], err[ZI_NL];
-    uint32_t mark_end[ZI_NL]; /* pass 1: a lane's marks cover [its start, mark_end) (read while p changes) */
-    uint16_t syncto[ZI_NL]; /* the lane a lane's path met (the next, or one further when it passed through) */
-    uint32_t p[ZI_NL], out[ZI_NL], m[ZI_NL]; /* where each lane stopped, counts along its path from its start */
-    uint32_t eob_end[ZI_NL];                 /* after an end of block met on the way to the successor */
-    /* sync: where a lane's path entered the segment of lane + 1 + j (its first boundary there) and its counts
-     * at that point, for the pieces of zi_chain_ranges */
-    uint32_t xpos[ZI_XCAP][ZI_NL], xout[ZI_XCAP][ZI_NL], xm[ZI_XCAP][ZI_NL];
-    uint16_t piece_owner[ZI_NL];      /* a lane passed through that decodes a piece of its owner's range */
-    uint8_t piece_j[ZI_NL], npiece[ZI_NL]; /* the piece's index; a member's count of pieces given away */
-    /* resolve: each true lane's bit range, the event ending it (ZI_EV: none, ZI_EV + 1: a lane passed through),
-     * its output offset and first match */
-    uint32_t from[ZI_NL], to[ZI_NL], obase[ZI_NL], mbase[ZI_NL], lane_out[ZI_NL], lane_m[ZI_NL];
-    uint8_t end_ev[ZI_NL], member[ZI_NL];
-    uint16_t met[2][ZI_NL];                    /* chain: pointer doubling over the lanes met */
-    uint32_t inc_o[2][ZI_NL], inc_m[2][ZI_NL]; /* scan: output bytes and matches up to each lane */
-    uint32_t first_end, cut;
-    zi_match stage[ZI_STAGE]; /* the match copier's look at the list */
+    /* The tables' build and serial mode's window never live at the same time as the windows' state (a block's
+     * windows start after its tables are built and leave nothing behind for the next block), so they share
+     * memory: 67 instead of 85 KB, three blocks an SM instead of two. */
+    union {
+        struct {
+            /* subtable layout, per first-level entry of both tables (literal/length 0..1023, distance
+             * 1024..1279): the index bits its subtable needs, the lowest symbol whose code has its prefix (which
+             * allocates it) */
+            uint32_t sub_bits[1280], sub_owner[1280];
+            uint16_t swin[ZI_SWIN];   /* serial mode: the copier's window, element x at x % ZI_SWIN */
+            /* ---- a launch in serial mode gives a block only the state up to here (ZI_SERIAL_SHARED bytes),
+             * so that more blocks fit an SM */
+        };
+        struct { /* ---- windows only */
+            uint32_t bm[ZI_BMW][ZI_NL]; /* pass 1: the symbol boundaries of each lane's path in its own segment */
+            /* events on a lane's own path (bit, output bytes and matches before it, kind: 0 = end of block, else
+             * the ZI_E_* code; eob: the bit after the end-of-block code); a decode started at a wrong bit meets
+             * invalid codes and false ends of block, so the lane notes them and goes on, and the chain decides
+             * which is real */
+            uint32_t ev_pos[ZI_EV][ZI_NL], ev_out[ZI_EV][ZI_NL], ev_m[ZI_EV][ZI_NL], ev_eob[ZI_EV][ZI_NL];
+            uint8_t ev_kind[ZI_EV][ZI_NL], nev[ZI_NL], stat[ZI_NL], err[ZI_NL];
+            uint32_t mark_end[ZI_NL]; /* pass 1: a lane's marks cover [its start, mark_end) (read while p changes) */
+            uint16_t syncto[ZI_NL]; /* the lane a lane's path met (the next, or one further when it passed through) */
+            uint32_t p[ZI_NL], out[ZI_NL], m[ZI_NL]; /* where each lane stopped, counts along its path from its start */
+            uint32_t eob_end[ZI_NL];                 /* after an end of block met on the way to the successor */
+            /* sync: where a lane's path entered the segment of lane + 1 + j (its first boundary there) and its
+             * counts at that point, for the pieces of zi_chain_ranges */
+            uint32_t xpos[ZI_XCAP][ZI_NL], xout[ZI_XCAP][ZI_NL], xm[ZI_XCAP][ZI_NL];
+            uint16_t piece_owner[ZI_NL];      /* a lane passed through that decodes a piece of its owner's range */
+            uint8_t piece_j[ZI_NL], npiece[ZI_NL]; /* the piece's index; a member's count of pieces given away */
+            /* resolve: each true lane's bit range, the event ending it (ZI_EV: none, ZI_EV + 1: a lane passed
+             * through), its output offset and first match */
+            uint32_t from[ZI_NL], to[ZI_NL], obase[ZI_NL], mbase[ZI_NL], lane_out[ZI_NL], lane_m[ZI_NL];
+            uint8_t end_ev[ZI_NL], member[ZI_NL];
+            uint16_t met[2][ZI_NL];                    /* chain: pointer doubling over the lanes met */
+            uint32_t inc_o[2][ZI_NL], inc_m[2][ZI_NL]; /* scan: output bytes and matches up to each lane */
+            uint32_t first_end, cut;
+            zi_match stage[ZI_STAGE]; /* the match copier's look at the list */
+        };
+    };
 } zi_shared;
 /* The state a block in serial mode uses (the rest is the windows' own). */
-#define ZI_SERIAL_SHARED offsetof(zi_shared, bm)
+#define ZI_SERIAL_SHARED (offsetof(zi_shared, swin) + ZI_SWIN * sizeof(uint16_t))
 /* Threads a block decoding in serial mode runs: the parser warp and the copier warp. */
 #define ZI_SERIAL_NL 64
 
