@@ -427,7 +427,7 @@ typedef struct job {
     /* per wave */
     bufset *bs;
     size_t first, count;
-    atomic_uint_fast64_t io_ns, cpu_ns;
+    atomic_uint_fast64_t io_ns, cpu_ns, parse_ns; /* thread time reading, decoding on the host, parsing */
     size_t in_align[N_FMT], out_align[N_FMT];
     int nvc_ok;
 } job;
@@ -641,9 +641,13 @@ static zgpu_status phase_a_task(void *arg, size_t i) {
         if (e == ZGPU_OK && !found) e = zg_error(ZGPU_ERR_IO, "the object vanished during the read");
         if (e != ZGPU_OK) return task_error(j, t, "(read)", e);
     }
-    atomic_fetch_add(&j->io_ns, (uint64_t)((zg_now() - t0) * 1e9));
+    const double t1 = zg_now();
+    atomic_fetch_add(&j->io_ns, (uint64_t)((t1 - t0) * 1e9));
     if (!j->seg) return ZGPU_OK;
-    if (j->gpu_decode) parse_or_fallback(j, t);
+    if (j->gpu_decode) {
+        parse_or_fallback(j, t);
+        atomic_fetch_add(&j->parse_ns, (uint64_t)((zg_now() - t1) * 1e9));
+    }
     return segment_done(j, i);
 }
 
@@ -778,6 +782,24 @@ static uint8_t *direct_target(const job *j, const dtask *t, int assume_shuffled)
 
 /* Builds and launches one wave's device work. The pinned buffer already holds stored bytes and CPU-decoded
  * chunks (up to L->pos); descriptors go behind them, then ONE host-to-device copy, then the launches. */
+/* zgpu's zstd decoder: each task's planned frames into the wave's descriptors, on the pool (a label volume's
+ * sharded read: 8192 blocks, 5.5 MB of descriptors, 0.4 ms on one thread). */
+typedef struct {
+    const job *j;
+    const zg_zd_bases *at; /* per task of the wave: where its descriptors go */
+    zg_zd_block *blocks;
+    zg_zd_frame *frames;
+    zg_zd_huf_desc *hufs;
+    zg_zd_fse_desc *fses;
+} zd_emit;
+
+static zgpu_status zd_emit_task(void *arg, size_t i) {
+    const zd_emit *e = arg;
+    const dtask *t = &e->j->t[e->j->first + i];
+    if (t->kind == T_GPU && t->zp) zg_zd_plan_emit(t->zp, &e->at[i], e->blocks, e->frames, e->hufs, e->fses);
+    return ZGPU_OK;
+}
+
 static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     struct zg_device_state *st = j->st;
     const pipe *pp = &j->pp;
@@ -786,6 +808,8 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     const size_t itemsize = j->a->meta.dtype.size;
     cudaStream_t s = b->stream;
     const uint64_t data_end = L->pos;
+    double tl[5] = {0}; /* ZGPU_TRACE: when the host began, then finished the descriptors, the scatter list, the order */
+    tl[0] = j->trace ? zg_now() : 0;
     size_t n_fmt[N_FMT] = {0}, n_copy = 0, n_gpu = 0, n_refs = 0, n_unsh = 0;
     uint64_t inflate_max_out = 0; /* the largest output of a stream zgpu's DEFLATE decoder takes */
     int inflate_serial = 1;       /* every such stream decodes in serial mode: a launch of serial-mode blocks */
@@ -903,22 +927,19 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     zg_k_copy *copies = (zg_k_copy *)(H + o_copy);
     zg_k_unshuffle *unsh = (zg_k_unshuffle *)(H + o_unsh);
     uint64_t *cur = malloc((count ? count : 1) * sizeof *cur), *size = malloc((count ? count : 1) * sizeof *size);
-    if (!cur || !size) {
+    zg_zd_bases *zbase = zf_n ? malloc(count * sizeof *zbase) : NULL;
+    if (!cur || !size || (zf_n && !zbase)) {
         free(cur);
         free(size);
+        free(zbase);
         return zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for descriptors");
     }
-    for (size_t i = first; i < first + count; i++) {
-        dtask *t = &j->t[i];
-        if (t->kind != T_GPU) continue;
-        uint8_t *src = D + t->h_off, *dstA = D + t->a_off;
-        cur[i - first] = t->a_off;
-        size[i - first] = pp->comp_out;
-        uint32_t zframe = zat.frame; /* the task's next zstd frame (in the order of its zstd streams) */
-        if (t->zp) {
-            zat.src = (uint64_t)(uintptr_t)src;
-            zg_zd_plan_emit(t->zp, &zat, (zg_zd_block *)(H + o_zb), zframes, (zg_zd_huf_desc *)(H + o_zh),
-                            (zg_zd_fse_desc *)(H + o_zs));
+    if (zf_n) { /* where each task's zstd descriptors go, then all of them written at once */
+        for (size_t i = first; i < first + count; i++) {
+            const dtask *t = &j->t[i];
+            zbase[i - first] = zat;
+            if (t->kind != T_GPU || !t->zp) continue;
+            zbase[i - first].src = (uint64_t)(uintptr_t)(D + t->h_off);
             zat.lit += t->zp->lit_bytes;
             zat.seq += t->zp->n_seq * sizeof(zg_zd_seq);
             zat.block += (uint32_t)t->zp->n_blocks;
@@ -926,6 +947,23 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
             zat.huf += (uint32_t)t->zp->n_hufs;
             zat.fse += (uint32_t)t->zp->n_fses;
         }
+        zd_emit e = {j, zbase, (zg_zd_block *)(H + o_zb), zframes, (zg_zd_huf_desc *)(H + o_zh),
+                     (zg_zd_fse_desc *)(H + o_zs)};
+        zgpu_status es = zg_pool_run(j->a->ctx->pool, count, zd_emit_task, &e);
+        if (es != ZGPU_OK) {
+            free(cur);
+            free(size);
+            free(zbase);
+            return es;
+        }
+    }
+    for (size_t i = first; i < first + count; i++) {
+        dtask *t = &j->t[i];
+        if (t->kind != T_GPU) continue;
+        uint8_t *src = D + t->h_off, *dstA = D + t->a_off;
+        cur[i - first] = t->a_off;
+        size[i - first] = pp->comp_out;
+        uint32_t zframe = zbase ? zbase[i - first].frame : 0; /* the task's next zstd frame (in its streams' order) */
         if (pp->comp == COMP_BLOSC) {
             int fmt = task_fmt(j, t);
             for (size_t k = 0; k < t->n_streams; k++) {
@@ -1001,6 +1039,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
             }
         }
     }
+    if (j->trace) tl[1] = zg_now();
     /* scatter: GPU-decoded chunks (strides with transposes folded in) and the others (C order, or fill) */
     zg_k_scatter *scg = (zg_k_scatter *)(H + o_sc), *scc = (zg_k_scatter *)(H + o_sc2);
     uint64_t *cntg = (uint64_t *)(H + o_cnt), *cntc = (uint64_t *)(H + o_cnt2);
@@ -1037,11 +1076,14 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     }
     free(cur);
     free(size);
+    free(zbase);
+    if (j->trace) tl[2] = zg_now();
     if (zb_n && zg_zd_ticket_order(zframes, zf_n, (uint32_t *)(H + o_zord)) != ZGPU_OK)
         return zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for the zstd decoder's block order");
     memset(H + res_begin, 0, res_end - res_begin);
     memset(H + o_safe, 0, 16);
     memcpy(H + o_fill, j->a->meta.fill_value, itemsize);
+    if (j->trace) tl[3] = zg_now();
 
     /* the rest of the host-to-device copy (what is below h2d_done is there already), on the copy stream; the
      * decode stream waits for it */
@@ -1140,6 +1182,12 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     CU(cudaEventRecord(b->done, s), "cudaEventRecord");
     b->in_use = 1;
     wc->active = 1;
+    if (j->trace) {
+        tl[4] = zg_now();
+        fprintf(stderr, "zgpu trace: wave queued in %.2f ms: descriptors %.2f, scatter list %.2f, zstd block order %.2f, "
+                "copies and kernels %.2f\n", (tl[4] - tl[0]) * 1e3, (tl[1] - tl[0]) * 1e3, (tl[2] - tl[1]) * 1e3,
+                (tl[3] - tl[2]) * 1e3, (tl[4] - tl[3]) * 1e3);
+    }
     return ZGPU_OK;
 }
 
@@ -1324,8 +1372,13 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
         j->h2d_done = 0;
         if (s == ZGPU_OK && !j->use_gds && j->gpu_decode) s = make_segments(j, r1_end, 0);
         double t0 = zg_now();
+        const uint64_t io_ns0 = atomic_load(&j->io_ns), parse_ns0 = atomic_load(&j->parse_ns);
         if (s == ZGPU_OK) s = zg_pool_run(j->a->ctx->pool, j->count, phase_a_task, j);
         stats->io_s += zg_now() - t0;
+        if (j->trace)
+            fprintf(stderr, "zgpu trace: wave %zu read in %.2f ms: threads' time reading %.2f ms, parsing %.2f ms\n", w,
+                    (zg_now() - t0) * 1e3, (double)(atomic_load(&j->io_ns) - io_ns0) / 1e6,
+                    (double)(atomic_load(&j->parse_ns) - parse_ns0) / 1e6);
         wc[k].wave = w;
         wc[k].host_read = (zg_now() - j->t_fork) * 1e3;
         if (s == ZGPU_OK && j->use_gds && host_parse && r1_end) {

@@ -709,7 +709,18 @@ extern "C" cudaError_t zg_k_scatter_launch(const zg_k_scatter_params *p, const z
     if (p->ndim < 0 || p->ndim > ZG_K_MAX_DIMS) return cudaErrorInvalidValue;
     ScatterArgs a;
     a.p = *p;
-    dim3 grid(grid_x(max_rows, kThreads / 32), grid_y(n));
+    // Up to 16 rows a warp, while the grid still holds twice the warps the GPU runs at once: a block a few rows
+    // long spends more time starting than copying (H100, a label volume's 512 inner chunks of 4096 rows of
+    // 512 bytes: a row a warp 1.12 ms, 4: 0.87, 16: 0.84, 64: 0.84).
+    int dev = 0, sms = 132;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+        (void)cudaGetLastError(); // (not this launch's error)
+        sms = 132;
+    }
+    const uint64_t warps_wanted = (uint64_t)sms * 2 * (2048 / 32), rows_total = max_rows * (uint64_t)n;
+    uint64_t per_warp = rows_total / warps_wanted;
+    per_warp = per_warp < 1 ? 1 : per_warp > 16 ? 16 : per_warp;
+    dim3 grid(grid_x(max_rows, kThreads / 32 * per_warp), grid_y(n));
     scatter_kernel<<<grid, kThreads, 0, s>>>(a, items, counts, n);
     return cudaGetLastError();
 }
