@@ -780,8 +780,6 @@ static uint8_t *direct_target(const job *j, const dtask *t, int assume_shuffled)
     return dst;
 }
 
-/* Builds and launches one wave's device work. The pinned buffer already holds stored bytes and CPU-decoded
- * chunks (up to L->pos); descriptors go behind them, then ONE host-to-device copy, then the launches. */
 /* zgpu's zstd decoder: each task's planned frames into the wave's descriptors, on the pool (a label volume's
  * sharded read: 8192 blocks, 5.5 MB of descriptors, 0.4 ms on one thread). */
 typedef struct {
@@ -800,6 +798,8 @@ static zgpu_status zd_emit_task(void *arg, size_t i) {
     return ZGPU_OK;
 }
 
+/* Builds and launches one wave's device work. The pinned buffer already holds stored bytes and CPU-decoded
+ * chunks (up to L->pos); descriptors go behind them, then ONE host-to-device copy, then the launches. */
 static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     struct zg_device_state *st = j->st;
     const pipe *pp = &j->pp;
@@ -1235,12 +1235,12 @@ static zgpu_status make_segments(job *j, uint64_t end, int cpu) {
 
 /* Wave sizing: a selection whose chunks all decode fast per chunk (zgpu's zstd decoder, blosc's small blocks,
  * uncompressed, host-decoded) or whose decoder splits the chunks of a small wave (zgpu's DEFLATE decoder: a
- * wave of fewer chunks splits each into more parts) is read in about PIPELINE_WAVES waves of at least
- * PIPELINE_MIN_WAVE bytes, so that the decode of one wave overlaps the I/O of the next. nvCOMP decodes a whole
- * zstd / DEFLATE / LZ4 chunk in one thread block: the time per wave is that of one chunk whatever the wave's
- * size, so such reads keep the fewest waves the memory budget allows. So do selections that compress better
- * than 4:1: their I/O is short next to their decode, which a split would only lengthen (a wave's decode time
- * has a floor, its longest chain of dependent steps). ZGPU_PIPELINE_WAVES=n sets the count for every read, with
+ * wave of fewer chunks splits each into more parts) is read in about PIPELINE_WAVES waves (the DEFLATE decoder:
+ * PIPELINE_WAVES_DEFLATE) of at least PIPELINE_MIN_WAVE bytes, so that the decode of one wave overlaps the I/O
+ * of the next. nvCOMP decodes a whole zstd / DEFLATE / LZ4 chunk in one thread block: the time per wave is that
+ * of one chunk whatever the wave's size, so such reads keep the fewest waves the memory budget allows. So do
+ * selections that compress better than 4:1: their I/O is short next to their decode, which a split would only
+ * lengthen (a wave's decode time has a floor, its longest chain of dependent steps). ZGPU_PIPELINE_WAVES=n sets the count for every read, with
  * no minimum wave size (1: off, for measuring the decode stage alone; n > 1 also lets tests pipeline small arrays).
  * Returns the wave count to aim at. */
 #define PIPELINE_WAVES 3
@@ -1292,8 +1292,7 @@ static int pipeline_waves(const job *j) {
         case COMP_GZIP:
         case COMP_ZLIB:
             if (j->deflate_mode != DEFLATE_OWN) return 1;
-            if (!(4 * stored_bytes(j) < decoded_bytes(j))) return PIPELINE_WAVES_DEFLATE;
-            break;
+            return 4 * stored_bytes(j) < decoded_bytes(j) ? 1 : PIPELINE_WAVES_DEFLATE;
         case COMP_LZ4: return 1;
         default: break;
         }

@@ -713,7 +713,8 @@ extern "C" cudaError_t zg_k_scatter_launch(const zg_k_scatter_params *p, const z
     // long spends more time starting than copying (H100, a label volume's 512 inner chunks of 4096 rows of
     // 512 bytes: a row a warp 1.12 ms, 4: 0.87, 16: 0.84, 64: 0.84).
     int dev = 0, sms = 132;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
         (void)cudaGetLastError(); // (not this launch's error)
         sms = 132;
     }
