@@ -96,6 +96,51 @@ static zgpu_status dev_read(zgpu_array *a, const uint64_t *st, const uint64_t *c
 }
 #endif
 
+#ifdef ZGPU_HAVE_CUDA
+/* A tall array of short rows (uint16, 2048 x 160 x 12, chunks 512 x 80 x 12: 327,680 rows of 24 bytes), so that
+ * the scatter gives a warp many rows (zg_k_scatter_launch: up to 16 while the grid still fills the GPU twice):
+ * whole read, a box cutting every chunk, and the box with its last axis reversed, against host reads. */
+static void scatter_many_rows(zgpu_context *ctx) {
+    static const char meta[] =
+        "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [2048, 160, 12], \"data_type\": \"uint16\", "
+        "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [512, 80, 12]}}, "
+        "\"chunk_key_encoding\": {\"name\": \"default\", \"configuration\": {\"separator\": \"/\"}}, "
+        "\"fill_value\": 0, \"codecs\": [{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, "
+        "{\"name\": \"zstd\", \"configuration\": {\"level\": 1, \"checksum\": false}}]}";
+    char path[512];
+    snprintf(path, sizeof path, "%s/scatter_many_rows", tmpdir);
+    zgpu_array *a = NULL;
+    CHECK_OK(zgpu_array_create(ctx, path, meta, 1, &a));
+    if (!a) return;
+    const uint64_t full[3] = {2048, 160, 12}, z[3] = {0, 0, 0};
+    const size_t n = 2048 * 160 * 12;
+    uint16_t *data = malloc(n * 2), *ref = malloc(n * 2), *got = malloc(n * 2);
+    for (size_t i = 0; i < n; i++) data[i] = (uint16_t)(i / 12 * 7 + (i % 12) * 3 + (rnd() & 7));
+    CHECK_OK(zgpu_array_write(a, z, full, data, NULL));
+    zgpu_status s = dev_read(a, z, full, (uint8_t *)got, NULL, n * 2, 0);
+    CHECK_MSG(s == ZGPU_OK && memcmp(got, data, n * 2) == 0, "scatter_many_rows: whole read: %s",
+              s == ZGPU_OK ? "data differs" : zgpu_last_error());
+    const uint64_t st[3] = {1, 3, 1}, ct[3] = {2046, 155, 10};
+    const size_t cnt = 2046 * 155 * 10;
+    int64_t strides[3] = {155 * 10 * 2, 10 * 2, 2};
+    for (int rev = 0; rev < 2; rev++) {
+        size_t offset = 0;
+        if (rev) { /* last axis reversed: element k of a row at (9 - k) */
+            strides[2] = -2;
+            offset = 9 * 2;
+        }
+        CHECK_OK(zgpu_array_read(a, st, ct, (uint8_t *)ref + offset, strides));
+        s = dev_read(a, st, ct, (uint8_t *)got, strides, cnt * 2, offset);
+        CHECK_MSG(s == ZGPU_OK && memcmp(got, ref, cnt * 2) == 0, "scatter_many_rows: box%s: %s",
+                  rev ? " (last axis reversed)" : "", s == ZGPU_OK ? "data differs" : zgpu_last_error());
+    }
+    free(data);
+    free(ref);
+    free(got);
+    zgpu_array_close(a);
+}
+#endif
+
 static void run_case(zgpu_context *ctx, zgpu_context *ctx_cpu, zgpu_context *ctx_small, const tcase *c) {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", tmpdir, c->name);
@@ -391,6 +436,7 @@ int main(void) {
         if (wanted) run_case(ctx, ctx_cpu, ctx_small, &cases[i]);
     }
 #ifdef ZGPU_HAVE_CUDA
+    if (gpu && !quick_mode && shard_k == 0) scatter_many_rows(ctx);
     if (gpu)
         for (size_t k = 0; k < n_corrupt; k++) /* in the shard that wrote the array */
             for (size_t i = 0; i < N_CASES; i++)
