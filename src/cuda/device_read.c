@@ -637,7 +637,7 @@ static zgpu_status phase_a_task(void *arg, size_t i) {
         if (e != ZGPU_OK) return task_error(j, t, "(read)", e);
     } else {
         int found = 0;
-        zgpu_status e = s->vt->get_range(s, ob->key, pt->offset, t->nbytes, 0, j->bs->h + t->h_off, &found);
+        zgpu_status e = zg_plan_read(s, ob, pt->offset, t->nbytes, j->bs->h + t->h_off, &found);
         if (e == ZGPU_OK && !found) e = zg_error(ZGPU_ERR_IO, "the object vanished during the read");
         if (e != ZGPU_OK) return task_error(j, t, "(read)", e);
     }

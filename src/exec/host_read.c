@@ -56,7 +56,7 @@ static zgpu_status read_task(void *arg, size_t i) {
     zgpu_status st;
     if (t->state == ZG_TASK_PRESENT) { /* a range inside a shard */
         st = zg_buf_reserve(&ts->io, (size_t)t->nbytes);
-        if (st == ZGPU_OK) st = s->vt->get_range(s, ob->key, t->offset, t->nbytes, 0, ts->io.data, &found);
+        if (st == ZGPU_OK) st = zg_plan_read(s, ob, t->offset, t->nbytes, ts->io.data, &found);
         ts->io.size = (size_t)t->nbytes;
     } else {
         ts->io.size = 0;

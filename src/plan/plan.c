@@ -9,8 +9,15 @@
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
+/* Shards kept open for their inner chunks, at most (a read touching more reads each range by its key: the
+ * descriptors a process may hold are limited, 1024 by default). */
+#define ZG_PLAN_OPEN_FILES 256
+
 void zg_plan_free(zg_plan *plan) {
-    for (size_t i = 0; i < plan->n_objects; i++) free(plan->objects[i].key);
+    for (size_t i = 0; i < plan->n_objects; i++) {
+        free(plan->objects[i].key);
+        if (plan->objects[i].file) plan->store->vt->close_file(plan->objects[i].file);
+    }
     free(plan->objects);
     free(plan->tasks);
     memset(plan, 0, sizeof *plan);
@@ -132,7 +139,12 @@ static zgpu_status resolve_object(void *arg, size_t i) {
     zg_store *s = a->store;
     int found = 0;
     uint64_t size = 0;
-    ZG_FORWARD(s->vt->size(s, ob->key, &size, &found));
+    /* a shard read for several inner chunks stays open for them: one lookup, and one version of it for its
+     * index and its chunks even if a writer replaces it meanwhile */
+    if (a->shard && ob->n_tasks >= 2 && plan->n_objects <= ZG_PLAN_OPEN_FILES && s->vt->open_file)
+        ZG_FORWARD(s->vt->open_file(s, ob->key, &ob->file, &size, &found));
+    else
+        ZG_FORWARD(s->vt->size(s, ob->key, &size, &found));
     ob->found = found;
     ob->size = size;
     if (!found) {
@@ -162,7 +174,7 @@ static zgpu_status resolve_object(void *arg, size_t i) {
     }
     uint64_t *lengths = offsets + n_inner;
     uint64_t at = zg_sharding_index_at_end(a->shard) ? size - index_n : 0;
-    zgpu_status st = s->vt->get_range(s, ob->key, at, index_n, 0, raw, &found);
+    zgpu_status st = zg_plan_read(s, ob, at, index_n, raw, &found);
     if (st == ZGPU_OK && !found) st = zg_error(ZGPU_ERR_IO, "shard vanished while reading");
     if (st == ZGPU_OK) st = zg_sharding_decode_index(a->shard, raw, (size_t)index_n, size, offsets, lengths);
     if (st == ZGPU_OK) {
@@ -184,7 +196,15 @@ static zgpu_status resolve_object(void *arg, size_t i) {
     return st;
 }
 
+zgpu_status zg_plan_read(zg_store *s, const zg_plan_object *ob, uint64_t offset, uint64_t length, uint8_t *out,
+                         int *found) {
+    if (!ob->file) return s->vt->get_range(s, ob->key, offset, length, 0, out, found);
+    *found = 1;
+    return s->vt->read_file(ob->file, offset, length, out);
+}
+
 zgpu_status zg_plan_resolve(zgpu_array *a, zg_plan *plan) {
+    plan->store = a->store;
     resolve_job job = {a, plan};
     ZG_FORWARD(zg_pool_run(a->ctx->pool, plan->n_objects, resolve_object, &job));
     plan->stored_bytes = 0;

@@ -4,6 +4,7 @@
 #ifndef ZG_PLAN_H
 #define ZG_PLAN_H
 #include "core/array.h"
+#include "store/store.h"
 
 enum { ZG_TASK_PENDING = 0, ZG_TASK_PRESENT = 1, ZG_TASK_MISSING = 2 };
 
@@ -25,6 +26,8 @@ typedef struct zg_plan_object {
     int found;                        /* set by zg_plan_resolve */
     uint64_t size;                    /* object size in bytes (set by zg_plan_resolve when found) */
     size_t first_task, n_tasks;       /* its tasks are contiguous in plan->tasks */
+    zg_store_file *file;              /* a shard read for several inner chunks: open from its index read on (the
+                                       * same version of it for all of them), closed by zg_plan_free; or NULL */
 } zg_plan_object;
 
 typedef struct zg_plan {
@@ -36,6 +39,7 @@ typedef struct zg_plan {
     zg_plan_object *objects;
     size_t n_objects;
     uint64_t stored_bytes;            /* sum of task nbytes after resolve */
+    zg_store *store;                  /* set by zg_plan_resolve: the store of the objects' open files */
 } zg_plan;
 
 /** Checks the box against the array (ZGPU_ERR_OUT_OF_RANGE) and lists tasks and objects. */
@@ -48,6 +52,10 @@ zgpu_status zg_plan_build_units(const zgpu_array *a, const uint64_t *start, cons
  *  needed shard's index (small range reads, run on the context's pool) and marks empty inner chunks
  *  MISSING. Absent objects -> MISSING. */
 zgpu_status zg_plan_resolve(zgpu_array *a, zg_plan *plan);
+/** `length` bytes at `offset` of an object of the plan: from its open file when it has one, else a range read
+ *  of its key (absent: *found = 0). */
+zgpu_status zg_plan_read(zg_store *s, const zg_plan_object *ob, uint64_t offset, uint64_t length, uint8_t *out,
+                         int *found);
 void zg_plan_free(zg_plan *plan);
 
 /** Copies an N-d box of elements between two strided layouts (byte strides), innermost contiguous runs

@@ -71,6 +71,14 @@ static zgpu_status fs_get(zg_store *s, const char *key, zg_buf *out, int *found)
     return ZGPU_OK;
 }
 
+/* [offset, offset + length) inside a file of `size` bytes, or an error naming it. */
+static zgpu_status check_range(const char *path, uint64_t size, uint64_t offset, uint64_t length) {
+    if (offset > size || length > size - offset)
+        return zg_error(ZGPU_ERR_CORRUPT_DATA, "'%s' has %llu bytes; range [%llu, %llu) lies outside it", path,
+                        (unsigned long long)size, (unsigned long long)offset, (unsigned long long)(offset + length));
+    return ZGPU_OK;
+}
+
 static zgpu_status fs_get_range(zg_store *s, const char *key, uint64_t offset, uint64_t length, int from_end,
                                 uint8_t *out, int *found) {
     char path[ZG_PATH_MAX];
@@ -85,13 +93,50 @@ static zgpu_status fs_get_range(zg_store *s, const char *key, uint64_t offset, u
                                          path, (unsigned long long)size, (unsigned long long)offset);
         else offset = size - offset;
     }
-    if (st == ZGPU_OK && (offset > size || length > size - offset))
-        st = zg_error(ZGPU_ERR_CORRUPT_DATA, "'%s' has %llu bytes; range [%llu, %llu) lies outside it", path,
-                      (unsigned long long)size, (unsigned long long)offset, (unsigned long long)(offset + length));
+    if (st == ZGPU_OK) st = check_range(path, size, offset, length);
     if (st == ZGPU_OK) st = read_full(fd, out, offset, length, path);
     close(fd);
     if (st == ZGPU_OK) *found = 1;
     return st;
+}
+
+struct zg_store_file {
+    int fd;
+    uint64_t size;
+    char path[]; /* for messages */
+};
+
+static zgpu_status fs_open_file(zg_store *s, const char *key, zg_store_file **f, uint64_t *size, int *found) {
+    char path[ZG_PATH_MAX];
+    int fd;
+    *f = NULL;
+    *found = 0;
+    *size = 0;
+    ZG_FORWARD(fs_open_read(s, key, path, &fd, size));
+    if (fd < 0) return ZGPU_OK;
+    const size_t n = strlen(path) + 1;
+    zg_store_file *file = malloc(sizeof *file + n);
+    if (!file) {
+        close(fd);
+        return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory opening '%s'", path);
+    }
+    file->fd = fd;
+    file->size = *size;
+    memcpy(file->path, path, n);
+    *f = file;
+    *found = 1;
+    return ZGPU_OK;
+}
+
+static zgpu_status fs_read_file(zg_store_file *f, uint64_t offset, uint64_t length, uint8_t *out) {
+    ZG_FORWARD(check_range(f->path, f->size, offset, length));
+    return read_full(f->fd, out, offset, length, f->path);
+}
+
+static void fs_close_file(zg_store_file *f) {
+    if (!f) return;
+    close(f->fd);
+    free(f);
 }
 
 static zgpu_status fs_size(zg_store *s, const char *key, uint64_t *size, int *found) {
@@ -257,7 +302,18 @@ static void fs_destroy(zg_store *s) {
 }
 
 static const zg_store_vtable fs_vtable = {
-    "file", fs_get, fs_get_range, fs_size, fs_set, fs_erase, fs_erase_prefix, fs_list, fs_destroy,
+    .name = "file",
+    .get = fs_get,
+    .get_range = fs_get_range,
+    .size = fs_size,
+    .set = fs_set,
+    .erase = fs_erase,
+    .erase_prefix = fs_erase_prefix,
+    .list = fs_list,
+    .destroy = fs_destroy,
+    .open_file = fs_open_file,
+    .read_file = fs_read_file,
+    .close_file = fs_close_file,
 };
 
 zgpu_status zg_store_fs_open(const char *root, zg_store **out) {

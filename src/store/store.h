@@ -6,6 +6,7 @@
 #include "util/buf.h"
 
 typedef struct zg_store zg_store;
+typedef struct zg_store_file zg_store_file; /* one object, open for reading ranges */
 
 typedef struct zg_list_entry {
     char *name;     /* a direct child's name */
@@ -31,6 +32,14 @@ typedef struct zg_store_vtable {
     /* Direct children of a prefix ("" = root, else without trailing '/'), sorted by name. Absent prefix: 0 entries. */
     zgpu_status (*list)(zg_store *s, const char *prefix, zg_list_entry **entries, size_t *n);
     void (*destroy)(zg_store *s);
+    /* One object open for many range reads (a shard's index, then its inner chunks): the same version of it
+     * throughout, even if it is replaced meanwhile, and no lookup per range. *size: its bytes. Absent:
+     * *found = 0 and *f = NULL. */
+    zgpu_status (*open_file)(zg_store *s, const char *key, zg_store_file **f, uint64_t *size, int *found);
+    /* `length` bytes at `offset` of an open object; a range past its end is ZGPU_ERR_CORRUPT_DATA, as in
+     * get_range. Several threads may read one file at once. */
+    zgpu_status (*read_file)(zg_store_file *f, uint64_t offset, uint64_t length, uint8_t *out);
+    void (*close_file)(zg_store_file *f);
 } zg_store_vtable;
 
 struct zg_store {

@@ -1,0 +1,111 @@
+/* The filesystem store's open files (open_file / read_file / close_file): sizes, ranges, ranges past the end,
+ * absent keys, several threads reading one file, and the version a file keeps when its key is replaced (what
+ * a sharded read relies on to take a shard's index and inner chunks from one version of it). */
+#include <pthread.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "store/store.h"
+#include "util/status.h"
+
+enum { N = 100000 };
+static uint8_t data[N];
+
+typedef struct {
+    zg_store *s;
+    zg_store_file *f;
+    int bad; /* ranges read wrong */
+} reader;
+
+static void *read_many(void *arg) { /* 2000 ranges of a shared open file */
+    reader *r = arg;
+    uint8_t buf[3000];
+    uint32_t x = (uint32_t)(uintptr_t)r * 2654435761u;
+    for (int k = 0; k < 2000; k++) {
+        x = x * 1664525u + 1013904223u;
+        const uint64_t len = x % 3000, off = (x >> 8) % (N - len);
+        if (r->s->vt->read_file(r->f, off, len, buf) != ZGPU_OK || memcmp(buf, data + off, len) != 0) r->bad++;
+    }
+    return NULL;
+}
+
+int main(void) {
+    char root[] = "/tmp/zgpu_test_store_XXXXXX";
+    if (!mkdtemp(root)) {
+        perror("mkdtemp");
+        return 2;
+    }
+    for (int i = 0; i < N; i++) data[i] = (uint8_t)(i * 7 + i / 251);
+    zg_store *s = NULL;
+    CHECK_OK(zg_store_fs_open(root, &s));
+    if (!s) return 1;
+    CHECK_OK(s->vt->set(s, "c/0/0", data, N));
+
+    /* absent: not an error, no file */
+    zg_store_file *f = (zg_store_file *)(uintptr_t)1;
+    uint64_t size = 99;
+    int found = 1;
+    CHECK_OK(s->vt->open_file(s, "c/9/9", &f, &size, &found));
+    CHECK(found == 0 && f == NULL && size == 0);
+    CHECK_OK(s->vt->open_file(s, "c", &f, &size, &found)); /* a directory is not a value */
+    CHECK(found == 0 && f == NULL);
+
+    /* present: its size, ranges anywhere in it (empty ones too), the same bytes as get_range */
+    CHECK_OK(s->vt->open_file(s, "c/0/0", &f, &size, &found));
+    CHECK(found == 1 && f != NULL);
+    CHECK_EQ_U64(size, N);
+    if (!f) return 1;
+    static uint8_t buf[N], buf2[N];
+    CHECK_OK(s->vt->read_file(f, 0, N, buf));
+    CHECK(memcmp(buf, data, N) == 0);
+    CHECK_OK(s->vt->read_file(f, N - 17, 17, buf));
+    CHECK(memcmp(buf, data + N - 17, 17) == 0);
+    CHECK_OK(s->vt->read_file(f, N, 0, buf));
+    CHECK_OK(s->vt->read_file(f, 12345, 999, buf));
+    CHECK_OK(s->vt->get_range(s, "c/0/0", 12345, 999, 0, buf2, &found));
+    CHECK(found == 1 && memcmp(buf, buf2, 999) == 0);
+
+    /* past the end: a corrupt-data error naming the file and the range */
+    CHECK_STATUS(s->vt->read_file(f, N - 10, 11, buf), ZGPU_ERR_CORRUPT_DATA);
+    CHECK_MSG(strstr(zgpu_last_error(), "c/0/0") && strstr(zgpu_last_error(), "[99990, 100001)"), "message: %s",
+              zgpu_last_error());
+    CHECK_STATUS(s->vt->read_file(f, N + 1, 0, buf), ZGPU_ERR_CORRUPT_DATA);
+    CHECK_STATUS(s->vt->read_file(f, UINT64_MAX, 2, buf), ZGPU_ERR_CORRUPT_DATA);
+
+    /* four threads reading one file at once */
+    reader rs[4];
+    pthread_t th[4];
+    for (int t = 0; t < 4; t++) {
+        rs[t] = (reader){s, f, 0};
+        CHECK(pthread_create(&th[t], NULL, read_many, &rs[t]) == 0);
+    }
+    for (int t = 0; t < 4; t++) {
+        pthread_join(th[t], NULL);
+        CHECK_MSG(rs[t].bad == 0, "thread %d: %d ranges read wrong", t, rs[t].bad);
+    }
+
+    /* the key replaced (written under a temporary name, then renamed): the open file keeps the version it
+     * opened, a new open sees the new one */
+    static uint8_t other[N / 2];
+    memset(other, 0xab, sizeof other);
+    CHECK_OK(s->vt->set(s, "c/0/0", other, sizeof other));
+    CHECK_OK(s->vt->read_file(f, 50000, 4000, buf));
+    CHECK(memcmp(buf, data + 50000, 4000) == 0);
+    zg_store_file *g = NULL;
+    CHECK_OK(s->vt->open_file(s, "c/0/0", &g, &size, &found));
+    CHECK(found == 1 && g != NULL);
+    CHECK_EQ_U64(size, N / 2);
+    if (g) {
+        CHECK_OK(s->vt->read_file(g, 0, N / 2, buf));
+        CHECK(memcmp(buf, other, N / 2) == 0);
+        CHECK_STATUS(s->vt->read_file(g, 50000, 4000, buf), ZGPU_ERR_CORRUPT_DATA);
+        s->vt->close_file(g);
+    }
+    s->vt->close_file(f);
+    s->vt->close_file(NULL); /* nothing to close */
+
+    CHECK_OK(s->vt->erase_prefix(s, ""));
+    zg_store_free(s);
+    rmdir(root);
+    TEST_MAIN_END();
+}
