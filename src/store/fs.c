@@ -35,12 +35,18 @@ static zgpu_status read_full(int fd, uint8_t *dst, uint64_t offset, uint64_t n, 
     return ZGPU_OK;
 }
 
-/* Opens key for reading; *fd = -1 and ZGPU_OK when absent. */
-static zgpu_status fs_open_read(const zg_store *s, const char *key, char *path, int *fd, uint64_t *size) {
+/* Opens key for reading; *fd = -1 and ZGPU_OK when absent, and also when the process is out of descriptors
+ * and no_fd is given (*no_fd = 1 then). */
+static zgpu_status fs_open_read(const zg_store *s, const char *key, char *path, int *fd, uint64_t *size,
+                                int *no_fd) {
     ZG_FORWARD(zg_store_fs_path(s, key, path));
     *fd = open(path, O_RDONLY | O_CLOEXEC);
     if (*fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR) return ZGPU_OK;
+        if (no_fd && (errno == EMFILE || errno == ENFILE)) {
+            *no_fd = 1;
+            return ZGPU_OK;
+        }
         return zg_error(ZGPU_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
     }
     struct stat st;
@@ -60,7 +66,7 @@ static zgpu_status fs_get(zg_store *s, const char *key, zg_buf *out, int *found)
     int fd;
     uint64_t size = 0;
     *found = 0;
-    ZG_FORWARD(fs_open_read(s, key, path, &fd, &size));
+    ZG_FORWARD(fs_open_read(s, key, path, &fd, &size, NULL));
     if (fd < 0) return ZGPU_OK;
     zgpu_status st = zg_buf_reserve(out, (size_t)size);
     if (st == ZGPU_OK) st = read_full(fd, out->data, 0, size, path);
@@ -85,7 +91,7 @@ static zgpu_status fs_get_range(zg_store *s, const char *key, uint64_t offset, u
     int fd;
     uint64_t size = 0;
     *found = 0;
-    ZG_FORWARD(fs_open_read(s, key, path, &fd, &size));
+    ZG_FORWARD(fs_open_read(s, key, path, &fd, &size, NULL));
     if (fd < 0) return ZGPU_OK;
     zgpu_status st = ZGPU_OK;
     if (from_end) {
@@ -106,13 +112,18 @@ struct zg_store_file {
     char path[]; /* for messages */
 };
 
+static zgpu_status fs_size(zg_store *s, const char *key, uint64_t *size, int *found);
+
+/* Out of descriptors (other reads holding theirs): no file, its size and presence as fs_size finds them, and
+ * the caller reads ranges by key. */
 static zgpu_status fs_open_file(zg_store *s, const char *key, zg_store_file **f, uint64_t *size, int *found) {
     char path[ZG_PATH_MAX];
-    int fd;
+    int fd, no_fd = 0;
     *f = NULL;
     *found = 0;
     *size = 0;
-    ZG_FORWARD(fs_open_read(s, key, path, &fd, size));
+    ZG_FORWARD(fs_open_read(s, key, path, &fd, size, &no_fd));
+    if (no_fd) return fs_size(s, key, size, found);
     if (fd < 0) return ZGPU_OK;
     const size_t n = strlen(path) + 1;
     zg_store_file *file = malloc(sizeof *file + n);

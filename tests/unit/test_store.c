@@ -1,7 +1,9 @@
 /* The filesystem store's open files (open_file / read_file / close_file): sizes, ranges, ranges past the end,
- * absent keys, several threads reading one file, and the version a file keeps when its key is replaced (what
- * a sharded read relies on to take a shard's index and inner chunks from one version of it). */
+ * absent keys, several threads reading one file, the version a file keeps when its key is replaced (what a
+ * sharded read relies on to take a shard's index and inner chunks from one version of it), and a process out of
+ * file descriptors (no file kept; ranges then come by key). */
 #include <pthread.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -103,6 +105,22 @@ int main(void) {
     }
     s->vt->close_file(f);
     s->vt->close_file(NULL); /* nothing to close */
+
+    /* out of descriptors: present, no file kept (the caller reads ranges by key); absent still absent */
+    struct rlimit lim;
+    CHECK(getrlimit(RLIMIT_NOFILE, &lim) == 0);
+    const int lowest = dup(0); /* the lowest free descriptor: a limit of it leaves none free */
+    CHECK(lowest >= 0);
+    close(lowest);
+    struct rlimit tight = {(rlim_t)lowest, lim.rlim_max};
+    CHECK(setrlimit(RLIMIT_NOFILE, &tight) == 0);
+    g = (zg_store_file *)(uintptr_t)1;
+    CHECK_OK(s->vt->open_file(s, "c/0/0", &g, &size, &found));
+    CHECK(found == 1 && g == NULL);
+    CHECK_EQ_U64(size, N / 2);
+    CHECK_OK(s->vt->open_file(s, "c/9/9", &g, &size, &found));
+    CHECK(found == 0 && g == NULL);
+    CHECK(setrlimit(RLIMIT_NOFILE, &lim) == 0);
 
     CHECK_OK(s->vt->erase_prefix(s, ""));
     zg_store_free(s);
