@@ -114,8 +114,8 @@ struct zg_store_file {
 
 static zgpu_status fs_size(zg_store *s, const char *key, uint64_t *size, int *found);
 
-/* Out of descriptors (other reads holding theirs): no file, its size and presence as fs_size finds them, and
- * the caller reads ranges by key. */
+/* store.h's open_file. Out of descriptors (other reads holding theirs) it keeps no file: presence and size as
+ * fs_size finds them, and the caller reads ranges by key. */
 static zgpu_status fs_open_file(zg_store *s, const char *key, zg_store_file **f, uint64_t *size, int *found) {
     char path[ZG_PATH_MAX];
     int fd, no_fd = 0;
