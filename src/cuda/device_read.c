@@ -1240,9 +1240,9 @@ static zgpu_status make_segments(job *j, uint64_t end, int cpu) {
  * of the next. nvCOMP decodes a whole zstd / DEFLATE / LZ4 chunk in one thread block: the time per wave is that
  * of one chunk whatever the wave's size, so such reads keep the fewest waves the memory budget allows. So do
  * selections that compress better than 4:1: their I/O is short next to their decode, which a split would only
- * lengthen (a wave's decode time has a floor, its longest chain of dependent steps). ZGPU_PIPELINE_WAVES=n sets the count for every read, with
- * no minimum wave size (1: off, for measuring the decode stage alone; n > 1 also lets tests pipeline small arrays).
- * Returns the wave count to aim at. */
+ * lengthen (a wave's decode time has a floor, its longest chain of dependent steps). ZGPU_PIPELINE_WAVES=n sets
+ * the count for every read, with no minimum wave size (1: off, for measuring the decode stage alone; n > 1 also
+ * lets tests pipeline small arrays). Returns the wave count to aim at. */
 #define PIPELINE_WAVES 3
 /* zgpu's DEFLATE decoder: its decode is the longer stage, so the first wave's I/O (before any decode) is what a
  * smaller wave saves. H100, four waves against three (zgpu bench --repeat 5, two rounds): oct gzip 15.4-15.5 ->
@@ -1270,16 +1270,15 @@ static size_t wave_shape(unsigned *shape, size_t cap) {
     return n;
 }
 
-static uint64_t stored_bytes(const job *j) { /* of the chunks the read finds */
-    uint64_t n = 0;
-    for (size_t i = 0; i < j->n_t; i++) n += j->t[i].kind != T_MISSING ? j->t[i].nbytes : 0;
-    return n;
-}
-
-static uint64_t decoded_bytes(const job *j) {
-    uint64_t n = 0;
-    for (size_t i = 0; i < j->n_t; i++) n += j->t[i].kind != T_MISSING ? j->pp.chunk_nbytes : 0;
-    return n;
+/* The chunks the read finds decode to more than 4 times their stored bytes. */
+static int compresses_over_4(const job *j) {
+    uint64_t stored = 0, decoded = 0;
+    for (size_t i = 0; i < j->n_t; i++)
+        if (j->t[i].kind != T_MISSING) {
+            stored += j->t[i].nbytes;
+            decoded += j->pp.chunk_nbytes;
+        }
+    return 4 * stored < decoded;
 }
 
 static int pipeline_waves(const job *j) {
@@ -1292,12 +1291,12 @@ static int pipeline_waves(const job *j) {
         case COMP_GZIP:
         case COMP_ZLIB:
             if (j->deflate_mode != DEFLATE_OWN) return 1;
-            return 4 * stored_bytes(j) < decoded_bytes(j) ? 1 : PIPELINE_WAVES_DEFLATE;
+            return compresses_over_4(j) ? 1 : PIPELINE_WAVES_DEFLATE;
         case COMP_LZ4: return 1;
         default: break;
         }
     }
-    return 4 * stored_bytes(j) < decoded_bytes(j) ? 1 : PIPELINE_WAVES;
+    return compresses_over_4(j) ? 1 : PIPELINE_WAVES;
 }
 
 static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {

@@ -23,7 +23,8 @@ size_t zg_inflate_scratch_bytes(size_t n, size_t max_out, size_t parts);
  *  max_out); status[i] gets 0 or a ZI_E_* code (zi_error_text names it), actual[i] the bytes written. Streams
  *  and outputs must be under ZI_MAX_BYTES (larger ones get ZI_E_TOO_BIG). serial: the caller found that every
  *  stream zg_inflate_serial_wanted; split streams then decode their parts in serial-mode blocks (which decode any
- *  stream in serial mode), and parts comes from zg_inflate_parts with the same flag. Launched on stream s; scratch as zg_inflate_scratch_bytes(n, max_out, parts). */
+ *  stream in serial mode), and parts comes from zg_inflate_parts with the same flag. Launched on stream s;
+ *  scratch as zg_inflate_scratch_bytes(n, max_out, parts). */
 cudaError_t zg_inflate_launch(const void *const *in, const size_t *in_bytes, void *const *out, const size_t *out_bytes,
                               size_t *actual, int *status, size_t n, size_t max_out, size_t parts, int serial,
                               void *scratch, cudaStream_t s);
