@@ -576,7 +576,7 @@ def main() -> int:
               "zgpu's own LZ4 decoder (a parser and a copier warp a stream, checking as they go) by default, or the LZ4 "
               "check kernel then nvCOMP's LZ4 batch; the two decoder columns force one for every chunk "
               "(`ZGPU_ZSTD_DECODER` / `ZGPU_LZ4_DECODER` = `zgpu` / `nvcomp`).", "",
-              f"Against the targets (default decoders; same run): a cell's bound is the slower of reading its stored "
+              "Against the targets (default decoders; same run): a cell's bound is the slower of reading its stored "
               "bytes from the page cache and its GPU decode stage alone (one wave); the page-cache-to-GPU column "
               "is the stricter I/O limit of a reader without GPUDirect Storage (the copy out of the page cache "
               "and the DMA share the host's memory bandwidth).", ""]
