@@ -35,6 +35,17 @@ void zg_zd_plan_free(zg_zd_plan *pl) {
     zg_zd_plan_init(pl);
 }
 
+void zg_zd_plan_reset(zg_zd_plan *pl) {
+    pl->n_frames = pl->n_blocks = pl->n_hufs = pl->n_fses = 0;
+    pl->lit_bytes = pl->n_seq = 0;
+    for (int k = 0; k < 3; k++) pl->predefined[k] = -1;
+}
+
+size_t zg_zd_plan_bytes(const zg_zd_plan *pl) {
+    return pl->cap_frames * sizeof *pl->frames + pl->cap_blocks * sizeof *pl->blocks +
+           pl->cap_hufs * sizeof *pl->hufs + pl->cap_fses * sizeof *pl->fses;
+}
+
 /* Room for one more element of an array in the plan. */
 static int grow(void **arr, size_t *cap, size_t n, size_t elem) {
     if (n < *cap) return 0;

@@ -40,6 +40,9 @@ static void test_cases_one_by_one(zcase *cs, size_t n) {
     coverage cv;
     memset(&cv, 0, sizeof cv);
     int bad = 0;
+    zg_zd_plan kept; /* every case again in one plan reset between them (its arrays kept), as device reads do */
+    zg_zd_plan_init(&kept);
+    size_t kept_bytes = 0;
     for (size_t i = 0; i < n; i++) {
         zg_zd_plan pl;
         zg_zd_plan_init(&pl);
@@ -53,9 +56,24 @@ static void test_cases_one_by_one(zcase *cs, size_t n) {
         int ok = err == 0 && memcmp(out, cs[i].raw, cs[i].n) == 0;
         if (!ok && bad++ < 10) fprintf(stderr, "%s: err %d (%s)\n", cs[i].name, err, zg_zd_error_text(err));
         CHECK_MSG(ok, "%s decodes as libzstd", cs[i].name);
+        zg_zd_plan_reset(&kept);
+        CHECK(kept.n_frames == 0 && kept.n_blocks == 0 && kept.n_hufs == 0 && kept.n_fses == 0 &&
+              kept.lit_bytes == 0 && kept.n_seq == 0 && kept.predefined[0] == -1 && zg_zd_plan_bytes(&kept) == kept_bytes);
+        if (zg_zd_plan_frame(&kept, cs[i].comp, cs[i].cn, cs[i].n, 0) == ZGPU_OK) {
+            err = -1;
+            memset(out, 0, cs[i].n);
+            zc_cpu_run(&kept, cs[i].comp, &out, &err);
+            CHECK_MSG(err == 0 && memcmp(out, cs[i].raw, cs[i].n) == 0, "%s: in a reset plan", cs[i].name);
+            CHECK(kept.n_blocks == pl.n_blocks && kept.n_fses == pl.n_fses && kept.n_hufs == pl.n_hufs);
+        } else {
+            CHECK_MSG(0, "%s: plan into a reset plan: %s", cs[i].name, zgpu_last_error());
+        }
+        CHECK(zg_zd_plan_bytes(&kept) >= kept_bytes && zg_zd_plan_bytes(&pl) >= sizeof(zg_zd_frame)); /* kept grows only */
+        kept_bytes = zg_zd_plan_bytes(&kept);
         free(out);
         zg_zd_plan_free(&pl);
     }
+    zg_zd_plan_free(&kept);
     printf("coverage: blocks raw %zu rle %zu compressed %zu; literals raw %zu rle %zu huffman %zu (1 stream %zu, 4 "
            "streams %zu, reused table %zu); sequences %zu; LL tables rle %zu fse %zu repeated %zu predefined-or %zu\n",
            cv.blocks[0], cv.blocks[1], cv.blocks[2], cv.lits[0], cv.lits[1], cv.lits[2], cv.streams[1], cv.streams[4],
