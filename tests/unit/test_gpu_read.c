@@ -141,6 +141,113 @@ static void scatter_many_rows(zgpu_context *ctx) {
 }
 #endif
 
+#ifdef ZGPU_HAVE_CUDA
+/* Chunks stored in more than one of phase A's read pieces (READ_PIECE, 2 MiB in device_read.c): uint16
+ * 96 x 256 x 256, chunks 40 x 256 x 256 (5 MiB: two whole pieces and a part; the edge chunk 16 planes, exactly
+ * one piece), of noisy data that stays large stored. Each layout: the whole array and a box against the data
+ * written, with the default context and with GDS; then bytes damaged in a middle piece of a checksummed zstd
+ * chunk, and the chunk cut short in its second piece: errors naming that chunk. */
+static void large_chunks(zgpu_context *ctx) {
+#define LC_META(codecs)                                                                                          \
+    "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [96, 256, 256], \"data_type\": \"uint16\", "    \
+    "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [40, 256, 256]}}, "         \
+    "\"chunk_key_encoding\": {\"name\": \"default\", \"configuration\": {\"separator\": \"/\"}}, "              \
+    "\"fill_value\": 0, \"codecs\": " codecs "}"
+#define LC_BYTES "{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}"
+    static const char *const metas[][2] = {
+        {"lc_raw", LC_META("[" LC_BYTES "]")},
+        {"lc_zstd", LC_META("[" LC_BYTES ", {\"name\": \"zstd\", \"configuration\": {\"level\": 1, \"checksum\": true}}]")},
+        {"lc_blosc_lz4", LC_META("[" LC_BYTES ", {\"name\": \"blosc\", \"configuration\": {\"cname\": \"lz4\", \"clevel\": 5, "
+                                 "\"shuffle\": \"shuffle\", \"typesize\": 2, \"blocksize\": 0}}]")},
+        {"lc_gzip", LC_META("[" LC_BYTES ", {\"name\": \"gzip\", \"configuration\": {\"level\": 1}}]")},
+        {"lc_sharded_raw", LC_META("[{\"name\": \"sharding_indexed\", \"configuration\": {\"chunk_shape\": [20, 256, 256], "
+                                   "\"codecs\": [" LC_BYTES "], \"index_codecs\": [" LC_BYTES ", {\"name\": \"crc32c\"}], "
+                                   "\"index_location\": \"end\"}}]")},
+    };
+    const uint64_t full[3] = {96, 256, 256}, z[3] = {0, 0, 0}, bst[3] = {5, 17, 3}, bct[3] = {80, 200, 250};
+    const size_t n = 96 * 256 * 256, bn = 80 * 200 * 250;
+    uint16_t *data = malloc(n * 2), *got = malloc(n * 2), *want = malloc(bn * 2);
+    for (size_t i = 0; i < n; i++) data[i] = (uint16_t)((i % 256) * 9 + (rnd() & 0x3fff));
+    for (size_t p = 0; p < bn; p++) {
+        const size_t x = p % 250, y = p / 250 % 200, zz = p / 250 / 200;
+        want[p] = data[((zz + 5) * 256 + y + 17) * 256 + x + 3];
+    }
+    for (size_t m = 0; m < sizeof metas / sizeof metas[0]; m++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", tmpdir, metas[m][0]);
+        zgpu_array *a = NULL;
+        CHECK_OK(zgpu_array_create(ctx, path, metas[m][1], 1, &a));
+        if (!a) continue;
+        CHECK_OK(zgpu_array_write(a, z, full, data, NULL));
+        zgpu_array_close(a);
+        zgpu_context *const ctxs[2] = {ctx, ctx_gds};
+        for (int c = 0; c < 2; c++) {
+            a = NULL;
+            CHECK_OK(zgpu_array_open(ctxs[c], path, &a));
+            if (!a) continue;
+            zgpu_status s = dev_read(a, z, full, (uint8_t *)got, NULL, n * 2, 0);
+            CHECK_MSG(s == ZGPU_OK && memcmp(got, data, n * 2) == 0, "large_chunks %s%s: whole read: %s", metas[m][0],
+                      c ? " (GDS)" : "", s == ZGPU_OK ? "data differs" : zgpu_last_error());
+            s = dev_read(a, bst, bct, (uint8_t *)got, NULL, bn * 2, 0);
+            CHECK_MSG(s == ZGPU_OK && memcmp(got, want, bn * 2) == 0, "large_chunks %s%s: box: %s", metas[m][0],
+                      c ? " (GDS)" : "", s == ZGPU_OK ? "data differs" : zgpu_last_error());
+            zgpu_array_close(a);
+        }
+    }
+    /* damage: c/1/0/0 of lc_zstd (5 MB stored, ends in a content checksum) */
+    char file[700];
+    snprintf(file, sizeof file, "%s/lc_zstd/c/1/0/0", tmpdir);
+    FILE *f = fopen(file, "rb");
+    CHECK_MSG(f != NULL, "large_chunks: no chunk file %s", file);
+    long size = 0;
+    uint8_t *orig = NULL;
+    if (f) {
+        fseek(f, 0, SEEK_END);
+        size = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        orig = malloc((size_t)size);
+        CHECK(fread(orig, 1, (size_t)size, f) == (size_t)size);
+        fclose(f);
+    }
+    CHECK_MSG(size > (4l << 20), "large_chunks: lc_zstd's chunk is %ld bytes stored, meant to span 3 pieces", size);
+    for (int mode = 0; orig && size > (4l << 20) && mode < 2; mode++) {
+        f = fopen(file, "wb");
+        if (mode == 0) { /* bytes flipped at 3 MiB + 5: the second piece */
+            uint8_t *bad = malloc((size_t)size);
+            memcpy(bad, orig, (size_t)size);
+            for (long i = (3l << 20) + 5; i < (3l << 20) + 13; i++) bad[i] ^= 0x5a;
+            fwrite(bad, 1, (size_t)size, f);
+            free(bad);
+        } else { /* cut in its second piece */
+            fwrite(orig, 1, (size_t)(3l << 20), f);
+        }
+        fclose(f);
+        char path[512];
+        snprintf(path, sizeof path, "%s/lc_zstd", tmpdir);
+        zgpu_array *a = NULL;
+        CHECK_OK(zgpu_array_open(ctx, path, &a));
+        if (!a) continue;
+        zgpu_status s = dev_read(a, z, full, (uint8_t *)got, NULL, n * 2, 0);
+        CHECK_MSG(s == ZGPU_ERR_CORRUPT_DATA && strstr(zgpu_last_error(), "c/1/0/0") != NULL,
+                  "large_chunks: lc_zstd %s: %s: %s", mode ? "cut short" : "damaged", zgpu_status_name(s),
+                  s == ZGPU_OK ? "read succeeded" : zgpu_last_error());
+        if (s != ZGPU_OK) printf("  large_chunks lc_zstd %s -> %s\n", mode ? "cut short" : "damaged", zgpu_last_error());
+        zgpu_array_close(a);
+    }
+    if (orig) {
+        f = fopen(file, "wb");
+        fwrite(orig, 1, (size_t)size, f);
+        fclose(f);
+    }
+    free(orig);
+    free(data);
+    free(got);
+    free(want);
+#undef LC_META
+#undef LC_BYTES
+}
+#endif
+
 static void run_case(zgpu_context *ctx, zgpu_context *ctx_cpu, zgpu_context *ctx_small, const tcase *c) {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", tmpdir, c->name);
@@ -437,6 +544,7 @@ int main(void) {
     }
 #ifdef ZGPU_HAVE_CUDA
     if (gpu && !quick_mode && shard_k == 0) scatter_many_rows(ctx);
+    if (gpu && !quick_mode && shard_k == 0) large_chunks(ctx);
     if (gpu)
         for (size_t k = 0; k < n_corrupt; k++) /* in the shard that wrote the array */
             for (size_t i = 0; i < N_CASES; i++)
