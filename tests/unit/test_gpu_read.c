@@ -145,7 +145,7 @@ static void scatter_many_rows(zgpu_context *ctx) {
 /* Chunks stored in more than one of phase A's read pieces (READ_PIECE, 2 MiB in device_read.c): uint16
  * 96 x 256 x 256, chunks 40 x 256 x 256 (5 MiB: two whole pieces and a part; the edge chunk 16 planes, exactly
  * one piece), of noisy data that stays large stored. Each layout: the whole array and a box against the data
- * written, with the default context and with GDS; then bytes damaged in a middle piece of a checksummed zstd
+ * written, with the default context and with GDS (where cuFile takes the files); then bytes damaged in a middle piece of a checksummed zstd
  * chunk, and the chunk cut short in its second piece: errors naming that chunk. */
 static void large_chunks(zgpu_context *ctx) {
 #define LC_META(codecs)                                                                                          \
@@ -185,12 +185,15 @@ static void large_chunks(zgpu_context *ctx) {
             a = NULL;
             CHECK_OK(zgpu_array_open(ctxs[c], path, &a));
             if (!a) continue;
-            zgpu_status s = dev_read(a, z, full, (uint8_t *)got, NULL, n * 2, 0);
-            CHECK_MSG(s == ZGPU_OK && memcmp(got, data, n * 2) == 0, "large_chunks %s%s: whole read: %s", metas[m][0],
-                      c ? " (GDS)" : "", s == ZGPU_OK ? "data differs" : zgpu_last_error());
-            s = dev_read(a, bst, bct, (uint8_t *)got, NULL, bn * 2, 0);
-            CHECK_MSG(s == ZGPU_OK && memcmp(got, want, bn * 2) == 0, "large_chunks %s%s: box: %s", metas[m][0],
-                      c ? " (GDS)" : "", s == ZGPU_OK ? "data differs" : zgpu_last_error());
+            for (int box = 0; box < 2; box++) {
+                zgpu_status s = box ? dev_read(a, bst, bct, (uint8_t *)got, NULL, bn * 2, 0)
+                                    : dev_read(a, z, full, (uint8_t *)got, NULL, n * 2, 0);
+                /* GDS where cuFile refuses the files: the read fails saying so (as in run_case) */
+                if (c == 1 && s == ZGPU_ERR_CUDA && strstr(zgpu_last_error(), "GPUDirect Storage required")) continue;
+                CHECK_MSG(s == ZGPU_OK && memcmp(got, box ? want : data, (box ? bn : n) * 2) == 0,
+                          "large_chunks %s%s: %s: %s", metas[m][0], c ? " (GDS)" : "", box ? "box" : "whole read",
+                          s == ZGPU_OK ? "data differs" : zgpu_last_error());
+            }
             zgpu_array_close(a);
         }
     }
