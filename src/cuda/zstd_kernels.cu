@@ -318,10 +318,12 @@ __device__ void lane_match(uint8_t *out, uint32_t pos, uint32_t off, uint32_t n)
 constexpr uint32_t kDone = 0x80000000u;
 
 // ---------------------------------------------------------------- K3a: literals placed, matches resolved
-// Literal runs up to kLaneLits bytes are copied 32 bytes of a group's runs at a time (a byte a lane); longer
-// ones by the whole warp each. Float and image data have runs of a few bytes: one warp-wide copy per run made
-// K3a 1.2-1.6 ms of a field wave's 6 ms decode (22 frames of 16 MiB).
-constexpr uint32_t kLaneLits = 64;
+// A group's literal runs up to kLaneLits bytes are copied together, a byte a lane and kLitUnroll bytes a lane in
+// flight (512 bytes a memory round trip); longer ones by the whole warp each. One warp-wide copy per run, a round
+// trip each, made K3a 1.6 ms of a field wave's 6 ms decode (22 frames of 16 MiB, 740 sequences a block, runs of
+// 150-200 bytes) and 0.44 of a label volume's sharded read (512 frames of 2 MiB).
+constexpr uint32_t kLaneLits = 1024;
+constexpr uint32_t kLitUnroll = 16;
 // Every literal run goes to its place (positions from prefix sums of the sequences), raw and RLE blocks are
 // written, and every match gets its position and concrete offset. No block waits for another; afterwards
 // every output byte that is not a match's copy is final, so K3b needs to wait only for matches.
@@ -381,14 +383,23 @@ __global__ void __launch_bounds__(32) k3a_place(const zg_zd_block *blocks, const
         }
         const uint32_t lit_d = my_lit - (ss - ls), out_d = my_out - (ss - ls);
         const uint32_t short_total = __shfl_sync(kFull, ss, 31);
-        for (uint32_t t0 = 0; t0 < short_total; t0 += 32) {
-            const uint32_t t = t0 + lane;
-            uint32_t k = 0; /* runs whose scan is <= t */
+        for (uint32_t t0 = 0; t0 < short_total; t0 += 32 * kLitUnroll) {
+            uint8_t v[kLitUnroll];
+            uint32_t to[kLitUnroll];
 #pragma unroll
-            for (uint32_t step = 16; step; step >>= 1)
-                if (__shfl_sync(kFull, ss, k + step - 1) <= t) k += step;
-            const uint32_t ld = __shfl_sync(kFull, lit_d, k), od = __shfl_sync(kFull, out_d, k);
-            if (t < short_total) out[t + od] = lit[t + ld];
+            for (uint32_t u = 0; u < kLitUnroll; u++) { /* every load of the round before any store */
+                const uint32_t t = t0 + 32 * u + lane;
+                uint32_t k = 0; /* runs whose scan is <= t */
+#pragma unroll
+                for (uint32_t step = 16; step; step >>= 1)
+                    if (__shfl_sync(kFull, ss, k + step - 1) <= t) k += step;
+                const uint32_t ld = __shfl_sync(kFull, lit_d, k), od = __shfl_sync(kFull, out_d, k);
+                to[u] = t + od;
+                if (t < short_total) v[u] = lit[t + ld];
+            }
+#pragma unroll
+            for (uint32_t u = 0; u < kLitUnroll; u++)
+                if (t0 + 32 * u + lane < short_total) out[to[u]] = v[u];
         }
         uint32_t off = 1;
         const int e = have ? zd_seq_offset(&sq, r.rep_in, my_out + ll, &off) : 0;
