@@ -733,7 +733,7 @@ static zgpu_status piece_file(job *j, task_pieces *tp, const zg_plan_object *ob,
     }
     int st;
     while ((st = atomic_load(&tp->file_state)) == FILE_OPENING) sched_yield();
-    if (st == FILE_FAILED) return zg_error(ZGPU_ERR_IO, "the object could not be opened (see another chunk's error)");
+    if (st == FILE_FAILED) return zg_error(ZGPU_ERR_IO, "the object could not be opened (see the error of the piece that opened it)");
     *f = tp->file;
     *by_key = st == FILE_BY_KEY;
     return ZGPU_OK;
