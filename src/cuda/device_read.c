@@ -397,6 +397,7 @@ typedef struct dtask {
     uint64_t cpu_off;         /* CPU-decoded chunk in staging (T_CPU) */
     uint64_t a_off, b_off;    /* device scratch slots (T_GPU) */
     uint8_t *direct;          /* T_GPU decoding straight into the caller's output (no scratch, no scatter) */
+    int mapped;               /* direct through blosc's unshuffle, which places the rows (see mapped_target) */
     /* parse results */
     uint64_t body_off, body_len; /* the compressor's input (after host crc strip and header strip) */
     uint32_t check;              /* gzip CRC32 / zlib Adler-32 of the decoded payload */
@@ -919,6 +920,34 @@ static uint8_t *direct_target(const job *j, const dtask *t, int assume_shuffled)
     return dst;
 }
 
+/* Where a byte-shuffled blosc chunk that is wholly selected but not contiguous in the output (a block of a
+ * larger array) can land, its unshuffle placing each row (zg_k_row_map): the unshuffle is the last stage (no
+ * post stage, no transpose), its elements are the array's, of 2 or 4 bytes, every blosc block is full and
+ * holds whole quads, rows are contiguous in the output and start on multiples of 4 elements. Returns the
+ * output address of the chunk's first element, or NULL (scratch and scatter). */
+static uint8_t *mapped_target(const job *j, const dtask *t) {
+    const pipe *pp = &j->pp;
+    const zg_chunk_task *pt = &j->plan->tasks[t->plan_i];
+    const zg_blosc_header *h = &t->bh;
+    const int nd = j->plan->ndim;
+    const uint64_t ts = j->a->meta.dtype.size, quad = 4 * ts;
+    if (pp->comp != COMP_BLOSC || !pt->covers_chunk || pp->n_post != 0 || h->memcpyed ||
+        h->shuffle != ZG_BLOSC_SHUFFLE || h->typesize != ts || (ts != 2 && ts != 4) || nd < 1 || nd > ZG_K_MAX_DIMS)
+        return NULL;
+    if (h->nbytes != pp->chunk_nbytes || h->blocksize == 0 || h->nbytes % h->blocksize || h->blocksize % quad ||
+        pp->chunk_nbytes / ts > UINT32_MAX || j->plan->chunk[nd - 1] % 4 || j->out_strides[nd - 1] != (int64_t)ts)
+        return NULL;
+    int64_t c[ZGPU_MAX_DIMS];
+    zg_c_strides(nd, j->plan->chunk, ts, c);
+    uint8_t *dst = j->out;
+    for (int d = 0; d < nd; d++) {
+        if (j->plan->chunk[d] > 1 && pp->src_strides[d] != c[d]) return NULL;
+        if ((uint64_t)j->out_strides[d] % quad) return NULL; /* (two's complement: negative strides too) */
+        dst += (int64_t)pt->in_box[d] * j->out_strides[d];
+    }
+    return (uintptr_t)dst % quad ? NULL : dst;
+}
+
 /* zgpu's zstd decoder: each task's planned frames into the wave's descriptors, on the pool (a label volume's
  * sharded read: 8192 blocks, 5.5 MB of descriptors, 0.4 ms on one thread). */
 typedef struct {
@@ -1036,6 +1065,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
         dtask *t = &j->t[i];
         if (t->kind != T_GPU) continue;
         t->direct = direct_target(j, t, 0);
+        t->mapped = !t->direct && (t->direct = mapped_target(j, t)) != NULL;
         int blosc_direct = t->direct && pp->comp == COMP_BLOSC;
         t->a_off = pp->comp == COMP_NONE && !pp->needs_b ? t->h_off : (t->direct && !blosc_direct) ? 0 : take(L, slot);
         t->b_off = pp->needs_b && !t->direct ? take(L, slot) : t->a_off;
@@ -1126,7 +1156,8 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
             if (!t->bh.memcpyed && t->bh.shuffle != ZG_BLOSC_NOSHUFFLE) {
                 uint8_t *unsh_out = t->direct ? t->direct : D + t->b_off;
                 unsh[ku++] = (zg_k_unshuffle){dstA, unsh_out, t->bh.nbytes, t->bh.typesize, t->bh.blocksize,
-                                              t->bh.shuffle == ZG_BLOSC_SHUFFLE ? 1u : 2u, t->bh.version};
+                                              t->bh.shuffle == ZG_BLOSC_SHUFFLE ? 1u : 2u, t->bh.version,
+                                              (uint32_t)t->mapped};
                 if (t->bh.nbytes > max_un) max_un = t->bh.nbytes;
                 cur[i - first] = t->b_off;
             }
@@ -1167,7 +1198,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
             if (pp->post[q].kind == POST_SHUFFLE) {
                 uint64_t other = c == t->a_off ? t->b_off : t->a_off;
                 ((zg_k_unshuffle *)(H + o_post[q]))[n_items[q]++] =
-                    (zg_k_unshuffle){D + c, D + other, n, (uint32_t)pp->post[q].param, (uint32_t)(n ? n : 1), 1u, 2u};
+                    (zg_k_unshuffle){D + c, D + other, n, (uint32_t)pp->post[q].param, (uint32_t)(n ? n : 1), 1u, 2u, 0u};
                 cur[i - first] = other;
             } else {
                 ((zg_k_buf *)(H + o_post[q]))[n_items[q]++] = (zg_k_buf){D + c, n};
@@ -1282,13 +1313,20 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     }
     CU(zg_k_check_launch((const zg_k_check *)(D + o_chkd), wc->n_chk, (int *)(D + o_chk), s), "checksum kernel");
     CU(zg_k_copy_launch((const zg_k_copy *)(D + o_copy), kc, max_copy, s), "copy kernel");
-    CU(zg_k_unshuffle_launch((const zg_k_unshuffle *)(D + o_unsh), ku, max_un, s), "unshuffle kernel");
+    zg_k_row_map map; /* for chunks whose unshuffle places their rows in the output */
+    memset(&map, 0, sizeof map);
+    map.ndim = nd;
+    for (int d = 0; d < nd; d++) {
+        map.chunk[d] = (uint32_t)j->plan->chunk[d];
+        map.out_strides[d] = j->out_strides[d];
+    }
+    CU(zg_k_unshuffle_launch((const zg_k_unshuffle *)(D + o_unsh), ku, max_un, &map, s), "unshuffle kernel");
     size_t crc_base = 0;
     for (int q = 0; q < pp->n_post; q++) {
         const void *items = D + o_post[q];
         switch (pp->post[q].kind) {
         case POST_SHUFFLE:
-            CU(zg_k_unshuffle_launch((const zg_k_unshuffle *)items, n_items[q], max_item[q], s), "shuffle kernel");
+            CU(zg_k_unshuffle_launch((const zg_k_unshuffle *)items, n_items[q], max_item[q], NULL, s), "shuffle kernel");
             break;
         case POST_CRC32C:
             CU(zg_k_crc32c_launch((const zg_k_buf *)items, n_items[q], (int *)(D + o_crc) + crc_base, s), "crc32c kernel");

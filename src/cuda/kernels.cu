@@ -44,17 +44,35 @@ __global__ void copy_kernel(const zg_k_copy *items, size_t n_items) {
 // Byte unshuffle of one block: element i, byte j comes from src[j * ne + i].
 // Elements 4q..4q+3 of a byte-shuffled block of 2- or 4-byte elements (nq = elements / 4 per byte plane, planes
 // 4-byte aligned): one 4-byte load per plane, a byte transpose, one 8- or 16-byte store.
-__device__ __forceinline__ void unshuffle_quad(const uint32_t *s32, uint8_t *dst, uint32_t nq, uint64_t q, uint32_t ts) {
+// The quad goes to `to` (aligned to 4 * ts bytes).
+__device__ __forceinline__ void unshuffle_quad_to(const uint32_t *s32, uint32_t nq, uint64_t q, uint32_t ts,
+                                                  uint8_t *to) {
     const uint32_t a = s32[q], b = s32[nq + q];
     if (ts == 2) {
-        *(uint2 *)(dst + 8 * q) = make_uint2(__byte_perm(a, b, 0x5140), __byte_perm(a, b, 0x7362));
+        *(uint2 *)to = make_uint2(__byte_perm(a, b, 0x5140), __byte_perm(a, b, 0x7362));
     } else {
         const uint32_t c = s32[2 * nq + q], d = s32[3 * nq + q];
         const uint32_t ab0 = __byte_perm(a, b, 0x5140), ab1 = __byte_perm(a, b, 0x7362);
         const uint32_t cd0 = __byte_perm(c, d, 0x5140), cd1 = __byte_perm(c, d, 0x7362);
-        *(uint4 *)(dst + 16 * q) = make_uint4(__byte_perm(ab0, cd0, 0x5410), __byte_perm(ab0, cd0, 0x7632),
-                                              __byte_perm(ab1, cd1, 0x5410), __byte_perm(ab1, cd1, 0x7632));
+        *(uint4 *)to = make_uint4(__byte_perm(ab0, cd0, 0x5410), __byte_perm(ab0, cd0, 0x7632),
+                                  __byte_perm(ab1, cd1, 0x5410), __byte_perm(ab1, cd1, 0x7632));
     }
+}
+__device__ __forceinline__ void unshuffle_quad(const uint32_t *s32, uint8_t *dst, uint32_t nq, uint64_t q, uint32_t ts) {
+    unshuffle_quad_to(s32, nq, q, ts, dst + 4 * ts * q);
+}
+
+// Output address of chunk element e (the first of a quad, so the whole quad lies in its row) under the map.
+__device__ __forceinline__ uint8_t *mapped_at(const zg_k_row_map &m, uint8_t *base, uint32_t e, uint32_t ts) {
+    const uint32_t rlen = m.chunk[m.ndim - 1];
+    uint32_t row = e / rlen;
+    uint8_t *p = base + (uint64_t)(e - row * rlen) * ts;
+    for (int d = m.ndim - 2; d >= 0; d--) {
+        const uint32_t k = row % m.chunk[d];
+        row /= m.chunk[d];
+        p += (int64_t)k * m.out_strides[d];
+    }
+    return p;
 }
 
 // Whether a block of bsize bytes at src/dst can take unshuffle_quad.
@@ -110,12 +128,22 @@ __device__ void bitunshuffle_block(const uint8_t *src, uint8_t *dst, uint32_t ne
     }
 }
 
-__global__ void unshuffle_kernel(const zg_k_unshuffle *items, size_t n_items) {
+__global__ void unshuffle_kernel(const zg_k_unshuffle *items, size_t n_items, zg_k_row_map map) {
     for (size_t c = blockIdx.y; c < n_items; c += gridDim.y) {
         const zg_k_unshuffle it = items[c];
         const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
         const uint64_t t0 = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
         if (it.nbytes == 0 || it.blocksize == 0 || it.typesize == 0) continue;
+        if (it.mapped) { /* full blocks of quads (the caller checked), each quad to its place in the output */
+            const uint32_t nq = it.blocksize / (4 * it.typesize);
+            const uint64_t total = it.nbytes / (4 * it.typesize);
+            for (uint64_t q = t0; q < total; q += stride) {
+                const uint64_t b = q / nq;
+                unshuffle_quad_to((const uint32_t *)(it.src + b * it.blocksize), nq, q - b * nq, it.typesize,
+                                  mapped_at(map, it.dst, (uint32_t)(4 * q), it.typesize));
+            }
+            continue;
+        }
         uint64_t nblocks = (it.nbytes + it.blocksize - 1) / it.blocksize, b0 = 0;
         if (it.mode == 1 && it.nbytes >= it.blocksize && quad_ok(it.src, it.dst, it.blocksize, it.typesize)) {
             /* the full blocks as one range of quads, so that every thread has work (a loop over blocks inside
@@ -489,10 +517,13 @@ extern "C" cudaError_t zg_k_copy_launch(const zg_k_copy *items, size_t n, uint64
 }
 
 extern "C" cudaError_t zg_k_unshuffle_launch(const zg_k_unshuffle *items, size_t n, uint64_t max_nbytes,
-                                             cudaStream_t s) {
+                                             const zg_k_row_map *map, cudaStream_t s) {
     if (n == 0) return cudaSuccess;
+    zg_k_row_map m;
+    memset(&m, 0, sizeof m);
+    if (map) m = *map;
     dim3 grid(grid_x(max_nbytes, (uint64_t)kThreads * 8), grid_y(n));
-    unshuffle_kernel<<<grid, kThreads, 0, s>>>(items, n);
+    unshuffle_kernel<<<grid, kThreads, 0, s>>>(items, n, m);
     return cudaGetLastError();
 }
 

@@ -30,9 +30,20 @@ typedef struct zg_k_unshuffle {
     uint64_t nbytes;
     uint32_t typesize, blocksize;
     uint32_t mode, version;
+    uint32_t mapped; /* 1: dst is the output address of the chunk's first element, rows placed by the launch's map */
 } zg_k_unshuffle;
+/* Where a C-order chunk's rows go in the output, for items with `mapped` set (byte shuffle of 2- or 4-byte
+ * elements only, every block full, the chunk wholly selected): element e of the chunk, at chunk coordinates k,
+ * goes to dst + sum(k[d] * out_strides[d]). The caller guarantees that rows (chunk[ndim - 1] elements, a multiple
+ * of 4) are contiguous in the output (out_strides[ndim - 1] = typesize) and that every row starts on a multiple
+ * of 4 * typesize bytes. Saves the scatter pass over the decoded chunk (0.8 ms a GB on an H100). */
+typedef struct zg_k_row_map {
+    int ndim;
+    uint32_t chunk[ZG_K_MAX_DIMS];
+    int64_t out_strides[ZG_K_MAX_DIMS];
+} zg_k_row_map;
 cudaError_t zg_k_unshuffle_launch(const zg_k_unshuffle *d_items, size_t n_items, uint64_t max_nbytes,
-                                  cudaStream_t s);
+                                  const zg_k_row_map *map, cudaStream_t s);
 
 /* In-place buffer of n bytes. */
 typedef struct zg_k_buf {

@@ -52,11 +52,11 @@ static void test_unshuffle(void) {
         dsrc[c] = dup_to_dev(hsrc[c], nbytes[c]);
         CUOK(cudaMalloc((void **)&ddst[c], nbytes[c]));
         CUOK(cudaMemset(ddst[c], 0xa5, nbytes[c]));
-        items[c] = (zg_k_unshuffle){dsrc[c], ddst[c], nbytes[c], ts[c], bsz[c], mode[c], 2};
+        items[c] = (zg_k_unshuffle){dsrc[c], ddst[c], nbytes[c], ts[c], bsz[c], mode[c], 2, 0};
         if (nbytes[c] > maxn) maxn = nbytes[c];
     }
     zg_k_unshuffle *ditems = dup_to_dev(items, sizeof items);
-    CUOK(zg_k_unshuffle_launch(ditems, N, maxn, 0));
+    CUOK(zg_k_unshuffle_launch(ditems, N, maxn, NULL, 0));
     CUOK(cudaDeviceSynchronize());
     for (int c = 0; c < N; c++) {
         zg_blosc_header h;
@@ -79,6 +79,80 @@ static void test_unshuffle(void) {
         cudaFree(ddst[c]);
     }
     cudaFree(ditems);
+}
+
+/* Byte unshuffle straight into the output (mapped items): two C-order chunks of 6 x 5 x 8 elements (2- and
+ * 4-byte, blosc blocks of 80 / 160 bytes) placed at different corners of a 9 x 13 x 20 output, whose rows are
+ * not contiguous between chunk rows; every other output byte must stay untouched. One chunk with a negative
+ * middle stride (rows of plane k in reverse order). */
+static void test_unshuffle_mapped(void) {
+    for (int ts = 2; ts <= 4; ts += 2) {
+        const uint32_t ch[3] = {6, 5, 8}, out_shape[3] = {9, 13, 20};
+        const uint32_t ne = ch[0] * ch[1] * ch[2], nbytes = ne * (uint32_t)ts, bsize = 40 * (uint32_t)ts;
+        const size_t out_n = (size_t)out_shape[0] * out_shape[1] * out_shape[2] * (size_t)ts;
+        zg_k_row_map map;
+        memset(&map, 0, sizeof map);
+        map.ndim = 3;
+        for (int d = 0; d < 3; d++) map.chunk[d] = ch[d];
+        map.out_strides[0] = (int64_t)out_shape[1] * out_shape[2] * ts;
+        map.out_strides[1] = (int64_t)out_shape[2] * ts;
+        map.out_strides[2] = ts;
+        uint8_t *hsrc = malloc(nbytes), *plain = malloc(nbytes), *want = malloc(out_n), *got = malloc(out_n);
+        fill_rand(hsrc, nbytes);
+        zg_blosc_header h;
+        memset(&h, 0, sizeof h);
+        h.version = 2;
+        h.typesize = (uint8_t)ts;
+        h.nbytes = nbytes;
+        h.blocksize = bsize;
+        h.nblocks = nbytes / bsize;
+        h.shuffle = ZG_BLOSC_SHUFFLE;
+        zg_blosc_unshuffle_ref(&h, hsrc, plain);
+        memset(want, 0xa5, out_n);
+        const uint32_t corner[2][3] = {{0, 0, 4}, {3, 8, 12}}; /* element coordinates of each chunk's origin */
+        uint8_t *dsrc = dup_to_dev(hsrc, nbytes), *dout = NULL;
+        CUOK(cudaMalloc((void **)&dout, out_n));
+        CUOK(cudaMemset(dout, 0xa5, out_n));
+        zg_k_unshuffle items[2];
+        for (int c = 0; c < 2; c++) {
+            const size_t base = ((size_t)corner[c][0] * out_shape[1] + corner[c][1]) * out_shape[2] + corner[c][2];
+            items[c] = (zg_k_unshuffle){dsrc, dout + base * (size_t)ts, nbytes, (uint32_t)ts, bsize, 1, 2, 1};
+            for (uint32_t e = 0; e < ne; e++) {
+                const uint32_t x = e % ch[2], y = e / ch[2] % ch[1], z = e / ch[2] / ch[1];
+                const size_t o = ((size_t)(corner[c][0] + z) * out_shape[1] + corner[c][1] + y) * out_shape[2] +
+                                 corner[c][2] + x;
+                memcpy(want + o * (size_t)ts, plain + (size_t)e * (size_t)ts, (size_t)ts);
+            }
+        }
+        zg_k_unshuffle *ditems = dup_to_dev(items, sizeof items);
+        CUOK(zg_k_unshuffle_launch(ditems, 2, nbytes, &map, 0));
+        CUOK(cudaDeviceSynchronize());
+        CUOK(cudaMemcpy(got, dout, out_n, cudaMemcpyDeviceToHost));
+        CHECK_MSG(memcmp(want, got, out_n) == 0, "mapped unshuffle (ts %d): output differs", ts);
+        /* negative middle stride: the chunk's rows of each plane in reverse order */
+        map.out_strides[1] = -map.out_strides[1];
+        memset(want, 0xa5, out_n);
+        CUOK(cudaMemset(dout, 0xa5, out_n));
+        const size_t base = ((size_t)2 * out_shape[1] + 12) * out_shape[2] + 8; /* row y at 12 - y */
+        items[0] = (zg_k_unshuffle){dsrc, dout + base * (size_t)ts, nbytes, (uint32_t)ts, bsize, 1, 2, 1};
+        for (uint32_t e = 0; e < ne; e++) {
+            const uint32_t x = e % ch[2], y = e / ch[2] % ch[1], z = e / ch[2] / ch[1];
+            const size_t o = ((size_t)(2 + z) * out_shape[1] + 12 - y) * out_shape[2] + 8 + x;
+            memcpy(want + o * (size_t)ts, plain + (size_t)e * (size_t)ts, (size_t)ts);
+        }
+        CUOK(cudaMemcpy(ditems, items, sizeof items[0], cudaMemcpyHostToDevice));
+        CUOK(zg_k_unshuffle_launch(ditems, 1, nbytes, &map, 0));
+        CUOK(cudaDeviceSynchronize());
+        CUOK(cudaMemcpy(got, dout, out_n, cudaMemcpyDeviceToHost));
+        CHECK_MSG(memcmp(want, got, out_n) == 0, "mapped unshuffle (ts %d, negative stride): output differs", ts);
+        cudaFree(ditems);
+        cudaFree(dsrc);
+        cudaFree(dout);
+        free(hsrc);
+        free(plain);
+        free(want);
+        free(got);
+    }
 }
 
 static void test_inplace(void) {
@@ -490,6 +564,7 @@ int main(void) {
         return 77;
     }
     test_unshuffle();
+    test_unshuffle_mapped();
     test_inplace();
     test_crc_and_copy();
     test_checksums();
