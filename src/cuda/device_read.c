@@ -942,7 +942,8 @@ static uint8_t *mapped_target(const job *j, const dtask *t) {
     uint8_t *dst = j->out;
     for (int d = 0; d < nd; d++) {
         if (j->plan->chunk[d] > 1 && pp->src_strides[d] != c[d]) return NULL;
-        if ((uint64_t)j->out_strides[d] % quad) return NULL; /* (two's complement: negative strides too) */
+        /* rows start on multiples of a quad (two's complement: negative strides too) */
+        if (d < nd - 1 && j->plan->chunk[d] > 1 && (uint64_t)j->out_strides[d] % quad) return NULL;
         dst += (int64_t)pt->in_box[d] * j->out_strides[d];
     }
     return (uintptr_t)dst % quad ? NULL : dst;
