@@ -397,7 +397,7 @@ typedef struct dtask {
     uint64_t cpu_off;         /* CPU-decoded chunk in staging (T_CPU) */
     uint64_t a_off, b_off;    /* device scratch slots (T_GPU) */
     uint8_t *direct;          /* T_GPU decoding straight into the caller's output (no scratch, no scatter) */
-    int mapped;               /* direct through blosc's unshuffle, which places the rows (see mapped_target) */
+    int mapped;               /* direct through blosc's unshuffle, which places the rows (see rows_mappable) */
     /* parse results */
     uint64_t body_off, body_len; /* the compressor's input (after host crc strip and header strip) */
     uint32_t check;              /* gzip CRC32 / zlib Adler-32 of the decoded payload */
@@ -682,19 +682,21 @@ static uint32_t task_piece_count(const job *j, const dtask *t) {
 
 /* The wave's pieces, in task order. */
 static zgpu_status make_pieces(job *j) {
-    size_t n = 0;
-    for (size_t i = 0; i < j->count; i++) n += task_piece_count(j, &j->t[j->first + i]);
-    j->pieces = malloc((n ? n : 1) * sizeof *j->pieces);
     j->task_pieces = calloc(j->count ? j->count : 1, sizeof *j->task_pieces);
-    ZG_RETURN_IF(!j->pieces || !j->task_pieces, ZGPU_ERR_NO_MEMORY, "out of host memory for a wave's reads");
-    j->n_pieces = 0;
+    ZG_RETURN_IF(!j->task_pieces, ZGPU_ERR_NO_MEMORY, "out of host memory for a wave's reads");
+    size_t n = 0;
     for (size_t i = 0; i < j->count; i++) {
-        const uint32_t k = task_piece_count(j, &j->t[j->first + i]);
-        atomic_init(&j->task_pieces[i].file_state, FILE_NONE);
-        j->task_pieces[i].n = k;
-        atomic_init(&j->task_pieces[i].left, k);
-        for (uint32_t p = 0; p < k; p++) j->pieces[j->n_pieces++] = (read_piece){(uint32_t)i, p};
+        task_pieces *tp = &j->task_pieces[i];
+        tp->n = task_piece_count(j, &j->t[j->first + i]);
+        atomic_init(&tp->file_state, FILE_NONE);
+        atomic_init(&tp->left, tp->n);
+        n += tp->n;
     }
+    j->pieces = malloc((n ? n : 1) * sizeof *j->pieces);
+    ZG_RETURN_IF(!j->pieces, ZGPU_ERR_NO_MEMORY, "out of host memory for a wave's reads");
+    j->n_pieces = 0;
+    for (size_t i = 0; i < j->count; i++)
+        for (uint32_t p = 0; p < j->task_pieces[i].n; p++) j->pieces[j->n_pieces++] = (read_piece){(uint32_t)i, p};
     return ZGPU_OK;
 }
 
@@ -710,10 +712,10 @@ static void free_pieces(job *j) {
 }
 
 /* The task's object for its pieces: the plan's open shard, or opened by the first piece to get here (the
- * others wait for it, a few microseconds). FILE_BY_KEY: out of file descriptors, read whole by key. */
-static zgpu_status piece_file(job *j, task_pieces *tp, const zg_plan_object *ob, zg_store_file **f, int *by_key) {
+ * others wait for it, a few microseconds). *f = NULL (FILE_BY_KEY): out of file descriptors, the task is read
+ * whole by key. */
+static zgpu_status piece_file(job *j, task_pieces *tp, const zg_plan_object *ob, zg_store_file **f) {
     *f = ob->file;
-    *by_key = 0;
     if (ob->file) return ZGPU_OK;
     int expect = FILE_NONE;
     if (atomic_compare_exchange_strong(&tp->file_state, &expect, FILE_OPENING)) {
@@ -736,7 +738,6 @@ static zgpu_status piece_file(job *j, task_pieces *tp, const zg_plan_object *ob,
     while ((st = atomic_load(&tp->file_state)) == FILE_OPENING) sched_yield();
     if (st == FILE_FAILED) return zg_error(ZGPU_ERR_IO, "the object could not be opened (see the error of the piece that opened it)");
     *f = tp->file;
-    *by_key = st == FILE_BY_KEY;
     return ZGPU_OK;
 }
 
@@ -757,22 +758,17 @@ static zgpu_status phase_a_piece(void *arg, size_t p) {
         char path[ZG_PATH_MAX];
         e = zg_store_fs_path(s, ob->key, path);
         if (e == ZGPU_OK) e = zg_gds_read(path, pt->offset, t->nbytes, j->bs->d + t->h_off);
-    } else if (tp->n == 1) {
-        int found = 0;
-        e = zg_plan_read(s, ob, pt->offset, t->nbytes, j->bs->h + t->h_off, &found);
-        if (e == ZGPU_OK && !found) e = zg_error(ZGPU_ERR_IO, "the object vanished during the read");
     } else {
         zg_store_file *f = NULL;
-        int by_key = 0;
-        e = piece_file(j, tp, ob, &f, &by_key);
-        const uint64_t at = (uint64_t)pc.index * READ_PIECE;
-        const uint64_t n = t->nbytes - at < READ_PIECE ? t->nbytes - at : READ_PIECE;
-        if (e == ZGPU_OK && by_key && pc.index == 0) { /* the whole task, by the piece that starts it */
-            int found = 0;
-            e = s->vt->get_range(s, ob->key, pt->offset, t->nbytes, 0, j->bs->h + t->h_off, &found);
-            if (e == ZGPU_OK && !found) e = zg_error(ZGPU_ERR_IO, "the object vanished during the read");
-        } else if (e == ZGPU_OK && !by_key) {
+        if (tp->n > 1) e = piece_file(j, tp, ob, &f);
+        if (e == ZGPU_OK && f) { /* one piece */
+            const uint64_t at = (uint64_t)pc.index * READ_PIECE;
+            const uint64_t n = t->nbytes - at < READ_PIECE ? t->nbytes - at : READ_PIECE;
             e = s->vt->read_file(f, pt->offset + at, n, j->bs->h + t->h_off + at);
+        } else if (e == ZGPU_OK && pc.index == 0) { /* the whole task: one piece, or read by key */
+            int found = 0;
+            e = zg_plan_read(s, ob, pt->offset, t->nbytes, j->bs->h + t->h_off, &found);
+            if (e == ZGPU_OK && !found) e = zg_error(ZGPU_ERR_IO, "the object vanished during the read");
         }
     }
     if (e != ZGPU_OK) return task_error(j, t, "(read)", e);
@@ -896,57 +892,64 @@ static zgpu_status check_wave(job *j, bufset *b, wave_check *wc, zgpu_read_stats
     return s;
 }
 
-/* Where a GPU-decoded chunk can land directly: it is wholly selected, C-contiguous in the output, its last
- * decode stage writes the final bytes (no post stage, no transpose) and the output pointer meets the
- * decoder's alignment. Returns the destination, or NULL to decode into scratch and scatter. assume_shuffled:
- * blosc chunks count as shuffled (before their header is parsed). */
-static uint8_t *direct_target(const job *j, const dtask *t, int assume_shuffled) {
+/* The caller's output address of a task's first selected element. */
+static uint8_t *box_dst(const job *j, const zg_chunk_task *pt) {
+    uint8_t *dst = j->out;
+    for (int d = 0; d < j->plan->ndim; d++) dst += (int64_t)pt->in_box[d] * j->out_strides[d];
+    return dst;
+}
+
+/* Whether the unshuffle of a byte-shuffled blosc chunk, wholly selected at dst but not contiguous in the output
+ * (a block of a larger array), can place its rows there itself (zg_k_row_map): its elements are the array's, of
+ * 2 or 4 bytes, every blosc block is full and holds whole quads, rows are contiguous in the output and start on
+ * multiples of 4 elements. */
+static int rows_mappable(const job *j, const dtask *t, const uint8_t *dst) {
+    const zg_blosc_header *h = &t->bh;
+    const int nd = j->plan->ndim;
+    const uint64_t ts = j->a->meta.dtype.size, quad = 4 * ts;
+    if (h->shuffle != ZG_BLOSC_SHUFFLE || h->typesize != ts || (ts != 2 && ts != 4) || nd < 1 || nd > ZG_K_MAX_DIMS)
+        return 0;
+    if (h->nbytes != j->pp.chunk_nbytes || h->blocksize == 0 || h->nbytes % h->blocksize || h->blocksize % quad ||
+        j->pp.chunk_nbytes / ts > UINT32_MAX || j->plan->chunk[nd - 1] % 4 || j->out_strides[nd - 1] != (int64_t)ts)
+        return 0;
+    /* rows start on multiples of a quad (two's complement: negative strides too) */
+    for (int d = 0; d < nd - 1; d++)
+        if (j->plan->chunk[d] > 1 && (uint64_t)j->out_strides[d] % quad) return 0;
+    return (uintptr_t)dst % quad == 0;
+}
+
+/* Where a GPU-decoded chunk can land directly: it is wholly selected, its last decode stage writes the final
+ * bytes (no post stage, no transpose), and it is C-contiguous in the output with the output pointer meeting the
+ * decoder's alignment, or (*mapped = 1) it is a blosc chunk whose unshuffle places its rows (rows_mappable).
+ * Returns the destination, or NULL to decode into scratch and scatter. assume_shuffled: blosc chunks count as
+ * shuffled (before their header is parsed), and only the contiguous case is considered. */
+static uint8_t *direct_target(const job *j, const dtask *t, int assume_shuffled, int *mapped) {
     const pipe *pp = &j->pp;
     const zg_chunk_task *pt = &j->plan->tasks[t->plan_i];
     const int nd = j->plan->ndim;
+    *mapped = 0;
     if (!pt->covers_chunk || pp->n_post != 0 || pp->comp == COMP_NONE) return NULL;
     if (pp->comp == COMP_BLOSC && !assume_shuffled && (t->bh.memcpyed || t->bh.shuffle == ZG_BLOSC_NOSHUFFLE))
         return NULL;
     int64_t c[ZGPU_MAX_DIMS];
     zg_c_strides(nd, j->plan->chunk, j->a->meta.dtype.size, c);
-    for (int d = 0; d < nd; d++)
-        if (j->plan->chunk[d] > 1 && (pp->src_strides[d] != c[d] || j->out_strides[d] != c[d])) return NULL;
-    uint8_t *dst = j->out;
-    for (int d = 0; d < nd; d++) dst += (int64_t)pt->in_box[d] * j->out_strides[d];
+    int contiguous = 1;
+    for (int d = 0; d < nd; d++) {
+        if (j->plan->chunk[d] <= 1) continue;
+        if (pp->src_strides[d] != c[d]) return NULL;
+        if (j->out_strides[d] != c[d]) contiguous = 0;
+    }
+    uint8_t *dst = box_dst(j, pt);
+    if (!contiguous) {
+        if (assume_shuffled || pp->comp != COMP_BLOSC || !rows_mappable(j, t, dst)) return NULL;
+        *mapped = 1;
+        return dst;
+    }
     if (pp->comp != COMP_BLOSC) {
         size_t align = j->out_align[task_fmt(j, t)];
         if (align > 1 && (uintptr_t)dst % align != 0) return NULL;
     }
     return dst;
-}
-
-/* Where a byte-shuffled blosc chunk that is wholly selected but not contiguous in the output (a block of a
- * larger array) can land, its unshuffle placing each row (zg_k_row_map): the unshuffle is the last stage (no
- * post stage, no transpose), its elements are the array's, of 2 or 4 bytes, every blosc block is full and
- * holds whole quads, rows are contiguous in the output and start on multiples of 4 elements. Returns the
- * output address of the chunk's first element, or NULL (scratch and scatter). */
-static uint8_t *mapped_target(const job *j, const dtask *t) {
-    const pipe *pp = &j->pp;
-    const zg_chunk_task *pt = &j->plan->tasks[t->plan_i];
-    const zg_blosc_header *h = &t->bh;
-    const int nd = j->plan->ndim;
-    const uint64_t ts = j->a->meta.dtype.size, quad = 4 * ts;
-    if (pp->comp != COMP_BLOSC || !pt->covers_chunk || pp->n_post != 0 || h->memcpyed ||
-        h->shuffle != ZG_BLOSC_SHUFFLE || h->typesize != ts || (ts != 2 && ts != 4) || nd < 1 || nd > ZG_K_MAX_DIMS)
-        return NULL;
-    if (h->nbytes != pp->chunk_nbytes || h->blocksize == 0 || h->nbytes % h->blocksize || h->blocksize % quad ||
-        pp->chunk_nbytes / ts > UINT32_MAX || j->plan->chunk[nd - 1] % 4 || j->out_strides[nd - 1] != (int64_t)ts)
-        return NULL;
-    int64_t c[ZGPU_MAX_DIMS];
-    zg_c_strides(nd, j->plan->chunk, ts, c);
-    uint8_t *dst = j->out;
-    for (int d = 0; d < nd; d++) {
-        if (j->plan->chunk[d] > 1 && pp->src_strides[d] != c[d]) return NULL;
-        /* rows start on multiples of a quad (two's complement: negative strides too) */
-        if (d < nd - 1 && j->plan->chunk[d] > 1 && (uint64_t)j->out_strides[d] % quad) return NULL;
-        dst += (int64_t)pt->in_box[d] * j->out_strides[d];
-    }
-    return (uintptr_t)dst % quad ? NULL : dst;
 }
 
 /* zgpu's zstd decoder: each task's planned frames into the wave's descriptors, on the pool (a label volume's
@@ -1065,8 +1068,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     for (size_t i = first; i < first + count; i++) {
         dtask *t = &j->t[i];
         if (t->kind != T_GPU) continue;
-        t->direct = direct_target(j, t, 0);
-        t->mapped = !t->direct && (t->direct = mapped_target(j, t)) != NULL;
+        t->direct = direct_target(j, t, 0, &t->mapped);
         int blosc_direct = t->direct && pp->comp == COMP_BLOSC;
         t->a_off = pp->comp == COMP_NONE && !pp->needs_b ? t->h_off : (t->direct && !blosc_direct) ? 0 : take(L, slot);
         t->b_off = pp->needs_b && !t->direct ? take(L, slot) : t->a_off;
@@ -1221,8 +1223,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     for (size_t i = first; i < first + count; i++) {
         const dtask *t = &j->t[i];
         const zg_chunk_task *pt = &j->plan->tasks[t->plan_i];
-        uint8_t *dst = j->out;
-        for (int d = 0; d < nd; d++) dst += (int64_t)pt->in_box[d] * j->out_strides[d];
+        uint8_t *dst = box_dst(j, pt);
         const uint8_t *src = NULL;
         uint64_t rows = 1;
         for (int d = 0; d < nd - 1; d++) rows *= pt->count[d];
@@ -1488,7 +1489,8 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
         cost[i] = 64; /* descriptors */
         /* a chunk that decodes straight into the output needs no scratch slot; blosc one slot (its shuffled
          * blocks), assuming the chunk is shuffled (launch_wave grows the buffer if not) */
-        const int direct = t->kind == T_GPU && direct_target(j, t, 1) != NULL;
+        int mapped;
+        const int direct = t->kind == T_GPU && direct_target(j, t, 1, &mapped) != NULL;
         const uint64_t slots = direct ? (pp->comp == COMP_BLOSC ? 1 : 0) : (pp->needs_b ? 2 : 1);
         if (t->kind == T_GPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + ALIGN + slots * slot;
         /* zstd's literal buffer (known only after parsing): at most the chunk, and at most 8 literals per stored
