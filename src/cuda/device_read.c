@@ -397,7 +397,8 @@ typedef struct dtask {
     uint64_t cpu_off;         /* CPU-decoded chunk in staging (T_CPU) */
     uint64_t a_off, b_off;    /* device scratch slots (T_GPU) */
     uint8_t *direct;          /* T_GPU decoding straight into the caller's output (no scratch, no scatter) */
-    int mapped;               /* direct through blosc's unshuffle, which places the rows (see rows_mappable) */
+    int mapped;               /* direct, rows placed by blosc's unshuffle (rows_mappable) or by zgpu's zstd
+                               * decoder (zstd_frame_mappable) */
     /* parse results */
     uint64_t body_off, body_len; /* the compressor's input (after host crc strip and header strip) */
     uint32_t check;              /* gzip CRC32 / zlib Adler-32 of the decoded payload */
@@ -424,6 +425,7 @@ typedef struct job {
     int zstd_mode;    /* ZSTD_OWN / ZSTD_NVCOMP */
     int deflate_mode; /* DEFLATE_OWN / DEFLATE_NVCOMP / DEFLATE_HOST */
     int lz4_mode;     /* LZ4_OWN / LZ4_NVCOMP: blosc's LZ4 streams */
+    uint32_t zstd_rows; /* the wave's zstd row table has this many rows (0: no zstd frame can be mapped) */
     uint64_t parts_room; /* device bytes the wave being launched leaves in its set's share of the budget */
     zg_span span[3]; /* h2d, decode, scatter over the waves (stats: the time each stage was under way) */
     int trace;       /* ZGPU_TRACE=1: each wave's timeline to stderr (ms since the fork) */
@@ -918,9 +920,50 @@ static int rows_mappable(const job *j, const dtask *t, const uint8_t *dst) {
     return (uintptr_t)dst % quad == 0;
 }
 
+/* zgpu's zstd decoder can write a wholly selected chunk's rows into place (zg_zd_rows) when the read's output
+ * rows are a power of two of at least 16 bytes, contiguous, and every row starts on 16 bytes. Returns the rows
+ * of a chunk (the row table's length, at most ZSTD_ROWS_MAX) and sets *shift, or returns 0. */
+#define ZSTD_ROWS_MAX (1u << 18)
+static uint32_t zstd_rows(const job *j, uint32_t *shift) {
+    const pipe *pp = &j->pp;
+    const int nd = j->plan->ndim;
+    const uint64_t ts = j->a->meta.dtype.size;
+    if (pp->comp != COMP_ZSTD || j->zstd_mode != ZSTD_OWN || !j->gpu_decode || pp->n_post || nd < 2) return 0;
+    const uint64_t row = j->plan->chunk[nd - 1] * ts;
+    if (row < 16 || (row & (row - 1)) || j->out_strides[nd - 1] != (int64_t)ts) return 0;
+    if (pp->chunk_nbytes > ZG_ZD_MAX_FRAME || pp->chunk_nbytes % row || pp->chunk_nbytes / row > ZSTD_ROWS_MAX) return 0;
+    for (int d = 0; d < nd - 1; d++)
+        if (j->plan->chunk[d] > 1 && (uint64_t)j->out_strides[d] % 16) return 0; /* (negative strides too) */
+    for (*shift = 0; (1ull << *shift) < row; ++*shift) {}
+    return (uint32_t)(pp->chunk_nbytes / row);
+}
+
+/* The row table: row r of a chunk at this byte offset from the chunk's first element in the output. */
+static void zstd_row_table(const job *j, uint32_t rows, int64_t *off) {
+    const int nd = j->plan->ndim;
+    for (uint32_t r = 0; r < rows; r++) {
+        uint64_t k = r;
+        int64_t o = 0;
+        for (int d = nd - 2; d >= 0; d--) {
+            o += (int64_t)(k % j->plan->chunk[d]) * j->out_strides[d];
+            k /= j->plan->chunk[d];
+        }
+        off[r] = o;
+    }
+}
+
+/* Whether a zstd chunk, wholly selected at dst but not contiguous in the output, decodes into place: zgpu's
+ * decoder planned it as one frame without a content checksum (K4 reads a frame as flat) and the read's rows
+ * allow it (zstd_rows); dst on 16 bytes. */
+static int zstd_frame_mappable(const job *j, const dtask *t, const uint8_t *dst) {
+    return j->zstd_rows && t->zp && t->zp->n_frames == 1 && !t->zp->frames[0].has_checksum &&
+           (uintptr_t)dst % 16 == 0;
+}
+
 /* Where a GPU-decoded chunk can land directly: it is wholly selected, its last decode stage writes the final
  * bytes (no post stage, no transpose), and it is C-contiguous in the output with the output pointer meeting the
- * decoder's alignment, or (*mapped = 1) it is a blosc chunk whose unshuffle places its rows (rows_mappable).
+ * decoder's alignment, or (*mapped = 1) it is a blosc chunk whose unshuffle places its rows (rows_mappable) or a
+ * zstd chunk whose decoder does (zstd_frame_mappable).
  * Returns the destination, or NULL to decode into scratch and scatter. assume_shuffled: blosc chunks count as
  * shuffled (before their header is parsed), and only the contiguous case is considered. */
 static uint8_t *direct_target(const job *j, const dtask *t, int assume_shuffled, int *mapped) {
@@ -941,7 +984,9 @@ static uint8_t *direct_target(const job *j, const dtask *t, int assume_shuffled,
     }
     uint8_t *dst = box_dst(j, pt);
     if (!contiguous) {
-        if (assume_shuffled || pp->comp != COMP_BLOSC || !rows_mappable(j, t, dst)) return NULL;
+        if (assume_shuffled) return NULL;
+        if (!(pp->comp == COMP_BLOSC && rows_mappable(j, t, dst)) && !(pp->comp == COMP_ZSTD && zstd_frame_mappable(j, t, dst)))
+            return NULL;
         *mapped = 1;
         return dst;
     }
@@ -1048,6 +1093,9 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     const uint64_t o_zb = take(L, sizeof(zg_zd_block) * zb_n), o_zf = take(L, sizeof(zg_zd_frame) * zf_n);
     const uint64_t o_zh = take(L, sizeof(zg_zd_huf_desc) * zh_n), o_zs = take(L, sizeof(zg_zd_fse_desc) * zs_n);
     const uint64_t o_zord = take(L, sizeof(uint32_t) * zb_n);
+    uint32_t zshift = 0;
+    j->zstd_rows = zb_n ? zstd_rows(j, &zshift) : 0;
+    const uint64_t o_zrows = take(L, sizeof(int64_t) * j->zstd_rows);
     const uint64_t o_safe = take(L, 16); /* a valid empty LZ4 block, standing in for invalid ones */
     const uint64_t o_status = take(L, 4 * n_refs), o_act = take(L, 8 * n_refs), o_crc = take(L, 4 * (n_crc ? n_crc : 1));
     const uint64_t o_lz4 = take(L, 4 * (n_refs ? n_refs : 1));
@@ -1181,6 +1229,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
             if (t->zp) {
                 zframes[zframe].dst = (uint64_t)(uintptr_t)dstA;
                 zframes[zframe].status_index = (uint32_t)(fmt_base[fmt] + r);
+                zframes[zframe].mapped = (uint32_t)t->mapped;
             }
             if (with_chk) {
                 ((zg_k_check *)(H + o_chkd))[wc->n_chk] =
@@ -1255,6 +1304,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     memset(H + res_begin, 0, res_end - res_begin);
     memset(H + o_safe, 0, 16);
     memcpy(H + o_fill, j->a->meta.fill_value, itemsize);
+    zstd_row_table(j, j->zstd_rows, (int64_t *)(H + o_zrows));
     if (j->trace) tl[3] = zg_now();
 
     /* the rest of the host-to-device copy (what is below h2d_done is there already), on the copy stream; the
@@ -1272,7 +1322,8 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
                                 (const zg_zd_huf_desc *)(D + o_zh), (const zg_zd_fse_desc *)(D + o_zs),
                                 (uint32_t)zb_n, (uint32_t)zf_n, (zg_zd_bres *)(D + o_zscr),
                                 (uint32_t *)(D + o_zscr + sizeof(zg_zd_bres) * zb_n), (int *)(D + o_status),
-                                (size_t *)(D + o_act), (const uint32_t *)(D + o_zord), b->aux, b->fork, b->join};
+                                (size_t *)(D + o_act), (const uint32_t *)(D + o_zord), b->aux, b->fork, b->join,
+                                {j->zstd_rows ? (const int64_t *)(D + o_zrows) : NULL, zshift}};
         CU(zg_zd_decode(&zb, s), "zstd decoder kernels");
     }
     if (n_fmt[FMT_INFLATE]) {

@@ -83,7 +83,8 @@ typedef struct zg_zd_frame {
     uint32_t first_block, n_blocks;
     uint32_t checksum, has_checksum; /* low 32 bits of XXH64 of the content, when the frame carries it */
     uint32_t status_index;    /* where the frame's status / actual size are reported */
-    uint32_t pad;
+    uint32_t mapped;          /* 1: frame byte p goes to dst + the batch's row offset of p (zg_zd_rows), not dst + p;
+                               * never with has_checksum (K4 reads dst as flat) */
 } zg_zd_frame;
 
 typedef struct zg_zd_seq {

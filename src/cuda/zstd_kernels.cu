@@ -17,43 +17,61 @@ template <bool CG> __device__ __forceinline__ uint32_t ld32(const uint32_t *p) {
 
 template <bool CG> __device__ __forceinline__ uint4 ld128(const uint4 *p) { return CG ? __ldcg(p) : *p; }
 
-// dst[0, n) = src[0, n), the ranges not overlapping, by the whole warp. Long copies whose ends are 16 bytes apart
-// modulo 16 move 16-byte words, 8 a lane in flight (4 KiB per memory round trip: a label volume's blocks are
-// single 128 KiB matches, one after the other along a frame, so the copy's latency is the chain's). Otherwise
-// each lane moves 16 bytes a step as four aligned 4-byte stores, built with funnel shifts from the five aligned
-// source words they straddle (a word is read only when it holds a byte of the source), and keeps U steps of
-// loads in flight before storing: 2 KiB per round trip (U = 8 made the literal copies of K3a slower, oct and
-// field 1.8 -> 2.3, 2.4 -> 4.0 ms).
-template <bool CG> __device__ void wcopy(uint8_t *dst, const uint8_t *src, uint32_t n, int lane) {
-    if (n >= 1024 && (((uintptr_t)dst - (uintptr_t)src) & 15) == 0) {
-        const uint32_t head = (uint32_t)(16 - ((uintptr_t)dst & 15)) & 15;
-        if ((uint32_t)lane < head) dst[lane] = ld8<CG>(src + lane);
-        const uint32_t vecs = (n - head) / 16;
-        const uint4 *s4 = (const uint4 *)(src + head);
-        uint4 *d4 = (uint4 *)(dst + head);
+// Where bytes are, by position: Flat is a plain buffer (literals, stored blocks, a frame decoded to scratch or to
+// a contiguous chunk of the output); Rows is a mapped frame (zg_zd_rows), whose rows lie apart in the output.
+// Both keep a byte's address congruent to its position modulo 16 (relative to the first byte's), so the copies
+// below choose their word paths from the first addresses alone.
+struct Flat {
+    uint8_t *p;
+    __device__ __forceinline__ uint8_t *at(uint32_t pos) const { return p + pos; }
+};
+struct Rows {
+    uint8_t *p;
+    const int64_t *off;
+    uint32_t shift;
+    __device__ __forceinline__ uint8_t *at(uint32_t pos) const {
+        return p + __ldg(off + (pos >> shift)) + (pos & ((1u << shift) - 1u));
+    }
+};
+__device__ __forceinline__ Flat flat(const void *p) { return Flat{(uint8_t *)p}; }
+
+// D[dp, dp + n) = S[sp, sp + n), the ranges not overlapping, by the whole warp. Long copies whose ends are 16
+// bytes apart modulo 16 move 16-byte words, 8 a lane in flight (4 KiB per memory round trip: a label volume's
+// blocks are single 128 KiB matches, one after the other along a frame, so the copy's latency is the chain's).
+// Otherwise each lane moves 16 bytes a step as four aligned 4-byte stores, built with funnel shifts from the five
+// aligned source words they straddle (a word is read only when it holds a byte of the source), and keeps U steps
+// of loads in flight before storing: 2 KiB per round trip (U = 8 made the literal copies of K3a slower, oct and
+// field 1.8 -> 2.3, 2.4 -> 4.0 ms). Every word is addressed on its own, so a word never crosses a Rows row.
+template <bool CG, class DP, class SP>
+__device__ void wcopy(const DP &D, uint32_t dp, const SP &S, uint32_t sp, uint32_t n, int lane) {
+    const uintptr_t dst = (uintptr_t)D.at(dp), src = (uintptr_t)S.at(sp);
+    if (n >= 1024 && ((dst - src) & 15) == 0) {
+        const uint32_t head = (uint32_t)(16 - (dst & 15)) & 15;
+        if ((uint32_t)lane < head) *D.at(dp + lane) = ld8<CG>(S.at(sp + lane));
+        const uint32_t vecs = (n - head) / 16, d0 = dp + head, s0 = sp + head;
         constexpr int V = 8;
         for (uint32_t q0 = lane; q0 < vecs; q0 += 32 * V) {
             uint4 v[V];
 #pragma unroll
             for (int u = 0; u < V; u++)
-                if (q0 + 32 * u < vecs) v[u] = ld128<CG>(s4 + q0 + 32 * u);
+                if (q0 + 32 * u < vecs) v[u] = ld128<CG>((const uint4 *)S.at(s0 + 16 * (q0 + 32 * u)));
 #pragma unroll
             for (int u = 0; u < V; u++)
-                if (q0 + 32 * u < vecs) d4[q0 + 32 * u] = v[u];
+                if (q0 + 32 * u < vecs) *(uint4 *)D.at(d0 + 16 * (q0 + 32 * u)) = v[u];
         }
         const uint32_t done = head + 16 * vecs;
-        if (done + lane < n) dst[done + lane] = ld8<CG>(src + done + lane);
+        if (done + lane < n) *D.at(dp + done + lane) = ld8<CG>(S.at(sp + done + lane));
         return;
     }
-    uint32_t head = (4u - (uint32_t)((uintptr_t)dst & 3)) & 3;
+    uint32_t head = (4u - (uint32_t)(dst & 3)) & 3;
     if (head > n) head = n;
-    if ((uint32_t)lane < head) dst[lane] = ld8<CG>(src + lane);
+    if ((uint32_t)lane < head) *D.at(dp + lane) = ld8<CG>(S.at(sp + lane));
     const uint32_t words = (n - head) / 4, quads = words / 4;
-    const uint8_t *s = src + head;
-    uint32_t *d = (uint32_t *)(dst + head);
-    const uint32_t sh = (uint32_t)((uintptr_t)s & 3) * 8;
-    const uint32_t *sw = (const uint32_t *)((uintptr_t)s & ~(uintptr_t)3);
-    const bool d16 = ((uintptr_t)d & 15) == 0;
+    const uint32_t skew = (uint32_t)((src + head) & 3), sh = skew * 8;
+    const uint32_t sw = sp + head - skew, d0 = dp + head; /* positions of the first source / destination word */
+    const bool d16 = ((dst + head) & 15) == 0;
+#define ZD_SW(w) ld32<CG>((const uint32_t *)S.at(sw + 4 * (w)))
+#define ZD_DW(w) (*(uint32_t *)D.at(d0 + 4 * (w)))
     constexpr int U = 4;
     for (uint32_t q0 = lane; q0 < quads; q0 += 32 * U) {
         uint32_t v[U][5];
@@ -62,8 +80,8 @@ template <bool CG> __device__ void wcopy(uint8_t *dst, const uint8_t *src, uint3
             const uint32_t q = q0 + 32 * u;
             if (q < quads) {
 #pragma unroll
-                for (int k = 0; k < 4; k++) v[u][k] = ld32<CG>(sw + 4 * q + k);
-                v[u][4] = sh ? ld32<CG>(sw + 4 * q + 4) : 0;
+                for (int k = 0; k < 4; k++) v[u][k] = ZD_SW(4 * q + k);
+                v[u][4] = sh ? ZD_SW(4 * q + 4) : 0;
             }
         }
 #pragma unroll
@@ -74,41 +92,46 @@ template <bool CG> __device__ void wcopy(uint8_t *dst, const uint8_t *src, uint3
 #pragma unroll
                 for (int k = 0; k < 4; k++) o[k] = sh ? __funnelshift_r(v[u][k], v[u][k + 1], sh) : v[u][k];
                 if (d16) {
-                    *(uint4 *)(d + 4 * q) = make_uint4(o[0], o[1], o[2], o[3]);
+                    *(uint4 *)D.at(d0 + 16 * q) = make_uint4(o[0], o[1], o[2], o[3]);
                 } else {
 #pragma unroll
-                    for (int k = 0; k < 4; k++) d[4 * q + k] = o[k];
+                    for (int k = 0; k < 4; k++) ZD_DW(4 * q + k) = o[k];
                 }
             }
         }
     }
     for (uint32_t w = 4 * quads + lane; w < words; w += 32) {
-        const uint32_t lo = ld32<CG>(sw + w), hi = sh ? ld32<CG>(sw + w + 1) : 0;
-        d[w] = sh ? __funnelshift_r(lo, hi, sh) : lo;
+        const uint32_t lo = ZD_SW(w), hi = sh ? ZD_SW(w + 1) : 0;
+        ZD_DW(w) = sh ? __funnelshift_r(lo, hi, sh) : lo;
     }
+#undef ZD_SW
+#undef ZD_DW
     const uint32_t done = head + 4 * words;
-    if (done + lane < n) dst[done + lane] = ld8<CG>(src + done + lane);
+    if (done + lane < n) *D.at(dp + done + lane) = ld8<CG>(S.at(sp + done + lane));
 }
 
-__device__ void wfill(uint8_t *dst, uint8_t v, uint32_t n, int lane) {
-    uint32_t head = (4u - (uint32_t)((uintptr_t)dst & 3)) & 3;
+template <bool CG> __device__ void wcopy(uint8_t *dst, const uint8_t *src, uint32_t n, int lane) {
+    wcopy<CG>(flat(dst), 0, flat(src), 0, n, lane);
+}
+
+template <class DP> __device__ void wfill(const DP &D, uint32_t dp, uint8_t v, uint32_t n, int lane) {
+    uint32_t head = (4u - (uint32_t)((uintptr_t)D.at(dp) & 3)) & 3;
     if (head > n) head = n;
-    if ((uint32_t)lane < head) dst[lane] = v;
+    if ((uint32_t)lane < head) *D.at(dp + lane) = v;
     const uint32_t words = (n - head) / 4, v4 = v * 0x01010101u;
-    uint32_t *d = (uint32_t *)(dst + head);
-    for (uint32_t w = lane; w < words; w += 32) d[w] = v4;
+    for (uint32_t w = lane; w < words; w += 32) *(uint32_t *)D.at(dp + head + 4 * w) = v4;
     const uint32_t done = head + 4 * words;
-    if (done + lane < n) dst[done + lane] = v;
+    if (done + lane < n) *D.at(dp + done + lane) = v;
 }
 
 // A match: out[pos, pos + n) = the bytes `off` before each, all lanes. With off >= n it is one copy; else the
 // periodic run doubles: the valid run [pos - off, pos + L) is copied onto [pos + L, ...) while L < n.
-__device__ void wmatch(uint8_t *out, uint32_t pos, uint32_t off, uint32_t n, int lane) {
+template <class DP> __device__ void wmatch(const DP &out, uint32_t pos, uint32_t off, uint32_t n, int lane) {
     const uint32_t from = pos - off;
     uint32_t L = 0;
     while (L < n) {
         const uint32_t m = min(off + L, n - L);
-        wcopy<true>(out + pos + L, out + from, m, lane);
+        wcopy<true>(out, pos + L, out, from, m, lane);
         L += m;
         __syncwarp();
     }
@@ -137,7 +160,7 @@ __global__ void __launch_bounds__(32) k1_entropy(const zg_zd_block *blocks, cons
     uint8_t *lit = (uint8_t *)b.lit;
     int err = 0;
     if (b.lit_type == ZG_ZD_LIT_RAW) wcopy<false>(lit, src + b.lit_off, b.lit_n, lane);
-    else if (b.lit_type == ZG_ZD_LIT_RLE) wfill(lit, src[b.lit_off], b.lit_n, lane);
+    else if (b.lit_type == ZG_ZD_LIT_RLE) wfill(flat(lit), 0, src[b.lit_off], b.lit_n, lane);
     /* Huffman literals: K1h */
     uint32_t size = b.lit_n, rep[3] = {ZD_SYM(0, 0), ZD_SYM(1, 0), ZD_SYM(2, 0)};
     if (b.nseq) {
@@ -302,13 +325,12 @@ __global__ void k2_link(const zg_zd_frame *frames, uint32_t n_frames, zg_zd_bres
 
 // A short match by one lane: its source bytes (all final, at most kShortMatch) loaded first, then stored.
 constexpr uint32_t kShortMatch = 48;
-__device__ void lane_match(uint8_t *out, uint32_t pos, uint32_t off, uint32_t n) {
+template <class DP> __device__ void lane_match(const DP &out, uint32_t pos, uint32_t off, uint32_t n) {
     uint8_t buf[kShortMatch];
     const uint32_t m = min(off, n);
-    const uint8_t *src = out + pos - off;
-    for (uint32_t k = 0; k < m; k++) buf[k] = __ldcg(src + k);
+    for (uint32_t k = 0; k < m; k++) buf[k] = __ldcg(out.at(pos - off + k));
     for (uint32_t k = 0, q = 0; k < n; k++) {
-        out[pos + k] = buf[q];
+        *out.at(pos + k) = buf[q];
         if (++q == m) q = 0;
     }
 }
@@ -327,22 +349,17 @@ constexpr uint32_t kLitUnroll = 16;
 // Every literal run goes to its place (positions from prefix sums of the sequences), raw and RLE blocks are
 // written, and every match gets its position and concrete offset. No block waits for another; afterwards
 // every output byte that is not a match's copy is final, so K3b needs to wait only for matches.
-__global__ void __launch_bounds__(32) k3a_place(const zg_zd_block *blocks, const zg_zd_frame *frames,
-                                                const zg_zd_bres *res, int *status) {
-    const int lane = threadIdx.x;
-    const zg_zd_block b = blocks[blockIdx.x];
-    const zg_zd_frame fr = frames[b.frame];
-    if (status[fr.status_index] != 0) return;
-    const zg_zd_bres r = res[blockIdx.x];
+template <class DP>
+__device__ void place_block(const DP &out, const zg_zd_block &b, const zg_zd_bres &r, const zg_zd_frame &fr,
+                            int *status, int lane) {
     const uint32_t bstart = (uint32_t)r.out;
-    uint8_t *out = (uint8_t *)fr.dst;
     const uint8_t *src = (const uint8_t *)b.src;
     if (b.type == ZG_ZD_BLOCK_RAW) {
-        wcopy<false>(out + bstart, src, b.lit_n, lane);
+        wcopy<false>(out, bstart, flat(src), 0, b.lit_n, lane);
         return;
     }
     if (b.type == ZG_ZD_BLOCK_RLE) {
-        wfill(out + bstart, src[0], b.lit_n, lane);
+        wfill(out, bstart, src[0], b.lit_n, lane);
         return;
     }
     const uint8_t *lit = (const uint8_t *)b.lit;
@@ -369,7 +386,7 @@ __global__ void __launch_bounds__(32) k3a_place(const zg_zd_block *blocks, const
         while (longs) {
             const int k = __ffs(longs) - 1;
             longs &= longs - 1;
-            wcopy<false>(out + __shfl_sync(kFull, my_out, k), lit + __shfl_sync(kFull, my_lit, k),
+            wcopy<false>(out, __shfl_sync(kFull, my_out, k), flat(lit), __shfl_sync(kFull, my_lit, k),
                          __shfl_sync(kFull, ll, k), lane);
         }
         /* the short runs together, a byte a lane: byte t of their concatenation belongs to the run k whose
@@ -399,7 +416,7 @@ __global__ void __launch_bounds__(32) k3a_place(const zg_zd_block *blocks, const
             }
 #pragma unroll
             for (uint32_t u = 0; u < kLitUnroll; u++)
-                if (t0 + 32 * u + lane < short_total) out[to[u]] = v[u];
+                if (t0 + 32 * u + lane < short_total) *out.at(to[u]) = v[u];
         }
         uint32_t off = 1;
         const int e = have ? zd_seq_offset(&sq, r.rep_in, my_out + ll, &off) : 0;
@@ -408,7 +425,17 @@ __global__ void __launch_bounds__(32) k3a_place(const zg_zd_block *blocks, const
         lp += __shfl_sync(kFull, sl, 31);
         pos += __shfl_sync(kFull, st, 31);
     }
-    if (lp <= b.lit_n) wcopy<false>(out + pos, lit + lp, b.lit_n - lp, lane);
+    if (lp <= b.lit_n) wcopy<false>(out, pos, flat(lit), lp, b.lit_n - lp, lane);
+}
+
+__global__ void __launch_bounds__(32) k3a_place(const zg_zd_block *blocks, const zg_zd_frame *frames,
+                                                const zg_zd_bres *res, int *status, zg_zd_rows rows) {
+    const zg_zd_block b = blocks[blockIdx.x];
+    const zg_zd_frame fr = frames[b.frame];
+    if (status[fr.status_index] != 0) return;
+    const zg_zd_bres r = res[blockIdx.x];
+    if (fr.mapped) place_block(Rows{(uint8_t *)fr.dst, rows.row_off, rows.row_shift}, b, r, fr, status, threadIdx.x);
+    else place_block(flat((void *)fr.dst), b, r, fr, status, threadIdx.x);
 }
 
 // ---------------------------------------------------------------- K3b: matches
@@ -489,7 +516,8 @@ __device__ void wait_matches(const earlier &E, const zg_zd_block *blocks, const 
 
 // Copies the matches of one warp's lanes marked in `go` (short ones by their lane, long ones by the whole warp),
 // then marks them done for other blocks.
-__device__ void copy_matches(uint8_t *out, zg_zd_seq *seq, uint32_t i, const zg_zd_seq &m, unsigned go, int lane) {
+template <class DP>
+__device__ void copy_matches(const DP &out, zg_zd_seq *seq, uint32_t i, const zg_zd_seq &m, unsigned go, int lane) {
     const bool mine = (go >> lane) & 1;
     if (mine && m.ml <= kShortMatch) lane_match(out, m.ll, m.of, m.ml);
     unsigned longs = __ballot_sync(kFull, mine && m.ml > kShortMatch);
@@ -512,27 +540,9 @@ __device__ void copy_matches(uint8_t *out, zg_zd_seq *seq, uint32_t i, const zg_
 // decodes zstd block order[t] (round robin over the frames, zg_zd_ticket_order): a block depends only on
 // earlier blocks of its frame, which hold smaller tickets and have all started, so every wait ends. Output
 // bytes are read through L2 (__ldcg): L1 is not coherent across SMs.
-__global__ void __launch_bounds__(32) k3b_matches(const zg_zd_block *blocks, const zg_zd_frame *frames,
-                                                  const zg_zd_bres *res, const uint32_t *order, uint32_t *sync,
-                                                  int *status) {
-    __shared__ uint32_t ticket;
-    __shared__ earlier E;
-    const int lane = threadIdx.x;
-    if (lane == 0) ticket = atomicAdd(&sync[0], 1u);
-    __syncwarp();
-    const uint32_t bi = order[ticket];
-    const zg_zd_block b = blocks[bi];
-    if (b.type != ZG_ZD_BLOCK_COMPRESSED || b.nseq == 0) return;
-    const zg_zd_frame fr = frames[b.frame];
-    if (status[fr.status_index] != 0) return; /* rejected by K1-K3a: no block of the frame runs */
-    const uint32_t bstart = (uint32_t)res[bi].out;
-    uint8_t *out = (uint8_t *)fr.dst;
-    zg_zd_seq *seq = (zg_zd_seq *)b.seq;
-    E.first = fr.first_block;
-    E.bi = bi;
-    E.base = bi - fr.first_block > kCached ? bi - kCached : fr.first_block;
-    for (uint32_t k = E.base + lane; k < bi; k += 32) E.start[k - E.base] = (uint32_t)res[k].out;
-    __syncwarp();
+template <class DP>
+__device__ void block_matches_copy(const DP &out, const earlier &E, const zg_zd_block *blocks, const zg_zd_bres *res,
+                                   const zg_zd_block &b, zg_zd_seq *seq, uint32_t bstart, int lane) {
     uint32_t from_group = 0; /* groups before it are all copied */
     for (;;) {
         uint32_t n_pending = 0, n_copied = 0;
@@ -597,12 +607,38 @@ __global__ void __launch_bounds__(32) k3b_matches(const zg_zd_block *blocks, con
     }
 }
 
+__global__ void __launch_bounds__(32) k3b_matches(const zg_zd_block *blocks, const zg_zd_frame *frames,
+                                                  const zg_zd_bres *res, const uint32_t *order, uint32_t *sync,
+                                                  int *status, zg_zd_rows rows) {
+    __shared__ uint32_t ticket;
+    __shared__ earlier E;
+    const int lane = threadIdx.x;
+    if (lane == 0) ticket = atomicAdd(&sync[0], 1u);
+    __syncwarp();
+    const uint32_t bi = order[ticket];
+    const zg_zd_block b = blocks[bi];
+    if (b.type != ZG_ZD_BLOCK_COMPRESSED || b.nseq == 0) return;
+    const zg_zd_frame fr = frames[b.frame];
+    if (status[fr.status_index] != 0) return; /* rejected by K1-K3a: no block of the frame runs */
+    const uint32_t bstart = (uint32_t)res[bi].out;
+    zg_zd_seq *seq = (zg_zd_seq *)b.seq;
+    E.first = fr.first_block;
+    E.bi = bi;
+    E.base = bi - fr.first_block > kCached ? bi - kCached : fr.first_block;
+    for (uint32_t k = E.base + lane; k < bi; k += 32) E.start[k - E.base] = (uint32_t)res[k].out;
+    __syncwarp();
+    if (fr.mapped)
+        block_matches_copy(Rows{(uint8_t *)fr.dst, rows.row_off, rows.row_shift}, E, blocks, res, b, seq, bstart, lane);
+    else
+        block_matches_copy(flat((void *)fr.dst), E, blocks, res, b, seq, bstart, lane);
+}
+
 // ---------------------------------------------------------------- K4: content checksums
 __global__ void k4_checksum(const zg_zd_frame *frames, uint32_t n_frames, int *status) {
     const uint32_t f = blockIdx.x * blockDim.x + threadIdx.x;
     if (f >= n_frames) return;
     const zg_zd_frame fr = frames[f];
-    if (!fr.has_checksum || status[fr.status_index]) return;
+    if (!fr.has_checksum || status[fr.status_index]) return; /* (mapped frames carry no checksum: zg_zd_frame) */
     if ((uint32_t)zd_xxh64((const uint8_t *)fr.dst, fr.size) != fr.checksum)
         report(status, fr.status_index, ZG_ZD_E_CHECKSUM);
 }
@@ -646,10 +682,10 @@ extern "C" cudaError_t zg_zd_decode(const zg_zd_batch *b, cudaStream_t s) {
     if (profile) cudaEventRecord(ev[1], s);
     k2_link<<<fgrid, 128, 0, s>>>(b->frames, b->n_frames, b->res, b->status, b->actual);
     if (profile) cudaEventRecord(ev[2], s);
-    if (b->n_blocks) k3a_place<<<b->n_blocks, 32, 0, s>>>(b->blocks, b->frames, b->res, b->status);
+    if (b->n_blocks) k3a_place<<<b->n_blocks, 32, 0, s>>>(b->blocks, b->frames, b->res, b->status, b->rows);
     if (profile) cudaEventRecord(ev[3], s);
     if (b->n_blocks) k3b_matches<<<b->n_blocks, 32, 0, s>>>(b->blocks, b->frames, b->res, b->order, b->sync,
-                                                           b->status);
+                                                           b->status, b->rows);
     if (profile) cudaEventRecord(ev[4], s);
     k4_checksum<<<fgrid, 128, 0, s>>>(b->frames, b->n_frames, b->status);
     if (profile) {

@@ -143,6 +143,75 @@ static void scatter_many_rows(zgpu_context *ctx) {
 #endif
 
 #ifdef ZGPU_HAVE_CUDA
+/* zstd chunks decoded straight into their rows of the output (zg_zd_rows; device_read.c zstd_rows): rows of a
+ * power of two of at least 16 bytes, contiguous in the output and on 16 bytes. Two arrays: uint16 9 x 150 x 1100,
+ * chunks 4 x 64 x 512 (rows of 1 KiB, 256 KiB chunks of two zstd blocks), whose chunks are random (raw blocks),
+ * constant (RLE), periodic with a period of 37 bytes (matches across rows), or a noisy ramp; and uint8 20 x 40 x 50
+ * with chunks 8 x 16 x 16 (rows of 16 bytes). Each read against the host read of the same box: the whole array
+ * (interior chunks mapped, edge chunks scattered), the first axis reversed (negative strides), an output 16 bytes
+ * into its buffer (mapped) and 8 bytes in (rows off 16 bytes: scattered), and a box cutting chunks. */
+static void zstd_rows_in_place(zgpu_context *ctx) {
+    static const struct {
+        const char *name, *dtype;
+        uint64_t shape[3], chunk[3];
+        size_t isz;
+    } arrays[] = {{"zrows_u16", "uint16", {9, 150, 1100}, {4, 64, 512}, 2}, {"zrows_u8", "uint8", {20, 40, 50}, {8, 16, 16}, 1}};
+    for (size_t ai = 0; ai < sizeof arrays / sizeof *arrays; ai++) {
+        const uint64_t *shp = arrays[ai].shape, *ch = arrays[ai].chunk;
+        const size_t isz = arrays[ai].isz, n = shp[0] * shp[1] * shp[2];
+        char meta[1024], path[512];
+        snprintf(meta, sizeof meta,
+                 "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [%llu, %llu, %llu], \"data_type\": \"%s\", "
+                 "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [%llu, %llu, %llu]}}, "
+                 "\"chunk_key_encoding\": {\"name\": \"default\", \"configuration\": {\"separator\": \"/\"}}, "
+                 "\"fill_value\": 0, \"codecs\": [{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, "
+                 "{\"name\": \"zstd\", \"configuration\": {\"level\": 3, \"checksum\": false}}]}",
+                 (unsigned long long)shp[0], (unsigned long long)shp[1], (unsigned long long)shp[2], arrays[ai].dtype,
+                 (unsigned long long)ch[0], (unsigned long long)ch[1], (unsigned long long)ch[2]);
+        snprintf(path, sizeof path, "%s/%s", tmpdir, arrays[ai].name);
+        zgpu_array *a = NULL;
+        CHECK_OK(zgpu_array_create(ctx, path, meta, 1, &a));
+        if (!a) continue;
+        uint8_t *data = malloc(n * isz), *ref = malloc(n * isz + 64), *got = malloc(n * isz + 64);
+        for (size_t i = 0; i < n * isz; i++) {
+            const size_t e = i / isz, x = e % shp[2], y = e / shp[2] % shp[1], z = e / shp[2] / shp[1];
+            switch ((z / ch[0] + y / ch[1] + x / ch[2]) % 4) { /* by chunk */
+            case 0: data[i] = (uint8_t)rnd(); break;
+            case 1: data[i] = 0x3c; break;
+            case 2: data[i] = (uint8_t)(i % 37 * 7); break;
+            default: data[i] = (uint8_t)(e / 5 + (rnd() & 1)); break;
+            }
+        }
+        const uint64_t z0[3] = {0, 0, 0};
+        CHECK_OK(zgpu_array_write(a, z0, shp, data, NULL));
+        zgpu_status s = dev_read(a, z0, shp, got, NULL, n * isz, 0);
+        CHECK_MSG(s == ZGPU_OK && memcmp(got, data, n * isz) == 0, "%s: whole read: %s", arrays[ai].name,
+                  s == ZGPU_OK ? "data differs" : zgpu_last_error());
+        const int64_t plane = (int64_t)(shp[1] * shp[2] * isz);
+        int64_t rev[3] = {-plane, (int64_t)(shp[2] * isz), (int64_t)isz};
+        const size_t rev_off = (shp[0] - 1) * (size_t)plane;
+        CHECK_OK(zgpu_array_read(a, z0, shp, ref + rev_off, rev));
+        s = dev_read(a, z0, shp, got, rev, n * isz, rev_off);
+        CHECK_MSG(s == ZGPU_OK && memcmp(got, ref, n * isz) == 0, "%s: first axis reversed: %s", arrays[ai].name,
+                  s == ZGPU_OK ? "data differs" : zgpu_last_error());
+        for (size_t off = 8; off <= 16; off += 8) {
+            s = dev_read(a, z0, shp, got, NULL, n * isz + off, off);
+            CHECK_MSG(s == ZGPU_OK && memcmp(got + off, data, n * isz) == 0, "%s: output %zu bytes in: %s",
+                      arrays[ai].name, off, s == ZGPU_OK ? "data differs" : zgpu_last_error());
+        }
+        const uint64_t bst[3] = {1, 3, 5}, bct[3] = {shp[0] - 2, shp[1] - 9, shp[2] - 17};
+        const size_t bn = bct[0] * bct[1] * bct[2] * isz;
+        CHECK_OK(zgpu_array_read(a, bst, bct, ref, NULL));
+        s = dev_read(a, bst, bct, got, NULL, bn, 0);
+        CHECK_MSG(s == ZGPU_OK && memcmp(got, ref, bn) == 0, "%s: box: %s", arrays[ai].name,
+                  s == ZGPU_OK ? "data differs" : zgpu_last_error());
+        free(data);
+        free(ref);
+        free(got);
+        zgpu_array_close(a);
+    }
+}
+
 /* Chunks stored in more than one of phase A's read pieces (READ_PIECE, 2 MiB in device_read.c): uint16
  * 96 x 256 x 256, chunks 40 x 256 x 256 (5 MiB: two whole pieces and a part; the edge chunk 16 planes, exactly
  * one piece), of noisy data that stays large stored. Each layout: the whole array and a box against the data
@@ -549,6 +618,7 @@ int main(void) {
 #ifdef ZGPU_HAVE_CUDA
     if (gpu && !quick_mode && shard_k == 0) scatter_many_rows(ctx);
     if (gpu && !quick_mode && shard_k == 0) large_chunks(ctx);
+    if (gpu && shard_k == 0) zstd_rows_in_place(ctx);
     if (gpu)
         for (size_t k = 0; k < n_corrupt; k++) /* in the shard that wrote the array */
             for (size_t i = 0; i < N_CASES; i++)

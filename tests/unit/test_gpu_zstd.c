@@ -19,6 +19,17 @@ typedef struct frame_in {
     size_t n, expected;
 } frame_in;
 
+/* Mapped frames (zg_zd_rows): with g_row_shift set, every frame whose size is a multiple of R = 2^g_row_shift and
+ * that carries no checksum decodes through a row table that swaps each pair of rows and leaves 16 bytes between
+ * rows: row r at (r ^ 1) * (R + 16) from the frame's dst. The other frames of the batch stay flat. */
+static unsigned g_row_shift;
+static size_t mapped_rows(const zg_zd_frame *f, size_t expected) {
+    const size_t R = (size_t)1 << g_row_shift;
+    return g_row_shift && !f->has_checksum && expected && expected % R == 0 ? expected / R : 0;
+}
+static size_t mapped_errors; /* bytes outside a mapped frame's rows that a decode changed */
+static size_t mapped_frames;
+
 /* Plans and decodes the frames as one batch on the GPU. planned[i]: the host plan took frame i; err[i] and
  * out[i] (expected bytes): the GPU's status and output. Returns the median decode time in ms of `reps` runs. */
 static double gpu_batch(const frame_in *fr, size_t n, int *planned, int *err, uint8_t **out, int reps) {
@@ -35,9 +46,28 @@ static double gpu_batch(const frame_in *fr, size_t n, int *planned, int *err, ui
         planned[i] = zg_zd_plan_frame(&pl, h + pos, fr[i].n, fr[i].expected, pos) == ZGPU_OK;
         at[i] = pos;
         pos += fr[i].n;
-        dst_at[i] = out_total;
-        out_total += fr[i].expected;
     }
+    /* outputs: flat frames back to back (any alignment), mapped ones on 16 bytes with room for their row slots */
+    const size_t R = (size_t)1 << g_row_shift;
+    size_t *rows = (size_t *)calloc(n + 1, sizeof *rows), max_rows = 0;
+    for (size_t i = 0, f = 0; i < n; i++) {
+        if (!planned[i]) continue;
+        rows[i] = mapped_rows(&pl.frames[f++], fr[i].expected);
+        if (rows[i]) {
+            mapped_frames++;
+            out_total = (out_total + 15) & ~(size_t)15;
+            dst_at[i] = out_total;
+            out_total += (rows[i] + 1) * (R + 16);
+            if (rows[i] > max_rows) max_rows = rows[i];
+        } else {
+            dst_at[i] = out_total;
+            out_total += fr[i].expected;
+        }
+    }
+    int64_t *h_off = (int64_t *)malloc((max_rows + 1) * sizeof *h_off), *d_off = NULL;
+    for (size_t r = 0; r < max_rows; r++) h_off[r] = (int64_t)((r ^ 1) * (R + 16));
+    CUOK(cudaMalloc((void **)&d_off, (max_rows + 1) * sizeof *d_off));
+    CUOK(cudaMemcpy(d_off, h_off, (max_rows + 1) * sizeof *d_off, cudaMemcpyHostToDevice));
     uint8_t *d_src, *d_lit, *d_seq, *d_out, *d_scr;
     zg_zd_block *d_blocks;
     zg_zd_frame *d_frames;
@@ -69,6 +99,7 @@ static double gpu_batch(const frame_in *fr, size_t n, int *planned, int *err, ui
         if (!planned[i]) continue;
         hf[f].dst = (uint64_t)(uintptr_t)(d_out + dst_at[i]);
         hf[f].status_index = (uint32_t)i;
+        hf[f].mapped = rows[i] != 0;
         nf = ++f;
     }
     CUOK(cudaMemcpy(d_blocks, hb, nb * sizeof *hb, cudaMemcpyHostToDevice));
@@ -83,7 +114,8 @@ static double gpu_batch(const frame_in *fr, size_t n, int *planned, int *err, ui
     CUOK(cudaMalloc((void **)&d_order, (nb + 1) * sizeof *d_order));
     CUOK(cudaMemcpy(d_order, h_order, nb * sizeof *h_order, cudaMemcpyHostToDevice));
     zg_zd_batch b = {d_blocks, d_frames, d_hufs, d_fses, (uint32_t)nb, (uint32_t)nf, (zg_zd_bres *)d_scr,
-                     (uint32_t *)(d_scr + nb * sizeof(zg_zd_bres)), d_status, d_actual, d_order, NULL, NULL, NULL};
+                     (uint32_t *)(d_scr + nb * sizeof(zg_zd_bres)), d_status, d_actual, d_order, NULL, NULL, NULL,
+                     {d_off, g_row_shift}};
     /* every other batch decodes its Huffman literals on a second stream, beside the sequences (as reads do) */
     static int batches;
     cudaStream_t aux = NULL;
@@ -114,7 +146,21 @@ static double gpu_batch(const frame_in *fr, size_t n, int *planned, int *err, ui
     CUOK(cudaMemcpy(err, d_status, n * sizeof(int), cudaMemcpyDeviceToHost));
     for (size_t i = 0; i < n; i++) {
         if (!planned[i]) continue;
-        CUOK(cudaMemcpy(out[i], d_out + dst_at[i], fr[i].expected, cudaMemcpyDeviceToHost));
+        if (!rows[i]) {
+            CUOK(cudaMemcpy(out[i], d_out + dst_at[i], fr[i].expected, cudaMemcpyDeviceToHost));
+            continue;
+        }
+        /* gather the rows; every byte outside them must still be the 0xa5 the buffer was filled with */
+        const size_t span = (rows[i] + 1) * (R + 16);
+        uint8_t *region = (uint8_t *)malloc(span), *used = (uint8_t *)calloc(span, 1);
+        CUOK(cudaMemcpy(region, d_out + dst_at[i], span, cudaMemcpyDeviceToHost));
+        for (size_t r = 0; r < rows[i]; r++) {
+            memcpy(out[i] + r * R, region + h_off[r], R);
+            memset(used + h_off[r], 1, R);
+        }
+        for (size_t k = 0; k < span; k++) mapped_errors += !used[k] && region[k] != 0xa5;
+        free(region);
+        free(used);
     }
     for (int a = 0; a < reps; a++) /* median */
         for (int c = a + 1; c < reps; c++)
@@ -130,7 +176,7 @@ static double gpu_batch(const frame_in *fr, size_t n, int *planned, int *err, ui
         cudaEventDestroy(fork);
         cudaEventDestroy(join);
     }
-    cudaFree(d_order); free(h_order);
+    cudaFree(d_order); free(h_order); cudaFree(d_off); free(h_off); free(rows);
     cudaFree(d_src); cudaFree(d_lit); cudaFree(d_seq); cudaFree(d_out); cudaFree(d_scr); cudaFree(d_blocks);
     cudaFree(d_frames); cudaFree(d_hufs); cudaFree(d_fses); cudaFree(d_status); cudaFree(d_actual);
     free(hb); free(hf); free(hh); free(hs); free(h); free(at); free(dst_at);
@@ -291,6 +337,15 @@ int main(void) {
         test_valid(cs, n, n);
         test_valid(cs, n, 1 + n / 40);
         test_damaged(cs, n);
+        /* again with frames mapped through 16-byte rows (the frames of 70000 bytes and up) */
+        g_row_shift = 4;
+        test_valid(cs, n, n);
+        test_damaged(cs, n);
+        g_row_shift = 0;
+        printf("mapped frames: %zu decoded through 16-byte rows, %zu bytes written outside their rows\n",
+               mapped_frames, mapped_errors);
+        CHECK(mapped_frames > 0);
+        CHECK_EQ_U64(mapped_errors, 0);
         if (!quick) test_speed();
         zc_free(cs, n);
     }
