@@ -425,7 +425,7 @@ typedef struct job {
     int zstd_mode;    /* ZSTD_OWN / ZSTD_NVCOMP */
     int deflate_mode; /* DEFLATE_OWN / DEFLATE_NVCOMP / DEFLATE_HOST */
     int lz4_mode;     /* LZ4_OWN / LZ4_NVCOMP: blosc's LZ4 streams */
-    uint32_t zstd_rows; /* the wave's zstd row table has this many rows (0: no zstd frame can be mapped) */
+    int zstd_mappable; /* zstd frames of the wave can be mapped (zstd_rows) */
     uint64_t parts_room; /* device bytes the wave being launched leaves in its set's share of the budget */
     zg_span span[3]; /* h2d, decode, scatter over the waves (stats: the time each stage was under way) */
     int trace;       /* ZGPU_TRACE=1: each wave's timeline to stderr (ms since the fork) */
@@ -921,21 +921,38 @@ static int rows_mappable(const job *j, const dtask *t, const uint8_t *dst) {
 }
 
 /* zgpu's zstd decoder can write a wholly selected chunk's rows into place (zg_zd_rows) when the read's output
- * rows are a power of two of at least 16 bytes, contiguous, and every row starts on 16 bytes. Returns the rows
- * of a chunk (the row table's length, at most ZSTD_ROWS_MAX) and sets *shift, or returns 0. */
+ * rows are a power of two of at least 16 bytes, contiguous, and every row starts on 16 bytes. Returns 1 and
+ * fills *r (without its table address) and *table_rows (0 when the rows' offsets are computed, not looked up;
+ * at most ZSTD_ROWS_MAX), or returns 0. */
 #define ZSTD_ROWS_MAX (1u << 18)
-static uint32_t zstd_rows(const job *j, uint32_t *shift) {
+static int zstd_rows(const job *j, zg_zd_rows *r, uint32_t *table_rows) {
     const pipe *pp = &j->pp;
     const int nd = j->plan->ndim;
-    const uint64_t ts = j->a->meta.dtype.size;
+    const uint64_t ts = j->a->meta.dtype.size, *ch = j->plan->chunk;
+    memset(r, 0, sizeof *r);
+    *table_rows = 0;
     if (pp->comp != COMP_ZSTD || j->zstd_mode != ZSTD_OWN || !j->gpu_decode || pp->n_post || nd < 2) return 0;
-    const uint64_t row = j->plan->chunk[nd - 1] * ts;
+    const char *env = getenv("ZGPU_ZSTD_ROWS"); /* "0": scratch and scatter instead (for measuring the difference) */
+    if (env && !strcmp(env, "0")) return 0;
+    const uint64_t row = ch[nd - 1] * ts, rows = pp->chunk_nbytes / (row ? row : 1);
     if (row < 16 || (row & (row - 1)) || j->out_strides[nd - 1] != (int64_t)ts) return 0;
-    if (pp->chunk_nbytes > ZG_ZD_MAX_FRAME || pp->chunk_nbytes % row || pp->chunk_nbytes / row > ZSTD_ROWS_MAX) return 0;
+    if (pp->chunk_nbytes > ZG_ZD_MAX_FRAME || pp->chunk_nbytes % row) return 0;
     for (int d = 0; d < nd - 1; d++)
-        if (j->plan->chunk[d] > 1 && (uint64_t)j->out_strides[d] % 16) return 0; /* (negative strides too) */
-    for (*shift = 0; (1ull << *shift) < row; ++*shift) {}
-    return (uint32_t)(pp->chunk_nbytes / row);
+        if (ch[d] > 1 && (uint64_t)j->out_strides[d] % 16) return 0; /* (negative strides too) */
+    while ((1ull << r->row_shift) < row) r->row_shift++;
+    if (nd == 2) {
+        r->mid_shift = 31; /* every row index is below 2^31 */
+        r->mid_stride = j->out_strides[0];
+    } else if (nd == 3 && (ch[1] & (ch[1] - 1)) == 0) {
+        while ((1ull << r->mid_shift) < ch[1]) r->mid_shift++;
+        r->mid_stride = j->out_strides[1];
+        r->top_stride = j->out_strides[0];
+    } else if (rows <= ZSTD_ROWS_MAX) {
+        *table_rows = (uint32_t)rows;
+    } else {
+        return 0;
+    }
+    return 1;
 }
 
 /* The row table: row r of a chunk at this byte offset from the chunk's first element in the output. */
@@ -956,7 +973,7 @@ static void zstd_row_table(const job *j, uint32_t rows, int64_t *off) {
  * decoder planned it as one frame without a content checksum (K4 reads a frame as flat) and the read's rows
  * allow it (zstd_rows); dst on 16 bytes. */
 static int zstd_frame_mappable(const job *j, const dtask *t, const uint8_t *dst) {
-    return j->zstd_rows && t->zp && t->zp->n_frames == 1 && !t->zp->frames[0].has_checksum &&
+    return j->zstd_mappable && t->zp && t->zp->n_frames == 1 && !t->zp->frames[0].has_checksum &&
            (uintptr_t)dst % 16 == 0;
 }
 
@@ -1093,9 +1110,11 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     const uint64_t o_zb = take(L, sizeof(zg_zd_block) * zb_n), o_zf = take(L, sizeof(zg_zd_frame) * zf_n);
     const uint64_t o_zh = take(L, sizeof(zg_zd_huf_desc) * zh_n), o_zs = take(L, sizeof(zg_zd_fse_desc) * zs_n);
     const uint64_t o_zord = take(L, sizeof(uint32_t) * zb_n);
-    uint32_t zshift = 0;
-    j->zstd_rows = zb_n ? zstd_rows(j, &zshift) : 0;
-    const uint64_t o_zrows = take(L, sizeof(int64_t) * j->zstd_rows);
+    zg_zd_rows zrows;
+    memset(&zrows, 0, sizeof zrows);
+    uint32_t ztable = 0;
+    j->zstd_mappable = zb_n ? zstd_rows(j, &zrows, &ztable) : 0;
+    const uint64_t o_zrows = take(L, sizeof(int64_t) * ztable);
     const uint64_t o_safe = take(L, 16); /* a valid empty LZ4 block, standing in for invalid ones */
     const uint64_t o_status = take(L, 4 * n_refs), o_act = take(L, 8 * n_refs), o_crc = take(L, 4 * (n_crc ? n_crc : 1));
     const uint64_t o_lz4 = take(L, 4 * (n_refs ? n_refs : 1));
@@ -1304,7 +1323,8 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     memset(H + res_begin, 0, res_end - res_begin);
     memset(H + o_safe, 0, 16);
     memcpy(H + o_fill, j->a->meta.fill_value, itemsize);
-    zstd_row_table(j, j->zstd_rows, (int64_t *)(H + o_zrows));
+    zstd_row_table(j, ztable, (int64_t *)(H + o_zrows));
+    if (ztable) zrows.row_off = (const int64_t *)(D + o_zrows);
     if (j->trace) tl[3] = zg_now();
 
     /* the rest of the host-to-device copy (what is below h2d_done is there already), on the copy stream; the
@@ -1323,7 +1343,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
                                 (uint32_t)zb_n, (uint32_t)zf_n, (zg_zd_bres *)(D + o_zscr),
                                 (uint32_t *)(D + o_zscr + sizeof(zg_zd_bres) * zb_n), (int *)(D + o_status),
                                 (size_t *)(D + o_act), (const uint32_t *)(D + o_zord), b->aux, b->fork, b->join,
-                                {j->zstd_rows ? (const int64_t *)(D + o_zrows) : NULL, zshift}};
+                                zrows};
         CU(zg_zd_decode(&zb, s), "zstd decoder kernels");
     }
     if (n_fmt[FMT_INFLATE]) {

@@ -13,12 +13,15 @@ extern "C" {
 
 /* Where the bytes of mapped frames go: a chunk wholly selected in a larger output, decoded straight into place
  * (no scratch, no scatter: 0.85 ms of a label volume's 6 ms sharded read). Byte p of such a frame lies in row
- * p >> row_shift, at dst + row_off[p >> row_shift] + (p & (2^row_shift - 1)). Rows are at least 16 bytes and
- * every row_off and dst is a multiple of 16, so a byte's address is its position modulo 16 and no aligned 4- or
- * 16-byte word straddles two rows. */
+ * r = p >> row_shift, at dst + (offset of row r) + (p & (2^row_shift - 1)). The offset of row r is row_off[r]
+ * when there is a table, else (r & (2^mid_shift - 1)) * mid_stride + (r >> mid_shift) * top_stride (chunks of
+ * 2 or 3 dimensions whose middle extent is a power of two: no load per address). Rows are at least 16 bytes and
+ * every row offset and dst is a multiple of 16, so a byte's address is its position modulo 16 and no aligned 4-
+ * or 16-byte word straddles two rows. */
 typedef struct zg_zd_rows {
-    const int64_t *row_off; /* device, one per row of the largest mapped frame; NULL when no frame is mapped */
-    uint32_t row_shift;
+    const int64_t *row_off; /* device, one per row of the largest mapped frame; or NULL */
+    uint32_t row_shift, mid_shift;
+    int64_t mid_stride, top_stride;
 } zg_zd_rows;
 
 typedef struct zg_zd_batch {

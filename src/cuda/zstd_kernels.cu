@@ -21,16 +21,21 @@ template <bool CG> __device__ __forceinline__ uint4 ld128(const uint4 *p) { retu
 // a contiguous chunk of the output); Rows is a mapped frame (zg_zd_rows), whose rows lie apart in the output.
 // Both keep a byte's address congruent to its position modulo 16 (relative to the first byte's), so the copies
 // below choose their word paths from the first addresses alone.
+// Positions are below 2^31 (ZG_ZD_MAX_FRAME), and a Flat position may be a little below 0 as an unsigned wrap: a
+// copy's first aligned source word can lie before an unaligned buffer's first byte. (Rows' dst is aligned, so
+// theirs never does.)
 struct Flat {
     uint8_t *p;
-    __device__ __forceinline__ uint8_t *at(uint32_t pos) const { return p + pos; }
+    __device__ __forceinline__ uint8_t *at(uint32_t pos) const { return p + (int32_t)pos; }
 };
 struct Rows {
     uint8_t *p;
-    const int64_t *off;
-    uint32_t shift;
+    zg_zd_rows m;
     __device__ __forceinline__ uint8_t *at(uint32_t pos) const {
-        return p + __ldg(off + (pos >> shift)) + (pos & ((1u << shift) - 1u));
+        const uint32_t row = pos >> m.row_shift, in_row = pos & ((1u << m.row_shift) - 1u);
+        if (m.row_off) return p + __ldg(m.row_off + row) + in_row;
+        return p + (int64_t)(row & ((1u << m.mid_shift) - 1u)) * m.mid_stride +
+               (int64_t)(row >> m.mid_shift) * m.top_stride + in_row;
     }
 };
 __device__ __forceinline__ Flat flat(const void *p) { return Flat{(uint8_t *)p}; }
@@ -434,7 +439,7 @@ __global__ void __launch_bounds__(32) k3a_place(const zg_zd_block *blocks, const
     const zg_zd_frame fr = frames[b.frame];
     if (status[fr.status_index] != 0) return;
     const zg_zd_bres r = res[blockIdx.x];
-    if (fr.mapped) place_block(Rows{(uint8_t *)fr.dst, rows.row_off, rows.row_shift}, b, r, fr, status, threadIdx.x);
+    if (fr.mapped) place_block(Rows{(uint8_t *)fr.dst, rows}, b, r, fr, status, threadIdx.x);
     else place_block(flat((void *)fr.dst), b, r, fr, status, threadIdx.x);
 }
 
@@ -628,7 +633,7 @@ __global__ void __launch_bounds__(32) k3b_matches(const zg_zd_block *blocks, con
     for (uint32_t k = E.base + lane; k < bi; k += 32) E.start[k - E.base] = (uint32_t)res[k].out;
     __syncwarp();
     if (fr.mapped)
-        block_matches_copy(Rows{(uint8_t *)fr.dst, rows.row_off, rows.row_shift}, E, blocks, res, b, seq, bstart, lane);
+        block_matches_copy(Rows{(uint8_t *)fr.dst, rows}, E, blocks, res, b, seq, bstart, lane);
     else
         block_matches_copy(flat((void *)fr.dst), E, blocks, res, b, seq, bstart, lane);
 }

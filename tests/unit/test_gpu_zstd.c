@@ -115,7 +115,7 @@ static double gpu_batch(const frame_in *fr, size_t n, int *planned, int *err, ui
     CUOK(cudaMemcpy(d_order, h_order, nb * sizeof *h_order, cudaMemcpyHostToDevice));
     zg_zd_batch b = {d_blocks, d_frames, d_hufs, d_fses, (uint32_t)nb, (uint32_t)nf, (zg_zd_bres *)d_scr,
                      (uint32_t *)(d_scr + nb * sizeof(zg_zd_bres)), d_status, d_actual, d_order, NULL, NULL, NULL,
-                     {d_off, g_row_shift}};
+                     {d_off, g_row_shift, 0, 0, 0}};
     /* every other batch decodes its Huffman literals on a second stream, beside the sequences (as reads do) */
     static int batches;
     cudaStream_t aux = NULL;
