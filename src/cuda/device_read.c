@@ -921,60 +921,52 @@ static int rows_mappable(const job *j, const dtask *t, const uint8_t *dst) {
 }
 
 /* zgpu's zstd decoder can write a wholly selected chunk's rows into place (zg_zd_rows) when the read's output
- * rows are a power of two of at least 16 bytes, contiguous, and every row starts on 16 bytes. Returns 1 and
- * fills *r (without its table address) and *table_rows (0 when the rows' offsets are computed, not looked up;
- * at most ZSTD_ROWS_MAX), or returns 0. */
-#define ZSTD_ROWS_MAX (1u << 18)
-static int zstd_rows(const job *j, zg_zd_rows *r, uint32_t *table_rows) {
+ * rows are a power of two of at least 16 bytes, contiguous, every row starts on 16 bytes, and the chunk has at
+ * most two dimensions above its rows (extents of 1 left out), the nearer of power-of-two extent. Returns 1 and
+ * fills *r, or returns 0. */
+static int zstd_rows(const job *j, zg_zd_rows *r) {
     const pipe *pp = &j->pp;
     const int nd = j->plan->ndim;
     const uint64_t ts = j->a->meta.dtype.size, *ch = j->plan->chunk;
     memset(r, 0, sizeof *r);
-    *table_rows = 0;
-    if (pp->comp != COMP_ZSTD || j->zstd_mode != ZSTD_OWN || !j->gpu_decode || pp->n_post || nd < 2) return 0;
+    if (pp->comp != COMP_ZSTD || j->zstd_mode != ZSTD_OWN || !j->gpu_decode || pp->n_post || nd < 1) return 0;
     const char *env = getenv("ZGPU_ZSTD_ROWS"); /* "0": scratch and scatter instead (for measuring the difference) */
     if (env && !strcmp(env, "0")) return 0;
-    const uint64_t row = ch[nd - 1] * ts, rows = pp->chunk_nbytes / (row ? row : 1);
+    const uint64_t row = ch[nd - 1] * ts;
     if (row < 16 || (row & (row - 1)) || j->out_strides[nd - 1] != (int64_t)ts) return 0;
-    if (pp->chunk_nbytes > ZG_ZD_MAX_FRAME || pp->chunk_nbytes % row) return 0;
-    for (int d = 0; d < nd - 1; d++)
-        if (ch[d] > 1 && (uint64_t)j->out_strides[d] % 16) return 0; /* (negative strides too) */
+    if (pp->chunk_nbytes > ZG_ZD_MAX_FRAME) return 0;
+    int outer[2], n_outer = 0; /* the dimensions above the rows, nearest first */
+    uint64_t span = row;       /* the farthest byte of a chunk from its first, plus one: 32-bit offsets */
+    for (int d = nd - 2; d >= 0; d--) {
+        if (ch[d] == 1) continue;
+        if (n_outer == 2 || (uint64_t)j->out_strides[d] % 16) return 0; /* (negative strides too) */
+        const uint64_t st = (uint64_t)(j->out_strides[d] < 0 ? -j->out_strides[d] : j->out_strides[d]);
+        if (st >= (1ull << 31) || (span += (ch[d] - 1) * st) >= (1ull << 31)) return 0;
+        outer[n_outer++] = d;
+    }
     while ((1ull << r->row_shift) < row) r->row_shift++;
-    if (nd == 2) {
-        r->mid_shift = 31; /* every row index is below 2^31 */
-        r->mid_stride = j->out_strides[0];
-    } else if (nd == 3 && (ch[1] & (ch[1] - 1)) == 0) {
-        while ((1ull << r->mid_shift) < ch[1]) r->mid_shift++;
-        r->mid_stride = j->out_strides[1];
-        r->top_stride = j->out_strides[0];
-    } else if (rows <= ZSTD_ROWS_MAX) {
-        *table_rows = (uint32_t)rows;
+    if (n_outer == 2) {
+        if (ch[outer[0]] & (ch[outer[0]] - 1)) return 0;
+        while ((1ull << r->mid_shift) < ch[outer[0]]) r->mid_shift++;
+        r->mid_stride = (int32_t)j->out_strides[outer[0]];
+        r->top_stride = (int32_t)j->out_strides[outer[1]];
     } else {
-        return 0;
+        r->mid_shift = 31; /* every row index is below 2^31 */
+        r->mid_stride = n_outer ? (int32_t)j->out_strides[outer[0]] : 0;
     }
     return 1;
 }
 
-/* The row table: row r of a chunk at this byte offset from the chunk's first element in the output. */
-static void zstd_row_table(const job *j, uint32_t rows, int64_t *off) {
-    const int nd = j->plan->ndim;
-    for (uint32_t r = 0; r < rows; r++) {
-        uint64_t k = r;
-        int64_t o = 0;
-        for (int d = nd - 2; d >= 0; d--) {
-            o += (int64_t)(k % j->plan->chunk[d]) * j->out_strides[d];
-            k /= j->plan->chunk[d];
-        }
-        off[r] = o;
-    }
-}
-
-/* Whether a zstd chunk, wholly selected at dst but not contiguous in the output, decodes into place: zgpu's
- * decoder planned it as one frame without a content checksum (K4 reads a frame as flat) and the read's rows
- * allow it (zstd_rows); dst on 16 bytes. */
+/* Whether a zstd chunk, wholly selected at dst but not contiguous in the output, decodes into place: the read's
+ * rows allow it (zstd_rows), dst is on 16 bytes, zgpu's decoder planned the chunk as one frame without a content
+ * checksum (K4 reads a frame as flat), and the frame compresses less than 8:1. Every output address then takes
+ * a few more instructions to find, which low-ratio frames (oct and field volumes, 1.3-2:1: literals and short
+ * matches) do not notice, while they save the scatter pass (0.8 ms a GB); a label volume's frames (1000:1) are
+ * chains of long match copies bound by their instructions' latency, and took 65% longer (K3b 2.7 -> 4.4 ms on
+ * its sharded read; 303M -> 545M instructions, ncu) than decoding to scratch and scattering. */
 static int zstd_frame_mappable(const job *j, const dtask *t, const uint8_t *dst) {
     return j->zstd_mappable && t->zp && t->zp->n_frames == 1 && !t->zp->frames[0].has_checksum &&
-           (uintptr_t)dst % 16 == 0;
+           (uintptr_t)dst % 16 == 0 && t->nbytes * 8 >= j->pp.chunk_nbytes;
 }
 
 /* Where a GPU-decoded chunk can land directly: it is wholly selected, its last decode stage writes the final
@@ -1112,9 +1104,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     const uint64_t o_zord = take(L, sizeof(uint32_t) * zb_n);
     zg_zd_rows zrows;
     memset(&zrows, 0, sizeof zrows);
-    uint32_t ztable = 0;
-    j->zstd_mappable = zb_n ? zstd_rows(j, &zrows, &ztable) : 0;
-    const uint64_t o_zrows = take(L, sizeof(int64_t) * ztable);
+    j->zstd_mappable = zb_n ? zstd_rows(j, &zrows) : 0;
     const uint64_t o_safe = take(L, 16); /* a valid empty LZ4 block, standing in for invalid ones */
     const uint64_t o_status = take(L, 4 * n_refs), o_act = take(L, 8 * n_refs), o_crc = take(L, 4 * (n_crc ? n_crc : 1));
     const uint64_t o_lz4 = take(L, 4 * (n_refs ? n_refs : 1));
@@ -1323,8 +1313,6 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     memset(H + res_begin, 0, res_end - res_begin);
     memset(H + o_safe, 0, 16);
     memcpy(H + o_fill, j->a->meta.fill_value, itemsize);
-    zstd_row_table(j, ztable, (int64_t *)(H + o_zrows));
-    if (ztable) zrows.row_off = (const int64_t *)(D + o_zrows);
     if (j->trace) tl[3] = zg_now();
 
     /* the rest of the host-to-device copy (what is below h2d_done is there already), on the copy stream; the

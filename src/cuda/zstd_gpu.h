@@ -12,16 +12,15 @@ extern "C" {
 #endif
 
 /* Where the bytes of mapped frames go: a chunk wholly selected in a larger output, decoded straight into place
- * (no scratch, no scatter: 0.85 ms of a label volume's 6 ms sharded read). Byte p of such a frame lies in row
- * r = p >> row_shift, at dst + (offset of row r) + (p & (2^row_shift - 1)). The offset of row r is row_off[r]
- * when there is a table, else (r & (2^mid_shift - 1)) * mid_stride + (r >> mid_shift) * top_stride (chunks of
- * 2 or 3 dimensions whose middle extent is a power of two: no load per address). Rows are at least 16 bytes and
- * every row offset and dst is a multiple of 16, so a byte's address is its position modulo 16 and no aligned 4-
- * or 16-byte word straddles two rows. */
+ * (no scratch, no scatter: 0.8 ms a GB). Byte p of such a frame lies in row r = p >> row_shift, at dst +
+ * (r & (2^mid_shift - 1)) * mid_stride + (r >> mid_shift) * top_stride + (p & (2^row_shift - 1)): a chunk of up
+ * to two dimensions above its rows, the nearer of power-of-two extent (mid_shift 31 with one). Rows are at least
+ * 16 bytes and every row's offset and dst are multiples of 16, so a byte's address is its position modulo 16 and
+ * no aligned 4- or 16-byte word straddles two rows. Every offset within a chunk fits 31 bits: 32-bit arithmetic
+ * (64-bit, and a row table as the alternative, cost a label volume's match copies twice the instructions). */
 typedef struct zg_zd_rows {
-    const int64_t *row_off; /* device, one per row of the largest mapped frame; or NULL */
     uint32_t row_shift, mid_shift;
-    int64_t mid_stride, top_stride;
+    int32_t mid_stride, top_stride;
 } zg_zd_rows;
 
 typedef struct zg_zd_batch {

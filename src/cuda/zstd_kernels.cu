@@ -32,10 +32,9 @@ struct Rows {
     uint8_t *p;
     zg_zd_rows m;
     __device__ __forceinline__ uint8_t *at(uint32_t pos) const {
-        const uint32_t row = pos >> m.row_shift, in_row = pos & ((1u << m.row_shift) - 1u);
-        if (m.row_off) return p + __ldg(m.row_off + row) + in_row;
-        return p + (int64_t)(row & ((1u << m.mid_shift) - 1u)) * m.mid_stride +
-               (int64_t)(row >> m.mid_shift) * m.top_stride + in_row;
+        const uint32_t row = pos >> m.row_shift;
+        return p + ((int32_t)(row & ((1u << m.mid_shift) - 1u)) * m.mid_stride +
+                    (int32_t)(row >> m.mid_shift) * m.top_stride + (int32_t)(pos & ((1u << m.row_shift) - 1u)));
     }
 };
 __device__ __forceinline__ Flat flat(const void *p) { return Flat{(uint8_t *)p}; }
@@ -433,8 +432,9 @@ __device__ void place_block(const DP &out, const zg_zd_block &b, const zg_zd_bre
     if (lp <= b.lit_n) wcopy<false>(out, pos, flat(lit), lp, b.lit_n - lp, lane);
 }
 
-__global__ void __launch_bounds__(32) k3a_place(const zg_zd_block *blocks, const zg_zd_frame *frames,
-                                                const zg_zd_bres *res, int *status, zg_zd_rows rows) {
+// (16 blocks an SM, as before mapped frames: the Rows instance alone would take 168 registers.)
+__global__ void __launch_bounds__(32, 16) k3a_place(const zg_zd_block *blocks, const zg_zd_frame *frames,
+                                                    const zg_zd_bres *res, int *status, zg_zd_rows rows) {
     const zg_zd_block b = blocks[blockIdx.x];
     const zg_zd_frame fr = frames[b.frame];
     if (status[fr.status_index] != 0) return;

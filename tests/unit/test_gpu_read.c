@@ -144,10 +144,11 @@ static void scatter_many_rows(zgpu_context *ctx) {
 
 #ifdef ZGPU_HAVE_CUDA
 /* zstd chunks decoded straight into their rows of the output (zg_zd_rows; device_read.c zstd_rows): rows of a
- * power of two of at least 16 bytes, contiguous in the output and on 16 bytes. Two arrays: uint16 9 x 150 x 1100,
- * chunks 4 x 64 x 512 (rows of 1 KiB, 256 KiB chunks of two zstd blocks), whose chunks are random (raw blocks),
- * constant (RLE), periodic with a period of 37 bytes (matches across rows), or a noisy ramp (row offsets computed);
- * and uint8 20 x 40 x 50 with chunks 8 x 12 x 16 (rows of 16 bytes, offsets from the row table). Each read against the host read of the same box: the whole array
+ * power of two of at least 16 bytes, contiguous in the output and on 16 bytes, chunks compressed less than 8:1.
+ * Two arrays: uint16 9 x 150 x 1100, chunks 4 x 64 x 512 (rows of 1 KiB, 256 KiB chunks of two zstd blocks),
+ * whose chunks are random (raw blocks, mapped), constant (RLE), periodic with a period of 37 bytes (these two
+ * compress too well: scattered), or a noisy ramp (mapped); and uint8 20 x 40 x 50 with chunks 1 x 16 x 16 (rows
+ * of 16 bytes, one dimension above them). Each read against the host read of the same box: the whole array
  * (interior chunks mapped, edge chunks scattered), the first axis reversed (negative strides), an output 16 bytes
  * into its buffer (mapped) and 8 bytes in (rows off 16 bytes: scattered), and a box cutting chunks. */
 static void zstd_rows_in_place(zgpu_context *ctx) {
@@ -155,7 +156,7 @@ static void zstd_rows_in_place(zgpu_context *ctx) {
         const char *name, *dtype;
         uint64_t shape[3], chunk[3];
         size_t isz;
-    } arrays[] = {{"zrows_u16", "uint16", {9, 150, 1100}, {4, 64, 512}, 2}, {"zrows_u8", "uint8", {20, 40, 50}, {8, 12, 16}, 1}};
+    } arrays[] = {{"zrows_u16", "uint16", {9, 150, 1100}, {4, 64, 512}, 2}, {"zrows_u8", "uint8", {20, 40, 50}, {1, 16, 16}, 1}};
     for (size_t ai = 0; ai < sizeof arrays / sizeof *arrays; ai++) {
         const uint64_t *shp = arrays[ai].shape, *ch = arrays[ai].chunk;
         const size_t isz = arrays[ai].isz, n = shp[0] * shp[1] * shp[2];

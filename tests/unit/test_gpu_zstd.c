@@ -20,9 +20,20 @@ typedef struct frame_in {
 } frame_in;
 
 /* Mapped frames (zg_zd_rows): with g_row_shift set, every frame whose size is a multiple of R = 2^g_row_shift and
- * that carries no checksum decodes through a row table that swaps each pair of rows and leaves 16 bytes between
- * rows: row r at (r ^ 1) * (R + 16) from the frame's dst. The other frames of the batch stay flat. */
+ * that carries no checksum decodes into rows placed apart: groups of 4 rows, each group's rows going downwards
+ * (a negative stride) with 16 bytes between rows, and the groups 48 bytes apart upwards. The other frames of the
+ * batch stay flat. */
 static unsigned g_row_shift;
+#define ROW_GAP 16
+#define GROUP_ROWS 4
+#define MID_STRIDE (-(int32_t)((1u << g_row_shift) + ROW_GAP))
+#define TOP_STRIDE ((int32_t)(GROUP_ROWS * ((1u << g_row_shift) + ROW_GAP) + 48))
+/* Row r's offset from the region's first byte (dst lies (GROUP_ROWS - 1) rows into the region). */
+static size_t row_at(size_t r) {
+    return (size_t)((int64_t)(GROUP_ROWS - 1) * -MID_STRIDE + (int64_t)(r % GROUP_ROWS) * MID_STRIDE +
+                    (int64_t)(r / GROUP_ROWS) * TOP_STRIDE);
+}
+static size_t region_bytes(size_t rows) { return (rows / GROUP_ROWS + 1) * (size_t)TOP_STRIDE; }
 static size_t mapped_rows(const zg_zd_frame *f, size_t expected) {
     const size_t R = (size_t)1 << g_row_shift;
     return g_row_shift && !f->has_checksum && expected && expected % R == 0 ? expected / R : 0;
@@ -49,7 +60,7 @@ static double gpu_batch(const frame_in *fr, size_t n, int *planned, int *err, ui
     }
     /* outputs: flat frames back to back (any alignment), mapped ones on 16 bytes with room for their row slots */
     const size_t R = (size_t)1 << g_row_shift;
-    size_t *rows = (size_t *)calloc(n + 1, sizeof *rows), max_rows = 0;
+    size_t *rows = (size_t *)calloc(n + 1, sizeof *rows);
     for (size_t i = 0, f = 0; i < n; i++) {
         if (!planned[i]) continue;
         rows[i] = mapped_rows(&pl.frames[f++], fr[i].expected);
@@ -57,17 +68,12 @@ static double gpu_batch(const frame_in *fr, size_t n, int *planned, int *err, ui
             mapped_frames++;
             out_total = (out_total + 15) & ~(size_t)15;
             dst_at[i] = out_total;
-            out_total += (rows[i] + 1) * (R + 16);
-            if (rows[i] > max_rows) max_rows = rows[i];
+            out_total += region_bytes(rows[i]);
         } else {
             dst_at[i] = out_total;
             out_total += fr[i].expected;
         }
     }
-    int64_t *h_off = (int64_t *)malloc((max_rows + 1) * sizeof *h_off), *d_off = NULL;
-    for (size_t r = 0; r < max_rows; r++) h_off[r] = (int64_t)((r ^ 1) * (R + 16));
-    CUOK(cudaMalloc((void **)&d_off, (max_rows + 1) * sizeof *d_off));
-    CUOK(cudaMemcpy(d_off, h_off, (max_rows + 1) * sizeof *d_off, cudaMemcpyHostToDevice));
     uint8_t *d_src, *d_lit, *d_seq, *d_out, *d_scr;
     zg_zd_block *d_blocks;
     zg_zd_frame *d_frames;
@@ -97,7 +103,7 @@ static double gpu_batch(const frame_in *fr, size_t n, int *planned, int *err, ui
     zg_zd_plan_emit(&pl, &bases, hb, hf, hh, hs);
     for (size_t i = 0, f = 0; i < n; i++) {
         if (!planned[i]) continue;
-        hf[f].dst = (uint64_t)(uintptr_t)(d_out + dst_at[i]);
+        hf[f].dst = (uint64_t)(uintptr_t)(d_out + dst_at[i] + (rows[i] ? row_at(0) : 0));
         hf[f].status_index = (uint32_t)i;
         hf[f].mapped = rows[i] != 0;
         nf = ++f;
@@ -115,7 +121,7 @@ static double gpu_batch(const frame_in *fr, size_t n, int *planned, int *err, ui
     CUOK(cudaMemcpy(d_order, h_order, nb * sizeof *h_order, cudaMemcpyHostToDevice));
     zg_zd_batch b = {d_blocks, d_frames, d_hufs, d_fses, (uint32_t)nb, (uint32_t)nf, (zg_zd_bres *)d_scr,
                      (uint32_t *)(d_scr + nb * sizeof(zg_zd_bres)), d_status, d_actual, d_order, NULL, NULL, NULL,
-                     {d_off, g_row_shift, 0, 0, 0}};
+                     {g_row_shift, 2, MID_STRIDE, TOP_STRIDE}};
     /* every other batch decodes its Huffman literals on a second stream, beside the sequences (as reads do) */
     static int batches;
     cudaStream_t aux = NULL;
@@ -151,12 +157,12 @@ static double gpu_batch(const frame_in *fr, size_t n, int *planned, int *err, ui
             continue;
         }
         /* gather the rows; every byte outside them must still be the 0xa5 the buffer was filled with */
-        const size_t span = (rows[i] + 1) * (R + 16);
+        const size_t span = region_bytes(rows[i]);
         uint8_t *region = (uint8_t *)malloc(span), *used = (uint8_t *)calloc(span, 1);
         CUOK(cudaMemcpy(region, d_out + dst_at[i], span, cudaMemcpyDeviceToHost));
         for (size_t r = 0; r < rows[i]; r++) {
-            memcpy(out[i] + r * R, region + h_off[r], R);
-            memset(used + h_off[r], 1, R);
+            memcpy(out[i] + r * R, region + row_at(r), R);
+            memset(used + row_at(r), 1, R);
         }
         for (size_t k = 0; k < span; k++) mapped_errors += !used[k] && region[k] != 0xa5;
         free(region);
@@ -176,7 +182,7 @@ static double gpu_batch(const frame_in *fr, size_t n, int *planned, int *err, ui
         cudaEventDestroy(fork);
         cudaEventDestroy(join);
     }
-    cudaFree(d_order); free(h_order); cudaFree(d_off); free(h_off); free(rows);
+    cudaFree(d_order); free(h_order); free(rows);
     cudaFree(d_src); cudaFree(d_lit); cudaFree(d_seq); cudaFree(d_out); cudaFree(d_scr); cudaFree(d_blocks);
     cudaFree(d_frames); cudaFree(d_hufs); cudaFree(d_fses); cudaFree(d_status); cudaFree(d_actual);
     free(hb); free(hf); free(hh); free(hs); free(h); free(at); free(dst_at);
