@@ -398,7 +398,9 @@ typedef struct dtask {
     uint64_t a_off, b_off;    /* device scratch slots (T_GPU) */
     uint8_t *direct;          /* T_GPU decoding straight into the caller's output (no scratch, no scatter) */
     int mapped;               /* direct, rows placed by blosc's unshuffle (rows_mappable) or by zgpu's zstd
-                               * decoder (zstd_frame_mappable) */
+                               * decoder (zstd_place: ZG_ZD_MAPPED) */
+    uint8_t *zplace;          /* T_GPU decoded to scratch, whose blocks zgpu's zstd decoder copies into their rows
+                               * here (zstd_place: ZG_ZD_MAPPED_AFTER; no scatter) */
     /* parse results */
     uint64_t body_off, body_len; /* the compressor's input (after host crc strip and header strip) */
     uint32_t check;              /* gzip CRC32 / zlib Adler-32 of the decoded payload */
@@ -920,8 +922,8 @@ static int rows_mappable(const job *j, const dtask *t, const uint8_t *dst) {
     return (uintptr_t)dst % quad == 0;
 }
 
-/* zgpu's zstd decoder can write a wholly selected chunk's rows into place (zg_zd_rows) when the read's output
- * rows are a power of two of at least 16 bytes, contiguous, every row starts on 16 bytes, and the chunk has at
+/* zgpu's zstd decoder can write a wholly selected chunk's rows into place (zg_zd_rows) when its frames hold
+ * chunks in C order and the read's output rows are a power of two of at least 16 bytes, contiguous, every row starts on 16 bytes, and the chunk has at
  * most two dimensions above its rows (extents of 1 left out), the nearer of power-of-two extent. Returns 1 and
  * fills *r, or returns 0. */
 static int zstd_rows(const job *j, zg_zd_rows *r) {
@@ -935,6 +937,10 @@ static int zstd_rows(const job *j, zg_zd_rows *r) {
     const uint64_t row = ch[nd - 1] * ts;
     if (row < 16 || (row & (row - 1)) || j->out_strides[nd - 1] != (int64_t)ts) return 0;
     if (pp->chunk_nbytes > ZG_ZD_MAX_FRAME) return 0;
+    int64_t c[ZGPU_MAX_DIMS]; /* the frame holds the chunk in C order (no transpose) */
+    zg_c_strides(nd, ch, ts, c);
+    for (int d = 0; d < nd; d++)
+        if (ch[d] > 1 && pp->src_strides[d] != c[d]) return 0;
     int outer[2], n_outer = 0; /* the dimensions above the rows, nearest first */
     uint64_t span = row;       /* the farthest byte of a chunk from its first, plus one: 32-bit offsets */
     for (int d = nd - 2; d >= 0; d--) {
@@ -957,22 +963,24 @@ static int zstd_rows(const job *j, zg_zd_rows *r) {
     return 1;
 }
 
-/* Whether a zstd chunk, wholly selected at dst but not contiguous in the output, decodes into place: the read's
- * rows allow it (zstd_rows), dst is on 16 bytes, zgpu's decoder planned the chunk as one frame without a content
- * checksum (K4 reads a frame as flat), and the frame compresses less than 8:1. Every output address then takes
- * a few more instructions to find, which low-ratio frames (oct and field volumes, 1.3-2:1: literals and short
- * matches) do not notice, while they save the scatter pass (0.8 ms a GB); a label volume's frames (1000:1) are
- * chains of long match copies bound by their instructions' latency, and took 65% longer (K3b 2.7 -> 4.4 ms on
- * its sharded read; 303M -> 545M instructions, ncu) than decoding to scratch and scattering. */
-static int zstd_frame_mappable(const job *j, const dtask *t, const uint8_t *dst) {
-    return j->zstd_mappable && t->zp && t->zp->n_frames == 1 && !t->zp->frames[0].has_checksum &&
-           (uintptr_t)dst % 16 == 0 && t->nbytes * 8 >= j->pp.chunk_nbytes;
+/* Where zgpu's zstd decoder puts a chunk wholly selected at dst but not contiguous in the output, when the read's
+ * rows allow it (zstd_rows), dst is on 16 bytes and the chunk was planned as one frame: ZG_ZD_MAPPED (straight
+ * into its rows) for frames compressed less than 8:1 without a content checksum (K4 reads a frame flat); else
+ * ZG_ZD_MAPPED_AFTER (decoded flat to scratch, each block copied into its rows once final). ZG_ZD_FLAT: neither
+ * (scratch, then the scatter). Mapping costs every output address a few instructions, which low-ratio frames
+ * (oct and field volumes, 1.3-2:1: literals and short matches) do not notice; a label volume's frames (1000:1)
+ * are chains of long match copies bound by their instructions' latency, which took 65% longer mapped (K3b 2.7 ->
+ * 4.4 ms on its sharded read; 303M -> 545M instructions, ncu). */
+static int zstd_place(const job *j, const dtask *t, const uint8_t *dst) {
+    if (!j->zstd_mappable || !t->zp || t->zp->n_frames != 1 || (uintptr_t)dst % 16) return ZG_ZD_FLAT;
+    if (t->zp->frames[0].has_checksum || t->nbytes * 8 < j->pp.chunk_nbytes) return ZG_ZD_MAPPED_AFTER;
+    return ZG_ZD_MAPPED;
 }
 
 /* Where a GPU-decoded chunk can land directly: it is wholly selected, its last decode stage writes the final
  * bytes (no post stage, no transpose), and it is C-contiguous in the output with the output pointer meeting the
  * decoder's alignment, or (*mapped = 1) it is a blosc chunk whose unshuffle places its rows (rows_mappable) or a
- * zstd chunk whose decoder does (zstd_frame_mappable).
+ * zstd chunk whose decoder does (zstd_place: ZG_ZD_MAPPED).
  * Returns the destination, or NULL to decode into scratch and scatter. assume_shuffled: blosc chunks count as
  * shuffled (before their header is parsed), and only the contiguous case is considered. */
 static uint8_t *direct_target(const job *j, const dtask *t, int assume_shuffled, int *mapped) {
@@ -994,7 +1002,7 @@ static uint8_t *direct_target(const job *j, const dtask *t, int assume_shuffled,
     uint8_t *dst = box_dst(j, pt);
     if (!contiguous) {
         if (assume_shuffled) return NULL;
-        if (!(pp->comp == COMP_BLOSC && rows_mappable(j, t, dst)) && !(pp->comp == COMP_ZSTD && zstd_frame_mappable(j, t, dst)))
+        if (!(pp->comp == COMP_BLOSC && rows_mappable(j, t, dst)) && !(pp->comp == COMP_ZSTD && zstd_place(j, t, dst) == ZG_ZD_MAPPED))
             return NULL;
         *mapped = 1;
         return dst;
@@ -1126,6 +1134,11 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
         dtask *t = &j->t[i];
         if (t->kind != T_GPU) continue;
         t->direct = direct_target(j, t, 0, &t->mapped);
+        t->zplace = NULL;
+        if (!t->direct && pp->comp == COMP_ZSTD && j->plan->tasks[t->plan_i].covers_chunk) {
+            uint8_t *dst = box_dst(j, &j->plan->tasks[t->plan_i]);
+            if (zstd_place(j, t, dst) == ZG_ZD_MAPPED_AFTER) t->zplace = dst;
+        }
         int blosc_direct = t->direct && pp->comp == COMP_BLOSC;
         t->a_off = pp->comp == COMP_NONE && !pp->needs_b ? t->h_off : (t->direct && !blosc_direct) ? 0 : take(L, slot);
         t->b_off = pp->needs_b && !t->direct ? take(L, slot) : t->a_off;
@@ -1238,7 +1251,8 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
             if (t->zp) {
                 zframes[zframe].dst = (uint64_t)(uintptr_t)dstA;
                 zframes[zframe].status_index = (uint32_t)(fmt_base[fmt] + r);
-                zframes[zframe].mapped = (uint32_t)t->mapped;
+                zframes[zframe].mapped = t->mapped ? ZG_ZD_MAPPED : t->zplace ? ZG_ZD_MAPPED_AFTER : ZG_ZD_FLAT;
+                zframes[zframe].place = (uint64_t)(uintptr_t)t->zplace;
             }
             if (with_chk) {
                 ((zg_k_check *)(H + o_chkd))[wc->n_chk] =
@@ -1286,7 +1300,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
         uint64_t rows = 1;
         for (int d = 0; d < nd - 1; d++) rows *= pt->count[d];
         uint64_t *cdst;
-        if (t->direct) continue; /* already in place */
+        if (t->direct || t->zplace) continue; /* in place already, or by the zstd decoder */
         if (t->kind == T_GPU) {
             src = D + cur[i - first];
             for (int d = 0; d < nd; d++) src += (int64_t)pt->in_chunk[d] * pp->src_strides[d];

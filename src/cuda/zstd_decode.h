@@ -83,9 +83,14 @@ typedef struct zg_zd_frame {
     uint32_t first_block, n_blocks;
     uint32_t checksum, has_checksum; /* low 32 bits of XXH64 of the content, when the frame carries it */
     uint32_t status_index;    /* where the frame's status / actual size are reported */
-    uint32_t mapped;          /* 1: frame byte p goes to dst + the batch's row offset of p (zg_zd_rows), not dst + p;
-                               * never with has_checksum (K4 reads dst as flat) */
+    uint32_t mapped;          /* ZG_ZD_FLAT / ZG_ZD_MAPPED / ZG_ZD_MAPPED_AFTER: where the bytes go (below) */
+    uint64_t place;           /* ZG_ZD_MAPPED_AFTER: the rows' address (device) */
 } zg_zd_frame;
+
+/* A frame's bytes: ZG_ZD_FLAT, at dst + p; ZG_ZD_MAPPED, straight into rows at dst (zg_zd_rows in zstd_gpu.h;
+ * never with has_checksum, as K4 reads dst flat); ZG_ZD_MAPPED_AFTER, at dst + p, and each block, once final,
+ * copied into the rows at place. */
+enum { ZG_ZD_FLAT = 0, ZG_ZD_MAPPED = 1, ZG_ZD_MAPPED_AFTER = 2 };
 
 typedef struct zg_zd_seq {
     uint32_t ll, ml, of; /* literal length, match length, offset (ZD_SYM_* when taken from incoming repeats) */

@@ -439,7 +439,7 @@ __global__ void __launch_bounds__(32, 16) k3a_place(const zg_zd_block *blocks, c
     const zg_zd_frame fr = frames[b.frame];
     if (status[fr.status_index] != 0) return;
     const zg_zd_bres r = res[blockIdx.x];
-    if (fr.mapped) place_block(Rows{(uint8_t *)fr.dst, rows}, b, r, fr, status, threadIdx.x);
+    if (fr.mapped == ZG_ZD_MAPPED) place_block(Rows{(uint8_t *)fr.dst, rows}, b, r, fr, status, threadIdx.x);
     else place_block(flat((void *)fr.dst), b, r, fr, status, threadIdx.x);
 }
 
@@ -622,20 +622,27 @@ __global__ void __launch_bounds__(32) k3b_matches(const zg_zd_block *blocks, con
     __syncwarp();
     const uint32_t bi = order[ticket];
     const zg_zd_block b = blocks[bi];
-    if (b.type != ZG_ZD_BLOCK_COMPRESSED || b.nseq == 0) return;
     const zg_zd_frame fr = frames[b.frame];
     if (status[fr.status_index] != 0) return; /* rejected by K1-K3a: no block of the frame runs */
     const uint32_t bstart = (uint32_t)res[bi].out;
-    zg_zd_seq *seq = (zg_zd_seq *)b.seq;
-    E.first = fr.first_block;
-    E.bi = bi;
-    E.base = bi - fr.first_block > kCached ? bi - kCached : fr.first_block;
-    for (uint32_t k = E.base + lane; k < bi; k += 32) E.start[k - E.base] = (uint32_t)res[k].out;
-    __syncwarp();
-    if (fr.mapped)
-        block_matches_copy(Rows{(uint8_t *)fr.dst, rows}, E, blocks, res, b, seq, bstart, lane);
-    else
-        block_matches_copy(flat((void *)fr.dst), E, blocks, res, b, seq, bstart, lane);
+    if (b.type == ZG_ZD_BLOCK_COMPRESSED && b.nseq != 0) {
+        zg_zd_seq *seq = (zg_zd_seq *)b.seq;
+        E.first = fr.first_block;
+        E.bi = bi;
+        E.base = bi - fr.first_block > kCached ? bi - kCached : fr.first_block;
+        for (uint32_t k = E.base + lane; k < bi; k += 32) E.start[k - E.base] = (uint32_t)res[k].out;
+        __syncwarp();
+        if (fr.mapped == ZG_ZD_MAPPED)
+            block_matches_copy(Rows{(uint8_t *)fr.dst, rows}, E, blocks, res, b, seq, bstart, lane);
+        else
+            block_matches_copy(flat((void *)fr.dst), E, blocks, res, b, seq, bstart, lane);
+    }
+    /* The block's bytes are final (its literals since K3a, its matches copied by this warp): into their rows.
+     * Highly compressible frames (a label volume's long match chains) are latency bound, and these copies of
+     * finished blocks fill the idle memory system while later blocks copy their matches; only the frame's last
+     * block's copy is left at the end, instead of a scatter pass over everything (0.8 ms a GB). */
+    if (fr.mapped == ZG_ZD_MAPPED_AFTER)
+        wcopy<true>(Rows{(uint8_t *)fr.place, rows}, bstart, flat((void *)fr.dst), bstart, res[bi].size, lane);
 }
 
 // ---------------------------------------------------------------- K4: content checksums

@@ -143,12 +143,14 @@ static void scatter_many_rows(zgpu_context *ctx) {
 #endif
 
 #ifdef ZGPU_HAVE_CUDA
-/* zstd chunks decoded straight into their rows of the output (zg_zd_rows; device_read.c zstd_rows): rows of a
- * power of two of at least 16 bytes, contiguous in the output and on 16 bytes, chunks compressed less than 8:1.
- * Two arrays: uint16 9 x 150 x 1100, chunks 4 x 64 x 512 (rows of 1 KiB, 256 KiB chunks of two zstd blocks),
- * whose chunks are random (raw blocks, mapped), constant (RLE), periodic with a period of 37 bytes (these two
- * compress too well: scattered), or a noisy ramp (mapped); and uint8 20 x 40 x 50 with chunks 1 x 16 x 16 (rows
- * of 16 bytes, one dimension above them). Each read against the host read of the same box: the whole array
+/* zstd chunks that zgpu's decoder places in their rows of the output (zg_zd_rows; device_read.c zstd_rows and
+ * zstd_place): rows of a power of two of at least 16 bytes, contiguous in the output and on 16 bytes; chunks
+ * compressed less than 8:1 without a checksum straight into their rows, others decoded flat and copied there
+ * block by block. Three arrays: uint16 9 x 150 x 1100, chunks 4 x 64 x 512 (rows of 1 KiB, 256 KiB chunks of two
+ * zstd blocks), whose chunks are random (raw blocks, straight), constant (RLE), periodic with a period of 37
+ * bytes (these two compress too well: copied), or a noisy ramp (straight); uint8 20 x 40 x 50 with chunks
+ * 1 x 16 x 16 (rows of 16 bytes, one dimension above them); and float32 6 x 40 x 130, chunks 2 x 16 x 32, with
+ * content checksums (copied). Each read against the host read of the same box: the whole array
  * (interior chunks mapped, edge chunks scattered), the first axis reversed (negative strides), an output 16 bytes
  * into its buffer (mapped) and 8 bytes in (rows off 16 bytes: scattered), and a box cutting chunks. */
 static void zstd_rows_in_place(zgpu_context *ctx) {
@@ -156,7 +158,10 @@ static void zstd_rows_in_place(zgpu_context *ctx) {
         const char *name, *dtype;
         uint64_t shape[3], chunk[3];
         size_t isz;
-    } arrays[] = {{"zrows_u16", "uint16", {9, 150, 1100}, {4, 64, 512}, 2}, {"zrows_u8", "uint8", {20, 40, 50}, {1, 16, 16}, 1}};
+        const char *checksum;
+    } arrays[] = {{"zrows_u16", "uint16", {9, 150, 1100}, {4, 64, 512}, 2, "false"},
+                  {"zrows_u8", "uint8", {20, 40, 50}, {1, 16, 16}, 1, "false"},
+                  {"zrows_ck_f32", "float32", {6, 40, 130}, {2, 16, 32}, 4, "true"}};
     for (size_t ai = 0; ai < sizeof arrays / sizeof *arrays; ai++) {
         const uint64_t *shp = arrays[ai].shape, *ch = arrays[ai].chunk;
         const size_t isz = arrays[ai].isz, n = shp[0] * shp[1] * shp[2];
@@ -166,9 +171,9 @@ static void zstd_rows_in_place(zgpu_context *ctx) {
                  "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [%llu, %llu, %llu]}}, "
                  "\"chunk_key_encoding\": {\"name\": \"default\", \"configuration\": {\"separator\": \"/\"}}, "
                  "\"fill_value\": 0, \"codecs\": [{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, "
-                 "{\"name\": \"zstd\", \"configuration\": {\"level\": 3, \"checksum\": false}}]}",
+                 "{\"name\": \"zstd\", \"configuration\": {\"level\": 3, \"checksum\": %s}}]}",
                  (unsigned long long)shp[0], (unsigned long long)shp[1], (unsigned long long)shp[2], arrays[ai].dtype,
-                 (unsigned long long)ch[0], (unsigned long long)ch[1], (unsigned long long)ch[2]);
+                 (unsigned long long)ch[0], (unsigned long long)ch[1], (unsigned long long)ch[2], arrays[ai].checksum);
         snprintf(path, sizeof path, "%s/%s", tmpdir, arrays[ai].name);
         zgpu_array *a = NULL;
         CHECK_OK(zgpu_array_create(ctx, path, meta, 1, &a));
