@@ -922,10 +922,10 @@ static int rows_mappable(const job *j, const dtask *t, const uint8_t *dst) {
     return (uintptr_t)dst % quad == 0;
 }
 
-/* zgpu's zstd decoder can write a wholly selected chunk's rows into place (zg_zd_rows) when its frames hold
- * chunks in C order and the read's output rows are a power of two of at least 16 bytes, contiguous, every row starts on 16 bytes, and the chunk has at
- * most two dimensions above its rows (extents of 1 left out), the nearer of power-of-two extent. Returns 1 and
- * fills *r, or returns 0. */
+/* zgpu's zstd decoder can put a wholly selected chunk's rows in place (zg_zd_rows) when its frames hold chunks
+ * in C order and the read's output rows are a power of two of at least 16 bytes, contiguous, each starting on 16
+ * bytes, with at most two dimensions above them (extents of 1 left out), the nearer of power-of-two extent, and
+ * every offset within a chunk below 2^31. Returns 1 and fills *r, or returns 0. */
 static int zstd_rows(const job *j, zg_zd_rows *r) {
     const pipe *pp = &j->pp;
     const int nd = j->plan->ndim;
@@ -1002,8 +1002,9 @@ static uint8_t *direct_target(const job *j, const dtask *t, int assume_shuffled,
     uint8_t *dst = box_dst(j, pt);
     if (!contiguous) {
         if (assume_shuffled) return NULL;
-        if (!(pp->comp == COMP_BLOSC && rows_mappable(j, t, dst)) && !(pp->comp == COMP_ZSTD && zstd_place(j, t, dst) == ZG_ZD_MAPPED))
-            return NULL;
+        const int blosc_rows = pp->comp == COMP_BLOSC && rows_mappable(j, t, dst);
+        const int zstd_rows_now = pp->comp == COMP_ZSTD && zstd_place(j, t, dst) == ZG_ZD_MAPPED;
+        if (!blosc_rows && !zstd_rows_now) return NULL;
         *mapped = 1;
         return dst;
     }

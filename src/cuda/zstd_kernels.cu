@@ -650,7 +650,7 @@ __global__ void k4_checksum(const zg_zd_frame *frames, uint32_t n_frames, int *s
     const uint32_t f = blockIdx.x * blockDim.x + threadIdx.x;
     if (f >= n_frames) return;
     const zg_zd_frame fr = frames[f];
-    if (!fr.has_checksum || status[fr.status_index]) return; /* (mapped frames carry no checksum: zg_zd_frame) */
+    if (!fr.has_checksum || status[fr.status_index]) return; /* (never ZG_ZD_MAPPED: its dst is not flat) */
     if ((uint32_t)zd_xxh64((const uint8_t *)fr.dst, fr.size) != fr.checksum)
         report(status, fr.status_index, ZG_ZD_E_CHECKSUM);
 }

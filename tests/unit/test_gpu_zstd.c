@@ -1,7 +1,7 @@
 /* The block-parallel zstd decoder on the GPU (src/cuda/zstd_kernels.cu) against libzstd and against the CPU
  * run of the same rules (zstd_cpu_ref.h): every case of zstd_cases.h in one batch at unaligned offsets,
- * small batches, damaged frames (same status and bytes as the CPU run), and a throughput figure (printed,
- * not asserted). ZGPU_TEST_QUICK=1 keeps it small for compute-sanitizer. Skips (77) without a GPU. */
+ * small batches, damaged frames (same status and bytes as the CPU run), valid and damaged frames again with
+ * their bytes placed in rows apart (zg_zd_rows), and a throughput figure (printed, not asserted). ZGPU_TEST_QUICK=1 keeps it small for compute-sanitizer. Skips (77) without a GPU. */
 #include "test.h"
 #include "zgpu.h"
 
@@ -161,7 +161,8 @@ static double gpu_batch(const frame_in *fr, size_t n, int *planned, int *err, ui
     CUOK(cudaMemcpy(err, d_status, n * sizeof(int), cudaMemcpyDeviceToHost));
     for (size_t i = 0; i < n; i++) {
         if (!planned[i]) continue;
-        if (mode[i] != ZG_ZD_MAPPED) CUOK(cudaMemcpy(out[i], d_out + dst_at[i], fr[i].expected, cudaMemcpyDeviceToHost));
+        if (mode[i] != ZG_ZD_MAPPED)
+            CUOK(cudaMemcpy(out[i], d_out + dst_at[i], fr[i].expected, cudaMemcpyDeviceToHost));
         if (!rows[i]) continue;
         /* gather the rows; every byte outside them must still be the 0xa5 the buffer was filled with */
         const size_t span = region_bytes(rows[i]);
