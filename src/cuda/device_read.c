@@ -922,25 +922,21 @@ static int rows_mappable(const job *j, const dtask *t, const uint8_t *dst) {
     return (uintptr_t)dst % quad == 0;
 }
 
-/* zgpu's zstd decoder can put a wholly selected chunk's rows in place (zg_zd_rows) when its frames hold chunks
- * in C order and the read's output rows are a power of two of at least 16 bytes, contiguous, each starting on 16
- * bytes, with at most two dimensions above them (extents of 1 left out), the nearer of power-of-two extent, and
- * every offset within a chunk below 2^31. Returns 1 and fills *r, or returns 0. */
+/* The read's output rows as zgpu's zstd decoder can place them (zg_zd_rows): a power of two of at least 16
+ * bytes, contiguous, each starting on 16 bytes, with at most two dimensions above them (extents of 1 left out),
+ * the nearer of power-of-two extent, and every offset within a chunk below 2^31. Returns 1 and fills *r, or
+ * returns 0. (The chunk side, a whole chunk in C order without a post stage, is direct_target's.) */
 static int zstd_rows(const job *j, zg_zd_rows *r) {
     const pipe *pp = &j->pp;
     const int nd = j->plan->ndim;
     const uint64_t ts = j->a->meta.dtype.size, *ch = j->plan->chunk;
     memset(r, 0, sizeof *r);
-    if (pp->comp != COMP_ZSTD || j->zstd_mode != ZSTD_OWN || !j->gpu_decode || pp->n_post || nd < 1) return 0;
+    if (nd < 1) return 0;
     const char *env = getenv("ZGPU_ZSTD_ROWS"); /* "0": scratch and scatter instead (for measuring the difference) */
     if (env && !strcmp(env, "0")) return 0;
     const uint64_t row = ch[nd - 1] * ts;
     if (row < 16 || (row & (row - 1)) || j->out_strides[nd - 1] != (int64_t)ts) return 0;
     if (pp->chunk_nbytes > ZG_ZD_MAX_FRAME) return 0;
-    int64_t c[ZGPU_MAX_DIMS]; /* the frame holds the chunk in C order (no transpose) */
-    zg_c_strides(nd, ch, ts, c);
-    for (int d = 0; d < nd; d++)
-        if (ch[d] > 1 && pp->src_strides[d] != c[d]) return 0;
     int outer[2], n_outer = 0; /* the dimensions above the rows, nearest first */
     uint64_t span = row;       /* the farthest byte of a chunk from its first, plus one: 32-bit offsets */
     for (int d = nd - 2; d >= 0; d--) {
@@ -981,13 +977,16 @@ static int zstd_place(const job *j, const dtask *t, const uint8_t *dst) {
  * bytes (no post stage, no transpose), and it is C-contiguous in the output with the output pointer meeting the
  * decoder's alignment, or (*mapped = 1) it is a blosc chunk whose unshuffle places its rows (rows_mappable) or a
  * zstd chunk whose decoder does (zstd_place: ZG_ZD_MAPPED).
- * Returns the destination, or NULL to decode into scratch and scatter. assume_shuffled: blosc chunks count as
- * shuffled (before their header is parsed), and only the contiguous case is considered. */
-static uint8_t *direct_target(const job *j, const dtask *t, int assume_shuffled, int *mapped) {
+ * Returns the destination, or NULL to decode into scratch and scatter; or NULL with *zplace set: a zstd chunk
+ * decoded to scratch whose blocks the decoder copies into their rows at *zplace (ZG_ZD_MAPPED_AFTER, no
+ * scatter). assume_shuffled: blosc chunks count as shuffled (before their header is parsed), and only the
+ * contiguous case is considered. */
+static uint8_t *direct_target(const job *j, const dtask *t, int assume_shuffled, int *mapped, uint8_t **zplace) {
     const pipe *pp = &j->pp;
     const zg_chunk_task *pt = &j->plan->tasks[t->plan_i];
     const int nd = j->plan->ndim;
     *mapped = 0;
+    *zplace = NULL;
     if (!pt->covers_chunk || pp->n_post != 0 || pp->comp == COMP_NONE) return NULL;
     if (pp->comp == COMP_BLOSC && !assume_shuffled && (t->bh.memcpyed || t->bh.shuffle == ZG_BLOSC_NOSHUFFLE))
         return NULL;
@@ -1002,9 +1001,9 @@ static uint8_t *direct_target(const job *j, const dtask *t, int assume_shuffled,
     uint8_t *dst = box_dst(j, pt);
     if (!contiguous) {
         if (assume_shuffled) return NULL;
-        const int blosc_rows = pp->comp == COMP_BLOSC && rows_mappable(j, t, dst);
-        const int zstd_rows_now = pp->comp == COMP_ZSTD && zstd_place(j, t, dst) == ZG_ZD_MAPPED;
-        if (!blosc_rows && !zstd_rows_now) return NULL;
+        const int zstd = pp->comp == COMP_ZSTD ? zstd_place(j, t, dst) : ZG_ZD_FLAT;
+        if (zstd == ZG_ZD_MAPPED_AFTER) *zplace = dst;
+        if (zstd != ZG_ZD_MAPPED && !(pp->comp == COMP_BLOSC && rows_mappable(j, t, dst))) return NULL;
         *mapped = 1;
         return dst;
     }
@@ -1113,7 +1112,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     const uint64_t o_zord = take(L, sizeof(uint32_t) * zb_n);
     zg_zd_rows zrows;
     memset(&zrows, 0, sizeof zrows);
-    j->zstd_mappable = zb_n ? zstd_rows(j, &zrows) : 0;
+    j->zstd_mappable = zb_n && pp->comp == COMP_ZSTD ? zstd_rows(j, &zrows) : 0;
     const uint64_t o_safe = take(L, 16); /* a valid empty LZ4 block, standing in for invalid ones */
     const uint64_t o_status = take(L, 4 * n_refs), o_act = take(L, 8 * n_refs), o_crc = take(L, 4 * (n_crc ? n_crc : 1));
     const uint64_t o_lz4 = take(L, 4 * (n_refs ? n_refs : 1));
@@ -1134,12 +1133,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     for (size_t i = first; i < first + count; i++) {
         dtask *t = &j->t[i];
         if (t->kind != T_GPU) continue;
-        t->direct = direct_target(j, t, 0, &t->mapped);
-        t->zplace = NULL;
-        if (!t->direct && pp->comp == COMP_ZSTD && j->plan->tasks[t->plan_i].covers_chunk) {
-            uint8_t *dst = box_dst(j, &j->plan->tasks[t->plan_i]);
-            if (zstd_place(j, t, dst) == ZG_ZD_MAPPED_AFTER) t->zplace = dst;
-        }
+        t->direct = direct_target(j, t, 0, &t->mapped, &t->zplace);
         int blosc_direct = t->direct && pp->comp == COMP_BLOSC;
         t->a_off = pp->comp == COMP_NONE && !pp->needs_b ? t->h_off : (t->direct && !blosc_direct) ? 0 : take(L, slot);
         t->b_off = pp->needs_b && !t->direct ? take(L, slot) : t->a_off;
@@ -1564,7 +1558,8 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
         /* a chunk that decodes straight into the output needs no scratch slot; blosc one slot (its shuffled
          * blocks), assuming the chunk is shuffled (launch_wave grows the buffer if not) */
         int mapped;
-        const int direct = t->kind == T_GPU && direct_target(j, t, 1, &mapped) != NULL;
+        uint8_t *zplace;
+        const int direct = t->kind == T_GPU && direct_target(j, t, 1, &mapped, &zplace) != NULL;
         const uint64_t slots = direct ? (pp->comp == COMP_BLOSC ? 1 : 0) : (pp->needs_b ? 2 : 1);
         if (t->kind == T_GPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + ALIGN + slots * slot;
         /* zstd's literal buffer (known only after parsing): at most the chunk, and at most 8 literals per stored
