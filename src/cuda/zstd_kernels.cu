@@ -1,5 +1,5 @@
 // The block-parallel zstd decoder's kernels (see zstd_decode.h for the scheme and zstd_gpu.h for the call).
-// One warp per zstd block in K1, K3a and K3b, a lane per Huffman stream in K1h, a thread per frame in K2 and K4.
+// One warp per zstd block in K1, K1h (a lane per run of a Huffman stream), K3a and K3b, a thread per frame in K2 and K4.
 #include "cuda/zstd_gpu.h"
 
 #include <stdio.h>
@@ -186,16 +186,24 @@ __global__ void __launch_bounds__(32) k1_entropy(const zg_zd_block *blocks, cons
     }
 }
 
-// ---------------------------------------------------------------- K1h: Huffman literals, 8 blocks a warp
-// A Huffman stream decodes as one chain of dependent steps (peek, table lookup, shift), so its time is that
-// chain's latency: a lane per stream, 8 blocks a warp (a warp per block left 28 lanes idle and made the SM's
-// issue slots the limit), and a chain kept short.
+// ---------------------------------------------------------------- K1h: Huffman literals, a warp a block
+// A Huffman stream decodes as one chain of dependent steps (peek, table lookup, shift): its time is that chain's
+// latency, with the SM all but idle (one lane a stream: 3.85 ms for a wave of field blocks, 2.6 warps an SM).
+// So each of a block's (up to) 4 streams is cut into kParts runs of its bits, a lane each, and decoded twice:
+// once counting the symbols that start in each run, then writing them after those of the runs before. A run's
+// first symbol starts where the path from the stream's top first reaches the run, known only once the run before
+// is decoded; but a Huffman decode falls back in step with the true path within a few symbols of a wrong start,
+// so a lane guesses it by decoding from kProbe bits above its run. The count pass then checks each guess against
+// the end of the run before, and recounts from that end where they differ, until all agree: the result is the
+// sequential decode's whatever the guesses (a wrong one costs a recount, at most kParts rounds).
+// ZGPU_ZSTD_HUF_PROBE=bits sets kProbe (0: every guess the run's own first bit, mostly wrong: tests the recounts).
+constexpr uint32_t kParts = 8, kProbe = 512;
 
 // The stream bytes a lane is about to read pass through its ring of kRing 16-byte chunks in shared memory,
 // copied by cp.async kAhead chunks ahead: a load into registers would stall the chain at its first use, and
 // the chain is all this kernel waits on.
-constexpr uint32_t kRing = 8, kAhead = 6;
-__device__ __forceinline__ void ring_fetch(uint4 *ring, const uint8_t *P0, int64_t k) {
+constexpr int32_t kRing = 8, kAhead = 6;
+__device__ __forceinline__ void ring_fetch(uint4 *ring, const uint8_t *P0, int32_t k) {
     if (k >= 0) {
         const uint32_t sa = (uint32_t)__cvta_generic_to_shared(&ring[k & (kRing - 1)]);
         asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(sa), "l"(P0 + 16 * k) : "memory");
@@ -203,116 +211,168 @@ __device__ __forceinline__ void ring_fetch(uint4 *ring, const uint8_t *P0, int64
     asm volatile("cp.async.commit_group;\n" ::: "memory"); /* (empty below the stream: keeps the count) */
 }
 __device__ __forceinline__ void ring_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(kAhead) : "memory"); }
-__device__ __forceinline__ uint32_t ring_word(const uint4 *ring, int64_t m) { /* word m (4-byte units from P0) */
+__device__ __forceinline__ uint32_t ring_word(const uint4 *ring, int32_t m) { /* word m (4-byte units from P0) */
     return m >= 0 ? ((const uint32_t *)&ring[(m >> 2) & (kRing - 1)])[m & 3] : 0u;
 }
 
-// One Huffman stream of n bytes -> exactly `count` literals; the stream must end exactly (zd_huf_stream's rule
-// and results, which the CPU test checks). The next bits sit at the top of a 64-bit container c (avail valid
-// bits), refilled 32 bits at a time with the word below it, read from the ring one refill ahead. Bits count
-// from P0, the 16-byte aligned address at or before the stream, so words are aligned. Bytes between P0 and the
-// stream may be read on an over-read; that never changes a decoded symbol of a code lying inside the stream
-// (codes are prefix-free), so accepting and rejecting match zd_huf_stream. Output goes out 16 bytes a store.
-__device__ int huf_stream(const uint16_t *t, uint32_t log, const uint8_t *src, uint32_t n, uint8_t *dst,
-                          uint32_t count, uint4 *ring) {
-    if (n == 0 || src[n - 1] == 0) return ZG_ZD_E_LITERALS;
-    const uint8_t *P0 = (const uint8_t *)((uintptr_t)src & ~(uintptr_t)15);
-    const int64_t lo_bits = 8 * (int64_t)(src - P0);
-    const int64_t top = lo_bits + 8 * (int64_t)(n - 1) + zd_highbit(src[n - 1]); /* data bits below the mark */
-    int64_t q = (top - 1) >> 5; /* the lowest word in the container */
-    for (uint32_t d = 0; d <= kAhead; d++) ring_fetch(ring, P0, (q >> 2) - (int64_t)d);
-    ring_wait(); /* the top chunk */
-    const uint32_t drop = (uint32_t)(32 * (q + 1) - top); /* bits above the data: mark and beyond */
-    uint64_t c = ((uint64_t)ring_word(ring, q) << 32) << drop;
-    int32_t avail = 32 - (int32_t)drop;
-    if (((q - 1) & 3) == 3) { /* the next word is in the next chunk down */
-        ring_fetch(ring, P0, ((q - 1) >> 2) - kAhead);
-        ring_wait();
+// A lane's reader of one Huffman stream, backwards. Bits count from P0, the 16-byte aligned address at or before
+// the stream, so words are aligned (bytes between P0 and the stream may be read when a path runs below the
+// stream; that never changes a symbol whose code lies inside it: codes are prefix-free). The next bits sit at the
+// top of a 64-bit container c (avail valid bits), refilled 32 bits at a time with the word below it (nw), read
+// from the ring one refill ahead; pos() = 32 q + avail is the bit index just above the next unread bit.
+struct HufReader {
+    const uint16_t *t; /* decoding table: symbol | code length << 8 */
+    const uint8_t *P0;
+    uint4 *ring;
+    uint32_t rs; /* 32 - the code's longest length */
+    uint64_t c;
+    int32_t avail, q;
+    uint32_t nw;
+    __device__ __forceinline__ int32_t pos() const { return 32 * q + avail; }
+    __device__ __forceinline__ void start(int32_t a) { /* read on from bit index a down */
+        asm volatile("cp.async.wait_all;\n" ::: "memory"); /* the last run's copies land before the ring is reused */
+        q = (a - 1) >> 5; /* the word holding the first bit */
+        for (int32_t d = 0; d <= kAhead; d++) ring_fetch(ring, P0, (q >> 2) - d);
+        ring_wait(); /* that word's chunk */
+        const uint32_t drop = (uint32_t)(32 * (q + 1) - a); /* bits of that word above a */
+        c = ((uint64_t)ring_word(ring, q) << 32) << drop;
+        avail = 32 - (int32_t)drop;
+        next_word();
     }
-    uint32_t nw = ring_word(ring, q - 1);
-    const uint32_t rs = 32 - log;
-#define ZG_HUF_REFILL()                                                                                            \
-    if (avail < 32) {                                                                                              \
-        c |= (uint64_t)nw << (32 - avail);                                                                         \
-        avail += 32;                                                                                               \
-        q--;                                                                                                       \
-        if (((q - 1) & 3) == 3) {                                                                                  \
-            ring_fetch(ring, P0, ((q - 1) >> 2) - kAhead);                                                         \
-            ring_wait();                                                                                           \
-        }                                                                                                          \
-        nw = ring_word(ring, q - 1);                                                                               \
+    __device__ __forceinline__ void next_word() {
+        if (((q - 1) & 3) == 3) { /* the next word is in the next chunk down */
+            ring_fetch(ring, P0, ((q - 1) >> 2) - kAhead);
+            ring_wait();
+        }
+        nw = ring_word(ring, q - 1);
     }
-#define ZG_HUF_SYM(e)                                                                                              \
-    {                                                                                                              \
-        e = t[(uint32_t)(c >> 32) >> rs];                                                                          \
-        const uint32_t nb = e >> 8;                                                                                \
-        c <<= nb;                                                                                                  \
-        avail -= (int32_t)nb;                                                                                      \
+    __device__ __forceinline__ void refill() { /* avail >= 32 after it: two symbols of at most 11 bits each */
+        if (avail < 32) {
+            c |= (uint64_t)nw << (32 - avail);
+            avail += 32;
+            q--;
+            next_word();
+        }
     }
-    uint32_t i = 0;
-    for (; i < count && ((uintptr_t)(dst + i) & 15); i++) { /* up to an aligned 16-byte store */
-        ZG_HUF_REFILL();
-        uint32_t e;
-        ZG_HUF_SYM(e);
-        dst[i] = (uint8_t)e;
+    __device__ __forceinline__ uint32_t sym() {
+        const uint32_t e = t[(uint32_t)(c >> 32) >> rs];
+        const uint32_t nb = e >> 8;
+        c <<= nb;
+        avail -= (int32_t)nb;
+        return e;
     }
-    for (; i + 16 <= count; i += 16) {
-        uint32_t w[4];
+    /* Symbols from bit index a while pos() > stop, at most cap of them (a valid run has fewer: the cap only ends
+     * a corrupt one); returns their count, pos() then where the next symbol starts. */
+    __device__ uint32_t count(int32_t a, int32_t stop, uint32_t cap, uint32_t log) {
+        start(a);
+        uint32_t n = 0;
+        while (pos() - stop >= (int32_t)(16 * log) && n + 16 <= cap) { /* 16 symbols cannot pass stop */
 #pragma unroll
-        for (int k = 0; k < 4; k++) {
-            uint32_t e0, e1, e2, e3;
-            ZG_HUF_REFILL(); /* avail >= 32 after it: two symbols of at most 11 bits each */
-            ZG_HUF_SYM(e0);
-            ZG_HUF_SYM(e1);
-            ZG_HUF_REFILL();
-            ZG_HUF_SYM(e2);
-            ZG_HUF_SYM(e3);
-            /* the low bytes of e0..e3 */
-            w[k] = __byte_perm(__byte_perm(e0, e1, 0x40), __byte_perm(e2, e3, 0x40), 0x5410);
+            for (int k = 0; k < 8; k++) {
+                refill();
+                sym();
+                sym();
+            }
+            n += 16;
         }
-        *(uint4 *)(dst + i) = make_uint4(w[0], w[1], w[2], w[3]);
+        while (pos() > stop && n <= cap) {
+            refill();
+            sym();
+            n++;
+        }
+        return n;
     }
-    for (; i < count; i++) {
-        ZG_HUF_REFILL();
-        uint32_t e;
-        ZG_HUF_SYM(e);
-        dst[i] = (uint8_t)e;
+    /* Exactly n symbols from bit index a into dst, 16 bytes a store where aligned. */
+    __device__ void write(int32_t a, uint8_t *dst, uint32_t n) {
+        start(a);
+        uint32_t i = 0;
+        for (; i < n && ((uintptr_t)(dst + i) & 15); i++) {
+            refill();
+            dst[i] = (uint8_t)sym();
+        }
+        for (; i + 16 <= n; i += 16) {
+            uint32_t w[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                refill();
+                const uint32_t e0 = sym(), e1 = sym();
+                refill();
+                const uint32_t e2 = sym(), e3 = sym();
+                w[k] = __byte_perm(__byte_perm(e0, e1, 0x40), __byte_perm(e2, e3, 0x40), 0x5410); /* low bytes */
+            }
+            *(uint4 *)(dst + i) = make_uint4(w[0], w[1], w[2], w[3]);
+        }
+        for (; i < n; i++) {
+            refill();
+            dst[i] = (uint8_t)sym();
+        }
     }
-#undef ZG_HUF_REFILL
-#undef ZG_HUF_SYM
-    asm volatile("cp.async.wait_all;\n" ::: "memory"); /* no copy may land after the ring is reused */
-    /* unread bits: the container's and the words below it, down to the stream's first bit */
-    return 32 * q + avail - lo_bits == 0 ? ZG_ZD_OK : ZG_ZD_E_LITERALS;
-}
+};
 
-constexpr uint32_t kHufBlocks = 8;
-__global__ void __launch_bounds__(32) k1_huffman(const zg_zd_block *blocks, uint32_t n_blocks,
-                                                 const zg_zd_huf_desc *hufs, zg_zd_bres *res) {
-    __shared__ uint16_t huf[kHufBlocks][1 << ZG_ZD_HUF_LOG_MAX];
-    __shared__ uint16_t start[kHufBlocks][256];
+// One warp a block: lane = stream * kParts + run. A stream of n bytes must decode to exactly its literal count and
+// end exactly at its first bit (zd_huf_stream's rule, which the CPU test checks).
+__global__ void __launch_bounds__(32) k1_huffman(const zg_zd_block *blocks, const zg_zd_huf_desc *hufs,
+                                                 zg_zd_bres *res, int32_t probe) {
+    __shared__ uint16_t huf[1 << ZG_ZD_HUF_LOG_MAX];
+    __shared__ uint16_t start[256];
     __shared__ uint4 ring[32][kRing];
-    const int lane = threadIdx.x, g = lane >> 2, k = lane & 3;
-    const uint32_t bi = blockIdx.x * kHufBlocks + (uint32_t)g;
-    const zg_zd_block *b = &blocks[bi < n_blocks ? bi : 0];
-    const bool mine = bi < n_blocks && b->type == ZG_ZD_BLOCK_COMPRESSED && b->lit_type == ZG_ZD_LIT_HUF;
-    const zg_zd_huf_desc *hd = &hufs[mine ? b->huf : 0];
-    if (mine && k == 0) zd_huf_starts(hd, start[g]);
+    const int lane = threadIdx.x, k = lane / (int)kParts, j = lane % (int)kParts;
+    const zg_zd_block *b = &blocks[blockIdx.x];
+    if (b->type != ZG_ZD_BLOCK_COMPRESSED || b->lit_type != ZG_ZD_LIT_HUF) return; /* (the whole warp) */
+    const zg_zd_huf_desc *hd = &hufs[b->huf];
+    if (lane == 0) zd_huf_starts(hd, start);
     __syncwarp();
-    if (mine)
-        for (uint32_t s = (uint32_t)k; s < hd->nsym; s += 4) zd_huf_fill(huf[g], hd, start[g], s);
+    for (uint32_t s = (uint32_t)lane; s < hd->nsym; s += 32) zd_huf_fill(huf, hd, start, s);
     __syncwarp();
-    int e = 0;
-    if (mine && k < b->n_streams) {
-        uint32_t at = b->lit_off, out = 0;
-        for (int p = 0; p < k; p++) {
-            at += b->stream_len[p];
-            out += zd_stream_count(b, p);
-        }
-        e = huf_stream(huf[g], hd->max_bits, (const uint8_t *)b->src + at, b->stream_len[k], (uint8_t *)b->lit + out,
-                       zd_stream_count(b, k), ring[lane]);
+    /* this lane's stream: bytes [at, at + n) of the block's literal section, literals [out, out + want) */
+    const bool mine = k < b->n_streams;
+    uint32_t at = b->lit_off, out = 0;
+    for (int p = 0; p < k && mine; p++) {
+        at += b->stream_len[p];
+        out += zd_stream_count(b, p);
     }
-    const unsigned bad = __ballot_sync(kFull, e != 0);
-    if (mine && k == 0 && ((bad >> (4 * g)) & 0xfu)) atomicCAS(&res[bi].err, 0u, (uint32_t)ZG_ZD_E_LITERALS);
+    const uint8_t *src = (const uint8_t *)b->src + at;
+    const uint32_t n = mine ? b->stream_len[k] : 0, want = mine ? zd_stream_count(b, k) : 0;
+    const uint32_t log = hd->max_bits;
+    HufReader r{huf, (const uint8_t *)((uintptr_t)src & ~(uintptr_t)15), ring[lane], 32 - log};
+    /* bit indices from P0: the stream's first bit lo, its top (below the end mark) top; run j is the bits
+     * (top - (j+1) * len, top - j * len], clamped at lo */
+    bool bad = !mine || n == 0 || src[n - 1] == 0;
+    const int32_t lo = 8 * (int32_t)(src - r.P0);
+    const int32_t top = bad ? lo : lo + 8 * (int32_t)(n - 1) + zd_highbit(src[n - 1]);
+    const int32_t len = (top - lo + (int32_t)kParts - 1) / (int32_t)kParts;
+    const int32_t hi_j = max(top - j * len, lo), stop = j + 1 == (int)kParts ? lo : max(top - (j + 1) * len, lo);
+    /* guess where the path enters this run */
+    int32_t from = top;
+    if (!bad && j > 0) {
+        r.count(min(hi_j + probe, top), hi_j, want, log);
+        from = r.pos();
+    }
+    uint32_t cnt = bad ? 0 : r.count(from, stop, want, log);
+    int32_t end = bad ? stop : r.pos();
+    for (;;) { /* until every run starts where the one before ends (a stream's runs are kParts aligned lanes) */
+        const int32_t prev = __shfl_up_sync(kFull, end, 1, kParts);
+        const bool redo = !bad && j > 0 && prev != from;
+        if (!__any_sync(kFull, redo)) break;
+        if (redo) {
+            from = prev;
+            cnt = r.count(from, stop, want, log);
+            end = r.pos();
+        }
+    }
+    uint32_t before = cnt; /* inclusive prefix of the counts within the stream */
+    for (int d = 1; d < (int)kParts; d <<= 1) {
+        const uint32_t v = __shfl_up_sync(kFull, before, d, kParts);
+        if (j >= d) before += v;
+    }
+    const uint32_t total = __shfl_sync(kFull, before, (int)kParts - 1, kParts);
+    const int32_t last_end = __shfl_sync(kFull, end, (int)kParts - 1, kParts);
+    /* the stream's decode: exactly `want` symbols, ending exactly at its first bit */
+    bad = bad || total != want || last_end != lo;
+    if (!bad && cnt) r.write(from, (uint8_t *)b->lit + out + (before - cnt), cnt);
+    asm volatile("cp.async.wait_all;\n" ::: "memory"); /* no copy may land after the block's shared memory is freed */
+    const unsigned bad_lanes = __ballot_sync(kFull, mine && bad);
+    if (lane == 0 && bad_lanes) atomicCAS(&res[blockIdx.x].err, 0u, (uint32_t)ZG_ZD_E_LITERALS);
 }
 
 // ---------------------------------------------------------------- K2: block offsets and repeat offsets
@@ -684,7 +744,9 @@ extern "C" cudaError_t zg_zd_decode(const zg_zd_batch *b, cudaStream_t s) {
             if ((e = cudaStreamWaitEvent(b->aux, b->fork, 0)) != cudaSuccess) return e;
             sh = b->aux;
         }
-        k1_huffman<<<(b->n_blocks + kHufBlocks - 1) / kHufBlocks, 32, 0, sh>>>(b->blocks, b->n_blocks, b->hufs, b->res);
+        const char *probe_env = getenv("ZGPU_ZSTD_HUF_PROBE");
+        const int probe = probe_env ? atoi(probe_env) : (int)kProbe;
+        k1_huffman<<<b->n_blocks, 32, 0, sh>>>(b->blocks, b->hufs, b->res, probe < 0 ? 0 : probe > 4096 ? 4096 : probe);
         k1_entropy<<<b->n_blocks, 32, 0, s>>>(b->blocks, b->fses, b->res);
         if (b->aux) {
             if ((e = cudaEventRecord(b->join, b->aux)) != cudaSuccess) return e;
