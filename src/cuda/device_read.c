@@ -432,21 +432,15 @@ typedef struct job {
     zg_span span[3]; /* h2d, decode, scatter over the waves (stats: the time each stage was under way) */
     int trace;       /* ZGPU_TRACE=1: each wave's timeline to stderr (ms since the fork) */
     double t_fork;   /* host clock at the fork event */
-    /* staged bytes go to the device in segments as soon as every chunk of a segment is read and parsed */
-    struct segment *seg;
-    uint32_t *task_seg; /* per task of the wave */
-    struct read_piece *pieces; /* phase A's reads (see READ_PIECE) */
-    size_t n_pieces;
-    struct task_pieces *task_pieces; /* per task of the wave */
-    uint64_t h2d_done;  /* staged bytes below this offset are copied (or queued) already */
+    double io_end;   /* host clock when the last wave's reads were done (run_waves' I/O time) */
+    uint64_t h2d_done;  /* the wave being launched: staged bytes below this offset are copied (or queued) already */
     dtask *t;
     size_t n_t;
     int64_t out_strides[ZGPU_MAX_DIMS];
     uint8_t *out;
-    /* per wave */
+    /* the wave being launched */
     bufset *bs;
     size_t first, count;
-    atomic_uint_fast64_t io_ns, cpu_ns, parse_ns; /* thread time reading, decoding on the host, parsing */
     size_t in_align[N_FMT], out_align[N_FMT];
     int nvc_ok;
 } job;
@@ -455,6 +449,31 @@ typedef struct segment {
     uint64_t begin, end;
     atomic_int left; /* chunks still being read or parsed */
 } segment;
+
+/* A growing layout inside the pinned/device buffer pair. */
+typedef struct layout {
+    uint64_t pos;
+} layout;
+
+/* One wave's reads and host work before its launch. The next wave's reads may run on the pool while the main
+ * thread finishes and launches this one (run_waves), so all they touch is here or in their own tasks. */
+typedef struct wave_io {
+    job *j;
+    size_t w, first, count; /* wave w: tasks [first, first + count) */
+    bufset *bs;
+    layout L;               /* its staging: stored bytes up to r1_end, then CPU-decoded chunks */
+    uint64_t r1_end, dev_need;
+    uint64_t h2d_done;      /* staged bytes below this offset are copied (or queued) already */
+    /* staged bytes go to the device in segments as soon as every chunk of a segment is read and parsed */
+    struct segment *seg;
+    uint32_t *task_seg;     /* per task of the wave */
+    struct read_piece *pieces; /* phase A's reads (see READ_PIECE) */
+    size_t n_pieces;
+    struct task_pieces *task_pieces; /* per task of the wave */
+    zg_pool_job *reading;   /* phase A on the pool, started and not yet finished */
+    double t0;              /* when its reads began */
+    atomic_uint_fast64_t io_ns, cpu_ns, parse_ns; /* thread time reading, decoding on the host, parsing */
+} wave_io;
 
 static const char *task_key(const job *j, const dtask *t, char *buf, size_t n) {
     const zg_chunk_task *pt = &j->plan->tasks[t->plan_i];
@@ -620,12 +639,13 @@ static int parse_task(job *j, dtask *t, uint8_t *p) {
     return 0;
 }
 
-static zgpu_status cpu_decode(job *j, dtask *t) {
+static zgpu_status cpu_decode(wave_io *io, dtask *t) {
+    const job *j = io->j;
     double t0 = zg_now();
     zg_thread_scratch *ts = zg_thread_scratch_get();
     if (!ts) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for thread scratch");
-    zgpu_status s = zg_chain_decode(j->chain, j->bs->h + t->h_off, (size_t)t->nbytes, j->bs->h + t->cpu_off, &ts->codec);
-    atomic_fetch_add(&j->cpu_ns, (uint64_t)((zg_now() - t0) * 1e9));
+    zgpu_status s = zg_chain_decode(j->chain, io->bs->h + t->h_off, (size_t)t->nbytes, io->bs->h + t->cpu_off, &ts->codec);
+    atomic_fetch_add(&io->cpu_ns, (uint64_t)((zg_now() - t0) * 1e9));
     if (s != ZGPU_OK) {
         char key[300];
         zg_error_prefix(ZG_ARRAY_WHERE_FMT ", chunk '%s': ", j->a->path, task_key(j, t, key, sizeof key));
@@ -634,19 +654,19 @@ static zgpu_status cpu_decode(job *j, dtask *t) {
 }
 
 /* Task i of the wave is staged: the last of its segment queues the segment's copy to the device. */
-static zgpu_status segment_done(job *j, size_t i) {
-    segment *g = &j->seg[j->task_seg[i]];
+static zgpu_status segment_done(wave_io *io, size_t i) {
+    segment *g = &io->seg[io->task_seg[i]];
     if (atomic_fetch_sub(&g->left, 1) == 1 &&
-        cudaMemcpyAsync(j->bs->d + g->begin, j->bs->h + g->begin, g->end - g->begin, cudaMemcpyHostToDevice,
-                        j->st->copy) != cudaSuccess)
+        cudaMemcpyAsync(io->bs->d + g->begin, io->bs->h + g->begin, g->end - g->begin, cudaMemcpyHostToDevice,
+                        io->j->st->copy) != cudaSuccess)
         return zg_error(ZGPU_ERR_CUDA, "CUDA error copying staged chunks to the device: %s",
                         cudaGetErrorString(cudaGetLastError()));
     return ZGPU_OK;
 }
 
 /* Host parse of a GPU task; one the GPU must not take decodes on the CPU instead. */
-static void parse_or_fallback(job *j, dtask *t) {
-    if (t->kind == T_GPU && parse_task(j, t, j->bs->h + t->h_off)) {
+static void parse_or_fallback(job *j, dtask *t, bufset *b) {
+    if (t->kind == T_GPU && parse_task(j, t, b->h + t->h_off)) {
         free(t->streams);
         t->streams = NULL;
         t->n_streams = 0;
@@ -685,34 +705,35 @@ static uint32_t task_piece_count(const job *j, const dtask *t) {
 }
 
 /* The wave's pieces, in task order. */
-static zgpu_status make_pieces(job *j) {
-    j->task_pieces = calloc(j->count ? j->count : 1, sizeof *j->task_pieces);
-    ZG_RETURN_IF(!j->task_pieces, ZGPU_ERR_NO_MEMORY, "out of host memory for a wave's reads");
+static zgpu_status make_pieces(wave_io *io) {
+    const job *j = io->j;
+    io->task_pieces = calloc(io->count ? io->count : 1, sizeof *io->task_pieces);
+    ZG_RETURN_IF(!io->task_pieces, ZGPU_ERR_NO_MEMORY, "out of host memory for a wave's reads");
     size_t n = 0;
-    for (size_t i = 0; i < j->count; i++) {
-        task_pieces *tp = &j->task_pieces[i];
-        tp->n = task_piece_count(j, &j->t[j->first + i]);
+    for (size_t i = 0; i < io->count; i++) {
+        task_pieces *tp = &io->task_pieces[i];
+        tp->n = task_piece_count(j, &j->t[io->first + i]);
         atomic_init(&tp->file_state, FILE_NONE);
         atomic_init(&tp->left, tp->n);
         n += tp->n;
     }
-    j->pieces = malloc((n ? n : 1) * sizeof *j->pieces);
-    ZG_RETURN_IF(!j->pieces, ZGPU_ERR_NO_MEMORY, "out of host memory for a wave's reads");
-    j->n_pieces = 0;
-    for (size_t i = 0; i < j->count; i++)
-        for (uint32_t p = 0; p < j->task_pieces[i].n; p++) j->pieces[j->n_pieces++] = (read_piece){(uint32_t)i, p};
+    io->pieces = malloc((n ? n : 1) * sizeof *io->pieces);
+    ZG_RETURN_IF(!io->pieces, ZGPU_ERR_NO_MEMORY, "out of host memory for a wave's reads");
+    io->n_pieces = 0;
+    for (size_t i = 0; i < io->count; i++)
+        for (uint32_t p = 0; p < io->task_pieces[i].n; p++) io->pieces[io->n_pieces++] = (read_piece){(uint32_t)i, p};
     return ZGPU_OK;
 }
 
 /* After the wave's reads (also a failed one): files its failed tasks left open are closed. */
-static void free_pieces(job *j) {
-    for (size_t i = 0; j->task_pieces && i < j->count; i++)
-        if (j->task_pieces[i].file) j->a->store->vt->close_file(j->task_pieces[i].file);
-    free(j->pieces);
-    free(j->task_pieces);
-    j->pieces = NULL;
-    j->task_pieces = NULL;
-    j->n_pieces = 0;
+static void free_pieces(wave_io *io) {
+    for (size_t i = 0; io->task_pieces && i < io->count; i++)
+        if (io->task_pieces[i].file) io->j->a->store->vt->close_file(io->task_pieces[i].file);
+    free(io->pieces);
+    free(io->task_pieces);
+    io->pieces = NULL;
+    io->task_pieces = NULL;
+    io->n_pieces = 0;
 }
 
 /* The task's object for its pieces: the plan's open shard, or opened by the first piece to get here (the
@@ -749,10 +770,11 @@ static zgpu_status piece_file(job *j, task_pieces *tp, const zg_plan_object *ob,
  * that finishes the task also parses it (without GDS) and, once its whole segment is staged, queues the
  * segment's copy to the device. */
 static zgpu_status phase_a_piece(void *arg, size_t p) {
-    job *j = arg;
-    const read_piece pc = j->pieces[p];
-    dtask *t = &j->t[j->first + pc.task];
-    task_pieces *tp = &j->task_pieces[pc.task];
+    wave_io *io = arg;
+    job *j = io->j;
+    const read_piece pc = io->pieces[p];
+    dtask *t = &j->t[io->first + pc.task];
+    task_pieces *tp = &io->task_pieces[pc.task];
     const zg_chunk_task *pt = &j->plan->tasks[t->plan_i];
     const zg_plan_object *ob = &j->plan->objects[pt->object];
     double t0 = zg_now();
@@ -761,54 +783,49 @@ static zgpu_status phase_a_piece(void *arg, size_t p) {
     if (j->use_gds) {
         char path[ZG_PATH_MAX];
         e = zg_store_fs_path(s, ob->key, path);
-        if (e == ZGPU_OK) e = zg_gds_read(path, pt->offset, t->nbytes, j->bs->d + t->h_off);
+        if (e == ZGPU_OK) e = zg_gds_read(path, pt->offset, t->nbytes, io->bs->d + t->h_off);
     } else {
         zg_store_file *f = NULL;
         if (tp->n > 1) e = piece_file(j, tp, ob, &f);
         if (e == ZGPU_OK && f) { /* one piece */
             const uint64_t at = (uint64_t)pc.index * READ_PIECE;
             const uint64_t n = t->nbytes - at < READ_PIECE ? t->nbytes - at : READ_PIECE;
-            e = s->vt->read_file(f, pt->offset + at, n, j->bs->h + t->h_off + at);
+            e = s->vt->read_file(f, pt->offset + at, n, io->bs->h + t->h_off + at);
         } else if (e == ZGPU_OK && pc.index == 0) { /* the whole task: one piece, or read by key */
             int found = 0;
-            e = zg_plan_read(s, ob, pt->offset, t->nbytes, j->bs->h + t->h_off, &found);
+            e = zg_plan_read(s, ob, pt->offset, t->nbytes, io->bs->h + t->h_off, &found);
             if (e == ZGPU_OK && !found) e = zg_error(ZGPU_ERR_IO, "the object vanished during the read");
         }
     }
     if (e != ZGPU_OK) return task_error(j, t, "(read)", e);
     const double t1 = zg_now();
-    atomic_fetch_add(&j->io_ns, (uint64_t)((t1 - t0) * 1e9));
+    atomic_fetch_add(&io->io_ns, (uint64_t)((t1 - t0) * 1e9));
     if (atomic_fetch_sub(&tp->left, 1) != 1) return ZGPU_OK;
     if (tp->file) { /* every piece is read (the others' reads come before their decrements) */
         s->vt->close_file(tp->file);
         tp->file = NULL;
     }
-    if (!j->seg) return ZGPU_OK;
+    if (!io->seg) return ZGPU_OK;
     if (j->gpu_decode) {
-        parse_or_fallback(j, t);
-        atomic_fetch_add(&j->parse_ns, (uint64_t)((zg_now() - t1) * 1e9));
+        parse_or_fallback(j, t, io->bs);
+        atomic_fetch_add(&io->parse_ns, (uint64_t)((zg_now() - t1) * 1e9));
     }
-    return segment_done(j, pc.task);
+    return segment_done(io, pc.task);
 }
 
 static zgpu_status phase_parse_task(void *arg, size_t i) {
-    job *j = arg;
-    parse_or_fallback(j, &j->t[j->first + i]);
+    wave_io *io = arg;
+    parse_or_fallback(io->j, &io->j->t[io->first + i], io->bs);
     return ZGPU_OK;
 }
 
 static zgpu_status phase_cpu_task(void *arg, size_t i) {
-    job *j = arg;
-    dtask *t = &j->t[j->first + i];
+    wave_io *io = arg;
+    dtask *t = &io->j->t[io->first + i];
     if (t->kind != T_CPU) return ZGPU_OK;
-    ZG_FORWARD(cpu_decode(j, t));
-    return j->seg ? segment_done(j, i) : ZGPU_OK;
+    ZG_FORWARD(cpu_decode(io, t));
+    return io->seg ? segment_done(io, i) : ZGPU_OK;
 }
-
-/* A growing layout inside the pinned/device buffer pair. */
-typedef struct layout {
-    uint64_t pos;
-} layout;
 static uint64_t take(layout *l, uint64_t n) {
     uint64_t at = zg_align_up(l->pos, ALIGN);
     l->pos = at + n;
@@ -1453,31 +1470,38 @@ static void free_tasks(job *j) {
 /* Cuts a region of the wave's staging into up to 32 segments at chunk boundaries: the stored bytes
  * [0, end) (cpu = 0), or the host-decoded chunks of CPU tasks up to `end` (cpu = 1). The last segment's copy
  * is what the wave's decode waits for after its last read (8 segments of a 280 MB field wave: 1.4 ms). */
-static zgpu_status make_segments(job *j, uint64_t end, int cpu) {
+static zgpu_status make_segments(wave_io *io, uint64_t end, int cpu) {
     enum { MAX_SEG = 32 };
-    j->seg = calloc(MAX_SEG, sizeof *j->seg);
-    j->task_seg = calloc(j->count ? j->count : 1, sizeof *j->task_seg);
-    ZG_RETURN_IF(!j->seg || !j->task_seg, ZGPU_ERR_NO_MEMORY, "out of host memory for copy segments");
+    segment *seg = io->seg = calloc(MAX_SEG, sizeof *io->seg);
+    io->task_seg = calloc(io->count ? io->count : 1, sizeof *io->task_seg);
+    ZG_RETURN_IF(!io->seg || !io->task_seg, ZGPU_ERR_NO_MEMORY, "out of host memory for copy segments");
     const uint64_t target = end / MAX_SEG + 1;
     size_t n = 0;
     int left = 0;
-    for (size_t i = j->first; i < j->first + j->count; i++) {
-        const dtask *t = &j->t[i];
+    for (size_t i = io->first; i < io->first + io->count; i++) {
+        const dtask *t = &io->j->t[i];
         if (cpu ? t->kind != T_CPU : t->kind == T_MISSING) continue;
         const uint64_t at = cpu ? t->cpu_off : t->h_off;
-        if (left && at - j->seg[n].begin >= target && n + 1 < MAX_SEG) {
-            j->seg[n].end = at;
-            atomic_init(&j->seg[n].left, left);
-            j->seg[++n].begin = at;
+        if (left && at - seg[n].begin >= target && n + 1 < MAX_SEG) {
+            seg[n].end = at;
+            atomic_init(&seg[n].left, left);
+            seg[++n].begin = at;
             left = 0;
         }
-        if (!left) j->seg[n].begin = at;
-        j->task_seg[i - j->first] = (uint32_t)n;
+        if (!left) seg[n].begin = at;
+        io->task_seg[i - io->first] = (uint32_t)n;
         left++;
     }
-    j->seg[n].end = end;
-    atomic_init(&j->seg[n].left, left);
+    seg[n].end = end;
+    atomic_init(&seg[n].left, left);
     return ZGPU_OK;
+}
+
+static void free_segments(wave_io *io) {
+    free(io->seg);
+    free(io->task_seg);
+    io->seg = NULL;
+    io->task_seg = NULL;
 }
 
 /* Wave sizing: a selection whose chunks all decode fast per chunk (zgpu's zstd decoder, blosc's small blocks,
@@ -1546,6 +1570,122 @@ static int pipeline_waves(const job *j) {
     return compresses_over_4(j) ? 1 : PIPELINE_WAVES;
 }
 
+/* The buffer set's last wave is finished (or there is none): check_wave would not wait. */
+static int set_free(bufset *b, const wave_check *wc) {
+    if (!wc->active) return 1;
+    const cudaError_t e = cudaEventQuery(b->done);
+    if (e == cudaErrorNotReady) return 0;
+    return 1; /* done, or an error check_wave reports */
+}
+
+/* After a wave (also a failed one): its reads finished, its pieces and segments freed. */
+static void wave_io_free(wave_io *io) {
+    if (io->reading) zg_pool_finish(io->j->a->ctx->pool, io->reading);
+    io->reading = NULL;
+    free_pieces(io);
+    free_segments(io);
+}
+
+/* Wave w's start: its buffer set's last wave finished and checked, its stored bytes laid out in the staging,
+ * then its reads (phase A) queued on the pool. */
+static zgpu_status wave_start(job *j, wave_io *io, const zg_wave *wv, size_t w, bufset *b, wave_check *wc,
+                              zgpu_read_stats *stats) {
+    struct zg_device_state *st = j->st;
+    ZG_FORWARD(check_wave(j, b, wc, stats));
+    io->j = j;
+    io->w = w;
+    io->bs = b;
+    io->first = wv->first;
+    io->count = wv->count;
+    io->L.pos = 0;
+    for (size_t i = io->first; i < io->first + io->count; i++)
+        if (j->t[i].kind != T_MISSING)
+            j->t[i].h_off = take(&io->L, j->t[i].nbytes + (j->t[i].kind == T_GPU ? ALIGN : 0));
+    io->r1_end = io->L.pos;
+    ZG_FORWARD(ensure_pinned(st, b, io->r1_end ? io->r1_end : 1, 0));
+    /* device room for the whole wave now (the cost model's estimate), so that staged bytes can go there
+     * during the I/O; launch_wave grows it if the estimate was short */
+    io->dev_need = wv->bytes > io->r1_end ? wv->bytes : io->r1_end;
+    ZG_FORWARD(ensure_device(st->copy, &b->d, &b->d_cap, io->dev_need ? io->dev_need : 1, 0));
+    if (j->use_gds && cudaStreamSynchronize(st->copy) != cudaSuccess)
+        return zg_error(ZGPU_ERR_CUDA, "stream synchronisation failed");
+    io->h2d_done = 0;
+    if (!j->use_gds && j->gpu_decode) ZG_FORWARD(make_segments(io, io->r1_end, 0));
+    atomic_store(&io->io_ns, 0);
+    atomic_store(&io->parse_ns, 0);
+    atomic_store(&io->cpu_ns, 0);
+    io->t0 = zg_now();
+    ZG_FORWARD(make_pieces(io));
+    return zg_pool_start(j->a->ctx->pool, io->n_pieces, phase_a_piece, io, &io->reading);
+}
+
+/* Waits for wave io->w's reads (this thread working on them too), then checks GDS-read frames on the host. */
+static zgpu_status wave_finish_reads(job *j, wave_io *io, wave_check *wc, zgpu_read_stats *stats) {
+    struct zg_device_state *st = j->st;
+    bufset *b = io->bs;
+    zgpu_status s = zg_pool_finish(j->a->ctx->pool, io->reading);
+    io->reading = NULL;
+    free_pieces(io);
+    const double now = zg_now();
+    stats->io_s += now - (io->t0 > j->io_end ? io->t0 : j->io_end); /* (waves' reads may overlap: counted once) */
+    j->io_end = now;
+    if (j->trace)
+        fprintf(stderr, "zgpu trace: wave %zu read in %.2f ms: threads' time reading %.2f ms, parsing %.2f ms\n", io->w,
+                (now - io->t0) * 1e3, (double)atomic_load(&io->io_ns) / 1e6, (double)atomic_load(&io->parse_ns) / 1e6);
+    wc->wave = io->w;
+    wc->host_read = (now - j->t_fork) * 1e3;
+    if (s == ZGPU_OK && j->use_gds && j->host_parse && io->r1_end) {
+        /* frames must be checked on the host: bring the stored bytes back once */
+        if (cudaMemcpyAsync(b->h, b->d, io->r1_end, cudaMemcpyDeviceToHost, st->stream) != cudaSuccess ||
+            cudaStreamSynchronize(st->stream) != cudaSuccess)
+            s = zg_error(ZGPU_ERR_CUDA, "copying GDS-read bytes back for frame checks failed");
+    }
+    if (s == ZGPU_OK && j->gpu_decode && j->use_gds) s = zg_pool_run(j->a->ctx->pool, io->count, phase_parse_task, io);
+    /* the stored bytes are on the device (queued segments, or GDS with nothing changed on the host), or not
+     * needed there (the host decodes everything) */
+    if (s == ZGPU_OK && (io->seg || !j->gpu_decode || (j->use_gds && !j->host_parse))) io->h2d_done = io->r1_end;
+    free_segments(io);
+    return s;
+}
+
+static int wave_has_cpu_tasks(const job *j, const wave_io *io) {
+    for (size_t i = io->first; i < io->first + io->count; i++)
+        if (j->t[i].kind == T_CPU) return 1;
+    return 0;
+}
+
+/* Wave io->w after its reads: the chunks the GPU does not take decoded on the host, then the wave launched. */
+static zgpu_status wave_launch(job *j, wave_io *io, wave_check *wc, zgpu_read_stats *stats, uint64_t set_room) {
+    struct zg_device_state *st = j->st;
+    bufset *b = io->bs;
+    layout L = io->L;
+    for (size_t i = io->first; i < io->first + io->count; i++)
+        if (j->t[i].kind == T_CPU) j->t[i].cpu_off = take(&L, j->pp.chunk_nbytes);
+    zgpu_status s = ensure_pinned(st, b, L.pos ? L.pos : 1, io->r1_end);
+    /* host-decoded chunks go to the device in segments too, as they are done */
+    const uint64_t cpu_end = L.pos;
+    if (s == ZGPU_OK && cpu_end > io->r1_end) {
+        s = ensure_device(st->copy, &b->d, &b->d_cap, cpu_end, io->h2d_done);
+        if (s == ZGPU_OK) s = make_segments(io, cpu_end, 1);
+    }
+    if (s == ZGPU_OK) {
+        double t_cpu = zg_now(); /* host decode of CPU-fallback chunks counts as decode time */
+        s = zg_pool_run(j->a->ctx->pool, io->count, phase_cpu_task, io);
+        stats->decode_s += zg_now() - t_cpu;
+    }
+    if (s == ZGPU_OK && io->seg) io->h2d_done = cpu_end;
+    free_segments(io);
+    if (s != ZGPU_OK) return s;
+    j->bs = b;
+    j->first = io->first;
+    j->count = io->count;
+    j->h2d_done = io->h2d_done;
+    j->parts_room = set_room > io->dev_need ? set_room - io->dev_need : 0;
+    s = launch_wave(j, b, &L, wc);
+    wc->host_launch = (zg_now() - j->t_fork) * 1e3;
+    return s;
+}
+
 static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
     struct zg_device_state *st = j->st;
     const pipe *pp = &j->pp;
@@ -1606,81 +1746,34 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
     for (int k = 0; k < ZG_MAX_SETS && s == ZGPU_OK; k++)
         if (cudaStreamWaitEvent(st->set[k].stream, st->ev[0], 0) != cudaSuccess)
             s = zg_error(ZGPU_ERR_CUDA, "CUDA error starting the read's streams");
+    /* Wave w's reads, then its host work and launch. When wave w + 1's buffer set is free at once (its last wave
+     * decoded: three sets or more), wave w + 1's reads are queued on the pool before waiting for wave w's, so
+     * that the pool's threads go on to them as wave w's run out (rather than idling while the last pieces and
+     * frame checks of wave w finish) and read on while the main thread launches wave w. ZGPU_WAVE_OVERLAP=0
+     * turns this off (for measuring it). */
+    const char *overlap_env = getenv("ZGPU_WAVE_OVERLAP");
+    const int overlap = j->gpu_decode && !j->use_gds && !(overlap_env && !strcmp(overlap_env, "0"));
+    wave_io io[2];
+    memset(io, 0, sizeof io);
+    j->io_end = 0;
+    if (s == ZGPU_OK && nw) s = wave_start(j, &io[0], &waves[0], 0, &st->set[0], &wc[0], stats);
     for (size_t w = 0; w < nw && s == ZGPU_OK; w++) {
-        const size_t k = w % n_sets;
-        bufset *b = &st->set[k];
-        /* wave w - n_sets used this set: finished and checked before its buffers and events are reused (the
-         * waves after it may still be decoding on the other sets' streams) */
-        s = check_wave(j, b, &wc[k], stats);
-        if (s != ZGPU_OK) break;
-        j->bs = b;
-        j->first = waves[w].first;
-        j->count = waves[w].count;
-        layout L = {0};
-        for (size_t i = j->first; i < j->first + j->count; i++)
-            if (j->t[i].kind != T_MISSING) j->t[i].h_off = take(&L, j->t[i].nbytes + (j->t[i].kind == T_GPU ? ALIGN : 0));
-        const uint64_t r1_end = L.pos;
-        s = ensure_pinned(st, b, r1_end ? r1_end : 1, 0);
-        /* device room for the whole wave now (the cost model's estimate), so that staged bytes can go there
-         * during the I/O; launch_wave grows it if the estimate was short */
-        uint64_t dev_need = waves[w].bytes > r1_end ? waves[w].bytes : r1_end;
-        if (s == ZGPU_OK) s = ensure_device(st->copy, &b->d, &b->d_cap, dev_need ? dev_need : 1, 0);
-        if (s == ZGPU_OK && j->use_gds) s = cudaStreamSynchronize(st->copy) == cudaSuccess ? ZGPU_OK
-                                            : zg_error(ZGPU_ERR_CUDA, "stream synchronisation failed");
-        j->h2d_done = 0;
-        if (s == ZGPU_OK && !j->use_gds && j->gpu_decode) s = make_segments(j, r1_end, 0);
-        double t0 = zg_now();
-        const uint64_t io_ns0 = atomic_load(&j->io_ns), parse_ns0 = atomic_load(&j->parse_ns);
-        if (s == ZGPU_OK) s = make_pieces(j);
-        if (s == ZGPU_OK) s = zg_pool_run(j->a->ctx->pool, j->n_pieces, phase_a_piece, j);
-        free_pieces(j);
-        stats->io_s += zg_now() - t0;
-        if (j->trace)
-            fprintf(stderr, "zgpu trace: wave %zu read in %.2f ms: threads' time reading %.2f ms, parsing %.2f ms\n", w,
-                    (zg_now() - t0) * 1e3, (double)(atomic_load(&j->io_ns) - io_ns0) / 1e6,
-                    (double)(atomic_load(&j->parse_ns) - parse_ns0) / 1e6);
-        wc[k].wave = w;
-        wc[k].host_read = (zg_now() - j->t_fork) * 1e3;
-        if (s == ZGPU_OK && j->use_gds && host_parse && r1_end) {
-            /* frames must be checked on the host: bring the stored bytes back once */
-            if (cudaMemcpyAsync(b->h, b->d, r1_end, cudaMemcpyDeviceToHost, st->stream) != cudaSuccess ||
-                cudaStreamSynchronize(st->stream) != cudaSuccess)
-                s = zg_error(ZGPU_ERR_CUDA, "copying GDS-read bytes back for frame checks failed");
+        wave_io *cur = &io[w & 1], *next = &io[(w + 1) & 1];
+        const size_t k = w % n_sets, k1 = (w + 1) % n_sets;
+        int early = 0;
+        if (overlap && w + 1 < nw && set_free(&st->set[k1], &wc[k1])) {
+            s = wave_start(j, next, &waves[w + 1], w + 1, &st->set[k1], &wc[k1], stats);
+            early = 1;
         }
-        if (s == ZGPU_OK && j->gpu_decode && j->use_gds) s = zg_pool_run(j->a->ctx->pool, j->count, phase_parse_task, j);
-        /* the stored bytes are on the device (queued segments, or GDS with nothing changed on the host), or not
-         * needed there (the host decodes everything) */
-        if (s == ZGPU_OK && (j->seg || !j->gpu_decode || (j->use_gds && !host_parse))) j->h2d_done = r1_end;
-        free(j->seg);
-        free(j->task_seg);
-        j->seg = NULL;
-        j->task_seg = NULL;
-        if (s == ZGPU_OK) {
-            for (size_t i = j->first; i < j->first + j->count; i++)
-                if (j->t[i].kind == T_CPU) j->t[i].cpu_off = take(&L, pp->chunk_nbytes);
-            s = ensure_pinned(st, b, L.pos ? L.pos : 1, r1_end);
-        }
-        /* host-decoded chunks go to the device in segments too, as they are done */
-        const uint64_t cpu_end = L.pos;
-        if (s == ZGPU_OK && cpu_end > r1_end) {
-            s = ensure_device(st->copy, &b->d, &b->d_cap, cpu_end, j->h2d_done);
-            if (s == ZGPU_OK) s = make_segments(j, cpu_end, 1);
-        }
-        if (s == ZGPU_OK) {
-            double t_cpu = zg_now(); /* host decode of CPU-fallback chunks counts as decode time */
-            s = zg_pool_run(j->a->ctx->pool, j->count, phase_cpu_task, j);
-            stats->decode_s += zg_now() - t_cpu;
-        }
-        if (s == ZGPU_OK && j->seg) j->h2d_done = cpu_end;
-        free(j->seg);
-        free(j->task_seg);
-        j->seg = NULL;
-        j->task_seg = NULL;
-        const uint64_t set_room = budget / n_sets;
-        j->parts_room = set_room > dev_need ? set_room - dev_need : 0;
-        if (s == ZGPU_OK) s = launch_wave(j, b, &L, &wc[k]);
-        wc[k].host_launch = (zg_now() - j->t_fork) * 1e3;
+        if (s == ZGPU_OK && cur->reading) s = wave_finish_reads(j, cur, &wc[k], stats);
+        /* host-decoded chunks get the pool to themselves (queued behind wave w + 1's reads, only this thread
+         * would work on them until those had run out) */
+        if (s == ZGPU_OK && early && next->reading && wave_has_cpu_tasks(j, cur))
+            s = wave_finish_reads(j, next, &wc[k1], stats);
+        if (s == ZGPU_OK) s = wave_launch(j, cur, &wc[k], stats, budget / n_sets);
+        if (s == ZGPU_OK && !early && w + 1 < nw) s = wave_start(j, next, &waves[w + 1], w + 1, &st->set[k1], &wc[k1], stats);
     }
+    for (int i = 0; i < 2; i++) wave_io_free(&io[i]); /* after an error: reads still under way finish first */
     for (size_t w = nw > n_sets ? nw - n_sets : 0; w < nw; w++) { /* the waves still in flight, in order */
         const size_t k = w % n_sets;
         zgpu_status s2 = check_wave(j, &st->set[k], &wc[k], stats);

@@ -19,6 +19,7 @@ typedef struct zg_job {
     zgpu_status status;         /* first failure */
     char message[ZG_ERRMSG_MAX];
     struct zg_job *link;
+    int queued;                 /* on the pool's queue (zg_pool_start with worker threads) */
 } zg_job;
 
 struct zg_pool {
@@ -154,4 +155,54 @@ zgpu_status zg_pool_run(zg_pool *p, size_t n, zg_pool_fn fn, void *arg) {
         return j.status;
     }
     return ZGPU_OK;
+}
+
+/* The queue's part of zg_pool_run, for a job on the heap. */
+zgpu_status zg_pool_start(zg_pool *p, size_t n, zg_pool_fn fn, void *arg, zg_pool_job **out) {
+    *out = NULL;
+    if (n == 0) return ZGPU_OK;
+    zg_job *j = calloc(1, sizeof *j);
+    if (!j) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory queueing pool work");
+    j->fn = fn;
+    j->arg = arg;
+    j->n = n;
+    atomic_init(&j->next, 0);
+    atomic_init(&j->failed, 0);
+    j->status = ZGPU_OK;
+    if (p && p->n_threads > 0) {
+        pthread_mutex_lock(&p->lock);
+        zg_job **tail = &p->jobs;
+        while (*tail) tail = &(*tail)->link;
+        *tail = j;
+        j->queued = 1;
+        pthread_cond_broadcast(&p->work);
+        pthread_mutex_unlock(&p->lock);
+    }
+    *out = j;
+    return ZGPU_OK;
+}
+
+zgpu_status zg_pool_finish(zg_pool *p, zg_pool_job *j) {
+    if (!j) return ZGPU_OK;
+    zgpu_status s = ZGPU_OK;
+    if (!j->queued) {
+        for (size_t i = 0; i < j->n && s == ZGPU_OK; i++) s = j->fn(j->arg, i);
+        free(j);
+        return s;
+    }
+    pthread_mutex_lock(&p->lock);
+    j->active++; /* the caller */
+    pthread_mutex_unlock(&p->lock);
+    run_job(p, j);
+    pthread_mutex_lock(&p->lock);
+    while (j->active > 0) pthread_cond_wait(&p->idle, &p->lock);
+    for (zg_job **q = &p->jobs; *q; q = &(*q)->link)
+        if (*q == j) { *q = j->link; break; }
+    pthread_mutex_unlock(&p->lock);
+    if (atomic_load(&j->failed)) {
+        zg_error_restore(j->message);
+        s = j->status;
+    }
+    free(j);
+    return s;
 }

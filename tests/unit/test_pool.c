@@ -1,0 +1,118 @@
+/* The host thread pool: every index runs exactly once, the first failure's status and message come back to the
+ * caller, and a started job (zg_pool_start) runs on the pool's threads while its caller does other work, a
+ * zg_pool_run of its own included (CPU only, runs in CI). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "exec/pool.h"
+#include "test.h"
+#include "util/status.h"
+
+typedef struct counts {
+    size_t n;
+    atomic_int *hits;   /* per index */
+    size_t fail_at;     /* the index that fails (n: none) */
+    atomic_int started; /* calls made */
+    int slow;           /* each call sleeps this many microseconds */
+} counts;
+
+static zgpu_status count_index(void *arg, size_t i) {
+    counts *c = arg;
+    atomic_fetch_add(&c->started, 1);
+    if (c->slow) {
+        struct timespec ts = {0, (long)c->slow * 1000};
+        nanosleep(&ts, NULL);
+    }
+    atomic_fetch_add(&c->hits[i], 1);
+    if (i == c->fail_at) return zg_error(ZGPU_ERR_IO, "index %zu failed", i);
+    return ZGPU_OK;
+}
+
+static void counts_init(counts *c, size_t n, size_t fail_at, int slow) {
+    c->n = n;
+    c->hits = calloc(n ? n : 1, sizeof *c->hits);
+    c->fail_at = fail_at;
+    atomic_init(&c->started, 0);
+    c->slow = slow;
+}
+
+/* Every index ran exactly once. */
+static int all_once(const counts *c) {
+    for (size_t i = 0; i < c->n; i++)
+        if (atomic_load(&c->hits[i]) != 1) return 0;
+    return 1;
+}
+
+static void test_sizes(int threads) {
+    zg_pool *p;
+    CHECK_OK(zg_pool_create(threads, &p));
+    for (size_t n = 0; n < 300; n += 37) {
+        counts a;
+        counts_init(&a, n, n, 0);
+        CHECK_OK(zg_pool_run(p, n, count_index, &a));
+        CHECK(all_once(&a));
+        counts b;
+        counts_init(&b, n, n, 0);
+        zg_pool_job *job;
+        CHECK_OK(zg_pool_start(p, n, count_index, &b, &job));
+        CHECK(n == 0 ? job == NULL : job != NULL);
+        CHECK_OK(zg_pool_finish(p, job));
+        CHECK(all_once(&b));
+        free(a.hits);
+        free(b.hits);
+    }
+    zg_pool_free(p);
+}
+
+/* A started job goes on while its caller runs another job on the same pool, then is finished. */
+static void test_overlap(int threads) {
+    zg_pool *p;
+    CHECK_OK(zg_pool_create(threads, &p));
+    counts bg, fg;
+    counts_init(&bg, 64, 64, 200);
+    counts_init(&fg, 100, 100, 0);
+    zg_pool_job *job;
+    CHECK_OK(zg_pool_start(p, bg.n, count_index, &bg, &job));
+    CHECK_OK(zg_pool_run(p, fg.n, count_index, &fg));
+    CHECK(all_once(&fg));
+    if (threads > 1) { /* the pool's threads took up the started job before it was finished */
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        CHECK(atomic_load(&bg.started) > 0);
+    }
+    CHECK_OK(zg_pool_finish(p, job));
+    CHECK(all_once(&bg));
+    free(bg.hits);
+    free(fg.hits);
+    zg_pool_free(p);
+}
+
+/* A failing index: its status and message reach the caller of zg_pool_finish, and no index runs twice. */
+static void test_failure(int threads) {
+    zg_pool *p;
+    CHECK_OK(zg_pool_create(threads, &p));
+    counts c;
+    counts_init(&c, 200, 17, 0);
+    zg_pool_job *job;
+    CHECK_OK(zg_pool_start(p, c.n, count_index, &c, &job));
+    CHECK(zg_pool_finish(p, job) == ZGPU_ERR_IO);
+    CHECK(strstr(zgpu_last_error(), "index 17 failed") != NULL);
+    CHECK_EQ_U64(atomic_load(&c.hits[17]), 1);
+    int twice = 0;
+    for (size_t i = 0; i < c.n; i++) twice |= atomic_load(&c.hits[i]) > 1;
+    CHECK(!twice);
+    free(c.hits);
+    zg_pool_free(p);
+}
+
+int main(void) {
+    const int threads[] = {1, 2, 5};
+    for (size_t k = 0; k < sizeof threads / sizeof *threads; k++) {
+        test_sizes(threads[k]);
+        test_overlap(threads[k]);
+        test_failure(threads[k]);
+    }
+    TEST_MAIN_END();
+}
