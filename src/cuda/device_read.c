@@ -1514,7 +1514,11 @@ static void free_segments(wave_io *io) {
  * lengthen (a wave's decode time has a floor, its longest chain of dependent steps). ZGPU_PIPELINE_WAVES=n sets
  * the count for every read, with no minimum wave size (1: off, for measuring the decode stage alone; n > 1 also
  * lets tests pipeline small arrays). Returns the wave count to aim at. */
-#define PIPELINE_WAVES 3
+/* Five: a wave's reads cost little more than its share since the next wave's overlap them (run_waves), and the
+ * last wave's decode, the read's tail after its I/O, shrinks with it. H100, zgpu bench --repeat 9, four rounds
+ * each (ms, 3 -> 5 waves): field blosc-lz4 19.9-21.6 -> 18.8-20.2, field zstd 26.7-29.4 -> 25.3-28.5, oct zstd
+ * 31.6-34.1 -> 30.4-32.2, oct blosc-lz4 24.9-29.3 -> 21.8-23.1, field sharded-zstd 26.2-29.3 -> 25.1-27.9. */
+#define PIPELINE_WAVES 5
 /* zgpu's DEFLATE decoder: its decode is the longer stage, so the first wave's I/O (before any decode) is what a
  * smaller wave saves. H100, four waves against three (zgpu bench --repeat 5, two rounds): oct gzip 15.4-15.5 ->
  * 15.7-15.8 GB/s, field gzip 14.1-14.2 -> 14.7 */
