@@ -197,7 +197,14 @@ __global__ void __launch_bounds__(32) k1_entropy(const zg_zd_block *blocks, cons
 // the end of the run before, and recounts from that end where they differ, until all agree: the result is the
 // sequential decode's whatever the guesses (a wrong one costs a recount, at most kParts rounds).
 // ZGPU_ZSTD_HUF_PROBE=bits sets kProbe (0: every guess the run's own first bit, mostly wrong: tests the recounts).
-constexpr uint32_t kParts = 8, kProbe = 512;
+// 8 runs a stream (a warp a block): 16 or 32 (two or four warps a block) were no faster (H100, the one-wave K1
+// stage of field / oct / labels zstd: 5.1-6.5 / 5.0-6.5 / 1.4-1.5 ms for all three; reads within run-to-run
+// spread), the K1h of a large wave being bound by issue slots then.
+#ifndef ZG_ZD_HUF_PARTS
+#define ZG_ZD_HUF_PARTS 8
+#endif
+constexpr uint32_t kParts = ZG_ZD_HUF_PARTS, kProbe = 512, kHufThreads = 4 * kParts;
+static_assert(kParts <= 32 && (kParts & (kParts - 1)) == 0, "a stream's runs are lanes of one warp");
 
 // The stream bytes a lane is about to read pass through its ring of kRing 16-byte chunks in shared memory,
 // copied by cp.async kAhead chunks ahead: a load into registers would stall the chain at its first use, and
@@ -309,21 +316,21 @@ struct HufReader {
     }
 };
 
-// One warp a block: lane = stream * kParts + run. A stream of n bytes must decode to exactly its literal count and
-// end exactly at its first bit (zd_huf_stream's rule, which the CPU test checks).
-__global__ void __launch_bounds__(32) k1_huffman(const zg_zd_block *blocks, const zg_zd_huf_desc *hufs,
-                                                 zg_zd_bres *res, int32_t probe) {
+// A thread block per zstd block: thread = stream * kParts + run. A stream of n bytes must decode to exactly its
+// literal count and end exactly at its first bit (zd_huf_stream's rule, which the CPU test checks).
+__global__ void __launch_bounds__(kHufThreads) k1_huffman(const zg_zd_block *blocks, const zg_zd_huf_desc *hufs,
+                                                          zg_zd_bres *res, int32_t probe) {
     __shared__ uint16_t huf[1 << ZG_ZD_HUF_LOG_MAX];
     __shared__ uint16_t start[256];
-    __shared__ uint4 ring[32][kRing];
+    __shared__ uint4 ring[kHufThreads][kRing];
     const int lane = threadIdx.x, k = lane / (int)kParts, j = lane % (int)kParts;
     const zg_zd_block *b = &blocks[blockIdx.x];
-    if (b->type != ZG_ZD_BLOCK_COMPRESSED || b->lit_type != ZG_ZD_LIT_HUF) return; /* (the whole warp) */
+    if (b->type != ZG_ZD_BLOCK_COMPRESSED || b->lit_type != ZG_ZD_LIT_HUF) return; /* (the whole thread block) */
     const zg_zd_huf_desc *hd = &hufs[b->huf];
     if (lane == 0) zd_huf_starts(hd, start);
-    __syncwarp();
-    for (uint32_t s = (uint32_t)lane; s < hd->nsym; s += 32) zd_huf_fill(huf, hd, start, s);
-    __syncwarp();
+    __syncthreads();
+    for (uint32_t s = (uint32_t)lane; s < hd->nsym; s += kHufThreads) zd_huf_fill(huf, hd, start, s);
+    __syncthreads();
     /* this lane's stream: bytes [at, at + n) of the block's literal section, literals [out, out + want) */
     const bool mine = k < b->n_streams;
     uint32_t at = b->lit_off, out = 0;
@@ -372,7 +379,7 @@ __global__ void __launch_bounds__(32) k1_huffman(const zg_zd_block *blocks, cons
     if (!bad && cnt) r.write(from, (uint8_t *)b->lit + out + (before - cnt), cnt);
     asm volatile("cp.async.wait_all;\n" ::: "memory"); /* no copy may land after the block's shared memory is freed */
     const unsigned bad_lanes = __ballot_sync(kFull, mine && bad);
-    if (lane == 0 && bad_lanes) atomicCAS(&res[blockIdx.x].err, 0u, (uint32_t)ZG_ZD_E_LITERALS);
+    if ((lane & 31) == 0 && bad_lanes) atomicCAS(&res[blockIdx.x].err, 0u, (uint32_t)ZG_ZD_E_LITERALS);
 }
 
 // ---------------------------------------------------------------- K2: block offsets and repeat offsets
@@ -746,7 +753,7 @@ extern "C" cudaError_t zg_zd_decode(const zg_zd_batch *b, cudaStream_t s) {
         }
         const char *probe_env = getenv("ZGPU_ZSTD_HUF_PROBE");
         const int probe = probe_env ? atoi(probe_env) : (int)kProbe;
-        k1_huffman<<<b->n_blocks, 32, 0, sh>>>(b->blocks, b->hufs, b->res, probe < 0 ? 0 : probe > 4096 ? 4096 : probe);
+        k1_huffman<<<b->n_blocks, kHufThreads, 0, sh>>>(b->blocks, b->hufs, b->res, probe < 0 ? 0 : probe > 4096 ? 4096 : probe);
         k1_entropy<<<b->n_blocks, 32, 0, s>>>(b->blocks, b->fses, b->res);
         if (b->aux) {
             if ((e = cudaEventRecord(b->join, b->aux)) != cudaSuccess) return e;
