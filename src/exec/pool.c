@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/status.h"
 
@@ -120,64 +121,64 @@ void zg_pool_free(zg_pool *p) {
 
 int zg_pool_size(const zg_pool *p) { return p ? p->size : 1; }
 
-zgpu_status zg_pool_run(zg_pool *p, size_t n, zg_pool_fn fn, void *arg) {
-    if (n == 0) return ZGPU_OK;
-    if (!p || p->n_threads == 0 || n == 1) {
-        for (size_t i = 0; i < n; i++) ZG_FORWARD(fn(arg, i));
-        return ZGPU_OK;
-    }
-    zg_job j = {0};
-    j.fn = fn;
-    j.arg = arg;
-    j.n = n;
-    atomic_init(&j.next, 0);
-    atomic_init(&j.failed, 0);
-    j.status = ZGPU_OK;
-
-    pthread_mutex_lock(&p->lock);
-    zg_job **tail = &p->jobs;
-    while (*tail) tail = &(*tail)->link;
-    *tail = &j;
-    j.active = 1; /* the caller */
-    pthread_cond_broadcast(&p->work);
-    pthread_mutex_unlock(&p->lock);
-
-    run_job(p, &j);
-
-    pthread_mutex_lock(&p->lock);
-    while (j.active > 0) pthread_cond_wait(&p->idle, &p->lock);
-    for (zg_job **q = &p->jobs; *q; q = &(*q)->link)
-        if (*q == &j) { *q = j.link; break; }
-    pthread_mutex_unlock(&p->lock);
-
-    if (atomic_load(&j.failed)) {
-        zg_error_restore(j.message);
-        return j.status;
-    }
-    return ZGPU_OK;
-}
-
-/* The queue's part of zg_pool_run, for a job on the heap. */
-zgpu_status zg_pool_start(zg_pool *p, size_t n, zg_pool_fn fn, void *arg, zg_pool_job **out) {
-    *out = NULL;
-    if (n == 0) return ZGPU_OK;
-    zg_job *j = calloc(1, sizeof *j);
-    if (!j) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory queueing pool work");
+static void job_init(zg_job *j, size_t n, zg_pool_fn fn, void *arg) {
+    memset(j, 0, sizeof *j);
     j->fn = fn;
     j->arg = arg;
     j->n = n;
     atomic_init(&j->next, 0);
     atomic_init(&j->failed, 0);
     j->status = ZGPU_OK;
-    if (p && p->n_threads > 0) {
-        pthread_mutex_lock(&p->lock);
-        zg_job **tail = &p->jobs;
-        while (*tail) tail = &(*tail)->link;
-        *tail = j;
-        j->queued = 1;
-        pthread_cond_broadcast(&p->work);
-        pthread_mutex_unlock(&p->lock);
+}
+
+/* Appends j to the queue and wakes the workers; `caller`: the calling thread counts as one of its workers. */
+static void queue_job(zg_pool *p, zg_job *j, int caller) {
+    pthread_mutex_lock(&p->lock);
+    zg_job **tail = &p->jobs;
+    while (*tail) tail = &(*tail)->link;
+    *tail = j;
+    j->queued = 1;
+    j->active = caller;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* The caller (counted in j->active) works on the queued job j until it has no indices left, waits for the
+ * other workers, takes it off the queue and returns its status (the first failure's message restored here). */
+static zgpu_status join_job(zg_pool *p, zg_job *j) {
+    run_job(p, j);
+    pthread_mutex_lock(&p->lock);
+    while (j->active > 0) pthread_cond_wait(&p->idle, &p->lock);
+    for (zg_job **q = &p->jobs; *q; q = &(*q)->link)
+        if (*q == j) { *q = j->link; break; }
+    pthread_mutex_unlock(&p->lock);
+    if (atomic_load(&j->failed)) {
+        zg_error_restore(j->message);
+        return j->status;
     }
+    return ZGPU_OK;
+}
+
+zgpu_status zg_pool_run(zg_pool *p, size_t n, zg_pool_fn fn, void *arg) {
+    if (n == 0) return ZGPU_OK;
+    if (!p || p->n_threads == 0 || n == 1) {
+        for (size_t i = 0; i < n; i++) ZG_FORWARD(fn(arg, i));
+        return ZGPU_OK;
+    }
+    zg_job j;
+    job_init(&j, n, fn, arg);
+    queue_job(p, &j, 1);
+    return join_job(p, &j);
+}
+
+/* The queue's part of zg_pool_run, for a job on the heap. */
+zgpu_status zg_pool_start(zg_pool *p, size_t n, zg_pool_fn fn, void *arg, zg_pool_job **out) {
+    *out = NULL;
+    if (n == 0) return ZGPU_OK;
+    zg_job *j = malloc(sizeof *j);
+    if (!j) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory queueing pool work");
+    job_init(j, n, fn, arg);
+    if (p && p->n_threads > 0) queue_job(p, j, 0);
     *out = j;
     return ZGPU_OK;
 }
@@ -193,16 +194,7 @@ zgpu_status zg_pool_finish(zg_pool *p, zg_pool_job *j) {
     pthread_mutex_lock(&p->lock);
     j->active++; /* the caller */
     pthread_mutex_unlock(&p->lock);
-    run_job(p, j);
-    pthread_mutex_lock(&p->lock);
-    while (j->active > 0) pthread_cond_wait(&p->idle, &p->lock);
-    for (zg_job **q = &p->jobs; *q; q = &(*q)->link)
-        if (*q == j) { *q = j->link; break; }
-    pthread_mutex_unlock(&p->lock);
-    if (atomic_load(&j->failed)) {
-        zg_error_restore(j->message);
-        s = j->status;
-    }
+    s = join_job(p, j);
     free(j);
     return s;
 }
