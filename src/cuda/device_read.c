@@ -1032,7 +1032,8 @@ static uint8_t *direct_target(const job *j, const dtask *t, int assume_shuffled,
 }
 
 /* zgpu's zstd decoder: each task's planned frames into the wave's descriptors, on the pool (a label volume's
- * sharded read: 8192 blocks, 5.5 MB of descriptors, 0.4 ms on one thread). */
+ * sharded read: 8192 blocks, 5.5 MB of descriptors, 0.4 ms on one thread). While the next wave's reads hold the
+ * pool (run_waves), the launching thread does them alone, beside those reads (a field wave: 0.5-0.6 ms). */
 typedef struct {
     const job *j;
     const zg_zd_bases *at; /* per task of the wave: where its descriptors go */
