@@ -1,23 +1,13 @@
-# CUDA device path. Owner: src/cuda/. Sets ZGPU_HAVE_CUDA, ZGPU_CUDA_OBJECTS, ZGPU_CUDA_LIBS.
+# CUDA device path: src/device/ and the CUDA-only files of src/gpucodec/ (*.cu, *_gpu.c). Sets
+# ZGPU_HAVE_CUDA, ZGPU_CUDA_OBJECTS, ZGPU_CUDA_LIBS.
 #
 # ZGPU_CUDA=AUTO enables the device path when a CUDA compiler is found, ON requires one, OFF skips it.
-# The pure-C helpers of src/cuda/ (blosc header parsing, frame checks, wave splitting) need no CUDA and are
-# always compiled into zgpu_obj so that their unit tests run in CI on machines without a GPU.
+# The pure-C parts of src/gpucodec/ (blosc header parsing, frame checks, zstd planning) and src/plan/waves.c
+# need no CUDA: CMakeLists.txt always builds them, so their unit tests run in CI on machines without a GPU.
 # nvCOMP and cuFile are loaded at run time with dlopen: neither is needed to build or to run.
 set(ZGPU_HAVE_CUDA OFF)
 set(ZGPU_CUDA_OBJECTS "")
 set(ZGPU_CUDA_LIBS "")
-
-set(ZGPU_CUDA_HOST_SOURCES
-    ${CMAKE_SOURCE_DIR}/src/cuda/blosc_parse.c
-    ${CMAKE_SOURCE_DIR}/src/cuda/frames.c
-    ${CMAKE_SOURCE_DIR}/src/cuda/zstd_plan.c
-    ${CMAKE_SOURCE_DIR}/src/cuda/waves.c)
-foreach(f ${ZGPU_CUDA_HOST_SOURCES})
-  if(EXISTS ${f})
-    target_sources(zgpu_obj PRIVATE ${f})
-  endif()
-endforeach()
 
 string(TOUPPER "${ZGPU_CUDA}" ZGPU_CUDA_MODE)
 if(NOT ZGPU_CUDA_MODE STREQUAL "OFF")
@@ -41,8 +31,8 @@ if(NOT ZGPU_CUDA_MODE STREQUAL "OFF")
 endif()
 
 if(ZGPU_HAVE_CUDA)
-  file(GLOB ZGPU_CUDA_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/cuda/*.cu ${CMAKE_SOURCE_DIR}/src/cuda/*.c)
-  list(REMOVE_ITEM ZGPU_CUDA_SOURCES ${ZGPU_CUDA_HOST_SOURCES})
+  file(GLOB_RECURSE ZGPU_CUDA_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/device/*.c
+       ${CMAKE_SOURCE_DIR}/src/gpucodec/*.cu ${CMAKE_SOURCE_DIR}/src/gpucodec/*_gpu.c)
   add_library(zgpu_cuda_obj OBJECT ${ZGPU_CUDA_SOURCES})
   target_include_directories(zgpu_cuda_obj PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
   target_include_directories(zgpu_cuda_obj SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})

@@ -11,7 +11,7 @@
 
 #include "codec/chain.h"
 #include "meta/dtype.h"
-#include "util/json.h"
+#include "common/json.h"
 
 typedef struct fz_chain {
     const char *dtype;

@@ -1,4 +1,4 @@
-/* Fuzz target for zgpu's GPU DEFLATE decoder rules (src/cuda/inflate_rules.h), run on the CPU as the unit test
+/* Fuzz target for zgpu's GPU DEFLATE decoder rules (src/gpucodec/deflate/inflate_rules.h), run on the CPU as the unit test
  * runs them (the lanes of a thread block one after another). Input: u32le decoded size (taken modulo 256 KiB + 1),
  * then a raw DEFLATE stream. The verdict is whether the stream decodes to exactly that size with no bytes left
  * over. A crash or sanitizer report is a bug (abort), and so is a verdict other than zlib's and libdeflate's where
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "cuda/inflate_rules.h"
+#include "gpucodec/deflate/inflate_rules.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

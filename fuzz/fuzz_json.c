@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/json.h"
+#include "common/json.h"
 
 static void check_reparse(const zj_value *v, int indent) {
     char *text = zj_write(v, indent);

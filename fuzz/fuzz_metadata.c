@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "meta/metadata.h"
-#include "util/json.h"
+#include "common/json.h"
 
 static void fail(const char *what, const char *text) {
     fprintf(stderr, "fuzz_metadata: %s\n%s\n", what, text ? text : "(null)");

@@ -6,7 +6,7 @@
 #include <string.h>
 #include "codec/chain.h"
 #include "codec/sharding.h"
-#include "util/json.h"
+#include "common/json.h"
 
 static const char *const configs[3] = {
     /* (4, 6) uint16 shard of (2, 3) chunks, plain inner chunks, index at the end */

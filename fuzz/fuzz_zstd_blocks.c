@@ -1,5 +1,5 @@
-/* Fuzz target for the block-parallel zstd decoder's rules: the host planner (src/cuda/zstd_plan.c) and the
- * per-block steps (src/cuda/zstd_decode.h) run on the CPU as the GPU kernels run them
+/* Fuzz target for the block-parallel zstd decoder's rules: the host planner (src/gpucodec/zstd/zstd_plan.c) and the
+ * per-block steps (src/gpucodec/zstd/zstd_rules.h) run on the CPU as the GPU kernels run them
  * (tests/unit/zstd_cpu_ref.h). Input: u32le decoded size (taken modulo 1 MiB + 1), then a zstd frame.
  * A crash or sanitizer report is a bug, and so is decoding a frame to bytes other than libzstd's when both
  * accept it (abort). */

@@ -20,7 +20,7 @@ cmake --build $B -j16 --target test_gpu_inflate test_gpu_read zgpu_cli > $OUT/bu
 for v in ${VARIANTS:-}; do
     IFS=: read -r nl seg bps <<< "$v"; bps=${bps:-1} tag=${nl}_${seg}_${bps}
     nvcc -O3 -arch=sm_90 -DZGPU_HAVE_CUDA=1 -DZI_NL=$nl -DZI_SEG_BITS=$seg -DZI_BLOCKS_PER_SM=$bps -Isrc -Iinclude \
-        -Itests/unit -I$D/usr/include --expt-relaxed-constexpr tests/unit/test_gpu_inflate.c src/cuda/inflate_kernels.cu \
+        -Itests/unit -I$D/usr/include --expt-relaxed-constexpr tests/unit/test_gpu_inflate.c src/gpucodec/deflate/inflate_kernels.cu \
         -L$D/usr/lib/x86_64-linux-gnu -lz -ldeflate -o /tmp/inflate_$tag > $OUT/variant_$tag.log 2>&1 ||
         { tail -5 $OUT/variant_$tag.log; continue; }
     /tmp/inflate_$tag >> $OUT/variant_$tag.log 2>&1

@@ -3,7 +3,7 @@
 #include "codec/bytes.h"
 #include <stdlib.h>
 #include <string.h>
-#include "util/status.h"
+#include "common/status.h"
 
 typedef struct bytes_codec {
     zg_codec base;

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "codec/bytes.h"
-#include "util/status.h"
+#include "common/status.h"
 
 void zg_scratch_free(zg_scratch *s) {
     zg_buf_free(&s->a);

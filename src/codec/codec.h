@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include "zgpu.h"
 #include "meta/dtype.h"
-#include "util/buf.h"
-#include "util/json.h"
+#include "common/buf.h"
+#include "common/json.h"
 
 #define ZG_MAX_CODECS 16
 

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "codec/codec.h"
-#include "util/status.h"
+#include "common/status.h"
 
 zgpu_status zg_config_int(const zj_value *config, const char *codec, const char *key, int64_t def, int64_t lo,
                           int64_t hi, int64_t *out) {

@@ -5,8 +5,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include "util/endian.h"
-#include "util/status.h"
+#include "common/endian.h"
+#include "common/status.h"
 
 #define CRC32C_POLY 0x82F63B78u
 

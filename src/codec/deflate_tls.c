@@ -2,7 +2,7 @@
 
 #include <stdlib.h>
 
-#include "util/tls.h"
+#include "common/tls.h"
 
 typedef struct deflate_tls {
     struct libdeflate_decompressor *dec;

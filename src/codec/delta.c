@@ -9,7 +9,7 @@
 #include <string.h>
 #include "codec/codec.h"
 #include "codec/numconv.h"
-#include "util/status.h"
+#include "common/status.h"
 
 extern const zg_codec_vtable zg_codec_delta;
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include "codec/codec.h"
 #include "codec/numconv.h"
-#include "util/status.h"
+#include "common/status.h"
 
 extern const zg_codec_vtable zg_codec_fixedscaleoffset;
 

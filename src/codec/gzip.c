@@ -8,8 +8,8 @@
 
 #include "codec/codec.h"
 #include "codec/deflate_tls.h"
-#include "util/endian.h"
-#include "util/status.h"
+#include "common/endian.h"
+#include "common/status.h"
 
 extern const zg_codec_vtable zg_codec_gzip;
 

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "codec/codec.h"
-#include "util/endian.h"
-#include "util/status.h"
+#include "common/endian.h"
+#include "common/status.h"
 
 extern const zg_codec_vtable zg_codec_lz4;
 

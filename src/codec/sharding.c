@@ -8,7 +8,7 @@
 #include <string.h>
 #include "codec/bytes.h"
 #include "codec/crc32c.h"
-#include "util/status.h"
+#include "common/status.h"
 
 #define MAX_INNER_CHUNKS ((uint64_t)1 << 28) /* keeps the index (16 bytes per inner chunk) allocatable */
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "codec/codec.h"
-#include "util/status.h"
+#include "common/status.h"
 
 extern const zg_codec_vtable zg_codec_shuffle;
 

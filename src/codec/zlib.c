@@ -7,7 +7,7 @@
 
 #include "codec/codec.h"
 #include "codec/deflate_tls.h"
-#include "util/status.h"
+#include "common/status.h"
 
 extern const zg_codec_vtable zg_codec_zlib;
 

@@ -8,8 +8,8 @@
 #include <zstd_errors.h>
 
 #include "codec/codec.h"
-#include "util/status.h"
-#include "util/tls.h"
+#include "common/status.h"
+#include "common/tls.h"
 
 extern const zg_codec_vtable zg_codec_zstd;
 

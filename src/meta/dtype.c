@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/status.h"
+#include "common/status.h"
 
 /* The largest raw element zgpu accepts (bytes). Larger "rN" types are valid Zarr but make no sense to read
  * and would let a tiny document demand a huge fill value allocation. */

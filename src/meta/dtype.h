@@ -3,7 +3,7 @@
 #define ZG_DTYPE_H
 #include <stdint.h>
 #include "zgpu.h"
-#include "util/json.h"
+#include "common/json.h"
 
 typedef struct zg_dtype {
     zgpu_dtype id;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/status.h"
+#include "common/status.h"
 
 #define ZG_NOMEM() zg_error(ZGPU_ERR_NO_MEMORY, "out of memory")
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include "zgpu.h"
 #include "meta/dtype.h"
-#include "util/json.h"
+#include "common/json.h"
 
 typedef struct zg_array_meta {
     int zarr_format;                       /* 2 or 3 */

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "codec/sharding.h"
-#include "util/status.h"
+#include "common/status.h"
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 

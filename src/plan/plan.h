@@ -3,7 +3,7 @@
  * where its decoded elements go. Shared by the host executor and the device executor. */
 #ifndef ZG_PLAN_H
 #define ZG_PLAN_H
-#include "core/array.h"
+#include "api/array.h"
 #include "store/store.h"
 
 enum { ZG_TASK_PENDING = 0, ZG_TASK_PRESENT = 1, ZG_TASK_MISSING = 2 };

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "store/store.h"
-#include "util/status.h"
+#include "common/status.h"
 
 zgpu_status zg_store_fs_path(const zg_store *s, const char *key, char *out) {
     int n = key[0] ? snprintf(out, ZG_PATH_MAX, "%s/%s", s->root, key) : snprintf(out, ZG_PATH_MAX, "%s", s->root);

@@ -3,7 +3,7 @@
 #define ZG_STORE_H
 #include <stdint.h>
 #include "zgpu.h"
-#include "util/buf.h"
+#include "common/buf.h"
 
 typedef struct zg_store zg_store;
 typedef struct zg_store_file zg_store_file; /* one object, open for reading ranges */

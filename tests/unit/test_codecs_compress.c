@@ -11,7 +11,7 @@
 
 #include "codec/codec.h"
 #include "test.h"
-#include "util/json.h"
+#include "common/json.h"
 
 extern const zg_codec_vtable zg_codec_gzip, zg_codec_zlib, zg_codec_zstd, zg_codec_bz2, zg_codec_lz4, zg_codec_blosc,
     zg_codec_numcodecs_blosc;

@@ -7,7 +7,7 @@
 #include "codec/chain.h"
 #include "codec/codec.h"
 #include "codec/crc32c.h"
-#include "util/status.h"
+#include "common/status.h"
 
 extern const zg_codec_vtable zg_codec_transpose, zg_codec_delta, zg_codec_shuffle, zg_codec_fixedscaleoffset;
 

@@ -1,4 +1,4 @@
-/* zgpu's DEFLATE decoder on the GPU (src/cuda/inflate_kernels.cu) against zlib's input and against the CPU run
+/* zgpu's DEFLATE decoder on the GPU (src/gpucodec/deflate/inflate_kernels.cu) against zlib's input and against the CPU run
  * of the same rules (inflate_rules.h): one batch of streams of every kind at odd offsets, damaged streams (same
  * status and bytes as the CPU run, same verdict as libdeflate), both again launched in serial mode, and a
  * throughput figure on 8 MiB chunks like the benchmark's (printed, not asserted; ZGPU_INFLATE_SAMPLE: real
@@ -11,8 +11,8 @@ TEST_MAIN_WITHOUT_CUDA()
 #else
 #include <cuda_runtime.h>
 
-#include "cuda/inflate_gpu.h"
-#include "cuda/inflate_rules.h"
+#include "gpucodec/deflate/inflate_gpu.h"
+#include "gpucodec/deflate/inflate_rules.h"
 #include "inflate_cases.h"
 
 typedef struct stream_in {

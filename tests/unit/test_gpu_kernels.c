@@ -16,9 +16,9 @@ TEST_MAIN_WITHOUT_CUDA()
 #include <zlib.h>
 
 #include "codec/crc32c.h"
-#include "cuda/blosc_parse.h"
-#include "cuda/kernels.h"
-#include "cuda/lz4_rules.h"
+#include "gpucodec/blosc/blosc_parse.h"
+#include "gpucodec/post/post_kernels.h"
+#include "gpucodec/lz4/lz4_rules.h"
 
 static uint32_t rng = 12345;
 static uint32_t rnd(void) {

@@ -496,7 +496,7 @@ static void run_case(zgpu_context *ctx, zgpu_context *ctx_cpu, zgpu_context *ctx
 
 #ifdef ZGPU_HAVE_CUDA
 /* Corrupts one stored chunk file in a few ways. Truncation, a damaged header and a garbage body must make the
- * device read fail with CORRUPT_DATA naming the chunk: the host checks (cuda/frames.h) reject such streams
+ * device read fail with CORRUPT_DATA naming the chunk: the host checks (gpucodec/common/frames.h) reject such streams
  * before any GPU decoder sees them, because nvCOMP's zstd and deflate decoders only take valid input (nvCOMP
  * "Known issues"; garbage once made one fault and poison the CUDA context), and the CPU decoder then reports
  * the error. A few flipped bytes inside a zstd/deflate compressed block can leave a stream whose headers,

@@ -1,4 +1,4 @@
-/* The block-parallel zstd decoder on the GPU (src/cuda/zstd_kernels.cu) against libzstd and against the CPU
+/* The block-parallel zstd decoder on the GPU (src/gpucodec/zstd/zstd_kernels.cu) against libzstd and against the CPU
  * run of the same rules (zstd_cpu_ref.h): every case of zstd_cases.h in one batch at unaligned offsets,
  * small batches, damaged frames (same status and bytes as the CPU run), valid and damaged frames again with
  * their bytes placed in rows apart (zg_zd_rows), and a throughput figure (printed, not asserted). ZGPU_TEST_QUICK=1 keeps it small for compute-sanitizer. Skips (77) without a GPU. */
@@ -10,7 +10,7 @@ TEST_MAIN_WITHOUT_CUDA()
 #else
 #include <cuda_runtime.h>
 
-#include "cuda/zstd_gpu.h"
+#include "gpucodec/zstd/zstd_gpu.h"
 #include "zstd_cases.h"
 #include "zstd_cpu_ref.h"
 

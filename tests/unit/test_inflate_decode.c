@@ -1,10 +1,10 @@
-/* zgpu's GPU DEFLATE decoder (src/cuda/inflate_rules.h), run on the CPU: the kernel's phases with the lanes of
+/* zgpu's GPU DEFLATE decoder (src/gpucodec/deflate/inflate_rules.h), run on the CPU: the kernel's phases with the lanes of
  * a thread block emulated one after another. Streams from zlib (every level and strategy, small and large
  * blocks) and libdeflate, on data like the benchmark volumes (noisy 16-bit images, label runs, floats) and
  * text; damaged streams must give the error libdeflate gives (same verdict, never a wild access: ASan). Each
  * stream decodes in the mode its ratio picks (windows, or serial mode from 8:1), then again forced into serial
  * mode and into windows: the same bytes and verdicts. */
-#include "cuda/inflate_rules.h"
+#include "gpucodec/deflate/inflate_rules.h"
 #include "inflate_cases.h"
 #include "test.h"
 

@@ -1,4 +1,4 @@
-/* Unit tests for the JSON DOM (src/util/json.c): parsing (strict RFC 8259 + NaN/Infinity), 64-bit integers,
+/* Unit tests for the JSON DOM (src/common/json.c): parsing (strict RFC 8259 + NaN/Infinity), 64-bit integers,
  * string escapes, error messages, builders, equality, clone, and Python-compatible output. */
 #include <math.h>
 #include <stdint.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "test.h"
-#include "util/json.h"
+#include "common/json.h"
 #include "zgpu.h"
 
 /* Reference output produced with Python 3.11: json.dumps(json.loads(DOC), ensure_ascii=False[, indent=2]). */

@@ -8,8 +8,8 @@
 #include "meta/dtype.h"
 #include "meta/metadata.h"
 #include "test.h"
-#include "util/json.h"
-#include "util/status.h"
+#include "common/json.h"
+#include "common/status.h"
 
 /* ---- zarr-python 3.1 documents ---- */
 static const char k_v3_sharded[] =

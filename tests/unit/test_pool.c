@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "exec/pool.h"
+#include "host/pool.h"
 #include "test.h"
-#include "util/status.h"
+#include "common/status.h"
 
 typedef struct counts {
     size_t n;

@@ -4,7 +4,7 @@
 #include "codec/chain.h"
 #include "codec/crc32c.h"
 #include "codec/sharding.h"
-#include "util/status.h"
+#include "common/status.h"
 
 /* Written by zarr-python 3.1.6: shape (4, 6) uint16, fill 7, one shard of (4, 6), inner chunks (2, 3),
  * values (arange(24).reshape(4, 6) * 1000 + 1) with [2:4, 0:3] = 7 (that inner chunk stays empty). */

@@ -8,7 +8,7 @@
 
 #include "test.h"
 #include "store/store.h"
-#include "util/status.h"
+#include "common/status.h"
 
 enum { N = 100000 };
 static uint8_t data[N];

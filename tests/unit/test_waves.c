@@ -1,7 +1,7 @@
 /* Wave splitting of device reads (CPU only, runs in CI). */
 #include <stdlib.h>
 
-#include "cuda/waves.h"
+#include "plan/waves.h"
 #include "test.h"
 
 /* A partition into non-empty waves in order, each within limit; greedy: each wave but the last would have

@@ -1,10 +1,10 @@
-/* The block-parallel zstd decoder's rules (src/cuda/zstd_decode.h) and its host planner (zstd_plan.c), run on
+/* The block-parallel zstd decoder's rules (src/gpucodec/zstd/zstd_rules.h) and its host planner (zstd_plan.c), run on
  * the CPU in the same three steps as the GPU kernels (K1 per block, K2 per frame, K3 per block in any order
  * that respects the waits), against libzstd on frames that reach every part of the format, on batches of
  * many frames, and on damaged frames (never a wild access: ASan; decoded output only when libzstd agrees). */
 #include <stdio.h>
 
-#include "cuda/zstd_plan.h"
+#include "gpucodec/zstd/zstd_plan.h"
 #include "test.h"
 #include "zstd_cases.h"
 #include "zstd_cpu_ref.h"

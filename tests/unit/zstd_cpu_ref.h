@@ -5,7 +5,7 @@
 #define ZG_ZSTD_CPU_REF_H
 #include <stdlib.h>
 #include <string.h>
-#include "cuda/zstd_plan.h"
+#include "gpucodec/zstd/zstd_plan.h"
 
 static const zg_zd_consts zc_consts = ZG_ZD_CONSTS_INIT;
 

@@ -1,0 +1,332 @@
+/* Array handles: open, create, resize, metadata queries and attributes. */
+#include "api/array.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/sharding.h"
+#include "common/status.h"
+
+/* Reads a small text value (metadata). *text = NULL when absent. */
+zgpu_status zg_store_get_text(zg_store *s, const char *key, char **text, size_t *len) {
+    zg_buf b = ZG_BUF_INIT;
+    int found = 0;
+    *text = NULL;
+    *len = 0;
+    zgpu_status st = s->vt->get(s, key, &b, &found);
+    if (st != ZGPU_OK || !found) {
+        zg_buf_free(&b);
+        return st;
+    }
+    st = zg_buf_reserve(&b, b.size + 1);
+    if (st != ZGPU_OK) {
+        zg_buf_free(&b);
+        return st;
+    }
+    b.data[b.size] = '\0';
+    *text = (char *)b.data;
+    *len = b.size;
+    return ZGPU_OK;
+}
+
+static zgpu_status write_text(zg_store *s, const char *key, char *text) {
+    if (!text) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory serialising %s", key);
+    zgpu_status st = s->vt->set(s, key, text, strlen(text));
+    free(text);
+    return st;
+}
+
+/* Writes the metadata document(s) of the array. */
+static zgpu_status write_metadata(zgpu_array *a) {
+    if (a->meta.zarr_format == 3) return write_text(a->store, "zarr.json", zg_meta_to_json(&a->meta));
+    ZG_FORWARD(write_text(a->store, ".zarray", zg_meta_to_json(&a->meta)));
+    return write_text(a->store, ".zattrs", zg_meta_attrs_json(&a->meta));
+}
+
+/* Binds the codec chain once metadata is parsed. */
+static zgpu_status array_init(zgpu_array *a) {
+    zg_repr repr;
+    memset(&repr, 0, sizeof repr);
+    repr.ndim = a->meta.ndim;
+    memcpy(repr.shape, a->meta.chunk_shape, sizeof(uint64_t) * (size_t)a->meta.ndim);
+    repr.dtype = a->meta.dtype;
+    repr.fill_value = a->meta.fill_value;
+    zgpu_status st = zg_chain_create(a->meta.codecs, &repr, &a->chain);
+    if (st != ZGPU_OK) {
+        zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", a->path);
+        return st;
+    }
+    memcpy(a->read_chunk, a->meta.chunk_shape, sizeof a->read_chunk);
+    if (zg_is_sharding(a->chain->a2b)) {
+        a->sharding = a->chain->a2b;
+        /* A codec after sharding (allowed, if unusual) transforms the whole shard: no partial reads then. */
+        if (a->chain->n_b2b == 0) {
+            a->shard = a->sharding;
+            memcpy(a->read_chunk, zg_sharding_inner_shape(a->shard), sizeof(uint64_t) * (size_t)a->meta.ndim);
+        }
+    }
+    return ZGPU_OK;
+}
+
+static zgpu_status array_alloc(zgpu_context *ctx, const char *path, zgpu_array **out) {
+    *out = NULL;
+    if (!ctx || !path) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "context and path are required");
+    zgpu_array *a = calloc(1, sizeof *a);
+    if (!a || !(a->path = strdup(path))) {
+        free(a);
+        return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    }
+    a->ctx = ctx;
+    pthread_mutex_init(&a->stats_lock, NULL);
+    zgpu_status st = zg_store_fs_open(path, &a->store);
+    if (st != ZGPU_OK) {
+        zgpu_array_close(a);
+        return st;
+    }
+    *out = a;
+    return ZGPU_OK;
+}
+
+ZGPU_API zgpu_status zgpu_array_open(zgpu_context *ctx, const char *path, zgpu_array **out) {
+    if (!out) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_open: out is NULL");
+    zgpu_array *a;
+    ZG_FORWARD(array_alloc(ctx, path, &a));
+    char where[1100];
+    snprintf(where, sizeof where, ZG_ARRAY_WHERE_FMT, path);
+    char *text = NULL, *attrs = NULL;
+    size_t len = 0, attrs_len = 0;
+    zgpu_status st = zg_store_get_text(a->store, "zarr.json", &text, &len);
+    if (st == ZGPU_OK && text) {
+        st = zg_meta_parse_v3(text, len, where, &a->meta);
+    } else if (st == ZGPU_OK) {
+        st = zg_store_get_text(a->store, ".zarray", &text, &len);
+        if (st == ZGPU_OK && !text) {
+            char *g = NULL;
+            size_t glen;
+            zg_store_get_text(a->store, ".zgroup", &g, &glen);
+            st = zg_error(ZGPU_ERR_NOT_FOUND, "%s: %s", where,
+                          g ? "is a group, not an array" : "no array there (no zarr.json or .zarray)");
+            free(g);
+        }
+        if (st == ZGPU_OK) st = zg_store_get_text(a->store, ".zattrs", &attrs, &attrs_len);
+        if (st == ZGPU_OK) st = zg_meta_parse_v2(text, len, attrs, attrs_len, where, &a->meta);
+    }
+    free(text);
+    free(attrs);
+    if (st == ZGPU_OK) st = array_init(a);
+    if (st != ZGPU_OK) {
+        zgpu_array_close(a);
+        return st;
+    }
+    *out = a;
+    return ZGPU_OK;
+}
+
+static int node_exists(zg_store *s) {
+    static const char *keys[] = {"zarr.json", ".zarray", ".zgroup"};
+    for (int i = 0; i < 3; i++) {
+        uint64_t size;
+        int found = 0;
+        if (s->vt->size(s, keys[i], &size, &found) == ZGPU_OK && found) return 1;
+    }
+    return 0;
+}
+
+ZGPU_API zgpu_status zgpu_array_create(zgpu_context *ctx, const char *path, const char *metadata_json, int overwrite,
+                                       zgpu_array **out) {
+    if (!out || !metadata_json) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_create: out and metadata are required");
+    zgpu_array *a;
+    ZG_FORWARD(array_alloc(ctx, path, &a)); /* directories appear with the first write, after validation */
+    char where[1100];
+    snprintf(where, sizeof where, ZG_ARRAY_WHERE_FMT, path);
+    zgpu_status st = zg_meta_parse_create(metadata_json, where, &a->meta);
+    if (st == ZGPU_OK) st = array_init(a); /* validate the codecs before touching storage */
+    if (st == ZGPU_OK && node_exists(a->store)) {
+        if (!overwrite) st = zg_error(ZGPU_ERR_EXISTS, "%s: a Zarr node already exists there", where);
+        else st = a->store->vt->erase_prefix(a->store, "");
+    }
+    if (st == ZGPU_OK) st = write_metadata(a);
+    if (st != ZGPU_OK) {
+        zgpu_array_close(a);
+        return st;
+    }
+    *out = a;
+    return ZGPU_OK;
+}
+
+ZGPU_API void zgpu_array_close(zgpu_array *a) {
+    if (!a) return;
+    zg_chain_free(a->chain);
+    zg_meta_free(&a->meta);
+    zg_store_free(a->store);
+    pthread_mutex_destroy(&a->stats_lock);
+    free(a->path);
+    free(a);
+}
+
+/* Deletes the stored objects whose grid coordinates lie wholly outside new_shape. */
+static zgpu_status delete_outside(zgpu_array *a, const uint64_t *new_shape) {
+    const zg_array_meta *m = &a->meta;
+    int nd = m->ndim;
+    uint64_t hi[ZGPU_MAX_DIMS], keep[ZGPU_MAX_DIMS], c[ZGPU_MAX_DIMS] = {0};
+    for (int d = 0; d < nd; d++) {
+        hi[d] = m->shape[d] / m->chunk_shape[d] + (m->shape[d] % m->chunk_shape[d] != 0);
+        keep[d] = new_shape[d] / m->chunk_shape[d] + (new_shape[d] % m->chunk_shape[d] != 0);
+        if (hi[d] == 0) return ZGPU_OK;
+    }
+    if (nd == 0) return ZGPU_OK;
+    for (;;) {
+        int outside = 0;
+        for (int d = 0; d < nd; d++) outside |= c[d] >= keep[d];
+        if (outside) {
+            char key[1024];
+            zg_meta_chunk_key(m, c, key, sizeof key);
+            ZG_FORWARD(a->store->vt->erase(a->store, key));
+        }
+        int d = nd - 1;
+        while (d >= 0 && ++c[d] == hi[d]) c[d--] = 0;
+        if (d < 0) break;
+    }
+    return ZGPU_OK;
+}
+
+ZGPU_API zgpu_status zgpu_array_resize(zgpu_array *a, const uint64_t *new_shape) {
+    if (!a || (!new_shape && a->meta.ndim > 0)) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_resize: array and shape are required");
+    ZG_FORWARD(delete_outside(a, new_shape));
+    uint64_t old[ZGPU_MAX_DIMS];
+    memcpy(old, a->meta.shape, sizeof old);
+    memcpy(a->meta.shape, new_shape, sizeof(uint64_t) * (size_t)a->meta.ndim);
+    zgpu_status st = write_metadata(a);
+    if (st != ZGPU_OK) memcpy(a->meta.shape, old, sizeof old);
+    return st;
+}
+
+ZGPU_API int zgpu_array_zarr_format(const zgpu_array *a) { return a->meta.zarr_format; }
+ZGPU_API int zgpu_array_ndim(const zgpu_array *a) { return a->meta.ndim; }
+ZGPU_API const char *zgpu_array_path(const zgpu_array *a) { return a->path; }
+ZGPU_API void zgpu_array_shape(const zgpu_array *a, uint64_t *shape) {
+    memcpy(shape, a->meta.shape, sizeof(uint64_t) * (size_t)a->meta.ndim);
+}
+ZGPU_API void zgpu_array_chunk_shape(const zgpu_array *a, uint64_t *chunk_shape) {
+    const uint64_t *c = a->sharding ? zg_sharding_inner_shape(a->sharding) : a->meta.chunk_shape;
+    memcpy(chunk_shape, c, sizeof(uint64_t) * (size_t)a->meta.ndim);
+}
+ZGPU_API int zgpu_array_shard_shape(const zgpu_array *a, uint64_t *shard_shape) {
+    memcpy(shard_shape, a->meta.chunk_shape, sizeof(uint64_t) * (size_t)a->meta.ndim);
+    return a->sharding != NULL;
+}
+ZGPU_API zgpu_dtype zgpu_array_dtype(const zgpu_array *a) { return a->meta.dtype.id; }
+ZGPU_API size_t zgpu_array_itemsize(const zgpu_array *a) { return a->meta.dtype.size; }
+ZGPU_API const char *zgpu_array_dtype_name(const zgpu_array *a) { return a->meta.dtype.name; }
+ZGPU_API const void *zgpu_array_fill_value(const zgpu_array *a) { return a->meta.fill_value; }
+
+static zgpu_status json_out(zj_value *v, int indent, int owned, char **json) {
+    char *text = v ? zj_write(v, indent) : NULL;
+    if (owned) zj_free(v);
+    if (!text) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory serialising JSON");
+    *json = text;
+    return ZGPU_OK;
+}
+
+ZGPU_API zgpu_status zgpu_array_metadata_json(const zgpu_array *a, char **json) {
+    if (!a || !json) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "NULL argument");
+    char *doc = zg_meta_to_json(&a->meta);
+    if (!doc) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    if (a->meta.zarr_format == 3) {
+        *json = doc;
+        return ZGPU_OK;
+    }
+    zj_value *v = NULL;
+    zgpu_status st = zj_parse(doc, strlen(doc), ".zarray", &v);
+    free(doc);
+    ZG_FORWARD(st);
+    zj_value *attrs = zj_clone(a->meta.attributes);
+    if (!attrs || zj_set(v, "attributes", attrs) != ZGPU_OK) {
+        zj_free(v);
+        return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    }
+    return json_out(v, 2, 1, json);
+}
+
+ZGPU_API zgpu_status zgpu_array_codecs_json(const zgpu_array *a, char **json) {
+    if (!a || !json) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "NULL argument");
+    return json_out(a->meta.codecs, 0, 0, json);
+}
+
+ZGPU_API zgpu_status zgpu_array_attributes(const zgpu_array *a, char **json) {
+    if (!a || !json) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "NULL argument");
+    return json_out(a->meta.attributes, 0, 0, json);
+}
+
+zgpu_status zg_parse_attributes(const char *json, zj_value **out) {
+    if (!json) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "attributes JSON is NULL");
+    zj_value *v = NULL;
+    ZG_FORWARD(zj_parse(json, strlen(json), "attributes", &v));
+    if (v->type != ZJ_OBJECT) {
+        zj_free(v);
+        return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "attributes must be a JSON object");
+    }
+    *out = v;
+    return ZGPU_OK;
+}
+
+ZGPU_API zgpu_status zgpu_array_set_attributes(zgpu_array *a, const char *json) {
+    if (!a) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "NULL array");
+    zj_value *v = NULL;
+    ZG_FORWARD(zg_parse_attributes(json, &v));
+    zj_value *old = a->meta.attributes;
+    a->meta.attributes = v;
+    zgpu_status st = write_metadata(a);
+    if (st != ZGPU_OK) {
+        a->meta.attributes = old;
+        zj_free(v);
+        return st;
+    }
+    zj_free(old);
+    return ZGPU_OK;
+}
+
+static int is_metadata_name(const char *name) {
+    return !strcmp(name, "zarr.json") || !strcmp(name, ".zarray") || !strcmp(name, ".zattrs") ||
+           !strcmp(name, ".zgroup") || !strcmp(name, ".zmetadata");
+}
+
+static zgpu_status walk_sizes(zg_store *s, const char *prefix, uint64_t *n, uint64_t *bytes) {
+    zg_list_entry *e;
+    size_t count;
+    ZG_FORWARD(s->vt->list(s, prefix, &e, &count));
+    zgpu_status st = ZGPU_OK;
+    for (size_t i = 0; i < count && st == ZGPU_OK; i++) {
+        char child[4096];
+        snprintf(child, sizeof child, "%s%s%s", prefix, prefix[0] ? "/" : "", e[i].name);
+        if (e[i].is_dir) st = walk_sizes(s, child, n, bytes);
+        else if (!is_metadata_name(e[i].name)) {
+            (*n)++;
+            *bytes += e[i].size;
+        }
+    }
+    zg_list_free(e, count);
+    return st;
+}
+
+ZGPU_API zgpu_status zgpu_array_storage_info(const zgpu_array *a, uint64_t *n_objects, uint64_t *n_bytes) {
+    if (!a || !n_objects || !n_bytes) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "NULL argument");
+    *n_objects = *n_bytes = 0;
+    return walk_sizes(a->store, "", n_objects, n_bytes);
+}
+
+void zg_array_set_stats(zgpu_array *a, const zgpu_read_stats *s) {
+    pthread_mutex_lock(&a->stats_lock);
+    a->last_stats = *s;
+    a->last_stats.struct_size = sizeof a->last_stats;
+    pthread_mutex_unlock(&a->stats_lock);
+}
+
+ZGPU_API void zgpu_array_last_read_stats(const zgpu_array *a, zgpu_read_stats *stats) {
+    size_t n = stats->struct_size && stats->struct_size < sizeof *stats ? stats->struct_size : sizeof *stats;
+    pthread_mutex_lock((pthread_mutex_t *)&a->stats_lock);
+    memcpy(stats, &a->last_stats, n);
+    pthread_mutex_unlock((pthread_mutex_t *)&a->stats_lock);
+    stats->struct_size = n;
+}

@@ -1,0 +1,53 @@
+/* Internal layout of the public handles (include/zgpu.h). */
+#ifndef ZG_ARRAY_H
+#define ZG_ARRAY_H
+#include <pthread.h>
+#include "zgpu.h"
+#include "codec/chain.h"
+#include "host/pool.h"
+#include "meta/metadata.h"
+#include "store/store.h"
+
+struct zg_device_state; /* owned by src/device/ (NULL until the first device read) */
+
+struct zgpu_context {
+    zgpu_context_options opts;
+    zg_pool *pool;                 /* host decode threads */
+    pthread_mutex_t device_lock;   /* guards lazy creation of `device` */
+    struct zg_device_state *device;
+};
+
+struct zgpu_array {
+    zgpu_context *ctx;
+    char *path;
+    zg_store *store;
+    zg_array_meta meta;
+    zg_chain *chain;               /* decodes one stored object (a chunk, or a whole shard) */
+    const zg_codec *sharding;      /* chain->a2b when it is sharding_indexed, else NULL */
+    const zg_codec *shard;         /* `sharding` when reads can fetch inner chunks alone (no bytes->bytes codec
+                                    * follows it), else NULL: then a whole shard is the unit of decoding */
+    uint64_t read_chunk[ZGPU_MAX_DIMS]; /* the unit a read decodes: the inner chunk when `shard` is set */
+    pthread_mutex_t stats_lock;
+    zgpu_read_stats last_stats;
+};
+
+struct zgpu_group {
+    zgpu_context *ctx;
+    char *path;
+    zg_store *store;
+    zg_group_meta meta;
+};
+
+/** "array '<path>'" prefix used in messages. */
+#define ZG_ARRAY_WHERE_FMT "array '%s'"
+
+/** Records stats of a finished read (thread-safe). */
+void zg_array_set_stats(zgpu_array *a, const zgpu_read_stats *s);
+/** Monotonic clock in seconds. */
+double zg_now(void);
+
+/* Shared by array.c and group.c */
+zgpu_status zg_store_get_text(zg_store *s, const char *key, char **text, size_t *len);
+zgpu_status zg_parse_attributes(const char *json, zj_value **out);
+
+#endif

@@ -1,0 +1,86 @@
+/* Public device-read functions. With CUDA they forward to src/device/ (device_read.c); without, every one
+ * says so with ZGPU_ERR_NO_GPU. Compiled in every build. */
+#include <stdlib.h>
+
+#include "api/array.h"
+#include "device/device.h"
+#include "common/status.h"
+
+#ifndef ZGPU_HAVE_CUDA
+#define NO_CUDA_MSG "zgpu was built without CUDA support"
+
+void zg_device_state_free(struct zg_device_state *st) { (void)st; }
+
+ZGPU_API int zgpu_gpu_available(void) {
+    zg_error(ZGPU_ERR_NO_GPU, NO_CUDA_MSG);
+    return 0;
+}
+
+ZGPU_API zgpu_status zgpu_array_read_device(zgpu_array *array, const uint64_t *start, const uint64_t *count,
+                                            void *device_out, const int64_t *out_strides, void *stream) {
+    (void)array, (void)start, (void)count, (void)device_out, (void)out_strides, (void)stream;
+    return zg_error(ZGPU_ERR_NO_GPU, NO_CUDA_MSG);
+}
+
+ZGPU_API zgpu_status zgpu_array_read_device_async(zgpu_array *array, const uint64_t *start,
+                                                  const uint64_t *count, void *device_out,
+                                                  const int64_t *out_strides, void *stream, zgpu_event **event) {
+    (void)array, (void)start, (void)count, (void)device_out, (void)out_strides, (void)stream;
+    if (event) *event = NULL;
+    return zg_error(ZGPU_ERR_NO_GPU, NO_CUDA_MSG);
+}
+
+ZGPU_API zgpu_status zgpu_event_wait(zgpu_event *event) {
+    if (!event) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_event_wait: event is NULL");
+    return zg_error(ZGPU_ERR_NO_GPU, NO_CUDA_MSG);
+}
+
+ZGPU_API int zgpu_event_query(zgpu_event *event) {
+    (void)event;
+    return 1;
+}
+
+ZGPU_API void zgpu_event_free(zgpu_event *event) { (void)event; }
+
+#else /* ZGPU_HAVE_CUDA */
+
+ZGPU_API int zgpu_gpu_available(void) { return zg_cuda_probe() == ZGPU_OK; }
+
+static zgpu_status check_args(const zgpu_array *array, const uint64_t *start, const uint64_t *count,
+                              const void *device_out) {
+    ZG_RETURN_IF(!array, ZGPU_ERR_INVALID_ARGUMENT, "device read: array is NULL");
+    ZG_RETURN_IF(array->meta.ndim > 0 && (!start || !count), ZGPU_ERR_INVALID_ARGUMENT,
+                 ZG_ARRAY_WHERE_FMT ": device read: start/count is NULL", array->path);
+    ZG_RETURN_IF(!device_out, ZGPU_ERR_INVALID_ARGUMENT, ZG_ARRAY_WHERE_FMT ": device read: device_out is NULL",
+                 array->path);
+    return ZGPU_OK;
+}
+
+ZGPU_API zgpu_status zgpu_array_read_device(zgpu_array *array, const uint64_t *start, const uint64_t *count,
+                                            void *device_out, const int64_t *out_strides, void *stream) {
+    ZG_FORWARD(check_args(array, start, count, device_out));
+    ZG_FORWARD(zg_cuda_probe());
+    return zg_cuda_read(array, start, count, device_out, out_strides, stream);
+}
+
+ZGPU_API zgpu_status zgpu_array_read_device_async(zgpu_array *array, const uint64_t *start,
+                                                  const uint64_t *count, void *device_out,
+                                                  const int64_t *out_strides, void *stream, zgpu_event **event) {
+    ZG_RETURN_IF(!event, ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_read_device_async: event is NULL");
+    *event = NULL;
+    ZG_FORWARD(check_args(array, start, count, device_out));
+    ZG_FORWARD(zg_cuda_probe());
+    return zg_cuda_read_async(array, start, count, device_out, out_strides, stream, event);
+}
+
+ZGPU_API zgpu_status zgpu_event_wait(zgpu_event *event) {
+    ZG_RETURN_IF(!event, ZGPU_ERR_INVALID_ARGUMENT, "zgpu_event_wait: event is NULL");
+    return zg_cuda_event_wait(event);
+}
+
+ZGPU_API int zgpu_event_query(zgpu_event *event) { return event ? zg_cuda_event_query(event) : 1; }
+
+ZGPU_API void zgpu_event_free(zgpu_event *event) {
+    if (event) zg_cuda_event_free(event);
+}
+#endif

@@ -1,0 +1,191 @@
+/* Groups: open, create, members, attributes; and what kind of node a path holds. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/array.h"
+#include "common/status.h"
+
+static zgpu_status write_group(zgpu_group *g) {
+    char *doc = zg_group_meta_to_json(&g->meta);
+    if (!doc) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    const char *key = g->meta.zarr_format == 3 ? "zarr.json" : ".zgroup";
+    zgpu_status st = g->store->vt->set(g->store, key, doc, strlen(doc));
+    free(doc);
+    if (st != ZGPU_OK || g->meta.zarr_format == 3) return st;
+    char *attrs = zj_write(g->meta.attributes, 2);
+    if (!attrs) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    st = g->store->vt->set(g->store, ".zattrs", attrs, strlen(attrs));
+    free(attrs);
+    return st;
+}
+
+static zgpu_status group_alloc(zgpu_context *ctx, const char *path, zgpu_group **out) {
+    *out = NULL;
+    if (!ctx || !path) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "context and path are required");
+    zgpu_group *g = calloc(1, sizeof *g);
+    if (!g || !(g->path = strdup(path))) {
+        free(g);
+        return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    }
+    g->ctx = ctx;
+    zgpu_status st = zg_store_fs_open(path, &g->store);
+    if (st != ZGPU_OK) {
+        zgpu_group_close(g);
+        return st;
+    }
+    *out = g;
+    return ZGPU_OK;
+}
+
+/* Kind of node in a store's root: 1 array, 2 group, 0 none; *format its Zarr format. */
+static zgpu_status store_node_kind(zg_store *s, int *kind, int *format) {
+    char *text = NULL;
+    size_t len;
+    *kind = 0;
+    *format = 0;
+    ZG_FORWARD(zg_store_get_text(s, "zarr.json", &text, &len));
+    if (text) {
+        zj_value *v = NULL;
+        zgpu_status st = zj_parse(text, len, "zarr.json", &v);
+        free(text);
+        ZG_FORWARD(st);
+        const char *nt = zj_string(zj_get(v, "node_type"));
+        *kind = nt && !strcmp(nt, "array") ? 1 : nt && !strcmp(nt, "group") ? 2 : 0;
+        *format = 3;
+        zj_free(v);
+        if (!*kind) return zg_error(ZGPU_ERR_BAD_METADATA, "'%s/zarr.json': node_type must be \"array\" or \"group\"", s->root);
+        return ZGPU_OK;
+    }
+    uint64_t size;
+    int found = 0;
+    ZG_FORWARD(s->vt->size(s, ".zarray", &size, &found));
+    if (found) { *kind = 1; *format = 2; return ZGPU_OK; }
+    ZG_FORWARD(s->vt->size(s, ".zgroup", &size, &found));
+    if (found) { *kind = 2; *format = 2; }
+    return ZGPU_OK;
+}
+
+ZGPU_API zgpu_status zgpu_node_kind(const char *path, int *kind) {
+    if (!path || !kind) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "NULL argument");
+    zg_store *s;
+    ZG_FORWARD(zg_store_fs_open(path, &s));
+    int format;
+    zgpu_status st = store_node_kind(s, kind, &format);
+    zg_store_free(s);
+    return st;
+}
+
+ZGPU_API zgpu_status zgpu_group_open(zgpu_context *ctx, const char *path, zgpu_group **out) {
+    if (!out) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_group_open: out is NULL");
+    zgpu_group *g;
+    ZG_FORWARD(group_alloc(ctx, path, &g));
+    char where[1100];
+    snprintf(where, sizeof where, "group '%s'", path);
+    char *text = NULL, *attrs = NULL;
+    size_t len = 0, attrs_len = 0;
+    zgpu_status st = zg_store_get_text(g->store, "zarr.json", &text, &len);
+    if (st == ZGPU_OK && text) {
+        st = zg_group_meta_parse_v3(text, len, where, &g->meta);
+    } else if (st == ZGPU_OK) {
+        st = zg_store_get_text(g->store, ".zgroup", &text, &len);
+        if (st == ZGPU_OK && !text) st = zg_error(ZGPU_ERR_NOT_FOUND, "%s: no group there (no zarr.json or .zgroup)", where);
+        if (st == ZGPU_OK) st = zg_store_get_text(g->store, ".zattrs", &attrs, &attrs_len);
+        if (st == ZGPU_OK) st = zg_group_meta_parse_v2(text, len, attrs, attrs_len, where, &g->meta);
+    }
+    free(text);
+    free(attrs);
+    if (st != ZGPU_OK) {
+        zgpu_group_close(g);
+        return st;
+    }
+    *out = g;
+    return ZGPU_OK;
+}
+
+ZGPU_API zgpu_status zgpu_group_create(zgpu_context *ctx, const char *path, int zarr_format,
+                                       const char *attributes_json, int overwrite, zgpu_group **out) {
+    if (!out) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_group_create: out is NULL");
+    if (zarr_format != 2 && zarr_format != 3)
+        return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zarr_format must be 2 or 3, not %d", zarr_format);
+    zgpu_group *g;
+    ZG_FORWARD(group_alloc(ctx, path, &g)); /* directories appear with the first write */
+    zgpu_status st = zg_group_meta_new(zarr_format, attributes_json, &g->meta);
+    int kind = 0, format = 0;
+    if (st == ZGPU_OK) st = store_node_kind(g->store, &kind, &format);
+    if (st == ZGPU_OK && kind) {
+        if (!overwrite) st = zg_error(ZGPU_ERR_EXISTS, "group '%s': a Zarr node already exists there", path);
+        else st = g->store->vt->erase_prefix(g->store, "");
+    }
+    if (st == ZGPU_OK) st = write_group(g);
+    if (st != ZGPU_OK) {
+        zgpu_group_close(g);
+        return st;
+    }
+    *out = g;
+    return ZGPU_OK;
+}
+
+ZGPU_API void zgpu_group_close(zgpu_group *g) {
+    if (!g) return;
+    zg_group_meta_free(&g->meta);
+    zg_store_free(g->store);
+    free(g->path);
+    free(g);
+}
+
+ZGPU_API int zgpu_group_zarr_format(const zgpu_group *g) { return g->meta.zarr_format; }
+
+ZGPU_API zgpu_status zgpu_group_members(const zgpu_group *g, char **json) {
+    if (!g || !json) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "NULL argument");
+    zg_list_entry *e;
+    size_t n;
+    ZG_FORWARD(g->store->vt->list(g->store, "", &e, &n));
+    zj_value *list = zj_new_array();
+    zgpu_status st = list ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    for (size_t i = 0; i < n && st == ZGPU_OK; i++) {
+        if (!e[i].is_dir) continue;
+        char child[4096];
+        snprintf(child, sizeof child, "%s/%s", g->store->root, e[i].name);
+        zg_store *cs;
+        st = zg_store_fs_open(child, &cs);
+        if (st != ZGPU_OK) break;
+        int kind = 0, format = 0;
+        zgpu_status kst = store_node_kind(cs, &kind, &format);
+        zg_store_free(cs);
+        if (kst != ZGPU_OK || !kind) continue; /* not a Zarr node (or unreadable): not a member */
+        zj_value *m = zj_new_object();
+        if (!m || zj_set(m, "name", zj_new_string(e[i].name)) != ZGPU_OK ||
+            zj_set(m, "kind", zj_new_string(kind == 1 ? "array" : "group")) != ZGPU_OK || zj_append(list, m) != ZGPU_OK)
+            st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    }
+    zg_list_free(e, n);
+    if (st == ZGPU_OK) {
+        *json = zj_write(list, 0);
+        if (!*json) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    }
+    zj_free(list);
+    return st;
+}
+
+ZGPU_API zgpu_status zgpu_group_attributes(const zgpu_group *g, char **json) {
+    if (!g || !json) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "NULL argument");
+    *json = zj_write(g->meta.attributes, 0);
+    return *json ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+}
+
+ZGPU_API zgpu_status zgpu_group_set_attributes(zgpu_group *g, const char *json) {
+    if (!g) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "NULL group");
+    zj_value *v = NULL;
+    ZG_FORWARD(zg_parse_attributes(json, &v));
+    zj_value *old = g->meta.attributes;
+    g->meta.attributes = v;
+    zgpu_status st = write_group(g);
+    if (st != ZGPU_OK) {
+        g->meta.attributes = old;
+        zj_free(v);
+        return st;
+    }
+    zj_free(old);
+    return ZGPU_OK;
+}

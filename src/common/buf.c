@@ -1,0 +1,41 @@
+#include "common/buf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/status.h"
+
+zg_buf zg_buf_wrap(void *data, size_t cap) {
+    zg_buf b = {(uint8_t *)data, 0, cap, 1};
+    return b;
+}
+
+zgpu_status zg_buf_reserve(zg_buf *b, size_t n) {
+    if (n <= b->cap) return ZGPU_OK;
+    if (b->fixed)
+        return zg_error(ZGPU_ERR_CORRUPT_DATA, "decoded data larger than the %zu bytes expected", b->cap);
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < n) cap = cap > SIZE_MAX / 2 ? n : cap * 2;
+    uint8_t *p = realloc(b->data, cap);
+    if (!p) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory allocating %zu bytes", cap);
+    b->data = p;
+    b->cap = cap;
+    return ZGPU_OK;
+}
+
+zgpu_status zg_buf_append(zg_buf *b, const void *src, size_t n) {
+    if (n > SIZE_MAX - b->size) return zg_error(ZGPU_ERR_NO_MEMORY, "buffer size overflow");
+    ZG_FORWARD(zg_buf_reserve(b, b->size + n));
+    if (n) memcpy(b->data + b->size, src, n);
+    b->size += n;
+    return ZGPU_OK;
+}
+
+void zg_buf_free(zg_buf *b) {
+    if (!b->fixed) free(b->data);
+    b->data = NULL;
+    b->size = b->cap = 0;
+    b->fixed = 0;
+}
+
+ZGPU_API void zgpu_free(void *ptr) { free(ptr); }

@@ -1,0 +1,30 @@
+/* The device executor's entry points, as seen from the rest of zgpu (plain C, no CUDA headers). Device
+ * state lives in ctx->device: created on the first device read under ctx->device_lock, freed by
+ * zgpu_context_free through zg_device_state_free. Without CUDA, src/api/device_api.c provides stubs. */
+#ifndef ZG_CUDA_DEVICE_H
+#define ZG_CUDA_DEVICE_H
+#include <stdint.h>
+#include "zgpu.h"
+
+struct zg_device_state;
+struct zgpu_event;
+
+/** Frees the state (waits for reads in flight). Accepts NULL. */
+void zg_device_state_free(struct zg_device_state *st);
+
+#ifdef ZGPU_HAVE_CUDA
+/** ZGPU_OK if a CUDA device is usable; else ZGPU_ERR_NO_GPU "no CUDA device: <cuda error string>". */
+zgpu_status zg_cuda_probe(void);
+/** The whole device read (plan, I/O, H2D, decode, scatter), synchronous on the caller's side: returns
+ *  when the data is in place and `stream` is ordered after it. */
+zgpu_status zg_cuda_read(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *device_out,
+                         const int64_t *out_strides, void *stream);
+/** Starts the read on a background thread; *event completes when it is done. */
+zgpu_status zg_cuda_read_async(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *device_out,
+                               const int64_t *out_strides, void *stream, struct zgpu_event **event);
+zgpu_status zg_cuda_event_wait(struct zgpu_event *ev);
+int zg_cuda_event_query(struct zgpu_event *ev);
+void zg_cuda_event_free(struct zgpu_event *ev);
+#endif
+
+#endif

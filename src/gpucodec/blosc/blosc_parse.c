@@ -1,0 +1,172 @@
+/* Blosc1 chunk parsing for the device decoder (see blosc_parse.h). */
+#include "gpucodec/blosc/blosc_parse.h"
+
+#include <string.h>
+
+#include "common/endian.h"
+#include "common/status.h"
+
+#define BLOSC_MIN_BUFFERSIZE 128 /* c-blosc: blocks shorter than this per element are never split */
+#define BLOSC_MAX_SPLITS 16
+
+const char *zg_blosc_compname(int compformat) {
+    switch (compformat) {
+    case ZG_BLOSC_BLOSCLZ: return "blosclz";
+    case ZG_BLOSC_LZ4: return "lz4";
+    case ZG_BLOSC_SNAPPY: return "snappy";
+    case ZG_BLOSC_ZLIB: return "zlib";
+    case ZG_BLOSC_ZSTD: return "zstd";
+    default: return "unknown";
+    }
+}
+
+zgpu_status zg_blosc_parse_header(const uint8_t *src, size_t n, size_t expected, zg_blosc_header *h) {
+    memset(h, 0, sizeof *h);
+    ZG_RETURN_IF(n < ZG_BLOSC_HEADER, ZGPU_ERR_CORRUPT_DATA, "blosc: chunk of %zu bytes is shorter than the 16-byte header", n);
+    h->version = src[0];
+    h->versionlz = src[1];
+    h->flags = src[2];
+    h->typesize = src[3];
+    h->nbytes = zg_le32(src + 4);
+    h->blocksize = zg_le32(src + 8);
+    h->cbytes = zg_le32(src + 12);
+    ZG_RETURN_IF(h->version == 0 || h->version > 2, ZGPU_ERR_CORRUPT_DATA,
+                 "blosc: header version %u (expected 1 or 2; blosc2 frames are not blosc1 chunks)", h->version);
+    ZG_RETURN_IF(h->typesize == 0, ZGPU_ERR_CORRUPT_DATA, "blosc: typesize 0 in header");
+    ZG_RETURN_IF(h->flags & 0x08, ZGPU_ERR_CORRUPT_DATA, "blosc: reserved flag bit 3 set (0x%02x)", h->flags);
+    ZG_RETURN_IF(h->cbytes < ZG_BLOSC_HEADER || h->cbytes > n, ZGPU_ERR_CORRUPT_DATA,
+                 "blosc: header says %u compressed bytes but the chunk holds %zu", h->cbytes, n);
+    ZG_RETURN_IF(expected != SIZE_MAX && h->nbytes != expected, ZGPU_ERR_CORRUPT_DATA,
+                 "blosc: header says %u decoded bytes, expected %zu", h->nbytes, expected);
+    h->compformat = (h->flags >> 5) & 7;
+    h->memcpyed = (h->flags & 0x02) != 0;
+    h->dont_split = (h->flags & 0x10) != 0;
+    if ((h->flags & 0x01) && h->typesize > 1) h->shuffle = ZG_BLOSC_SHUFFLE;
+    else if (h->flags & 0x04) h->shuffle = ZG_BLOSC_BITSHUFFLE;
+    else h->shuffle = ZG_BLOSC_NOSHUFFLE;
+    if (h->nbytes == 0) {
+        h->nblocks = 0;
+        return ZGPU_OK;
+    }
+    if (h->memcpyed) {
+        ZG_RETURN_IF((uint64_t)h->nbytes + ZG_BLOSC_HEADER > h->cbytes, ZGPU_ERR_CORRUPT_DATA,
+                     "blosc: uncompressed chunk of %u bytes stored in %u bytes", h->nbytes, h->cbytes);
+    } else {
+        ZG_RETURN_IF(h->compformat > ZG_BLOSC_ZSTD, ZGPU_ERR_CORRUPT_DATA, "blosc: unknown compressor code %d",
+                     h->compformat);
+    }
+    ZG_RETURN_IF(h->blocksize == 0, ZGPU_ERR_CORRUPT_DATA, "blosc: blocksize 0 with %u decoded bytes", h->nbytes);
+    if (h->blocksize > h->nbytes) h->blocksize = h->nbytes; /* c-blosc clamps a too-large blocksize */
+    h->nblocks = h->nbytes / h->blocksize;
+    h->leftover = h->nbytes % h->blocksize;
+    if (h->leftover) h->nblocks++;
+    if (!h->memcpyed)
+        ZG_RETURN_IF((uint64_t)ZG_BLOSC_HEADER + 4ull * h->nblocks > h->cbytes, ZGPU_ERR_CORRUPT_DATA,
+                     "blosc: %u block starts do not fit in %u bytes", h->nblocks, h->cbytes);
+    return ZGPU_OK;
+}
+
+static uint32_t n_splits(const zg_blosc_header *h, int leftover_block) {
+    if (!h->dont_split && h->typesize <= BLOSC_MAX_SPLITS && h->blocksize / h->typesize >= BLOSC_MIN_BUFFERSIZE &&
+        !leftover_block)
+        return h->typesize;
+    return 1;
+}
+
+size_t zg_blosc_max_streams(const zg_blosc_header *h) {
+    if (h->nbytes == 0) return 0;
+    if (h->memcpyed) return 1;
+    return (size_t)h->nblocks * n_splits(h, 0);
+}
+
+zgpu_status zg_blosc_streams(const uint8_t *src, size_t n, const zg_blosc_header *h, zg_blosc_stream *out,
+                             size_t cap, size_t *count) {
+    *count = 0;
+    if (h->nbytes == 0) return ZGPU_OK;
+    if (n > h->cbytes) n = h->cbytes;
+    if (h->memcpyed) {
+        ZG_RETURN_IF(cap < 1, ZGPU_ERR_INTERNAL, "blosc: stream array too small");
+        out[0] = (zg_blosc_stream){ZG_BLOSC_HEADER, h->nbytes, 0, h->nbytes, 1};
+        *count = 1;
+        return ZGPU_OK;
+    }
+    const uint64_t data_start = ZG_BLOSC_HEADER + 4ull * h->nblocks;
+    size_t k = 0;
+    for (uint32_t b = 0; b < h->nblocks; b++) {
+        int last_short = (b == h->nblocks - 1) && h->leftover;
+        uint32_t bsize = last_short ? h->leftover : h->blocksize;
+        uint32_t ns = n_splits(h, last_short);
+        uint32_t neblock = bsize / ns;
+        uint64_t pos = zg_le32(src + ZG_BLOSC_HEADER + 4ull * b);
+        ZG_RETURN_IF(pos < data_start || pos >= n, ZGPU_ERR_CORRUPT_DATA,
+                     "blosc: block %u starts at %llu, outside the data area [%llu, %zu)", b,
+                     (unsigned long long)pos, (unsigned long long)data_start, n);
+        for (uint32_t s = 0; s < ns; s++) {
+            ZG_RETURN_IF(pos + 4 > n, ZGPU_ERR_CORRUPT_DATA, "blosc: block %u stream %u header past the end", b, s);
+            uint32_t cs = zg_le32(src + pos);
+            pos += 4;
+            ZG_RETURN_IF(cs == 0 || pos + cs > n, ZGPU_ERR_CORRUPT_DATA,
+                         "blosc: block %u stream %u of %u bytes does not fit in the chunk", b, s, cs);
+            ZG_RETURN_IF(k >= cap, ZGPU_ERR_INTERNAL, "blosc: stream array too small");
+            out[k].src_off = (uint32_t)pos;
+            out[k].src_len = cs;
+            out[k].dst_off = (uint32_t)((uint64_t)b * h->blocksize + (uint64_t)s * neblock);
+            out[k].dst_len = neblock;
+            out[k].raw = cs == neblock;
+            k++;
+            pos += cs;
+        }
+    }
+    *count = k;
+    return ZGPU_OK;
+}
+
+void zg_unshuffle_bytes_ref(size_t ts, size_t n, const uint8_t *src, uint8_t *dst) {
+    size_t ne = ts ? n / ts : 0;
+    for (size_t j = 0; j < ts; j++)
+        for (size_t i = 0; i < ne; i++) dst[i * ts + j] = src[j * ne + i];
+    memcpy(dst + ne * ts, src + ne * ts, n - ne * ts);
+}
+
+void zg_bitunshuffle_ref(size_t ts, size_t nelem, const uint8_t *src, uint8_t *dst) {
+    /* src is (ts*8 bit-rows) x (nelem/8 bytes): row (byte j, bit k), byte g holds bit k of byte j of the
+     * elements 8g..8g+7, element 8g+b in bit b. */
+    size_t rowbytes = nelem / 8;
+    memset(dst, 0, ts * nelem);
+    for (size_t j = 0; j < ts; j++)
+        for (size_t k = 0; k < 8; k++) {
+            const uint8_t *row = src + (j * 8 + k) * rowbytes;
+            for (size_t e = 0; e < nelem; e++)
+                dst[e * ts + j] |= (uint8_t)(((row[e / 8] >> (e % 8)) & 1u) << k);
+        }
+}
+
+void zg_blosc_unshuffle_ref(const zg_blosc_header *h, const uint8_t *src, uint8_t *dst) {
+    if (h->memcpyed || h->shuffle == ZG_BLOSC_NOSHUFFLE) {
+        memcpy(dst, src, h->nbytes);
+        return;
+    }
+    for (uint32_t b = 0; b < h->nblocks; b++) {
+        size_t off = (size_t)b * h->blocksize;
+        size_t bsize = (b == h->nblocks - 1 && h->leftover) ? h->leftover : h->blocksize;
+        if (h->shuffle == ZG_BLOSC_SHUFFLE) {
+            zg_unshuffle_bytes_ref(h->typesize, bsize, src + off, dst + off);
+            continue;
+        }
+        /* bitshuffle: format version 2 skips blocks whose element count is not a multiple of 8; later
+         * versions unshuffle the largest multiple of 8 and copy the rest. */
+        size_t ne = bsize / h->typesize;
+        size_t done = 0;
+        if (h->version <= 2) {
+            if (ne % 8 == 0) {
+                zg_bitunshuffle_ref(h->typesize, ne, src + off, dst + off);
+                done = ne * h->typesize;
+            }
+        } else {
+            ne -= ne % 8;
+            zg_bitunshuffle_ref(h->typesize, ne, src + off, dst + off);
+            done = ne * h->typesize;
+        }
+        memcpy(dst + off + done, src + off + done, bsize - done);
+    }
+}
