@@ -5,13 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include "args.h"
+#include "zgpu_experimental.h"
 
-/* Bytes per slab: about 256 MiB. ZGPU_CLI_SLAB_BYTES overrides it so tests can force many slabs. */
-static uint64_t slab_budget(void) {
-    const char *e = getenv("ZGPU_CLI_SLAB_BYTES");
-    int64_t v;
-    if (e && cli_parse_i64(e, strlen(e), &v) == 0 && v > 0) return (uint64_t)v;
-    return (uint64_t)256 << 20;
+/* Bytes per slab: about 256 MiB, or the context's tuning (copy_slab_bytes; ZGPU_CLI_SLAB_BYTES sets it from the
+ * environment, so that tests can force many slabs). */
+static uint64_t slab_budget(const zgpu_context *ctx) {
+    zgpu_tuning t;
+    zgpu_context_tuning(ctx, &t);
+    return t.copy_slab_bytes ? (uint64_t)t.copy_slab_bytes : (uint64_t)256 << 20;
 }
 
 static const char usage_write[] =
@@ -147,7 +148,7 @@ int cli_cmd_write(int argc, char **argv) {
         if (s != ZGPU_OK) { rc = cli_fail_status(s); goto done; }
     } else {
         uint64_t grid0 = h.ndim ? (spec.sharded ? spec.shards[0] : spec.chunks[0]) : 1;
-        uint64_t rows = cli_slab_rows(h.ndim, h.shape, grid0, h.itemsize, slab_budget());
+        uint64_t rows = cli_slab_rows(h.ndim, h.shape, grid0, h.itemsize, slab_budget(ctx));
         uint64_t row_bytes = h.ndim ? nbytes / h.shape[0] : nbytes;
         if (rows * row_bytes > SIZE_MAX) { cli_err("slab too large for this machine"); goto fail; }
         data = malloc((size_t)(rows * row_bytes));
@@ -322,7 +323,7 @@ int cli_cmd_cp(int argc, char **argv) {
         if (cli_shape_nbytes(spec.ndim, spec.shape, spec.itemsize, &nelem, &nbytes)) goto fail;
         if (nelem == 0) goto done;
         uint64_t grid0 = spec.ndim ? (spec.sharded ? spec.shards[0] : spec.chunks[0]) : 1;
-        uint64_t rows = cli_slab_rows(spec.ndim, spec.shape, grid0, spec.itemsize, slab_budget());
+        uint64_t rows = cli_slab_rows(spec.ndim, spec.shape, grid0, spec.itemsize, slab_budget(ctx));
         uint64_t total_rows = spec.ndim ? spec.shape[0] : 1;
         uint64_t row_bytes = nbytes / total_rows;
         if (rows * row_bytes > SIZE_MAX) { cli_err("slab too large for this machine"); goto fail; }

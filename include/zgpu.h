@@ -67,6 +67,7 @@ ZGPU_API void zgpu_free(void *ptr);
  * Context: thread pool, GPU settings. Create one per process and share it.
  * ---------------------------------------------------------------------------------------------- */
 typedef struct zgpu_context zgpu_context;
+struct zgpu_tuning; /* include/zgpu_experimental.h */
 
 typedef enum zgpu_gds_mode {
     ZGPU_GDS_AUTO = 0, /* use GPUDirect Storage when libcufile loads, is not in compatibility mode and accepts
@@ -90,6 +91,9 @@ typedef struct zgpu_context_options {
                                   * host threads decode them instead. zgpu's own DEFLATE decoder (the default)
                                   * checks every stream itself and needs no trust; zstd and LZ4 always decode on
                                   * the GPU (their host checks cover block structure and sizes). */
+    const struct zgpu_tuning *tuning; /* NULL (default): zgpu's defaults. Experimental knobs of the device path
+                                  * (decoders, waves, diagnostics): include/zgpu_experimental.h, unstable. The
+                                  * context copies it at creation. */
 } zgpu_context_options;
 
 /** Fills *opts with defaults (struct_size set). */

@@ -3,6 +3,7 @@
 #define ZG_ARRAY_H
 #include <pthread.h>
 #include "zgpu.h"
+#include "zgpu_experimental.h"
 #include "codec/chain.h"
 #include "host/pool.h"
 #include "meta/metadata.h"
@@ -11,7 +12,8 @@
 struct zg_device_state; /* owned by src/device/ (NULL until the first device read) */
 
 struct zgpu_context {
-    zgpu_context_options opts;
+    zgpu_context_options opts;     /* opts.tuning is NULL: the context's own copy is `tuning` */
+    zgpu_tuning tuning;            /* the options' tuning with the environment's overrides (common/env.h) */
     zg_pool *pool;                 /* host decode threads */
     pthread_mutex_t device_lock;   /* guards lazy creation of `device` */
     struct zg_device_state *device;

@@ -6,6 +6,7 @@
 
 #include "api/array.h"
 #include "device/device.h"
+#include "common/env.h"
 #include "common/status.h"
 
 double zg_now(void) {
@@ -25,6 +26,47 @@ ZGPU_API void zgpu_context_options_init(zgpu_context_options *opts) {
     opts->gpu_trust_input = 0;
 }
 
+ZGPU_API void zgpu_tuning_init(zgpu_tuning *t) {
+    memset(t, 0, sizeof *t);
+    t->struct_size = sizeof *t;
+    t->zstd_huf_probe = -1;
+}
+
+ZGPU_API void zgpu_context_tuning(const zgpu_context *ctx, zgpu_tuning *t) { *t = ctx->tuning; }
+
+/* Copies the caller's tuning (which may be an older, shorter struct) and checks it. */
+static zgpu_status take_tuning(const zgpu_tuning *in, zgpu_tuning *t) {
+    zgpu_tuning_init(t);
+    if (in) {
+        ZG_RETURN_IF(in->struct_size < offsetof(zgpu_tuning, zstd_decoder) || in->struct_size > sizeof *t,
+                     ZGPU_ERR_INVALID_ARGUMENT, "zgpu_tuning.struct_size is %zu; use zgpu_tuning_init", in->struct_size);
+        memcpy(t, in, in->struct_size);
+        t->struct_size = sizeof *t;
+    }
+    zg_env_apply_tuning(t);
+    const zgpu_decoder_choice d[3] = {t->zstd_decoder, t->deflate_decoder, t->lz4_decoder};
+    for (int i = 0; i < 3; i++)
+        ZG_RETURN_IF((unsigned)d[i] > ZGPU_DECODER_HOST || (i == 2 && d[i] == ZGPU_DECODER_HOST),
+                     ZGPU_ERR_INVALID_ARGUMENT, "zgpu_tuning: %s_decoder %d is not a decoder choice for it",
+                     i == 0 ? "zstd" : i == 1 ? "deflate" : "lz4", (int)d[i]);
+    ZG_RETURN_IF(t->pipeline_waves < 0 || t->pipeline_waves > 64, ZGPU_ERR_INVALID_ARGUMENT,
+                 "zgpu_tuning: pipeline_waves %d is out of range (0..64)", t->pipeline_waves);
+    ZG_RETURN_IF(t->n_wave_shape < 0 || t->n_wave_shape > ZGPU_TUNING_MAX_SHAPE, ZGPU_ERR_INVALID_ARGUMENT,
+                 "zgpu_tuning: n_wave_shape %d is out of range (0..%d)", t->n_wave_shape, ZGPU_TUNING_MAX_SHAPE);
+    for (int i = 0; i < t->n_wave_shape; i++)
+        ZG_RETURN_IF(t->wave_shape[i] == 0 || t->wave_shape[i] > 1000000, ZGPU_ERR_INVALID_ARGUMENT,
+                     "zgpu_tuning: wave_shape[%d] is %u (1..1000000)", i, t->wave_shape[i]);
+    ZG_RETURN_IF(t->wave_sets < 0 || t->wave_sets > 4, ZGPU_ERR_INVALID_ARGUMENT,
+                 "zgpu_tuning: wave_sets %d is out of range (0..4)", t->wave_sets);
+    ZG_RETURN_IF((unsigned)t->wave_overlap > ZGPU_SWITCH_OFF || (unsigned)t->zstd_rows > ZGPU_SWITCH_OFF,
+                 ZGPU_ERR_INVALID_ARGUMENT, "zgpu_tuning: wave_overlap / zstd_rows must be a zgpu_switch");
+    ZG_RETURN_IF(t->zstd_huf_probe < -1 || t->zstd_huf_probe > 4096, ZGPU_ERR_INVALID_ARGUMENT,
+                 "zgpu_tuning: zstd_huf_probe %d is out of range (-1..4096)", t->zstd_huf_probe);
+    ZG_RETURN_IF(t->inflate_parts < 0, ZGPU_ERR_INVALID_ARGUMENT, "zgpu_tuning: inflate_parts %d is negative",
+                 t->inflate_parts);
+    return ZGPU_OK;
+}
+
 ZGPU_API zgpu_status zgpu_context_create(const zgpu_context_options *opts, zgpu_context **out) {
     if (!out) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_context_create: out is NULL");
     *out = NULL;
@@ -40,6 +82,12 @@ ZGPU_API zgpu_status zgpu_context_create(const zgpu_context_options *opts, zgpu_
         }
         memcpy(&ctx->opts, opts, opts->struct_size);
         ctx->opts.struct_size = sizeof ctx->opts;
+    }
+    zgpu_status ts = take_tuning(ctx->opts.tuning, &ctx->tuning);
+    ctx->opts.tuning = NULL; /* the caller's struct need not outlive the call */
+    if (ts != ZGPU_OK) {
+        free(ctx);
+        return ts;
     }
     if (ctx->opts.num_threads < 0 || ctx->opts.num_threads > 4096) {
         int n = ctx->opts.num_threads;

@@ -430,7 +430,8 @@ typedef struct job {
     int zstd_mappable; /* zstd frames of the wave can be mapped (zstd_rows) */
     uint64_t parts_room; /* device bytes the wave being launched leaves in its set's share of the budget */
     zg_span span[3]; /* h2d, decode, scatter over the waves (stats: the time each stage was under way) */
-    int trace;       /* ZGPU_TRACE=1: each wave's timeline to stderr (ms since the fork) */
+    const zgpu_tuning *tune; /* the context's */
+    int trace;       /* tuning's trace: each wave's timeline to stderr (ms since the fork) */
     double t_fork;   /* host clock at the fork event */
     double io_end;   /* host clock when the last wave's reads were done (run_waves' I/O time) */
     uint64_t h2d_done;  /* the wave being launched: staged bytes below this offset are copied (or queued) already */
@@ -949,8 +950,7 @@ static int zstd_rows(const job *j, zg_zd_rows *r) {
     const uint64_t ts = j->a->meta.dtype.size, *ch = j->plan->chunk;
     memset(r, 0, sizeof *r);
     if (nd < 1) return 0;
-    const char *env = getenv("ZGPU_ZSTD_ROWS"); /* "0": scratch and scatter instead (for measuring the difference) */
-    if (env && !strcmp(env, "0")) return 0;
+    if (j->tune->zstd_rows == ZGPU_SWITCH_OFF) return 0; /* scratch and scatter instead (for measuring the difference) */
     const uint64_t row = ch[nd - 1] * ts;
     if (row < 16 || (row & (row - 1)) || j->out_strides[nd - 1] != (int64_t)ts) return 0;
     if (pp->chunk_nbytes > ZG_ZD_MAX_FRAME) return 0;
@@ -1141,7 +1141,8 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     const uint64_t o_zscr = take(L, zg_zd_scratch_bytes((uint32_t)zb_n));
     /* zgpu's DEFLATE decoder splits the streams of a small wave into parts, whose buffers take the room the
      * wave leaves in its set's share of the budget */
-    const size_t inflate_parts = zg_inflate_parts(n_fmt[FMT_INFLATE], inflate_max_out, j->parts_room, inflate_serial);
+    const size_t inflate_parts =
+        zg_inflate_parts(n_fmt[FMT_INFLATE], inflate_max_out, j->parts_room, inflate_serial, j->tune->inflate_parts);
     const uint64_t o_iscr = take(L, zg_inflate_scratch_bytes(n_fmt[FMT_INFLATE], inflate_max_out, inflate_parts));
     if (j->trace && n_fmt[FMT_INFLATE])
         fprintf(stderr, "zgpu trace: wave of %zu chunks: %zu DEFLATE streams in %zu parts each (room %.0f MB)\n", count,
@@ -1358,7 +1359,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
                                 (uint32_t)zb_n, (uint32_t)zf_n, (zg_zd_bres *)(D + o_zscr),
                                 (uint32_t *)(D + o_zscr + sizeof(zg_zd_bres) * zb_n), (int *)(D + o_status),
                                 (size_t *)(D + o_act), (const uint32_t *)(D + o_zord), b->aux, b->fork, b->join,
-                                zrows};
+                                zrows, j->tune->zstd_huf_probe, j->tune->profile};
         CU(zg_zd_decode(&zb, s), "zstd decoder kernels");
     }
     if (n_fmt[FMT_INFLATE]) {
@@ -1366,7 +1367,7 @@ static zgpu_status launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
         CU(zg_inflate_launch((const void *const *)(D + o_in) + k, (const size_t *)(D + o_inb) + k,
                              (void *const *)(D + o_out) + k, (const size_t *)(D + o_cap) + k, (size_t *)(D + o_act) + k,
                              (int *)(D + o_status) + k, n_fmt[FMT_INFLATE], inflate_max_out, inflate_parts, inflate_serial,
-                             D + o_iscr, s),
+                             D + o_iscr, j->tune->profile, s),
            "DEFLATE decoder kernel");
     }
     if (n_fmt[FMT_LZ4]) {
@@ -1525,26 +1526,7 @@ static void free_segments(wave_io *io) {
  * 15.7-15.8 GB/s, field gzip 14.1-14.2 -> 14.7 */
 #define PIPELINE_WAVES_DEFLATE 4
 #define PIPELINE_MIN_WAVE ((uint64_t)128 << 20)
-static int forced_waves(void) { /* ZGPU_PIPELINE_WAVES, or 0 */
-    const char *env = getenv("ZGPU_PIPELINE_WAVES");
-    return env && atoi(env) > 0 ? atoi(env) : 0;
-}
-
-/* ZGPU_WAVE_SHAPE=a,b,c...: the waves' relative sizes for every read (zg_waves_split_shaped), for measuring
- * shapes; none (0) when unset. */
-static size_t wave_shape(unsigned *shape, size_t cap) {
-    const char *env = getenv("ZGPU_WAVE_SHAPE");
-    size_t n = 0;
-    while (env && *env && n < cap) {
-        char *end;
-        const unsigned long v = strtoul(env, &end, 10);
-        if (end == env || v == 0 || v > 1000) return 0;
-        shape[n++] = (unsigned)v;
-        env = *end == ',' ? end + 1 : end;
-        if (*end && *end != ',') return 0;
-    }
-    return n;
-}
+static int forced_waves(const job *j) { return j->tune->pipeline_waves; /* 0: zgpu's choice */ }
 
 /* The chunks the read finds decode to more than 4 times their stored bytes. */
 static int compresses_over_4(const job *j) {
@@ -1558,7 +1540,7 @@ static int compresses_over_4(const job *j) {
 }
 
 static int pipeline_waves(const job *j) {
-    if (forced_waves()) return forced_waves();
+    if (forced_waves(j)) return forced_waves(j);
     if (j->gpu_decode) {
         switch (j->pp.comp) {
         case COMP_ZSTD:
@@ -1719,21 +1701,20 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
     const size_t budget = j->a->ctx->opts.device_memory_budget ? j->a->ctx->opts.device_memory_budget : st->auto_budget;
     uint64_t limit = zg_wave_limit(budget);
     /* a few waves, so that the decode of one overlaps the I/O of the next (on another stream) */
-    unsigned shape[16];
-    const size_t n_shape = wave_shape(shape, 16);
+    const unsigned *shape = j->tune->wave_shape; /* the waves' relative sizes, for measuring shapes (none: equal) */
+    const size_t n_shape = (size_t)j->tune->n_wave_shape;
     zgpu_status s;
     if (n_shape) {
         s = zg_waves_split_shaped(j->n_t, cost, shape, n_shape, limit, &waves, &nw);
     } else {
-        limit = zg_pipeline_limit(j->n_t, cost, pipeline_waves(j), forced_waves() ? 0 : PIPELINE_MIN_WAVE, limit);
+        limit = zg_pipeline_limit(j->n_t, cost, pipeline_waves(j), forced_waves(j) ? 0 : PIPELINE_MIN_WAVE, limit);
         s = zg_waves_split(j->n_t, cost, limit, &waves, &nw);
     }
     free(cost);
     if (s != ZGPU_OK) return zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", j->a->path), s;
     stats->waves = (int)nw;
-    /* ZGPU_WAVE_SETS=n (2..ZG_MAX_SETS) caps the waves in flight, for measuring what the ring buys */
-    const char *sets_env = getenv("ZGPU_WAVE_SETS");
-    const int sets_cap = sets_env && atoi(sets_env) >= 2 && atoi(sets_env) <= ZG_MAX_SETS ? atoi(sets_env) : ZG_MAX_SETS;
+    /* tuning's wave_sets (2..ZG_MAX_SETS) caps the waves in flight, for measuring what the ring buys */
+    const int sets_cap = j->tune->wave_sets >= 2 && j->tune->wave_sets <= ZG_MAX_SETS ? j->tune->wave_sets : ZG_MAX_SETS;
     const size_t n_sets = zg_sets_in_flight(waves, nw, budget, (size_t)sets_cap);
     wave_check wc[ZG_MAX_SETS];
     memset(wc, 0, sizeof wc);
@@ -1743,8 +1724,7 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
     if (cudaEventRecord(st->ev[0], st->stream) != cudaSuccess)
         s = zg_error(ZGPU_ERR_CUDA, "CUDA error starting the read's streams");
     j->t_fork = zg_now();
-    const char *trace = getenv("ZGPU_TRACE");
-    j->trace = trace && *trace == '1';
+    j->trace = j->tune->trace;
     if (j->trace)
         fprintf(stderr, "zgpu trace: %zu waves on %zu buffer sets, largest %llu bytes, budget %zu\n", nw, n_sets,
                 (unsigned long long)zg_waves_largest(waves, nw), budget);
@@ -1754,10 +1734,9 @@ static zgpu_status run_waves(job *j, zgpu_read_stats *stats) {
     /* Wave w's reads, then its host work and launch. When wave w + 1's buffer set is free at once (its last wave
      * decoded: three sets or more), wave w + 1's reads are queued on the pool before waiting for wave w's, so
      * that the pool's threads go on to them as wave w's run out (rather than idling while the last pieces and
-     * frame checks of wave w finish) and read on while the main thread launches wave w. ZGPU_WAVE_OVERLAP=0
+     * frame checks of wave w finish) and read on while the main thread launches wave w. tuning's wave_overlap OFF
      * turns this off (for measuring it). */
-    const char *overlap_env = getenv("ZGPU_WAVE_OVERLAP");
-    const int overlap = j->gpu_decode && !j->use_gds && !(overlap_env && !strcmp(overlap_env, "0"));
+    const int overlap = j->gpu_decode && !j->use_gds && j->tune->wave_overlap != ZGPU_SWITCH_OFF;
     wave_io io[2];
     memset(io, 0, sizeof io);
     j->io_end = 0;
@@ -1820,6 +1799,7 @@ static zgpu_status run_read(zgpu_array *a, const uint64_t *start, const uint64_t
     job j;
     memset(&j, 0, sizeof j);
     j.a = a;
+    j.tune = &a->ctx->tuning;
     j.st = st;
     j.out = device_out;
     ZG_FORWARD(zg_resolve_strides(a, count, out_strides, j.out_strides));
@@ -1834,15 +1814,13 @@ static zgpu_status run_read(zgpu_array *a, const uint64_t *start, const uint64_t
     j.plan = &plan;
     j.chain = a->shard ? zg_sharding_inner_chain(a->shard) : a->chain;
     analyse_chain(j.chain, &j.pp);
-    const char *ddec = getenv("ZGPU_DEFLATE_DECODER");
+    const zgpu_decoder_choice ddec = j.tune->deflate_decoder;
     const int deflate = j.pp.comp == COMP_GZIP || j.pp.comp == COMP_ZLIB;
-    if (!ddec || !*ddec || !strcmp(ddec, "auto")) {
-        j.deflate_mode = DEFLATE_OWN;
-    } else {
-        j.deflate_mode = !strcmp(ddec, "zgpu") ? DEFLATE_OWN : !strcmp(ddec, "nvcomp") ? DEFLATE_NVCOMP : DEFLATE_HOST;
-        if (j.pp.gpu && deflate && j.deflate_mode == DEFLATE_HOST)
-            not_gpu(&j.pp, "codec '%s': DEFLATE decodes on the host (ZGPU_DEFLATE_DECODER=host)", j.pp.comp_name);
-    }
+    j.deflate_mode = ddec == ZGPU_DECODER_NVCOMP ? DEFLATE_NVCOMP : ddec == ZGPU_DECODER_HOST ? DEFLATE_HOST : DEFLATE_OWN;
+    if (j.pp.gpu && deflate && j.deflate_mode == DEFLATE_HOST)
+        not_gpu(&j.pp, "codec '%s': DEFLATE decodes on the host (tuning deflate_decoder = host)", j.pp.comp_name);
+    if (j.pp.gpu && j.pp.comp == COMP_ZSTD && j.tune->zstd_decoder == ZGPU_DECODER_HOST)
+        not_gpu(&j.pp, "codec '%s': zstd decodes on the host (tuning zstd_decoder = host)", j.pp.comp_name);
     if (j.pp.gpu && deflate && j.deflate_mode == DEFLATE_NVCOMP && !a->ctx->opts.gpu_trust_input)
         not_gpu(&j.pp, "codec '%s': nvCOMP's DEFLATE decoder needs gpu_trust_input (it assumes valid input)",
                 j.pp.comp_name);
@@ -1855,10 +1833,8 @@ static zgpu_status run_read(zgpu_array *a, const uint64_t *start, const uint64_t
     j.in_align[FMT_OWN] = j.out_align[FMT_OWN] = 1;
     j.in_align[FMT_INFLATE] = j.out_align[FMT_INFLATE] = 1;
     j.in_align[FMT_LZ4] = j.out_align[FMT_LZ4] = 1;
-    const char *ldec = getenv("ZGPU_LZ4_DECODER");
-    j.lz4_mode = ldec && !strcmp(ldec, "nvcomp") && j.nvc_ok ? LZ4_NVCOMP : LZ4_OWN;
-    const char *zdec = getenv("ZGPU_ZSTD_DECODER");
-    j.zstd_mode = zdec && !strcmp(zdec, "nvcomp") && j.nvc_ok ? ZSTD_NVCOMP : ZSTD_OWN;
+    j.lz4_mode = j.tune->lz4_decoder == ZGPU_DECODER_NVCOMP && j.nvc_ok ? LZ4_NVCOMP : LZ4_OWN;
+    j.zstd_mode = j.tune->zstd_decoder == ZGPU_DECODER_NVCOMP && j.nvc_ok ? ZSTD_NVCOMP : ZSTD_OWN;
     j.gpu_decode = a->ctx->opts.gpu_decode && j.pp.gpu &&
                    (j.pp.comp == COMP_NONE || j.nvc_ok || j.pp.comp == COMP_ZSTD || j.pp.comp == COMP_BLOSC ||
                     (deflate && j.deflate_mode == DEFLATE_OWN));

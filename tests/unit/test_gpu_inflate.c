@@ -27,12 +27,9 @@ static int force_serial;
 
 /* Decodes the streams as one batch; status[i], out[i] (expected bytes each). Returns the median time in ms of
  * `reps` launches (events around the kernels only). parts > 0: every stream is split into that many parts at most
- * (ZGPU_INFLATE_PARTS); 0: the decoder's choice. */
+ * (zg_inflate_parts' `forced`); 0: the decoder's choice. */
 static double gpu_batch(const stream_in *st, size_t n, int *status, uint8_t **out, int reps, const char *profile_name,
                         int parts) {
-    char pv[16];
-    snprintf(pv, sizeof pv, "%d", parts);
-    if (parts > 0) setenv("ZGPU_INFLATE_PARTS", pv, 1);
     size_t total = 0, out_total = 0;
     for (size_t i = 0; i < n; i++) total += st[i].cn + 3, out_total += st[i].expected + 1;
     uint8_t *h = calloc(total + 64, 1), *d_in, *d_out;
@@ -63,7 +60,7 @@ static double gpu_batch(const stream_in *st, size_t n, int *status, uint8_t **ou
     int serial = 1;
     for (size_t i = 0; i < n; i++) serial &= zg_inflate_serial_wanted(st[i].cn, st[i].expected);
     serial |= force_serial;
-    const size_t P = zg_inflate_parts(n, max_out, SIZE_MAX, serial);
+    const size_t P = zg_inflate_parts(n, max_out, SIZE_MAX, serial, parts > 0 ? parts : 0);
     CUOK(cudaMalloc(&d_scr, zg_inflate_scratch_bytes(n, max_out, P)));
     uint8_t *A = (uint8_t *)d_arr;
     const void **d_inp = (const void **)A;
@@ -82,7 +79,7 @@ static double gpu_batch(const stream_in *st, size_t n, int *status, uint8_t **ou
         unsigned long long *d_prof, prof[ZI_PHASES + 2];
         CUOK(cudaMalloc((void **)&d_prof, sizeof prof));
         CUOK(cudaMemset(d_prof, 0, sizeof prof));
-        CUOK(zg_inflate_launch_profiled(d_inp, d_inn, d_outp, d_outn, d_act, d_st, n, max_out, P, serial, d_scr, d_prof, 0));
+        CUOK(zg_inflate_launch_profiled(d_inp, d_inn, d_outp, d_outn, d_act, d_st, n, max_out, P, serial, d_scr, d_prof, 0, 0));
         CUOK(cudaMemcpy(prof, d_prof, sizeof prof, cudaMemcpyDeviceToHost));
         cudaFree(d_prof);
         static const char *names[ZI_PHASES] = {"header", "tables", "pass1", "sync", "resolve", "pass2", "jumps", "in-order"};
@@ -97,7 +94,7 @@ static double gpu_batch(const stream_in *st, size_t n, int *status, uint8_t **ou
     int nrep = reps < 16 ? reps : 16;
     for (int r = 0; r < nrep; r++) {
         cudaEventRecord(e0, 0);
-        CUOK(zg_inflate_launch(d_inp, d_inn, d_outp, d_outn, d_act, d_st, n, max_out, P, serial, d_scr, 0));
+        CUOK(zg_inflate_launch(d_inp, d_inn, d_outp, d_outn, d_act, d_st, n, max_out, P, serial, d_scr, 0, 0));
         cudaEventRecord(e1, 0);
         CUOK(cudaEventSynchronize(e1));
         cudaEventElapsedTime(&ms[r], e0, e1);
@@ -126,7 +123,6 @@ static double gpu_batch(const stream_in *st, size_t n, int *status, uint8_t **ou
     free(in_n);
     free(out_n);
     free(at);
-    unsetenv("ZGPU_INFLATE_PARTS");
     return ms[nrep / 2];
 }
 

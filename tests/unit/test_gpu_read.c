@@ -9,6 +9,7 @@
 
 #include "test.h"
 #include "zgpu.h"
+#include "zgpu_experimental.h"
 
 #ifdef ZGPU_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -20,8 +21,11 @@ static uint32_t rnd(void) {
     return rng >> 8;
 }
 
-static zgpu_context *ctx_trust; /* gpu_trust_input = 1 */
+/* The main contexts force zgpu's DEFLATE decoder (tuning deflate_decoder = ZGPU); these differ from them: */
+static zgpu_context *ctx_trust; /* gpu_trust_input = 1 and nvCOMP's DEFLATE decoder */
 static zgpu_context *ctx_gds;   /* gds_mode = ZGPU_GDS_ON */
+static zgpu_context *ctx_auto;  /* default tuning: the automatic decoder choice */
+static zgpu_context *ctx_waves; /* tuning pipeline_waves = 4 (lifts the minimum wave size) */
 
 typedef struct tcase {
     const char *name;
@@ -363,16 +367,17 @@ static void run_case(zgpu_context *ctx, zgpu_context *ctx_cpu, zgpu_context *ctx
         CHECK_MSG(c->gpu_expected != 0 || (stt.cpu_decoded > 0 && stt.gpu_decoded == 0),
                   "%s: expected the CPU fallback", c->name);
         if (deflate) { /* the default decodes on the GPU too, whatever the ratio (serial mode above 8:1) */
-            unsetenv("ZGPU_DEFLATE_DECODER");
+            zgpu_array *b = NULL;
+            CHECK_OK(zgpu_array_open(ctx_auto, path, &b));
             zgpu_read_stats sa;
             memset(&sa, 0, sizeof sa);
             sa.struct_size = sizeof sa;
-            s = dev_read(a, z, shape, got, NULL, nb, 0);
-            zgpu_array_last_read_stats(a, &sa);
+            s = b ? dev_read(b, z, shape, got, NULL, nb, 0) : ZGPU_ERR_INTERNAL;
+            if (b) zgpu_array_last_read_stats(b, &sa);
             CHECK_MSG(s == ZGPU_OK && memcmp(got, ref, nb) == 0, "%s: auto read: %s", c->name, zgpu_last_error());
             CHECK_MSG(sa.gpu_decoded > 0 && sa.cpu_decoded == 0, "%s: auto (stored %llu): %d chunks on GPU, %d on CPU",
                       c->name, (unsigned long long)sa.stored_bytes, sa.gpu_decoded, sa.cpu_decoded);
-            setenv("ZGPU_DEFLATE_DECODER", "zgpu", 1);
+            zgpu_array_close(b);
         }
         printf("%-34s chunks %3d gpu %3d cpu %3d waves %d stored %8llu  plan %.2f io %.2f h2d %.2f dec %.2f sc %.2f ms\n",
                c->name, stt.chunks, stt.gpu_decoded, stt.cpu_decoded, stt.waves, (unsigned long long)stt.stored_bytes,
@@ -417,15 +422,13 @@ static void run_case(zgpu_context *ctx, zgpu_context *ctx_cpu, zgpu_context *ctx
             }
         }
         /* the same array through a CPU-decode context, a tiny budget (many waves) and a context that trusts
-         * its input (DEFLATE by nvCOMP, ZGPU_DEFLATE_DECODER=nvcomp) */
+         * its input (DEFLATE by nvCOMP: tuning deflate_decoder = NVCOMP) */
         zgpu_context *others[3] = {ctx_cpu, ctx_small, ctx_trust};
         for (int o = 0; o < 3; o++) {
             zgpu_array *b = NULL;
             CHECK_OK(zgpu_array_open(others[o], path, &b));
             if (!b) continue;
-            if (o == 2) setenv("ZGPU_DEFLATE_DECODER", "nvcomp", 1);
             s = dev_read(b, z, shape, got, NULL, nb, 0);
-            setenv("ZGPU_DEFLATE_DECODER", "zgpu", 1);
             CHECK_MSG(s == ZGPU_OK && memcmp(got, ref, nb) == 0, "%s: %s read: %s", c->name, o ? "small-budget" : "gpu_decode=0",
                       s == ZGPU_OK ? "data differs" : zgpu_last_error());
             zgpu_array_last_read_stats(b, &stt);
@@ -457,13 +460,16 @@ static void run_case(zgpu_context *ctx, zgpu_context *ctx_cpu, zgpu_context *ctx
                 zgpu_array_close(b);
             }
         }
-        /* pipelined: the whole array in 4 waves (ZGPU_PIPELINE_WAVES lifts the minimum wave size), of which
+        /* pipelined: the whole array in 4 waves (tuning pipeline_waves lifts the minimum wave size), of which
          * the default budget keeps all in flight on 4 buffer sets */
-        setenv("ZGPU_PIPELINE_WAVES", "4", 1);
-        memset(got, 0, nb);
-        s = dev_read(a, z, shape, got, NULL, nb, 0);
-        unsetenv("ZGPU_PIPELINE_WAVES");
-        zgpu_array_last_read_stats(a, &stt);
+        {
+            zgpu_array *b = NULL;
+            CHECK_OK(zgpu_array_open(ctx_waves, path, &b));
+            memset(got, 0, nb);
+            s = b ? dev_read(b, z, shape, got, NULL, nb, 0) : ZGPU_ERR_INTERNAL;
+            if (b) zgpu_array_last_read_stats(b, &stt);
+            zgpu_array_close(b);
+        }
         CHECK_MSG(s == ZGPU_OK && memcmp(got, ref, nb) == 0, "%s: 4-wave read: %s", c->name,
                   s == ZGPU_OK ? "data differs" : zgpu_last_error());
         CHECK_MSG(stt.waves >= 3, "%s: 4-wave read in %d waves", c->name, stt.waves);
@@ -558,8 +564,6 @@ static void corrupt_case(zgpu_context *ctx, const char *name, const char *key) {
 #endif
 
 int main(void) {
-    /* DEFLATE chains on zgpu's GPU decoder throughout (the automatic choice is checked per array) */
-    setenv("ZGPU_DEFLATE_DECODER", "zgpu", 1);
     snprintf(tmpdir, sizeof tmpdir, "/tmp/zgpu_test_gpu_read_%d", (int)getpid());
     mkdir(tmpdir, 0755);
     /* cuFile without the nvidia-fs driver reads in compatibility mode only where its configuration allows
@@ -586,8 +590,17 @@ int main(void) {
 #endif
     zgpu_context_options o;
     zgpu_context_options_init(&o);
+    CHECK_OK(zgpu_context_create(&o, &ctx_auto));
+    /* DEFLATE chains on zgpu's GPU decoder throughout (the automatic choice is checked per array) */
+    zgpu_tuning tune;
+    zgpu_tuning_init(&tune);
+    tune.deflate_decoder = ZGPU_DECODER_ZGPU;
+    o.tuning = &tune;
     zgpu_context *ctx = NULL, *ctx_cpu = NULL, *ctx_small = NULL;
     CHECK_OK(zgpu_context_create(&o, &ctx));
+    tune.pipeline_waves = 4;
+    CHECK_OK(zgpu_context_create(&o, &ctx_waves));
+    tune.pipeline_waves = 0;
     o.gpu_decode = 0;
     CHECK_OK(zgpu_context_create(&o, &ctx_cpu));
     o.gpu_decode = 1;
@@ -595,7 +608,9 @@ int main(void) {
     CHECK_OK(zgpu_context_create(&o, &ctx_small));
     o.device_memory_budget = 0;
     o.gpu_trust_input = 1;
+    tune.deflate_decoder = ZGPU_DECODER_NVCOMP;
     CHECK_OK(zgpu_context_create(&o, &ctx_trust));
+    tune.deflate_decoder = ZGPU_DECODER_ZGPU;
     o.gpu_trust_input = 0;
     o.gds_mode = ZGPU_GDS_ON;
     CHECK_OK(zgpu_context_create(&o, &ctx_gds));
@@ -636,6 +651,8 @@ int main(void) {
     zgpu_context_free(ctx_small);
     zgpu_context_free(ctx_trust);
     zgpu_context_free(ctx_gds);
+    zgpu_context_free(ctx_auto);
+    zgpu_context_free(ctx_waves);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);

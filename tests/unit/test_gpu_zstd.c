@@ -25,6 +25,8 @@ typedef struct frame_in {
  * ZG_ZD_MAPPED_AFTER (decoded flat, its blocks then copied into the rows: both are checked), the rest
  * ZG_ZD_MAPPED. The other frames of the batch stay flat. */
 static unsigned g_row_shift;
+/* zgpu_tuning's zstd_huf_probe for the batches (-1: the default; 0: every run's guess mostly wrong) */
+static int g_huf_probe = -1;
 #define ROW_GAP 16
 #define GROUP_ROWS 4
 #define MID_STRIDE (-(int32_t)((1u << g_row_shift) + ROW_GAP))
@@ -130,7 +132,7 @@ static double gpu_batch(const frame_in *fr, size_t n, int *planned, int *err, ui
     CUOK(cudaMemcpy(d_order, h_order, nb * sizeof *h_order, cudaMemcpyHostToDevice));
     zg_zd_batch b = {d_blocks, d_frames, d_hufs, d_fses, (uint32_t)nb, (uint32_t)nf, (zg_zd_bres *)d_scr,
                      (uint32_t *)(d_scr + nb * sizeof(zg_zd_bres)), d_status, d_actual, d_order, NULL, NULL, NULL,
-                     {g_row_shift, 2, MID_STRIDE, TOP_STRIDE}};
+                     {g_row_shift, 2, MID_STRIDE, TOP_STRIDE}, g_huf_probe, 0};
     /* every other batch decodes its Huffman literals on a second stream, beside the sequences (as reads do) */
     static int batches;
     cudaStream_t aux = NULL;
@@ -363,11 +365,11 @@ int main(void) {
         CHECK_EQ_U64(mapped_errors, 0);
         /* again with K1h guessing each run's start at the run's own first bit (mostly not a code's start), so
          * that its recounts from the run before's end decide the literals */
-        setenv("ZGPU_ZSTD_HUF_PROBE", "0", 1);
+        g_huf_probe = 0;
         printf("Huffman runs started at guesses that are mostly wrong:\n");
         test_valid(cs, n, n);
         test_damaged(cs, n);
-        unsetenv("ZGPU_ZSTD_HUF_PROBE");
+        g_huf_probe = -1;
         if (!quick) test_speed();
         zc_free(cs, n);
     }

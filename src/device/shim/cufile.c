@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "common/env.h"
 #include "common/status.h"
 
 typedef struct { int err; int cu_err; } cufile_error;
@@ -53,8 +54,7 @@ static void load(void) {
     }
     /* Without the nvidia-fs kernel driver every cuFile read is a compatibility-mode (bounce buffer) read;
      * CUFILE_FORCE_COMPAT_MODE forces that mode explicitly. */
-    const char *force = getenv("CUFILE_FORCE_COMPAT_MODE");
-    gds.compat = access("/proc/driver/nvidia-fs/version", R_OK) != 0 || (force && strcmp(force, "true") == 0);
+    gds.compat = access("/proc/driver/nvidia-fs/version", R_OK) != 0 || zg_env_cufile_force_compat();
     if (gds.compat) snprintf(gds.why, sizeof gds.why, "cuFile is in compatibility mode (no nvidia-fs driver)");
     gds.ok = 1;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/env.h"
 #include "common/status.h"
 
 /* Every nvCOMP 6 decompression-options struct is 64 bytes, passed by value; zeros select the defaults
@@ -65,7 +66,7 @@ static void dir_of(const char *file, char *out, size_t n) {
 }
 
 static void load(void) {
-    const char *env = getenv("ZGPU_NVCOMP_LIB");
+    const char *env = zg_env_nvcomp_lib();
     char dir[PATH_MAX];
     void *h = NULL;
     if (env && *env) {

@@ -12,8 +12,9 @@ extern "C" {
 #endif
 
 /** Parts each stream of a batch of n streams (outputs of at most max_out bytes) is split into: enough that the
- *  decode fills the GPU, as many as `room` bytes hold the buffers of (1: none). ZGPU_INFLATE_PARTS=n asks for n. */
-size_t zg_inflate_parts(size_t n, size_t max_out, size_t room, int serial);
+ *  decode fills the GPU, as many as `room` bytes hold the buffers of (1: none). forced > 0 (zgpu_tuning's
+ *  inflate_parts) asks for that many. */
+size_t zg_inflate_parts(size_t n, size_t max_out, size_t room, int serial, int forced);
 /** Whether a stream of in_bytes decoding to out_bytes decodes in serial mode (inflate_rules.h): a batch of only
  *  such streams can be launched with `serial` set, which fits twice as many of its parts on an SM. */
 int zg_inflate_serial_wanted(uint64_t in_bytes, uint64_t out_bytes);
@@ -24,16 +25,17 @@ size_t zg_inflate_scratch_bytes(size_t n, size_t max_out, size_t parts);
  *  and outputs must be under ZI_MAX_BYTES (larger ones get ZI_E_TOO_BIG). serial: the caller found that every
  *  stream zg_inflate_serial_wanted; split streams then decode their parts in serial-mode blocks (which decode any
  *  stream in serial mode), and parts comes from zg_inflate_parts with the same flag. Launched on stream s;
- *  scratch as zg_inflate_scratch_bytes(n, max_out, parts). */
+ *  scratch as zg_inflate_scratch_bytes(n, max_out, parts). timed (zgpu_tuning's profile): each kernel's time on
+ *  stderr, waiting for each. */
 cudaError_t zg_inflate_launch(const void *const *in, const size_t *in_bytes, void *const *out, const size_t *out_bytes,
                               size_t *actual, int *status, size_t n, size_t max_out, size_t parts, int serial,
-                              void *scratch, cudaStream_t s);
+                              void *scratch, int timed, cudaStream_t s);
 /** The same, adding to profile[0, ZI_PHASES) the clock cycles thread 0 of each block spent in each phase, to
  *  profile[ZI_PHASES] the windows and to profile[ZI_PHASES + 1] the pointer-jumping rounds (device memory, or NULL). */
 cudaError_t zg_inflate_launch_profiled(const void *const *in, const size_t *in_bytes, void *const *out,
                                        const size_t *out_bytes, size_t *actual, int *status, size_t n, size_t max_out,
                                        size_t parts, int serial, void *scratch, unsigned long long *profile,
-                                       cudaStream_t s);
+                                       int timed, cudaStream_t s);
 
 #ifdef __cplusplus
 }

@@ -329,13 +329,12 @@ static size_t grid_for(size_t items) {
     return items < most ? items : most;
 }
 
-/* Enough parts that the decode blocks fill the GPU (ZGPU_INFLATE_PARTS=n sets it, 1 = off), as many as the
- * room holds the 16-bit buffers of. */
-extern "C" size_t zg_inflate_parts(size_t n, size_t max_out, size_t room, int serial) {
-    const char *env = getenv("ZGPU_INFLATE_PARTS");
+/* Enough parts that the decode blocks fill the GPU (`forced` > 0 sets it, 1 = off), as many as the room holds
+ * the 16-bit buffers of. */
+extern "C" size_t zg_inflate_parts(size_t n, size_t max_out, size_t room, int serial, int forced) {
     dev_info d;
     size_t P = 1;
-    if (env && atoi(env) > 0) P = (size_t)atoi(env);
+    if (forced > 0) P = (size_t)forced;
     else if (n && device_info(&d) == cudaSuccess) P = (size_t)d.sms * (size_t)(serial ? d.per_sm_serial : d.per_sm) / n;
     if (P > ZI_MAX_PARTS) P = ZI_MAX_PARTS;
     while (P > 1 && parts_bytes(n, P, max_out, NULL, NULL) > room) P--;
@@ -354,15 +353,15 @@ extern "C" int zg_inflate_serial_wanted(uint64_t in_bytes, uint64_t out_bytes) {
 
 extern "C" cudaError_t zg_inflate_launch(const void *const *in, const size_t *in_bytes, void *const *out,
                                          const size_t *out_bytes, size_t *actual, int *status, size_t n, size_t max_out,
-                                         size_t parts, int serial, void *scratch, cudaStream_t s) {
+                                         size_t parts, int serial, void *scratch, int timed, cudaStream_t s) {
     return zg_inflate_launch_profiled(in, in_bytes, out, out_bytes, actual, status, n, max_out, parts, serial, scratch,
-                                      NULL, s);
+                                      NULL, timed, s);
 }
 
 extern "C" cudaError_t zg_inflate_launch_profiled(const void *const *in, const size_t *in_bytes, void *const *out,
                                                   const size_t *out_bytes, size_t *actual, int *status, size_t n,
                                                   size_t max_out, size_t parts, int serial, void *scratch,
-                                                  unsigned long long *profile, cudaStream_t s) {
+                                                  unsigned long long *profile, int timed, cudaStream_t s) {
     if (!n) return cudaSuccess;
     dev_info d;
     cudaError_t e = device_info(&d);
@@ -376,10 +375,8 @@ extern "C" cudaError_t zg_inflate_launch_profiled(const void *const *in, const s
     }
     parts_layout L;
     parts_bytes(n, P, max_out, &L, blocks + block_scratch(n, P));
-    /* ZGPU_INFLATE_TIMES=1: each kernel's time, the finder's alone first, and what the parts found, on stderr
-     * (waits for each: for measuring only) */
-    const char *times = getenv("ZGPU_INFLATE_TIMES");
-    const int timed = times && *times == '1';
+    /* timed (zgpu_tuning.profile): each kernel's time, the finder's alone first, and what the parts found, on
+     * stderr (waits for each: for measuring only) */
     cudaEvent_t ev[6];
     for (int q = 0; q < 6 && timed; q++) cudaEventCreate(&ev[q]);
     unsigned long long *fprof = NULL; /* the finder alone: its rounds, candidates and clock cycles per step */

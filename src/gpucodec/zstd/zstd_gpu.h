@@ -40,6 +40,9 @@ typedef struct zg_zd_batch {
     cudaStream_t aux;
     cudaEvent_t fork, join;
     zg_zd_rows rows; /* for frames with mapped = ZG_ZD_MAPPED or ZG_ZD_MAPPED_AFTER */
+    int huf_probe;   /* bits above its run where a Huffman lane starts its guess (zgpu_tuning's zstd_huf_probe;
+                      * < 0: the default) */
+    int profile;     /* per-kernel times on stderr, waiting for each (zgpu_tuning's profile) */
 } zg_zd_batch;
 
 /** Device scratch bytes a batch needs for res and sync. */

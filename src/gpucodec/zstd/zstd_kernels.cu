@@ -733,7 +733,7 @@ extern "C" cudaError_t zg_zd_decode(const zg_zd_batch *b, cudaStream_t s) {
     cudaError_t e = cudaMemsetAsync(b->sync, 0, sizeof(uint32_t), s);
     if (e != cudaSuccess) return e;
     const unsigned fgrid = (b->n_frames + 127) / 128;
-    static const int profile = getenv("ZGPU_ZSTD_PROFILE") != NULL; /* per-kernel times on stderr (tuning) */
+    const int profile = b->profile; /* per-kernel times on stderr (tuning) */
     enum { K = 5 };
     cudaEvent_t ev[K + 1];
     if (profile)
@@ -751,8 +751,7 @@ extern "C" cudaError_t zg_zd_decode(const zg_zd_batch *b, cudaStream_t s) {
             if ((e = cudaStreamWaitEvent(b->aux, b->fork, 0)) != cudaSuccess) return e;
             sh = b->aux;
         }
-        const char *probe_env = getenv("ZGPU_ZSTD_HUF_PROBE");
-        const int probe = probe_env ? atoi(probe_env) : (int)kProbe;
+        const int probe = b->huf_probe < 0 ? (int)kProbe : b->huf_probe;
         k1_huffman<<<b->n_blocks, kHufThreads, 0, sh>>>(b->blocks, b->hufs, b->res, probe < 0 ? 0 : probe > 4096 ? 4096 : probe);
         k1_entropy<<<b->n_blocks, 32, 0, s>>>(b->blocks, b->fses, b->res);
         if (b->aux) {

@@ -1,0 +1,81 @@
+/*
+ * zgpu — experimental tuning of the device path. UNSTABLE: fields may change or go between any two
+ * versions, and the defaults are what zgpu measured fastest (docs/tuning.md says how and on what). Set a
+ * field only to measure, to work around a problem, or to force a decoder for a test; keep the defaults
+ * otherwise.
+ *
+ * A context takes its tuning from zgpu_context_options.tuning (NULL = defaults) when it is created and keeps
+ * a copy: later changes to the caller's struct do not reach it. ZGPU_* environment variables, read once per
+ * process (src/common/env.c, listed in docs/tuning.md), override fields of every context created afterwards:
+ * for experiments from the shell only.
+ */
+#ifndef ZGPU_EXPERIMENTAL_H
+#define ZGPU_EXPERIMENTAL_H
+
+#include "zgpu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Which decoder a compressed format gets on the GPU path. */
+typedef enum zgpu_decoder_choice {
+    ZGPU_DECODER_AUTO = 0,   /* zgpu's choice (today: zgpu's own decoder where there is one) */
+    ZGPU_DECODER_ZGPU = 1,   /* zgpu's own GPU decoder */
+    ZGPU_DECODER_NVCOMP = 2, /* nVIDIA nvCOMP's batched decoder (loaded at run time; host threads if missing) */
+    ZGPU_DECODER_HOST = 3    /* host threads, then one batched copy to the device */
+} zgpu_decoder_choice;
+
+/** A three-way switch: the default, or forced on or off. */
+typedef enum zgpu_switch { ZGPU_SWITCH_DEFAULT = 0, ZGPU_SWITCH_ON = 1, ZGPU_SWITCH_OFF = 2 } zgpu_switch;
+
+#define ZGPU_TUNING_MAX_SHAPE 16
+
+typedef struct zgpu_tuning {
+    size_t struct_size; /* sizeof(zgpu_tuning): zgpu_tuning_init sets it */
+
+    /* Decoders per format. zstd: ZGPU, NVCOMP (HOST: host threads). deflate (gzip, zlib, blosc's zlib): ZGPU,
+     * NVCOMP (only with zgpu_context_options.gpu_trust_input; else host threads), HOST. lz4 (blosc's LZ4
+     * streams; numcodecs LZ4 chunks always go to nvCOMP): ZGPU, NVCOMP. */
+    zgpu_decoder_choice zstd_decoder, deflate_decoder, lz4_decoder;
+
+    /* Waves of a device read. pipeline_waves: how many waves a large read is split into (0 = zgpu's choice:
+     * 5, 4 with zgpu's DEFLATE decoder, fewer for reads that compress better than 4:1). wave_shape: relative
+     * wave sizes (n_wave_shape of them; 0 = equal waves). wave_sets: most waves in flight, each on its own
+     * buffer set and stream (0 = up to 4 as far as the memory budget holds them; 1..4). wave_overlap: the next
+     * wave's reads start before this wave's last pieces are in (DEFAULT = on). */
+    int pipeline_waves;
+    unsigned wave_shape[ZGPU_TUNING_MAX_SHAPE];
+    int n_wave_shape;
+    int wave_sets;
+    zgpu_switch wave_overlap;
+
+    /* zgpu's zstd decoder. zstd_rows: chunks wholly selected but not contiguous in the output decode into
+     * their rows there (DEFAULT = on; OFF: scratch and a scatter pass). zstd_huf_probe: bits above its run of a
+     * Huffman stream where a lane starts its guess (-1 = default 512; 0 makes every guess wrong, for tests). */
+    zgpu_switch zstd_rows;
+    int zstd_huf_probe;
+
+    /* zgpu's DEFLATE decoder: parts each stream of a small batch is split into (0 = enough to fill the GPU;
+     * 1 = no splitting). */
+    int inflate_parts;
+
+    /* Diagnostics on stderr, each waiting on the GPU where it measures (never for production runs):
+     * trace: each wave's timeline; profile: the zstd decoder's per-kernel and the DEFLATE decoder's
+     * per-phase times. */
+    int trace;
+    int profile;
+
+    /* The zgpu command's copy (zgpu cp): bytes of one slab copied at a time (0 = 256 MiB). */
+    size_t copy_slab_bytes;
+} zgpu_tuning;
+
+/** Fills *t with the defaults (struct_size set). */
+ZGPU_API void zgpu_tuning_init(zgpu_tuning *t);
+/** The tuning a context runs with: its options' tuning with the environment's overrides applied. */
+ZGPU_API void zgpu_context_tuning(const zgpu_context *ctx, zgpu_tuning *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ZGPU_EXPERIMENTAL_H */

@@ -1,0 +1,15 @@
+/* The one reader of the environment. Every ZGPU_* variable (and CUFILE_FORCE_COMPAT_MODE) is read here, once
+ * per process, and only as an override for experiments from the shell: the API (zgpu_tuning in
+ * include/zgpu_experimental.h) is how programs and tests choose. docs/tuning.md lists the variables. */
+#ifndef ZG_ENV_H
+#define ZG_ENV_H
+#include "zgpu_experimental.h"
+
+/** Applies the environment's overrides to *t (fields whose variable is unset stay as they are). */
+void zg_env_apply_tuning(zgpu_tuning *t);
+/** ZGPU_NVCOMP_LIB: a file or directory to load libnvcomp.so.6 from; NULL when unset or empty. */
+const char *zg_env_nvcomp_lib(void);
+/** CUFILE_FORCE_COMPAT_MODE=true (cuFile's own variable, which zgpu also honours): 1, else 0. */
+int zg_env_cufile_force_compat(void);
+
+#endif
