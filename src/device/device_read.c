@@ -28,6 +28,7 @@
 #include "gpucodec/common/frames.h"
 #include "gpucodec/deflate/inflate_gpu.h"
 #include "gpucodec/deflate/inflate_rules.h"
+#include "gpucodec/lz4/lz4_kernels.h"
 #include "gpucodec/post/post_kernels.h"
 #include "device/shim/nvcomp_adapter.h"
 #include "plan/waves.h"

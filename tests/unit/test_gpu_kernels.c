@@ -17,6 +17,7 @@ TEST_MAIN_WITHOUT_CUDA()
 
 #include "codec/crc32c.h"
 #include "gpucodec/blosc/blosc_parse.h"
+#include "gpucodec/lz4/lz4_kernels.h"
 #include "gpucodec/post/post_kernels.h"
 #include "gpucodec/lz4/lz4_rules.h"
 
