@@ -38,6 +38,7 @@ class ContextOptions(Structure):
         ("gds_mode", c_int),
         ("gpu_decode", c_int),
         ("gpu_trust_input", c_int),
+        ("tuning", c_void_p),  # const zgpu_tuning * (zgpu_experimental.h); NULL = defaults
     ]
 
 
