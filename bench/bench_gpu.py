@@ -87,7 +87,7 @@ class ReadStats(ctypes.Structure):
 class ContextOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("num_threads", ctypes.c_int), ("device", ctypes.c_int),
                 ("device_memory_budget", ctypes.c_size_t), ("gds_mode", ctypes.c_int), ("gpu_decode", ctypes.c_int),
-                ("gpu_trust_input", ctypes.c_int)]
+                ("gpu_trust_input", ctypes.c_int), ("tuning", ctypes.c_void_p)]
 
 
 class Lib:
