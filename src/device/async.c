@@ -1,0 +1,105 @@
+/* Async reads and zgpu_event. */
+#include "device/job.h"
+
+/* ------------------------------------------------------------------------------------------------
+ * Async reads: a background thread runs the read; the caller's stream waits for it through a host
+ * function, so later work on that stream is ordered after the data is in place.
+ * ---------------------------------------------------------------------------------------------- */
+struct zgpu_event {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done, joined;
+    zgpu_status status;
+    char msg[ZG_ERRMSG_MAX];
+    zgpu_array *a;
+    uint64_t start[ZGPU_MAX_DIMS], count[ZGPU_MAX_DIMS];
+    int64_t strides[ZGPU_MAX_DIMS];
+    int has_strides;
+    void *out, *stream;
+};
+
+static void *async_main(void *arg) {
+    struct zgpu_event *ev = arg;
+    zgpu_status s = dev_run_read(ev->a, ev->start, ev->count, ev->out, ev->has_strides ? ev->strides : NULL, NULL, 0);
+    pthread_mutex_lock(&ev->mu);
+    ev->status = s;
+    if (s != ZGPU_OK) zg_error_save(ev->msg);
+    ev->done = 1;
+    pthread_cond_broadcast(&ev->cv);
+    pthread_mutex_unlock(&ev->mu);
+    return NULL;
+}
+
+static void CUDART_CB stream_gate(void *arg) {
+    struct zgpu_event *ev = arg;
+    pthread_mutex_lock(&ev->mu);
+    while (!ev->done) pthread_cond_wait(&ev->cv, &ev->mu);
+    pthread_mutex_unlock(&ev->mu);
+}
+
+zgpu_status zg_cuda_read_async(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *device_out,
+                               const int64_t *out_strides, void *stream, struct zgpu_event **event) {
+    struct zgpu_event *ev = calloc(1, sizeof *ev);
+    ZG_RETURN_IF(!ev, ZGPU_ERR_NO_MEMORY, "out of host memory for an event");
+    int nd = a->meta.ndim;
+    for (int d = 0; d < nd; d++) {
+        ev->start[d] = start[d];
+        ev->count[d] = count[d];
+        if (out_strides) ev->strides[d] = out_strides[d];
+    }
+    ev->has_strides = out_strides != NULL;
+    ev->a = a;
+    ev->out = device_out;
+    ev->stream = stream;
+    pthread_mutex_init(&ev->mu, NULL);
+    pthread_cond_init(&ev->cv, NULL);
+    /* Work queued on `stream` before this call must finish before the read writes: wait for it here
+     * (the read itself runs on zgpu's own stream). */
+    cudaError_t ce = cudaStreamSynchronize((cudaStream_t)stream);
+    if (ce == cudaSuccess) ce = cudaLaunchHostFunc((cudaStream_t)stream, stream_gate, ev);
+    if (ce != cudaSuccess) {
+        pthread_cond_destroy(&ev->cv);
+        pthread_mutex_destroy(&ev->mu);
+        free(ev);
+        return zg_error(ZGPU_ERR_CUDA, "CUDA error starting an async read: %s", cudaGetErrorString(ce));
+    }
+    if (pthread_create(&ev->thread, NULL, async_main, ev) != 0) {
+        pthread_mutex_lock(&ev->mu);
+        ev->done = 1;
+        ev->joined = 1;
+        ev->status = ZGPU_ERR_INTERNAL;
+        snprintf(ev->msg, sizeof ev->msg, "could not start the async read thread");
+        pthread_cond_broadcast(&ev->cv);
+        pthread_mutex_unlock(&ev->mu);
+    }
+    *event = ev;
+    return ZGPU_OK;
+}
+
+zgpu_status zg_cuda_event_wait(struct zgpu_event *ev) {
+    pthread_mutex_lock(&ev->mu);
+    while (!ev->done) pthread_cond_wait(&ev->cv, &ev->mu);
+    int join = !ev->joined;
+    ev->joined = 1;
+    pthread_mutex_unlock(&ev->mu);
+    if (join) pthread_join(ev->thread, NULL);
+    if (ev->status != ZGPU_OK) zg_error_restore(ev->msg);
+    return ev->status;
+}
+
+int zg_cuda_event_query(struct zgpu_event *ev) {
+    pthread_mutex_lock(&ev->mu);
+    int d = ev->done;
+    pthread_mutex_unlock(&ev->mu);
+    return d;
+}
+
+void zg_cuda_event_free(struct zgpu_event *ev) {
+    zg_cuda_event_wait(ev);
+    /* the stream's host function may still be about to return: wait for the stream to pass it */
+    cudaStreamSynchronize((cudaStream_t)ev->stream);
+    pthread_cond_destroy(&ev->cv);
+    pthread_mutex_destroy(&ev->mu);
+    free(ev);
+}

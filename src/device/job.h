@@ -1,0 +1,297 @@
+/* The device executor's private header: what its phase files share (the read's job, its tasks, buffer sets,
+ * a wave's I/O and checks). CUDA-only; plain C over the CUDA runtime.
+ *
+ *   state.c  device state, streams, events, buffer sets, pinned/device pools, probe
+ *   route.c  chain analysis (which decoders, which post stages); host parse of a task for the GPU
+ *   fetch.c  phase A: pieces, pread into pinned staging or GDS, segments copied as they complete, host decode
+ *   place.c  where a chunk's decode lands: direct targets, mapped rows, scratch and scatter
+ *   launch.c one wave's descriptors, its host-to-device copy and its launches
+ *   check.c  per-chunk statuses -> errors naming the array, chunk and codec
+ *   waves.c  waves, the ring of buffer sets, overlap of one wave's reads with the last one's launch
+ *   read.c   one read (zg_cuda_read)
+ *   async.c  zgpu_event and async reads */
+#ifndef ZG_DEVICE_JOB_H
+#define ZG_DEVICE_JOB_H
+#include <cuda_runtime.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/chain.h"
+#include "codec/crc32c.h"
+#include "codec/sharding.h"
+#include "common/endian.h"
+#include "common/status.h"
+#include "device/device.h"
+#include "device/shim/cufile.h"
+#include "device/shim/nvcomp_adapter.h"
+#include "gpucodec/blosc/blosc_parse.h"
+#include "gpucodec/common/frames.h"
+#include "gpucodec/deflate/inflate_gpu.h"
+#include "gpucodec/deflate/inflate_rules.h"
+#include "gpucodec/lz4/lz4_kernels.h"
+#include "gpucodec/post/post_kernels.h"
+#include "gpucodec/zstd/zstd_gpu.h"
+#include "gpucodec/zstd/zstd_plan.h"
+#include "host/scratch.h"
+#include "plan/plan.h"
+#include "plan/waves.h"
+
+#define ALIGN 256 /* every staged object and scratch slot starts on this boundary */
+/* Buffer sets, each with its own stream: up to this many waves are in flight at once. Two are enough when
+ * waves are as large as memory allows (the host waits for wave w - 2 before reusing its buffers); a read
+ * split for overlap into waves of which more fit in the budget uses more, so that the host never waits for a
+ * decode before reading the next wave: with two sets the third wave's I/O waited for the first's decode. */
+#define ZG_MAX_SETS 4
+
+#define CU(call, what)                                                                                     \
+    do {                                                                                                   \
+        cudaError_t zg_cu_e_ = (call);                                                                     \
+        if (zg_cu_e_ != cudaSuccess)                                                                       \
+            return zg_error(ZGPU_ERR_CUDA, "CUDA error in %s: %s", what, cudaGetErrorString(zg_cu_e_));    \
+    } while (0)
+
+
+typedef struct bufset {
+    uint8_t *h;      /* pinned staging: [stored bytes | CPU-decoded chunks | descriptors | status readback] */
+    size_t h_cap;
+    uint8_t *d;      /* device: the same layout, then scratch slots */
+    size_t d_cap;
+    uint8_t *d_temp; /* nvCOMP temp */
+    size_t d_temp_cap;
+    /* A wave's decode runs on its set's stream, so the decode of one wave can overlap the next one's: a
+     * chunk's decode is latency-bound (a chain of dependent steps) and leaves most of the GPU idle. */
+    cudaStream_t stream;
+    cudaEvent_t ev[4]; /* H2D start, H2D end (decode start), decode end, scatter end */
+    cudaEvent_t done; /* recorded after the wave's last use of both */
+    /* a second stream for decoder kernels that may run side by side (zstd: Huffman literals beside the
+     * sequences), forked from and joined to `stream` by the two events */
+    cudaStream_t aux;
+    cudaEvent_t fork, join;
+    int in_use;
+} bufset;
+
+struct zg_device_state {
+    int device;
+    cudaStream_t stream;  /* the read's stream: the waves' streams fork from it and join it again */
+    cudaStream_t copy;    /* host-to-device copies of staged bytes, overlapping the I/O and earlier waves' decode */
+    pthread_mutex_t lock; /* one read at a time uses the buffers */
+    bufset set[ZG_MAX_SETS]; /* a ring: wave w uses set w % n_sets (dev_run_waves picks n_sets per read) */
+    void **retired;       /* pinned buffers outgrown (freed with the state: freeing pinned memory can sync) */
+    size_t n_retired;
+    cudaEvent_t ev[3]; /* fork, ordering after the caller's stream, ordering the caller's stream after ours */
+    size_t auto_budget; /* device_memory_budget 0: an eighth of the device's memory, 256 MiB .. 16 GiB */
+    /* zgpu's zstd decoder: task i of a read plans its frames into plans[i], whose arrays stay for the next read
+     * (up to PLANS_KEPT_BYTES of them): planning a label volume's 2 MiB inner chunk into fresh arrays took
+     * 2.5 us of a thread here, 4-11 us on the GPU machine's 16 (first touches of new pages), into kept ones
+     * 0.5 us; freeing them after each read took 0.2-0.3 ms of the reading thread */
+    zg_zd_plan *plans;
+    size_t n_plans;
+};
+#define PLANS_KEPT_BYTES ((size_t)64 << 20)
+
+
+enum { COMP_NONE = 0, COMP_ZSTD, COMP_GZIP, COMP_ZLIB, COMP_LZ4, COMP_BLOSC };
+
+/* Decoder "formats" of a wave: nvCOMP's (zg_nvc_format), then zgpu's own zstd, DEFLATE and LZ4 decoders. */
+#define FMT_OWN ZG_NVC_N
+#define FMT_INFLATE (ZG_NVC_N + 1)
+#define FMT_LZ4 (ZG_NVC_N + 2)
+#define N_FMT (ZG_NVC_N + 3)
+
+/* Which zstd decoder a frame gets (ZGPU_ZSTD_DECODER=auto|zgpu|nvcomp). auto: zgpu's. It decodes every
+ * 128 KiB zstd block as a unit, so a chunk's latency is that of a block, not of a whole frame decoded by one
+ * thread block as in nvCOMP; it was as fast as nvCOMP's or faster on all three benchmark volumes
+ * (docs/benchmarks.md). nvcomp: nvCOMP's. Either way a frame the host check rejects decodes on the host,
+ * whose codec names the fault. */
+enum { ZSTD_OWN = 0, ZSTD_NVCOMP };
+/* Which DEFLATE decoder (gzip, zlib, blosc's zlib) a stream gets (ZGPU_DEFLATE_DECODER=auto|zgpu|nvcomp|host).
+ * auto (default) and zgpu: inflate_kernels.cu, a thread block per stream (or part of one) decoding windows of
+ * it in parallel, or in serial mode for streams compressing 8:1 or better, every rule checked on the device
+ * (H100, whole reads: label volume 33:1 in serial mode 48 GB/s, host threads 19.4; image and field volumes
+ * 1.1-1.3:1, GPU 14.1 / 14.4, host 2.3 / 1.9). host: host threads (libdeflate). nvcomp: nvCOMP's, which assumes
+ * valid input, so only with gpu_trust_input (otherwise host threads decode). */
+enum { DEFLATE_OWN = 0, DEFLATE_NVCOMP, DEFLATE_HOST };
+/* Which decoder blosc's LZ4 streams get (ZGPU_LZ4_DECODER=auto|zgpu|nvcomp). auto: zgpu's (kernels.cu), a parser
+ * and a copier warp a stream, checking as they go; nvcomp: the check kernel, then nvCOMP's batch (two walks of
+ * every stream, each waiting on the longest one). numcodecs' LZ4 chunks (a whole chunk one stream) go to nvCOMP. */
+enum { LZ4_OWN = 0, LZ4_NVCOMP };
+enum { POST_CRC32C = 1, POST_SHUFFLE, POST_BYTESWAP, POST_DELTA };
+
+typedef struct pipe {
+    int gpu;                  /* the chain decodes on the GPU */
+    char why[160];            /* if not, why */
+    int n_outer_crc;          /* crc32c stages verified and stripped on the host */
+    int comp;                 /* COMP_* */
+    const char *comp_name;    /* codec name for messages */
+    uint64_t comp_out;        /* bytes the compressor stage must produce */
+    int n_post;
+    struct { int kind, param; } post[ZG_MAX_CODECS + 2]; /* device stages after the compressor, in order */
+    int needs_b;              /* some stage works out of place */
+    int64_t src_strides[ZGPU_MAX_DIMS]; /* decoded chunk buffer strides (transposes folded in) */
+    uint64_t chunk_nbytes;
+} pipe;
+
+
+/* ------------------------------------------------------------------------------------------------
+ * One read
+ * ---------------------------------------------------------------------------------------------- */
+enum { T_MISSING = 0, T_GPU, T_CPU };
+
+typedef struct dtask {
+    size_t plan_i;
+    int kind;
+    uint64_t h_off, nbytes;   /* stored bytes in staging */
+    uint64_t cpu_off;         /* CPU-decoded chunk in staging (T_CPU) */
+    uint64_t a_off, b_off;    /* device scratch slots (T_GPU) */
+    uint8_t *direct;          /* T_GPU decoding straight into the caller's output (no scratch, no scatter) */
+    int mapped;               /* direct, rows placed by blosc's unshuffle (rows_mappable) or by zgpu's zstd
+                               * decoder (zstd_place: ZG_ZD_MAPPED) */
+    uint8_t *zplace;          /* T_GPU decoded to scratch, whose blocks zgpu's zstd decoder copies into their rows
+                               * here (zstd_place: ZG_ZD_MAPPED_AFTER; no scatter) */
+    /* parse results */
+    uint64_t body_off, body_len; /* the compressor's input (after host crc strip and header strip) */
+    uint32_t check;              /* gzip CRC32 / zlib Adler-32 of the decoded payload */
+    zg_blosc_header bh;
+    zg_blosc_stream *streams;  /* blosc */
+    size_t n_streams;
+    zg_zd_plan *zp;            /* zstd frames (the chunk, or blosc's inner streams) for zgpu's own decoder: NULL,
+                                * or the device state's plan of this task (see zg_device_state.plans) */
+} dtask;
+
+typedef struct stream_ref { /* a GPU decompression stream, for status checks */
+    uint32_t task;
+    int fmt; /* status: FMT_OWN a ZG_ZD_E_* code, FMT_INFLATE a ZI_E_*, FMT_LZ4 a ZG_LZ4_E_*, else nvCOMP's */
+    uint64_t expect;
+} stream_ref;
+
+typedef struct job {
+    zgpu_array *a;
+    struct zg_device_state *st;
+    const zg_plan *plan;
+    const zg_chain *chain;
+    pipe pp;
+    int gpu_decode, use_gds, host_parse;
+    int zstd_mode;    /* ZSTD_OWN / ZSTD_NVCOMP */
+    int deflate_mode; /* DEFLATE_OWN / DEFLATE_NVCOMP / DEFLATE_HOST */
+    int lz4_mode;     /* LZ4_OWN / LZ4_NVCOMP: blosc's LZ4 streams */
+    int zstd_mappable; /* zstd frames of the wave can be mapped (dev_zstd_rows) */
+    uint64_t parts_room; /* device bytes the wave being launched leaves in its set's share of the budget */
+    zg_span span[3]; /* h2d, decode, scatter over the waves (stats: the time each stage was under way) */
+    const zgpu_tuning *tune; /* the context's */
+    int trace;       /* tuning's trace: each wave's timeline to stderr (ms since the fork) */
+    double t_fork;   /* host clock at the fork event */
+    double io_end;   /* host clock when the last wave's reads were done (dev_run_waves' I/O time) */
+    uint64_t h2d_done;  /* the wave being launched: staged bytes below this offset are copied (or queued) already */
+    dtask *t;
+    size_t n_t;
+    int64_t out_strides[ZGPU_MAX_DIMS];
+    uint8_t *out;
+    /* the wave being launched */
+    bufset *bs;
+    size_t first, count;
+    size_t in_align[N_FMT], out_align[N_FMT];
+    int nvc_ok;
+} job;
+
+typedef struct segment {
+    uint64_t begin, end;
+    atomic_int left; /* chunks still being read or parsed */
+} segment;
+
+/* A growing layout inside the pinned/device buffer pair. */
+typedef struct layout {
+    uint64_t pos;
+} layout;
+
+/* One wave's reads and host work before its launch. The next wave's reads may run on the pool while the main
+ * thread finishes and launches this one (dev_run_waves), so all they touch is here or in their own tasks. */
+typedef struct wave_io {
+    job *j;
+    size_t w, first, count; /* wave w: tasks [first, first + count) */
+    bufset *bs;
+    layout L;               /* its staging: stored bytes up to r1_end, then CPU-decoded chunks */
+    uint64_t r1_end, dev_need;
+    uint64_t h2d_done;      /* staged bytes below this offset are copied (or queued) already */
+    /* staged bytes go to the device in segments as soon as every chunk of a segment is read and parsed */
+    struct segment *seg;
+    uint32_t *task_seg;     /* per task of the wave */
+    struct read_piece *pieces; /* phase A's reads (see READ_PIECE) */
+    size_t n_pieces;
+    struct task_pieces *task_pieces; /* per task of the wave */
+    zg_pool_job *reading;   /* phase A on the pool, started and not yet finished */
+    double t0;              /* when its reads began */
+    atomic_uint_fast64_t io_ns, cpu_ns, parse_ns; /* thread time reading, decoding on the host, parsing */
+} wave_io;
+
+
+static inline uint64_t take(layout *l, uint64_t n) {
+    uint64_t at = zg_align_up(l->pos, ALIGN);
+    l->pos = at + n;
+    return at;
+}
+
+/* Per wave, what phase D must check once the stream reaches the wave's `done` event. */
+typedef struct wave_check {
+    size_t n_refs;
+    stream_ref *refs;
+    uint64_t status_off, actual_off, crc_off; /* in the pinned buffer */
+    size_t n_crc;
+    uint32_t *crc_task;
+    uint64_t lz4_off; /* per stream ref: ZG_LZ4_E_* of the GPU walk of blosc's LZ4 streams (0: fine) */
+    uint64_t chk_off; /* gzip/zlib checksum flags, one per GPU chunk of the wave */
+    size_t n_chk;
+    uint32_t *chk_task;
+    int active;
+    float ms_h2d, ms_decode, ms_scatter;
+    size_t wave;                 /* its index, for the trace */
+    double host_read, host_launch; /* ms since the fork: its I/O done, its work queued */
+} wave_check;
+
+
+/* ---- state.c: device state, streams, events, buffer sets, pinned/device pools, probe ---- */
+zgpu_status dev_get_state(zgpu_context *ctx, struct zg_device_state **out);
+/** Grows a device buffer in stream order on `s`, keeping its first `keep` bytes. */
+zgpu_status dev_ensure_device(cudaStream_t s, uint8_t **p, size_t *cap, size_t need, size_t keep);
+zgpu_status dev_ensure_pinned(struct zg_device_state *st, bufset *b, size_t need, size_t keep);
+zgpu_status dev_reserve_plans(struct zg_device_state *st, size_t n);
+void dev_trim_plans(struct zg_device_state *st);
+
+/* ---- route.c: chain analysis; which chunks the GPU takes ---- */
+void dev_not_gpu(pipe *p, const char *fmt, const char *name);
+void dev_analyse_chain(const zg_chain *ch, pipe *p);
+int dev_nvc_format(const job *j, int comp, const zg_blosc_header *bh);
+const char *dev_fmt_name(int fmt);
+int dev_use_own_zstd(const job *j);
+int dev_task_fmt(const job *j, const dtask *t);
+void dev_plan_drop(dtask *t);
+int dev_parse_task(job *j, dtask *t, uint8_t *p);
+
+/* ---- fetch.c: phase A (pieces, pread / GDS, segments, host fallback decode) ---- */
+void dev_parse_or_fallback(job *j, dtask *t, bufset *b);
+zgpu_status dev_make_pieces(wave_io *io);
+void dev_free_pieces(wave_io *io);
+zgpu_status dev_phase_a_piece(void *arg, size_t p);
+zgpu_status dev_phase_parse_task(void *arg, size_t i);
+zgpu_status dev_phase_cpu_task(void *arg, size_t i);
+zgpu_status dev_make_segments(wave_io *io, uint64_t end, int cpu);
+void dev_free_segments(wave_io *io);
+
+/* ---- place.c: layout of a chunk's decode in the output ---- */
+uint8_t *dev_box_dst(const job *j, const zg_chunk_task *pt);
+int dev_zstd_rows(const job *j, zg_zd_rows *r);
+uint8_t *dev_direct_target(const job *j, const dtask *t, int assume_shuffled, int *mapped, uint8_t **zplace);
+
+/* ---- launch.c, check.c, waves.c, read.c ---- */
+zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc);
+const char *dev_task_key(const job *j, const dtask *t, char *buf, size_t n);
+zgpu_status dev_task_error(const job *j, const dtask *t, const char *codec, zgpu_status s);
+zgpu_status dev_check_wave(job *j, bufset *b, wave_check *wc, zgpu_read_stats *stats);
+zgpu_status dev_run_waves(job *j, zgpu_read_stats *stats);
+zgpu_status dev_run_read(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *device_out,
+                         const int64_t *out_strides, void *user_stream, int order_user);
+
+#endif

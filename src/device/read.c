@@ -1,0 +1,167 @@
+/* One device read (zg_cuda_read): plan, chain analysis and decoder choice, tasks, then the waves.
+ *
+ * The device executor: a selection read straight into device memory as one batch per wave.
+ *
+ *   plan (zg_plan_build + zg_plan_resolve: byte ranges, shard indexes)
+ *   -> waves bounded by device_memory_budget (plan/waves.h), up to ZG_MAX_SETS in flight (a ring of buffer
+ *      sets, each with its own stream); for each wave:
+ *      A  host pool: pread every range into pinned staging (or cuFile into device memory), parse/validate
+ *         frames (gpucodec/common/frames.h, gpucodec/blosc/blosc_parse.h); chunks without a GPU decoder decode on the host
+ *      B  layout: device pointers of every stream, descriptors written behind the data in the same buffer
+ *      C  stream: ONE host-to-device copy; one nvCOMP batch per format; our kernels (raw copies, unshuffle,
+ *         crc32c, byte swap, delta); one scatter kernel into the caller's strided output (fill for missing)
+ *      D  after the next wave's I/O: per-chunk statuses and sizes checked -> ZGPU_ERR_CORRUPT_DATA naming
+ *         the array, chunk key and codec.
+ * The chain must look like [transpose*] [delta(int)] bytes [shuffle|crc32c]* [compressor] [crc32c]* for
+ * the GPU path (sharded arrays: the inner chain); anything else decodes on the host (CPU fallback). */
+#include "device/job.h"
+
+/* ------------------------------------------------------------------------------------------------
+ * The read driver
+ * ---------------------------------------------------------------------------------------------- */
+static void free_tasks(job *j) {
+    for (size_t i = 0; i < j->n_t; i++) {
+        free(j->t[i].streams);
+        dev_plan_drop(&j->t[i]);
+    }
+    free(j->t);
+    j->t = NULL;
+}
+
+/* order_user: order our stream after the caller's and the caller's after ours (the async path instead
+ * synchronised the caller's stream up front and gates it with a host function). */
+zgpu_status dev_run_read(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *device_out,
+                         const int64_t *out_strides, void *user_stream, int order_user) {
+    zgpu_read_stats stats;
+    memset(&stats, 0, sizeof stats);
+    stats.struct_size = sizeof stats;
+    const double t_begin = zg_now();
+    struct zg_device_state *st;
+    ZG_FORWARD(dev_get_state(a->ctx, &st));
+    job j;
+    memset(&j, 0, sizeof j);
+    j.a = a;
+    j.tune = &a->ctx->tuning;
+    j.st = st;
+    j.out = device_out;
+    ZG_FORWARD(zg_resolve_strides(a, count, out_strides, j.out_strides));
+    zg_plan plan;
+    ZG_FORWARD(zg_plan_build(a, start, count, &plan));
+    zgpu_status s = zg_plan_resolve(a, &plan);
+    stats.plan_s = zg_now() - t_begin;
+    if (s != ZGPU_OK) {
+        zg_plan_free(&plan);
+        return s;
+    }
+    j.plan = &plan;
+    j.chain = a->shard ? zg_sharding_inner_chain(a->shard) : a->chain;
+    dev_analyse_chain(j.chain, &j.pp);
+    const zgpu_decoder_choice ddec = j.tune->deflate_decoder;
+    const int deflate = j.pp.comp == COMP_GZIP || j.pp.comp == COMP_ZLIB;
+    j.deflate_mode = ddec == ZGPU_DECODER_NVCOMP ? DEFLATE_NVCOMP : ddec == ZGPU_DECODER_HOST ? DEFLATE_HOST : DEFLATE_OWN;
+    if (j.pp.gpu && deflate && j.deflate_mode == DEFLATE_HOST)
+        dev_not_gpu(&j.pp, "codec '%s': DEFLATE decodes on the host (tuning deflate_decoder = host)", j.pp.comp_name);
+    if (j.pp.gpu && j.pp.comp == COMP_ZSTD && j.tune->zstd_decoder == ZGPU_DECODER_HOST)
+        dev_not_gpu(&j.pp, "codec '%s': zstd decodes on the host (tuning zstd_decoder = host)", j.pp.comp_name);
+    if (j.pp.gpu && deflate && j.deflate_mode == DEFLATE_NVCOMP && !a->ctx->opts.gpu_trust_input)
+        dev_not_gpu(&j.pp, "codec '%s': nvCOMP's DEFLATE decoder needs gpu_trust_input (it assumes valid input)",
+                j.pp.comp_name);
+    j.nvc_ok = zg_nvc_available(NULL);
+    for (int f = 0; f < ZG_NVC_N; f++) {
+        size_t tmp;
+        j.in_align[f] = j.out_align[f] = 1;
+        if (j.nvc_ok && zg_nvc_alignments((zg_nvc_format)f, &j.in_align[f], &j.out_align[f], &tmp) != ZGPU_OK) j.nvc_ok = 0;
+    }
+    j.in_align[FMT_OWN] = j.out_align[FMT_OWN] = 1;
+    j.in_align[FMT_INFLATE] = j.out_align[FMT_INFLATE] = 1;
+    j.in_align[FMT_LZ4] = j.out_align[FMT_LZ4] = 1;
+    j.lz4_mode = j.tune->lz4_decoder == ZGPU_DECODER_NVCOMP && j.nvc_ok ? LZ4_NVCOMP : LZ4_OWN;
+    j.zstd_mode = j.tune->zstd_decoder == ZGPU_DECODER_NVCOMP && j.nvc_ok ? ZSTD_NVCOMP : ZSTD_OWN;
+    j.gpu_decode = a->ctx->opts.gpu_decode && j.pp.gpu &&
+                   (j.pp.comp == COMP_NONE || j.nvc_ok || j.pp.comp == COMP_ZSTD || j.pp.comp == COMP_BLOSC ||
+                    (deflate && j.deflate_mode == DEFLATE_OWN));
+    /* GDS: AUTO uses it only when no frame needs checking on the host; ON always (or fails) */
+    const char *why = "";
+    zgpu_gds_mode gm = a->ctx->opts.gds_mode;
+    if (gm == ZGPU_GDS_ON) {
+        if (!zg_gds_usable(1, &why)) {
+            zg_plan_free(&plan);
+            return zg_error(ZGPU_ERR_CUDA, ZG_ARRAY_WHERE_FMT ": GPUDirect Storage required (ZGPU_GDS_ON) but not usable: %s",
+                            a->path, why);
+        }
+        j.use_gds = 1;
+    } else if (gm == ZGPU_GDS_AUTO) {
+        j.use_gds = j.gpu_decode && j.pp.comp == COMP_NONE && j.pp.n_outer_crc == 0 && zg_gds_usable(0, &why);
+    }
+    j.n_t = plan.n_tasks;
+    j.t = calloc(j.n_t ? j.n_t : 1, sizeof *j.t);
+    if (!j.t) {
+        zg_plan_free(&plan);
+        return zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for %zu chunk tasks", plan.n_tasks);
+    }
+    for (size_t i = 0; i < j.n_t; i++) {
+        const zg_chunk_task *pt = &plan.tasks[i];
+        dtask *t = &j.t[i];
+        t->plan_i = i;
+        t->nbytes = pt->nbytes;
+        t->kind = pt->state != ZG_TASK_PRESENT ? T_MISSING : (j.gpu_decode ? T_GPU : T_CPU);
+        if (t->kind != T_MISSING) stats.stored_bytes += pt->nbytes;
+    }
+    /* a driver that loads can still refuse the store's files (their file system): try one first; AUTO then
+     * stages through host memory, ON fails saying why */
+    if (j.use_gds) {
+        const zg_chunk_task *probe = NULL;
+        for (size_t i = 0; i < j.n_t && !probe; i++)
+            if (j.t[i].kind != T_MISSING) probe = &plan.tasks[j.t[i].plan_i];
+        if (probe) {
+            char path[ZG_PATH_MAX];
+            zgpu_status g = zg_store_fs_path(a->store, plan.objects[probe->object].key, path);
+            if (g == ZGPU_OK) g = zg_gds_check_file(path);
+            if (g != ZGPU_OK && gm == ZGPU_GDS_ON) {
+                zg_error_prefix(ZG_ARRAY_WHERE_FMT ": GPUDirect Storage required (ZGPU_GDS_ON) but not usable: ", a->path);
+                free_tasks(&j);
+                zg_plan_free(&plan);
+                return g;
+            }
+            if (g != ZGPU_OK) j.use_gds = 0;
+        }
+    }
+    pthread_mutex_lock(&st->lock);
+    cudaError_t ce = cudaSetDevice(st->device);
+    /* order our stream after the caller's earlier work */
+    if (ce == cudaSuccess && order_user) ce = cudaEventRecord(st->ev[1], (cudaStream_t)user_stream);
+    if (ce == cudaSuccess && order_user) ce = cudaStreamWaitEvent(st->stream, st->ev[1], 0);
+    if (ce != cudaSuccess) s = zg_error(ZGPU_ERR_CUDA, "CUDA error ordering after the caller's stream: %s", cudaGetErrorString(ce));
+    if (s == ZGPU_OK) s = dev_reserve_plans(st, j.n_t);
+    if (s == ZGPU_OK) s = dev_run_waves(&j, &stats);
+    if (s == ZGPU_OK) {
+        /* later work on the caller's stream comes after ours */
+        ce = cudaEventRecord(st->ev[2], st->stream);
+        if (ce == cudaSuccess && order_user) ce = cudaStreamWaitEvent((cudaStream_t)user_stream, st->ev[2], 0);
+        if (ce == cudaSuccess) ce = cudaStreamSynchronize(st->stream);
+        if (ce != cudaSuccess) s = zg_error(ZGPU_ERR_CUDA, "CUDA error finishing the read: %s", cudaGetErrorString(ce));
+    }
+    dev_trim_plans(st);
+    pthread_mutex_unlock(&st->lock);
+    if (s == ZGPU_OK) {
+        stats.total_s = zg_now() - t_begin;
+        stats.decoded_bytes = a->meta.dtype.size;
+        for (int d = 0; d < plan.ndim; d++) stats.decoded_bytes *= count[d];
+        stats.chunks = (int)plan.n_tasks;
+        stats.gds_used = j.use_gds;
+        for (size_t i = 0; i < j.n_t; i++) {
+            if (j.t[i].kind == T_GPU) stats.gpu_decoded++;
+            else if (j.t[i].kind == T_CPU) stats.cpu_decoded++;
+        }
+        zg_array_set_stats(a, &stats);
+    }
+    free_tasks(&j);
+    zg_plan_free(&plan);
+    return s;
+}
+
+zgpu_status zg_cuda_read(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *device_out,
+                         const int64_t *out_strides, void *stream) {
+    return dev_run_read(a, start, count, device_out, out_strides, stream, 1);
+}
+

@@ -1,0 +1,156 @@
+/* Device state: the context's CUDA streams, events and buffer sets (pinned staging and device buffers, grown
+ * in stream order and reused across reads), the kept zstd plans, and the probe. */
+#include "device/job.h"
+
+/* ------------------------------------------------------------------------------------------------
+ * Probe
+ * ---------------------------------------------------------------------------------------------- */
+zgpu_status zg_cuda_probe(void) {
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) return zg_error(ZGPU_ERR_NO_GPU, "no CUDA device: %s", cudaGetErrorString(e));
+    if (n == 0) return zg_error(ZGPU_ERR_NO_GPU, "no CUDA device: %s", cudaGetErrorString(cudaErrorNoDevice));
+    return ZGPU_OK;
+}
+
+
+/* ------------------------------------------------------------------------------------------------
+ * Device state: stream, events and buffers reused across reads
+ * ---------------------------------------------------------------------------------------------- */
+
+static void free_pinned(struct zg_device_state *st, void *p) {
+    if (!p) return;
+    void **r = realloc(st->retired, (st->n_retired + 1) * sizeof *r);
+    if (r) {
+        st->retired = r;
+        st->retired[st->n_retired++] = p;
+    }
+}
+
+void zg_device_state_free(struct zg_device_state *st) {
+    if (!st) return;
+    cudaSetDevice(st->device);
+    cudaStreamSynchronize(st->stream);
+    cudaStreamSynchronize(st->copy);
+    for (int k = 0; k < ZG_MAX_SETS; k++) {
+        bufset *b = &st->set[k];
+        if (b->stream) cudaStreamSynchronize(b->stream);
+        if (b->aux) cudaStreamSynchronize(b->aux);
+        if (b->h) cudaFreeHost(b->h);
+        if (b->d) cudaFree(b->d);
+        if (b->d_temp) cudaFree(b->d_temp);
+        cudaEventDestroy(b->done);
+        for (int i = 0; i < 4; i++) cudaEventDestroy(b->ev[i]);
+        if (b->stream) cudaStreamDestroy(b->stream);
+        if (b->aux) cudaStreamDestroy(b->aux);
+        cudaEventDestroy(b->fork);
+        cudaEventDestroy(b->join);
+    }
+    for (size_t i = 0; i < st->n_retired; i++) cudaFreeHost(st->retired[i]);
+    free(st->retired);
+    for (size_t i = 0; i < st->n_plans; i++) zg_zd_plan_free(&st->plans[i]);
+    free(st->plans);
+    for (int i = 0; i < 3; i++) cudaEventDestroy(st->ev[i]);
+    cudaStreamDestroy(st->stream);
+    cudaStreamDestroy(st->copy);
+    pthread_mutex_destroy(&st->lock);
+    free(st);
+}
+
+zgpu_status dev_get_state(zgpu_context *ctx, struct zg_device_state **out) {
+    pthread_mutex_lock(&ctx->device_lock);
+    zgpu_status s = ZGPU_OK;
+    if (!ctx->device) {
+        struct zg_device_state *st = calloc(1, sizeof *st);
+        if (!st) s = zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for the device state");
+        cudaError_t e = cudaSuccess;
+        if (st) {
+            st->device = ctx->opts.device;
+            e = cudaSetDevice(st->device);
+            if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking);
+            if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&st->copy, cudaStreamNonBlocking);
+            for (int k = 0; k < ZG_MAX_SETS && e == cudaSuccess; k++) {
+                e = cudaStreamCreateWithFlags(&st->set[k].stream, cudaStreamNonBlocking);
+                if (e == cudaSuccess) e = cudaEventCreateWithFlags(&st->set[k].done, cudaEventDisableTiming);
+                for (int i = 0; i < 4 && e == cudaSuccess; i++) e = cudaEventCreate(&st->set[k].ev[i]);
+                if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&st->set[k].aux, cudaStreamNonBlocking);
+                if (e == cudaSuccess) e = cudaEventCreateWithFlags(&st->set[k].fork, cudaEventDisableTiming);
+                if (e == cudaSuccess) e = cudaEventCreateWithFlags(&st->set[k].join, cudaEventDisableTiming);
+            }
+            /* ev[0] (the fork) times: stage intervals are measured from it */
+            for (int i = 0; i < 3 && e == cudaSuccess; i++) e = cudaEventCreateWithFlags(&st->ev[i], i ? cudaEventDisableTiming : 0);
+            size_t free_b = 0, total_b = 0;
+            if (e == cudaSuccess) e = cudaMemGetInfo(&free_b, &total_b);
+            st->auto_budget = total_b / 8;
+            if (st->auto_budget < ((size_t)256 << 20)) st->auto_budget = (size_t)256 << 20;
+            if (st->auto_budget > ((size_t)16 << 30)) st->auto_budget = (size_t)16 << 30;
+            if (e != cudaSuccess) {
+                s = zg_error(ZGPU_ERR_CUDA, "CUDA device %d: %s", st->device, cudaGetErrorString(e));
+                free(st);
+                st = NULL;
+            } else {
+                pthread_mutex_init(&st->lock, NULL);
+                ctx->device = st;
+            }
+        }
+    }
+    *out = ctx->device;
+    pthread_mutex_unlock(&ctx->device_lock);
+    return s;
+}
+
+/* Grows a device buffer in stream order on `s` (no device-wide synchronisation), keeping its first `keep`
+ * bytes. */
+zgpu_status dev_ensure_device(cudaStream_t s, uint8_t **p, size_t *cap, size_t need, size_t keep) {
+    if (need <= *cap) return ZGPU_OK;
+    size_t n = need + need / 4;
+    uint8_t *q = NULL;
+    cudaError_t e = cudaMallocAsync((void **)&q, n, s);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return zg_error(ZGPU_ERR_NO_MEMORY, "cannot allocate %zu bytes of device memory: %s", n, cudaGetErrorString(e));
+    }
+    if (keep && *p) CU(cudaMemcpyAsync(q, *p, keep, cudaMemcpyDeviceToDevice, s), "device buffer copy");
+    if (*p) CU(cudaFreeAsync(*p, s), "cudaFreeAsync");
+    *p = q;
+    *cap = n;
+    return ZGPU_OK;
+}
+
+zgpu_status dev_ensure_pinned(struct zg_device_state *st, bufset *b, size_t need, size_t keep) {
+    if (need <= b->h_cap) return ZGPU_OK;
+    size_t n = need + need / 4;
+    uint8_t *p = NULL;
+    cudaError_t e = cudaHostAlloc((void **)&p, n, cudaHostAllocDefault);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return zg_error(ZGPU_ERR_NO_MEMORY, "cannot allocate %zu bytes of pinned host memory: %s", n, cudaGetErrorString(e));
+    }
+    if (keep && b->h) memcpy(p, b->h, keep);
+    free_pinned(st, b->h);
+    b->h = p;
+    b->h_cap = n;
+    return ZGPU_OK;
+}
+
+
+/* Room for n tasks' plans (under the state's lock, before a read's tasks are parsed). */
+zgpu_status dev_reserve_plans(struct zg_device_state *st, size_t n) {
+    if (n <= st->n_plans) return ZGPU_OK;
+    zg_zd_plan *p = realloc(st->plans, n * sizeof *p);
+    ZG_RETURN_IF(!p, ZGPU_ERR_NO_MEMORY, "out of host memory for %zu chunks' zstd plans", n);
+    for (size_t i = st->n_plans; i < n; i++) zg_zd_plan_init(&p[i]);
+    st->plans = p;
+    st->n_plans = n;
+    return ZGPU_OK;
+}
+
+/* After a read: the plans' arrays beyond PLANS_KEPT_BYTES in all are freed. */
+void dev_trim_plans(struct zg_device_state *st) {
+    size_t kept = 0;
+    for (size_t i = 0; i < st->n_plans; i++) {
+        kept += zg_zd_plan_bytes(&st->plans[i]);
+        if (kept > PLANS_KEPT_BYTES) zg_zd_plan_free(&st->plans[i]);
+    }
+}
+
