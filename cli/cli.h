@@ -1,4 +1,4 @@
-/* Internal interface of the zgpu command. The CLI uses the public API (zgpu.h) only; everything here is
+/* Internal interface of the zgpu command. The CLI uses the public API (zgpu.h, zgpu_meta.h) only; everything here is
  * plain C over libc so that tests/unit/test_cli_parse.c can compile the parsers on their own.
  *
  * Error convention inside cli/: fallible helpers return 0 on success and -1 on failure after setting a
@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "zgpu.h"
+#include "zgpu_meta.h"
 
 #if defined(__GNUC__)
 #define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -30,7 +31,6 @@ typedef struct cli_sb {
 void cli_sb_puts(cli_sb *sb, const char *s);
 void cli_sb_putn(cli_sb *sb, const char *s, size_t n);
 void cli_sb_printf(cli_sb *sb, const char *fmt, ...) CLI_PRINTF(2, 3);
-void cli_sb_u64_list(cli_sb *sb, int n, const uint64_t *v); /* "[1, 2, 3]" without spaces: "[1,2,3]" */
 /** Hands the string over (caller frees); NULL (with a message) if an allocation failed. */
 char *cli_sb_finish(cli_sb *sb);
 void cli_sb_free(cli_sb *sb);
@@ -60,82 +60,13 @@ char *cli_json_compact(const char *text);
  */
 int cli_parse_region(const char *spec, int ndim, const uint64_t *shape, uint64_t *start, uint64_t *count);
 
-/* ---- data types (dtype.c) ---- */
-size_t cli_dtype_fixed_size(zgpu_dtype dt); /* 0 for ZGPU_RAW and unknown */
-/** Zarr v3 data_type name ("uint16", "r24"). buf: 32 bytes. NULL if unknown. */
-const char *cli_dtype_v3_name(zgpu_dtype dt, size_t itemsize, char *buf);
-/** Native-order NumPy typestring ("<u2", "|b1", "|V3"). buf: 32 bytes. NULL if unknown. */
-const char *cli_dtype_npy_descr(zgpu_dtype dt, size_t itemsize, char *buf);
+/* ---- data types of .npy files (dtype.c); names, typestrings, fill values and documents: zgpu_meta.h ---- */
 /** Parses a NumPy typestring. *nonnative = 1 if its byte order differs from this host's (multi-byte only). */
 int cli_dtype_from_descr(const char *descr, zgpu_dtype *dt, size_t *itemsize, int *nonnative);
 /** Size of the unit byte swapping works on (complex64 -> 4, raw/bool/1-byte -> 1). */
 size_t cli_dtype_swap_unit(zgpu_dtype dt, size_t itemsize);
 /** Reverses every `unit`-byte group of n bytes in place (unit 1: nothing). */
 void cli_byteswap(void *data, size_t nbytes, size_t unit);
-
-/** Fill value JSON from user text (`--fill-value`), as zarr-python writes it for that format. */
-int cli_fill_json_from_text(const char *text, zgpu_dtype dt, size_t itemsize, int zarr_format, cli_sb *sb);
-/** Fill value JSON from itemsize native-endian bytes. */
-int cli_fill_json_from_bytes(const void *bytes, zgpu_dtype dt, size_t itemsize, int zarr_format, cli_sb *sb);
-float cli_half_to_float(uint16_t h);
-
-/* ---- codec specs and metadata documents (meta.c) ---- */
-typedef enum cli_codec_kind {
-    CLI_CODEC_NONE, CLI_CODEC_ZSTD, CLI_CODEC_GZIP, CLI_CODEC_ZLIB, CLI_CODEC_BZ2, CLI_CODEC_LZ4,
-    CLI_CODEC_BLOSC
-} cli_codec_kind;
-
-typedef struct cli_codec_spec {
-    cli_codec_kind kind;
-    int level;      /* zstd/gzip/zlib/bz2 level, lz4 acceleration, blosc clevel */
-    int checksum;   /* zstd content checksum */
-    char cname[16]; /* blosc */
-    int shuffle;    /* blosc: -1 default (bitshuffle for 1-byte types, else shuffle), 0, 1, 2 */
-    int crc32c;     /* "+crc32c" (v3 only) */
-} cli_codec_spec;
-
-/** `none`, `zstd[:level[:checksum]]`, `gzip[:level]`, `zlib[:level]`, `bz2[:level]`, `lz4[:accel]`,
- *  `blosc[:CNAME[:CLEVEL[:SHUFFLE]]]`, each optionally followed by `+crc32c`. */
-int cli_parse_codec_spec(const char *text, cli_codec_spec *out);
-/** Appends the v3 bytes->bytes codec objects, comma-separated, without brackets (may append nothing). */
-int cli_codec_v3_json(const cli_codec_spec *c, size_t itemsize, cli_sb *sb);
-/** Appends the v2 "compressor" value ("null" or an object). */
-int cli_codec_v2_json(const cli_codec_spec *c, size_t itemsize, cli_sb *sb);
-
-/** Everything needed to write a metadata document. Optional text members are raw JSON (NULL = default). */
-typedef struct cli_array_spec {
-    int zarr_format;
-    int ndim;
-    uint64_t shape[ZGPU_MAX_DIMS];
-    uint64_t chunks[ZGPU_MAX_DIMS]; /* read/write chunk (inner chunk when sharded) */
-    int sharded;                    /* v3 only */
-    uint64_t shards[ZGPU_MAX_DIMS];
-    zgpu_dtype dtype;
-    size_t itemsize;
-    const cli_codec_spec *codec;    /* used when the raw codec members below are NULL */
-    const char *v3_chunk_codecs;    /* JSON list: the full codec chain of one (inner) chunk */
-    const char *v2_compressor;      /* v2 "compressor" value */
-    const char *v2_filters;         /* v2 "filters" value */
-    const char *fill_value;         /* JSON */
-    const char *attributes;         /* JSON object */
-    const char *dimension_names;    /* v3 JSON list */
-    const char *chunk_key_encoding; /* v3 JSON object */
-    const char *dimension_separator;/* v2 JSON string */
-} cli_array_spec;
-
-/** Builds zarr.json (v3) or .zarray (+ "attributes") text (caller frees). */
-int cli_build_metadata(const cli_array_spec *a, char **out);
-/** Default chunk shape: the whole array under 16 MiB, else halved axis by axis until <= 4 MiB. If `within`
- *  is not NULL (a shard shape), every chunk extent divides it. */
-void cli_default_chunks(int ndim, const uint64_t *shape, size_t itemsize, const uint64_t *within,
-                        uint64_t *chunks);
-/** Converts a v3 codec list (as zgpu_array_codecs_json gives it) into the v2 compressor value, when the
- *  chain is bytes + at most one compressor that numcodecs knows. */
-int cli_v3_codecs_to_v2_compressor(const char *codecs, cli_sb *sb);
-
-/** Rewrites the numcodecs.zstd / numcodecs.gzip / numcodecs.blosc entries of a codec list (how v2
- *  compressors appear in zgpu_array_codecs_json) as the standard v3 zstd / gzip / blosc codecs. */
-int cli_v2_codecs_to_v3(const char *codecs, size_t itemsize, cli_sb *sb);
 
 /* ---- .npy files (npy.c) ---- */
 typedef struct cli_npy_header {

@@ -65,6 +65,68 @@ static zgpu_status write_slab(zgpu_array *dst, int ndim, const uint64_t *shape, 
     return zgpu_array_write(dst, start, count, buf, NULL);
 }
 
+/* What the destination's metadata document is built from (zgpu_metadata_build); layout arrays owned here. */
+typedef struct dst_spec {
+    int zarr_format, ndim, sharded;
+    uint64_t shape[ZGPU_MAX_DIMS], chunks[ZGPU_MAX_DIMS], shards[ZGPU_MAX_DIMS];
+    zgpu_dtype dtype;
+    size_t itemsize;
+    const char *codec;  /* a codec spec */
+    const char *codecs; /* v3: the chain of one (inner) chunk, JSON */
+    const char *v2_compressor, *v2_filters, *fill_value, *attributes, *dimension_names, *chunk_key_encoding;
+    char separator;
+} dst_spec;
+
+static int build_document(const dst_spec *d, char **out) {
+    zgpu_array_spec a = {.struct_size = sizeof a,
+                         .zarr_format = d->zarr_format,
+                         .ndim = d->ndim,
+                         .shape = d->shape,
+                         .chunks = d->chunks,
+                         .shards = d->sharded ? d->shards : NULL,
+                         .dtype = d->dtype,
+                         .itemsize = d->itemsize,
+                         .codec_spec = d->codec,
+                         .codecs = d->codecs,
+                         .v2_compressor = d->v2_compressor,
+                         .v2_filters = d->v2_filters,
+                         .fill_value = d->fill_value,
+                         .attributes = d->attributes,
+                         .dimension_names = d->dimension_names,
+                         .chunk_key_encoding = d->chunk_key_encoding,
+                         .separator = d->separator};
+    char *doc = NULL;
+    if (zgpu_metadata_build(&a, &doc) != ZGPU_OK) return cli_err("%s", zgpu_last_error());
+    *out = strdup(doc);
+    zgpu_free(doc);
+    return *out ? 0 : cli_err("out of memory");
+}
+
+/* Checks a --codec spec's grammar (and, for format 2, that it has a v2 form) before any file is touched. */
+static int check_codec(const char *codec, int fmt) {
+    char *json = NULL;
+    zgpu_status s = zgpu_codec_spec_json(codec, ZGPU_UINT8, 1, fmt == 2 ? 2 : 3, &json);
+    zgpu_free(json);
+    return s == ZGPU_OK ? 0 : cli_err("--codec: %s", zgpu_last_error());
+}
+
+/* The fill value as JSON text for the format (caller frees): zero when bytes is NULL (v2 too, not null). */
+static char *fill_json(const void *bytes, zgpu_dtype dt, size_t itemsize, int fmt) {
+    void *zero = bytes ? NULL : calloc(1, itemsize ? itemsize : 1);
+    char *json = NULL, *out = NULL;
+    if (bytes || zero) {
+        if (zgpu_fill_json_from_bytes(bytes ? bytes : zero, dt, itemsize, fmt, &json) != ZGPU_OK)
+            cli_err("%s", zgpu_last_error());
+        else if (!(out = strdup(json)))
+            cli_err("out of memory");
+    } else {
+        cli_err("out of memory");
+    }
+    zgpu_free(json);
+    free(zero);
+    return out;
+}
+
 /* ---- write ---- */
 int cli_cmd_write(int argc, char **argv) {
     enum { O_FORMAT, O_CHUNKS, O_SHARDS, O_CODEC, O_FILL, O_OVERWRITE, O_ATTRS, O_THREADS };
@@ -79,31 +141,19 @@ int cli_cmd_write(int argc, char **argv) {
 
     int fmt = 3;
     if (ar.value[O_FORMAT] && parse_format(ar.value[O_FORMAT], &fmt)) return cli_usage_error("write ");
-    cli_codec_spec codec = {.kind = CLI_CODEC_ZSTD, .level = 0, .shuffle = -1};
-    if (ar.value[O_CODEC] && cli_parse_codec_spec(ar.value[O_CODEC], &codec)) return cli_usage_error("write ");
+    const char *codec = ar.value[O_CODEC] ? ar.value[O_CODEC] : "zstd"; /* zstd:0, as zarr-python */
+    if (check_codec(codec, fmt)) return cli_usage_error("write ");
     if (fmt == 2 && ar.value[O_SHARDS]) { cli_err("--shards needs --format 3"); return cli_usage_error("write "); }
-    if (fmt == 2 && codec.crc32c) { cli_err("+crc32c needs --format 3"); return cli_usage_error("write "); }
-
-    if (ar.value[O_ATTRS]) {
-        const char *a = ar.value[O_ATTRS], *end = cli_json_skip_value(a);
-        while (a && (*a == ' ' || *a == '\t' || *a == '\n')) a++;
-        while (end && (*end == ' ' || *end == '\t' || *end == '\n')) end++;
-        if (*a != '{' || !end || *end) {
-            cli_err("--attrs must be one JSON object, e.g. '{\"units\": \"m\"}'");
-            return cli_usage_error("write ");
-        }
-    }
     FILE *f = fopen(npy, "rb");
     if (!f) { cli_err("%s: cannot open: %s", npy, strerror(errno)); return cli_fail(); }
     cli_npy_header h;
     if (cli_npy_read_header(f, npy, &h)) { fclose(f); return cli_fail(); }
 
-    cli_array_spec spec = {.zarr_format = fmt, .ndim = h.ndim, .dtype = h.dtype, .itemsize = h.itemsize,
-                           .codec = &codec, .attributes = ar.value[O_ATTRS]};
+    dst_spec spec = {.zarr_format = fmt, .ndim = h.ndim, .dtype = h.dtype, .itemsize = h.itemsize,
+                     .codec = codec, .attributes = ar.value[O_ATTRS]};
     memcpy(spec.shape, h.shape, sizeof h.shape);
     int usage = 0;
-    cli_sb fill = {0};
-    char *meta = NULL;
+    char *fill = NULL, *meta = NULL;
     void *data = NULL;
     zgpu_context *ctx = NULL;
     zgpu_array *arr = NULL;
@@ -115,21 +165,24 @@ int cli_cmd_write(int argc, char **argv) {
     if (ar.value[O_CHUNKS]) {
         if (cli_parse_u64_list(ar.value[O_CHUNKS], h.ndim, spec.chunks, "--chunks")) { usage = 1; goto fail; }
     } else {
-        cli_default_chunks(h.ndim, h.shape, h.itemsize, spec.sharded ? spec.shards : NULL, spec.chunks);
+        zgpu_default_chunks(h.ndim, h.shape, h.itemsize, spec.sharded ? spec.shards : NULL, 0, spec.chunks);
     }
-    if (spec.sharded)
-        for (int i = 0; i < h.ndim; i++)
-            if (spec.shards[i] % spec.chunks[i]) {
-                cli_err("--shards: shard extent %llu on axis %d is not a multiple of the chunk extent %llu",
-                        (unsigned long long)spec.shards[i], i, (unsigned long long)spec.chunks[i]);
-                usage = 1;
-                goto fail;
-            }
     if (ar.value[O_FILL]) {
-        if (cli_fill_json_from_text(ar.value[O_FILL], h.dtype, h.itemsize, fmt, &fill)) { usage = 1; goto fail; }
-        spec.fill_value = fill.p;
+        char *json = NULL;
+        if (zgpu_fill_json_from_text(ar.value[O_FILL], h.dtype, h.itemsize, fmt, &json) != ZGPU_OK) {
+            cli_err("--fill-value: %s", zgpu_last_error());
+            usage = 1;
+            goto fail;
+        }
+        fill = strdup(json);
+        zgpu_free(json);
+    } else {
+        fill = fill_json(NULL, h.dtype, h.itemsize, fmt);
     }
-    if (cli_build_metadata(&spec, &meta)) { usage = 1; goto fail; }
+    if (!fill) goto fail;
+    spec.fill_value = fill;
+    /* shards not multiples of the chunks, attributes that are not an object...: usage errors */
+    if (build_document(&spec, &meta)) { usage = 1; goto fail; }
     if (cli_make_context(ar.value[O_THREADS], -1, &ctx)) { usage = ar.value[O_THREADS] != NULL; goto fail; }
 
     zgpu_status s = zgpu_array_create(ctx, path, meta, ar.set[O_OVERWRITE], &arr);
@@ -168,7 +221,7 @@ done:
     if (f) fclose(f);
     free(data);
     free(meta);
-    cli_sb_free(&fill);
+    free(fill);
     zgpu_array_close(arr);
     zgpu_context_free(ctx);
     return rc;
@@ -216,10 +269,10 @@ int cli_cmd_cp(int argc, char **argv) {
     if (ar.npos != 2) { cli_err("cp takes SRC and DST"); return cli_usage_error("cp "); }
     const char *src_path = ar.pos[0], *dst_path = ar.pos[1];
 
-    cli_codec_spec codec;
-    if (ar.value[O_CODEC] && cli_parse_codec_spec(ar.value[O_CODEC], &codec)) return cli_usage_error("cp ");
     int fmt = 0;
     if (ar.value[O_FORMAT] && parse_format(ar.value[O_FORMAT], &fmt)) return cli_usage_error("cp ");
+    const char *codec = ar.value[O_CODEC];
+    if (codec && check_codec(codec, 3)) return cli_usage_error("cp ");
 
     /* Refuse to copy onto itself: creating DST would delete SRC's chunks first. */
     char *rs = realpath(src_path, NULL), *rd = realpath(dst_path, NULL);
@@ -232,7 +285,7 @@ int cli_cmd_cp(int argc, char **argv) {
     zgpu_array *src = NULL, *dst = NULL;
     char *src_meta = NULL, *src_codecs = NULL, *src_attrs = NULL;
     char *inner = NULL, *meta = NULL, *dimnames = NULL, *cke = NULL, *sep = NULL, *v2comp = NULL, *v2filt = NULL;
-    cli_sb fill = {0}, comp = {0};
+    char *fill = NULL, *comp = NULL;
     void *buf = NULL;
     int rc = 0, usage = 0;
     zgpu_status s;
@@ -246,7 +299,7 @@ int cli_cmd_cp(int argc, char **argv) {
 
     int src_fmt = zgpu_array_zarr_format(src);
     if (!fmt) fmt = src_fmt;
-    cli_array_spec spec = {.zarr_format = fmt, .ndim = zgpu_array_ndim(src), .dtype = zgpu_array_dtype(src),
+    dst_spec spec = {.zarr_format = fmt, .ndim = zgpu_array_ndim(src), .dtype = zgpu_array_dtype(src),
                            .itemsize = zgpu_array_itemsize(src), .attributes = src_attrs};
     zgpu_array_shape(src, spec.shape);
     uint64_t src_chunks[ZGPU_MAX_DIMS], src_shards[ZGPU_MAX_DIMS];
@@ -269,7 +322,7 @@ int cli_cmd_cp(int argc, char **argv) {
         memcpy(spec.chunks, src_chunks, sizeof spec.chunks);
         int fits = 1;
         for (int i = 0; spec.sharded && i < spec.ndim; i++) fits &= spec.shards[i] % spec.chunks[i] == 0;
-        if (!fits) cli_default_chunks(spec.ndim, spec.shape, spec.itemsize, spec.shards, spec.chunks);
+        if (!fits) zgpu_default_chunks(spec.ndim, spec.shape, spec.itemsize, spec.shards, 0, spec.chunks);
     }
     for (int i = 0; spec.sharded && i < spec.ndim; i++)
         if (spec.shards[i] % spec.chunks[i]) {
@@ -279,17 +332,17 @@ int cli_cmd_cp(int argc, char **argv) {
             goto fail;
         }
     /* codecs */
-    if (ar.value[O_CODEC]) {
-        if (fmt == 2 && codec.crc32c) { cli_err("+crc32c needs format 3"); usage = 1; goto fail; }
-        spec.codec = &codec;
+    if (codec) {
+        if (fmt == 2 && check_codec(codec, 2)) { usage = 1; goto fail; }
+        spec.codec = codec;
     } else if (fmt == 3) {
         inner = inner_codecs(src_codecs, src_sharded);
         if (!inner) goto fail;
-        spec.v3_chunk_codecs = inner;
+        spec.codecs = inner;
         if (src_fmt == 2) {
             /* v2 compressors become the standard v3 codecs where one exists */
-            if (cli_v2_codecs_to_v3(inner, spec.itemsize, &comp)) goto fail;
-            spec.v3_chunk_codecs = comp.p;
+            if (zgpu_codecs_v2_to_v3(inner, spec.itemsize, &comp) != ZGPU_OK) { cli_err("%s", zgpu_last_error()); goto fail; }
+            spec.codecs = comp;
         }
     } else if (src_fmt == 2) {
         v2comp = member_dup(src_meta, "compressor");
@@ -298,12 +351,14 @@ int cli_cmd_cp(int argc, char **argv) {
         spec.v2_filters = v2filt;
     } else {
         inner = inner_codecs(src_codecs, src_sharded);
-        if (!inner || cli_v3_codecs_to_v2_compressor(inner, &comp)) goto fail;
-        spec.v2_compressor = comp.p;
+        if (!inner) goto fail;
+        if (zgpu_codecs_v3_to_v2(inner, &comp) != ZGPU_OK) { cli_err("%s: give --codec", zgpu_last_error()); goto fail; }
+        spec.v2_compressor = comp;
     }
     /* carried over: fill value, and the key layout and dimension names where the format allows */
-    if (cli_fill_json_from_bytes(zgpu_array_fill_value(src), spec.dtype, spec.itemsize, fmt, &fill)) goto fail;
-    spec.fill_value = fill.p;
+    fill = fill_json(zgpu_array_fill_value(src), spec.dtype, spec.itemsize, fmt);
+    if (!fill) goto fail;
+    spec.fill_value = fill;
     if (fmt == 3 && src_fmt == 3) {
         dimnames = member_dup(src_meta, "dimension_names");
         cke = member_dup(src_meta, "chunk_key_encoding");
@@ -311,9 +366,9 @@ int cli_cmd_cp(int argc, char **argv) {
         spec.chunk_key_encoding = cke;
     } else if (fmt == 2 && src_fmt == 2) {
         sep = member_dup(src_meta, "dimension_separator");
-        spec.dimension_separator = sep;
+        if (sep && strlen(sep) == 3) spec.separator = sep[1]; /* the JSON string "." or "/" */
     }
-    if (cli_build_metadata(&spec, &meta)) goto fail;
+    if (build_document(&spec, &meta)) goto fail;
 
     s = zgpu_array_create(ctx, dst_path, meta, ar.set[O_OVERWRITE], &dst);
     if (s != ZGPU_OK) { rc = cli_fail_status(s); goto done; }
@@ -354,8 +409,8 @@ done:
     free(sep);
     free(v2comp);
     free(v2filt);
-    cli_sb_free(&fill);
-    cli_sb_free(&comp);
+    free(fill);
+    zgpu_free(comp);
     zgpu_free(src_meta);
     zgpu_free(src_codecs);
     zgpu_free(src_attrs);

@@ -210,11 +210,11 @@ static int info_array(zgpu_context *ctx, const char *path, int json) {
         print_u64_list(stdout, nd, shard);
         printf("\n");
     }
-    cli_sb fill = {0};
-    cli_fill_json_from_bytes(zgpu_array_fill_value(a), zgpu_array_dtype(a), itemsize, zgpu_array_zarr_format(a),
-                             &fill);
-    printf("%-18s%s\n", "fill_value:", fill.p ? fill.p : "?");
-    cli_sb_free(&fill);
+    char *fill = NULL;
+    zgpu_fill_json_from_bytes(zgpu_array_fill_value(a), zgpu_array_dtype(a), itemsize, zgpu_array_zarr_format(a),
+                              &fill);
+    printf("%-18s%s\n", "fill_value:", fill ? fill : "?");
+    zgpu_free(fill);
     char *cc = cli_json_compact(codecs);
     printf("%-18s%s\n", "codecs:", cc ? cc : codecs);
     free(cc);

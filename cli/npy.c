@@ -150,7 +150,7 @@ int cli_shape_nbytes(int ndim, const uint64_t *shape, size_t itemsize, uint64_t 
 
 int cli_npy_format_header(zgpu_dtype dt, size_t itemsize, int ndim, const uint64_t *shape, cli_sb *sb) {
     char descr[32];
-    if (!cli_dtype_npy_descr(dt, itemsize, descr)) return cli_err("unknown data type");
+    if (zgpu_dtype_typestr(dt, itemsize, '=', descr, sizeof descr) != ZGPU_OK) return cli_err("%s", zgpu_last_error());
     cli_sb dict = {0};
     cli_sb_printf(&dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
     for (int i = 0; i < ndim; i++) cli_sb_printf(&dict, "%s%llu", i ? ", " : "", (unsigned long long)shape[i]);

@@ -64,12 +64,6 @@ void cli_sb_printf(cli_sb *sb, const char *fmt, ...) {
     sb->n += (size_t)n;
 }
 
-void cli_sb_u64_list(cli_sb *sb, int n, const uint64_t *v) {
-    cli_sb_puts(sb, "[");
-    for (int i = 0; i < n; i++) cli_sb_printf(sb, "%s%llu", i ? "," : "", (unsigned long long)v[i]);
-    cli_sb_puts(sb, "]");
-}
-
 char *cli_sb_finish(cli_sb *sb) {
     if (!sb->oom && !sb->p) sb_reserve(sb, 0);
     if (sb->oom) {

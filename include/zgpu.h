@@ -9,6 +9,7 @@
  *    zgpu_free(). `const char *` results are owned by the handle and live as long as it does.
  *  - Arrays of shape/start/count values are uint64_t[ndim], C order (slowest axis first).
  *  - In-memory element values are always native-endian, whatever endianness the array stores.
+ *  - Building metadata documents (data type names, fill values, codec specs, default chunks): zgpu_meta.h.
  *  - Thread safety: a zgpu_context may be shared by any number of threads. A zgpu_array may be read by
  *    many threads at once; writes, resize and attribute updates to one array need external serialisation
  *    against every other use of that array. Groups follow the same rule as arrays.
@@ -42,22 +43,26 @@ ZGPU_API const char *zgpu_version_string(void);
 
 typedef enum zgpu_status {
     ZGPU_OK = 0,
-    ZGPU_ERR_INVALID_ARGUMENT, /* the caller passed something unusable (NULL, wrong ndim, bad stride) */
-    ZGPU_ERR_NOT_FOUND,        /* no array/group/key at that path */
-    ZGPU_ERR_EXISTS,           /* create without overwrite over an existing node */
-    ZGPU_ERR_IO,               /* the operating system failed a read/write/rename */
-    ZGPU_ERR_BAD_METADATA,     /* zarr.json / .zarray / .zattrs are malformed or inconsistent */
-    ZGPU_ERR_UNSUPPORTED,      /* valid Zarr that zgpu does not implement (data type, codec, extension) */
-    ZGPU_ERR_CORRUPT_DATA,     /* a stored chunk or shard fails to decode or has the wrong size/checksum */
-    ZGPU_ERR_OUT_OF_RANGE,     /* a selection outside the array's shape */
-    ZGPU_ERR_NO_MEMORY,        /* host or device allocation failed, or the memory budget is too small */
-    ZGPU_ERR_NO_GPU,           /* a device operation on a build or machine without a usable GPU */
-    ZGPU_ERR_CUDA,             /* the CUDA runtime, cuFile or nvCOMP reported an error */
-    ZGPU_ERR_INTERNAL          /* a bug in zgpu: please report it with the message */
+    ZGPU_ERR_INVALID_ARGUMENT = 1, /* the caller passed something unusable (NULL, wrong ndim, bad stride) */
+    ZGPU_ERR_NOT_FOUND = 2,        /* no array/group/key at that path */
+    ZGPU_ERR_EXISTS = 3,           /* create without overwrite over an existing node */
+    ZGPU_ERR_IO = 4,               /* the operating system failed a read/write/rename */
+    ZGPU_ERR_BAD_METADATA = 5,     /* zarr.json / .zarray / .zattrs are malformed or inconsistent */
+    ZGPU_ERR_UNSUPPORTED = 6,      /* valid Zarr that zgpu does not implement (data type, codec, extension) */
+    ZGPU_ERR_CORRUPT_DATA = 7,     /* a stored chunk or shard fails to decode or has the wrong size/checksum */
+    ZGPU_ERR_OUT_OF_RANGE = 8,     /* a selection outside the array's shape */
+    ZGPU_ERR_NO_MEMORY = 9,        /* host or device allocation failed, or the memory budget is too small */
+    ZGPU_ERR_NO_GPU = 10,          /* a device operation on a build or machine without a usable GPU */
+    ZGPU_ERR_CUDA = 11,            /* the CUDA runtime, cuFile or nvCOMP reported an error */
+    ZGPU_ERR_INTERNAL = 12         /* a bug in zgpu: please report it with the message */
 } zgpu_status;
 
-/** Short constant name of a status, e.g. "ZGPU_ERR_CORRUPT_DATA". Static storage. */
+/** The number of status values: every status is in [0, ZGPU_STATUS_COUNT). */
+#define ZGPU_STATUS_COUNT 13
+/** Short constant name of a status, e.g. "ZGPU_ERR_CORRUPT_DATA"; "ZGPU_ERR_UNKNOWN" for other numbers. Static. */
 ZGPU_API const char *zgpu_status_name(zgpu_status status);
+/** One-line description of a status, e.g. "a stored chunk or shard failed to decode". Static storage. */
+ZGPU_API const char *zgpu_status_message(zgpu_status status);
 /** Message of the last failed call on this thread ("" if none). Valid until the next zgpu call on this thread. */
 ZGPU_API const char *zgpu_last_error(void);
 /** Frees memory that zgpu returned through a `char **` or `void **`. Accepts NULL. */

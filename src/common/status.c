@@ -41,21 +41,30 @@ ZGPU_API const char *zgpu_version_string(void) {
     return ZG_STR(ZGPU_VERSION_MAJOR) "." ZG_STR(ZGPU_VERSION_MINOR) "." ZG_STR(ZGPU_VERSION_PATCH);
 }
 
+/* One row per status, in enum order (the enum's values are written out in zgpu.h). */
+static const struct {
+    const char *name, *message;
+} k_statuses[ZGPU_STATUS_COUNT] = {
+    {"ZGPU_OK", "success"},
+    {"ZGPU_ERR_INVALID_ARGUMENT", "the caller passed something unusable"},
+    {"ZGPU_ERR_NOT_FOUND", "no array, group or key at that path"},
+    {"ZGPU_ERR_EXISTS", "a Zarr node already exists there"},
+    {"ZGPU_ERR_IO", "the operating system failed a read, write or rename"},
+    {"ZGPU_ERR_BAD_METADATA", "the metadata is malformed or inconsistent"},
+    {"ZGPU_ERR_UNSUPPORTED", "valid Zarr that zgpu does not implement"},
+    {"ZGPU_ERR_CORRUPT_DATA", "a stored chunk or shard failed to decode or has the wrong size or checksum"},
+    {"ZGPU_ERR_OUT_OF_RANGE", "a selection outside the array's shape"},
+    {"ZGPU_ERR_NO_MEMORY", "out of host or device memory, or the memory budget is too small"},
+    {"ZGPU_ERR_NO_GPU", "no usable GPU in this build or on this machine"},
+    {"ZGPU_ERR_CUDA", "the CUDA runtime, cuFile or nvCOMP reported an error"},
+    {"ZGPU_ERR_INTERNAL", "a bug in zgpu: please report it with the message"},
+};
+_Static_assert(ZGPU_ERR_INTERNAL == ZGPU_STATUS_COUNT - 1, "ZGPU_STATUS_COUNT must follow the enum");
+
 ZGPU_API const char *zgpu_status_name(zgpu_status s) {
-    switch (s) {
-    case ZGPU_OK: return "ZGPU_OK";
-    case ZGPU_ERR_INVALID_ARGUMENT: return "ZGPU_ERR_INVALID_ARGUMENT";
-    case ZGPU_ERR_NOT_FOUND: return "ZGPU_ERR_NOT_FOUND";
-    case ZGPU_ERR_EXISTS: return "ZGPU_ERR_EXISTS";
-    case ZGPU_ERR_IO: return "ZGPU_ERR_IO";
-    case ZGPU_ERR_BAD_METADATA: return "ZGPU_ERR_BAD_METADATA";
-    case ZGPU_ERR_UNSUPPORTED: return "ZGPU_ERR_UNSUPPORTED";
-    case ZGPU_ERR_CORRUPT_DATA: return "ZGPU_ERR_CORRUPT_DATA";
-    case ZGPU_ERR_OUT_OF_RANGE: return "ZGPU_ERR_OUT_OF_RANGE";
-    case ZGPU_ERR_NO_MEMORY: return "ZGPU_ERR_NO_MEMORY";
-    case ZGPU_ERR_NO_GPU: return "ZGPU_ERR_NO_GPU";
-    case ZGPU_ERR_CUDA: return "ZGPU_ERR_CUDA";
-    case ZGPU_ERR_INTERNAL: return "ZGPU_ERR_INTERNAL";
-    }
-    return "ZGPU_ERR_UNKNOWN";
+    return (unsigned)s < ZGPU_STATUS_COUNT ? k_statuses[s].name : "ZGPU_ERR_UNKNOWN";
+}
+
+ZGPU_API const char *zgpu_status_message(zgpu_status s) {
+    return (unsigned)s < ZGPU_STATUS_COUNT ? k_statuses[s].message : "unknown status";
 }

@@ -6,12 +6,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cuda_runtime.h>
+#include "zgpu.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define ZG_K_MAX_DIMS 32
+#define ZG_K_MAX_DIMS ZGPU_MAX_DIMS /* one limit: the public one */
 
 /* Plain copy of n bytes (blosc raw streams, memcpy'd chunks). */
 typedef struct zg_k_copy {

@@ -1,0 +1,328 @@
+/* zgpu_metadata_build: a whole zarr.json (v3) or .zarray + "attributes" (v2) from a zgpu_array_spec, built on the
+ * JSON DOM. Codecs are made by their implementations (meta/codec_spec.c), fill values by meta/dtype.c. */
+#include "meta/build.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/codec.h"
+#include "common/status.h"
+
+#define BAD(...) zg_error(ZGPU_ERR_INVALID_ARGUMENT, __VA_ARGS__)
+
+/* Adds obj[key] = val, taking val; a NULL val (failed allocation) or a failed set is NO_MEMORY. */
+static zgpu_status put(zj_value *obj, const char *key, zj_value *val) {
+    if (!val || zj_set(obj, key, val) != ZGPU_OK) return zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+    return ZGPU_OK;
+}
+
+/* Appends item (taken) to arr; NULL item or a failed append is NO_MEMORY. */
+static zgpu_status put_append(zj_value *arr, zj_value *item) {
+    if (!item || zj_append(arr, item) != ZGPU_OK) return zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+    return ZGPU_OK;
+}
+
+static zj_value *u64_list(int n, const uint64_t *v) {
+    zj_value *a = zj_new_array();
+    for (int i = 0; a && i < n; i++)
+        if (zj_append(a, zj_new_uint(v[i])) != ZGPU_OK) {
+            zj_free(a);
+            return NULL;
+        }
+    return a;
+}
+
+/* Parses an optional JSON member of the spec; `member` names it in messages. want: required type or -1. */
+static zgpu_status parse_member(const char *text, const char *member, int want, zj_value **out) {
+    *out = NULL;
+    if (!text) return ZGPU_OK;
+    zgpu_status st = zj_parse(text, strlen(text), member, out);
+    if (st != ZGPU_OK) return ZGPU_ERR_INVALID_ARGUMENT;
+    if (want >= 0 && (*out)->type != (zj_type)want) {
+        zj_free(*out);
+        *out = NULL;
+        static const char *const names[] = {"null", "a bool", "a number", "a string", "a list", "an object"};
+        return BAD("%s must be %s", member, names[want]);
+    }
+    return ZGPU_OK;
+}
+
+/* The `bytes` codec for dt: 1-byte types carry no endian (as zarr-python writes them). */
+static zj_value *bytes_codec(const zg_dtype *dt, int big_endian) {
+    if (dt->size == 1) return zg_codec_json("bytes", NULL);
+    zj_value *conf = zj_new_object();
+    if (!conf || zj_set(conf, "endian", zj_new_string(big_endian ? "big" : "little")) != ZGPU_OK) {
+        zj_free(conf);
+        return NULL;
+    }
+    return zg_codec_json("bytes", conf);
+}
+
+/* Appends every item of list `from` (taken) to `to`. */
+static zgpu_status splice(zj_value *to, zj_value *from) {
+    zgpu_status st = ZGPU_OK;
+    for (size_t i = 0; i < from->n && st == ZGPU_OK; i++) {
+        st = zj_append(to, from->items[i]);
+        from->items[i] = NULL;
+    }
+    zj_free(from);
+    return st == ZGPU_OK ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+}
+
+/* The codec chain of one (inner) chunk, v3. */
+static zgpu_status v3_chain(const zgpu_array_spec *s, const zg_dtype *dt, zj_value **out) {
+    zj_value *chain = zj_new_array();
+    if (!chain) return zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+    zgpu_status st = ZGPU_OK;
+    if (!s->codecs) {
+        zj_value *tail = NULL;
+        st = put_append(chain, bytes_codec(dt, s->big_endian));
+        if (st == ZGPU_OK) st = zg_codec_spec_to_json(s->codec_spec ? s->codec_spec : "none", dt, 3, &tail);
+        if (st == ZGPU_OK) st = splice(chain, tail);
+        if (st != ZGPU_OK) zj_free(chain);
+        else *out = chain;
+        return st;
+    }
+    zj_value *given;
+    st = parse_member(s->codecs, "codecs", ZJ_ARRAY, &given);
+    int has_array_to_bytes = 0;
+    size_t n_leading_a2a = 0;
+    int prefix_done = 0;
+    for (size_t i = 0; st == ZGPU_OK && i < given->n; i++) {
+        const zj_value *el = given->items[i];
+        if (el->type == ZJ_STRING) { /* a codec spec: its bytes->bytes codecs */
+            zj_value *tail = NULL;
+            st = zg_codec_spec_to_json(el->str, dt, 3, &tail);
+            if (st == ZGPU_OK) st = splice(chain, tail);
+            prefix_done = 1;
+            continue;
+        }
+        const char *name = zj_string(zj_get(el, "name"));
+        if (el->type != ZJ_OBJECT || !name) {
+            char *text = zj_write(el, 0);
+            st = BAD("codec %s has no \"name\"%s", text ? text : "?",
+                     el->type == ZJ_OBJECT && zj_get(el, "id") ? " (it is in Zarr v2 form {\"id\": ...}; Zarr v3 codecs "
+                                                                 "are {\"name\": ..., \"configuration\": {...}})"
+                                                               : "");
+            free(text);
+            break;
+        }
+        int kind = zg_codec_kind_of(name);
+        if (kind == 0 && !prefix_done) n_leading_a2a++;
+        else prefix_done = 1;
+        has_array_to_bytes |= kind == 1;
+        zj_value *norm = NULL;
+        st = zg_codec_normalize(el, dt, &norm);
+        if (st == ZGPU_OK) st = put_append(chain, norm);
+        else zg_error_prefix("codec '%s': ", name);
+    }
+    zj_free(given);
+    if (st == ZGPU_OK && !has_array_to_bytes) { /* the serializer goes after the array->array codecs */
+        zj_value *b = bytes_codec(dt, s->big_endian);
+        st = put_append(chain, b);
+        if (st == ZGPU_OK) {
+            memmove(chain->items + n_leading_a2a + 1, chain->items + n_leading_a2a,
+                    (chain->n - 1 - n_leading_a2a) * sizeof *chain->items);
+            chain->items[n_leading_a2a] = b;
+        }
+    }
+    if (st != ZGPU_OK) zj_free(chain);
+    else *out = chain;
+    return st;
+}
+
+/* The sharding codec around an inner chain (taken), index at the end with bytes + crc32c as zarr-python writes. */
+static zgpu_status sharding_codec(int ndim, const uint64_t *chunks, zj_value *inner, zj_value **out) {
+    zj_value *conf = zj_new_object(), *index = zj_new_array();
+    zj_value *little = zj_new_object();
+    zgpu_status st = conf && index && little ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+    if (st == ZGPU_OK) st = put(little, "endian", zj_new_string("little"));
+    if (st == ZGPU_OK) {
+        st = put_append(index, zg_codec_json("bytes", little));
+        little = NULL;
+    }
+    if (st == ZGPU_OK) st = put_append(index, zg_codec_json("crc32c", NULL));
+    if (st == ZGPU_OK) st = put(conf, "chunk_shape", u64_list(ndim, chunks));
+    if (st == ZGPU_OK) {
+        st = put(conf, "codecs", inner);
+        inner = NULL;
+    }
+    if (st == ZGPU_OK) {
+        st = put(conf, "index_codecs", index);
+        index = NULL;
+    }
+    if (st == ZGPU_OK) st = put(conf, "index_location", zj_new_string("end"));
+    zj_free(inner);
+    zj_free(index);
+    zj_free(little);
+    if (st != ZGPU_OK) {
+        zj_free(conf);
+        return st;
+    }
+    *out = zg_codec_json("sharding_indexed", conf);
+    return *out ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+}
+
+static zgpu_status build_v3(const zgpu_array_spec *s, const zg_dtype *dt, const uint64_t *chunks, zj_value *doc) {
+    zgpu_status st = put(doc, "zarr_format", zj_new_int(3));
+    if (st == ZGPU_OK) st = put(doc, "node_type", zj_new_string("array"));
+    if (st == ZGPU_OK) st = put(doc, "shape", u64_list(s->ndim, s->shape));
+    if (st == ZGPU_OK) st = put(doc, "data_type", zj_new_string(dt->name));
+    zj_value *grid = NULL, *gconf = NULL, *cke = NULL, *v = NULL;
+    if (st == ZGPU_OK) {
+        gconf = zj_new_object();
+        st = gconf ? put(gconf, "chunk_shape", u64_list(s->ndim, s->shards ? s->shards : chunks))
+                   : zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+        if (st == ZGPU_OK) {
+            grid = zj_new_object();
+            st = grid ? put(grid, "name", zj_new_string("regular")) : zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+        }
+        if (st == ZGPU_OK) {
+            st = put(grid, "configuration", gconf);
+            gconf = NULL;
+        }
+        if (st == ZGPU_OK) {
+            st = put(doc, "chunk_grid", grid);
+            grid = NULL;
+        }
+        zj_free(gconf);
+        zj_free(grid);
+    }
+    if (st == ZGPU_OK && s->chunk_key_encoding) {
+        st = parse_member(s->chunk_key_encoding, "chunk_key_encoding", ZJ_OBJECT, &cke);
+    } else if (st == ZGPU_OK) {
+        char sep[2] = {s->separator ? s->separator : '/', 0};
+        zj_value *conf = zj_new_object();
+        st = conf ? put(conf, "separator", zj_new_string(sep)) : zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+        if (st == ZGPU_OK) {
+            cke = zj_new_object();
+            st = cke ? put(cke, "name", zj_new_string("default")) : zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+            if (st == ZGPU_OK) {
+                st = put(cke, "configuration", conf);
+                conf = NULL;
+            }
+        }
+        zj_free(conf);
+    }
+    if (st == ZGPU_OK) {
+        st = put(doc, "chunk_key_encoding", cke);
+        cke = NULL;
+    }
+    zj_free(cke);
+    if (st == ZGPU_OK) st = parse_member(s->fill_value, "fill_value", -1, &v);
+    if (st == ZGPU_OK && !v) {
+        uint8_t *zero = calloc(1, dt->size);
+        v = zero ? zg_fill_to_json(zero, dt, 3) : NULL;
+        free(zero);
+        if (!v) st = zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+    }
+    if (st == ZGPU_OK) {
+        st = put(doc, "fill_value", v);
+        v = NULL;
+    }
+    zj_value *chain = NULL;
+    if (st == ZGPU_OK) st = v3_chain(s, dt, &chain);
+    if (st == ZGPU_OK && s->shards) {
+        zj_value *shard = NULL;
+        st = sharding_codec(s->ndim, chunks, chain, &shard);
+        chain = NULL;
+        if (st == ZGPU_OK) {
+            chain = zj_new_array();
+            st = chain ? put_append(chain, shard) : zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+            if (!chain) zj_free(shard);
+        }
+    }
+    if (st == ZGPU_OK) {
+        st = put(doc, "codecs", chain);
+        chain = NULL;
+    }
+    zj_free(chain);
+    if (st == ZGPU_OK && s->attributes) {
+        st = parse_member(s->attributes, "attributes", ZJ_OBJECT, &v);
+        if (st == ZGPU_OK) st = put(doc, "attributes", v);
+    }
+    if (st == ZGPU_OK && s->dimension_names) {
+        st = parse_member(s->dimension_names, "dimension_names", ZJ_ARRAY, &v);
+        for (size_t i = 0; st == ZGPU_OK && i < v->n; i++)
+            if (v->items[i]->type != ZJ_STRING && v->items[i]->type != ZJ_NULL)
+                st = BAD("dimension_names: entry %zu is neither a string nor null", i);
+        if (st == ZGPU_OK && v->n != (size_t)s->ndim)
+            st = BAD("dimension_names has %zu entries, the array %d dimensions", v->n, s->ndim);
+        if (st == ZGPU_OK) st = put(doc, "dimension_names", v);
+        else zj_free(v);
+    }
+    return st;
+}
+
+static zgpu_status build_v2(const zgpu_array_spec *s, const zg_dtype *dt, const uint64_t *chunks, zj_value *doc) {
+    if (s->shards) return BAD("sharding needs Zarr format 3");
+    if (s->dimension_names) return BAD("dimension names need Zarr format 3");
+    if (s->codecs) return BAD("a v3 codec list was given for a Zarr v2 array (use v2_compressor / v2_filters)");
+    char order = s->order ? s->order : 'C';
+    if (order != 'C' && order != 'F') return BAD("order '%c' is not C or F", order);
+    char sep = s->separator ? s->separator : '.';
+    if (sep != '.' && sep != '/') return BAD("dimension separator '%c' is not '.' or '/'", sep);
+    char typestr[16], text[2] = {0, 0};
+    zj_value *v = NULL;
+    zgpu_status st = put(doc, "zarr_format", zj_new_int(2));
+    if (st == ZGPU_OK) st = put(doc, "shape", u64_list(s->ndim, s->shape));
+    if (st == ZGPU_OK) st = put(doc, "chunks", u64_list(s->ndim, chunks));
+    if (st == ZGPU_OK) st = put(doc, "dtype", zj_new_string(zg_dtype_to_v2(dt, s->big_endian, typestr)));
+    if (st == ZGPU_OK && s->v2_compressor) st = parse_member(s->v2_compressor, "compressor", -1, &v);
+    else if (st == ZGPU_OK) st = zg_codec_spec_to_json(s->codec_spec ? s->codec_spec : "none", dt, 2, &v);
+    if (st == ZGPU_OK && v->type != ZJ_NULL && v->type != ZJ_OBJECT) {
+        zj_free(v);
+        st = BAD("compressor must be null or an object");
+    }
+    if (st == ZGPU_OK) st = put(doc, "compressor", v);
+    if (st == ZGPU_OK) st = parse_member(s->fill_value, "fill_value", -1, &v);
+    if (st == ZGPU_OK) st = put(doc, "fill_value", v ? v : zj_new_null());
+    text[0] = order;
+    if (st == ZGPU_OK) st = put(doc, "order", zj_new_string(text));
+    if (st == ZGPU_OK) st = parse_member(s->v2_filters, "filters", -1, &v);
+    if (st == ZGPU_OK && v && v->type != ZJ_NULL && v->type != ZJ_ARRAY) {
+        zj_free(v);
+        st = BAD("filters must be null or a list");
+    }
+    if (st == ZGPU_OK) st = put(doc, "filters", v ? v : zj_new_null());
+    text[0] = sep;
+    if (st == ZGPU_OK) st = put(doc, "dimension_separator", zj_new_string(text));
+    if (st == ZGPU_OK && s->attributes) {
+        st = parse_member(s->attributes, "attributes", ZJ_OBJECT, &v);
+        if (st == ZGPU_OK) st = put(doc, "attributes", v);
+    }
+    return st;
+}
+
+ZGPU_API zgpu_status zgpu_metadata_build(const zgpu_array_spec *s, char **json) {
+    if (!json) return BAD("zgpu_metadata_build: json is NULL");
+    *json = NULL;
+    if (!s || s->struct_size < sizeof(zgpu_array_spec))
+        return BAD("zgpu_metadata_build: spec is NULL or its struct_size is not sizeof(zgpu_array_spec)");
+    int fmt = s->zarr_format ? s->zarr_format : 3;
+    if (fmt != 2 && fmt != 3) return BAD("zarr_format %d is not 2 or 3", s->zarr_format);
+    if (s->ndim < 0 || s->ndim > ZGPU_MAX_DIMS) return BAD("ndim %d is not in [0, %d]", s->ndim, ZGPU_MAX_DIMS);
+    if (s->ndim && !s->shape) return BAD("shape is NULL");
+    zg_dtype dt;
+    if (!zg_dtype_for(s->dtype, s->itemsize, &dt))
+        return BAD("unknown data type %d (item size %zu)", (int)s->dtype, s->itemsize);
+    uint64_t chunks[ZGPU_MAX_DIMS];
+    if (s->chunks) memcpy(chunks, s->chunks, (size_t)s->ndim * sizeof *chunks);
+    else zgpu_default_chunks(s->ndim, s->shape, dt.size, s->shards, 0, chunks);
+    for (int i = 0; i < s->ndim; i++) {
+        if (!chunks[i]) return BAD("chunk extent on axis %d is 0", i);
+        if (s->shards && (!s->shards[i] || s->shards[i] % chunks[i]))
+            return BAD("shard extent %llu on axis %d is not a multiple of the chunk extent %llu",
+                       (unsigned long long)s->shards[i], i, (unsigned long long)chunks[i]);
+    }
+    zj_value *doc = zj_new_object();
+    if (!doc) return zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+    zgpu_status st = fmt == 3 ? build_v3(s, &dt, chunks, doc) : build_v2(s, &dt, chunks, doc);
+    if (st == ZGPU_OK) {
+        *json = zj_write(doc, 0);
+        if (!*json) st = zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+    }
+    zj_free(doc);
+    return st;
+}
