@@ -64,7 +64,8 @@ def create(path: PathLike, shape: Union[int, Sequence[int]], dtype: Any, chunks:
            chunk_key_encoding: Any = None, dimension_separator: Optional[str] = None) -> Array:
     """Creates an array, with zarr-python 3's argument names and meanings.
 
-    chunks: chunk shape (an int for every axis; None guesses ~1 MiB chunks; -1 or None in a tuple = the
+    chunks: chunk shape (an int for every axis; None guesses ~1 MiB chunks, one chunk under 4 MiB; -1 or None in a
+        tuple = the
         whole axis). With shards, chunks is the inner chunk shape.
     shards: shard shape (Zarr v3 sharding_indexed with a crc32c-checked index at the end), or None.
     compressors: "auto" (zstd level 0, as zarr-python), None, a name ("zstd", "gzip", "blosc", "crc32c";
@@ -107,7 +108,7 @@ def open_array(path: PathLike, mode: str = "r", **create_kwargs: Any) -> Array:
     if create_kwargs:
         raise TypeError("unexpected arguments for opening an existing array: %s" % ", ".join(create_kwargs))
     if node_kind(path) == 2:
-        raise _capi.make_error(2, "%r is a group, not an array" % os.fspath(path))
+        raise _capi.make_error(_capi.ERR_NOT_FOUND, "%r is a group, not an array" % os.fspath(path))
     return Array._open(path, read_only=(mode == "r"))
 
 
@@ -123,7 +124,7 @@ def open_group(path: PathLike, mode: str = "r", *, zarr_format: Optional[int] = 
     if mode == "a" and kind == 0:
         return Group._create(path, fmt, attributes, overwrite=False)
     if kind == 1:
-        raise _capi.make_error(2, "%r is an array, not a group" % os.fspath(path))
+        raise _capi.make_error(_capi.ERR_NOT_FOUND, "%r is an array, not a group" % os.fspath(path))
     return Group._open(path, read_only=(mode == "r"))
 
 
@@ -143,4 +144,4 @@ def open(path: PathLike, mode: str = "r", **kwargs: Any) -> Union[Array, Group]:
         return open_array(path, mode, **kwargs)
     if kind == 2:
         return open_group(path, mode, **kwargs)
-    raise _capi.make_error(2, "no array or group at %r" % os.fspath(path))
+    raise _capi.make_error(_capi.ERR_NOT_FOUND, "no array or group at %r" % os.fspath(path))

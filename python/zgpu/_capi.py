@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import ctypes
 import os
-from ctypes import (POINTER, Structure, c_char_p, c_double, c_int, c_int64, c_size_t, c_uint, c_uint64,
-                    c_void_p)
+from ctypes import (POINTER, Structure, c_char, c_char_p, c_double, c_int, c_int64, c_long, c_size_t, c_uint,
+                    c_uint64, c_void_p)
 from pathlib import Path
 from typing import List, Optional
 
-from .errors import ZgpuError, make_error
-
-MAX_DIMS = 32
+from .errors import ZgpuError, make_error, register_statuses
 
 # zgpu_dtype enum values
 BOOL, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64 = range(1, 10)
@@ -52,6 +50,32 @@ class ReadStats(Structure):
         ("stored_bytes", c_uint64), ("decoded_bytes", c_uint64),
         ("chunks", c_int), ("waves", c_int),
         ("gds_used", c_int), ("gpu_decoded", c_int), ("cpu_decoded", c_int),
+    ]
+
+
+class ArraySpec(Structure):
+    """zgpu_array_spec (zgpu_meta.h): what zgpu_metadata_build builds a document from."""
+
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("zarr_format", c_int),
+        ("ndim", c_int),
+        ("shape", POINTER(c_uint64)),
+        ("chunks", POINTER(c_uint64)),
+        ("shards", POINTER(c_uint64)),
+        ("dtype", c_int),
+        ("itemsize", c_size_t),
+        ("big_endian", c_int),
+        ("codec_spec", c_char_p),
+        ("codecs", c_char_p),
+        ("v2_compressor", c_char_p),
+        ("v2_filters", c_char_p),
+        ("fill_value", c_char_p),
+        ("attributes", c_char_p),
+        ("dimension_names", c_char_p),
+        ("chunk_key_encoding", c_char_p),
+        ("separator", c_char),
+        ("order", c_char),
     ]
 
 
@@ -147,6 +171,45 @@ _proto("zgpu_group_members", c_int, c_void_p, _charpp)
 _proto("zgpu_group_attributes", c_int, c_void_p, _charpp)
 _proto("zgpu_group_set_attributes", c_int, c_void_p, c_char_p)
 _proto("zgpu_node_kind", c_int, c_char_p, _P(c_int))
+_proto("zgpu_status_message", c_char_p, c_int)
+# zgpu_meta.h: the metadata rules live in C once
+_proto("zgpu_dtype_from_name", c_int, c_char_p, _P(c_int), _P(c_size_t))
+_proto("zgpu_dtype_name", c_int, c_int, c_size_t, c_char_p, c_size_t)
+_proto("zgpu_dtype_from_typestr", c_int, c_char_p, _P(c_int), _P(c_size_t), _P(c_int))
+_proto("zgpu_dtype_typestr", c_int, c_int, c_size_t, c_char, c_char_p, c_size_t)
+_proto("zgpu_fill_json_from_text", c_int, c_char_p, c_int, c_size_t, c_int, _charpp)
+_proto("zgpu_fill_json_from_bytes", c_int, c_void_p, c_int, c_size_t, c_int, _charpp)
+_proto("zgpu_codec_spec_json", c_int, c_char_p, c_int, c_size_t, c_int, _charpp)
+_proto("zgpu_codecs_v2_to_v3", c_int, c_char_p, c_size_t, _charpp)
+_proto("zgpu_codecs_v3_to_v2", c_int, c_char_p, _charpp)
+_proto("zgpu_default_chunks", None, c_int, _u64p, c_size_t, _u64p, c_uint64, _u64p)
+_proto("zgpu_metadata_build", c_int, _P(ArraySpec), _charpp)
+_proto("zgpu_max_dims", c_int)
+_proto("zgpu_struct_size", c_size_t, c_char_p)
+_proto("zgpu_struct_offset", c_long, c_char_p, c_char_p)
+
+#: ZGPU_MAX_DIMS of the loaded library.
+MAX_DIMS: int = lib.zgpu_max_dims()
+
+
+def _statuses():
+    """Every status of the loaded library: {number: name}, {number: message} (numbers 0.. until unknown)."""
+    names, messages = {}, {}
+    for number in range(256):
+        name = lib.zgpu_status_name(number).decode()
+        if name == "ZGPU_ERR_UNKNOWN":
+            break
+        names[number] = name
+        messages[number] = lib.zgpu_status_message(number).decode()
+    return names, messages
+
+
+_STATUS_NAMES, _STATUS_MESSAGES = _statuses()
+register_statuses(_STATUS_NAMES, _STATUS_MESSAGES)
+_STATUS = {name: number for number, name in _STATUS_NAMES.items()}
+ERR_INVALID_ARGUMENT = _STATUS["ZGPU_ERR_INVALID_ARGUMENT"]
+ERR_NOT_FOUND = _STATUS["ZGPU_ERR_NOT_FOUND"]
+ERR_UNSUPPORTED = _STATUS["ZGPU_ERR_UNSUPPORTED"]
 
 
 def last_error() -> str:
@@ -162,6 +225,13 @@ def check(status: int, cls=None) -> None:
     if status != 0:
         msg = last_error() or "zgpu call failed with status %d" % status
         raise make_error(status, msg, cls)
+
+
+def call_out_string(fn, *args) -> str:
+    """Calls fn(*args, char **out), checks the status and returns the string (freed with zgpu_free)."""
+    out = c_void_p()
+    check(fn(*args, ctypes.byref(out)))
+    return take_string(out)
 
 
 def take_string(ptr: c_void_p) -> str:
@@ -205,4 +275,5 @@ def gpu_available() -> bool:
     return bool(lib.zgpu_gpu_available())
 
 
-__all__ = ["lib", "check", "last_error", "ZgpuError", "ContextOptions", "ReadStats", "LIB_PATH"]
+__all__ = ["lib", "check", "last_error", "ZgpuError", "ContextOptions", "ReadStats", "ArraySpec", "LIB_PATH",
+           "MAX_DIMS"]

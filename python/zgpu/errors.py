@@ -82,35 +82,48 @@ class ReadOnlyError(ZgpuError, PermissionError):
     """A write to an array or group opened with ``mode="r"``."""
 
 
-# Status codes of include/zgpu.h, in enum order.
-_BY_STATUS: Dict[int, Type[ZgpuError]] = {
-    1: InvalidArgumentError,
-    2: NotFoundError,
-    3: ExistsError,
-    4: ZgpuIOError,
-    5: BadMetadataError,
-    6: UnsupportedError,
-    7: CorruptDataError,
-    8: OutOfRangeError,
-    9: ZgpuMemoryError,
-    10: NoGPUError,
-    11: CudaError,
-    12: InternalError,
+# Exception class of each C status, by the status's name. The numbers and the names come from the loaded
+# library (zgpu_status_name, zgpu_status_message: _capi registers them at import), not from a copy here.
+_BY_NAME: Dict[str, Type[ZgpuError]] = {
+    "ZGPU_ERR_INVALID_ARGUMENT": InvalidArgumentError,
+    "ZGPU_ERR_NOT_FOUND": NotFoundError,
+    "ZGPU_ERR_EXISTS": ExistsError,
+    "ZGPU_ERR_IO": ZgpuIOError,
+    "ZGPU_ERR_BAD_METADATA": BadMetadataError,
+    "ZGPU_ERR_UNSUPPORTED": UnsupportedError,
+    "ZGPU_ERR_CORRUPT_DATA": CorruptDataError,
+    "ZGPU_ERR_OUT_OF_RANGE": OutOfRangeError,
+    "ZGPU_ERR_NO_MEMORY": ZgpuMemoryError,
+    "ZGPU_ERR_NO_GPU": NoGPUError,
+    "ZGPU_ERR_CUDA": CudaError,
+    "ZGPU_ERR_INTERNAL": InternalError,
 }
 
-STATUS_NAMES: Dict[int, str] = {
-    0: "ZGPU_OK", 1: "ZGPU_ERR_INVALID_ARGUMENT", 2: "ZGPU_ERR_NOT_FOUND", 3: "ZGPU_ERR_EXISTS",
-    4: "ZGPU_ERR_IO", 5: "ZGPU_ERR_BAD_METADATA", 6: "ZGPU_ERR_UNSUPPORTED", 7: "ZGPU_ERR_CORRUPT_DATA",
-    8: "ZGPU_ERR_OUT_OF_RANGE", 9: "ZGPU_ERR_NO_MEMORY", 10: "ZGPU_ERR_NO_GPU", 11: "ZGPU_ERR_CUDA",
-    12: "ZGPU_ERR_INTERNAL",
-}
+#: status number -> name and one-line description, as the C library gives them.
+STATUS_NAMES: Dict[int, str] = {}
+STATUS_MESSAGES: Dict[int, str] = {}
+
+
+def register_statuses(names: Dict[int, str], messages: Dict[int, str]) -> None:
+    """Called once by _capi with every status of the loaded library."""
+    STATUS_NAMES.update(names)
+    STATUS_MESSAGES.update(messages)
+
+
+def status_of(name: str) -> int:
+    """The number of a status by its C name, e.g. status_of("ZGPU_ERR_NOT_FOUND")."""
+    for number, n in STATUS_NAMES.items():
+        if n == name:
+            return number
+    raise KeyError("the loaded zgpu library has no status %s" % name)
 
 
 def make_error(status: int, message: str, cls: Optional[Type[ZgpuError]] = None) -> ZgpuError:
     """Builds the exception for a C status code (single-argument construction keeps OSError's str())."""
+    name = STATUS_NAMES.get(status, "ZGPU_ERR_UNKNOWN(%d)" % status)
     if cls is None:
-        cls = _BY_STATUS.get(status, InternalError)
+        cls = _BY_NAME.get(name, InternalError)
     exc = cls(message)
     exc.status = status
-    exc.status_name = STATUS_NAMES.get(status, "ZGPU_ERR_UNKNOWN(%d)" % status)
+    exc.status_name = name
     return exc

@@ -118,7 +118,8 @@ class Group:
             return Array._open(path, self._read_only, self._ctx)
         if kind == GROUP:
             return Group._open(path, self._read_only)
-        raise _capi.make_error(2, "group %r has no member %r" % (self._path, name), MemberNotFoundError)
+        raise _capi.make_error(_capi.ERR_NOT_FOUND, "group %r has no member %r" % (self._path, name),
+                               MemberNotFoundError)
 
     def get(self, name: str, default: Any = None) -> Any:
         try:
