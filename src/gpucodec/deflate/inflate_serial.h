@@ -1,0 +1,150 @@
+/* zgpu's DEFLATE decoder, part 4 of 6 (see inflate_rules.h): serial mode, a Huffman block's tokens decoded in
+ * order by a parser warp and written by a copier warp, for highly compressible streams. */
+#ifndef ZG_INFLATE_SERIAL_H
+#define ZG_INFLATE_SERIAL_H
+#include "gpucodec/deflate/inflate_windows.h"
+
+/* ------------------------------------------------------------------------------------------------ serial mode */
+/* A stream of nbytes decoding to cap bytes or more is decoded in serial mode (see inflate_rules.h). */
+ZI_FN int zi_serial_wanted(uint32_t nbytes, uint32_t cap) { return (uint64_t)cap >= (uint64_t)ZI_SERIAL_RATIO * nbytes; }
+
+/* The next batch of a Huffman block's tokens, from reader *br at output position *op, into B: up to ZI_SB
+ * tokens, ending once the batch covers ZI_SSPAN bytes, at the end of block, or at an error (*err, the tokens
+ * before it kept: the stream fails anyway). Returns 1 when the block is done. The checks of a sequential decoder:
+ * no bits past the stream, valid symbols, no distance before the output's start, no output past cap. The reader
+ * and position live in registers meanwhile (H100: about 700 clock cycles a token all the same, a chain of
+ * dependent, branchy steps). On the GPU every lane of the parser warp runs this and stores the same values. */
+ZI_HOT int zi_serial_fill(const zi_shared *sh, zi_br *br, uint32_t *op_io, zi_sbatch *B, uint32_t *err) {
+    const uint32_t *lt = sh->lt, *dt = sh->dt;
+    const uint32_t cap = sh->cap, nbits = sh->nbits, op0 = *op_io, lim = op0 + ZI_SSPAN;
+    zi_br b = *br; /* (b.pos is left behind meanwhile: it is 8 * b.next - b.avail) */
+    uint32_t op = op0, n = 0, e = 0;
+    int done = 0;
+    while (n < ZI_SB && op < lim) {
+        zi_refill(&b);
+        const uint32_t x = zi_lookup(lt, ZI_LROOT, b.buf), kind = ZI_E_KIND(x);
+        b.buf >>= ZI_E_LEN(x);
+        b.avail -= ZI_E_LEN(x);
+        uint32_t tok = ZI_E_VAL(x), len = 1; /* a literal */
+        if (kind == ZI_LEN) { /* at most 15 + 5 bits taken since the refill: 12 or more left */
+            const uint32_t xb = ZI_E_EXTRA(x), a = ZI_E_VAL(x) + ((uint32_t)b.buf & ((1u << xb) - 1));
+            b.buf >>= xb;
+            b.avail -= xb;
+            zi_refill(&b);
+            const uint32_t y = zi_lookup(dt, ZI_DROOT, b.buf);
+            b.buf >>= ZI_E_LEN(y); /* then at most 13 extra bits of the 17 or more left */
+            b.avail -= ZI_E_LEN(y);
+            const uint32_t yb = ZI_E_EXTRA(y), d = ZI_E_VAL(y) + ((uint32_t)b.buf & ((1u << yb) - 1));
+            b.buf >>= yb;
+            b.avail -= yb;
+            tok = d << 16 | a;
+            len = a;
+            if (ZI_E_KIND(y) != ZI_DISTK) e = ZI_E_SYMBOL;
+            else if (d > op) e = ZI_E_DIST;
+        } else if (kind == ZI_EOB) {
+            done = 1;
+        } else if (kind != ZI_LIT) {
+            e = ZI_E_SYMBOL;
+        }
+        if (b.next > b.n && 8 * b.next - b.avail > nbits) e = ZI_E_TRUNC; /* bits past the stream (read as zeros) */
+        else if (!e && !done && len > cap - op) e = ZI_E_OVERFLOW; /* (op <= cap always) */
+        if (e || done) break;
+        B->pos[n] = op;
+        B->tok[n] = tok;
+        n++;
+        op += len;
+    }
+    done |= e != 0;
+    B->n = n;
+    B->end = (uint32_t)done;
+    B->bend = op;
+    b.pos = 8 * b.next - b.avail;
+    *br = b;
+    *op_io = op;
+    if (e) *err = e;
+    return done;
+}
+
+#ifdef __CUDACC__
+#include "gpucodec/common/copier.cuh"
+/* Warp 0: the block's tokens in order, a batch at a time (every lane decodes the same tokens, from the same
+ * bytes and table entries, and stores the same values: no divergence), into the buffer of the batch before last
+ * once the copier is done with it. Leaves the block's end position, output size and error in sh. */
+__device__ static void zi_serial_parser(zi_shared *sh, const uint8_t *in, uint32_t lane) {
+    zi_br b;
+    zi_br_init(&b, in, sh->nbits >> 3, sh->bitpos);
+    uint32_t op = sh->outpos, err = 0;
+    for (unsigned bn = 0;; bn++) {
+        zi_sbatch *B = &sh->sb[bn & 1];
+        zg_wait_until(&sh->s_cons, bn - 1); /* batch bn - 2, which used this buffer, is copied */
+        __syncwarp();
+        const int done = zi_serial_fill(sh, &b, &op, B, &err);
+        if (lane == 0) zg_publish(&sh->s_prod, bn + 1);
+        __syncwarp();
+        if (done) break;
+    }
+    if (lane == 0) {
+        sh->bitpos = b.pos;
+        sh->outpos = op;
+        if (err) sh->err_code = err;
+    }
+}
+
+/* Warp 1: each batch's literals at once (a lane a token), then its matches in order, warp-wide (a match may copy
+ * the one before), from the window where it still holds the source (zg_put_match). A batch spans under ZI_SWIN
+ * elements, so none of its elements share a window slot. T: bytes, or a part's 16-bit elements. */
+template <typename T> __device__ static void zi_serial_copier(zi_shared *sh, T *out, uint32_t lane) {
+    for (unsigned bn = 0;; bn++) {
+        const zi_sbatch *B = &sh->sb[bn & 1];
+        zg_wait_until(&sh->s_prod, bn + 1);
+        __syncwarp();
+        const uint32_t n = B->n, bend = B->bend, end = B->end;
+        if (lane < n && !(B->tok[lane] >> 16)) {
+            const uint32_t x = B->pos[lane];
+            const T v = (T)(B->tok[lane] & 0xffu);
+            out[x] = v;
+            sh->swin[x % ZI_SWIN] = v;
+        }
+        for (uint32_t k = 0; k < n; k++) {
+            const uint32_t t = B->tok[k];
+            if (!(t >> 16)) continue;
+            __syncwarp(); /* every element written before it is visible */
+            zg_put_match<ZI_SWIN>(out, sh->swin, B->pos[k], t >> 16, t & 0xffffu, bend, sh->swin_lo, lane);
+        }
+        __syncwarp(); /* (every lane has read the batch) */
+        if (lane == 0) zg_publish(&sh->s_cons, bn + 1);
+        __syncwarp();
+        if (end) return;
+    }
+}
+#endif
+
+/* A Huffman block in serial mode (its tables built), from sh->bitpos at sh->outpos; afterwards both are past the
+ * block, or sh->err_code is set. Output elements as zi_put (bytes, or a part's 16-bit elements). On the GPU warps
+ * 0 and 1 run it and the others wait; on the host the same batches are decoded, then copied element by element. */
+ZI_FN void zi_serial_block(zi_shared *sh, const uint8_t *in, void *out) {
+#ifdef __CUDA_ARCH__
+    if (threadIdx.x < 32) zi_serial_parser(sh, in, threadIdx.x);
+    else if (threadIdx.x < 64 && sh->wide) zi_serial_copier(sh, (uint16_t *)out, threadIdx.x - 32);
+    else if (threadIdx.x < 64) zi_serial_copier(sh, (uint8_t *)out, threadIdx.x - 32);
+    __syncthreads();
+#else
+    zi_br b;
+    zi_br_init(&b, in, sh->nbits >> 3, sh->bitpos);
+    uint32_t op = sh->outpos, err = 0;
+    for (int done = 0; !done;) {
+        zi_sbatch *B = &sh->sb[0];
+        done = zi_serial_fill(sh, &b, &op, B, &err);
+        for (uint32_t k = 0; k < B->n; k++) {
+            const uint32_t t = B->tok[k], x = B->pos[k], d = t >> 16;
+            if (!d) zi_put(out, sh->wide, x, t & 0xffu);
+            for (uint32_t i = 0; d && i < (t & 0xffffu); i++) zi_put(out, sh->wide, x + i, zi_at(out, sh->wide, x + i - d));
+        }
+    }
+    sh->bitpos = b.pos;
+    sh->outpos = op;
+    if (err) sh->err_code = err;
+#endif
+}
+
+#endif
