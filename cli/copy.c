@@ -341,7 +341,10 @@ int cli_cmd_cp(int argc, char **argv) {
         spec.codecs = inner;
         if (src_fmt == 2) {
             /* v2 compressors become the standard v3 codecs where one exists */
-            if (zgpu_codecs_v2_to_v3(inner, spec.itemsize, &comp) != ZGPU_OK) { cli_err("%s", zgpu_last_error()); goto fail; }
+            if (zgpu_codecs_v2_to_v3(inner, spec.itemsize, &comp) != ZGPU_OK) {
+                cli_err("%s", zgpu_last_error());
+                goto fail;
+            }
             spec.codecs = comp;
         }
     } else if (src_fmt == 2) {
@@ -352,7 +355,10 @@ int cli_cmd_cp(int argc, char **argv) {
     } else {
         inner = inner_codecs(src_codecs, src_sharded);
         if (!inner) goto fail;
-        if (zgpu_codecs_v3_to_v2(inner, &comp) != ZGPU_OK) { cli_err("%s: give --codec", zgpu_last_error()); goto fail; }
+        if (zgpu_codecs_v3_to_v2(inner, &comp) != ZGPU_OK) {
+            cli_err("%s: give --codec", zgpu_last_error());
+            goto fail;
+        }
         spec.v2_compressor = comp;
     }
     /* carried over: fill value, and the key layout and dimension names where the format allows */

@@ -67,8 +67,9 @@ ZGPU_API zgpu_status zgpu_dtype_from_typestr(const char *typestr, zgpu_dtype *dt
     if (tmp[0] == '=') tmp[0] = host_big_endian() ? '>' : '<'; /* native order, as numpy's dtype.str never says */
     zg_dtype dt;
     int big = 0;
-    zgpu_status st = strlen(typestr) >= sizeof tmp ? zg_error(ZGPU_ERR_UNSUPPORTED, "dtype '%s' is not supported", typestr)
-                                                   : zg_dtype_from_v2(tmp, &dt, &big);
+    zgpu_status st = strlen(typestr) >= sizeof tmp
+                         ? zg_error(ZGPU_ERR_UNSUPPORTED, "dtype '%s' is not supported", typestr)
+                         : zg_dtype_from_v2(tmp, &dt, &big);
     if (st != ZGPU_OK) return st;
     if (dtype) *dtype = dt.id;
     if (itemsize) *itemsize = dt.size;
@@ -143,7 +144,8 @@ static zgpu_status fill_from_text(const char *text, const zg_dtype *dt, uint8_t 
         else return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "fill value '%s' is not a bool (true, false, 1, 0)", text);
         return ZGPU_OK;
     case ZGPU_INT8: case ZGPU_INT16: case ZGPU_INT32: case ZGPU_INT64: {
-        if (!all_digits(text, n, 1)) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "fill value '%s' is not an integer", text);
+        if (!all_digits(text, n, 1))
+            return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "fill value '%s' is not an integer", text);
         errno = 0;
         long long v = strtoll(text, NULL, 10);
         if (errno == ERANGE || (bits < 64 && (v < -(1LL << (bits - 1)) || v >= (1LL << (bits - 1)))))
@@ -233,7 +235,8 @@ static zgpu_status fill_args(zgpu_dtype dtype, size_t itemsize, int zarr_format,
     if (zarr_format != 2 && zarr_format != 3)
         return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "%s: zarr_format %d is not 2 or 3", fn, zarr_format);
     if (!zg_dtype_for(dtype, itemsize, dt))
-        return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "%s: unknown data type %d (item size %zu)", fn, (int)dtype, itemsize);
+        return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "%s: unknown data type %d (item size %zu)", fn, (int)dtype,
+                        itemsize);
     return ZGPU_OK;
 }
 

@@ -140,7 +140,8 @@ static zgpu_status parse_spec(const char *text, codec_spec *out) {
                 if (field_is(f[3], fl[3], names[i]) || field_is(f[3], fl[3], digits[i])) out->shuffle = i;
             if (out->shuffle == -2)
                 return zg_error(ZGPU_ERR_INVALID_ARGUMENT,
-                                "codec blosc: shuffle '%.*s' must be noshuffle, shuffle or bitshuffle", (int)fl[3], f[3]);
+                                "codec blosc: shuffle '%.*s' must be noshuffle, shuffle or bitshuffle", (int)fl[3],
+                                f[3]);
         }
         return ZGPU_OK;
     }

@@ -10,16 +10,17 @@
 #include "common/status.h"
 
 #define BAD(...) zg_error(ZGPU_ERR_INVALID_ARGUMENT, __VA_ARGS__)
+#define OOM() zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory")
 
 /* Adds obj[key] = val, taking val; a NULL val (failed allocation) or a failed set is NO_MEMORY. */
 static zgpu_status put(zj_value *obj, const char *key, zj_value *val) {
-    if (!val || zj_set(obj, key, val) != ZGPU_OK) return zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+    if (!val || zj_set(obj, key, val) != ZGPU_OK) return OOM();
     return ZGPU_OK;
 }
 
 /* Appends item (taken) to arr; NULL item or a failed append is NO_MEMORY. */
 static zgpu_status put_append(zj_value *arr, zj_value *item) {
-    if (!item || zj_append(arr, item) != ZGPU_OK) return zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+    if (!item || zj_append(arr, item) != ZGPU_OK) return OOM();
     return ZGPU_OK;
 }
 
@@ -67,13 +68,13 @@ static zgpu_status splice(zj_value *to, zj_value *from) {
         from->items[i] = NULL;
     }
     zj_free(from);
-    return st == ZGPU_OK ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+    return st == ZGPU_OK ? ZGPU_OK : OOM();
 }
 
 /* The codec chain of one (inner) chunk, v3. */
 static zgpu_status v3_chain(const zgpu_array_spec *s, const zg_dtype *dt, zj_value **out) {
     zj_value *chain = zj_new_array();
-    if (!chain) return zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+    if (!chain) return OOM();
     zgpu_status st = ZGPU_OK;
     if (!s->codecs) {
         zj_value *tail = NULL;
@@ -101,10 +102,11 @@ static zgpu_status v3_chain(const zgpu_array_spec *s, const zg_dtype *dt, zj_val
         const char *name = zj_string(zj_get(el, "name"));
         if (el->type != ZJ_OBJECT || !name) {
             char *text = zj_write(el, 0);
+            int v2_form = el->type == ZJ_OBJECT && zj_get(el, "id");
             st = BAD("codec %s has no \"name\"%s", text ? text : "?",
-                     el->type == ZJ_OBJECT && zj_get(el, "id") ? " (it is in Zarr v2 form {\"id\": ...}; Zarr v3 codecs "
-                                                                 "are {\"name\": ..., \"configuration\": {...}})"
-                                                               : "");
+                     v2_form ? " (it is in Zarr v2 form {\"id\": ...}; Zarr v3 codecs are {\"name\": ..., "
+                               "\"configuration\": {...}})"
+                             : "");
             free(text);
             break;
         }
@@ -136,7 +138,7 @@ static zgpu_status v3_chain(const zgpu_array_spec *s, const zg_dtype *dt, zj_val
 static zgpu_status sharding_codec(int ndim, const uint64_t *chunks, zj_value *inner, zj_value **out) {
     zj_value *conf = zj_new_object(), *index = zj_new_array();
     zj_value *little = zj_new_object();
-    zgpu_status st = conf && index && little ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+    zgpu_status st = conf && index && little ? ZGPU_OK : OOM();
     if (st == ZGPU_OK) st = put(little, "endian", zj_new_string("little"));
     if (st == ZGPU_OK) {
         st = put_append(index, zg_codec_json("bytes", little));
@@ -161,7 +163,7 @@ static zgpu_status sharding_codec(int ndim, const uint64_t *chunks, zj_value *in
         return st;
     }
     *out = zg_codec_json("sharding_indexed", conf);
-    return *out ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+    return *out ? ZGPU_OK : OOM();
 }
 
 static zgpu_status build_v3(const zgpu_array_spec *s, const zg_dtype *dt, const uint64_t *chunks, zj_value *doc) {
@@ -173,10 +175,10 @@ static zgpu_status build_v3(const zgpu_array_spec *s, const zg_dtype *dt, const 
     if (st == ZGPU_OK) {
         gconf = zj_new_object();
         st = gconf ? put(gconf, "chunk_shape", u64_list(s->ndim, s->shards ? s->shards : chunks))
-                   : zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+                   : OOM();
         if (st == ZGPU_OK) {
             grid = zj_new_object();
-            st = grid ? put(grid, "name", zj_new_string("regular")) : zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+            st = grid ? put(grid, "name", zj_new_string("regular")) : OOM();
         }
         if (st == ZGPU_OK) {
             st = put(grid, "configuration", gconf);
@@ -194,10 +196,10 @@ static zgpu_status build_v3(const zgpu_array_spec *s, const zg_dtype *dt, const 
     } else if (st == ZGPU_OK) {
         char sep[2] = {s->separator ? s->separator : '/', 0};
         zj_value *conf = zj_new_object();
-        st = conf ? put(conf, "separator", zj_new_string(sep)) : zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+        st = conf ? put(conf, "separator", zj_new_string(sep)) : OOM();
         if (st == ZGPU_OK) {
             cke = zj_new_object();
-            st = cke ? put(cke, "name", zj_new_string("default")) : zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+            st = cke ? put(cke, "name", zj_new_string("default")) : OOM();
             if (st == ZGPU_OK) {
                 st = put(cke, "configuration", conf);
                 conf = NULL;
@@ -215,7 +217,7 @@ static zgpu_status build_v3(const zgpu_array_spec *s, const zg_dtype *dt, const 
         uint8_t *zero = calloc(1, dt->size);
         v = zero ? zg_fill_to_json(zero, dt, 3) : NULL;
         free(zero);
-        if (!v) st = zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+        if (!v) st = OOM();
     }
     if (st == ZGPU_OK) {
         st = put(doc, "fill_value", v);
@@ -229,7 +231,7 @@ static zgpu_status build_v3(const zgpu_array_spec *s, const zg_dtype *dt, const 
         chain = NULL;
         if (st == ZGPU_OK) {
             chain = zj_new_array();
-            st = chain ? put_append(chain, shard) : zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+            st = chain ? put_append(chain, shard) : OOM();
             if (!chain) zj_free(shard);
         }
     }
@@ -317,11 +319,11 @@ ZGPU_API zgpu_status zgpu_metadata_build(const zgpu_array_spec *s, char **json) 
                        (unsigned long long)s->shards[i], i, (unsigned long long)chunks[i]);
     }
     zj_value *doc = zj_new_object();
-    if (!doc) return zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+    if (!doc) return OOM();
     zgpu_status st = fmt == 3 ? build_v3(s, &dt, chunks, doc) : build_v2(s, &dt, chunks, doc);
     if (st == ZGPU_OK) {
         *json = zj_write(doc, 0);
-        if (!*json) st = zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory");
+        if (!*json) st = OOM();
     }
     zj_free(doc);
     return st;

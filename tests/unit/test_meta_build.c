@@ -102,7 +102,8 @@ static void test_fill_from_text(void) {
         CHECK_MSG((st == ZGPU_OK) == (cases[i].json != NULL), "fill '%s' (dtype %d): status %d %s", cases[i].text,
                   (int)cases[i].dt, (int)st, zgpu_last_error());
         if (st == ZGPU_OK && cases[i].json) CHECK_STR(json, cases[i].json);
-        if (st != ZGPU_OK) CHECK_MSG(st == ZGPU_ERR_INVALID_ARGUMENT && last_error_has(cases[i].text), "%s", zgpu_last_error());
+        if (st != ZGPU_OK)
+            CHECK_MSG(st == ZGPU_ERR_INVALID_ARGUMENT && last_error_has(cases[i].text), "%s", zgpu_last_error());
         zgpu_free(json);
     }
 }
@@ -175,7 +176,8 @@ static void test_codec_specs(void) {
         {"gzip", 8, "[{\"name\": \"gzip\", \"configuration\": {\"level\": 5}}]", "{\"id\": \"gzip\", \"level\": 5}"},
         {"zlib:3", 8, "[{\"name\": \"numcodecs.zlib\", \"configuration\": {\"level\": 3}}]",
          "{\"id\": \"zlib\", \"level\": 3}"},
-        {"bz2", 8, "[{\"name\": \"numcodecs.bz2\", \"configuration\": {\"level\": 1}}]", "{\"id\": \"bz2\", \"level\": 1}"},
+        {"bz2", 8, "[{\"name\": \"numcodecs.bz2\", \"configuration\": {\"level\": 1}}]", "{\"id\": \"bz2\", "
+         "\"level\": 1}"},
         {"lz4:2", 8, "[{\"name\": \"numcodecs.lz4\", \"configuration\": {\"acceleration\": 2}}]",
          "{\"id\": \"lz4\", \"acceleration\": 2}"},
         {"blosc:lz4:7:bitshuffle", 4,
@@ -191,11 +193,13 @@ static void test_codec_specs(void) {
          "\"bitshuffle\", \"blocksize\": 0}}]",
          "{\"id\": \"blosc\", \"cname\": \"zstd\", \"clevel\": 5, \"shuffle\": 2, \"blocksize\": 0}"},
         {"blosc:blosclz:0:0", 8,
-         "[{\"name\": \"blosc\", \"configuration\": {\"typesize\": 8, \"cname\": \"blosclz\", \"clevel\": 0, \"shuffle\": "
+         "[{\"name\": \"blosc\", \"configuration\": {\"typesize\": 8, \"cname\": \"blosclz\", \"clevel\": 0, "
+         "\"shuffle\": "
          "\"noshuffle\", \"blocksize\": 0}}]",
          "{\"id\": \"blosc\", \"cname\": \"blosclz\", \"clevel\": 0, \"shuffle\": 0, \"blocksize\": 0}"},
         {"zstd:1+crc32c", 4,
-         "[{\"name\": \"zstd\", \"configuration\": {\"level\": 1, \"checksum\": false}}, {\"name\": \"crc32c\"}]", NULL},
+         "[{\"name\": \"zstd\", \"configuration\": {\"level\": 1, \"checksum\": false}}, "
+         "{\"name\": \"crc32c\"}]", NULL},
         {"none+crc32c", 4, "[{\"name\": \"crc32c\"}]", NULL},
         {"+crc32c", 4, "[{\"name\": \"crc32c\"}]", NULL},
         {"crc32c", 4, "[{\"name\": \"crc32c\"}]", NULL},
@@ -239,13 +243,16 @@ static void test_codec_specs(void) {
 
 static void test_codec_conversions(void) {
     static const struct { const char *in, *out; size_t itemsize; } to_v3[] = {
-        {"[{\"name\":\"bytes\",\"configuration\":{\"endian\":\"big\"}},{\"name\":\"numcodecs.zstd\",\"configuration\":{\"level\":3}}]",
+        {"[{\"name\":\"bytes\",\"configuration\":{\"endian\":\"big\"}},"
+         "{\"name\":\"numcodecs.zstd\",\"configuration\":{\"level\":3}}]",
          "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"big\"}}, {\"name\": \"zstd\", \"configuration\": "
          "{\"level\": 3, \"checksum\": false}}]", 8},
-        {"[{\"name\":\"bytes\"},{\"name\":\"numcodecs.blosc\",\"configuration\":{\"cname\":\"zstd\",\"clevel\":2,\"shuffle\":-1,\"blocksize\":0}}]",
+        {"[{\"name\":\"bytes\"},{\"name\":\"numcodecs.blosc\",\"configuration\":{\"cname\":\"zstd\",\"clevel\":2,"
+         "\"shuffle\":-1,\"blocksize\":0}}]",
          "[{\"name\": \"bytes\"}, {\"name\": \"blosc\", \"configuration\": {\"typesize\": 1, \"cname\": \"zstd\", "
          "\"clevel\": 2, \"shuffle\": \"bitshuffle\", \"blocksize\": 0}}]", 1},
-        {"[{\"name\":\"numcodecs.gzip\",\"configuration\":{\"level\":4}},{\"name\":\"numcodecs.zlib\",\"configuration\":{\"level\":1}}]",
+        {"[{\"name\":\"numcodecs.gzip\",\"configuration\":{\"level\":4}},"
+         "{\"name\":\"numcodecs.zlib\",\"configuration\":{\"level\":1}}]",
          "[{\"name\": \"gzip\", \"configuration\": {\"level\": 4}}, {\"name\": \"numcodecs.zlib\", \"configuration\": "
          "{\"level\": 1}}]", 4},
         /* a configuration the standard codec refuses is kept: opening the array says why */
@@ -368,7 +375,8 @@ static void test_documents(void) {
                  "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [10, 25]}}, "
                  "\"chunk_key_encoding\": {\"name\": \"default\", \"configuration\": {\"separator\": \"/\"}}, "
                  "\"fill_value\": 0, \"codecs\": [{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, "
-                 "{\"name\": \"zstd\", \"configuration\": {\"level\": 3, \"checksum\": false}}], \"attributes\": {\"a\": 1}}");
+                 "{\"name\": \"zstd\", \"configuration\": {\"level\": 3, \"checksum\": false}}], "
+                 "\"attributes\": {\"a\": 1}}");
     check_creates(m, "v3_zstd");
     zgpu_free(m);
 
@@ -382,7 +390,8 @@ static void test_documents(void) {
     CHECK_STR(m, "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [100, 50], \"data_type\": \"uint16\", "
                  "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [50, 50]}}, "
                  "\"chunk_key_encoding\": {\"name\": \"default\", \"configuration\": {\"separator\": \"/\"}}, "
-                 "\"fill_value\": 7, \"codecs\": [{\"name\": \"sharding_indexed\", \"configuration\": {\"chunk_shape\": "
+                 "\"fill_value\": 7, \"codecs\": [{\"name\": \"sharding_indexed\", "
+                 "\"configuration\": {\"chunk_shape\": "
                  "[10, 25], \"codecs\": [{\"name\": \"bytes\", \"configuration\": {\"endian\": \"big\"}}, "
                  "{\"name\": \"zstd\", \"configuration\": {\"level\": 3, \"checksum\": false}}], \"index_codecs\": "
                  "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"crc32c\"}], "
@@ -395,7 +404,8 @@ static void test_documents(void) {
      * after the array->array codecs when the list has no serializer */
     s.shards = NULL;
     s.dimension_names = NULL;
-    s.codecs = "[{\"name\": \"transpose\", \"configuration\": {\"order\": [1, 0]}}, {\"name\": \"blosc\"}, \"+crc32c\"]";
+    s.codecs = "[{\"name\": \"transpose\", \"configuration\": {\"order\": [1, 0]}}, {\"name\": \"blosc\"}, "
+               "\"+crc32c\"]";
     CHECK_OK(zgpu_metadata_build(&s, &m));
     CHECK(m && strstr(m, "\"codecs\": [{\"name\": \"transpose\", \"configuration\": {\"order\": [1, 0]}}, {\"name\": "
                          "\"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"blosc\", "
@@ -432,7 +442,8 @@ static void test_documents(void) {
     c.attributes = "{}";
     CHECK_OK(zgpu_metadata_build(&c, &m));
     CHECK_STR(m, "{\"zarr_format\": 2, \"shape\": [4, 5, 6], \"chunks\": [2, 5, 3], \"dtype\": \"<f4\", "
-                 "\"compressor\": {\"id\": \"blosc\", \"cname\": \"lz4\", \"clevel\": 5, \"shuffle\": 1, \"blocksize\": 0}, "
+                 "\"compressor\": {\"id\": \"blosc\", \"cname\": \"lz4\", \"clevel\": 5, \"shuffle\": 1, "
+                 "\"blocksize\": 0}, "
                  "\"fill_value\": \"NaN\", \"order\": \"C\", \"filters\": null, \"dimension_separator\": \".\", "
                  "\"attributes\": {}}");
     check_creates(m, "v2_blosc");
@@ -486,7 +497,8 @@ static void test_documents(void) {
     const uint64_t three[1] = {3};
     zgpu_array_spec d = spec_init(2, 1, three, ZGPU_RAW, 3);
     CHECK_OK(zgpu_metadata_build(&d, &m));
-    CHECK(m && strstr(m, "\"dtype\": \"|V3\"") && strstr(m, "\"fill_value\": null") && strstr(m, "\"compressor\": null"));
+    CHECK(m && strstr(m, "\"dtype\": \"|V3\"") && strstr(m, "\"fill_value\": null") &&
+          strstr(m, "\"compressor\": null"));
     check_creates(m, "v2_raw");
     zgpu_free(m);
     d.zarr_format = 3;
