@@ -188,6 +188,14 @@ static zgpu_status zb_encode(const zg_codec *cc, const uint8_t *in, size_t n, zg
     return ZGPU_OK;
 }
 
+/* GPU: Blosc1 framing; its inner streams go to the GPU decoders of their compressor and its shuffled blocks
+ * decode to one buffer and unshuffle into another (what each chunk uses is read from its header). */
+static void zb_gpu_stage(const zg_codec *c, zg_gpu_stage *out) {
+    out->kind = ZG_GPU_STAGE_COMPRESSOR;
+    out->format = ZG_GPU_FORMAT_BLOSC;
+    out->out_of_place = 1;
+}
+
 const zg_codec_vtable zg_codec_blosc = {
     .name = "blosc",
     .kind = ZG_BYTES_TO_BYTES,
@@ -197,6 +205,7 @@ const zg_codec_vtable zg_codec_blosc = {
     .to_json_v2 = zb_to_json_v2,
     .decode_bytes = zb_decode,
     .encode_bytes = zb_encode,
+    .gpu_stage = zb_gpu_stage,
 };
 
 const zg_codec_vtable zg_codec_numcodecs_blosc = {
@@ -208,4 +217,5 @@ const zg_codec_vtable zg_codec_numcodecs_blosc = {
     .to_json_v2 = zb_to_json_v2,
     .decode_bytes = zb_decode,
     .encode_bytes = zb_encode,
+    .gpu_stage = zb_gpu_stage,
 };

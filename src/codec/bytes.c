@@ -124,6 +124,22 @@ static zgpu_status bytes_encode(const zg_codec *c, const uint8_t *in, zg_buf *ou
     return ZGPU_OK;
 }
 
+/* GPU: nothing for bytes stored little-endian (the GPU path runs on little-endian hosts); a byte swap kernel for
+ * big-endian ones. */
+static void bytes_gpu_stage(const zg_codec *c, zg_gpu_stage *out) {
+    const bytes_codec *b = (const bytes_codec *)c;
+    out->kind = ZG_GPU_STAGE_IDENTITY;
+    if (b->unit <= 1 || !b->has_endian || !b->big) return;
+    if (b->unit != 2 && b->unit != 4 && b->unit != 8 && b->unit != 16) {
+        out->kind = ZG_GPU_STAGE_NONE;
+        out->why = "bytes: byte swap unit";
+        return;
+    }
+    out->kind = ZG_GPU_STAGE_POST;
+    out->post = ZG_GPU_POST_BYTESWAP;
+    out->param = (int)b->unit;
+}
+
 const zg_codec_vtable zg_codec_bytes = {
     .name = "bytes",
     .kind = ZG_ARRAY_TO_BYTES,
@@ -133,4 +149,5 @@ const zg_codec_vtable zg_codec_bytes = {
     .to_json_v2 = NULL,
     .decode_to_array = bytes_decode,
     .encode_from_array = bytes_encode,
+    .gpu_stage = bytes_gpu_stage,
 };

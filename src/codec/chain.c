@@ -22,6 +22,7 @@ void zg_chain_free(zg_chain *ch) {
     for (int i = 0; i < ch->n_a2a; i++) destroy_codec(ch->a2a[i]);
     destroy_codec(ch->a2b);
     for (int i = 0; i < ch->n_b2b; i++) destroy_codec(ch->b2b[i]);
+    free(ch->device_route);
     free(ch);
 }
 

@@ -11,6 +11,9 @@ typedef struct zg_chain {
     int n_b2b;
     zg_codec *b2b[ZG_MAX_CODECS];
     zg_repr repr;  /* the decoded chunk */
+    /* The device driver's analysis of this chain (src/device/route.c), made on its first device read and kept
+     * (plain heap memory, freed with the chain; set once, atomically). */
+    void *device_route;
 } zg_chain;
 
 /* Per-thread scratch reused across chunks (owned heap buffers). */

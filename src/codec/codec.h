@@ -32,6 +32,47 @@ static inline uint64_t zg_repr_nbytes(const zg_repr *r) { return zg_repr_count(r
 
 typedef struct zg_codec zg_codec;
 
+/* ---- The optional GPU entry: what a codec is on the device path, with parameters parsed at create ----
+ * The device driver (src/device/route.c) reads the entries of an array's chain once and builds its pipe from
+ * them; it never looks at codec names or configurations. A codec without an entry (or whose entry says
+ * ZG_GPU_STAGE_NONE for its configuration) has no GPU path: its chains decode on host threads. */
+typedef enum zg_gpu_stage_kind {
+    ZG_GPU_STAGE_NONE = 0,   /* no GPU path in this configuration (`why` may say why) */
+    ZG_GPU_STAGE_IDENTITY,   /* array->bytes codec that leaves the bytes as they are */
+    ZG_GPU_STAGE_COMPRESSOR, /* bytes->bytes: decoded by the GPU decoders of `format` (src/gpucodec/registry_gpu.c) */
+    ZG_GPU_STAGE_POST,       /* one batched kernel over the decoded bytes: `post` with `param` */
+    ZG_GPU_STAGE_TRANSPOSE,  /* array->array permutation `order`, folded into the scatter's strides */
+} zg_gpu_stage_kind;
+
+/* Stored formats of compressors, each taken by one or more GPU decoders. */
+typedef enum zg_gpu_format {
+    ZG_GPU_FORMAT_NONE = 0,
+    ZG_GPU_FORMAT_ZSTD,          /* one zstd frame */
+    ZG_GPU_FORMAT_GZIP,          /* a gzip member: DEFLATE with a CRC32 */
+    ZG_GPU_FORMAT_ZLIB,          /* a zlib stream: DEFLATE with an Adler-32 */
+    ZG_GPU_FORMAT_LZ4_NUMCODECS, /* numcodecs' LZ4: a u32le size, then one LZ4 block */
+    ZG_GPU_FORMAT_BLOSC,         /* a Blosc1 chunk: streams of its inner compressor, then its unshuffle */
+    ZG_GPU_FORMAT_N
+} zg_gpu_format;
+
+/* Post stages, each one of src/gpucodec/post's kernels. */
+typedef enum zg_gpu_post {
+    ZG_GPU_POST_CRC32C = 1, /* verify and strip a trailing CRC32C (outermost ones are checked on the host) */
+    ZG_GPU_POST_SHUFFLE,    /* byte unshuffle; param: element size */
+    ZG_GPU_POST_BYTESWAP,   /* reverse the bytes of each word; param: word size 2, 4, 8 or 16 */
+    ZG_GPU_POST_DELTA,      /* integer prefix sum (wrapping); param: element size */
+} zg_gpu_post;
+
+typedef struct zg_gpu_stage {
+    zg_gpu_stage_kind kind;
+    zg_gpu_format format;         /* COMPRESSOR */
+    int out_of_place;             /* COMPRESSOR: its decode needs a second buffer (blosc: blocks, then unshuffle) */
+    zg_gpu_post post;             /* POST */
+    int param;                    /* POST */
+    int order[ZGPU_MAX_DIMS];     /* TRANSPOSE: encoded axis i is decoded axis order[i] */
+    const char *why;              /* NONE: why not, or NULL */
+} zg_gpu_stage;
+
 typedef struct zg_codec_vtable {
     const char *name;      /* the Zarr v3 name written to metadata, e.g. "zstd", "numcodecs.zlib" */
     zg_codec_kind kind;
@@ -60,6 +101,10 @@ typedef struct zg_codec_vtable {
     /* array->bytes: decode n stored bytes into nbytes(decoded) at out; encode appends to out. */
     zgpu_status (*decode_to_array)(const zg_codec *c, const uint8_t *in, size_t n, uint8_t *out);
     zgpu_status (*encode_from_array)(const zg_codec *c, const uint8_t *in, zg_buf *out);
+
+    /* Optional: what the codec is on the GPU path (see zg_gpu_stage), from its parsed configuration; no
+     * allocation, no JSON. NULL: no GPU path. */
+    void (*gpu_stage)(const zg_codec *c, zg_gpu_stage *out);
 } zg_codec_vtable;
 
 /* Every codec struct starts with this. */

@@ -129,6 +129,12 @@ static zgpu_status crc_encode(const zg_codec *c, const uint8_t *in, size_t n, zg
     return ZGPU_OK;
 }
 
+/* GPU: verified and stripped by a kernel (outermost ones on the host, before the compressor). */
+static void crc_gpu_stage(const zg_codec *c, zg_gpu_stage *out) {
+    out->kind = ZG_GPU_STAGE_POST;
+    out->post = ZG_GPU_POST_CRC32C;
+}
+
 const zg_codec_vtable zg_codec_crc32c = {
     .name = "crc32c",
     .kind = ZG_BYTES_TO_BYTES,
@@ -138,4 +144,5 @@ const zg_codec_vtable zg_codec_crc32c = {
     .to_json_v2 = NULL,
     .decode_bytes = crc_decode,
     .encode_bytes = crc_encode,
+    .gpu_stage = crc_gpu_stage,
 };

@@ -179,6 +179,15 @@ static zgpu_status delta_decode(const zg_codec *c, const uint8_t *in, uint8_t *o
     return ZGPU_OK;
 }
 
+/* GPU: the delta kernel, for integers decoded to their own type (a wrapping prefix sum). */
+static void delta_gpu_stage(const zg_codec *c, zg_gpu_stage *out) {
+    const zgpu_dtype id = c->decoded.dtype.id;
+    if (id != c->encoded.dtype.id || id < ZGPU_INT8 || id > ZGPU_UINT64) return; /* ZG_GPU_STAGE_NONE */
+    out->kind = ZG_GPU_STAGE_POST;
+    out->post = ZG_GPU_POST_DELTA;
+    out->param = (int)c->decoded.dtype.size;
+}
+
 const zg_codec_vtable zg_codec_delta = {
     .name = "numcodecs.delta",
     .kind = ZG_ARRAY_TO_ARRAY,
@@ -188,4 +197,5 @@ const zg_codec_vtable zg_codec_delta = {
     .to_json_v2 = delta_to_json_v2,
     .decode_array = delta_decode,
     .encode_array = delta_encode,
+    .gpu_stage = delta_gpu_stage,
 };

@@ -182,6 +182,12 @@ static zgpu_status gzip_encode(const zg_codec *cc, const uint8_t *in, size_t n, 
     return ZGPU_OK;
 }
 
+/* GPU: a gzip member, whose DEFLATE payload a GPU DEFLATE decoder takes (its CRC32 checked on the GPU). */
+static void gzip_gpu_stage(const zg_codec *c, zg_gpu_stage *out) {
+    out->kind = ZG_GPU_STAGE_COMPRESSOR;
+    out->format = ZG_GPU_FORMAT_GZIP;
+}
+
 const zg_codec_vtable zg_codec_gzip = {
     .name = "gzip",
     .kind = ZG_BYTES_TO_BYTES,
@@ -191,4 +197,5 @@ const zg_codec_vtable zg_codec_gzip = {
     .to_json_v2 = gzip_to_json_v2,
     .decode_bytes = gzip_decode,
     .encode_bytes = gzip_encode,
+    .gpu_stage = gzip_gpu_stage,
 };

@@ -95,6 +95,12 @@ static zgpu_status lz4_encode(const zg_codec *cc, const uint8_t *in, size_t n, z
     return ZGPU_OK;
 }
 
+/* GPU: numcodecs' LZ4 framing (a size, then one block), for a GPU LZ4 decoder. */
+static void lz4_gpu_stage(const zg_codec *c, zg_gpu_stage *out) {
+    out->kind = ZG_GPU_STAGE_COMPRESSOR;
+    out->format = ZG_GPU_FORMAT_LZ4_NUMCODECS;
+}
+
 const zg_codec_vtable zg_codec_lz4 = {
     .name = "numcodecs.lz4",
     .kind = ZG_BYTES_TO_BYTES,
@@ -104,4 +110,5 @@ const zg_codec_vtable zg_codec_lz4 = {
     .to_json_v2 = lz4_to_json_v2,
     .decode_bytes = lz4_decode,
     .encode_bytes = lz4_encode,
+    .gpu_stage = lz4_gpu_stage,
 };

@@ -106,6 +106,15 @@ static zgpu_status sh_encode(const zg_codec *c, const uint8_t *in, size_t n, zg_
     return sh_run(c, in, n, out, 0);
 }
 
+/* GPU: the byte unshuffle kernel, for element sizes it takes. */
+static void sh_gpu_stage(const zg_codec *c, zg_gpu_stage *out) {
+    const int64_t es = ((const shuffle_codec *)c)->elementsize;
+    if (es <= 0 || es >= 65536) return; /* ZG_GPU_STAGE_NONE */
+    out->kind = ZG_GPU_STAGE_POST;
+    out->post = ZG_GPU_POST_SHUFFLE;
+    out->param = (int)es;
+}
+
 const zg_codec_vtable zg_codec_shuffle = {
     .name = "numcodecs.shuffle",
     .kind = ZG_BYTES_TO_BYTES,
@@ -115,4 +124,5 @@ const zg_codec_vtable zg_codec_shuffle = {
     .to_json_v2 = sh_to_json_v2,
     .decode_bytes = sh_decode,
     .encode_bytes = sh_encode,
+    .gpu_stage = sh_gpu_stage,
 };

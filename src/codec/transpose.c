@@ -165,6 +165,13 @@ static zgpu_status tr_decode(const zg_codec *c, const uint8_t *in, uint8_t *out)
     return ZGPU_OK;
 }
 
+/* GPU: folded into the scatter's source strides. */
+static void tr_gpu_stage(const zg_codec *c, zg_gpu_stage *out) {
+    const transpose_codec *t = (const transpose_codec *)c;
+    out->kind = ZG_GPU_STAGE_TRANSPOSE;
+    for (int i = 0; i < c->decoded.ndim; i++) out->order[i] = t->order[i];
+}
+
 const zg_codec_vtable zg_codec_transpose = {
     .name = "transpose",
     .kind = ZG_ARRAY_TO_ARRAY,
@@ -174,4 +181,5 @@ const zg_codec_vtable zg_codec_transpose = {
     .to_json_v2 = NULL,
     .decode_array = tr_decode,
     .encode_array = tr_encode,
+    .gpu_stage = tr_gpu_stage,
 };

@@ -123,6 +123,12 @@ static zgpu_status zlib_encode(const zg_codec *cc, const uint8_t *in, size_t n, 
     return ZGPU_OK;
 }
 
+/* GPU: a zlib stream, whose DEFLATE payload a GPU DEFLATE decoder takes (its Adler-32 checked on the GPU). */
+static void zlib_gpu_stage(const zg_codec *c, zg_gpu_stage *out) {
+    out->kind = ZG_GPU_STAGE_COMPRESSOR;
+    out->format = ZG_GPU_FORMAT_ZLIB;
+}
+
 const zg_codec_vtable zg_codec_zlib = {
     .name = "numcodecs.zlib",
     .kind = ZG_BYTES_TO_BYTES,
@@ -132,4 +138,5 @@ const zg_codec_vtable zg_codec_zlib = {
     .to_json_v2 = zlib_to_json_v2,
     .decode_bytes = zlib_decode,
     .encode_bytes = zlib_encode,
+    .gpu_stage = zlib_gpu_stage,
 };

@@ -185,6 +185,12 @@ static zgpu_status zstd_encode(const zg_codec *cc, const uint8_t *in, size_t n, 
     return ZGPU_OK;
 }
 
+/* GPU: one zstd frame a chunk, for zgpu's or nvCOMP's zstd decoder. */
+static void zstd_gpu_stage(const zg_codec *c, zg_gpu_stage *out) {
+    out->kind = ZG_GPU_STAGE_COMPRESSOR;
+    out->format = ZG_GPU_FORMAT_ZSTD;
+}
+
 const zg_codec_vtable zg_codec_zstd = {
     .name = "zstd",
     .kind = ZG_BYTES_TO_BYTES,
@@ -194,4 +200,5 @@ const zg_codec_vtable zg_codec_zstd = {
     .to_json_v2 = zstd_to_json_v2,
     .decode_bytes = zstd_decode,
     .encode_bytes = zstd_encode,
+    .gpu_stage = zstd_gpu_stage,
 };

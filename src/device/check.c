@@ -72,7 +72,7 @@ zgpu_status dev_check_wave(job *j, bufset *b, wave_check *wc, zgpu_read_stats *s
     for (size_t r = 0; r < wc->n_chk && s == ZGPU_OK; r++)
         if (chk[r]) s = dev_task_error(j, &j->t[wc->chk_task[r]], j->pp.comp_name,
                                    zg_error(ZGPU_ERR_CORRUPT_DATA, "%s checksum of the decoded data does not match (checked on the GPU)",
-                                            j->pp.comp == COMP_GZIP ? "CRC32" : "Adler-32"));
+                                            j->pp.comp == ZG_GPU_FORMAT_GZIP ? "CRC32" : "Adler-32"));
     free(wc->refs);
     wc->refs = NULL;
     free(wc->crc_task);

@@ -29,7 +29,9 @@
 #include "device/shim/cufile.h"
 #include "device/shim/nvcomp_adapter.h"
 #include "gpucodec/blosc/blosc_parse.h"
-#include "gpucodec/common/frames.h"
+#include "gpucodec/deflate/deflate_check.h"
+#include "gpucodec/lz4/lz4_check.h"
+#include "gpucodec/zstd/zstd_check.h"
 #include "gpucodec/deflate/inflate_gpu.h"
 #include "gpucodec/deflate/inflate_rules.h"
 #include "gpucodec/lz4/lz4_kernels.h"
@@ -94,7 +96,6 @@ struct zg_device_state {
 #define PLANS_KEPT_BYTES ((size_t)64 << 20)
 
 
-enum { COMP_NONE = 0, COMP_ZSTD, COMP_GZIP, COMP_ZLIB, COMP_LZ4, COMP_BLOSC };
 
 /* Decoder "formats" of a wave: nvCOMP's (zg_nvc_format), then zgpu's own zstd, DEFLATE and LZ4 decoders. */
 #define FMT_OWN ZG_NVC_N
@@ -119,17 +120,17 @@ enum { DEFLATE_OWN = 0, DEFLATE_NVCOMP, DEFLATE_HOST };
  * and a copier warp a stream, checking as they go; nvcomp: the check kernel, then nvCOMP's batch (two walks of
  * every stream, each waiting on the longest one). numcodecs' LZ4 chunks (a whole chunk one stream) go to nvCOMP. */
 enum { LZ4_OWN = 0, LZ4_NVCOMP };
-enum { POST_CRC32C = 1, POST_SHUFFLE, POST_BYTESWAP, POST_DELTA };
 
 typedef struct pipe {
     int gpu;                  /* the chain decodes on the GPU */
     char why[160];            /* if not, why */
     int n_outer_crc;          /* crc32c stages verified and stripped on the host */
-    int comp;                 /* COMP_* */
+    int comp;                 /* zg_gpu_format of the compressor (codec.h) */
     const char *comp_name;    /* codec name for messages */
     uint64_t comp_out;        /* bytes the compressor stage must produce */
     int n_post;
-    struct { int kind, param; } post[ZG_MAX_CODECS + 2]; /* device stages after the compressor, in order */
+    struct { int kind, param; } post[ZG_MAX_CODECS + 2]; /* device stages after the compressor, in order:
+                                                          * zg_gpu_post and its parameter */
     int needs_b;              /* some stage works out of place */
     int64_t src_strides[ZGPU_MAX_DIMS]; /* decoded chunk buffer strides (transposes folded in) */
     uint64_t chunk_nbytes;
@@ -262,7 +263,7 @@ void dev_trim_plans(struct zg_device_state *st);
 
 /* ---- route.c: chain analysis; which chunks the GPU takes ---- */
 void dev_not_gpu(pipe *p, const char *fmt, const char *name);
-void dev_analyse_chain(const zg_chain *ch, pipe *p);
+const pipe *dev_chain_pipe(const zg_chain *ch, pipe *tmp);
 int dev_nvc_format(const job *j, int comp, const zg_blosc_header *bh);
 const char *dev_fmt_name(int fmt);
 int dev_use_own_zstd(const job *j);

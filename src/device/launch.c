@@ -40,7 +40,7 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
         const dtask *t = &j->t[i];
         if (t->kind != T_GPU) continue;
         n_gpu++;
-        if (pp->comp == COMP_BLOSC) {
+        if (pp->comp == ZG_GPU_FORMAT_BLOSC) {
             int fmt = dev_task_fmt(j, t);
             for (size_t k = 0; k < t->n_streams; k++) {
                 if (t->streams[k].raw || t->bh.memcpyed) {
@@ -55,7 +55,7 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
                 }
             }
             if (!t->bh.memcpyed && t->bh.shuffle != ZG_BLOSC_NOSHUFFLE) n_unsh++;
-        } else if (pp->comp != COMP_NONE) {
+        } else if (pp->comp != ZG_GPU_FORMAT_NONE) {
             const int fmt = dev_task_fmt(j, t);
             if (fmt < 0) continue; /* (no GPU format: never a GPU task) */
             n_fmt[fmt]++;
@@ -63,7 +63,7 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
             if (fmt == FMT_INFLATE) inflate_serial &= zg_inflate_serial_wanted(t->nbytes, pp->comp_out);
         }
     }
-    if (pp->comp != COMP_BLOSC && n_fmt[FMT_INFLATE]) inflate_max_out = pp->comp_out;
+    if (pp->comp != ZG_GPU_FORMAT_BLOSC && n_fmt[FMT_INFLATE]) inflate_max_out = pp->comp_out;
     /* zgpu's zstd decoder: totals of the wave's planned frames */
     size_t zb_n = 0, zf_n = 0, zh_n = 0, zs_n = 0;
     uint64_t zlit_n = 0, zseq_n = 0;
@@ -94,14 +94,14 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     const uint64_t o_cnt = take(L, 8 * (uint64_t)(nd ? nd : 1) * count);
     const uint64_t o_cnt2 = take(L, 8 * (uint64_t)(nd ? nd : 1) * count);
     const uint64_t o_fill = take(L, itemsize);
-    const int with_chk = pp->comp == COMP_GZIP || pp->comp == COMP_ZLIB;
+    const int with_chk = pp->comp == ZG_GPU_FORMAT_GZIP || pp->comp == ZG_GPU_FORMAT_ZLIB;
     const uint64_t o_chkd = take(L, sizeof(zg_k_check) * (with_chk ? n_gpu : 0));
     const uint64_t o_zb = take(L, sizeof(zg_zd_block) * zb_n), o_zf = take(L, sizeof(zg_zd_frame) * zf_n);
     const uint64_t o_zh = take(L, sizeof(zg_zd_huf_desc) * zh_n), o_zs = take(L, sizeof(zg_zd_fse_desc) * zs_n);
     const uint64_t o_zord = take(L, sizeof(uint32_t) * zb_n);
     zg_zd_rows zrows;
     memset(&zrows, 0, sizeof zrows);
-    j->zstd_mappable = zb_n && pp->comp == COMP_ZSTD ? dev_zstd_rows(j, &zrows) : 0;
+    j->zstd_mappable = zb_n && pp->comp == ZG_GPU_FORMAT_ZSTD ? dev_zstd_rows(j, &zrows) : 0;
     const uint64_t o_safe = take(L, 16); /* a valid empty LZ4 block, standing in for invalid ones */
     const uint64_t o_status = take(L, 4 * n_refs), o_act = take(L, 8 * n_refs), o_crc = take(L, 4 * (n_crc ? n_crc : 1));
     const uint64_t o_lz4 = take(L, 4 * (n_refs ? n_refs : 1));
@@ -124,8 +124,8 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
         dtask *t = &j->t[i];
         if (t->kind != T_GPU) continue;
         t->direct = dev_direct_target(j, t, 0, &t->mapped, &t->zplace);
-        int blosc_direct = t->direct && pp->comp == COMP_BLOSC;
-        t->a_off = pp->comp == COMP_NONE && !pp->needs_b ? t->h_off : (t->direct && !blosc_direct) ? 0 : take(L, slot);
+        int blosc_direct = t->direct && pp->comp == ZG_GPU_FORMAT_BLOSC;
+        t->a_off = pp->comp == ZG_GPU_FORMAT_NONE && !pp->needs_b ? t->h_off : (t->direct && !blosc_direct) ? 0 : take(L, slot);
         t->b_off = pp->needs_b && !t->direct ? take(L, slot) : t->a_off;
     }
     ZG_FORWARD(dev_ensure_pinned(st, b, host_end, data_end));
@@ -191,7 +191,7 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
         cur[i - first] = t->a_off;
         size[i - first] = pp->comp_out;
         uint32_t zframe = zbase ? zbase[i - first].frame : 0; /* the task's next zstd frame (in its streams' order) */
-        if (pp->comp == COMP_BLOSC) {
+        if (pp->comp == ZG_GPU_FORMAT_BLOSC) {
             int fmt = dev_task_fmt(j, t);
             for (size_t k = 0; k < t->n_streams; k++) {
                 const zg_blosc_stream *bs = &t->streams[k];
@@ -219,7 +219,7 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
                 if (t->bh.nbytes > max_un) max_un = t->bh.nbytes;
                 cur[i - first] = t->b_off;
             }
-        } else if (pp->comp == COMP_NONE) {
+        } else if (pp->comp == ZG_GPU_FORMAT_NONE) {
             if (t->a_off != t->h_off) {
                 copies[kc++] = (zg_k_copy){src, dstA, pp->comp_out};
                 if (pp->comp_out > max_copy) max_copy = pp->comp_out;
@@ -241,7 +241,7 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
             }
             if (with_chk) {
                 ((zg_k_check *)(H + o_chkd))[wc->n_chk] =
-                    (zg_k_check){dstA, pp->comp_out, t->check, pp->comp == COMP_GZIP ? 1 : 2};
+                    (zg_k_check){dstA, pp->comp_out, t->check, pp->comp == ZG_GPU_FORMAT_GZIP ? 1 : 2};
                 wc->chk_task[wc->n_chk++] = (uint32_t)i;
             }
         }
@@ -255,14 +255,14 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
             if (t->kind != T_GPU) continue;
             uint64_t c = cur[i - first], n = size[i - first];
             if (n > max_item[q]) max_item[q] = n;
-            if (pp->post[q].kind == POST_SHUFFLE) {
+            if (pp->post[q].kind == ZG_GPU_POST_SHUFFLE) {
                 uint64_t other = c == t->a_off ? t->b_off : t->a_off;
                 ((zg_k_unshuffle *)(H + o_post[q]))[n_items[q]++] =
                     (zg_k_unshuffle){D + c, D + other, n, (uint32_t)pp->post[q].param, (uint32_t)(n ? n : 1), 1u, 2u, 0u};
                 cur[i - first] = other;
             } else {
                 ((zg_k_buf *)(H + o_post[q]))[n_items[q]++] = (zg_k_buf){D + c, n};
-                if (pp->post[q].kind == POST_CRC32C) {
+                if (pp->post[q].kind == ZG_GPU_POST_CRC32C) {
                     wc->crc_task[wc->n_crc++] = (uint32_t)i;
                     size[i - first] = n >= 4 ? n - 4 : 0;
                 }
@@ -356,7 +356,7 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
             if (c > maxo) maxo = c;
             tot += c;
         }
-        if (f == ZG_NVC_LZ4 && pp->comp == COMP_BLOSC)
+        if (f == ZG_NVC_LZ4 && pp->comp == ZG_GPU_FORMAT_BLOSC)
             CU(zg_k_lz4_check_launch((const void **)(D + o_in + 8 * fmt_base[f]), (size_t *)(D + o_inb + 8 * fmt_base[f]),
                                      (const size_t *)(D + o_cap + 8 * fmt_base[f]), n_fmt[f],
                                      (int *)(D + o_lz4) + fmt_base[f], D + o_safe, 1, s),
@@ -385,17 +385,17 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     for (int q = 0; q < pp->n_post; q++) {
         const void *items = D + o_post[q];
         switch (pp->post[q].kind) {
-        case POST_SHUFFLE:
+        case ZG_GPU_POST_SHUFFLE:
             CU(zg_k_unshuffle_launch((const zg_k_unshuffle *)items, n_items[q], max_item[q], NULL, s), "shuffle kernel");
             break;
-        case POST_CRC32C:
+        case ZG_GPU_POST_CRC32C:
             CU(zg_k_crc32c_launch((const zg_k_buf *)items, n_items[q], (int *)(D + o_crc) + crc_base, s), "crc32c kernel");
             crc_base += n_items[q];
             break;
-        case POST_BYTESWAP:
+        case ZG_GPU_POST_BYTESWAP:
             CU(zg_k_byteswap_launch((const zg_k_buf *)items, n_items[q], max_item[q], pp->post[q].param, s), "byteswap kernel");
             break;
-        case POST_DELTA:
+        case ZG_GPU_POST_DELTA:
             CU(zg_k_delta_launch((const zg_k_buf *)items, n_items[q], pp->post[q].param, s), "delta kernel");
             break;
         }

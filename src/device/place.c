@@ -92,8 +92,8 @@ uint8_t *dev_direct_target(const job *j, const dtask *t, int assume_shuffled, in
     const int nd = j->plan->ndim;
     *mapped = 0;
     *zplace = NULL;
-    if (!pt->covers_chunk || pp->n_post != 0 || pp->comp == COMP_NONE) return NULL;
-    if (pp->comp == COMP_BLOSC && !assume_shuffled && (t->bh.memcpyed || t->bh.shuffle == ZG_BLOSC_NOSHUFFLE))
+    if (!pt->covers_chunk || pp->n_post != 0 || pp->comp == ZG_GPU_FORMAT_NONE) return NULL;
+    if (pp->comp == ZG_GPU_FORMAT_BLOSC && !assume_shuffled && (t->bh.memcpyed || t->bh.shuffle == ZG_BLOSC_NOSHUFFLE))
         return NULL;
     int64_t c[ZGPU_MAX_DIMS];
     zg_c_strides(nd, j->plan->chunk, j->a->meta.dtype.size, c);
@@ -106,13 +106,13 @@ uint8_t *dev_direct_target(const job *j, const dtask *t, int assume_shuffled, in
     uint8_t *dst = dev_box_dst(j, pt);
     if (!contiguous) {
         if (assume_shuffled) return NULL;
-        const int zstd = pp->comp == COMP_ZSTD ? zstd_place(j, t, dst) : ZG_ZD_FLAT;
+        const int zstd = pp->comp == ZG_GPU_FORMAT_ZSTD ? zstd_place(j, t, dst) : ZG_ZD_FLAT;
         if (zstd == ZG_ZD_MAPPED_AFTER) *zplace = dst;
-        if (zstd != ZG_ZD_MAPPED && !(pp->comp == COMP_BLOSC && rows_mappable(j, t, dst))) return NULL;
+        if (zstd != ZG_ZD_MAPPED && !(pp->comp == ZG_GPU_FORMAT_BLOSC && rows_mappable(j, t, dst))) return NULL;
         *mapped = 1;
         return dst;
     }
-    if (pp->comp != COMP_BLOSC) {
+    if (pp->comp != ZG_GPU_FORMAT_BLOSC) {
         size_t align = j->out_align[dev_task_fmt(j, t)];
         if (align > 1 && (uintptr_t)dst % align != 0) return NULL;
     }

@@ -6,14 +6,15 @@
  *   -> waves bounded by device_memory_budget (plan/waves.h), up to ZG_MAX_SETS in flight (a ring of buffer
  *      sets, each with its own stream); for each wave:
  *      A  host pool: pread every range into pinned staging (or cuFile into device memory), parse/validate
- *         frames (gpucodec/common/frames.h, gpucodec/blosc/blosc_parse.h); chunks without a GPU decoder decode on the host
+ *         frames (gpucodec: the *_check.h headers, blosc_parse.h); chunks without a GPU decoder decode on the host
  *      B  layout: device pointers of every stream, descriptors written behind the data in the same buffer
  *      C  stream: ONE host-to-device copy; one nvCOMP batch per format; our kernels (raw copies, unshuffle,
  *         crc32c, byte swap, delta); one scatter kernel into the caller's strided output (fill for missing)
  *      D  after the next wave's I/O: per-chunk statuses and sizes checked -> ZGPU_ERR_CORRUPT_DATA naming
  *         the array, chunk key and codec.
  * The chain must look like [transpose*] [delta(int)] bytes [shuffle|crc32c]* [compressor] [crc32c]* for
- * the GPU path (sharded arrays: the inner chain); anything else decodes on the host (CPU fallback). */
+ * the GPU path (sharded arrays: the inner chain), as its codecs' GPU entries say (codec.h: zg_gpu_stage; read
+ * once per chain by route.c); anything else decodes on the host (CPU fallback). */
 #include "device/job.h"
 
 /* ------------------------------------------------------------------------------------------------
@@ -55,13 +56,14 @@ zgpu_status dev_run_read(zgpu_array *a, const uint64_t *start, const uint64_t *c
     }
     j.plan = &plan;
     j.chain = a->shard ? zg_sharding_inner_chain(a->shard) : a->chain;
-    dev_analyse_chain(j.chain, &j.pp);
+    pipe analysed;
+    j.pp = *dev_chain_pipe(j.chain, &analysed); /* (analysed on the chain's first device read) */
     const zgpu_decoder_choice ddec = j.tune->deflate_decoder;
-    const int deflate = j.pp.comp == COMP_GZIP || j.pp.comp == COMP_ZLIB;
+    const int deflate = j.pp.comp == ZG_GPU_FORMAT_GZIP || j.pp.comp == ZG_GPU_FORMAT_ZLIB;
     j.deflate_mode = ddec == ZGPU_DECODER_NVCOMP ? DEFLATE_NVCOMP : ddec == ZGPU_DECODER_HOST ? DEFLATE_HOST : DEFLATE_OWN;
     if (j.pp.gpu && deflate && j.deflate_mode == DEFLATE_HOST)
         dev_not_gpu(&j.pp, "codec '%s': DEFLATE decodes on the host (tuning deflate_decoder = host)", j.pp.comp_name);
-    if (j.pp.gpu && j.pp.comp == COMP_ZSTD && j.tune->zstd_decoder == ZGPU_DECODER_HOST)
+    if (j.pp.gpu && j.pp.comp == ZG_GPU_FORMAT_ZSTD && j.tune->zstd_decoder == ZGPU_DECODER_HOST)
         dev_not_gpu(&j.pp, "codec '%s': zstd decodes on the host (tuning zstd_decoder = host)", j.pp.comp_name);
     if (j.pp.gpu && deflate && j.deflate_mode == DEFLATE_NVCOMP && !a->ctx->opts.gpu_trust_input)
         dev_not_gpu(&j.pp, "codec '%s': nvCOMP's DEFLATE decoder needs gpu_trust_input (it assumes valid input)",
@@ -78,7 +80,7 @@ zgpu_status dev_run_read(zgpu_array *a, const uint64_t *start, const uint64_t *c
     j.lz4_mode = j.tune->lz4_decoder == ZGPU_DECODER_NVCOMP && j.nvc_ok ? LZ4_NVCOMP : LZ4_OWN;
     j.zstd_mode = j.tune->zstd_decoder == ZGPU_DECODER_NVCOMP && j.nvc_ok ? ZSTD_NVCOMP : ZSTD_OWN;
     j.gpu_decode = a->ctx->opts.gpu_decode && j.pp.gpu &&
-                   (j.pp.comp == COMP_NONE || j.nvc_ok || j.pp.comp == COMP_ZSTD || j.pp.comp == COMP_BLOSC ||
+                   (j.pp.comp == ZG_GPU_FORMAT_NONE || j.nvc_ok || j.pp.comp == ZG_GPU_FORMAT_ZSTD || j.pp.comp == ZG_GPU_FORMAT_BLOSC ||
                     (deflate && j.deflate_mode == DEFLATE_OWN));
     /* GDS: AUTO uses it only when no frame needs checking on the host; ON always (or fails) */
     const char *why = "";
@@ -91,7 +93,7 @@ zgpu_status dev_run_read(zgpu_array *a, const uint64_t *start, const uint64_t *c
         }
         j.use_gds = 1;
     } else if (gm == ZGPU_GDS_AUTO) {
-        j.use_gds = j.gpu_decode && j.pp.comp == COMP_NONE && j.pp.n_outer_crc == 0 && zg_gds_usable(0, &why);
+        j.use_gds = j.gpu_decode && j.pp.comp == ZG_GPU_FORMAT_NONE && j.pp.n_outer_crc == 0 && zg_gds_usable(0, &why);
     }
     j.n_t = plan.n_tasks;
     j.t = calloc(j.n_t ? j.n_t : 1, sizeof *j.t);

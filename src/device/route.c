@@ -6,136 +6,104 @@
  * Chain analysis
  * ---------------------------------------------------------------------------------------------- */
 
-static int is_int_dtype(zgpu_dtype id) { return id >= ZGPU_INT8 && id <= ZGPU_UINT64; }
-
-static int config_int(const zg_codec *c, const char *key, int64_t *v) {
-    if (!c->vt->to_json) return 0;
-    zj_value *j = c->vt->to_json(c);
-    int ok = 0;
-    if (j) {
-        zj_value *conf = zj_get(j, "configuration");
-        ok = conf && zj_is_int(zj_get(conf, key), v);
-        zj_free(j);
-    }
-    return ok;
-}
-
-static int config_is(const zg_codec *c, const char *key, const char *val) {
-    if (!c->vt->to_json) return 0;
-    zj_value *j = c->vt->to_json(c);
-    int ok = 0;
-    if (j) {
-        const char *s = zj_string(zj_get(zj_get(j, "configuration"), key));
-        ok = s && strcmp(s, val) == 0;
-        zj_free(j);
-    }
-    return ok;
-}
-
-static int transpose_order(const zg_codec *c, int nd, int *order) {
-    if (!c->vt->to_json) return 0;
-    zj_value *j = c->vt->to_json(c);
-    int ok = j != NULL;
-    zj_value *arr = j ? zj_get(zj_get(j, "configuration"), "order") : NULL;
-    for (int i = 0; ok && i < nd; i++) {
-        int64_t v;
-        ok = arr && zj_is_int(zj_at(arr, (size_t)i), &v) && v >= 0 && v < nd;
-        if (ok) order[i] = (int)v;
-    }
-    zj_free(j);
-    return ok;
-}
-
 void dev_not_gpu(pipe *p, const char *fmt, const char *name) {
     p->gpu = 0;
     snprintf(p->why, sizeof p->why, fmt, name);
 }
 
-void dev_analyse_chain(const zg_chain *ch, pipe *p) {
+static zg_gpu_stage stage_of(const zg_codec *c) {
+    zg_gpu_stage g;
+    memset(&g, 0, sizeof g);
+    if (c && c->vt->gpu_stage) c->vt->gpu_stage(c, &g);
+    return g;
+}
+
+static void add_post(pipe *p, const zg_gpu_stage *g) {
+    p->post[p->n_post].kind = (int)g->post;
+    p->post[p->n_post++].param = g->param;
+    if (g->post == ZG_GPU_POST_SHUFFLE) p->needs_b = 1; /* the unshuffle works out of place */
+}
+
+/* The chain as the device pipe, from its codecs' GPU entries (codec.h: zg_gpu_stage). The chain must look like
+ * [transpose*] [post*] a2b [post*] [compressor] [crc32c]* in encode order; anything else decodes on the host. */
+static void analyse(const zg_chain *ch, pipe *p) {
     memset(p, 0, sizeof *p);
     p->gpu = 1;
     p->chunk_nbytes = zg_repr_nbytes(&ch->repr);
     int nd = ch->repr.ndim;
-    /* bytes->bytes, decode order: last first */
+    /* bytes->bytes, decode order: last first; trailing crc32c stages are verified and stripped on the host */
     int k = ch->n_b2b - 1;
-    while (k >= 0 && strcmp(ch->b2b[k]->vt->name, "crc32c") == 0) {
+    zg_gpu_stage g;
+    while (k >= 0 && (g = stage_of(ch->b2b[k])).kind == ZG_GPU_STAGE_POST && g.post == ZG_GPU_POST_CRC32C) {
         p->n_outer_crc++;
         k--;
     }
-    if (k >= 0) {
-        const char *n = ch->b2b[k]->vt->name;
-        int comp = !strcmp(n, "zstd") ? COMP_ZSTD : !strcmp(n, "gzip") ? COMP_GZIP
-                 : !strcmp(n, "numcodecs.zlib") ? COMP_ZLIB : !strcmp(n, "numcodecs.lz4") ? COMP_LZ4
-                 : (!strcmp(n, "blosc") || !strcmp(n, "numcodecs.blosc")) ? COMP_BLOSC : COMP_NONE;
-        if (comp != COMP_NONE) {
-            p->comp = comp;
-            p->comp_name = n;
-            if (comp == COMP_BLOSC) p->needs_b = 1; /* shuffled blocks decode to A, unshuffle to B */
-            k--;
-        }
+    if (k >= 0 && (g = stage_of(ch->b2b[k])).kind == ZG_GPU_STAGE_COMPRESSOR) {
+        p->comp = (int)g.format;
+        p->comp_name = ch->b2b[k]->vt->name;
+        if (g.out_of_place) p->needs_b = 1; /* blosc: shuffled blocks decode to A, unshuffle to B */
+        k--;
     }
     uint64_t size = p->chunk_nbytes;
     int n_crc_inner = 0;
     for (; k >= 0; k--) { /* device stages between the compressor and the array->bytes codec */
-        const zg_codec *c = ch->b2b[k];
-        const char *n = c->vt->name;
-        int64_t es;
-        if (!strcmp(n, "crc32c")) {
-            p->post[p->n_post].kind = POST_CRC32C;
-            p->post[p->n_post++].param = 0;
-            n_crc_inner++;
-        } else if (!strcmp(n, "numcodecs.shuffle") && config_int(c, "elementsize", &es) && es > 0 && es < 65536) {
-            p->post[p->n_post].kind = POST_SHUFFLE;
-            p->post[p->n_post++].param = (int)es;
-            p->needs_b = 1;
-        } else {
-            return dev_not_gpu(p, "codec '%s' has no GPU decoder at this position", n);
-        }
+        g = stage_of(ch->b2b[k]);
+        if (g.kind != ZG_GPU_STAGE_POST)
+            return dev_not_gpu(p, "codec '%s' has no GPU decoder at this position", ch->b2b[k]->vt->name);
+        add_post(p, &g);
+        if (g.post == ZG_GPU_POST_CRC32C) n_crc_inner++;
     }
     p->comp_out = size + 4ull * (uint64_t)n_crc_inner;
     /* array->bytes */
-    if (!ch->a2b || strcmp(ch->a2b->vt->name, "bytes") != 0)
+    g = stage_of(ch->a2b);
+    if (g.kind == ZG_GPU_STAGE_NONE && g.why) return dev_not_gpu(p, "%s", g.why);
+    if (g.kind != ZG_GPU_STAGE_IDENTITY && g.kind != ZG_GPU_STAGE_POST)
         return dev_not_gpu(p, "array->bytes codec '%s' has no GPU decoder", ch->a2b ? ch->a2b->vt->name : "?");
-    zg_repr enc = ch->a2b->decoded; /* the array the bytes codec serialises */
-    uint32_t unit = zg_dtype_swap_unit(&enc.dtype);
-    if (unit > 1 && config_is(ch->a2b, "endian", "big")) {
-        if (unit != 2 && unit != 4 && unit != 8 && unit != 16) return dev_not_gpu(p, "%s: byte swap unit", "bytes");
-        p->post[p->n_post].kind = POST_BYTESWAP;
-        p->post[p->n_post++].param = (int)unit;
-    }
+    if (g.kind == ZG_GPU_STAGE_POST) add_post(p, &g);
+    const zg_repr enc = ch->a2b->decoded; /* the array the bytes codec serialises */
     /* array->array, decode order: last first; transposes must come last and fold into the scatter */
     int64_t cur[ZGPU_MAX_DIMS];
     zg_c_strides(enc.ndim, enc.shape, enc.dtype.size, cur);
     int seen_transpose = 0;
     for (int a = ch->n_a2a - 1; a >= 0; a--) {
-        const zg_codec *c = ch->a2a[a];
-        const char *n = c->vt->name;
-        if (!strcmp(n, "transpose")) {
-            int order[ZGPU_MAX_DIMS];
-            if (!transpose_order(c, nd, order)) return dev_not_gpu(p, "codec '%s': cannot read its order", n);
+        g = stage_of(ch->a2a[a]);
+        if (g.kind == ZG_GPU_STAGE_TRANSPOSE) {
             int64_t dec[ZGPU_MAX_DIMS];
-            for (int i = 0; i < nd; i++) dec[order[i]] = cur[i];
+            for (int i = 0; i < nd; i++) dec[g.order[i]] = cur[i];
             memcpy(cur, dec, sizeof(int64_t) * (size_t)nd);
             seen_transpose = 1;
-        } else if (!strcmp(n, "numcodecs.delta") && !seen_transpose && c->decoded.dtype.id == c->encoded.dtype.id &&
-                   is_int_dtype(c->decoded.dtype.id)) {
-            p->post[p->n_post].kind = POST_DELTA;
-            p->post[p->n_post++].param = (int)c->decoded.dtype.size;
+        } else if (g.kind == ZG_GPU_STAGE_POST && !seen_transpose) {
+            add_post(p, &g);
         } else {
-            return dev_not_gpu(p, "codec '%s' has no GPU decoder (or not in this position/configuration)", n);
+            return dev_not_gpu(p, "codec '%s' has no GPU decoder (or not in this position/configuration)",
+                               ch->a2a[a]->vt->name);
         }
     }
     memcpy(p->src_strides, cur, sizeof(int64_t) * (size_t)nd);
 }
 
+/* The chain's pipe: analysed on its first device read and kept with the chain (chain.h: device_route); a
+ * read that races another's first one analyses too and keeps the winner's. Out of memory: analysed into *tmp. */
+const pipe *dev_chain_pipe(const zg_chain *ch, pipe *tmp) {
+    zg_chain *c = (zg_chain *)ch; /* the cache is the chain's one mutable member */
+    pipe *kept = __atomic_load_n((pipe **)&c->device_route, __ATOMIC_ACQUIRE);
+    if (kept) return kept;
+    pipe *p = malloc(sizeof *p);
+    analyse(ch, p ? p : tmp);
+    if (!p) return tmp;
+    void *expected = NULL;
+    if (__atomic_compare_exchange_n(&c->device_route, &expected, p, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return p;
+    free(p);
+    return expected;
+}
 
 int dev_nvc_format(const job *j, int comp, const zg_blosc_header *bh) {
     /* DEFLATE_HOST: -1, so that blosc's zlib streams decode on host threads too */
     const int deflate = j->deflate_mode == DEFLATE_OWN ? FMT_INFLATE : j->deflate_mode == DEFLATE_NVCOMP ? ZG_NVC_DEFLATE : -1;
-    if (comp == COMP_ZSTD) return ZG_NVC_ZSTD;
-    if (comp == COMP_GZIP || comp == COMP_ZLIB) return deflate;
-    if (comp == COMP_LZ4) return ZG_NVC_LZ4;
-    if (comp == COMP_BLOSC && bh) {
+    if (comp == ZG_GPU_FORMAT_ZSTD) return ZG_NVC_ZSTD;
+    if (comp == ZG_GPU_FORMAT_GZIP || comp == ZG_GPU_FORMAT_ZLIB) return deflate;
+    if (comp == ZG_GPU_FORMAT_LZ4_NUMCODECS) return ZG_NVC_LZ4;
+    if (comp == ZG_GPU_FORMAT_BLOSC && bh) {
         switch (bh->compformat) {
         case ZG_BLOSC_LZ4: return j->lz4_mode == LZ4_OWN ? FMT_LZ4 : ZG_NVC_LZ4;
         case ZG_BLOSC_ZSTD: return ZG_NVC_ZSTD;
@@ -160,7 +128,7 @@ int dev_use_own_zstd(const job *j) { return j->zstd_mode != ZSTD_NVCOMP; }
 /* The decoder format of a GPU task's compressed streams (blosc: its inner compressor). */
 int dev_task_fmt(const job *j, const dtask *t) {
     if (t->zp) return FMT_OWN;
-    return dev_nvc_format(j, j->pp.comp, j->pp.comp == COMP_BLOSC ? &t->bh : NULL);
+    return dev_nvc_format(j, j->pp.comp, j->pp.comp == ZG_GPU_FORMAT_BLOSC ? &t->bh : NULL);
 }
 
 /* The task's zstd plan: the device state's, emptied (its arrays kept from earlier reads). */
@@ -185,10 +153,10 @@ int dev_parse_task(job *j, dtask *t, uint8_t *p) {
     }
     size_t off = 0, len = (size_t)n;
     switch (pp->comp) {
-    case COMP_NONE:
+    case ZG_GPU_FORMAT_NONE:
         if (n != pp->comp_out) return 1;
         break;
-    case COMP_ZSTD:
+    case ZG_GPU_FORMAT_ZSTD:
         if (dev_use_own_zstd(j)) {
             if (!(t->zp = plan_new(j, t)) || zg_zd_plan_frame(t->zp, p, (size_t)n, (size_t)pp->comp_out, 0) != ZGPU_OK)
                 return 1;
@@ -196,21 +164,21 @@ int dev_parse_task(job *j, dtask *t, uint8_t *p) {
             return 1;
         }
         break;
-    case COMP_GZIP:
+    case ZG_GPU_FORMAT_GZIP:
         if (zg_gzip_locate(p, (size_t)n, (size_t)pp->comp_out, &off, &len) != ZGPU_OK) return 1;
         t->check = zg_le32(p + n - 8);
         break;
-    case COMP_ZLIB:
+    case ZG_GPU_FORMAT_ZLIB:
         if (zg_zlib_locate(p, (size_t)n, (size_t)pp->comp_out, &off, &len) != ZGPU_OK) return 1;
         t->check = (uint32_t)p[n - 4] << 24 | (uint32_t)p[n - 3] << 16 | (uint32_t)p[n - 2] << 8 | (uint32_t)p[n - 1];
         break;
-    case COMP_LZ4:
+    case ZG_GPU_FORMAT_LZ4_NUMCODECS:
         if (zg_lz4nc_locate(p, (size_t)n, (size_t)pp->comp_out, &off, &len) != ZGPU_OK) return 1;
         break;
-    case COMP_BLOSC: {
+    case ZG_GPU_FORMAT_BLOSC: {
         if (zg_blosc_parse_header(p, (size_t)n, (size_t)pp->comp_out, &t->bh) != ZGPU_OK) return 1;
         size_t cap = zg_blosc_max_streams(&t->bh);
-        int fmt = t->bh.memcpyed ? 0 : dev_nvc_format(j, COMP_BLOSC, &t->bh);
+        int fmt = t->bh.memcpyed ? 0 : dev_nvc_format(j, ZG_GPU_FORMAT_BLOSC, &t->bh);
         const int own = !t->bh.memcpyed && fmt == ZG_NVC_ZSTD && dev_use_own_zstd(j);
         if (fmt < 0 || (!t->bh.memcpyed && !j->nvc_ok && !own && fmt < ZG_NVC_N)) return 1;
         if (own && !(t->zp = plan_new(j, t))) return 1;
@@ -240,7 +208,7 @@ int dev_parse_task(job *j, dtask *t, uint8_t *p) {
         break;
     }
     }
-    if (pp->comp != COMP_NONE && pp->comp != COMP_BLOSC) {
+    if (pp->comp != ZG_GPU_FORMAT_NONE && pp->comp != ZG_GPU_FORMAT_BLOSC) {
         int fmt = dev_task_fmt(j, t);
         if (!j->nvc_ok && fmt < ZG_NVC_N) return 1;
         if (fmt == FMT_INFLATE && (len > ZI_MAX_BYTES || pp->comp_out > ZI_MAX_BYTES)) return 1;

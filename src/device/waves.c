@@ -40,14 +40,14 @@ static int pipeline_waves(const job *j) {
     if (forced_waves(j)) return forced_waves(j);
     if (j->gpu_decode) {
         switch (j->pp.comp) {
-        case COMP_ZSTD:
+        case ZG_GPU_FORMAT_ZSTD:
             if (!dev_use_own_zstd(j)) return 1;
             break;
-        case COMP_GZIP:
-        case COMP_ZLIB:
+        case ZG_GPU_FORMAT_GZIP:
+        case ZG_GPU_FORMAT_ZLIB:
             if (j->deflate_mode != DEFLATE_OWN) return 1;
             return compresses_over_4(j) ? 1 : PIPELINE_WAVES_DEFLATE;
-        case COMP_LZ4: return 1;
+        case ZG_GPU_FORMAT_LZ4_NUMCODECS: return 1;
         default: break;
         }
     }
@@ -184,11 +184,11 @@ zgpu_status dev_run_waves(job *j, zgpu_read_stats *stats) {
         int mapped;
         uint8_t *zplace;
         const int direct = t->kind == T_GPU && dev_direct_target(j, t, 1, &mapped, &zplace) != NULL;
-        const uint64_t slots = direct ? (pp->comp == COMP_BLOSC ? 1 : 0) : (pp->needs_b ? 2 : 1);
+        const uint64_t slots = direct ? (pp->comp == ZG_GPU_FORMAT_BLOSC ? 1 : 0) : (pp->needs_b ? 2 : 1);
         if (t->kind == T_GPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + ALIGN + slots * slot;
         /* zstd's literal buffer (known only after parsing): at most the chunk, and at most 8 literals per stored
          * byte (Huffman codes are at least one bit) */
-        if (t->kind == T_GPU && (pp->comp == COMP_ZSTD || pp->comp == COMP_BLOSC) &&
+        if (t->kind == T_GPU && (pp->comp == ZG_GPU_FORMAT_ZSTD || pp->comp == ZG_GPU_FORMAT_BLOSC) &&
             dev_use_own_zstd(j))
             cost[i] += slot < 8 * t->nbytes ? slot : 8 * t->nbytes;
         else if (t->kind == T_CPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + slot;
@@ -215,7 +215,7 @@ zgpu_status dev_run_waves(job *j, zgpu_read_stats *stats) {
     const size_t n_sets = zg_sets_in_flight(waves, nw, budget, (size_t)sets_cap);
     wave_check wc[ZG_MAX_SETS];
     memset(wc, 0, sizeof wc);
-    const int host_parse = pp->comp != COMP_NONE || pp->n_outer_crc > 0 || !j->gpu_decode;
+    const int host_parse = pp->comp != ZG_GPU_FORMAT_NONE || pp->n_outer_crc > 0 || !j->gpu_decode;
     j->host_parse = host_parse;
     /* fork: both sets' streams start after what the read's stream waits for (the caller's earlier work) */
     if (cudaEventRecord(st->ev[0], st->stream) != cudaSuccess)

@@ -1,9 +1,9 @@
 /* Host-side parsing for the GPU decoder (CPU only, runs in CI): Blosc1 chunks made by c-blosc are parsed,
  * every listed stream is decoded with the reference libraries (lz4, zstd, zlib), unshuffled with the
  * reference filters and compared byte for byte with the original; corrupt headers are rejected. Also the
- * gzip/zlib/lz4/zstd/deflate frame checks of gpucodec/common/frames.h (valid streams from libzstd / libdeflate / zlib
- * pass; hand-made invalid ones and thousands of corrupted variants are rejected) and the split-and-combine
- * checksum math of gpucodec/common/checksum_combine.h that the GPU checksum kernels use. */
+ * gzip/zlib/lz4/zstd/deflate frame checks (gpucodec: deflate_check.h, lz4_check.h, zstd_check.h; valid streams
+ * from libzstd / libdeflate / zlib pass; hand-made invalid ones and thousands of corrupted variants are
+ * rejected) and the split-and-combine checksum math of gpucodec/common/checksum_combine.h that the GPU checksum kernels use. */
 #include <blosc.h>
 #include <libdeflate.h>
 #include <lz4.h>
@@ -14,7 +14,9 @@
 #include "codec/crc32c.h"
 #include "gpucodec/blosc/blosc_parse.h"
 #include "gpucodec/common/checksum_combine.h"
-#include "gpucodec/common/frames.h"
+#include "gpucodec/deflate/deflate_check.h"
+#include "gpucodec/lz4/lz4_check.h"
+#include "gpucodec/zstd/zstd_check.h"
 #include "gpucodec/lz4/lz4_rules.h"
 #include "test.h"
 #include "zgpu.h"

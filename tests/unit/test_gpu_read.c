@@ -502,9 +502,10 @@ static void run_case(zgpu_context *ctx, zgpu_context *ctx_cpu, zgpu_context *ctx
 
 #ifdef ZGPU_HAVE_CUDA
 /* Corrupts one stored chunk file in a few ways. Truncation, a damaged header and a garbage body must make the
- * device read fail with CORRUPT_DATA naming the chunk: the host checks (gpucodec/common/frames.h) reject such streams
- * before any GPU decoder sees them, because nvCOMP's zstd and deflate decoders only take valid input (nvCOMP
- * "Known issues"; garbage once made one fault and poison the CUDA context), and the CPU decoder then reports
+ * device read fail with CORRUPT_DATA naming the chunk: the host checks (gpucodec's deflate_check.h, lz4_check.h,
+ * zstd_check.h) reject such streams before any GPU decoder sees them, because nvCOMP's zstd and deflate decoders
+ * only take valid input (nvCOMP "Known issues"; garbage once made one fault and poison the CUDA context), and
+ * the CPU decoder then reports
  * the error. A few flipped bytes inside a zstd/deflate compressed block can leave a stream whose headers,
  * tables and block structure are all valid: that is beyond what can be checked without decoding, so for that
  * mode the read may fail (CORRUPT_DATA from a decoder status or checksum) or succeed with exactly the data

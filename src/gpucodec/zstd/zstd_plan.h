@@ -29,7 +29,7 @@ void zg_zd_plan_reset(zg_zd_plan *pl);
 /** Bytes the plan's arrays hold (their capacity). */
 size_t zg_zd_plan_bytes(const zg_zd_plan *pl);
 
-/** Checks the single zstd frame p[0, n) (see zg_zstd_check in frames.h for what is checked) whose decoded
+/** Checks the single zstd frame p[0, n) (see zg_zstd_check in zstd_check.h for what is checked) whose decoded
  *  size must be `expected` (SIZE_MAX: not known). With a plan, appends the frame's descriptors (its dst and
  *  status_index are the caller's to set); block src offsets are src_off + the offset in the frame. On any
  *  error the plan is left as it was. ZGPU_ERR_UNSUPPORTED: valid but not for this decoder (dictionary,

@@ -1,14 +1,12 @@
-/* Host-side frame checks before GPU decompression (see frames.h). */
-#include "gpucodec/common/frames.h"
+/* Host-side checks of gzip members, zlib streams and raw DEFLATE before zgpu's (or nvCOMP's) DEFLATE decoder
+ * takes them (see deflate_check.h). Pure C, no CUDA: built and unit-tested everywhere. */
+#include "gpucodec/deflate/deflate_check.h"
 
 #include <string.h>
 
-#include "gpucodec/common/lsb_bits.h"
-#include "gpucodec/lz4/lz4_rules.h"
-#include "gpucodec/zstd/zstd_plan.h"
 #include "common/endian.h"
 #include "common/status.h"
-
+#include "gpucodec/common/lsb_bits.h"
 
 zgpu_status zg_gzip_locate(const uint8_t *p, size_t n, size_t expected, size_t *off, size_t *len) {
     ZG_RETURN_IF(n < 18, ZGPU_ERR_CORRUPT_DATA, "gzip: %zu bytes is shorter than a gzip member", n);
@@ -49,42 +47,6 @@ zgpu_status zg_zlib_locate(const uint8_t *p, size_t n, size_t expected, size_t *
     return ZGPU_OK;
 }
 
-const char *zg_lz4_error_text(int e) {
-    switch (e) {
-    case ZG_LZ4_E_EMPTY: return "empty block";
-    case ZG_LZ4_E_SEQ_END: return "block ends inside a sequence";
-    case ZG_LZ4_E_LIT_LEN: return "literal length runs past the end";
-    case ZG_LZ4_E_LIT_PAST: return "literals run past the block end";
-    case ZG_LZ4_E_TOO_LONG: return "decodes to more bytes than expected";
-    case ZG_LZ4_E_OFF_TRUNC: return "truncated match offset";
-    case ZG_LZ4_E_OFFSET: return "match offset 0 or before the output's start";
-    case ZG_LZ4_E_MATCH_LEN: return "match length runs past the end";
-    case ZG_LZ4_E_SIZE: return "decodes to fewer bytes than expected";
-    default: return "valid";
-    }
-}
-
-zgpu_status zg_lz4_block_check(const uint8_t *p, size_t n, size_t expected) {
-    size_t ip, op;
-    const int e = zg_lz4_walk(p, n, expected, NULL, &ip, &op);
-    ZG_RETURN_IF(e, ZGPU_ERR_CORRUPT_DATA, "lz4: %s (input byte %zu of %zu, output byte %zu of %zu)",
-                 zg_lz4_error_text(e), ip, n, op, expected);
-    return ZGPU_OK;
-}
-
-zgpu_status zg_lz4nc_locate(const uint8_t *p, size_t n, size_t expected, size_t *off, size_t *len) {
-    ZG_RETURN_IF(n < 5, ZGPU_ERR_CORRUPT_DATA, "lz4: %zu bytes is too short for the size prefix and a block", n);
-    uint32_t sz = zg_le32(p);
-    ZG_RETURN_IF(expected != SIZE_MAX && sz != expected, ZGPU_ERR_CORRUPT_DATA,
-                 "lz4: size prefix says %u bytes, expected %zu", sz, expected);
-    ZG_FORWARD(zg_lz4_block_check(p + 4, n - 4, sz));
-    *off = 4;
-    *len = n - 4;
-    return ZGPU_OK;
-}
-
-
-/* ------------------------------------------------------------------------------------------------ deflate */
 /* Canonical Huffman code (RFC 1951 3.2.2) decoded one bit at a time: count[len] codes of each length,
  * symbols in code order. */
 typedef struct zg_huff {
@@ -267,5 +229,3 @@ zgpu_status zg_deflate_check(const uint8_t *p, size_t n, size_t expected) {
         }
     }
 }
-
-zgpu_status zg_zstd_check(const uint8_t *p, size_t n, size_t expected) { return zg_zd_plan_frame(NULL, p, n, expected, 0); }
