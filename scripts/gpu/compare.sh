@@ -3,7 +3,8 @@
 # working tree's against a baseline source tree carried in .baseline/ (made here with
 #   mkdir .baseline && git archive <commit> -- src include cmake CMakeLists.txt cli examples | tar -x -C .baseline
 # and git-ignored through .git/info/exclude). Both build for sm_90 only (the H100), so the timings compare code,
-# not architectures. Usage: bash scripts/gpu/compare.sh [compare_gpu.py args, e.g. --rounds 3]
+# not architectures. NEW=dir builds another source tree than the working tree's as B (e.g. a snapshot).
+# Usage: [NEW=dir] bash scripts/gpu/compare.sh [compare_gpu.py args, e.g. --rounds 3]
 #   run  carry: [".gpudeps", ".nvcomp", ".whl", "shared", ".baseline"]
 set -o pipefail
 R=$PWD D=$PWD/.gpudeps OUT=${OUT:-/tmp/zgpu-out}
@@ -18,7 +19,7 @@ build() { # source dir, build dir
         { grep -E "error" "$OUT/build-$(basename $2).log" | head -20; return 1; }
 }
 build "$R/.baseline" /tmp/zgpu-base & b1=$!
-build "$R" /tmp/zgpu-new & b2=$!
+build "${NEW:-$R}" /tmp/zgpu-new & b2=$!
 wait $b1 || exit 1
 wait $b2 || exit 1
 nvidia-smi -L
