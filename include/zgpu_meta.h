@@ -117,6 +117,37 @@ typedef struct zgpu_array_spec {
  */
 ZGPU_API zgpu_status zgpu_metadata_build(const zgpu_array_spec *spec, char **json);
 
+/** Flag of zgpu_metadata_convert: the converted document must address the chunks already stored under the
+ *  original (an in-place migration, as zarr-python's `migrate`): v2 -> v3 uses chunk_key_encoding "v2", and a v3
+ *  "default" encoding (keys "c/...") has no v2 form. Without it the document is for a new array whose chunks are
+ *  written afresh: each format's own key style with the same separator ("default" in v3). */
+#define ZGPU_CONVERT_KEEP_CHUNK_KEYS 1u
+
+/**
+ * Converts a whole array metadata document to zarr_format 2 or 3: a v3 zarr.json to a v2 .zarray with its
+ * "attributes" member (the form zgpu_array_create and zgpu_array_metadata_json use), or the reverse. The input is
+ * parsed and validated as opening the array would (a creation document with defaults left out is accepted too);
+ * converting to its own format gives the document as zgpu writes it. *out: compact JSON (zgpu_free).
+ *
+ *  - shape, chunks, attributes: as they are.
+ *  - data type: v2 typestring with the byte order of the v3 `bytes` codec's "endian" ("<u2", ">f8", "|b1", "|V3").
+ *  - fill value: each format's JSON form (v2 null becomes the type's zero in v3, which has no null).
+ *  - codecs: v2 order F is the v3 `transpose` to reversed axes first; v2 filters that work on elements (delta,
+ *    fixedscaleoffset, astype, quantize, bitround, packbits) come before `bytes`, the other filters and the
+ *    compressor after it, as "numcodecs.<id>" codecs, except that the zstd, gzip and blosc compressors become the
+ *    standard v3 codecs. v3 -> v2 is the inverse: the last bytes->bytes codec is the compressor, the ones before
+ *    it filters.
+ *  - chunk keys: v2 dimension_separator <-> the v3 encoding's separator (see ZGPU_CONVERT_KEEP_CHUNK_KEYS).
+ *
+ * Documents zgpu writes come back unchanged from a v3 -> v2 -> v3 round trip. What v2 cannot express fails with
+ * ZGPU_ERR_UNSUPPORTED naming it, rather than being dropped: sharding, a transpose other than the identity or the
+ * reversed axes (or after other array->array codecs), crc32c and other codecs without a numcodecs form, an
+ * array->bytes codec other than `bytes`, and dimension_names unless all are null. Storage transformers and
+ * members marked "must_understand": false are dropped (readers may ignore them). ZGPU_ERR_BAD_METADATA (or
+ * UNSUPPORTED) when the input is not a valid array document, ZGPU_ERR_INVALID_ARGUMENT for bad arguments.
+ */
+ZGPU_API zgpu_status zgpu_metadata_convert(const char *json, int to_zarr_format, unsigned flags, char **out);
+
 /* ------------------------------------------------------------------------------------------------
  * Facts about this build, for bindings
  * ---------------------------------------------------------------------------------------------- */

@@ -14,6 +14,12 @@ zgpu_status zg_codec_spec_to_json(const char *spec, const zg_dtype *dt, int zarr
 /** A v3 codec object rewritten by its implementation when it is a known bytes->bytes codec (defaults filled in,
  *  configuration validated); any other codec is copied as it is. */
 zgpu_status zg_codec_normalize(const zj_value *codec, const zg_dtype *dt, zj_value **out);
+/** Rewrites, in the v3 codec list `list`, the numcodecs.zstd / numcodecs.gzip / numcodecs.blosc entries (how v2
+ *  compressors appear in the synthesised chain) as the standard v3 codecs; others stay. itemsize: the array's. */
+zgpu_status zg_codecs_standardize(zj_value *list, size_t itemsize);
+/** The v2 (numcodecs) object of a registered bytes->bytes v3 codec that has one, made by its implementation for
+ *  elements of dt; ZGPU_ERR_UNSUPPORTED naming the codec otherwise. */
+zgpu_status zg_codec_to_v2(const zj_value *codec, const zg_dtype *dt, zj_value **out);
 /** The kind of a registered codec: 0 array->array, 1 array->bytes, 2 bytes->bytes, -1 unknown name. */
 int zg_codec_kind_of(const char *name);
 

@@ -254,6 +254,43 @@ static zgpu_status entry_name(const zj_value *el, const char *what, const char *
     return ZGPU_OK;
 }
 
+zgpu_status zg_codecs_standardize(zj_value *list, size_t itemsize) {
+    zg_dtype raw;
+    if (!zg_dtype_for(ZGPU_RAW, itemsize ? itemsize : 1, &raw))
+        return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "codecs: bad item size %zu", itemsize);
+    for (size_t i = 0; i < list->n; i++) {
+        const char *name = zj_string(zj_get(list->items[i], "name"));
+        const char *standard = !name                              ? NULL
+                               : !strcmp(name, "numcodecs.zstd")  ? "zstd"
+                               : !strcmp(name, "numcodecs.gzip")  ? "gzip"
+                               : !strcmp(name, "numcodecs.blosc") ? "blosc"
+                                                                  : NULL;
+        if (!standard) continue;
+        zg_codec *c = NULL;
+        /* A configuration the standard codec refuses stays as it was: opening the array will say why. */
+        if (make_codec(standard, zj_get(list->items[i], "configuration"), &raw, &c) != ZGPU_OK) continue;
+        zj_value *j = c->vt->to_json(c);
+        c->vt->destroy(c);
+        if (!j) return zg_error(ZGPU_ERR_NO_MEMORY, "codecs: out of memory");
+        zj_free(list->items[i]);
+        list->items[i] = j;
+    }
+    return ZGPU_OK;
+}
+
+zgpu_status zg_codec_to_v2(const zj_value *codec, const zg_dtype *dt, zj_value **out) {
+    const char *name = zj_string(zj_get(codec, "name"));
+    const zg_codec_vtable *vt = name ? zg_codec_find(name) : NULL;
+    *out = NULL;
+    if (!vt || vt->kind != ZG_BYTES_TO_BYTES || !vt->to_json_v2)
+        return zg_error(ZGPU_ERR_UNSUPPORTED, "codec '%s' has no Zarr v2 form", name ? name : "(no name)");
+    zg_codec *c = NULL;
+    ZG_FORWARD(make_codec(name, zj_get(codec, "configuration"), dt, &c));
+    *out = c->vt->to_json_v2(c);
+    c->vt->destroy(c);
+    return *out ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "codecs: out of memory");
+}
+
 ZGPU_API zgpu_status zgpu_codecs_v2_to_v3(const char *codecs_json, size_t itemsize, char **json) {
     static const char *const what = "zgpu_codecs_v2_to_v3";
     if (!json) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "%s: json is NULL", what);
@@ -270,22 +307,12 @@ ZGPU_API zgpu_status zgpu_codecs_v2_to_v3(const char *codecs_json, size_t itemsi
             zj_free(list);
             return st;
         }
-        const char *standard = !strcmp(name, "numcodecs.zstd")    ? "zstd"
-                               : !strcmp(name, "numcodecs.gzip")  ? "gzip"
-                               : !strcmp(name, "numcodecs.blosc") ? "blosc"
-                                                                  : NULL;
-        if (!standard) continue;
-        zg_codec *c = NULL;
-        /* A configuration the standard codec refuses stays as it was: opening the array will say why. */
-        if (make_codec(standard, zj_get(list->items[i], "configuration"), &raw, &c) != ZGPU_OK) continue;
-        zj_value *j = c->vt->to_json(c);
-        c->vt->destroy(c);
-        if (!j) {
-            zj_free(list);
-            return zg_error(ZGPU_ERR_NO_MEMORY, "%s: out of memory", what);
-        }
-        zj_free(list->items[i]);
-        list->items[i] = j;
+    }
+    zgpu_status st = zg_codecs_standardize(list, itemsize);
+    if (st != ZGPU_OK) {
+        zj_free(list);
+        zg_error_prefix("%s: ", what);
+        return st;
     }
     return write_out(list, json);
 }
@@ -314,19 +341,9 @@ ZGPU_API zgpu_status zgpu_codecs_v3_to_v2(const char *codecs_json, char **json) 
         result = zj_new_null();
         if (!result) st = zg_error(ZGPU_ERR_NO_MEMORY, "%s: out of memory", what);
     } else if (st == ZGPU_OK) {
-        const zg_codec_vtable *vt = zg_codec_find(compressor_name);
         zg_dtype raw;
         zg_dtype_for(ZGPU_RAW, 1, &raw);
-        zg_codec *c = NULL;
-        if (!vt || vt->kind != ZG_BYTES_TO_BYTES || !vt->to_json_v2)
-            st = zg_error(ZGPU_ERR_UNSUPPORTED, "codec '%s' has no Zarr v2 form", compressor_name);
-        else
-            st = make_codec(compressor_name, zj_get(compressor, "configuration"), &raw, &c);
-        if (st == ZGPU_OK) {
-            result = c->vt->to_json_v2(c);
-            if (!result) st = zg_error(ZGPU_ERR_NO_MEMORY, "%s: out of memory", what);
-            c->vt->destroy(c);
-        }
+        st = zg_codec_to_v2(compressor, &raw, &result);
     }
     zj_free(list);
     if (st != ZGPU_OK) {

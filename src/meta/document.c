@@ -51,7 +51,8 @@ static zgpu_status parse_member(const char *text, const char *member, int want, 
 
 /* The `bytes` codec for dt: 1-byte types carry no endian (as zarr-python writes them). */
 static zj_value *bytes_codec(const zg_dtype *dt, int big_endian) {
-    if (dt->size == 1) return zg_codec_json("bytes", NULL);
+    /* No byte order for 1-byte and raw types, as the v2 reader's chain and creation defaults (meta/metadata.c). */
+    if (dt->size == 1 || dt->id == ZGPU_RAW) return zg_codec_json("bytes", NULL);
     zj_value *conf = zj_new_object();
     if (!conf || zj_set(conf, "endian", zj_new_string(big_endian ? "big" : "little")) != ZGPU_OK) {
         zj_free(conf);

@@ -297,7 +297,7 @@ zgpu_status zg_meta_parse_v3(const char *text, size_t len, const char *where, zg
  * ------------------------------------------------------------------------------------------------- */
 
 /* numcodecs filters that act on array elements (array->array in Zarr v3 terms); every other id acts on bytes. */
-static int is_array_filter(const char *id) {
+int zg_meta_v2_array_filter(const char *id) {
     static const char *const ids[] = {"delta", "fixedscaleoffset", "astype", "quantize", "bitround", "packbits", NULL};
     return in_list(id, ids);
 }
@@ -358,7 +358,7 @@ static zgpu_status synthesize_v2_codecs(zg_array_meta *m, int big_endian, char o
     }
     size_t nf = filters && filters->type == ZJ_ARRAY ? filters->n : 0;
     size_t i = 0;
-    for (; i < nf && is_array_filter(zj_string(zj_get(filters->items[i], "id"))); i++) {
+    for (; i < nf && zg_meta_v2_array_filter(zj_string(zj_get(filters->items[i], "id"))); i++) {
         ZG_FORWARD(check_filter_byte_order(filters->items[i], i, big_endian));
         ZG_FORWARD(append_item(list, numcodecs_entry(filters->items[i])));
     }
@@ -377,7 +377,7 @@ static zgpu_status synthesize_v2_codecs(zg_array_meta *m, int big_endian, char o
 
     for (; i < nf; i++) {
         const char *id = zj_string(zj_get(filters->items[i], "id"));
-        if (is_array_filter(id))
+        if (zg_meta_v2_array_filter(id))
             return zg_error(ZGPU_ERR_UNSUPPORTED,
                             "filters[%zu] '%s' works on array elements but follows a byte filter; zgpu cannot "
                             "express that order as a codec chain", i, id);
@@ -686,11 +686,18 @@ static zgpu_status build_v2(const zg_array_meta *m, zj_value *o) {
     return ZGPU_OK;
 }
 
-char *zg_meta_to_json(const zg_array_meta *m) {
+zj_value *zg_meta_to_value(const zg_array_meta *m) {
     zj_value *o = zj_new_object();
     if (!o) return NULL;
     zgpu_status s = m->zarr_format == 2 ? build_v2(m, o) : build_v3(m, o);
-    char *text = s == ZGPU_OK ? zj_write(o, 2) : NULL;
+    if (s == ZGPU_OK) return o;
+    zj_free(o);
+    return NULL;
+}
+
+char *zg_meta_to_json(const zg_array_meta *m) {
+    zj_value *o = zg_meta_to_value(m);
+    char *text = o ? zj_write(o, 2) : NULL;
     zj_free(o);
     return text;
 }

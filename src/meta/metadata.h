@@ -39,6 +39,12 @@ zgpu_status zg_meta_parse_create(const char *text, const char *where, zg_array_m
 /** Serialises the metadata document: zarr.json for v3 (attributes inside) or .zarray for v2
  *  (attributes go to zg_meta_attrs_json). Shape and attributes reflect the struct. malloc'd, or NULL. */
 char *zg_meta_to_json(const zg_array_meta *m);
+/** The same document as a JSON value (caller frees with zj_free), or NULL when out of memory. m->doc may be NULL:
+ *  then v2 writes the dtype with little-endian order, order "C", no filters and no compressor. */
+zj_value *zg_meta_to_value(const zg_array_meta *m);
+/** Whether a numcodecs filter id works on array elements (delta, fixedscaleoffset, astype, quantize, bitround,
+ *  packbits): such v2 filters come before the bytes codec in the synthesised chain, all others after it. */
+int zg_meta_v2_array_filter(const char *id);
 /** .zattrs text (v2) — the attributes object, pretty-printed. */
 char *zg_meta_attrs_json(const zg_array_meta *m);
 /** Chunk key for grid coordinates, e.g. "c/0/1/2", "0.1.2", "c" for ndim 0 (v3) / "0" (v2). */
