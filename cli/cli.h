@@ -1,5 +1,6 @@
-/* Internal interface of the zgpu command. The CLI uses the public API (zgpu.h, zgpu_meta.h) only; everything here is
- * plain C over libc so that tests/unit/test_cli_parse.c can compile the parsers on their own.
+/* Internal interface of the zgpu command. The CLI uses the public API (zgpu.h, zgpu_meta.h) and, to read the JSON
+ * documents the library returns, the library's JSON DOM (src/common/json.h, in the static library it links);
+ * tests/unit/test_cli_parse.c compiles these sources against the same library.
  *
  * Error convention inside cli/: fallible helpers return 0 on success and -1 on failure after setting a
  * one-line message with cli_err() (read back with cli_errmsg()). */
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include "zgpu.h"
 #include "zgpu_meta.h"
+#include "common/json.h"
 
 #if defined(__GNUC__)
 #define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -40,17 +42,13 @@ int cli_parse_i64(const char *s, size_t n, int64_t *out);
 /** "64,64,1" -> ndim positive values (exactly `ndim` of them); what names the option in messages. */
 int cli_parse_u64_list(const char *s, int ndim, uint64_t *out, const char *what);
 
-/* ---- minimal JSON reading (util.c): enough to pick members out of documents zgpu returns ---- */
-/** Pointer past the JSON value at p (leading whitespace skipped), or NULL if malformed. */
-const char *cli_json_skip_value(const char *p);
-/** Finds `key` in the object at obj. 1 found (val and len: the raw value text), 0 absent, -1 malformed. */
-int cli_json_member(const char *obj, const char *key, const char **val, size_t *len);
-/** Element i of the array at arr. 1 found, 0 past the end, -1 malformed or not an array. */
-int cli_json_index(const char *arr, size_t i, const char **val, size_t *len);
-/** Decodes the JSON string at val into buf (\uXXXX outside ASCII becomes '?'). 0 ok, -1 not a string/too long. */
-int cli_json_string(const char *val, size_t len, char *buf, size_t cap);
-/** Copy of text with all whitespace outside strings removed (caller frees); NULL on allocation failure. */
-char *cli_json_compact(const char *text);
+/* ---- JSON (util.c): the library's DOM (common/json.h) and writer; no JSON reading of the CLI's own ---- */
+/** Parses text (what names it in messages). -1 with the library's message if it is not JSON. */
+int cli_json_parse(const char *text, const char *what, zj_value **out);
+/** v written without any whitespace, as `zgpu info` prints JSON values (caller frees); NULL if out of memory. */
+char *cli_json_tight(const zj_value *v);
+/** v as compact JSON text (caller frees); NULL when v is absent or JSON null (or out of memory, with a message). */
+char *cli_json_text(const zj_value *v);
 
 /* ---- regions (region.c) ---- */
 /**

@@ -36,7 +36,10 @@ static const char usage_cp[] =
     "usage: zgpu cp SRC DST [options]\n"
     "\n"
     "Copies the array SRC to DST, optionally converting the format, rechunking or recompressing. By default\n"
-    "DST keeps SRC's format, chunks, shards, codecs, fill value, attributes and dimension names.\n"
+    "DST keeps SRC's format, chunks, shards, codecs (with the byte order), fill value, attributes and dimension\n"
+    "names.\n"
+    "Another format gets SRC's codecs converted (zgpu_metadata_convert) unless --codec is given; Zarr v2 has no\n"
+    "dimension names (a warning says they are dropped) and no sharding (DST is chunked like SRC's inner chunks).\n"
     "The copy streams slabs of about 256 MiB; the whole array is never held in memory.\n"
     "\n"
     "  --format 2|3         Zarr format of DST\n"
@@ -75,6 +78,8 @@ typedef struct dst_spec {
     const char *codecs; /* v3: the chain of one (inner) chunk, JSON */
     const char *v2_compressor, *v2_filters, *fill_value, *attributes, *dimension_names, *chunk_key_encoding;
     char separator;
+    char order;     /* v2: 'C' or 'F'; 0 = 'C' */
+    int big_endian; /* stored byte order of multi-byte types */
 } dst_spec;
 
 static int build_document(const dst_spec *d, char **out) {
@@ -94,7 +99,9 @@ static int build_document(const dst_spec *d, char **out) {
                          .attributes = d->attributes,
                          .dimension_names = d->dimension_names,
                          .chunk_key_encoding = d->chunk_key_encoding,
-                         .separator = d->separator};
+                         .separator = d->separator,
+                         .order = d->order,
+                         .big_endian = d->big_endian};
     char *doc = NULL;
     if (zgpu_metadata_build(&a, &doc) != ZGPU_OK) return cli_err("%s", zgpu_last_error());
     *out = strdup(doc);
@@ -228,35 +235,50 @@ done:
 }
 
 /* ---- cp ---- */
-/* Copies a raw JSON member of doc into a new string (NULL if absent or null). */
-static char *member_dup(const char *doc, const char *key) {
-    const char *v;
-    size_t n;
-    if (!doc || cli_json_member(doc, key, &v, &n) != 1 || (n == 4 && !memcmp(v, "null", 4))) return NULL;
-    char *s = malloc(n + 1);
-    if (!s) return NULL;
-    memcpy(s, v, n);
-    s[n] = '\0';
-    return s;
+/* The codec chain of one (inner) chunk of src: the sharding codec's inner list, or the whole list. */
+static const zj_value *inner_codecs(const zj_value *codecs, int sharded) {
+    if (!sharded) return codecs;
+    const zj_value *inner = zj_get(zj_get(zj_at(codecs, 0), "configuration"), "codecs");
+    if (!inner) cli_err("cannot find the sharding codec's inner codecs in the source codecs");
+    return inner;
 }
 
-/* The codec chain of one (inner) chunk of src: the sharding codec's inner list, or the whole list. */
-static char *inner_codecs(const char *codecs, int sharded) {
-    if (!sharded) return strdup(codecs);
-    const char *el, *conf;
-    size_t n, cn;
-    if (cli_json_index(codecs, 0, &el, &n) != 1 || cli_json_member(el, "configuration", &conf, &cn) != 1) {
-        cli_err("cannot find the sharding codec's configuration in the source codecs");
+/* The source document (taken) in the other format, by zgpu_metadata_convert, for its codecs: a sharded source
+ * stands for its inner chunks (cp re-chunks anyway), and dimension names, which v2 has no place for, are
+ * dropped with a warning. NULL with a message when the codecs have no form in that format. */
+static zj_value *convert_source(zj_value *doc, int sharded, int fmt) {
+    zj_value *out = NULL;
+    const zj_value *dn = zj_get(doc, "dimension_names");
+    if (fmt == 2 && dn && dn->type == ZJ_ARRAY) {
+        int named = 0;
+        for (size_t i = 0; i < dn->n; i++) named |= dn->items[i]->type != ZJ_NULL;
+        char *t = named ? cli_json_text(dn) : NULL;
+        if (t) fprintf(stderr, "zgpu: warning: dimension names %s are not copied: Zarr v2 has none\n", t);
+        free(t);
+        zj_remove(doc, "dimension_names");
+    }
+    if (sharded) {
+        const zj_value *inner = inner_codecs(zj_get(doc, "codecs"), 1);
+        zj_value *copy = inner ? zj_clone(inner) : NULL;
+        if (!copy || zj_set(doc, "codecs", copy) != ZGPU_OK) {
+            if (inner) cli_err("out of memory");
+            zj_free(doc);
+            return NULL;
+        }
+    }
+    char *text = zj_write(doc, 0), *conv = NULL;
+    zj_free(doc);
+    if (!text) {
+        cli_err("out of memory");
         return NULL;
     }
-    char *tmp = malloc(cn + 1);
-    if (!tmp) return NULL;
-    memcpy(tmp, conf, cn);
-    tmp[cn] = '\0';
-    char *inner = member_dup(tmp, "codecs");
-    free(tmp);
-    if (!inner) cli_err("the source's sharding codec has no inner codecs");
-    return inner;
+    if (zgpu_metadata_convert(text, fmt, 0, &conv) != ZGPU_OK)
+        cli_err("%s: give --codec", zgpu_last_error());
+    else
+        cli_json_parse(conv, "converted metadata", &out);
+    free(text);
+    zgpu_free(conv);
+    return out;
 }
 
 int cli_cmd_cp(int argc, char **argv) {
@@ -283,9 +305,10 @@ int cli_cmd_cp(int argc, char **argv) {
 
     zgpu_context *ctx = NULL;
     zgpu_array *src = NULL, *dst = NULL;
-    char *src_meta = NULL, *src_codecs = NULL, *src_attrs = NULL;
-    char *inner = NULL, *meta = NULL, *dimnames = NULL, *cke = NULL, *sep = NULL, *v2comp = NULL, *v2filt = NULL;
-    char *fill = NULL, *comp = NULL;
+    char *src_meta = NULL, *src_attrs = NULL;
+    char *inner = NULL, *meta = NULL, *dimnames = NULL, *cke = NULL, *v2comp = NULL, *v2filt = NULL;
+    char *fill = NULL;
+    zj_value *src_doc = NULL, *conv = NULL;
     void *buf = NULL;
     int rc = 0, usage = 0;
     zgpu_status s;
@@ -293,9 +316,9 @@ int cli_cmd_cp(int argc, char **argv) {
     if (cli_make_context(ar.value[O_THREADS], -1, &ctx)) { usage = ar.value[O_THREADS] != NULL; goto fail; }
     s = zgpu_array_open(ctx, src_path, &src);
     if (s == ZGPU_OK) s = zgpu_array_metadata_json(src, &src_meta);
-    if (s == ZGPU_OK) s = zgpu_array_codecs_json(src, &src_codecs);
     if (s == ZGPU_OK) s = zgpu_array_attributes(src, &src_attrs);
     if (s != ZGPU_OK) { rc = cli_fail_status(s); goto done; }
+    if (cli_json_parse(src_meta, "source metadata", &src_doc)) goto fail;
 
     int src_fmt = zgpu_array_zarr_format(src);
     if (!fmt) fmt = src_fmt;
@@ -335,44 +358,60 @@ int cli_cmd_cp(int argc, char **argv) {
     if (codec) {
         if (fmt == 2 && check_codec(codec, 2)) { usage = 1; goto fail; }
         spec.codec = codec;
-    } else if (fmt == 3) {
-        inner = inner_codecs(src_codecs, src_sharded);
-        if (!inner) goto fail;
-        spec.codecs = inner;
-        if (src_fmt == 2) {
-            /* v2 compressors become the standard v3 codecs where one exists */
-            if (zgpu_codecs_v2_to_v3(inner, spec.itemsize, &comp) != ZGPU_OK) {
+    } else if (fmt == src_fmt) {
+        if (fmt == 3) {
+            const zj_value *list = inner_codecs(zj_get(src_doc, "codecs"), src_sharded);
+            inner = list ? cli_json_text(list) : NULL;
+            if (!inner) goto fail;
+            spec.codecs = inner;
+        } else {
+            /* the byte order too: v2 filters name typestrings, which must match the array's */
+            zgpu_dtype dt_src;
+            if (zgpu_dtype_from_typestr(zj_string(zj_get(src_doc, "dtype")), &dt_src, NULL, &spec.big_endian)) {
                 cli_err("%s", zgpu_last_error());
                 goto fail;
             }
-            spec.codecs = comp;
+            v2comp = cli_json_text(zj_get(src_doc, "compressor"));
+            v2filt = cli_json_text(zj_get(src_doc, "filters"));
+            spec.v2_compressor = v2comp ? v2comp : "null";
+            spec.v2_filters = v2filt;
         }
-    } else if (src_fmt == 2) {
-        v2comp = member_dup(src_meta, "compressor");
-        v2filt = member_dup(src_meta, "filters");
-        spec.v2_compressor = v2comp ? v2comp : "null";
-        spec.v2_filters = v2filt;
     } else {
-        inner = inner_codecs(src_codecs, src_sharded);
-        if (!inner) goto fail;
-        if (zgpu_codecs_v3_to_v2(inner, &comp) != ZGPU_OK) {
-            cli_err("%s: give --codec", zgpu_last_error());
+        /* another format: the source's codecs as that format writes them (zgpu_metadata_convert) */
+        zj_value *doc = zj_clone(src_doc);
+        if (!doc) { cli_err("out of memory"); goto fail; }
+        conv = convert_source(doc, src_sharded, fmt);
+        if (!conv) goto fail;
+        zgpu_dtype dt_conv;
+        if (fmt == 3) {
+            inner = cli_json_text(zj_get(conv, "codecs"));
+            if (!inner) goto fail;
+            spec.codecs = inner;
+        } else if (zgpu_dtype_from_typestr(zj_string(zj_get(conv, "dtype")), &dt_conv, NULL, &spec.big_endian) !=
+                   ZGPU_OK) {
+            cli_err("%s", zgpu_last_error());
             goto fail;
+        } else {
+            const char *order = zj_string(zj_get(conv, "order"));
+            v2comp = cli_json_text(zj_get(conv, "compressor"));
+            v2filt = cli_json_text(zj_get(conv, "filters"));
+            spec.v2_compressor = v2comp ? v2comp : "null";
+            spec.v2_filters = v2filt;
+            spec.order = order ? order[0] : 'C';
         }
-        spec.v2_compressor = comp;
     }
     /* carried over: fill value, and the key layout and dimension names where the format allows */
     fill = fill_json(zgpu_array_fill_value(src), spec.dtype, spec.itemsize, fmt);
     if (!fill) goto fail;
     spec.fill_value = fill;
     if (fmt == 3 && src_fmt == 3) {
-        dimnames = member_dup(src_meta, "dimension_names");
-        cke = member_dup(src_meta, "chunk_key_encoding");
+        dimnames = cli_json_text(zj_get(src_doc, "dimension_names"));
+        cke = cli_json_text(zj_get(src_doc, "chunk_key_encoding"));
         spec.dimension_names = dimnames;
         spec.chunk_key_encoding = cke;
     } else if (fmt == 2 && src_fmt == 2) {
-        sep = member_dup(src_meta, "dimension_separator");
-        if (sep && strlen(sep) == 3) spec.separator = sep[1]; /* the JSON string "." or "/" */
+        const char *sep = zj_string(zj_get(src_doc, "dimension_separator"));
+        if (sep && strlen(sep) == 1) spec.separator = sep[0];
     }
     if (build_document(&spec, &meta)) goto fail;
 
@@ -412,13 +451,12 @@ done:
     free(inner);
     free(dimnames);
     free(cke);
-    free(sep);
     free(v2comp);
     free(v2filt);
     free(fill);
-    zgpu_free(comp);
+    zj_free(src_doc);
+    zj_free(conv);
     zgpu_free(src_meta);
-    zgpu_free(src_codecs);
     zgpu_free(src_attrs);
     zgpu_array_close(dst);
     zgpu_array_close(src);

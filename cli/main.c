@@ -114,19 +114,19 @@ static const char usage_bench[] =
     "  --threads N          host decode threads (0 = all CPUs)\n";
 
 /* ---- info ---- */
-static void print_json_member(const char *doc, const char *key, const char *label) {
-    const char *v;
-    size_t n;
-    if (cli_json_member(doc, key, &v, &n) == 1 && !(n == 4 && !memcmp(v, "null", 4))) {
-        char *tmp = malloc(n + 1);
-        if (!tmp) return;
-        memcpy(tmp, v, n);
-        tmp[n] = '\0';
-        char *c = cli_json_compact(tmp);
-        printf("%-18s%s\n", label, c ? c : tmp);
-        free(c);
-        free(tmp);
-    }
+/* "label  value" with the value written without whitespace; nothing when v is absent or null. */
+static void print_json_line(const zj_value *v, const char *label) {
+    if (!v || v->type == ZJ_NULL) return;
+    char *t = cli_json_tight(v);
+    if (t) printf("%-18s%s\n", label, t);
+    free(t);
+}
+
+/* The attributes line, left out for {}. */
+static void print_attributes(const char *json) {
+    zj_value *v = NULL;
+    if (cli_json_parse(json, "attributes", &v) == 0 && v->n) print_json_line(v, "attributes:");
+    zj_free(v);
 }
 
 static int info_group(zgpu_context *ctx, const char *path, int json) {
@@ -149,22 +149,18 @@ static int info_group(zgpu_context *ctx, const char *path, int json) {
         printf("%-18s%s\n", "path:", path);
         printf("%-18s%s\n", "node:", "group");
         printf("%-18s%d\n", "zarr_format:", zgpu_group_zarr_format(g));
-        char *ca = cli_json_compact(attrs);
-        if (ca && strcmp(ca, "{}") != 0) printf("%-18s%s\n", "attributes:", ca);
-        free(ca);
+        print_attributes(attrs);
         printf("members:\n");
-        int count = 0;
-        for (size_t i = 0;; i++) {
-            const char *el, *v;
-            size_t n, vn;
-            if (cli_json_index(members, i, &el, &n) != 1) break;
-            char name[1024] = "?", kind[32] = "?";
-            if (cli_json_member(el, "name", &v, &vn) == 1) cli_json_string(v, vn, name, sizeof name);
-            if (cli_json_member(el, "kind", &v, &vn) == 1) cli_json_string(v, vn, kind, sizeof kind);
-            printf("  %-6s %s\n", kind, name);
-            count++;
+        zj_value *list = NULL;
+        cli_json_parse(members, "group members", &list);
+        size_t count = list && list->type == ZJ_ARRAY ? list->n : 0;
+        for (size_t i = 0; i < count; i++) {
+            const char *name = zj_string(zj_get(list->items[i], "name"));
+            const char *kind = zj_string(zj_get(list->items[i], "kind"));
+            printf("  %-6s %s\n", kind ? kind : "?", name ? name : "?");
         }
         if (!count) printf("  (none)\n");
+        zj_free(list);
     }
     zgpu_free(members);
     zgpu_free(attrs);
@@ -215,16 +211,14 @@ static int info_array(zgpu_context *ctx, const char *path, int json) {
                               &fill);
     printf("%-18s%s\n", "fill_value:", fill ? fill : "?");
     zgpu_free(fill);
-    char *cc = cli_json_compact(codecs);
-    printf("%-18s%s\n", "codecs:", cc ? cc : codecs);
-    free(cc);
-    print_json_member(meta, "dimension_names", "dimension_names:");
+    zj_value *v = NULL;
+    if (cli_json_parse(codecs, "codecs", &v) == 0) print_json_line(v, "codecs:");
+    else printf("%-18s%s\n", "codecs:", codecs);
+    zj_free(v);
+    if (cli_json_parse(meta, "metadata", &v) == 0) print_json_line(zj_get(v, "dimension_names"), "dimension_names:");
+    zj_free(v);
     char *attrs = NULL;
-    if (zgpu_array_attributes(a, &attrs) == ZGPU_OK) {
-        char *ca = cli_json_compact(attrs);
-        if (ca && strcmp(ca, "{}") != 0) printf("%-18s%s\n", "attributes:", ca);
-        free(ca);
-    }
+    if (zgpu_array_attributes(a, &attrs) == ZGPU_OK) print_attributes(attrs);
     zgpu_free(attrs);
     uint64_t nelem = product(nd, shape);
     /* Saturate rather than wrap for absurd shapes. */

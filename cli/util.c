@@ -1,4 +1,4 @@
-/* Errors, a string builder, number lists and a minimal JSON reader for the zgpu command. */
+/* Errors, a string builder, number lists and JSON output on the library's DOM for the zgpu command. */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -123,163 +123,55 @@ int cli_parse_u64_list(const char *s, int ndim, uint64_t *out, const char *what)
     return 0;
 }
 
-/* ---- minimal JSON ---- */
-static const char *skip_ws(const char *p) {
-    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
-    return p;
-}
-
-static const char *skip_string(const char *p) {
-    if (*p != '"') return NULL;
-    for (p++; *p; p++) {
-        if (*p == '\\') {
-            if (!p[1]) return NULL;
-            p++;
-        } else if (*p == '"') {
-            return p + 1;
-        }
-    }
-    return NULL;
-}
-
-/* Nesting is bounded so that hostile documents cannot exhaust the stack. */
-static const char *skip_value_depth(const char *p, int depth) {
-    if (depth > 256) return NULL;
-    p = skip_ws(p);
-    if (*p == '"') return skip_string(p);
-    if (*p == '{' || *p == '[') {
-        char close = *p == '{' ? '}' : ']';
-        int is_obj = *p == '{';
-        p = skip_ws(p + 1);
-        if (*p == close) return p + 1;
-        for (;;) {
-            if (is_obj) {
-                p = skip_string(skip_ws(p));
-                if (!p) return NULL;
-                p = skip_ws(p);
-                if (*p != ':') return NULL;
-                p++;
-            }
-            p = skip_value_depth(p, depth + 1);
-            if (!p) return NULL;
-            p = skip_ws(p);
-            if (*p == ',') { p++; continue; }
-            if (*p == close) return p + 1;
-            return NULL;
-        }
-    }
-    /* numbers and literals, including NaN / Infinity / -Infinity */
-    const char *s = p;
-    while (isalnum((unsigned char)*p) || *p == '-' || *p == '+' || *p == '.') p++;
-    return p == s ? NULL : p;
-}
-
-const char *cli_json_skip_value(const char *p) { return skip_value_depth(p, 0); }
-
-int cli_json_member(const char *obj, const char *key, const char **val, size_t *len) {
-    const char *p = skip_ws(obj);
-    if (*p != '{') return -1;
-    p = skip_ws(p + 1);
-    if (*p == '}') return 0;
-    size_t klen = strlen(key);
-    for (;;) {
-        const char *ks = skip_ws(p);
-        const char *ke = skip_string(ks);
-        if (!ke) return -1;
-        p = skip_ws(ke);
-        if (*p != ':') return -1;
-        const char *vs = skip_ws(p + 1);
-        const char *ve = cli_json_skip_value(vs);
-        if (!ve) return -1;
-        /* Keys zgpu writes need no escapes: compare the raw text. */
-        if ((size_t)(ke - ks - 2) == klen && memcmp(ks + 1, key, klen) == 0) {
-            *val = vs;
-            *len = (size_t)(ve - vs);
-            return 1;
-        }
-        p = skip_ws(ve);
-        if (*p == ',') { p++; continue; }
-        if (*p == '}') return 0;
-        return -1;
-    }
-}
-
-int cli_json_index(const char *arr, size_t i, const char **val, size_t *len) {
-    const char *p = skip_ws(arr);
-    if (*p != '[') return -1;
-    p = skip_ws(p + 1);
-    if (*p == ']') return 0;
-    for (size_t k = 0;; k++) {
-        const char *vs = skip_ws(p);
-        const char *ve = cli_json_skip_value(vs);
-        if (!ve) return -1;
-        if (k == i) {
-            *val = vs;
-            *len = (size_t)(ve - vs);
-            return 1;
-        }
-        p = skip_ws(ve);
-        if (*p == ',') { p++; continue; }
-        if (*p == ']') return 0;
-        return -1;
-    }
-}
-
-int cli_json_string(const char *val, size_t len, char *buf, size_t cap) {
-    if (len < 2 || val[0] != '"' || val[len - 1] != '"' || cap == 0) return -1;
-    size_t o = 0;
-    for (size_t i = 1; i + 1 < len; i++) {
-        char c = val[i];
-        if (c == '\\') {
-            i++;
-            if (i + 1 >= len) return -1;
-            switch (val[i]) {
-            case 'n': c = '\n'; break;
-            case 't': c = '\t'; break;
-            case 'r': c = '\r'; break;
-            case 'b': c = '\b'; break;
-            case 'f': c = '\f'; break;
-            case 'u': {
-                if (i + 4 >= len) return -1;
-                unsigned v = 0;
-                for (int k = 1; k <= 4; k++) {
-                    char h = val[i + k];
-                    if (!isxdigit((unsigned char)h)) return -1;
-                    v = v * 16 + (unsigned)(isdigit((unsigned char)h) ? h - '0' : (tolower((unsigned char)h) - 'a' + 10));
-                }
-                i += 4;
-                c = v < 128 ? (char)v : '?';
-                break;
-            }
-            default: c = val[i]; break; /* \" \\ \/ */
-            }
-        }
-        if (o + 1 >= cap) return -1;
-        buf[o++] = c;
-    }
-    buf[o] = '\0';
+/* ---- JSON, on the library's DOM (common/json.h) ---- */
+int cli_json_parse(const char *text, const char *what, zj_value **out) {
+    *out = NULL;
+    if (!text) return cli_err("%s: no JSON text", what);
+    if (zj_parse(text, strlen(text), what, out) != ZGPU_OK) return cli_err("%s", zgpu_last_error());
     return 0;
 }
 
-char *cli_json_compact(const char *text) {
-    size_t n = strlen(text);
-    char *out = malloc(n + 1);
-    if (!out) return NULL;
-    size_t o = 0;
-    int in_str = 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = text[i];
-        if (in_str) {
-            out[o++] = c;
-            if (c == '\\' && i + 1 < n) out[o++] = text[++i];
-            else if (c == '"') in_str = 0;
-        } else if (c == '"') {
-            in_str = 1;
-            out[o++] = c;
-        } else if (c != ' ' && c != '\n' && c != '\t' && c != '\r') {
-            out[o++] = c;
-        }
+/* A number, string, bool or null as the library's writer spells it. */
+static void put_leaf(cli_sb *sb, const zj_value *v) {
+    char *t = zj_write(v, 0);
+    if (!t) {
+        sb->oom = 1;
+        return;
     }
-    out[o] = '\0';
-    return out;
+    cli_sb_puts(sb, t);
+    free(t);
+}
+
+static void put_tight(cli_sb *sb, const zj_value *v) {
+    if (v->type != ZJ_ARRAY && v->type != ZJ_OBJECT) {
+        put_leaf(sb, v);
+        return;
+    }
+    int obj = v->type == ZJ_OBJECT;
+    cli_sb_putn(sb, obj ? "{" : "[", 1);
+    for (size_t i = 0; i < v->n && !sb->oom; i++) {
+        if (i) cli_sb_putn(sb, ",", 1);
+        if (obj) {
+            zj_value *key = zj_new_string(v->keys[i]);
+            if (key) put_leaf(sb, key);
+            else sb->oom = 1;
+            zj_free(key);
+            cli_sb_putn(sb, ":", 1);
+        }
+        put_tight(sb, v->items[i]);
+    }
+    cli_sb_putn(sb, obj ? "}" : "]", 1);
+}
+
+char *cli_json_tight(const zj_value *v) {
+    cli_sb sb = {0};
+    if (v) put_tight(&sb, v);
+    return cli_sb_finish(&sb);
+}
+
+char *cli_json_text(const zj_value *v) {
+    if (!v || v->type == ZJ_NULL) return NULL;
+    char *t = zj_write(v, 0);
+    if (!t) cli_err("out of memory writing JSON");
+    return t;
 }

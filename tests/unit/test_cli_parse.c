@@ -331,36 +331,43 @@ static void test_descr_parse(void) {
     CHECK(cli_dtype_from_descr("<U3", &dt, &sz, &nn) == -1 && strstr(cli_errmsg(), "unicode"));
 }
 
-/* ---- JSON reader, options, devices ---- */
+/* ---- JSON (the library's DOM and writer), options, devices ---- */
 static void test_json_and_args(void) {
     const char *doc = "{ \"a\" : [1, {\"b\": \"x\\\"y\"}, NaN], \"c\" : -Infinity, \"dimension_names\": null, \"e\":{} }";
-    const char *v;
-    size_t n;
-    CHECK(cli_json_member(doc, "c", &v, &n) == 1 && n == 9 && !memcmp(v, "-Infinity", 9));
-    CHECK(cli_json_member(doc, "zz", &v, &n) == 0);
-    CHECK(cli_json_member(doc, "a", &v, &n) == 1);
-    const char *el;
-    size_t en;
-    CHECK(cli_json_index(v, 1, &el, &en) == 1);
-    const char *bv;
-    size_t bn;
-    char s[16];
-    CHECK(cli_json_member(el, "b", &bv, &bn) == 1 && cli_json_string(bv, bn, s, sizeof s) == 0);
-    CHECK_STR(s, "x\"y");
-    CHECK(cli_json_index(v, 2, &el, &en) == 1 && en == 3);
-    CHECK(cli_json_index(v, 3, &el, &en) == 0);
-    CHECK(cli_json_member("{\"a\": [1, 2}", "a", &v, &n) == -1);
-    CHECK(cli_json_member("[1]", "a", &v, &n) == -1);
-    CHECK(cli_json_skip_value("\"unterminated") == NULL);
+    zj_value *v = NULL;
+    CHECK(cli_json_parse(doc, "doc", &v) == 0 && v);
+    /* members and items as `zgpu info` and `zgpu cp` pick them out */
+    char *t = cli_json_text(zj_get(v, "c"));
+    CHECK_STR(t, "-Infinity");
+    free(t);
+    CHECK(zj_get(v, "zz") == NULL && cli_json_text(zj_get(v, "zz")) == NULL);
+    CHECK(cli_json_text(zj_get(v, "dimension_names")) == NULL); /* null reads as absent */
+    CHECK_STR(zj_string(zj_get(zj_at(zj_get(v, "a"), 1), "b")), "x\"y");
+    t = cli_json_text(zj_at(zj_get(v, "a"), 2));
+    CHECK_STR(t, "NaN");
+    free(t);
+    CHECK(zj_at(zj_get(v, "a"), 3) == NULL);
+    t = cli_json_text(zj_get(v, "a"));
+    CHECK_STR(t, "[1, {\"b\": \"x\\\"y\"}, NaN]");
+    free(t);
+    t = cli_json_tight(v);
+    CHECK_STR(t, "{\"a\":[1,{\"b\":\"x\\\"y\"},NaN],\"c\":-Infinity,\"dimension_names\":null,\"e\":{}}");
+    free(t);
+    zj_free(v);
+    /* malformed text: -1 with the library's message */
+    CHECK(cli_json_parse("{\"a\": [1, 2}", "doc", &v) == -1 && v == NULL && strstr(cli_errmsg(), "doc"));
+    CHECK(cli_json_parse("\"unterminated", "doc", &v) == -1);
+    CHECK(cli_json_parse(NULL, "doc", &v) == -1);
     char deep[2000];
     memset(deep, '[', sizeof deep - 1);
     deep[sizeof deep - 1] = '\0';
-    CHECK(cli_json_skip_value(deep) == NULL);
-    char *c = cli_json_compact("{ \"a b\" : [ 1 ,\n 2 ] , \"c\\\" d\": \" \" }");
-    CHECK_STR(c, "{\"a b\":[1,2],\"c\\\" d\":\" \"}");
-    free(c);
-    CHECK(cli_json_string("\"\\u0041\\n\"", 10, s, sizeof s) == 0 && !strcmp(s, "A\n"));
-    CHECK(cli_json_string("\"toolongforthebuffer\"", 21, s, 8) == -1);
+    CHECK(cli_json_parse(deep, "deep", &v) == -1);
+    /* tight output keeps blanks inside strings and escapes keys as the writer does */
+    CHECK(cli_json_parse("{ \"a b\" : [ 1 ,\n 2 ] , \"c\\\" d\": \" \", \"\\u0041\\n\": [] }", "doc", &v) == 0);
+    t = cli_json_tight(v);
+    CHECK_STR(t, "{\"a b\":[1,2],\"c\\\" d\":\" \",\"A\\n\":[]}");
+    free(t);
+    zj_free(v);
 
     static const cli_opt_def defs[] = {{"output", 'o', 1}, {"region", 0, 1}, {"overwrite", 0, 0}, {NULL, 0, 0}};
     cli_args ar;
