@@ -240,3 +240,17 @@ def build_document(shape: Sequence[int], dtype: Any, chunks: Any, shards: Any, f
     spec.chunks = chunks_c
     spec.fill_value = text(fill_json_text(fill_value, dt, zarr_format))
     return json.loads(_capi.call_out_string(lib.zgpu_metadata_build, ctypes.byref(spec)))
+
+
+#: zgpu_metadata_convert's flag ZGPU_CONVERT_KEEP_CHUNK_KEYS.
+CONVERT_KEEP_CHUNK_KEYS = 1
+
+
+def convert_document(doc: Any, zarr_format: int, keep_chunk_keys: bool = False) -> Dict[str, Any]:
+    """A whole array metadata document (a v3 zarr.json, or a v2 .zarray with an "attributes" member; dict or JSON
+    text) in the other Zarr format, by the C library's zgpu_metadata_convert. keep_chunk_keys: the result must
+    address the chunks already stored (v2 -> v3 uses chunk_key_encoding "v2"). What the target format cannot
+    express (sharding, dimension names in v2, crc32c...) raises zgpu's UnsupportedError naming it."""
+    text = doc if isinstance(doc, str) else json.dumps(doc)
+    flags = CONVERT_KEEP_CHUNK_KEYS if keep_chunk_keys else 0
+    return json.loads(_capi.call_out_string(lib.zgpu_metadata_convert, text.encode(), zarr_format, flags))
