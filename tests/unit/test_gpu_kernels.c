@@ -1,7 +1,7 @@
 /* zgpu's CUDA kernels against CPU references: unshuffle (byte and bit, blosc block rules), byte swap,
  * delta, crc32c / CRC32 / Adler-32 checks (lengths up to 8 MiB + 13, with a speed check), batched copy,
  * scatter/fill with strided, negative-stride and transposed layouts, the LZ4 decoder (liblz4's blocks and
- * corrupted ones against the same walk on the host).
+ * corrupted ones against the same walk on the host); the launch configurations for this device's limits.
  * Skips (77) without a GPU or without CUDA support. */
 #include "test.h"
 #include "zgpu.h"
@@ -17,6 +17,9 @@ TEST_MAIN_WITHOUT_CUDA()
 
 #include "codec/crc32c.h"
 #include "gpucodec/blosc/blosc_parse.h"
+#include "gpucodec/common/gpu_limits.h"
+#include "gpucodec/deflate/inflate_gpu.h"
+#include "gpucodec/deflate/inflate_rules.h"
 #include "gpucodec/lz4/lz4_kernels.h"
 #include "gpucodec/post/post_kernels.h"
 #include "gpucodec/lz4/lz4_rules.h"
@@ -559,6 +562,41 @@ static void test_lz4_decode(void) {
     for (int k = 0; k < 5; k++) free(src[k]);
 }
 
+/* This device's limits as the launch code reads them, every launch configuration valid for them, and the DEFLATE
+ * decoder's verdict; on an H100 (sm_90, 132 SMs) the occupancy the decoder was tuned with (3 blocks an SM, 6 in
+ * serial mode), seen through the parts it picks. */
+static void test_launch_limits(void) {
+    zg_gpu_limits L;
+    CHECK(zg_gpu_limits_current(&L) == cudaSuccess);
+    int dev = 0;
+    struct cudaDeviceProp p;
+    CUOK(cudaGetDevice(&dev));
+    CUOK(cudaGetDeviceProperties(&p, dev));
+    CHECK(L.sm_count == p.multiProcessorCount && L.cc_major == p.major && L.cc_minor == p.minor);
+    CHECK(L.max_threads_per_sm == p.maxThreadsPerMultiProcessor && L.smem_per_sm == p.sharedMemPerMultiprocessor);
+    CHECK(L.smem_per_block_optin >= L.smem_per_block && L.max_grid_y >= 65535 && L.warp_size == 32);
+    printf("  device sm_%d%d, %d SMs, %d threads an SM, %u / %u / %u bytes of shared memory a block / opt-in / SM\n",
+           L.cc_major, L.cc_minor, L.sm_count, L.max_threads_per_sm, L.smem_per_block, L.smem_per_block_optin,
+           L.smem_per_sm);
+    zg_lc_dims d[3] = {zg_lc_scatter(&L, 512, 4096), zg_lc_copy(&L, 100000, 1u << 24), zg_lc_lz4_decode(&L, 1000)};
+    for (int i = 0; i < 3; i++) CHECK(zg_lc_dims_ok(&L, &d[i]));
+    zg_lc_zstd z;
+    char why[256] = "";
+    CHECK_MSG(zg_lc_zstd_config(&L, 2816, 22, &z, why, sizeof why) == 0, "%s", why);
+    const cudaError_t e = zg_inflate_device_check(why, sizeof why);
+    if (L.smem_per_block_optin >= sizeof(zi_shared) + ZI_PARTS_KERNEL_SHARED) {
+        CHECK_MSG(e == cudaSuccess, "%s", why);
+    } else {
+        CHECK(e == cudaErrorNotSupported && strstr(why, "shared memory") != NULL);
+        printf("  DEFLATE decoder: %s\n", why);
+    }
+    if (L.cc_major == 9 && L.cc_minor == 0 && L.sm_count == 132) {
+        CHECK_EQ_U64(zg_inflate_parts(50, 8u << 20, SIZE_MAX, 0, 0), 7);  /* 132 x 3 / 50 */
+        CHECK_EQ_U64(zg_inflate_parts(100, 1u << 20, SIZE_MAX, 1, 0), 7); /* 132 x 6 / 100 */
+        CHECK_EQ_U64(zg_inflate_parts(22, 8u << 20, SIZE_MAX, 0, 0), 12);
+    }
+}
+
 int main(void) {
     if (!zgpu_gpu_available()) {
         printf("skipped: no GPU (%s)\n", zgpu_last_error());
@@ -571,6 +609,7 @@ int main(void) {
     test_checksums();
     test_scatter();
     test_lz4_decode();
+    test_launch_limits();
     TEST_MAIN_END();
 }
 #endif

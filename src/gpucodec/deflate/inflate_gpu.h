@@ -11,6 +11,11 @@
 extern "C" {
 #endif
 
+/** Whether the current device runs this decoder: cudaSuccess; cudaErrorNotSupported where its thread blocks need
+ *  more shared memory than the device lets a block have (Turing, sm_75: a block needs 67 KB, a Turing block gets
+ *  64 KiB), with the reason in why (then decode DEFLATE on the host: every launch below returns that error without
+ *  launching anything); or the CUDA error met asking the device. why: NULL, or why_len bytes. */
+cudaError_t zg_inflate_device_check(char *why, size_t why_len);
 /** Parts each stream of a batch of n streams (outputs of at most max_out bytes) is split into: enough that the
  *  decode fills the GPU, as many as `room` bytes hold the buffers of (1: none). forced > 0 (zgpu_tuning's
  *  inflate_parts) asks for that many. */

@@ -4,9 +4,11 @@
  * kernel), chain, resolve, then decode whole the streams whose chain failed (none, on valid zlib / libdeflate
  * streams). */
 #include "gpucodec/deflate/inflate_gpu.h"
+#include "gpucodec/common/gpu_limits.h"
 #include "gpucodec/deflate/inflate_rules.h"
 #include "plan/waves.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -161,6 +163,8 @@ __global__ void __launch_bounds__(ZI_NL, ZI_BLOCKS_PER_SM)
     zi_shared &sh = *reinterpret_cast<zi_shared *>(zi_smem);
     __shared__ uint32_t job, best, starts[ZI_MAX_PARTS];
     __shared__ uint32_t flist[ZI_FIND_CAND], fwarp[ZI_NL / 32], fover; /* the finder's round (find_round) */
+    static_assert(sizeof(job) + sizeof(best) + sizeof(starts) + sizeof(flist) + sizeof(fwarp) + sizeof(fover) ==
+                      ZI_PARTS_KERNEL_SHARED, "inflate_parts.h: the parts kernel's shared memory");
     /* a find job leaves sh unused: its full checks take their scratch from the same shared memory, a slot a lane */
     zi_find_scratch *fslot = reinterpret_cast<zi_find_scratch *>(zi_smem);
     constexpr uint32_t nslots = sizeof(zi_shared) / sizeof(zi_find_scratch) < ZI_NL
@@ -295,48 +299,92 @@ __global__ void zg_inflate_resolve_kernel(void *const *out, const size_t *in_byt
     if (bad) L.redo[i] = 1; /* (read by the redo launch after this kernel) */
 }
 
-/* Per device: SMs and decode blocks one SM holds (with the shared memory attribute set). */
-typedef struct dev_info {
-    int ready, sms, per_sm, per_sm_serial; /* per_sm_serial: serial-mode blocks of the parts kernel */
-} dev_info;
-
-static cudaError_t device_info(dev_info *out) {
-    static dev_info cache[64];
+/* Per device: SMs and decode blocks one SM holds (launch_config.h), with the shared memory attribute set. The
+ * blocks' shapes are compiled in (ZI_NL threads with a zi_shared each, 65 KB); a device whose blocks cannot have
+ * that much shared memory (Turing, sm_75: 64 KiB) does not run the decoder: cudaErrorNotSupported, and *out
+ * says why. */
+static cudaError_t device_info(zg_lc_inflate_dev *out) {
+    static zg_lc_inflate_dev cache[64];
+    static cudaError_t verdict[64];
+    static int ready[64];
+    static pthread_mutex_t asking = PTHREAD_MUTEX_INITIALIZER;
     int dev = 0;
     cudaError_t e = cudaGetDevice(&dev);
     if (e != cudaSuccess) return e;
-    dev_info *d = &cache[dev & 63];
-    if (!d->ready) {
-        const int smem = (int)sizeof(zi_shared);
-        if ((e = cudaFuncSetAttribute(zg_inflate_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)) != cudaSuccess ||
-            (e = cudaFuncSetAttribute(zg_inflate_parts_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)) != cudaSuccess ||
-            (e = cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
-            (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&d->per_sm, zg_inflate_parts_kernel, ZI_NL, smem)) != cudaSuccess ||
-            (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&d->per_sm_serial, zg_inflate_parts_kernel, ZI_SERIAL_NL,
-                                                               ZI_SERIAL_SHARED)) != cudaSuccess)
-            return e;
-        if (d->per_sm < 1) d->per_sm = 1;
-        if (d->per_sm_serial < 1) d->per_sm_serial = 1;
-        d->ready = 1;
+    const int slot = dev & 63;
+    if (__atomic_load_n(&ready[slot], __ATOMIC_ACQUIRE)) {
+        *out = cache[slot];
+        return verdict[slot];
     }
-    *out = *d;
-    return cudaSuccess;
+    pthread_mutex_lock(&asking);
+    zg_lc_inflate_dev *d = &cache[slot];
+    if (!ready[slot]) {
+        zg_gpu_limits L;
+        cudaFuncAttributes whole, parts;
+        if ((e = zg_gpu_limits_current(&L)) == cudaSuccess &&
+            (e = cudaFuncGetAttributes(&whole, zg_inflate_kernel)) == cudaSuccess &&
+            (e = cudaFuncGetAttributes(&parts, zg_inflate_parts_kernel)) == cudaSuccess) {
+            const int smem = (int)sizeof(zi_shared);
+            const uint32_t regs = (uint32_t)(whole.numRegs > parts.numRegs ? whole.numRegs : parts.numRegs);
+            const size_t stat = whole.sharedSizeBytes > parts.sharedSizeBytes ? whole.sharedSizeBytes
+                                                                              : parts.sharedSizeBytes;
+            const zg_lc_kernel full = {ZI_NL, regs, (uint32_t)stat, (uint32_t)smem};
+            const zg_lc_kernel serial = {ZI_SERIAL_NL, (uint32_t)parts.numRegs, (uint32_t)parts.sharedSizeBytes,
+                                         (uint32_t)ZI_SERIAL_SHARED};
+            *d = zg_lc_inflate_device(&L, &full, &serial, 0, 0);
+            int per_sm = 0, per_sm_serial = 0;
+            const cudaFuncAttribute dyn = cudaFuncAttributeMaxDynamicSharedMemorySize;
+            if (!d->ok) {
+                verdict[slot] = cudaErrorNotSupported;
+                __atomic_store_n(&ready[slot], 1, __ATOMIC_RELEASE);
+            } else if ((e = cudaFuncSetAttribute(zg_inflate_kernel, dyn, smem)) == cudaSuccess &&
+                       (e = cudaFuncSetAttribute(zg_inflate_parts_kernel, dyn, smem)) == cudaSuccess &&
+                       (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, zg_inflate_parts_kernel, ZI_NL,
+                                                                          smem)) == cudaSuccess &&
+                       (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_serial, zg_inflate_parts_kernel,
+                                                                          ZI_SERIAL_NL, ZI_SERIAL_SHARED)) ==
+                           cudaSuccess) {
+                /* CUDA's occupancy calculator knows the compiled kernels (as before): its counts, at least 1 */
+                *d = zg_lc_inflate_device(&L, &full, &serial, per_sm < 1 ? 1 : per_sm,
+                                          per_sm_serial < 1 ? 1 : per_sm_serial);
+                verdict[slot] = cudaSuccess;
+                __atomic_store_n(&ready[slot], 1, __ATOMIC_RELEASE);
+            }
+        }
+    }
+    const int done = ready[slot];
+    if (done) {
+        *out = *d;
+        e = verdict[slot];
+    }
+    pthread_mutex_unlock(&asking);
+    return e;
 }
 
+/* Blocks of a launch over `items` jobs (zg_lc_inflate_grid: 264 when the device cannot be asked). */
 static size_t grid_for(size_t items) {
-    dev_info d;
-    const size_t most = device_info(&d) == cudaSuccess ? (size_t)d.sms * d.per_sm * 2 : 264; /* bounds the scratch */
-    return items < most ? items : most;
+    zg_lc_inflate_dev d;
+    const cudaError_t e = device_info(&d);
+    return zg_lc_inflate_grid(e == cudaSuccess || e == cudaErrorNotSupported ? &d : NULL, items);
+}
+
+extern "C" cudaError_t zg_inflate_device_check(char *why, size_t why_len) {
+    zg_lc_inflate_dev d;
+    const cudaError_t e = device_info(&d);
+    if (why && why_len) {
+        if (e == cudaErrorNotSupported) snprintf(why, why_len, "%s", d.why);
+        else if (e != cudaSuccess) snprintf(why, why_len, "CUDA error asking the device: %s", cudaGetErrorString(e));
+        else why[0] = 0;
+    }
+    return e;
 }
 
 /* Enough parts that the decode blocks fill the GPU (`forced` > 0 sets it, 1 = off), as many as the room holds
  * the 16-bit buffers of. */
 extern "C" size_t zg_inflate_parts(size_t n, size_t max_out, size_t room, int serial, int forced) {
-    dev_info d;
-    size_t P = 1;
-    if (forced > 0) P = (size_t)forced;
-    else if (n && device_info(&d) == cudaSuccess) P = (size_t)d.sms * (size_t)(serial ? d.per_sm_serial : d.per_sm) / n;
-    if (P > ZI_MAX_PARTS) P = ZI_MAX_PARTS;
+    zg_lc_inflate_dev d;
+    const int known = n && forced <= 0 && device_info(&d) == cudaSuccess;
+    size_t P = zg_lc_inflate_parts(known ? &d : NULL, n, serial, forced, ZI_MAX_PARTS);
     while (P > 1 && parts_bytes(n, P, max_out, NULL, NULL) > room) P--;
     return P ? P : 1;
 }
@@ -363,8 +411,8 @@ extern "C" cudaError_t zg_inflate_launch_profiled(const void *const *in, const s
                                                   size_t max_out, size_t parts, int serial, void *scratch,
                                                   unsigned long long *profile, int timed, cudaStream_t s) {
     if (!n) return cudaSuccess;
-    dev_info d;
-    cudaError_t e = device_info(&d);
+    zg_lc_inflate_dev d;
+    cudaError_t e = device_info(&d); /* cudaErrorNotSupported: the decoder's blocks do not fit this GPU */
     if (e != cudaSuccess) return e;
     const size_t P = parts > 1 ? (parts < ZI_MAX_PARTS ? parts : ZI_MAX_PARTS) : 1, smem = sizeof(zi_shared);
     uint8_t *blocks = (uint8_t *)scratch;
@@ -397,8 +445,7 @@ extern "C" cudaError_t zg_inflate_launch_profiled(const void *const *in, const s
                                                                                   (uint32_t)P, L, blocks, NULL,
                                                                                   ZI_JOBS_FIND);
         if ((e = cudaMemsetAsync(L.queue, 0, sizeof(uint32_t), s)) != cudaSuccess) return e;
-        const size_t most = (size_t)d.sms * (size_t)d.per_sm_serial, nj = n * P;
-        zg_inflate_parts_kernel<<<(unsigned)(nj < most ? nj : most), ZI_SERIAL_NL, ZI_SERIAL_SHARED, s>>>(
+        zg_inflate_parts_kernel<<<(unsigned)zg_lc_inflate_serial_grid(&d, n * P), ZI_SERIAL_NL, ZI_SERIAL_SHARED, s>>>(
             in, in_bytes, out, out_bytes, n, (uint32_t)P, L, blocks, profile, ZI_JOBS_SERIAL);
     } else {
         zg_inflate_parts_kernel<<<(unsigned)grid_for(n * P), ZI_NL, smem, s>>>(in, in_bytes, out, out_bytes, n,
@@ -408,7 +455,7 @@ extern "C" cudaError_t zg_inflate_launch_profiled(const void *const *in, const s
     if (timed) cudaEventRecord(ev[1], s);
     zg_inflate_chain_kernel<<<(unsigned)n, ZI_NL, 0, s>>>(out, in_bytes, out_bytes, actual, status, n, (uint32_t)P, L);
     if (timed) cudaEventRecord(ev[2], s);
-    const unsigned slices = (unsigned)((size_t)d.sms * 8 / (n * P) + 1); /* blocks enough to keep loads in flight */
+    const unsigned slices = zg_lc_inflate_slices(&d, n * P); /* blocks enough to keep loads in flight */
     zg_inflate_resolve_kernel<<<dim3((unsigned)(n * P), slices), 256, 0, s>>>(out, in_bytes, out_bytes, n, (uint32_t)P, L);
     if (timed) cudaEventRecord(ev[3], s);
     zg_inflate_kernel<<<(unsigned)grid_for(n), ZI_NL, smem, s>>>(in, in_bytes, out, out_bytes, actual, status, n,

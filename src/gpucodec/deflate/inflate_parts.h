@@ -139,6 +139,9 @@ ZI_FN int zi_header_at(const uint8_t *in, uint32_t nbytes, uint32_t c, zi_find_s
 #define ZI_FIND_STEP 16                            /* consecutive words a lane tests in a round */
 #define ZI_FIND_ROUND (ZI_NL * ZI_FIND_STEP * 32u) /* bits a round covers */
 #define ZI_FIND_CAND 512 /* candidates a round checks (compressed data: ~1 in 1250 positions, ~100 a round) */
+/* The parts kernel's static shared memory (beside its zi_shared): its job, the best start, the stream's part
+ * starts, and a finder round's list, warp sums and overflow (the launch configuration counts it in). */
+#define ZI_PARTS_KERNEL_SHARED ((2u + ZI_MAX_PARTS + ZI_FIND_CAND + ZI_NL / 32u + 1u) * 4u)
 
 ZI_FN uint32_t zi_find_masks(const uint8_t *in, uint32_t nbytes, uint32_t base, uint32_t from, uint32_t to,
                              uint32_t lane, uint32_t best, uint32_t m[ZI_FIND_STEP]) {

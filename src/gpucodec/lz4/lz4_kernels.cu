@@ -3,11 +3,12 @@
 #include "gpucodec/lz4/lz4_kernels.h"
 
 #include "gpucodec/common/copier.cuh"
+#include "gpucodec/common/gpu_limits.h"
 #include "gpucodec/lz4/lz4_rules.h"
 
 #include <stdint.h>
 
-constexpr unsigned kLz4Warps = 4;
+constexpr unsigned kLz4Warps = ZG_LC_LZ4_CHECK_WARPS;
 __global__ void __launch_bounds__(32 * kLz4Warps) lz4_check_kernel(const void **in, size_t *in_bytes,
                                                                    const size_t *out_bytes, size_t n, int *status,
                                                                    const void *safe, size_t safe_bytes) {
@@ -27,9 +28,10 @@ __global__ void __launch_bounds__(32 * kLz4Warps) lz4_check_kernel(const void **
 extern "C" cudaError_t zg_k_lz4_check_launch(const void **in, size_t *in_bytes, const size_t *out_bytes, size_t n,
                                              int *status, const void *safe, size_t safe_bytes, cudaStream_t s) {
     if (n == 0) return cudaSuccess;
-    const size_t blocks = (n + kLz4Warps - 1) / kLz4Warps;
-    lz4_check_kernel<<<(unsigned)(blocks < 65535 ? blocks : 65535), 32 * kLz4Warps, 0, s>>>(in, in_bytes, out_bytes, n,
-                                                                                          status, safe, safe_bytes);
+    zg_gpu_limits L;
+    (void)zg_gpu_limits_current(&L);
+    const zg_lc_dims d = zg_lc_lz4_check(&L, n);
+    lz4_check_kernel<<<d.grid_x, d.threads, 0, s>>>(in, in_bytes, out_bytes, n, status, safe, safe_bytes);
     return cudaGetLastError();
 }
 
@@ -47,7 +49,7 @@ extern "C" cudaError_t zg_k_lz4_check_launch(const void **in, size_t *in_bytes, 
  *           shuffles.
  * One walk checks and decodes, replacing the check kernel plus nvCOMP's batch (H100, ncu, a wave of 21 field
  * chunks: 5 + 6.5 ms), which walked every stream twice. Two streams a block. */
-constexpr unsigned kLz4Pairs = 2, kLz4Batch = 32, kLz4Span = 1024, kLz4Win = 4096;
+constexpr unsigned kLz4Pairs = ZG_LC_LZ4_PAIRS, kLz4Batch = 32, kLz4Span = 1024, kLz4Win = 4096;
 
 /* One batch handed from parser to copier. */
 struct Lz4Batch {
@@ -152,6 +154,9 @@ __global__ void __launch_bounds__(64 * kLz4Pairs) lz4_decode_kernel(const void *
                                                                     void *const *out, const size_t *out_bytes,
                                                                     size_t *actual, int *status, size_t n) {
     __shared__ Lz4Pair pairs[kLz4Pairs];
+#ifdef __CUDA_ARCH__ /* (zg_lz4_size is 32 bits on the device only) */
+    static_assert(sizeof(pairs) == ZG_LC_LZ4_DECODE_SMEM, "launch_config.h: the LZ4 decoder's shared memory");
+#endif
     const unsigned w = threadIdx.x / 32, lane = threadIdx.x & 31, k = w / 2;
     Lz4Pair *P = &pairs[k];
     if (lane == 0 && !(w & 1)) P->produced = P->consumed = 0;
@@ -168,9 +173,9 @@ extern "C" cudaError_t zg_k_lz4_decode_launch(const void *const *in, const size_
                                               const size_t *out_bytes, size_t *actual, int *status, size_t n,
                                               cudaStream_t s) {
     if (n == 0) return cudaSuccess;
-    const size_t blocks = (n + kLz4Pairs - 1) / kLz4Pairs;
-    lz4_decode_kernel<<<(unsigned)(blocks < 65535 ? blocks : 65535), 64 * kLz4Pairs, 0, s>>>(in, in_bytes, out,
-                                                                                           out_bytes, actual, status,
-                                                                                           n);
+    zg_gpu_limits L;
+    (void)zg_gpu_limits_current(&L);
+    const zg_lc_dims d = zg_lc_lz4_decode(&L, n);
+    lz4_decode_kernel<<<d.grid_x, d.threads, 0, s>>>(in, in_bytes, out, out_bytes, actual, status, n);
     return cudaGetLastError();
 }

@@ -4,22 +4,23 @@
 #include "gpucodec/post/post_kernels.h"
 
 #include "gpucodec/common/checksum_combine.h"
+#include "gpucodec/common/gpu_limits.h"
 
 #include <stdint.h>
 #include <string.h>
 
 namespace {
 
-constexpr int kThreads = 256;
-constexpr unsigned kMaxGridY = 65535;
+// Grids and blocks come from launch_config.h (pure functions of the device's limits, tested without a GPU).
+constexpr int kThreads = ZG_LC_POST_THREADS;
 
-unsigned grid_x(uint64_t work, uint64_t per_block) {
-    uint64_t g = (work + per_block - 1) / per_block;
-    if (g < 1) g = 1;
-    if (g > 65535) g = 65535;  // kernels loop over the rest
-    return (unsigned)g;
+// The current device's limits (an H100's when it cannot be asked, as the kernels assumed before).
+zg_gpu_limits limits() {
+    zg_gpu_limits L;
+    (void)zg_gpu_limits_current(&L);
+    return L;
 }
-unsigned grid_y(size_t n) { return (unsigned)(n < kMaxGridY ? (n ? n : 1) : kMaxGridY); }
+dim3 grid_of(const zg_lc_dims &d) { return dim3(d.grid_x, d.grid_y); }
 
 // ---------------------------------------------------------------- copy
 __global__ void copy_kernel(const zg_k_copy *items, size_t n_items) {
@@ -208,6 +209,7 @@ template <typename T>
 __global__ void delta_kernel(const zg_k_buf *items, size_t n_items) {
     __shared__ T sums[kThreads];
     __shared__ T carry_s;
+    static_assert(sizeof(sums) + sizeof(carry_s) <= ZG_LC_DELTA_SMEM, "launch_config.h: delta's shared memory");
     for (size_t c = blockIdx.x; c < n_items; c += gridDim.x) {
         const zg_k_buf it = items[c];
         T *v = (T *)it.p;
@@ -248,7 +250,7 @@ __global__ void delta_kernel(const zg_k_buf *items, size_t n_items) {
 // (checksum_combine.h explains the math): a CRC range yields raw(range) shifted over the bytes after it, an
 // Adler range yields its (a, b) terms; the block reduces the terms (XOR / sum) and thread 0 compares.
 // Slicing-by-8 tables are built in shared memory by each block; the 64 shift powers come from the host.
-constexpr int kCkThreads = 1024;
+constexpr int kCkThreads = ZG_LC_CHECK_THREADS;
 constexpr uint64_t kCkMinRange = 256;  // below this a range costs more to combine than to compute
 
 struct CkPows {
@@ -395,6 +397,7 @@ __global__ void __launch_bounds__(kCkThreads) crc32c_kernel(const zg_k_buf *item
     __shared__ uint32_t tab[8 * 256];
     __shared__ uint32_t pow[ZG_CRC_POW_N];
     __shared__ uint32_t sh[32];
+    static_assert(sizeof(tab) + sizeof(pow) + sizeof(sh) == ZG_LC_CHECK_SMEM, "launch_config.h: checksum tables");
     ck_setup(tab, pow, pw, ZG_CRC32C_POLY);
     for (size_t c = blockIdx.x; c < n_items; c += gridDim.x) {
         const zg_k_buf it = items[c];
@@ -418,6 +421,7 @@ __global__ void __launch_bounds__(kCkThreads) check_kernel(const zg_k_check *ite
     __shared__ uint32_t tab[8 * 256];
     __shared__ uint32_t pow[ZG_CRC_POW_N];
     __shared__ uint32_t sh[32];
+    static_assert(sizeof(tab) + sizeof(pow) + sizeof(sh) == ZG_LC_CHECK_SMEM, "launch_config.h: checksum tables");
     ck_setup(tab, pow, pw, ZG_CRC32_POLY);
     for (size_t c = blockIdx.x; c < n_items; c += gridDim.x) {
         const zg_k_check it = items[c];
@@ -510,8 +514,9 @@ __global__ void scatter_kernel(ScatterArgs a, const zg_k_scatter *items, const u
 
 extern "C" cudaError_t zg_k_copy_launch(const zg_k_copy *items, size_t n, uint64_t max_n, cudaStream_t s) {
     if (n == 0) return cudaSuccess;
-    dim3 grid(grid_x(max_n, (uint64_t)kThreads * 16 * 4), grid_y(n));
-    copy_kernel<<<grid, kThreads, 0, s>>>(items, n);
+    const zg_gpu_limits L = limits();
+    const zg_lc_dims d = zg_lc_copy(&L, n, max_n);
+    copy_kernel<<<grid_of(d), d.threads, 0, s>>>(items, n);
     return cudaGetLastError();
 }
 
@@ -521,20 +526,23 @@ extern "C" cudaError_t zg_k_unshuffle_launch(const zg_k_unshuffle *items, size_t
     zg_k_row_map m;
     memset(&m, 0, sizeof m);
     if (map) m = *map;
-    dim3 grid(grid_x(max_nbytes, (uint64_t)kThreads * 8), grid_y(n));
-    unshuffle_kernel<<<grid, kThreads, 0, s>>>(items, n, m);
+    const zg_gpu_limits L = limits();
+    const zg_lc_dims d = zg_lc_unshuffle(&L, n, max_nbytes);
+    unshuffle_kernel<<<grid_of(d), d.threads, 0, s>>>(items, n, m);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t zg_k_byteswap_launch(const zg_k_buf *items, size_t n, uint64_t max_n, int unit,
                                             cudaStream_t s) {
     if (n == 0 || unit <= 1) return cudaSuccess;
-    dim3 grid(grid_x(max_n / (unsigned)unit, (uint64_t)kThreads * 4), grid_y(n));
+    const zg_gpu_limits L = limits();
+    const zg_lc_dims d = zg_lc_byteswap(&L, n, max_n, unit);
+    const dim3 grid = grid_of(d);
     switch (unit) {
-    case 2: byteswap_kernel<2><<<grid, kThreads, 0, s>>>(items, n); break;
-    case 4: byteswap_kernel<4><<<grid, kThreads, 0, s>>>(items, n); break;
-    case 8: byteswap_kernel<8><<<grid, kThreads, 0, s>>>(items, n); break;
-    case 16: byteswap_kernel<16><<<grid, kThreads, 0, s>>>(items, n); break;
+    case 2: byteswap_kernel<2><<<grid, d.threads, 0, s>>>(items, n); break;
+    case 4: byteswap_kernel<4><<<grid, d.threads, 0, s>>>(items, n); break;
+    case 8: byteswap_kernel<8><<<grid, d.threads, 0, s>>>(items, n); break;
+    case 16: byteswap_kernel<16><<<grid, d.threads, 0, s>>>(items, n); break;
     default: return cudaErrorInvalidValue;
     }
     return cudaGetLastError();
@@ -542,12 +550,14 @@ extern "C" cudaError_t zg_k_byteswap_launch(const zg_k_buf *items, size_t n, uin
 
 extern "C" cudaError_t zg_k_delta_launch(const zg_k_buf *items, size_t n, int elemsize, cudaStream_t s) {
     if (n == 0) return cudaSuccess;
-    unsigned g = (unsigned)(n < 65535 ? n : 65535);
+    const zg_gpu_limits L = limits();
+    const zg_lc_dims d = zg_lc_delta(&L, n);
+    const dim3 g = grid_of(d);
     switch (elemsize) {
-    case 1: delta_kernel<uint8_t><<<g, kThreads, 0, s>>>(items, n); break;
-    case 2: delta_kernel<uint16_t><<<g, kThreads, 0, s>>>(items, n); break;
-    case 4: delta_kernel<uint32_t><<<g, kThreads, 0, s>>>(items, n); break;
-    case 8: delta_kernel<unsigned long long><<<g, kThreads, 0, s>>>(items, n); break;
+    case 1: delta_kernel<uint8_t><<<g, d.threads, 0, s>>>(items, n); break;
+    case 2: delta_kernel<uint16_t><<<g, d.threads, 0, s>>>(items, n); break;
+    case 4: delta_kernel<uint32_t><<<g, d.threads, 0, s>>>(items, n); break;
+    case 8: delta_kernel<unsigned long long><<<g, d.threads, 0, s>>>(items, n); break;
     default: return cudaErrorInvalidValue;
     }
     return cudaGetLastError();
@@ -555,13 +565,17 @@ extern "C" cudaError_t zg_k_delta_launch(const zg_k_buf *items, size_t n, int el
 
 extern "C" cudaError_t zg_k_crc32c_launch(const zg_k_buf *items, size_t n, int *status, cudaStream_t s) {
     if (n == 0) return cudaSuccess;
-    crc32c_kernel<<<(unsigned)(n < 65535 ? n : 65535), kCkThreads, 0, s>>>(items, n, status, ck_pows(ZG_CRC32C_POLY));
+    const zg_gpu_limits L = limits();
+    const zg_lc_dims d = zg_lc_checksum(&L, n);
+    crc32c_kernel<<<grid_of(d), d.threads, 0, s>>>(items, n, status, ck_pows(ZG_CRC32C_POLY));
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t zg_k_check_launch(const zg_k_check *items, size_t n, int *status, cudaStream_t s) {
     if (n == 0) return cudaSuccess;
-    check_kernel<<<(unsigned)(n < 65535 ? n : 65535), kCkThreads, 0, s>>>(items, n, status, ck_pows(ZG_CRC32_POLY));
+    const zg_gpu_limits L = limits();
+    const zg_lc_dims d = zg_lc_checksum(&L, n);
+    check_kernel<<<grid_of(d), d.threads, 0, s>>>(items, n, status, ck_pows(ZG_CRC32_POLY));
     return cudaGetLastError();
 }
 
@@ -572,19 +586,9 @@ extern "C" cudaError_t zg_k_scatter_launch(const zg_k_scatter_params *p, const z
     if (p->ndim < 0 || p->ndim > ZG_K_MAX_DIMS) return cudaErrorInvalidValue;
     ScatterArgs a;
     a.p = *p;
-    // Up to 16 rows a warp, while the grid still holds twice the warps the GPU runs at once: a block a few rows
-    // long spends more time starting than copying (H100, a label volume's 512 inner chunks of 4096 rows of
-    // 512 bytes: a row a warp 1.12 ms, 4: 0.87, 16: 0.84, 64: 0.84).
-    int dev = 0, sms = 132;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-        (void)cudaGetLastError(); // (not this launch's error)
-        sms = 132;
-    }
-    const uint64_t warps_wanted = (uint64_t)sms * 2 * (2048 / 32), rows_total = max_rows * (uint64_t)n;
-    uint64_t per_warp = rows_total / warps_wanted;
-    per_warp = per_warp < 1 ? 1 : per_warp > 16 ? 16 : per_warp;
-    dim3 grid(grid_x(max_rows, kThreads / 32 * per_warp), grid_y(n));
-    scatter_kernel<<<grid, kThreads, 0, s>>>(a, items, counts, n);
+    // Up to 16 rows a warp, while the grid still holds twice the warps the GPU runs at once (zg_lc_scatter).
+    const zg_gpu_limits L = limits();
+    const zg_lc_dims d = zg_lc_scatter(&L, n, max_rows);
+    scatter_kernel<<<grid_of(d), d.threads, 0, s>>>(a, items, counts, n);
     return cudaGetLastError();
 }

@@ -1,6 +1,7 @@
 // The block-parallel zstd decoder's kernels (see zstd_decode.h for the scheme and zstd_gpu.h for the call).
 // One warp per zstd block in K1, K1h (a lane per run of a Huffman stream), K3a and K3b, a thread per frame in K2 and K4.
 #include "gpucodec/zstd/zstd_gpu.h"
+#include "gpucodec/common/gpu_limits.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,6 +151,7 @@ __global__ void __launch_bounds__(32) k1_entropy(const zg_zd_block *blocks, cons
         zd_fse_cell ll[512], ml[512], of[256];
         uint16_t next[3][64];
     } sm;
+    static_assert(sizeof(sm) == ZG_LC_ZD_K1_SMEM, "launch_config.h: K1's shared memory");
     const int lane = threadIdx.x;
     const zg_zd_block b = blocks[blockIdx.x];
     zg_zd_bres *r = &res[blockIdx.x];
@@ -204,20 +206,36 @@ __global__ void __launch_bounds__(32) k1_entropy(const zg_zd_block *blocks, cons
 #define ZG_ZD_HUF_PARTS 8
 #endif
 constexpr uint32_t kParts = ZG_ZD_HUF_PARTS, kProbe = 512, kHufThreads = 4 * kParts;
+static_assert(kHufThreads == ZG_LC_ZD_HUF_THREADS, "launch_config.h: K1h's threads");
 static_assert(kParts <= 32 && (kParts & (kParts - 1)) == 0, "a stream's runs are lanes of one warp");
 
 // The stream bytes a lane is about to read pass through its ring of kRing 16-byte chunks in shared memory,
 // copied by cp.async kAhead chunks ahead: a load into registers would stall the chain at its first use, and
-// the chain is all this kernel waits on.
+// the chain is all this kernel waits on. cp.async needs sm_80: on Turing (sm_75) the lane copies each chunk
+// itself when asked, and the waits are empty (each lane reads only its own ring, so its own stores suffice).
 constexpr int32_t kRing = 8, kAhead = 6;
 __device__ __forceinline__ void ring_fetch(uint4 *ring, const uint8_t *P0, int32_t k) {
+#if __CUDA_ARCH__ >= 800
     if (k >= 0) {
         const uint32_t sa = (uint32_t)__cvta_generic_to_shared(&ring[k & (kRing - 1)]);
         asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(sa), "l"(P0 + 16 * k) : "memory");
     }
     asm volatile("cp.async.commit_group;\n" ::: "memory"); /* (empty below the stream: keeps the count) */
+#else
+    if (k >= 0) ring[k & (kRing - 1)] = *(const uint4 *)(P0 + 16 * k);
+#endif
 }
-__device__ __forceinline__ void ring_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(kAhead) : "memory"); }
+__device__ __forceinline__ void ring_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(kAhead) : "memory");
+#endif
+}
+/* Every cp.async of this thread has landed (nothing to wait for without cp.async). */
+__device__ __forceinline__ void ring_drain() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
 __device__ __forceinline__ uint32_t ring_word(const uint4 *ring, int32_t m) { /* word m (4-byte units from P0) */
     return m >= 0 ? ((const uint32_t *)&ring[(m >> 2) & (kRing - 1)])[m & 3] : 0u;
 }
@@ -237,7 +255,7 @@ struct HufReader {
     uint32_t nw;
     __device__ __forceinline__ int32_t pos() const { return 32 * q + avail; }
     __device__ __forceinline__ void start(int32_t a) { /* read on from bit index a down */
-        asm volatile("cp.async.wait_all;\n" ::: "memory"); /* the last run's copies land before the ring is reused */
+        ring_drain(); /* the last run's copies land before the ring is reused */
         q = (a - 1) >> 5; /* the word holding the first bit */
         for (int32_t d = 0; d <= kAhead; d++) ring_fetch(ring, P0, (q >> 2) - d);
         ring_wait(); /* that word's chunk */
@@ -323,6 +341,7 @@ __global__ void __launch_bounds__(kHufThreads) k1_huffman(const zg_zd_block *blo
     __shared__ uint16_t huf[1 << ZG_ZD_HUF_LOG_MAX];
     __shared__ uint16_t start[256];
     __shared__ uint4 ring[kHufThreads][kRing];
+    static_assert(sizeof(huf) + sizeof(start) + sizeof(ring) == ZG_LC_ZD_K1H_SMEM, "launch_config.h: K1h's shared");
     const int lane = threadIdx.x, k = lane / (int)kParts, j = lane % (int)kParts;
     const zg_zd_block *b = &blocks[blockIdx.x];
     if (b->type != ZG_ZD_BLOCK_COMPRESSED || b->lit_type != ZG_ZD_LIT_HUF) return; /* (the whole thread block) */
@@ -377,7 +396,7 @@ __global__ void __launch_bounds__(kHufThreads) k1_huffman(const zg_zd_block *blo
     /* the stream's decode: exactly `want` symbols, ending exactly at its first bit */
     bad = bad || total != want || last_end != lo;
     if (!bad && cnt) r.write(from, (uint8_t *)b->lit + out + (before - cnt), cnt);
-    asm volatile("cp.async.wait_all;\n" ::: "memory"); /* no copy may land after the block's shared memory is freed */
+    ring_drain(); /* no copy may land after the block's shared memory is freed */
     const unsigned bad_lanes = __ballot_sync(kFull, mine && bad);
     if ((lane & 31) == 0 && bad_lanes) atomicCAS(&res[blockIdx.x].err, 0u, (uint32_t)ZG_ZD_E_LITERALS);
 }
@@ -684,6 +703,7 @@ __global__ void __launch_bounds__(32) k3b_matches(const zg_zd_block *blocks, con
                                                   int *status, zg_zd_rows rows) {
     __shared__ uint32_t ticket;
     __shared__ earlier E;
+    static_assert(sizeof(ticket) + sizeof(E) == ZG_LC_ZD_K3B_SMEM, "launch_config.h: K3b's shared memory");
     const int lane = threadIdx.x;
     if (lane == 0) ticket = atomicAdd(&sync[0], 1u);
     __syncwarp();
@@ -730,9 +750,13 @@ extern "C" size_t zg_zd_scratch_bytes(uint32_t n_blocks) {
 
 extern "C" cudaError_t zg_zd_decode(const zg_zd_batch *b, cudaStream_t s) {
     if (b->n_frames == 0) return cudaSuccess;
+    /* every launch's shape (launch_config.h): fixed, but checked against the device before anything runs */
+    zg_gpu_limits L;
+    (void)zg_gpu_limits_current(&L);
+    zg_lc_zstd c;
+    if (zg_lc_zstd_config(&L, b->n_blocks, b->n_frames, &c, NULL, 0) != 0) return cudaErrorNotSupported;
     cudaError_t e = cudaMemsetAsync(b->sync, 0, sizeof(uint32_t), s);
     if (e != cudaSuccess) return e;
-    const unsigned fgrid = (b->n_frames + 127) / 128;
     const int profile = b->profile; /* per-kernel times on stderr (tuning) */
     enum { K = 5 };
     cudaEvent_t ev[K + 1];
@@ -752,22 +776,23 @@ extern "C" cudaError_t zg_zd_decode(const zg_zd_batch *b, cudaStream_t s) {
             sh = b->aux;
         }
         const int probe = b->huf_probe < 0 ? (int)kProbe : b->huf_probe;
-        k1_huffman<<<b->n_blocks, kHufThreads, 0, sh>>>(b->blocks, b->hufs, b->res, probe < 0 ? 0 : probe > 4096 ? 4096 : probe);
-        k1_entropy<<<b->n_blocks, 32, 0, s>>>(b->blocks, b->fses, b->res);
+        k1_huffman<<<c.k1h.grid_x, c.k1h.threads, 0, sh>>>(b->blocks, b->hufs, b->res,
+                                                            probe < 0 ? 0 : probe > 4096 ? 4096 : probe);
+        k1_entropy<<<c.k1.grid_x, c.k1.threads, 0, s>>>(b->blocks, b->fses, b->res);
         if (b->aux) {
             if ((e = cudaEventRecord(b->join, b->aux)) != cudaSuccess) return e;
             if ((e = cudaStreamWaitEvent(s, b->join, 0)) != cudaSuccess) return e;
         }
     }
     if (profile) cudaEventRecord(ev[1], s);
-    k2_link<<<fgrid, 128, 0, s>>>(b->frames, b->n_frames, b->res, b->status, b->actual);
+    k2_link<<<c.k2.grid_x, c.k2.threads, 0, s>>>(b->frames, b->n_frames, b->res, b->status, b->actual);
     if (profile) cudaEventRecord(ev[2], s);
-    if (b->n_blocks) k3a_place<<<b->n_blocks, 32, 0, s>>>(b->blocks, b->frames, b->res, b->status, b->rows);
+    if (b->n_blocks) k3a_place<<<c.k3a.grid_x, c.k3a.threads, 0, s>>>(b->blocks, b->frames, b->res, b->status, b->rows);
     if (profile) cudaEventRecord(ev[3], s);
-    if (b->n_blocks) k3b_matches<<<b->n_blocks, 32, 0, s>>>(b->blocks, b->frames, b->res, b->order, b->sync,
-                                                           b->status, b->rows);
+    if (b->n_blocks) k3b_matches<<<c.k3b.grid_x, c.k3b.threads, 0, s>>>(b->blocks, b->frames, b->res, b->order,
+                                                                         b->sync, b->status, b->rows);
     if (profile) cudaEventRecord(ev[4], s);
-    k4_checksum<<<fgrid, 128, 0, s>>>(b->frames, b->n_frames, b->status);
+    k4_checksum<<<c.k4.grid_x, c.k4.threads, 0, s>>>(b->frames, b->n_frames, b->status);
     if (profile) {
         cudaEventRecord(ev[K], s);
         cudaEventSynchronize(ev[K]);
