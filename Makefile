@@ -25,7 +25,7 @@ FUZZ_BUILD ?= build-fuzz
 ZGPU_BIN   := $(CURDIR)/$(BUILD)/bin/zgpu
 VENV_PY    := .venv/bin/python
 CLANG      := $(shell command -v clang 2>/dev/null)
-CMAKE_COMMON := -DZGPU_WERROR=ON -DZGPU_CUDA=$(ZGPU_CUDA)
+CMAKE_COMMON := -DZGPU_WERROR=ON -DZGPU_CUDA=$(ZGPU_CUDA) -DZGPU_CUDA_ARCHS="$(ZGPU_CUDA_ARCHS)"
 # Sanitizer and fuzz builds are host-only: ASan does not mix with the CUDA runtime, and a CUDA link
 # (g++) would pull GCC's ASan runtime into a clang-built library.
 CMAKE_HOST_ONLY := -DZGPU_WERROR=ON -DZGPU_CUDA=OFF

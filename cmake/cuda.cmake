@@ -9,14 +9,26 @@ set(ZGPU_HAVE_CUDA OFF)
 set(ZGPU_CUDA_OBJECTS "")
 set(ZGPU_CUDA_LIBS "")
 
+# GPU architectures. By default every current GPU: machine code (SASS) for Turing (sm_75), Ampere (80, 86), Ada
+# (89), Hopper (90) and Blackwell (100, 120), plus PTX of the newest so that later GPUs can compile it at load
+# time; README.md ("GPU architectures") gives what each costs. ZGPU_CUDA_ARCHS picks others for quick development
+# builds: "native" (the GPUs of this machine) or a list in CMake's syntax ("90": SASS and PTX of sm_90, "80;90",
+# "90-real": SASS only). A CMAKE_CUDA_ARCHITECTURES given on the command line is used as it is.
+set(ZGPU_CUDA_DEFAULT_ARCHS "75-real;80-real;86-real;89-real;90-real;100-real;120")
+set(ZGPU_CUDA_ARCHS "" CACHE STRING
+    "CUDA architectures: empty = every current GPU (${ZGPU_CUDA_DEFAULT_ARCHS}), native, or a list such as 90 or 80;90")
+
 string(TOUPPER "${ZGPU_CUDA}" ZGPU_CUDA_MODE)
 if(NOT ZGPU_CUDA_MODE STREQUAL "OFF")
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
-    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-      # Hopper machine code plus PTX so newer GPUs can JIT it; one architecture keeps builds short.
-      set(CMAKE_CUDA_ARCHITECTURES "90-real;90-virtual")
+    # (set as a plain variable, so enable_language keeps it out of the cache: a later configure with another
+    # ZGPU_CUDA_ARCHS, or none, takes effect)
+    if(NOT ZGPU_CUDA_ARCHS STREQUAL "")
+      set(CMAKE_CUDA_ARCHITECTURES "${ZGPU_CUDA_ARCHS}")
+    elseif(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES "${ZGPU_CUDA_DEFAULT_ARCHS}")
     endif()
     enable_language(CUDA)
     find_package(CUDAToolkit)
