@@ -4,9 +4,9 @@ from __future__ import annotations
 import ctypes
 import sys
 import threading
-from typing import Dict, Optional
+from typing import Any, Dict, Optional
 
-from . import _capi
+from . import _capi, _tuning
 from ._capi import lib
 
 _GDS = {"auto": _capi.GDS_AUTO, "off": _capi.GDS_OFF, "on": _capi.GDS_ON}
@@ -16,7 +16,7 @@ class Context:
     """Owns one zgpu_context. Arrays and groups hold a reference, so it is freed after the last of them."""
 
     def __init__(self, num_threads: int, device: int, budget: int, gds: str, gpu_decode: bool,
-                 gpu_trust_input: bool = False) -> None:
+                 gpu_trust_input: bool = False, tuning: Optional[Dict[str, Any]] = None) -> None:
         opts = _capi.ContextOptions()
         lib.zgpu_context_options_init(ctypes.byref(opts))
         opts.num_threads = num_threads
@@ -25,6 +25,8 @@ class Context:
         opts.gds_mode = _GDS[gds]
         opts.gpu_decode = 1 if gpu_decode else 0
         opts.gpu_trust_input = 1 if gpu_trust_input else 0
+        t = _tuning.to_struct(tuning) if tuning else None  # the context copies it: it need not outlive the call
+        opts.tuning = ctypes.addressof(t) if t is not None else None
         handle = ctypes.c_void_p()
         _capi.check(lib.zgpu_context_create(ctypes.byref(opts), ctypes.byref(handle)))
         self.handle = handle
@@ -36,6 +38,13 @@ class Context:
             lib.zgpu_context_free(h)
             self.handle = None
 
+    def tuning(self) -> Dict[str, Any]:
+        """The tuning this context runs with (zgpu_context_tuning: the environment's overrides included)."""
+        return _tuning.context_tuning(self.handle)
+
+
+_UNSET: Any = object()  # a tuning argument not given (None means "back to the default" there)
+
 
 class Config:
     """Settings for contexts created from now on (arrays already open keep the context they were opened with).
@@ -44,8 +53,15 @@ class Config:
     ``device="cuda"``), ``device_memory_budget`` (bytes of staging and scratch for device reads, 0 = an eighth of the GPU's memory,
     256 MiB to 16 GiB), ``gds`` ("auto", "off",
     "on"), ``gpu_decode`` (decode on the GPU where a GPU decoder exists), ``gpu_trust_input`` (lets nvCOMP's
-    DEFLATE decoder, chosen with ``ZGPU_DEFLATE_DECODER=nvcomp``, decode gzip / zlib: it needs valid input, so only
+    DEFLATE decoder, chosen with ``deflate_decoder="nvcomp"``, decode gzip / zlib: it needs valid input, so only
     for data you trust; zgpu's own GPU DEFLATE decoder, the default, checks every stream and needs no trust).
+
+    Tuning of the device path (experimental, unstable: zgpu_tuning in zgpu_experimental.h; docs/tuning.md says
+    what each does and what was measured): ``zstd_decoder``, ``deflate_decoder``, ``lz4_decoder`` ("auto",
+    "zgpu", "nvcomp", "host"; lz4 has no "host"), ``pipeline_waves``, ``wave_shape`` (relative wave sizes),
+    ``wave_sets``, ``wave_overlap`` and ``zstd_rows`` (True / False / None = default), ``zstd_huf_probe``,
+    ``inflate_parts``, ``trace``, ``profile``, ``copy_slab_bytes``. Given as None, a tuning field goes back to
+    its default. :meth:`tuning` shows what a context runs with (ZGPU_* environment overrides included).
     """
 
     def __init__(self) -> None:
@@ -55,25 +71,43 @@ class Config:
         self.gds = "auto"
         self.gpu_decode = True
         self.gpu_trust_input = False
+        self._tuning: Dict[str, Any] = {}  # the tuning fields set away from their defaults
         self._lock = threading.Lock()
         self._contexts: Dict[int, Context] = {}
 
     def set(self, *, num_threads: Optional[int] = None, device: Optional[int] = None,
             device_memory_budget: Optional[int] = None, gds: Optional[str] = None,
-            gpu_decode: Optional[bool] = None, gpu_trust_input: Optional[bool] = None) -> None:
-        """Changes settings; contexts are recreated for arrays and groups opened afterwards."""
+            gpu_decode: Optional[bool] = None, gpu_trust_input: Optional[bool] = None,
+            zstd_decoder: Any = _UNSET, deflate_decoder: Any = _UNSET, lz4_decoder: Any = _UNSET,
+            pipeline_waves: Any = _UNSET, wave_shape: Any = _UNSET, wave_sets: Any = _UNSET,
+            wave_overlap: Any = _UNSET, zstd_rows: Any = _UNSET, zstd_huf_probe: Any = _UNSET,
+            inflate_parts: Any = _UNSET, trace: Any = _UNSET, profile: Any = _UNSET,
+            copy_slab_bytes: Any = _UNSET) -> None:
+        """Changes settings; contexts are recreated for arrays and groups opened afterwards. Every value is
+        checked before any is changed: a ValueError leaves the settings as they were."""
+        given = {"zstd_decoder": zstd_decoder, "deflate_decoder": deflate_decoder, "lz4_decoder": lz4_decoder,
+                 "pipeline_waves": pipeline_waves, "wave_shape": wave_shape, "wave_sets": wave_sets,
+                 "wave_overlap": wave_overlap, "zstd_rows": zstd_rows, "zstd_huf_probe": zstd_huf_probe,
+                 "inflate_parts": inflate_parts, "trace": trace, "profile": profile,
+                 "copy_slab_bytes": copy_slab_bytes}
+        tuning = {k: _tuning.validate(k, v) for k, v in given.items() if v is not _UNSET}
+        if num_threads is not None and int(num_threads) < 0:
+            raise ValueError("num_threads must be >= 0 (0 = number of CPUs), got %r" % num_threads)
+        if gds is not None and gds not in _GDS:
+            raise ValueError("gds must be one of 'auto', 'off', 'on', got %r" % (gds,))
         with self._lock:
+            for k, v in tuning.items():
+                if v == _tuning.DEFAULTS[k]:
+                    self._tuning.pop(k, None)
+                else:
+                    self._tuning[k] = v
             if num_threads is not None:
-                if int(num_threads) < 0:
-                    raise ValueError("num_threads must be >= 0 (0 = number of CPUs), got %r" % num_threads)
                 self.num_threads = int(num_threads)
             if device is not None:
                 self.device = int(device)
             if device_memory_budget is not None:
                 self.device_memory_budget = int(device_memory_budget)
             if gds is not None:
-                if gds not in _GDS:
-                    raise ValueError("gds must be one of 'auto', 'off', 'on', got %r" % (gds,))
                 self.gds = gds
             if gpu_decode is not None:
                 self.gpu_decode = bool(gpu_decode)
@@ -88,14 +122,20 @@ class Config:
             ctx = self._contexts.get(dev)
             if ctx is None:
                 ctx = Context(self.num_threads, dev, self.device_memory_budget, self.gds, self.gpu_decode,
-                              self.gpu_trust_input)
+                              self.gpu_trust_input, dict(self._tuning))
                 self._contexts[dev] = ctx
             return ctx
 
+    def tuning(self, device: Optional[int] = None) -> Dict[str, Any]:
+        """The tuning that reads on `device` (default: config.device) run with: every field, the settings made
+        with :meth:`set` and the ZGPU_* environment's overrides applied (read from the C context)."""
+        return self.context(device).tuning()
+
     def __repr__(self) -> str:
+        tuning = "".join(", %s=%r" % kv for kv in _tuning.changed(self._tuning))
         return ("zgpu.Config(num_threads=%d, device=%d, device_memory_budget=%d, gds=%r, gpu_decode=%r, "
-                "gpu_trust_input=%r)" % (self.num_threads, self.device, self.device_memory_budget, self.gds,
-                                         self.gpu_decode, self.gpu_trust_input))
+                "gpu_trust_input=%r%s)" % (self.num_threads, self.device, self.device_memory_budget, self.gds,
+                                           self.gpu_decode, self.gpu_trust_input, tuning))
 
 
 config = Config()

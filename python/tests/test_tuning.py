@@ -1,0 +1,150 @@
+"""zgpu.config's tuning fields (zgpu_tuning, include/zgpu_experimental.h): what is set reaches the C context
+(read back through zgpu_context_tuning), bad values raise ValueError and change nothing, None restores a default,
+and arrays keep the context they were opened with. CPU only."""
+from __future__ import annotations
+
+import ctypes
+import os
+
+import numpy as np
+import pytest
+
+import zgpu
+from zgpu import _capi, _tuning
+from zgpu._context import Config, Context
+
+# The variables src/common/env.c reads into tuning fields: set, they override what these tests set.
+TUNING_ENV = ("ZGPU_ZSTD_DECODER", "ZGPU_DEFLATE_DECODER", "ZGPU_LZ4_DECODER", "ZGPU_PIPELINE_WAVES",
+              "ZGPU_WAVE_SHAPE", "ZGPU_WAVE_SETS", "ZGPU_WAVE_OVERLAP", "ZGPU_ZSTD_ROWS", "ZGPU_ZSTD_HUF_PROBE",
+              "ZGPU_INFLATE_PARTS", "ZGPU_TRACE", "ZGPU_PROFILE", "ZGPU_ZSTD_PROFILE", "ZGPU_INFLATE_TIMES",
+              "ZGPU_CLI_SLAB_BYTES")
+pytestmark = pytest.mark.skipif(any(os.environ.get(v) for v in TUNING_ENV),
+                                reason="a ZGPU_* tuning variable is set; it overrides every context's tuning")
+
+DEFAULTS = {"zstd_decoder": "auto", "deflate_decoder": "auto", "lz4_decoder": "auto", "pipeline_waves": 0,
+            "wave_shape": (), "wave_sets": 0, "wave_overlap": None, "zstd_rows": None, "zstd_huf_probe": -1,
+            "inflate_parts": 0, "trace": False, "profile": False, "copy_slab_bytes": 0}
+
+EVERY_FIELD = {"zstd_decoder": "host", "deflate_decoder": "nvcomp", "lz4_decoder": "zgpu", "pipeline_waves": 64,
+               "wave_shape": (1, 2, 1000000), "wave_sets": 4, "wave_overlap": False, "zstd_rows": True,
+               "zstd_huf_probe": 4096, "inflate_parts": 7, "trace": True, "profile": True,
+               "copy_slab_bytes": 3 << 20}
+
+
+@pytest.fixture
+def cfg():
+    """A Config of its own, so that the module's zgpu.config stays as the other tests expect it."""
+    return Config()
+
+
+def test_mirror_matches_the_library():
+    t = _tuning.Tuning()
+    _capi.lib.zgpu_tuning_init(ctypes.byref(t))
+    assert t.struct_size == ctypes.sizeof(_tuning.Tuning)
+    assert t.zstd_huf_probe == -1 and t.pipeline_waves == 0 and t.n_wave_shape == 0
+    assert _tuning.from_struct(t) == DEFAULTS
+
+
+def test_defaults(cfg):
+    assert cfg.tuning() == DEFAULTS
+    assert zgpu.config.tuning() == DEFAULTS
+    assert "pipeline_waves" not in repr(cfg)
+
+
+def test_one_field_reaches_the_context(cfg):
+    cfg.set(pipeline_waves=3)
+    assert cfg.tuning()["pipeline_waves"] == 3
+    assert cfg.tuning() == dict(DEFAULTS, pipeline_waves=3)
+    assert "pipeline_waves=3" in repr(cfg)
+    cfg.set(pipeline_waves=None)  # back to zgpu's choice
+    assert cfg.tuning() == DEFAULTS
+
+
+def test_every_field_round_trips(cfg):
+    cfg.set(**EVERY_FIELD)
+    assert cfg.tuning() == EVERY_FIELD
+    # other settings leave the tuning alone
+    cfg.set(num_threads=2, gds="off")
+    assert cfg.tuning() == EVERY_FIELD
+    cfg.set(wave_shape=[], wave_overlap=None, zstd_rows=None, trace=False, zstd_decoder="auto")
+    got = cfg.tuning()
+    assert got["wave_shape"] == () and got["wave_overlap"] is None and got["zstd_rows"] is None
+    assert got["trace"] is False and got["zstd_decoder"] == "auto"
+    assert got["pipeline_waves"] == 64 and got["profile"] is True
+    cfg.set(**{k: None for k in EVERY_FIELD})
+    assert cfg.tuning() == DEFAULTS
+
+
+def test_edges(cfg):
+    cfg.set(pipeline_waves=1, wave_shape=tuple(range(1, 17)), wave_sets=1, zstd_huf_probe=0, inflate_parts=1,
+            wave_overlap=True, zstd_rows=False, deflate_decoder="host", lz4_decoder="nvcomp")
+    got = cfg.tuning()
+    assert got["pipeline_waves"] == 1 and got["wave_shape"] == tuple(range(1, 17)) and got["wave_sets"] == 1
+    assert got["zstd_huf_probe"] == 0 and got["inflate_parts"] == 1
+    assert got["wave_overlap"] is True and got["zstd_rows"] is False
+    assert got["deflate_decoder"] == "host" and got["lz4_decoder"] == "nvcomp"
+    cfg.set(wave_shape=np.array([3, 1], dtype=np.int64))  # any sequence of integers
+    assert cfg.tuning()["wave_shape"] == (3, 1)
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("zstd_decoder", "gpu", "zstd_decoder must be one of"),
+    ("deflate_decoder", 1, "deflate_decoder must be one of"),
+    ("lz4_decoder", "host", "lz4_decoder must be one of 'auto', 'zgpu', 'nvcomp'"),
+    ("pipeline_waves", -1, "pipeline_waves must be in 0..64"),
+    ("pipeline_waves", 65, "pipeline_waves must be in 0..64"),
+    ("pipeline_waves", 2.5, "pipeline_waves must be an integer"),
+    ("pipeline_waves", True, "pipeline_waves must be an integer"),
+    ("wave_shape", (1, 0), "wave_shape[1] must be in 1..1000000"),
+    ("wave_shape", (1000001,), "wave_shape[0] must be in 1..1000000"),
+    ("wave_shape", tuple([1] * 17), "at most 16"),
+    ("wave_shape", "1,2", "wave_shape must be a sequence"),
+    ("wave_shape", 3, "wave_shape must be a sequence"),
+    ("wave_sets", 5, "wave_sets must be in 0..4"),
+    ("wave_overlap", "on", "wave_overlap must be True or False"),
+    ("zstd_rows", 2, "zstd_rows must be True or False"),
+    ("zstd_huf_probe", -2, "zstd_huf_probe must be in -1..4096"),
+    ("zstd_huf_probe", 4097, "zstd_huf_probe must be in -1..4096"),
+    ("inflate_parts", -1, "inflate_parts must be in"),
+    ("trace", "yes", "trace must be True or False"),
+    ("profile", 3, "profile must be True or False"),
+    ("copy_slab_bytes", -1, "copy_slab_bytes must be in"),
+])
+def test_bad_values(cfg, field, value, words):
+    cfg.set(pipeline_waves=2, num_threads=3)
+    with pytest.raises(ValueError, match=words.replace("[", r"\[").replace("]", r"\]").replace(".", r"\.")):
+        cfg.set(num_threads=1, **{field: value})
+    # nothing changed, the valid arguments of the same call included
+    assert cfg.num_threads == 3
+    assert cfg.tuning() == dict(DEFAULTS, pipeline_waves=2)
+
+
+def test_c_checks_name_the_field():
+    """What the Python checks would catch, the C context refuses too, naming the field."""
+    for tuning, field in (({"pipeline_waves": 65}, "pipeline_waves"), ({"wave_sets": 9}, "wave_sets"),
+                          ({"wave_shape": (0,)}, "wave_shape[0]"), ({"inflate_parts": -3}, "inflate_parts")):
+        with pytest.raises(zgpu.InvalidArgumentError, match=field.replace("[", r"\[").replace("]", r"\]")):
+            Context(1, 0, 0, "auto", True, False, tuning)
+
+
+def test_arrays_keep_their_context(tmp_path):
+    a = zgpu.create(tmp_path / "a", shape=(64,), dtype="<u2", chunks=(16,), compressors="gzip")
+    data = np.arange(64, dtype="<u2")
+    a[...] = data
+    try:
+        zgpu.config.set(pipeline_waves=5, deflate_decoder="host", copy_slab_bytes=1 << 20)
+        b = zgpu.open_array(tmp_path / "a")
+        assert b._ctx.tuning()["pipeline_waves"] == 5 and b._ctx.tuning()["deflate_decoder"] == "host"
+        assert a._ctx.tuning()["pipeline_waves"] == 0  # opened before: its context is the earlier one
+        np.testing.assert_array_equal(b[...], data)  # a context with a tuning reads as any other
+        np.testing.assert_array_equal(a[...], data)
+    finally:
+        zgpu.config.set(pipeline_waves=None, deflate_decoder=None, copy_slab_bytes=None)
+    assert zgpu.config.tuning() == DEFAULTS
+
+
+def test_unknown_field():
+    with pytest.raises(ValueError, match="unknown tuning field"):
+        _tuning.validate("waves", 3)
+    with pytest.raises(TypeError):
+        zgpu.config.set(waves=3)
