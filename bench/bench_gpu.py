@@ -17,7 +17,7 @@ and the limits of the same bytes on the same machine:
   page cache   stored bytes read back with pread on a thread pool (files already cached)
   to GPU       the same bytes, in pieces, read into pinned memory and each copied to the device as it is read
   GPU decode   decoded bytes over zgpu's decode stage alone (nvCOMP batches + our kernels, CUDA events), from
-               the same read without pipelining (ZGPU_PIPELINE_WAVES=1: the fewest waves, decodes not overlapping)
+               the same read without pipelining (tuning pipeline_waves=1: the fewest waves, decodes not overlapping)
 
 Each reader: one warm-up read (page cache, nvCOMP and pool start-up), then the median of --repeat timed
 reads, timed with CUDA events on the stream (wall time, device synchronized, for ts+copy and zarr-python).
@@ -52,9 +52,11 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), 
 VOLUMES = ["oct_u16", "labels_u32", "field_f32"]
 # The gzip arrays are also read with the other DEFLATE decoders (zgpu's own GPU decoder is the default):
 # "gzip-host" on host threads, "gzip-nvcomp" by nvCOMP (which needs valid input: a gpu_trust_input context).
-# Each: (stored layout, trusted context, environment during its reads).
-DECODER_ROWS = {"gzip-host": ("gzip", False, {"ZGPU_DEFLATE_DECODER": "host"}),
-                "gzip-nvcomp": ("gzip", True, {"ZGPU_DEFLATE_DECODER": "nvcomp"})}
+# Each: (stored layout, trusted context, tuning of its reads: zgpu_tuning fields, docs/tuning.md).
+DECODER_ROWS = {"gzip-host": ("gzip", False, {"deflate_decoder": "host"}),
+                "gzip-nvcomp": ("gzip", True, {"deflate_decoder": "nvcomp"})}
+# The tuning fields this benchmark sets; each context gets the defaults for those it does not name.
+BENCH_TUNING = ("pipeline_waves", "zstd_decoder", "deflate_decoder", "lz4_decoder")
 LAYOUTS = ["zstd", "blosc-lz4-shuffle", "gzip", "gzip-host", "gzip-nvcomp", "sharded-zstd"]
 CHUNKS = (64, 256, 256)
 SHARDS, INNER = (128, 512, 512), (32, 128, 128)
@@ -84,12 +86,6 @@ class ReadStats(ctypes.Structure):
                 ("gpu_decoded", ctypes.c_int), ("cpu_decoded", ctypes.c_int)]
 
 
-class ContextOptions(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_size_t), ("num_threads", ctypes.c_int), ("device", ctypes.c_int),
-                ("device_memory_budget", ctypes.c_size_t), ("gds_mode", ctypes.c_int), ("gpu_decode", ctypes.c_int),
-                ("gpu_trust_input", ctypes.c_int), ("tuning", ctypes.c_void_p)]
-
-
 class Lib:
     def __init__(self, path: str):
         self.c = ctypes.CDLL(path)
@@ -105,27 +101,37 @@ class Lib:
         c.zgpu_array_read_device.argtypes = [vp, u64p, u64p, vp, i64p, vp]
         c.zgpu_array_last_read_stats.argtypes = [vp, ctypes.POINTER(ReadStats)]
         c.zgpu_gpu_available.restype = ctypes.c_int
-        self.ctx = vp()
-        self.check(c.zgpu_context_create(None, ctypes.byref(self.ctx)), "context")
-        opts = ContextOptions()
-        c.zgpu_context_options_init(ctypes.byref(opts))
-        opts.gpu_trust_input = 1
-        self.ctx_trusted = vp()
-        self.check(c.zgpu_context_create(ctypes.byref(opts), ctypes.byref(self.ctx_trusted)), "trusted context")
+        # Contexts come from the zgpu package (zgpu.config: gpu_trust_input and the tuning fields) loaded from the
+        # same libzgpu.so: zgpu reads the environment once per process, so a setting per read goes through the API.
+        os.environ["ZGPU_LIB"] = os.path.abspath(path)
+        sys.path.insert(0, os.path.join(ROOT, "python"))
+        import zgpu  # noqa: E402
+        if not os.path.samefile(zgpu.library_path(), path):
+            raise RuntimeError(f"the zgpu package loaded {zgpu.library_path()}, not {path}")
+        self.zgpu = zgpu
+        self.base = self.context()  # writes (host only)
+
+    def context(self, trusted: bool = False, **tuning):
+        """A context (zgpu's Python Context: .handle) with gpu_trust_input and these tuning fields, the others at
+        their defaults. Keep it while arrays opened with it are open; dropped, it frees its device buffers."""
+        settings = dict.fromkeys(BENCH_TUNING)  # None: the default
+        settings.update(tuning)
+        self.zgpu.config.set(gpu_trust_input=trusted, **settings)
+        return self.zgpu.config.context()
 
     def check(self, st: int, what: str) -> None:
         if st != 0:
             raise RuntimeError(f"zgpu {what}: status {st}: {self.c.zgpu_last_error().decode()}")
 
-    def open(self, path: str, trusted: bool = False):
+    def open(self, path: str, ctx):
         h = ctypes.c_void_p()
-        ctx = self.ctx_trusted if trusted else self.ctx
-        self.check(self.c.zgpu_array_open(ctx, path.encode(), ctypes.byref(h)), f"open {path}")
+        self.check(self.c.zgpu_array_open(ctx.handle, path.encode(), ctypes.byref(h)), f"open {path}")
         return h
 
     def write(self, path: str, meta: dict, data: np.ndarray) -> None:
         h = ctypes.c_void_p()
-        self.check(self.c.zgpu_array_create(self.ctx, path.encode(), json.dumps(meta).encode(), 1, ctypes.byref(h)),
+        self.check(self.c.zgpu_array_create(self.base.handle, path.encode(), json.dumps(meta).encode(), 1,
+                                            ctypes.byref(h)),
                    f"create {path}")
         nd = data.ndim
         start, count = (ctypes.c_uint64 * nd)(*([0] * nd)), (ctypes.c_uint64 * nd)(*data.shape)
@@ -436,8 +442,7 @@ def main() -> int:
         src = None
         for lay in args.layouts.split(","):
             tag = vol if args.planes is None else f"{vol}_p{args.planes}"
-            data_lay, trusted, row_env = DECODER_ROWS.get(lay, (lay, False, {}))
-            os.environ.update(row_env)
+            data_lay, trusted, row_tuning = DECODER_ROWS.get(lay, (lay, False, {}))
             path = os.path.join(args.data, f"{tag}.{data_lay}.zgpu.zarr")
             if src is None:
                 t = time.perf_counter()
@@ -455,43 +460,40 @@ def main() -> int:
             files = stored_files(path)
             stored = sum(os.path.getsize(f) for f in files)
             nbytes = src.nbytes
-            h = lib.open(path, trusted=trusted)
             out = cp.empty(src.shape, dtype=src.dtype)
-            # correctness first, on a poisoned buffer
-            out.fill(0x5A if src.dtype.itemsize == 1 else 12345)
-            lib.read_device(h, src.shape, out.data.ptr, cp.cuda.get_current_stream().ptr)
-            ok = bool(cp.all(out == cp.asarray(src)))
-            t_zgpu = median_events(cp, lambda: lib.read_device(h, src.shape, out.data.ptr,
-                                                                cp.cuda.get_current_stream().ptr), args.repeat)
-            st = lib.stats(h)
 
-            def decode_stage() -> float:
+            def timed_read(extra: dict, check: bool = False):
+                """(median s, stats of the last read, correct?) of the whole array read in a context of its own
+                with the row's tuning and `extra` (a context's tuning is fixed when it is created); the first read
+                (a warm-up, with the context's start-up) is checked against the source when `check` is set."""
+                ctx = lib.context(trusted, **{**row_tuning, **extra})
+                h = lib.open(path, ctx)
+                try:
+                    good = None
+                    if check:  # correctness first, on a poisoned buffer
+                        out.fill(0x5A if src.dtype.itemsize == 1 else 12345)
+                        lib.read_device(h, src.shape, out.data.ptr, cp.cuda.get_current_stream().ptr)
+                        good = bool(cp.all(out == cp.asarray(src)))
+                    t = median_events(cp, lambda: lib.read_device(h, src.shape, out.data.ptr,
+                                                                  cp.cuda.get_current_stream().ptr), args.repeat)
+                    return t, lib.stats(h), good
+                finally:
+                    lib.c.zgpu_array_close(h)
+
+            def decode_stage(extra: dict) -> float:
                 """The decode stage alone: the same read in the fewest waves (no pipelining), whose decode time
                 then overlaps nothing (the default read's waves decode concurrently, so their times overlap)."""
-                os.environ["ZGPU_PIPELINE_WAVES"] = "1"
-                try:
-                    median_events(cp, lambda: lib.read_device(h, src.shape, out.data.ptr,
-                                                              cp.cuda.get_current_stream().ptr), args.repeat)
-                    return lib.stats(h).decode_s
-                finally:
-                    del os.environ["ZGPU_PIPELINE_WAVES"]
+                return timed_read({**extra, "pipeline_waves": 1})[1].decode_s
 
-            dec_s = decode_stage()
+            t_zgpu, st, ok = timed_read({}, check=True)
+            dec_s = decode_stage({})
             # zstd and blosc-lz4: the same read with each decoder forced: (read s, decode-stage s)
             forced = {}
-            dec_env = "ZGPU_ZSTD_DECODER" if "zstd" in lay else "ZGPU_LZ4_DECODER" if "lz4" in lay else None
-            for dec in ("zgpu", "nvcomp") if dec_env else ():
-                os.environ[dec_env] = dec
-                try:
-                    t_dec = median_events(cp, lambda: lib.read_device(h, src.shape, out.data.ptr,
-                                                                      cp.cuda.get_current_stream().ptr), args.repeat)
-                    forced[dec] = (t_dec, decode_stage()) if lib.stats(h).gpu_decoded else None
-                finally:
-                    del os.environ[dec_env]
+            dec_field = "zstd_decoder" if "zstd" in lay else "lz4_decoder" if "lz4" in lay else None
+            for dec in ("zgpu", "nvcomp") if dec_field else ():
+                t_dec, st_dec, _ = timed_read({dec_field: dec})
+                forced[dec] = (t_dec, decode_stage({dec_field: dec})) if st_dec.gpu_decoded else None
             nvc, own = forced.get("nvcomp"), forced.get("zgpu")
-            for k in row_env:
-                del os.environ[k]
-            lib.c.zgpu_array_close(h)
             del out
             prev = rows[-1] if rows and lay != data_lay else None  # the same stored data: reuse its references
             if prev:
@@ -567,15 +569,15 @@ def main() -> int:
               "without GPUDirect Storage must do with the stored bytes; the copy out of the page cache and the DMA "
               "share the host's memory bandwidth).", "",
               "gzip rows: zgpu's own GPU DEFLATE decoder (the default); gzip-host: host threads "
-              "(`ZGPU_DEFLATE_DECODER=host`), marked (host) as the decode limit is then the host decode rate; "
-              "gzip-nvcomp: nvCOMP's DEFLATE decoder (`ZGPU_DEFLATE_DECODER=nvcomp`, which needs "
+              "(tuning `deflate_decoder = host`), marked (host) as the decode limit is then the host decode rate; "
+              "gzip-nvcomp: nvCOMP's DEFLATE decoder (`deflate_decoder = nvcomp`, which needs "
               "`gpu_trust_input`). The decode limit and the decoder columns' decode "
-              "stage come from the same read without pipelining (`ZGPU_PIPELINE_WAVES=1`); the io / h2d / decode / "
+              "stage come from the same read without pipelining (`pipeline_waves = 1`); the io / h2d / decode / "
               "scatter column is the pipelined read's, whose waves decode concurrently (their decode times overlap "
               "each other and the I/O). zstd rows: zgpu's own block-parallel decoder by default; blosc-lz4 rows: "
               "zgpu's own LZ4 decoder (a parser and a copier warp a stream, checking as they go) by default, or the LZ4 "
               "check kernel then nvCOMP's LZ4 batch; the two decoder columns force one for every chunk "
-              "(`ZGPU_ZSTD_DECODER` / `ZGPU_LZ4_DECODER` = `zgpu` / `nvcomp`).", "",
+              "(tuning `zstd_decoder` / `lz4_decoder` = `zgpu` / `nvcomp`; docs/tuning.md).", "",
               "Against the targets (default decoders; same run): a cell's bound is the slower of reading its stored "
               "bytes from the page cache and its GPU decode stage alone (one wave); the page-cache-to-GPU column "
               "is the stricter I/O limit of a reader without GPUDirect Storage (the copy out of the page cache "

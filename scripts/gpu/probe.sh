@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tuning probe on the GPU machine after run.sh (uses /tmp/zgpu-build and /tmp/zgpu-bench-data): `zgpu bench` on
-# some benchmark arrays with the zstd decoder's per-kernel profile, pipelined (default) and in one wave.
+# some benchmark arrays with the decoders' per-kernel profile (ZGPU_PROFILE), pipelined (default) and in one wave.
 # Usage: bash scripts/gpu/probe.sh oct_u16.zstd field_f32.blosc-lz4-shuffle ...
 D=$PWD/.gpudeps B=/tmp/zgpu-build
 export ZGPU_NVCOMP_LIB=$PWD/.nvcomp LD_LIBRARY_PATH=$D/usr/lib/x86_64-linux-gnu:$D/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
@@ -10,7 +10,7 @@ for a in "$@"; do
     [[ $a == *blosc* ]] && python3 -c "import struct,sys; h=open('$f','rb').read(16); print('$a blosc: typesize', h[3], 'nbytes', struct.unpack('<I',h[4:8])[0], 'blocksize', struct.unpack('<I',h[8:12])[0], 'cbytes', struct.unpack('<I',h[12:16])[0])"
     for w in 3 1; do
         echo "== $a, ZGPU_PIPELINE_WAVES=$w"
-        ZGPU_PIPELINE_WAVES=$w ZGPU_ZSTD_PROFILE=${PROFILE:-1} $B/bin/zgpu bench $p --device cuda:0 --repeat 3 2>&1 | tail -${TAIL:-14}
+        ZGPU_PIPELINE_WAVES=$w ZGPU_PROFILE=${PROFILE:-1} $B/bin/zgpu bench $p --device cuda:0 --repeat 3 2>&1 | tail -${TAIL:-14}
     done
 done
 # KERNELS=1: also the GPU time of every kernel of one read (Nsight Compute, kernels serialized)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine: build test_gpu_zstd, run its cases, then time the decoder's kernels (ZGPU_ZSTD_PROFILE) on
+# On the GPU machine: build test_gpu_zstd, run its cases, then time the decoder's kernels (ZGPU_PROFILE) on
 # 64 copies of one chunk of each benchmark volume (tuning aid; needs only .gpudeps and shared/ carried).
 set -o pipefail
 D=$PWD/.gpudeps B=/tmp/zgpu-build OUT=${OUT:-/tmp/zgpu-out}
@@ -16,5 +16,5 @@ for n in ["oct_u16", "field_f32", "labels_u32"]:
 PY
 cd $B
 [ -z "$SAMPLES_ONLY" ] && { ./bin/test_gpu_zstd > $OUT/zstd.log 2>&1; echo "zstd rc=$? $(tail -1 $OUT/zstd.log)"; grep -E "speed|damaged|valid" $OUT/zstd.log; }
-ZGPU_ZSTD_PROFILE=1 ZGPU_ZSTD_SAMPLE_ONLY=1 ZGPU_ZSTD_SAMPLE=/tmp/oct_u16.raw:/tmp/field_f32.raw:/tmp/labels_u32.raw \
+ZGPU_PROFILE=1 ZGPU_ZSTD_SAMPLE_ONLY=1 ZGPU_ZSTD_SAMPLE=/tmp/oct_u16.raw:/tmp/field_f32.raw:/tmp/labels_u32.raw \
     ./bin/test_gpu_zstd 2>&1 | awk '/zstd decoder/ { if (++n % 5 == 0) print; next } { print }'
