@@ -34,35 +34,28 @@ zgpu_status dev_check_wave(job *j, bufset *b, wave_check *wc, zgpu_read_stats *s
         zg_span_add(&j->span[2], at[2], at[3], &stats->scatter_s);
     }
     b->in_use = 0;
-    const int *status = (const int *)(b->h + wc->status_off), *lz4 = (const int *)(b->h + wc->lz4_off);
+    const int *status = (const int *)(b->h + wc->status_off), *pre = (const int *)(b->h + wc->pre_off);
     const uint64_t *actual = (const uint64_t *)(b->h + wc->actual_off);
     zgpu_status s = ZGPU_OK;
-    for (size_t r = 0; r < wc->n_refs && s == ZGPU_OK; r++)
-        if (lz4[r]) s = dev_task_error(j, &j->t[wc->refs[r].task], j->pp.comp_name,
-                                   zg_error(ZGPU_ERR_CORRUPT_DATA, "LZ4 stream invalid: %s (checked on the GPU)",
-                                            zg_lz4_error_text(lz4[r])));
+    char text[256]; /* a decoder's message for a stream's status (gpu_decoder.h: error_text) */
+    for (size_t r = 0; r < wc->n_refs && s == ZGPU_OK; r++) /* prechecks first (nvCOMP's LZ4: checked on the GPU) */
+        if (pre[r]) {
+            j->decs[wc->refs[r].dec]->error_text(pre[r], 1, text, sizeof text);
+            s = dev_task_error(j, &j->t[wc->refs[r].task], j->pp.comp_name,
+                               zg_error(ZGPU_ERR_CORRUPT_DATA, "%s", text));
+        }
     for (size_t r = 0; r < wc->n_refs && s == ZGPU_OK; r++) {
         const stream_ref *ref = &wc->refs[r];
         const dtask *t = &j->t[ref->task];
-        if (status[r] != 0 && ref->fmt == FMT_OWN)
-            s = dev_task_error(j, t, j->pp.comp_name,
-                           zg_error(ZGPU_ERR_CORRUPT_DATA, "GPU zstd decoding failed: %s", zg_zd_error_text(status[r])));
-        else if (status[r] != 0 && ref->fmt == FMT_INFLATE)
-            s = dev_task_error(j, t, j->pp.comp_name,
-                           zg_error(ZGPU_ERR_CORRUPT_DATA, "GPU DEFLATE decoding failed: %s", zi_error_text(status[r])));
-        else if (status[r] != 0 && ref->fmt == FMT_LZ4)
-            s = dev_task_error(j, t, j->pp.comp_name,
-                           zg_error(ZGPU_ERR_CORRUPT_DATA, "LZ4 stream invalid: %s (decoding on the GPU)",
-                                    zg_lz4_error_text(status[r])));
-        else if (status[r] != 0)
-            s = dev_task_error(j, t, j->pp.comp_name,
-                           zg_error(ZGPU_ERR_CORRUPT_DATA, "GPU %s decompression failed: %s (nvCOMP status %d)",
-                                    zg_nvc_format_name((zg_nvc_format)ref->fmt), zg_nvc_status_text(status[r]), status[r]));
-        else if (actual[r] != ref->expect)
+        const zg_gpu_decoder *dec = j->decs[ref->dec];
+        if (status[r] != 0) {
+            dec->error_text(status[r], 0, text, sizeof text);
+            s = dev_task_error(j, t, j->pp.comp_name, zg_error(ZGPU_ERR_CORRUPT_DATA, "%s", text));
+        } else if (actual[r] != ref->expect) {
             s = dev_task_error(j, t, j->pp.comp_name,
                            zg_error(ZGPU_ERR_CORRUPT_DATA, "GPU %s decompression produced %llu bytes, expected %llu",
-                                    dev_fmt_name(ref->fmt), (unsigned long long)actual[r],
-                                    (unsigned long long)ref->expect));
+                                    dec->name, (unsigned long long)actual[r], (unsigned long long)ref->expect));
+        }
     }
     const int *crc = (const int *)(b->h + wc->crc_off);
     for (size_t r = 0; r < wc->n_crc && s == ZGPU_OK; r++)
@@ -72,7 +65,7 @@ zgpu_status dev_check_wave(job *j, bufset *b, wave_check *wc, zgpu_read_stats *s
     for (size_t r = 0; r < wc->n_chk && s == ZGPU_OK; r++)
         if (chk[r]) s = dev_task_error(j, &j->t[wc->chk_task[r]], j->pp.comp_name,
                                    zg_error(ZGPU_ERR_CORRUPT_DATA, "%s checksum of the decoded data does not match (checked on the GPU)",
-                                            j->pp.comp == ZG_GPU_FORMAT_GZIP ? "CRC32" : "Adler-32"));
+                                            j->container->check_name));
     free(wc->refs);
     wc->refs = NULL;
     free(wc->crc_task);

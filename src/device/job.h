@@ -27,14 +27,9 @@
 #include "common/status.h"
 #include "device/device.h"
 #include "device/shim/cufile.h"
-#include "device/shim/nvcomp_adapter.h"
+#include "gpucodec/blosc/blosc_gpu.h"
 #include "gpucodec/blosc/blosc_parse.h"
-#include "gpucodec/deflate/deflate_check.h"
-#include "gpucodec/lz4/lz4_check.h"
-#include "gpucodec/zstd/zstd_check.h"
-#include "gpucodec/deflate/inflate_gpu.h"
-#include "gpucodec/deflate/inflate_rules.h"
-#include "gpucodec/lz4/lz4_kernels.h"
+#include "gpucodec/gpu_decoder.h"
 #include "gpucodec/post/post_kernels.h"
 #include "gpucodec/zstd/zstd_gpu.h"
 #include "gpucodec/zstd/zstd_plan.h"
@@ -42,7 +37,7 @@
 #include "plan/plan.h"
 #include "plan/waves.h"
 
-#define ALIGN 256 /* every staged object and scratch slot starts on this boundary */
+#define ALIGN ZG_GPU_ALIGN /* every staged object and scratch slot starts on this boundary */
 /* Buffer sets, each with its own stream: up to this many waves are in flight at once. Two are enough when
  * waves are as large as memory allows (the host waits for wave w - 2 before reusing its buffers); a read
  * split for overlap into waves of which more fit in the budget uses more, so that the host never waits for a
@@ -97,29 +92,8 @@ struct zg_device_state {
 
 
 
-/* Decoder "formats" of a wave: nvCOMP's (zg_nvc_format), then zgpu's own zstd, DEFLATE and LZ4 decoders. */
-#define FMT_OWN ZG_NVC_N
-#define FMT_INFLATE (ZG_NVC_N + 1)
-#define FMT_LZ4 (ZG_NVC_N + 2)
-#define N_FMT (ZG_NVC_N + 3)
-
-/* Which zstd decoder a frame gets (ZGPU_ZSTD_DECODER=auto|zgpu|nvcomp). auto: zgpu's. It decodes every
- * 128 KiB zstd block as a unit, so a chunk's latency is that of a block, not of a whole frame decoded by one
- * thread block as in nvCOMP; it was as fast as nvCOMP's or faster on all three benchmark volumes
- * (docs/benchmarks.md). nvcomp: nvCOMP's. Either way a frame the host check rejects decodes on the host,
- * whose codec names the fault. */
-enum { ZSTD_OWN = 0, ZSTD_NVCOMP };
-/* Which DEFLATE decoder (gzip, zlib, blosc's zlib) a stream gets (ZGPU_DEFLATE_DECODER=auto|zgpu|nvcomp|host).
- * auto (default) and zgpu: inflate_kernels.cu, a thread block per stream (or part of one) decoding windows of
- * it in parallel, or in serial mode for streams compressing 8:1 or better, every rule checked on the device
- * (H100, whole reads: label volume 33:1 in serial mode 48 GB/s, host threads 19.4; image and field volumes
- * 1.1-1.3:1, GPU 14.1 / 14.4, host 2.3 / 1.9). host: host threads (libdeflate). nvcomp: nvCOMP's, which assumes
- * valid input, so only with gpu_trust_input (otherwise host threads decode). */
-enum { DEFLATE_OWN = 0, DEFLATE_NVCOMP, DEFLATE_HOST };
-/* Which decoder blosc's LZ4 streams get (ZGPU_LZ4_DECODER=auto|zgpu|nvcomp). auto: zgpu's (kernels.cu), a parser
- * and a copier warp a stream, checking as they go; nvcomp: the check kernel, then nvCOMP's batch (two walks of
- * every stream, each waiting on the longest one). numcodecs' LZ4 chunks (a whole chunk one stream) go to nvCOMP. */
-enum { LZ4_OWN = 0, LZ4_NVCOMP };
+/* The GPU decoders (gpucodec/gpu_decoder.h: the contract; gpucodec/registry_gpu.c: the list) are picked per read
+ * for each kind of stream (zg_gpu_pick, by the tuning) and take a wave's streams in registry order. */
 
 typedef struct pipe {
     int gpu;                  /* the chain decodes on the GPU */
@@ -159,13 +133,15 @@ typedef struct dtask {
     zg_blosc_header bh;
     zg_blosc_stream *streams;  /* blosc */
     size_t n_streams;
-    zg_zd_plan *zp;            /* zstd frames (the chunk, or blosc's inner streams) for zgpu's own decoder: NULL,
-                                * or the device state's plan of this task (see zg_device_state.plans) */
+    zg_zd_plan *zp;            /* the host plan of a decoder that plans (zgpu's zstd decoder: the chunk's frames, or
+                                * blosc's inner streams): NULL, or the device state's plan of this task (see
+                                * zg_device_state.plans) */
+    int dec;                   /* its streams' decoder (index in zg_gpu_decoders), once parsed for the GPU */
 } dtask;
 
 typedef struct stream_ref { /* a GPU decompression stream, for status checks */
     uint32_t task;
-    int fmt; /* status: FMT_OWN a ZG_ZD_E_* code, FMT_INFLATE a ZI_E_*, FMT_LZ4 a ZG_LZ4_E_*, else nvCOMP's */
+    int dec; /* its decoder (index in zg_gpu_decoders), whose error_text reads its status */
     uint64_t expect;
 } stream_ref;
 
@@ -176,9 +152,13 @@ typedef struct job {
     const zg_chain *chain;
     pipe pp;
     int gpu_decode, use_gds, host_parse;
-    int zstd_mode;    /* ZSTD_OWN / ZSTD_NVCOMP */
-    int deflate_mode; /* DEFLATE_OWN / DEFLATE_NVCOMP / DEFLATE_HOST */
-    int lz4_mode;     /* LZ4_OWN / LZ4_NVCOMP: blosc's LZ4 streams */
+    /* the read's decoders: of the stored format's stream (NULL: none, or blosc), and of blosc's streams by kind
+     * (NULL: host threads); the stored format's wrapping (NULL: none, or blosc) */
+    const zg_gpu_decoder *dec_main, *dec_kind[ZG_GPU_STREAM_N];
+    const zg_gpu_container *container;
+    const zg_gpu_decoder *const *decs; /* the registry */
+    size_t n_decs;
+    int plans_scratch; /* a decoder that plans (zstd) may take the read's streams: its literal buffer (waves.c) */
     int zstd_mappable; /* zstd frames of the wave can be mapped (dev_zstd_rows) */
     uint64_t parts_room; /* device bytes the wave being launched leaves in its set's share of the budget */
     zg_span span[3]; /* h2d, decode, scatter over the waves (stats: the time each stage was under way) */
@@ -194,8 +174,9 @@ typedef struct job {
     /* the wave being launched */
     bufset *bs;
     size_t first, count;
-    size_t in_align[N_FMT], out_align[N_FMT];
+    size_t in_align[ZG_GPU_MAX_DECODERS], out_align[ZG_GPU_MAX_DECODERS];
     int nvc_ok;
+    zg_gpu_wave dw[ZG_GPU_MAX_DECODERS]; /* each decoder's view of the wave being launched */
 } job;
 
 typedef struct segment {
@@ -242,7 +223,8 @@ typedef struct wave_check {
     uint64_t status_off, actual_off, crc_off; /* in the pinned buffer */
     size_t n_crc;
     uint32_t *crc_task;
-    uint64_t lz4_off; /* per stream ref: ZG_LZ4_E_* of the GPU walk of blosc's LZ4 streams (0: fine) */
+    uint64_t pre_off; /* per stream ref: a decoder's precheck code (nvCOMP's LZ4: the GPU walk of blosc's LZ4
+                       * streams; 0: fine) */
     uint64_t chk_off; /* gzip/zlib checksum flags, one per GPU chunk of the wave */
     size_t n_chk;
     uint32_t *chk_task;
@@ -264,10 +246,7 @@ void dev_trim_plans(struct zg_device_state *st);
 /* ---- route.c: chain analysis; which chunks the GPU takes ---- */
 void dev_not_gpu(pipe *p, const char *fmt, const char *name);
 const pipe *dev_chain_pipe(const zg_chain *ch, pipe *tmp);
-int dev_nvc_format(const job *j, int comp, const zg_blosc_header *bh);
-const char *dev_fmt_name(int fmt);
-int dev_use_own_zstd(const job *j);
-int dev_task_fmt(const job *j, const dtask *t);
+void dev_pick_decoders(job *j);
 void dev_plan_drop(dtask *t);
 int dev_parse_task(job *j, dtask *t, uint8_t *p);
 

@@ -2,22 +2,23 @@
  * decoders' launches, the post stages and the scatter on the wave's stream. */
 #include "device/job.h"
 
-/* zgpu's zstd decoder: each task's planned frames into the wave's descriptors, on the pool (a label volume's
- * sharded read: 8192 blocks, 5.5 MB of descriptors, 0.4 ms on one thread). While the next wave's reads hold the
- * pool (run_waves), the launching thread does them alone, beside those reads (a field wave: 0.5-0.6 ms). */
-typedef struct {
-    const job *j;
-    const zg_zd_bases *at; /* per task of the wave: where its descriptors go */
-    zg_zd_block *blocks;
-    zg_zd_frame *frames;
-    zg_zd_huf_desc *hufs;
-    zg_zd_fse_desc *fses;
-} zd_emit;
+/* The driver's view of a wave's chunks for its decoders (gpu_decoder.h: zg_gpu_wave). */
+static const void *wave_plan_of(const void *ctx, size_t i) {
+    const job *j = ctx;
+    const dtask *t = &j->t[j->first + i];
+    return t->kind == T_GPU ? t->zp : NULL;
+}
+static uint64_t wave_staged_at(const void *ctx, size_t i) {
+    const job *j = ctx;
+    return j->t[j->first + i].h_off;
+}
+static int wave_map_rows(const void *ctx, void *rows) { return dev_zstd_rows((const job *)ctx, (zg_zd_rows *)rows); }
 
-static zgpu_status zd_emit_task(void *arg, size_t i) {
-    const zd_emit *e = arg;
-    const dtask *t = &e->j->t[e->j->first + i];
-    if (t->kind == T_GPU && t->zp) zg_zd_plan_emit(t->zp, &e->at[i], e->blocks, e->frames, e->hufs, e->fses);
+/* Device temp memory for a decoder (nvCOMP's), kept with the buffer set and grown in stream order. */
+static zgpu_status wave_temp(void *ctx, size_t bytes, void **p) {
+    bufset *b = ctx;
+    ZG_FORWARD(dev_ensure_device(b->stream, &b->d_temp, &b->d_temp_cap, bytes, 0));
+    *p = b->d_temp;
     return ZGPU_OK;
 }
 
@@ -31,56 +32,55 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     const size_t itemsize = j->a->meta.dtype.size;
     cudaStream_t s = b->stream;
     const uint64_t data_end = L->pos;
-    double tl[5] = {0}; /* ZGPU_TRACE: when the host began, then finished the descriptors, the scatter list, the order */
+    double tl[5] = {0}; /* trace: when the host began, then finished the descriptors, the scatter list, the order */
     tl[0] = j->trace ? zg_now() : 0;
-    size_t n_fmt[N_FMT] = {0}, n_copy = 0, n_gpu = 0, n_refs = 0, n_unsh = 0;
-    uint64_t inflate_max_out = 0; /* the largest output of a stream zgpu's DEFLATE decoder takes */
-    int inflate_serial = 1;       /* every such stream decodes in serial mode: a launch of serial-mode blocks */
+    const size_t n_dec = j->n_decs;
+    size_t n_fmt[ZG_GPU_MAX_DECODERS] = {0}, n_copy = 0, n_gpu = 0, n_refs = 0, n_unsh = 0;
+    for (size_t d = 0; d < n_dec; d++) { /* each decoder's view of the wave */
+        zg_gpu_wave *w = &j->dw[d];
+        memset(w->state, 0, sizeof w->state);
+        w->n = w->base = 0;
+        w->container = pp->comp;
+        w->n_tasks = count;
+        w->room = j->parts_room;
+        w->tune = j->tune;
+        w->trace = j->trace;
+        w->pool = j->a->ctx->pool;
+        w->plan_of = wave_plan_of;
+        w->staged_at = wave_staged_at;
+        w->map_rows = wave_map_rows;
+        w->ctx = j;
+        w->H = w->D = NULL;
+        w->rows_mappable = 0;
+    }
     for (size_t i = first; i < first + count; i++) {
         const dtask *t = &j->t[i];
         if (t->kind != T_GPU) continue;
         n_gpu++;
+        const zg_gpu_decoder *dec = j->decs[t->dec];
         if (pp->comp == ZG_GPU_FORMAT_BLOSC) {
-            int fmt = dev_task_fmt(j, t);
             for (size_t k = 0; k < t->n_streams; k++) {
-                if (t->streams[k].raw || t->bh.memcpyed) {
+                const zg_blosc_stream *bs = &t->streams[k];
+                if (bs->raw || t->bh.memcpyed) {
                     n_copy++;
                 } else {
-                    n_fmt[fmt]++;
-                    if (fmt == FMT_INFLATE) {
-                        const zg_blosc_stream *bs = &t->streams[k];
-                        if (bs->dst_len > inflate_max_out) inflate_max_out = bs->dst_len;
-                        inflate_serial &= zg_inflate_serial_wanted(bs->src_len, bs->dst_len);
-                    }
+                    n_fmt[t->dec]++;
+                    if (dec->count) dec->count(&j->dw[t->dec], bs->src_len, bs->dst_len);
                 }
             }
-            if (!t->bh.memcpyed && t->bh.shuffle != ZG_BLOSC_NOSHUFFLE) n_unsh++;
+            if (zg_blosc_gpu_shuffled(&t->bh)) n_unsh++;
         } else if (pp->comp != ZG_GPU_FORMAT_NONE) {
-            const int fmt = dev_task_fmt(j, t);
-            if (fmt < 0) continue; /* (no GPU format: never a GPU task) */
-            n_fmt[fmt]++;
-            /* (the stored chunk, framing included: a stream serial by it is serial by its DEFLATE bytes too) */
-            if (fmt == FMT_INFLATE) inflate_serial &= zg_inflate_serial_wanted(t->nbytes, pp->comp_out);
+            n_fmt[t->dec]++;
+            /* (the stored chunk, framing included) */
+            if (dec->count) dec->count(&j->dw[t->dec], t->nbytes, pp->comp_out);
         }
     }
-    if (pp->comp != ZG_GPU_FORMAT_BLOSC && n_fmt[FMT_INFLATE]) inflate_max_out = pp->comp_out;
-    /* zgpu's zstd decoder: totals of the wave's planned frames */
-    size_t zb_n = 0, zf_n = 0, zh_n = 0, zs_n = 0;
-    uint64_t zlit_n = 0, zseq_n = 0;
-    for (size_t i = first; i < first + count; i++) {
-        const zg_zd_plan *zp = j->t[i].kind == T_GPU ? j->t[i].zp : NULL;
-        if (!zp) continue;
-        zb_n += zp->n_blocks;
-        zf_n += zp->n_frames;
-        zh_n += zp->n_hufs;
-        zs_n += zp->n_fses;
-        zlit_n += zp->lit_bytes;
-        zseq_n += zp->n_seq;
-    }
-    size_t fmt_base[N_FMT];
-    for (int f = 0; f < N_FMT; f++) {
-        fmt_base[f] = n_refs;
-        n_refs += n_fmt[f];
+    size_t fmt_base[ZG_GPU_MAX_DECODERS];
+    for (size_t d = 0; d < n_dec; d++) {
+        fmt_base[d] = n_refs;
+        j->dw[d].base = n_refs;
+        j->dw[d].n = n_fmt[d];
+        n_refs += n_fmt[d];
     }
     const size_t n_crc = (size_t)pp->n_post * n_gpu; /* upper bound */
     /* descriptor layout: host offsets == device offsets */
@@ -94,30 +94,23 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     const uint64_t o_cnt = take(L, 8 * (uint64_t)(nd ? nd : 1) * count);
     const uint64_t o_cnt2 = take(L, 8 * (uint64_t)(nd ? nd : 1) * count);
     const uint64_t o_fill = take(L, itemsize);
-    const int with_chk = pp->comp == ZG_GPU_FORMAT_GZIP || pp->comp == ZG_GPU_FORMAT_ZLIB;
+    const int with_chk = j->container && j->container->check_kind;
     const uint64_t o_chkd = take(L, sizeof(zg_k_check) * (with_chk ? n_gpu : 0));
-    const uint64_t o_zb = take(L, sizeof(zg_zd_block) * zb_n), o_zf = take(L, sizeof(zg_zd_frame) * zf_n);
-    const uint64_t o_zh = take(L, sizeof(zg_zd_huf_desc) * zh_n), o_zs = take(L, sizeof(zg_zd_fse_desc) * zs_n);
-    const uint64_t o_zord = take(L, sizeof(uint32_t) * zb_n);
-    zg_zd_rows zrows;
-    memset(&zrows, 0, sizeof zrows);
-    j->zstd_mappable = zb_n && pp->comp == ZG_GPU_FORMAT_ZSTD ? dev_zstd_rows(j, &zrows) : 0;
-    const uint64_t o_safe = take(L, 16); /* a valid empty LZ4 block, standing in for invalid ones */
+    /* the decoders' descriptors (copied to the device with the rest) */
+    j->zstd_mappable = 0;
+    for (size_t d = 0; d < n_dec; d++) {
+        if (j->decs[d]->reserve_host) j->decs[d]->reserve_host(&j->dw[d], &L->pos);
+        j->zstd_mappable |= j->dw[d].rows_mappable;
+    }
+    const uint64_t o_safe = take(L, ZG_GPU_SAFE_BYTES); /* a valid empty LZ4 block, standing in for invalid ones */
     const uint64_t o_status = take(L, 4 * n_refs), o_act = take(L, 8 * n_refs), o_crc = take(L, 4 * (n_crc ? n_crc : 1));
-    const uint64_t o_lz4 = take(L, 4 * (n_refs ? n_refs : 1));
+    const uint64_t o_pre = take(L, 4 * (n_refs ? n_refs : 1));
     const uint64_t o_chk = take(L, 4 * (n_gpu ? n_gpu : 1));
     const uint64_t res_begin = o_status, res_end = L->pos;
     const uint64_t host_end = L->pos;
-    const uint64_t o_zlit = take(L, zlit_n), o_zseq = take(L, sizeof(zg_zd_seq) * zseq_n);
-    const uint64_t o_zscr = take(L, zg_zd_scratch_bytes((uint32_t)zb_n));
-    /* zgpu's DEFLATE decoder splits the streams of a small wave into parts, whose buffers take the room the
-     * wave leaves in its set's share of the budget */
-    const size_t inflate_parts =
-        zg_inflate_parts(n_fmt[FMT_INFLATE], inflate_max_out, j->parts_room, inflate_serial, j->tune->inflate_parts);
-    const uint64_t o_iscr = take(L, zg_inflate_scratch_bytes(n_fmt[FMT_INFLATE], inflate_max_out, inflate_parts));
-    if (j->trace && n_fmt[FMT_INFLATE])
-        fprintf(stderr, "zgpu trace: wave of %zu chunks: %zu DEFLATE streams in %zu parts each (room %.0f MB)\n", count,
-                n_fmt[FMT_INFLATE], inflate_parts, j->parts_room / 1e6);
+    /* the decoders' device-only scratch */
+    for (size_t d = 0; d < n_dec; d++)
+        if (j->decs[d]->reserve_device) j->decs[d]->reserve_device(&j->dw[d], &L->pos);
     /* scratch slots: device only; a chunk that decodes straight into the output needs none (or only A) */
     const uint64_t slot = pp->chunk_nbytes > pp->comp_out ? pp->chunk_nbytes : pp->comp_out;
     for (size_t i = first; i < first + count; i++) {
@@ -141,46 +134,32 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     ZG_RETURN_IF(!wc->refs || !wc->crc_task || !wc->chk_task, ZGPU_ERR_NO_MEMORY, "out of host memory for descriptors");
     wc->n_refs = n_refs;
     wc->status_off = o_status;
-    wc->lz4_off = o_lz4;
+    wc->pre_off = o_pre;
     wc->actual_off = o_act;
     wc->crc_off = o_crc;
     wc->n_crc = 0;
 
+    for (size_t d = 0; d < n_dec; d++) {
+        j->dw[d].H = H;
+        j->dw[d].D = D;
+    }
+
     /* compressor stage */
-    size_t fill_k[N_FMT] = {0}, kc = 0, ku = 0;
-    zg_zd_bases zat = {0, (uint64_t)(uintptr_t)(D + o_zlit), (uint64_t)(uintptr_t)(D + o_zseq), 0, 0, 0, 0};
-    zg_zd_frame *zframes = (zg_zd_frame *)(H + o_zf);
+    size_t fill_k[ZG_GPU_MAX_DECODERS] = {0}, kc = 0, ku = 0;
     uint64_t max_copy = 0, max_un = 0;
     zg_k_copy *copies = (zg_k_copy *)(H + o_copy);
     zg_k_unshuffle *unsh = (zg_k_unshuffle *)(H + o_unsh);
     uint64_t *cur = malloc((count ? count : 1) * sizeof *cur), *size = malloc((count ? count : 1) * sizeof *size);
-    zg_zd_bases *zbase = zf_n ? malloc(count * sizeof *zbase) : NULL;
-    if (!cur || !size || (zf_n && !zbase)) {
+    if (!cur || !size) {
         free(cur);
         free(size);
-        free(zbase);
         return zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for descriptors");
     }
-    if (zf_n) { /* where each task's zstd descriptors go, then all of them written at once */
-        for (size_t i = first; i < first + count; i++) {
-            const dtask *t = &j->t[i];
-            zbase[i - first] = zat;
-            if (t->kind != T_GPU || !t->zp) continue;
-            zbase[i - first].src = (uint64_t)(uintptr_t)(D + t->h_off);
-            zat.lit += t->zp->lit_bytes;
-            zat.seq += t->zp->n_seq * sizeof(zg_zd_seq);
-            zat.block += (uint32_t)t->zp->n_blocks;
-            zat.frame += (uint32_t)t->zp->n_frames;
-            zat.huf += (uint32_t)t->zp->n_hufs;
-            zat.fse += (uint32_t)t->zp->n_fses;
-        }
-        zd_emit e = {j, zbase, (zg_zd_block *)(H + o_zb), zframes, (zg_zd_huf_desc *)(H + o_zh),
-                     (zg_zd_fse_desc *)(H + o_zs)};
-        zgpu_status es = zg_pool_run(j->a->ctx->pool, count, zd_emit_task, &e);
+    for (size_t d = 0; d < n_dec; d++) { /* the decoders' descriptors (zstd's: on the pool) */
+        zgpu_status es = j->decs[d]->emit ? j->decs[d]->emit(&j->dw[d]) : ZGPU_OK;
         if (es != ZGPU_OK) {
             free(cur);
             free(size);
-            free(zbase);
             return es;
         }
     }
@@ -190,9 +169,9 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
         uint8_t *src = D + t->h_off, *dstA = D + t->a_off;
         cur[i - first] = t->a_off;
         size[i - first] = pp->comp_out;
-        uint32_t zframe = zbase ? zbase[i - first].frame : 0; /* the task's next zstd frame (in its streams' order) */
+        const int di = t->dec;
+        const zg_gpu_decoder *dec = j->decs[di];
         if (pp->comp == ZG_GPU_FORMAT_BLOSC) {
-            int fmt = dev_task_fmt(j, t);
             for (size_t k = 0; k < t->n_streams; k++) {
                 const zg_blosc_stream *bs = &t->streams[k];
                 if (bs->raw || t->bh.memcpyed) {
@@ -200,22 +179,17 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
                     if (bs->dst_len > max_copy) max_copy = bs->dst_len;
                     continue;
                 }
-                size_t r = fill_k[fmt]++;
-                ((const void **)(H + o_in))[fmt_base[fmt] + r] = src + bs->src_off;
-                ((uint64_t *)(H + o_inb))[fmt_base[fmt] + r] = bs->src_len;
-                ((uint64_t *)(H + o_cap))[fmt_base[fmt] + r] = bs->dst_len;
-                ((void **)(H + o_out))[fmt_base[fmt] + r] = dstA + bs->dst_off;
-                wc->refs[fmt_base[fmt] + r] = (stream_ref){(uint32_t)i, fmt, bs->dst_len};
-                if (t->zp) {
-                    zframes[zframe].dst = (uint64_t)(uintptr_t)(dstA + bs->dst_off);
-                    zframes[zframe++].status_index = (uint32_t)(fmt_base[fmt] + r);
-                }
+                size_t r = fill_k[di]++;
+                ((const void **)(H + o_in))[fmt_base[di] + r] = src + bs->src_off;
+                ((uint64_t *)(H + o_inb))[fmt_base[di] + r] = bs->src_len;
+                ((uint64_t *)(H + o_cap))[fmt_base[di] + r] = bs->dst_len;
+                ((void **)(H + o_out))[fmt_base[di] + r] = dstA + bs->dst_off;
+                wc->refs[fmt_base[di] + r] = (stream_ref){(uint32_t)i, di, bs->dst_len};
+                if (dec->put) dec->put(&j->dw[di], i - first, r, dstA + bs->dst_off, 0, 0, NULL);
             }
-            if (!t->bh.memcpyed && t->bh.shuffle != ZG_BLOSC_NOSHUFFLE) {
+            if (zg_blosc_gpu_shuffled(&t->bh)) {
                 uint8_t *unsh_out = t->direct ? t->direct : D + t->b_off;
-                unsh[ku++] = (zg_k_unshuffle){dstA, unsh_out, t->bh.nbytes, t->bh.typesize, t->bh.blocksize,
-                                              t->bh.shuffle == ZG_BLOSC_SHUFFLE ? 1u : 2u, t->bh.version,
-                                              (uint32_t)t->mapped};
+                unsh[ku++] = zg_blosc_gpu_unshuffle(&t->bh, dstA, unsh_out, t->mapped);
                 if (t->bh.nbytes > max_un) max_un = t->bh.nbytes;
                 cur[i - first] = t->b_off;
             }
@@ -226,22 +200,16 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
             }
         } else {
             if (t->direct) dstA = t->direct;
-            int fmt = dev_task_fmt(j, t);
-            size_t r = fill_k[fmt]++;
-            ((const void **)(H + o_in))[fmt_base[fmt] + r] = src + t->body_off;
-            ((uint64_t *)(H + o_inb))[fmt_base[fmt] + r] = t->body_len;
-            ((uint64_t *)(H + o_cap))[fmt_base[fmt] + r] = pp->comp_out;
-            ((void **)(H + o_out))[fmt_base[fmt] + r] = dstA;
-            wc->refs[fmt_base[fmt] + r] = (stream_ref){(uint32_t)i, fmt, pp->comp_out};
-            if (t->zp) {
-                zframes[zframe].dst = (uint64_t)(uintptr_t)dstA;
-                zframes[zframe].status_index = (uint32_t)(fmt_base[fmt] + r);
-                zframes[zframe].mapped = t->mapped ? ZG_ZD_MAPPED : t->zplace ? ZG_ZD_MAPPED_AFTER : ZG_ZD_FLAT;
-                zframes[zframe].place = (uint64_t)(uintptr_t)t->zplace;
-            }
+            size_t r = fill_k[di]++;
+            ((const void **)(H + o_in))[fmt_base[di] + r] = src + t->body_off;
+            ((uint64_t *)(H + o_inb))[fmt_base[di] + r] = t->body_len;
+            ((uint64_t *)(H + o_cap))[fmt_base[di] + r] = pp->comp_out;
+            ((void **)(H + o_out))[fmt_base[di] + r] = dstA;
+            wc->refs[fmt_base[di] + r] = (stream_ref){(uint32_t)i, di, pp->comp_out};
+            if (dec->put) dec->put(&j->dw[di], i - first, r, dstA, 1, t->mapped, t->zplace);
             if (with_chk) {
                 ((zg_k_check *)(H + o_chkd))[wc->n_chk] =
-                    (zg_k_check){dstA, pp->comp_out, t->check, pp->comp == ZG_GPU_FORMAT_GZIP ? 1 : 2};
+                    (zg_k_check){dstA, pp->comp_out, t->check, j->container->check_kind};
                 wc->chk_task[wc->n_chk++] = (uint32_t)i;
             }
         }
@@ -305,12 +273,11 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     }
     free(cur);
     free(size);
-    free(zbase);
     if (j->trace) tl[2] = zg_now();
-    if (zb_n && zg_zd_ticket_order(zframes, zf_n, (uint32_t *)(H + o_zord)) != ZGPU_OK)
-        return zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for the zstd decoder's block order");
+    for (size_t d = 0; d < n_dec; d++) /* (zstd: its block order) */
+        if (j->decs[d]->seal) ZG_FORWARD(j->decs[d]->seal(&j->dw[d]));
     memset(H + res_begin, 0, res_end - res_begin);
-    memset(H + o_safe, 0, 16);
+    memset(H + o_safe, 0, ZG_GPU_SAFE_BYTES);
     memcpy(H + o_fill, j->a->meta.fill_value, itemsize);
     if (j->trace) tl[3] = zg_now();
 
@@ -323,53 +290,16 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
            "H2D copy");
     CU(cudaEventRecord(b->ev[1], st->copy), "cudaEventRecord");
     CU(cudaStreamWaitEvent(s, b->ev[1], 0), "cudaStreamWaitEvent");
-    /* decode: one nvCOMP batch per format, raw copies, unshuffle, post stages */
-    if (n_fmt[FMT_OWN]) {
-        const zg_zd_batch zb = {(const zg_zd_block *)(D + o_zb), (const zg_zd_frame *)(D + o_zf),
-                                (const zg_zd_huf_desc *)(D + o_zh), (const zg_zd_fse_desc *)(D + o_zs),
-                                (uint32_t)zb_n, (uint32_t)zf_n, (zg_zd_bres *)(D + o_zscr),
-                                (uint32_t *)(D + o_zscr + sizeof(zg_zd_bres) * zb_n), (int *)(D + o_status),
-                                (size_t *)(D + o_act), (const uint32_t *)(D + o_zord), b->aux, b->fork, b->join,
-                                zrows, j->tune->zstd_huf_probe, j->tune->profile};
-        CU(zg_zd_decode(&zb, s), "zstd decoder kernels");
-    }
-    if (n_fmt[FMT_INFLATE]) {
-        const size_t k = fmt_base[FMT_INFLATE];
-        CU(zg_inflate_launch((const void *const *)(D + o_in) + k, (const size_t *)(D + o_inb) + k,
-                             (void *const *)(D + o_out) + k, (const size_t *)(D + o_cap) + k, (size_t *)(D + o_act) + k,
-                             (int *)(D + o_status) + k, n_fmt[FMT_INFLATE], inflate_max_out, inflate_parts, inflate_serial,
-                             D + o_iscr, j->tune->profile, s),
-           "DEFLATE decoder kernel");
-    }
-    if (n_fmt[FMT_LZ4]) {
-        const size_t k = fmt_base[FMT_LZ4];
-        CU(zg_k_lz4_decode_launch((const void *const *)(D + o_in) + k, (const size_t *)(D + o_inb) + k,
-                                  (void *const *)(D + o_out) + k, (const size_t *)(D + o_cap) + k,
-                                  (size_t *)(D + o_act) + k, (int *)(D + o_status) + k, n_fmt[FMT_LZ4], s),
-           "LZ4 decoder kernel");
-    }
-    for (int f = 0; f < ZG_NVC_N; f++) {
-        if (!n_fmt[f]) continue;
-        uint64_t maxo = 0, tot = 0;
-        for (size_t r = 0; r < n_fmt[f]; r++) {
-            uint64_t c = ((uint64_t *)(H + o_cap))[fmt_base[f] + r];
-            if (c > maxo) maxo = c;
-            tot += c;
-        }
-        if (f == ZG_NVC_LZ4 && pp->comp == ZG_GPU_FORMAT_BLOSC)
-            CU(zg_k_lz4_check_launch((const void **)(D + o_in + 8 * fmt_base[f]), (size_t *)(D + o_inb + 8 * fmt_base[f]),
-                                     (const size_t *)(D + o_cap + 8 * fmt_base[f]), n_fmt[f],
-                                     (int *)(D + o_lz4) + fmt_base[f], D + o_safe, 1, s),
-               "LZ4 check kernel");
-        size_t temp = 0;
-        ZG_FORWARD(zg_nvc_temp_size((zg_nvc_format)f, n_fmt[f], (size_t)maxo, (size_t)tot, &temp));
-        ZG_FORWARD(dev_ensure_device(s, &b->d_temp, &b->d_temp_cap, temp ? temp : 1, 0));
-        ZG_FORWARD(zg_nvc_decompress((zg_nvc_format)f, (const void *const *)(D + o_in + 8 * fmt_base[f]),
-                                     (const size_t *)(D + o_inb + 8 * fmt_base[f]),
-                                     (const size_t *)(D + o_cap + 8 * fmt_base[f]),
-                                     (size_t *)(D + o_act + 8 * fmt_base[f]), n_fmt[f], b->d_temp, temp,
-                                     (void *const *)(D + o_out + 8 * fmt_base[f]),
-                                     (int *)(D + o_status + 4 * fmt_base[f]), s));
+    /* decode: one batch per decoder (registry order), raw copies, unshuffle, post stages */
+    for (size_t d = 0; d < n_dec; d++) {
+        if (!n_fmt[d]) continue;
+        const size_t k = fmt_base[d];
+        const zg_gpu_batch bt = {n_fmt[d], (const void **)(D + o_in) + k, (size_t *)(D + o_inb) + k,
+                                 (const size_t *)(D + o_cap) + k, (void *const *)(D + o_out) + k,
+                                 (size_t *)(D + o_act) + k, (int *)(D + o_status) + k, (int *)(D + o_pre) + k,
+                                 (const uint64_t *)(H + o_cap) + k, D + o_safe, s, b->aux, b->fork, b->join,
+                                 wave_temp, b};
+        ZG_FORWARD(j->decs[d]->launch(&j->dw[d], &bt));
     }
     CU(zg_k_check_launch((const zg_k_check *)(D + o_chkd), wc->n_chk, (int *)(D + o_chk), s), "checksum kernel");
     CU(zg_k_copy_launch((const zg_k_copy *)(D + o_copy), kc, max_copy, s), "copy kernel");

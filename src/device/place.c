@@ -112,8 +112,8 @@ uint8_t *dev_direct_target(const job *j, const dtask *t, int assume_shuffled, in
         *mapped = 1;
         return dst;
     }
-    if (pp->comp != ZG_GPU_FORMAT_BLOSC) {
-        size_t align = j->out_align[dev_task_fmt(j, t)];
+    if (pp->comp != ZG_GPU_FORMAT_BLOSC && j->dec_main) {
+        size_t align = j->out_align[zg_gpu_decoder_index(j->dec_main)];
         if (align > 1 && (uintptr_t)dst % align != 0) return NULL;
     }
     return dst;

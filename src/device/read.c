@@ -8,8 +8,8 @@
  *      A  host pool: pread every range into pinned staging (or cuFile into device memory), parse/validate
  *         frames (gpucodec: the *_check.h headers, blosc_parse.h); chunks without a GPU decoder decode on the host
  *      B  layout: device pointers of every stream, descriptors written behind the data in the same buffer
- *      C  stream: ONE host-to-device copy; one nvCOMP batch per format; our kernels (raw copies, unshuffle,
- *         crc32c, byte swap, delta); one scatter kernel into the caller's strided output (fill for missing)
+ *      C  stream: ONE host-to-device copy; one batch per GPU decoder (gpucodec/gpu_decoder.h); our kernels (raw
+ *         copies, unshuffle, crc32c, byte swap, delta); one scatter kernel into the caller's strided output (fill for missing)
  *      D  after the next wave's I/O: per-chunk statuses and sizes checked -> ZGPU_ERR_CORRUPT_DATA naming
  *         the array, chunk key and codec.
  * The chain must look like [transpose*] [delta(int)] bytes [shuffle|crc32c]* [compressor] [crc32c]* for
@@ -58,30 +58,30 @@ zgpu_status dev_run_read(zgpu_array *a, const uint64_t *start, const uint64_t *c
     j.chain = a->shard ? zg_sharding_inner_chain(a->shard) : a->chain;
     pipe analysed;
     j.pp = *dev_chain_pipe(j.chain, &analysed); /* (analysed on the chain's first device read) */
-    const zgpu_decoder_choice ddec = j.tune->deflate_decoder;
     const int deflate = j.pp.comp == ZG_GPU_FORMAT_GZIP || j.pp.comp == ZG_GPU_FORMAT_ZLIB;
-    j.deflate_mode = ddec == ZGPU_DECODER_NVCOMP ? DEFLATE_NVCOMP : ddec == ZGPU_DECODER_HOST ? DEFLATE_HOST : DEFLATE_OWN;
-    if (j.pp.gpu && deflate && j.deflate_mode == DEFLATE_HOST)
+    const zgpu_decoder_choice ddec = j.tune->deflate_decoder;
+    if (j.pp.gpu && deflate && ddec == ZGPU_DECODER_HOST)
         dev_not_gpu(&j.pp, "codec '%s': DEFLATE decodes on the host (tuning deflate_decoder = host)", j.pp.comp_name);
     if (j.pp.gpu && j.pp.comp == ZG_GPU_FORMAT_ZSTD && j.tune->zstd_decoder == ZGPU_DECODER_HOST)
         dev_not_gpu(&j.pp, "codec '%s': zstd decodes on the host (tuning zstd_decoder = host)", j.pp.comp_name);
-    if (j.pp.gpu && deflate && j.deflate_mode == DEFLATE_NVCOMP && !a->ctx->opts.gpu_trust_input)
+    if (j.pp.gpu && deflate && ddec == ZGPU_DECODER_NVCOMP && !a->ctx->opts.gpu_trust_input)
         dev_not_gpu(&j.pp, "codec '%s': nvCOMP's DEFLATE decoder needs gpu_trust_input (it assumes valid input)",
                 j.pp.comp_name);
-    j.nvc_ok = zg_nvc_available(NULL);
-    for (int f = 0; f < ZG_NVC_N; f++) {
-        size_t tmp;
-        j.in_align[f] = j.out_align[f] = 1;
-        if (j.nvc_ok && zg_nvc_alignments((zg_nvc_format)f, &j.in_align[f], &j.out_align[f], &tmp) != ZGPU_OK) j.nvc_ok = 0;
+    /* the decoders' alignments (nvCOMP's from nvCOMP, if it loads and gives them all; else none of its decoders
+     * runs), then the read's decoders */
+    j.nvc_ok = zg_gpu_nvcomp_loaded();
+    j.decs = zg_gpu_decoders(&j.n_decs);
+    for (size_t d = 0; d < j.n_decs; d++) {
+        j.in_align[d] = j.out_align[d] = 1;
+        const zg_gpu_decoder *dd = j.decs[d];
+        if (dd->alignments && (!dd->needs_nvcomp || j.nvc_ok) && dd->alignments(&j.in_align[d], &j.out_align[d]) &&
+            dd->needs_nvcomp)
+            j.nvc_ok = 0;
     }
-    j.in_align[FMT_OWN] = j.out_align[FMT_OWN] = 1;
-    j.in_align[FMT_INFLATE] = j.out_align[FMT_INFLATE] = 1;
-    j.in_align[FMT_LZ4] = j.out_align[FMT_LZ4] = 1;
-    j.lz4_mode = j.tune->lz4_decoder == ZGPU_DECODER_NVCOMP && j.nvc_ok ? LZ4_NVCOMP : LZ4_OWN;
-    j.zstd_mode = j.tune->zstd_decoder == ZGPU_DECODER_NVCOMP && j.nvc_ok ? ZSTD_NVCOMP : ZSTD_OWN;
+    dev_pick_decoders(&j);
     j.gpu_decode = a->ctx->opts.gpu_decode && j.pp.gpu &&
-                   (j.pp.comp == ZG_GPU_FORMAT_NONE || j.nvc_ok || j.pp.comp == ZG_GPU_FORMAT_ZSTD || j.pp.comp == ZG_GPU_FORMAT_BLOSC ||
-                    (deflate && j.deflate_mode == DEFLATE_OWN));
+                   (j.pp.comp == ZG_GPU_FORMAT_NONE || j.pp.comp == ZG_GPU_FORMAT_BLOSC ||
+                    (j.dec_main && (!j.dec_main->needs_nvcomp || j.nvc_ok)));
     /* GDS: AUTO uses it only when no frame needs checking on the host; ON always (or fails) */
     const char *why = "";
     zgpu_gds_mode gm = a->ctx->opts.gds_mode;

@@ -1,5 +1,5 @@
 /* Routing: the chain's analysis into the device pipe (compressor, post stages, transposes folded into the
- * scatter), the decoder format of each task, and the host parse that sends a task to the GPU or to the host. */
+ * scatter), the read's GPU decoders, and the host parse that sends a task to the GPU or to the host. */
 #include "device/job.h"
 
 /* ------------------------------------------------------------------------------------------------
@@ -97,38 +97,17 @@ const pipe *dev_chain_pipe(const zg_chain *ch, pipe *tmp) {
     return expected;
 }
 
-int dev_nvc_format(const job *j, int comp, const zg_blosc_header *bh) {
-    /* DEFLATE_HOST: -1, so that blosc's zlib streams decode on host threads too */
-    const int deflate = j->deflate_mode == DEFLATE_OWN ? FMT_INFLATE : j->deflate_mode == DEFLATE_NVCOMP ? ZG_NVC_DEFLATE : -1;
-    if (comp == ZG_GPU_FORMAT_ZSTD) return ZG_NVC_ZSTD;
-    if (comp == ZG_GPU_FORMAT_GZIP || comp == ZG_GPU_FORMAT_ZLIB) return deflate;
-    if (comp == ZG_GPU_FORMAT_LZ4_NUMCODECS) return ZG_NVC_LZ4;
-    if (comp == ZG_GPU_FORMAT_BLOSC && bh) {
-        switch (bh->compformat) {
-        case ZG_BLOSC_LZ4: return j->lz4_mode == LZ4_OWN ? FMT_LZ4 : ZG_NVC_LZ4;
-        case ZG_BLOSC_ZSTD: return ZG_NVC_ZSTD;
-        case ZG_BLOSC_ZLIB: return deflate;
-        case ZG_BLOSC_SNAPPY: return ZG_NVC_SNAPPY;
-        default: return -1;
-        }
+/* The read's decoders (once per read, after nvCOMP's alignments set nvc_ok): the stored format's stream's, and
+ * blosc's streams' by kind; each picked by the tuning's choice for its kind (registry_gpu.c: zg_gpu_pick). */
+void dev_pick_decoders(job *j) {
+    const int comp = j->pp.comp;
+    j->container = zg_gpu_container_of(comp);
+    j->dec_main = j->container ? zg_gpu_pick(j->tune, comp, j->container->stream, j->nvc_ok) : NULL;
+    j->plans_scratch = j->dec_main && j->dec_main->plans;
+    for (int k = 0; k < ZG_GPU_STREAM_N; k++) {
+        j->dec_kind[k] = comp == ZG_GPU_FORMAT_BLOSC ? zg_gpu_pick(j->tune, comp, (zg_gpu_stream)k, j->nvc_ok) : NULL;
+        if (j->dec_kind[k] && j->dec_kind[k]->plans) j->plans_scratch = 1;
     }
-    return -1;
-}
-
-const char *dev_fmt_name(int fmt) {
-    return fmt == FMT_OWN       ? "zstd"
-           : fmt == FMT_INFLATE ? "DEFLATE"
-           : fmt == FMT_LZ4     ? "LZ4"
-                                : zg_nvc_format_name((zg_nvc_format)fmt);
-}
-
-/* zgpu's zstd decoder (rather than nvCOMP's)? */
-int dev_use_own_zstd(const job *j) { return j->zstd_mode != ZSTD_NVCOMP; }
-
-/* The decoder format of a GPU task's compressed streams (blosc: its inner compressor). */
-int dev_task_fmt(const job *j, const dtask *t) {
-    if (t->zp) return FMT_OWN;
-    return dev_nvc_format(j, j->pp.comp, j->pp.comp == ZG_GPU_FORMAT_BLOSC ? &t->bh : NULL);
 }
 
 /* The task's zstd plan: the device state's, emptied (its arrays kept from earlier reads). */
@@ -152,71 +131,45 @@ int dev_parse_task(job *j, dtask *t, uint8_t *p) {
         n -= 4;
     }
     size_t off = 0, len = (size_t)n;
-    switch (pp->comp) {
-    case ZG_GPU_FORMAT_NONE:
+    if (pp->comp == ZG_GPU_FORMAT_NONE) {
         if (n != pp->comp_out) return 1;
-        break;
-    case ZG_GPU_FORMAT_ZSTD:
-        if (dev_use_own_zstd(j)) {
-            if (!(t->zp = plan_new(j, t)) || zg_zd_plan_frame(t->zp, p, (size_t)n, (size_t)pp->comp_out, 0) != ZGPU_OK)
-                return 1;
-        } else if (zg_zstd_check(p, (size_t)n, (size_t)pp->comp_out) != ZGPU_OK) {
-            return 1;
-        }
-        break;
-    case ZG_GPU_FORMAT_GZIP:
-        if (zg_gzip_locate(p, (size_t)n, (size_t)pp->comp_out, &off, &len) != ZGPU_OK) return 1;
-        t->check = zg_le32(p + n - 8);
-        break;
-    case ZG_GPU_FORMAT_ZLIB:
-        if (zg_zlib_locate(p, (size_t)n, (size_t)pp->comp_out, &off, &len) != ZGPU_OK) return 1;
-        t->check = (uint32_t)p[n - 4] << 24 | (uint32_t)p[n - 3] << 16 | (uint32_t)p[n - 2] << 8 | (uint32_t)p[n - 1];
-        break;
-    case ZG_GPU_FORMAT_LZ4_NUMCODECS:
-        if (zg_lz4nc_locate(p, (size_t)n, (size_t)pp->comp_out, &off, &len) != ZGPU_OK) return 1;
-        break;
-    case ZG_GPU_FORMAT_BLOSC: {
+    } else if (pp->comp == ZG_GPU_FORMAT_BLOSC) {
         if (zg_blosc_parse_header(p, (size_t)n, (size_t)pp->comp_out, &t->bh) != ZGPU_OK) return 1;
         size_t cap = zg_blosc_max_streams(&t->bh);
-        int fmt = t->bh.memcpyed ? 0 : dev_nvc_format(j, ZG_GPU_FORMAT_BLOSC, &t->bh);
-        const int own = !t->bh.memcpyed && fmt == ZG_NVC_ZSTD && dev_use_own_zstd(j);
-        if (fmt < 0 || (!t->bh.memcpyed && !j->nvc_ok && !own && fmt < ZG_NVC_N)) return 1;
-        if (own && !(t->zp = plan_new(j, t))) return 1;
-        if (own) fmt = FMT_OWN;
+        const zg_gpu_stream kind = t->bh.memcpyed ? ZG_GPU_STREAM_NONE : zg_blosc_gpu_stream(&t->bh);
+        const zg_gpu_decoder *d = kind == ZG_GPU_STREAM_NONE ? NULL : j->dec_kind[kind];
+        if (!t->bh.memcpyed && (!d || (d->needs_nvcomp && !j->nvc_ok))) return 1;
+        if (d && d->plans && !(t->zp = plan_new(j, t))) return 1;
+        const int di = d ? (int)zg_gpu_decoder_index(d) : 0;
+        t->dec = di;
         t->streams = malloc((cap ? cap : 1) * sizeof *t->streams);
         if (!t->streams) return 1;
         if (zg_blosc_streams(p, (size_t)n, &t->bh, t->streams, cap, &t->n_streams) != ZGPU_OK) return 1;
         for (size_t s = 0; s < t->n_streams; s++) {
             zg_blosc_stream *bs = &t->streams[s];
-            if (bs->raw) continue;
-            if (bs->dst_off % j->out_align[fmt]) return 1; /* nvCOMP cannot write there */
-            /* LZ4 streams are walked on the GPU before nvCOMP decodes them (dev_launch_wave): on the host that walk
-             * took as long as reading the bytes */
-            if (own && zg_zd_plan_frame(t->zp, p + bs->src_off, bs->src_len, bs->dst_len, bs->src_off) != ZGPU_OK)
-                return 1;
-            if (!own && t->bh.compformat == ZG_BLOSC_ZSTD &&
-                zg_zstd_check(p + bs->src_off, bs->src_len, bs->dst_len) != ZGPU_OK)
-                return 1;
-            if (t->bh.compformat == ZG_BLOSC_ZLIB) {
-                size_t zo, zl;
-                if (zg_zlib_locate(p + bs->src_off, bs->src_len, bs->dst_len, &zo, &zl) != ZGPU_OK) return 1;
-                bs->src_off += (uint32_t)zo;
-                bs->src_len = (uint32_t)zl;
-            }
-            if ((t->h_off + bs->src_off) % j->in_align[fmt]) return 1;
+            if (bs->raw) continue; /* (all of a memcpyed chunk's) */
+            if (bs->dst_off % j->out_align[di]) return 1; /* nvCOMP cannot write there */
+            /* (LZ4 streams are walked on the GPU before nvCOMP decodes them (nvcomp_gpu.c): on the host that walk
+             * took as long as reading the bytes) */
+            if (zg_blosc_gpu_unwrap(&t->bh, p, bs)) return 1;
+            if (d->check && d->check(t->zp, p + bs->src_off, bs->src_len, bs->dst_len, bs->src_off)) return 1;
+            if ((t->h_off + bs->src_off) % j->in_align[di]) return 1;
         }
-        break;
-    }
-    }
-    if (pp->comp != ZG_GPU_FORMAT_NONE && pp->comp != ZG_GPU_FORMAT_BLOSC) {
-        int fmt = dev_task_fmt(j, t);
-        if (!j->nvc_ok && fmt < ZG_NVC_N) return 1;
-        if (fmt == FMT_INFLATE && (len > ZI_MAX_BYTES || pp->comp_out > ZI_MAX_BYTES)) return 1;
+    } else {
+        const zg_gpu_decoder *d = j->dec_main;
+        uint32_t check = 0;
+        if (!d || j->container->locate(p, (size_t)n, (size_t)pp->comp_out, &off, &len, &check)) return 1;
+        t->check = check;
+        if (d->plans && !(t->zp = plan_new(j, t))) return 1;
+        if (d->check && d->check(t->zp, p + off, len, (size_t)pp->comp_out, 0)) return 1;
+        if (d->needs_nvcomp && !j->nvc_ok) return 1;
+        const int di = (int)zg_gpu_decoder_index(d);
+        t->dec = di;
         /* nvCOMP wants its input aligned (deflate: 4 or 8 bytes) but gzip/zlib/lz4 headers are 10/2/4 bytes:
          * move the object forward inside its slot (which has ALIGN bytes of slack) to align the payload */
-        uint64_t mis = (t->h_off + off) % j->in_align[fmt];
+        uint64_t mis = (t->h_off + off) % j->in_align[di];
         if (mis) {
-            uint64_t shift = j->in_align[fmt] - mis;
+            uint64_t shift = j->in_align[di] - mis;
             if (shift >= ALIGN) return 1;
             memmove((uint8_t *)p + shift, p, (size_t)t->nbytes);
             t->h_off += shift;

@@ -6,10 +6,10 @@
 /* Wave sizing: a selection whose chunks all decode fast per chunk (zgpu's zstd decoder, blosc's small blocks,
  * uncompressed, host-decoded) or whose decoder splits the chunks of a small wave (zgpu's DEFLATE decoder: a
  * wave of fewer chunks splits each into more parts) is read in about PIPELINE_WAVES waves (the DEFLATE decoder:
- * PIPELINE_WAVES_DEFLATE) of at least PIPELINE_MIN_WAVE bytes, so that the decode of one wave overlaps the I/O
+ * 4, its entry's `waves`) of at least PIPELINE_MIN_WAVE bytes, so that the decode of one wave overlaps the I/O
  * of the next. nvCOMP decodes a whole zstd / DEFLATE / LZ4 chunk in one thread block: the time per wave is that
- * of one chunk whatever the wave's size, so such reads keep the fewest waves the memory budget allows. So do
- * selections that compress better than 4:1: their I/O is short next to their decode, which a split would only
+ * of one chunk whatever the wave's size, so such reads (waves = 1) keep the fewest waves the memory budget
+ * allows. So do selections that compress better than 4:1: their I/O is short next to their decode, which a split would only
  * lengthen (a wave's decode time has a floor, its longest chain of dependent steps). ZGPU_PIPELINE_WAVES=n sets
  * the count for every read, with no minimum wave size (1: off, for measuring the decode stage alone; n > 1 also
  * lets tests pipeline small arrays). Returns the wave count to aim at. */
@@ -18,10 +18,6 @@
  * each (ms, 3 -> 5 waves): field blosc-lz4 19.9-21.6 -> 18.8-20.2, field zstd 26.7-29.4 -> 25.3-28.5, oct zstd
  * 31.6-34.1 -> 30.4-32.2, oct blosc-lz4 24.9-29.3 -> 21.8-23.1, field sharded-zstd 26.2-29.3 -> 25.1-27.9. */
 #define PIPELINE_WAVES 5
-/* zgpu's DEFLATE decoder: its decode is the longer stage, so the first wave's I/O (before any decode) is what a
- * smaller wave saves. H100, four waves against three (zgpu bench --repeat 5, two rounds): oct gzip 15.4-15.5 ->
- * 15.7-15.8 GB/s, field gzip 14.1-14.2 -> 14.7 */
-#define PIPELINE_WAVES_DEFLATE 4
 #define PIPELINE_MIN_WAVE ((uint64_t)128 << 20)
 static int forced_waves(const job *j) { return j->tune->pipeline_waves; /* 0: zgpu's choice */ }
 
@@ -38,19 +34,11 @@ static int compresses_over_4(const job *j) {
 
 static int pipeline_waves(const job *j) {
     if (forced_waves(j)) return forced_waves(j);
-    if (j->gpu_decode) {
-        switch (j->pp.comp) {
-        case ZG_GPU_FORMAT_ZSTD:
-            if (!dev_use_own_zstd(j)) return 1;
-            break;
-        case ZG_GPU_FORMAT_GZIP:
-        case ZG_GPU_FORMAT_ZLIB:
-            if (j->deflate_mode != DEFLATE_OWN) return 1;
-            return compresses_over_4(j) ? 1 : PIPELINE_WAVES_DEFLATE;
-        case ZG_GPU_FORMAT_LZ4_NUMCODECS: return 1;
-        default: break;
-        }
-    }
+    /* the stored format's decoder may ask for its own count (gpu_decoder.h: waves): 1, or n unless the read
+     * compresses better than 4:1 (zgpu's DEFLATE decoder: 4, deflate_gpu.c says why) */
+    const zg_gpu_decoder *d = j->gpu_decode ? j->dec_main : NULL;
+    if (d && d->waves == 1) return 1;
+    if (d && d->waves > 1) return compresses_over_4(j) ? 1 : d->waves;
     return compresses_over_4(j) ? 1 : PIPELINE_WAVES;
 }
 
@@ -186,10 +174,9 @@ zgpu_status dev_run_waves(job *j, zgpu_read_stats *stats) {
         const int direct = t->kind == T_GPU && dev_direct_target(j, t, 1, &mapped, &zplace) != NULL;
         const uint64_t slots = direct ? (pp->comp == ZG_GPU_FORMAT_BLOSC ? 1 : 0) : (pp->needs_b ? 2 : 1);
         if (t->kind == T_GPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + ALIGN + slots * slot;
-        /* zstd's literal buffer (known only after parsing): at most the chunk, and at most 8 literals per stored
-         * byte (Huffman codes are at least one bit) */
-        if (t->kind == T_GPU && (pp->comp == ZG_GPU_FORMAT_ZSTD || pp->comp == ZG_GPU_FORMAT_BLOSC) &&
-            dev_use_own_zstd(j))
+        /* a planning decoder's literal buffer (zgpu's zstd decoder; known only after parsing): at most the chunk,
+         * and at most 8 literals per stored byte (Huffman codes are at least one bit) */
+        if (t->kind == T_GPU && j->plans_scratch)
             cost[i] += slot < 8 * t->nbytes ? slot : 8 * t->nbytes;
         else if (t->kind == T_CPU) cost[i] += zg_align_up(t->nbytes, ALIGN) + slot;
     }
