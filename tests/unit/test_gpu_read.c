@@ -13,6 +13,8 @@
 
 #ifdef ZGPU_HAVE_CUDA
 #include <cuda_runtime.h>
+#include "codec/codec.h"
+#include "gpucodec/gpu_decoder.h"
 #endif
 
 static uint32_t rng = 777;
@@ -564,7 +566,80 @@ static void corrupt_case(zgpu_context *ctx, const char *name, const char *key) {
 }
 #endif
 
+#ifdef ZGPU_HAVE_CUDA
+/* The GPU decoder registry (gpucodec/gpu_decoder.h), no GPU needed: every entry complete, and the decoder each
+ * tuning choice picks for each stream kind and stored format (what device/route.c sends streams to). */
+static const char *picked(zgpu_decoder_choice zstd, zgpu_decoder_choice deflate, zgpu_decoder_choice lz4, int container,
+                          zg_gpu_stream kind, int nvc_ok) {
+    zgpu_tuning t;
+    zgpu_tuning_init(&t);
+    t.zstd_decoder = zstd;
+    t.deflate_decoder = deflate;
+    t.lz4_decoder = lz4;
+    const zg_gpu_decoder *d = zg_gpu_pick(&t, container, kind, nvc_ok);
+    return !d ? "host" : d->needs_nvcomp ? (kind == ZG_GPU_STREAM_LZ4 ? "nvCOMP LZ4" : d->name) : d->name;
+}
+
+static void test_decoder_registry(void) {
+    size_t n = 0;
+    const zg_gpu_decoder *const *decs = zg_gpu_decoders(&n);
+    CHECK(n > 0 && n <= ZG_GPU_MAX_DECODERS);
+    int seen_nvcomp = 0;
+    for (size_t i = 0; i < n; i++) {
+        const zg_gpu_decoder *d = decs[i];
+        CHECK(d->name && d->launch && d->error_text && d->containers);
+        CHECK(d->stream >= 0 && d->stream < ZG_GPU_STREAM_N);
+        CHECK(d->choice == (d->needs_nvcomp ? ZGPU_DECODER_NVCOMP : ZGPU_DECODER_ZGPU));
+        CHECK(!d->plans || d->check); /* a planning decoder plans in its check */
+        CHECK(!seen_nvcomp || d->needs_nvcomp); /* zgpu's decoders first: their slots and launches come first */
+        seen_nvcomp |= d->needs_nvcomp;
+        CHECK_EQ_U64(zg_gpu_decoder_index(d), i);
+    }
+    const zgpu_decoder_choice A = ZGPU_DECODER_AUTO, Z = ZGPU_DECODER_ZGPU, N = ZGPU_DECODER_NVCOMP, H = ZGPU_DECODER_HOST;
+    const int BL = ZG_GPU_FORMAT_BLOSC;
+    /* defaults: zgpu's decoders, nvCOMP's for numcodecs' LZ4 and Snappy */
+    CHECK_STR(picked(A, A, A, ZG_GPU_FORMAT_ZSTD, ZG_GPU_STREAM_ZSTD, 1), "zstd");
+    CHECK_STR(picked(A, A, A, ZG_GPU_FORMAT_GZIP, ZG_GPU_STREAM_DEFLATE, 1), "DEFLATE");
+    CHECK_STR(picked(A, A, A, ZG_GPU_FORMAT_ZLIB, ZG_GPU_STREAM_DEFLATE, 0), "DEFLATE");
+    CHECK_STR(picked(A, A, A, ZG_GPU_FORMAT_LZ4_NUMCODECS, ZG_GPU_STREAM_LZ4, 1), "nvCOMP LZ4");
+    CHECK_STR(picked(A, A, A, BL, ZG_GPU_STREAM_ZSTD, 1), "zstd");
+    CHECK_STR(picked(A, A, A, BL, ZG_GPU_STREAM_DEFLATE, 1), "DEFLATE");
+    CHECK_STR(picked(A, A, A, BL, ZG_GPU_STREAM_LZ4, 1), "LZ4");
+    CHECK_STR(picked(A, A, A, BL, ZG_GPU_STREAM_SNAPPY, 1), "Snappy");
+    /* nvCOMP asked for: taken where it is loaded; else zgpu's (zstd, LZ4) or host threads (DEFLATE: the
+     * nvCOMP entry stays picked and its chunks fail its needs_nvcomp test) */
+    CHECK_STR(picked(N, A, A, ZG_GPU_FORMAT_ZSTD, ZG_GPU_STREAM_ZSTD, 1), "Zstd");
+    CHECK_STR(picked(N, A, A, BL, ZG_GPU_STREAM_ZSTD, 0), "zstd");
+    CHECK_STR(picked(A, N, A, ZG_GPU_FORMAT_GZIP, ZG_GPU_STREAM_DEFLATE, 1), "Deflate");
+    CHECK_STR(picked(A, N, A, BL, ZG_GPU_STREAM_DEFLATE, 0), "Deflate");
+    CHECK_STR(picked(A, A, N, BL, ZG_GPU_STREAM_LZ4, 1), "nvCOMP LZ4");
+    CHECK_STR(picked(A, A, N, BL, ZG_GPU_STREAM_LZ4, 0), "LZ4");
+    CHECK_STR(picked(Z, Z, Z, ZG_GPU_FORMAT_LZ4_NUMCODECS, ZG_GPU_STREAM_LZ4, 1), "nvCOMP LZ4");
+    /* host: DEFLATE streams (blosc's too) go to host threads; blosc's zstd streams stay on zgpu's decoder */
+    CHECK_STR(picked(A, H, A, BL, ZG_GPU_STREAM_DEFLATE, 1), "host");
+    CHECK_STR(picked(H, A, H, BL, ZG_GPU_STREAM_ZSTD, 1), "zstd");
+    CHECK_STR(picked(H, A, H, BL, ZG_GPU_STREAM_LZ4, 1), "LZ4");
+    CHECK(zg_gpu_pick(NULL, BL, ZG_GPU_STREAM_NONE, 1) == NULL);
+    /* stored formats wrapping one stream, and the messages the driver reports */
+    CHECK(zg_gpu_container_of(ZG_GPU_FORMAT_NONE) == NULL && zg_gpu_container_of(BL) == NULL);
+    const zg_gpu_container *gz = zg_gpu_container_of(ZG_GPU_FORMAT_GZIP), *zl = zg_gpu_container_of(ZG_GPU_FORMAT_ZLIB);
+    CHECK(gz && gz->check_kind == 1 && zl && zl->check_kind == 2);
+    if (gz && zl) {
+        CHECK_STR(gz->check_name, "CRC32");
+        CHECK_STR(zl->check_name, "Adler-32");
+    }
+    char text[256];
+    for (size_t i = 0; i < n; i++) {
+        decs[i]->error_text(1, 0, text, sizeof text);
+        CHECK(strstr(text, "LZ4 stream invalid: ") == text || strstr(text, "GPU ") == text);
+    }
+}
+#endif
+
 int main(void) {
+#ifdef ZGPU_HAVE_CUDA
+    test_decoder_registry();
+#endif
     snprintf(tmpdir, sizeof tmpdir, "/tmp/zgpu_test_gpu_read_%d", (int)getpid());
     mkdir(tmpdir, 0755);
     /* cuFile without the nvidia-fs driver reads in compatibility mode only where its configuration allows
