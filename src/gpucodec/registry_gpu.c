@@ -4,7 +4,7 @@
 #include "gpucodec/gpu_decoder.h"
 #include "codec/codec.h"
 #include "common/endian.h"
-#include "device/shim/nvcomp_adapter.h"
+#include "gpucodec/nvcomp/nvcomp_lib.h"
 #include "gpucodec/deflate/deflate_check.h"
 #include "gpucodec/lz4/lz4_check.h"
 

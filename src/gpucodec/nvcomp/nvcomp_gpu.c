@@ -1,5 +1,5 @@
 /* nVIDIA nvCOMP's batched decoders (zstd, DEFLATE, LZ4, Snappy; loaded at run time by the adapter in
- * device/shim/nvcomp_adapter.h) behind the GPU decoder contract (gpu_decoder.h). nvCOMP assumes valid input:
+ * nvcomp_lib.h) behind the GPU decoder contract (gpu_decoder.h). nvCOMP assumes valid input:
  * zstd frames are checked on the host first (zg_zstd_check), LZ4 blocks on the GPU (zg_k_lz4_check_launch, which
  * swaps an invalid block for a valid empty one), DEFLATE only with gpu_trust_input (device/read.c). nvCOMP
  * decodes a whole chunk in one thread block: the time per wave is that of one chunk whatever the wave's size, so
@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include "common/status.h"
 #include "codec/codec.h"
-#include "device/shim/nvcomp_adapter.h"
+#include "gpucodec/nvcomp/nvcomp_lib.h"
 #include "gpucodec/gpu_decoder.h"
 #include "gpucodec/lz4/lz4_check.h"
 #include "gpucodec/lz4/lz4_kernels.h"

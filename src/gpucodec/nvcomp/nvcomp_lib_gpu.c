@@ -1,6 +1,6 @@
-/* nvCOMP adapter (see nvcomp_adapter.h). The few declarations used are written here to match nvCOMP 6's
+/* nvCOMP adapter (see nvcomp_lib.h). The few declarations used are written here to match nvCOMP 6's
  * headers (nvcomp/{zstd,deflate,lz4,snappy,shared_types}.h), so no nvCOMP header is needed to build. */
-#include "device/shim/nvcomp_adapter.h"
+#include "gpucodec/nvcomp/nvcomp_lib.h"
 
 #include <dlfcn.h>
 #include <limits.h>

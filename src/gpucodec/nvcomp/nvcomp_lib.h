@@ -2,8 +2,8 @@
  * zgpu builds and runs without it (compressed chunks then decode on the CPU path). Search order:
  * $ZGPU_NVCOMP_LIB (a file or a directory), the directory of libzgpu / of the executable, the directory
  * found at configure time, then the loader's default search path. */
-#ifndef ZG_NVCOMP_ADAPTER_H
-#define ZG_NVCOMP_ADAPTER_H
+#ifndef ZG_NVCOMP_LIB_H
+#define ZG_NVCOMP_LIB_H
 #include <stddef.h>
 #include <cuda_runtime.h>
 #include "zgpu.h"
