@@ -103,10 +103,22 @@ void dev_pick_decoders(job *j) {
     const int comp = j->pp.comp;
     j->container = zg_gpu_container_of(comp);
     j->dec_main = j->container ? zg_gpu_pick(j->tune, comp, j->container->stream, j->nvc_ok) : NULL;
+    char why[120];
+    if (j->dec_main && j->dec_main->usable && !j->dec_main->usable(why, sizeof why)) { /* this device cannot */
+        if (j->pp.gpu) {
+            j->pp.gpu = 0;
+            snprintf(j->pp.why, sizeof j->pp.why, "codec '%s': GPU %s decoder: %s", j->pp.comp_name,
+                     j->dec_main->name, why);
+        }
+        j->dec_main = NULL;
+    }
     j->plans_scratch = j->dec_main && j->dec_main->plans;
     for (int k = 0; k < ZG_GPU_STREAM_N; k++) {
-        j->dec_kind[k] = comp == ZG_GPU_FORMAT_BLOSC ? zg_gpu_pick(j->tune, comp, (zg_gpu_stream)k, j->nvc_ok) : NULL;
-        if (j->dec_kind[k] && j->dec_kind[k]->plans) j->plans_scratch = 1;
+        const zg_gpu_decoder *d =
+            comp == ZG_GPU_FORMAT_BLOSC ? zg_gpu_pick(j->tune, comp, (zg_gpu_stream)k, j->nvc_ok) : NULL;
+        if (d && d->usable && !d->usable(why, sizeof why)) d = NULL; /* (its streams' chunks decode on the host) */
+        j->dec_kind[k] = d;
+        if (d && d->plans) j->plans_scratch = 1;
     }
 }
 

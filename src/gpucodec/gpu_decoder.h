@@ -102,6 +102,9 @@ struct zg_gpu_decoder {
                            * time is one thread block's), 0 the driver's default, or n (see waves.c) */
     /* Per read (may be NULL: 1 and 1): minimum alignments of its input and output; nonzero: unusable. */
     int (*alignments)(size_t *in, size_t *out);
+    /* Per read (may be NULL: usable everywhere): 0 when the current device cannot run it (e.g. a block needs
+     * more shared memory than the device has), with the reason in why; its streams then decode on the host. */
+    int (*usable)(char *why, size_t n);
     /* Host, per stream (reading threads): 0 if the stream (p, n bytes, decoding to exactly out bytes; at its
      * offset in the stored chunk) may go to the GPU, else the chunk decodes on the host, whose codec names the
      * fault. plan: the chunk's host plan when `plans` (streams of a chunk are planned in order). NULL: 0. */

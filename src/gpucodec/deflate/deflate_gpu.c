@@ -63,12 +63,16 @@ static void inflate_text(int status, int prechecked, char *buf, size_t n) {
  * Waves: its decode is the longer stage, so the first wave's I/O (before any decode) is what a smaller wave saves.
  * H100, four waves against three (zgpu bench --repeat 5, two rounds): oct gzip 15.4-15.5 -> 15.7-15.8 GB/s, field
  * gzip 14.1-14.2 -> 14.7 */
+/* Turing (sm_75) has 64 KiB of shared memory a block, less than a window block needs: no launch there. */
+static int zi_usable(char *why, size_t n) { return zg_inflate_device_check(why, n) == cudaSuccess; }
+
 const zg_gpu_decoder zg_gpu_inflate = {
     .name = "DEFLATE",
     .stream = ZG_GPU_STREAM_DEFLATE,
     .choice = ZGPU_DECODER_ZGPU,
     .containers = 1u << ZG_GPU_FORMAT_GZIP | 1u << ZG_GPU_FORMAT_ZLIB | 1u << ZG_GPU_FORMAT_BLOSC,
     .waves = 4,
+    .usable = zi_usable,
     .check = zi_check,
     .count = zi_count,
     .reserve_device = zi_reserve_device,
