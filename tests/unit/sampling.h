@@ -58,13 +58,16 @@ static int zt_take(void) {
     return take;
 }
 
-/* 1 when the test runs a sample (aggregate thresholds then scale with zt_share). */
+/* 1 when the test runs a sample (aggregate thresholds then scale: zt_enough). */
 static int zt_sampled(void) { return zt_sample_n > 1; }
 
-/* A count that a whole run exceeds, expected of a sample: a quarter of its share (the sequence keeps a long
- * stretch's share close to 1/N; the quarter leaves room for the cases of one kind being fewer). For counts over
- * a few dozen cases, check the whole run's only (`if (!zt_sampled())`). */
-static uint64_t zt_share(uint64_t whole) { return zt_sample_n > 1 ? whole / (4 * (uint64_t)zt_sample_n) : whole; }
+/* A count that a whole run must take above `whole`: in a sample, at least a quarter of its share (the sequence
+ * keeps a long stretch's share close to 1/N; the quarter leaves room for the cases of one kind being fewer), and
+ * nothing asked where that share rounds to 0. For counts over a few dozen cases, check whole runs only
+ * (`if (!zt_sampled())`). */
+static int zt_enough(uint64_t count, uint64_t whole) {
+    return zt_sample_n > 1 ? count >= whole / (4 * (uint64_t)zt_sample_n) : count > whole;
+}
 
 /* One line at the end: how many cases ran. */
 static void zt_sample_report(void) {

@@ -118,7 +118,7 @@ static void test_damaged_streams(void) {
         free(s.p);
     }
     printf("damaged streams: %zu verdicts as libdeflate's, %zu errors\n", agree, ours_err);
-    CHECK(ours_err > zt_share(300)); /* the trials do damage most streams */
+    CHECK(zt_enough(ours_err, 300)); /* the trials do damage most streams */
 }
 
 /* Bits LSB first (header fields); Huffman codes go most significant bit first (put_code). */
@@ -364,7 +364,7 @@ static void test_finder_random(void) {
             }
         }
         CHECK_EQ_U64(differ, 0);
-        CHECK(pass > zt_share(100));
+        CHECK(zt_enough(pass, 100));
         free(b);
     }
     const uint32_t n = 4u << 20;
@@ -381,7 +381,7 @@ static void test_finder_random(void) {
     }
     printf("finder: %u of %u random bit positions pass the quick checks, %u every check\n", quick, scanned, hits);
     CHECK(hits <= 4);
-    CHECK(quick > zt_share(1000) && quick < scanned / 20);
+    CHECK(zt_enough(quick, 1000) && (uint64_t)quick * 20 <= scanned);
     /* the quick checks are necessary: every header of a real stream passes them */
     sample s = make("floats", 1u << 20, 4);
     size_t cn;
@@ -395,7 +395,7 @@ static void test_finder_random(void) {
                 missed += !zi_header_quick(c, (uint32_t)cn, x);
             }
     }
-    CHECK(full > zt_share(10));
+    CHECK(zt_enough(full, 10));
     CHECK_EQ_U64(missed, 0);
     /* a round's word masks keep exactly [from, to): the rounds find the first full hit at or after from */
     for (int t = 0; t < 40; t++) {
@@ -437,8 +437,8 @@ int main(void) {
     printf("valid streams: %zu windows, %zu ended before their last lane (chain break or full match list), %zu "
            "pointer-jumping rounds, %zu streams in serial mode\n", windows, short_windows, rounds, serial_runs);
     CHECK(rounds > (zt_sampled() ? 0 : windows / 4)); /* pointer jumping ran (a share of the windows: of all streams) */
-    CHECK(windows > zt_share(1000));
-    CHECK(serial_runs > zt_share(100)); /* labels and zeros compress beyond ZI_SERIAL_RATIO */
+    CHECK(zt_enough(windows, 1000));
+    CHECK(zt_enough(serial_runs, 100)); /* labels and zeros compress beyond ZI_SERIAL_RATIO */
     test_damaged_streams();
     test_reuse();
     test_parts();
@@ -452,8 +452,8 @@ int main(void) {
         test_parts();
         test_parts_damaged();
         printf("forced %s mode: %zu streams in serial mode\n", force_serial ? "serial" : "windows", serial_runs - before);
-        CHECK(force_serial ? serial_runs - before > zt_share(1000) : serial_runs == before);
-        CHECK(serial_parts > zt_share(100)); /* (the forced serial pass decoded every later part in serial mode) */
+        CHECK(force_serial ? zt_enough(serial_runs - before, 1000) : serial_runs == before);
+        CHECK(zt_enough(serial_parts, 100)); /* (the forced serial pass decoded every later part in serial mode) */
     }
     force_serial = -1;
     test_finder_random();
