@@ -76,10 +76,10 @@ def test_every_field_round_trips(cfg):
 
 
 def test_edges(cfg):
-    cfg.set(pipeline_waves=1, wave_shape=tuple(range(1, 17)), wave_sets=1, zstd_huf_probe=0, inflate_parts=1,
+    cfg.set(pipeline_waves=1, wave_shape=tuple(range(1, 17)), wave_sets=2, zstd_huf_probe=0, inflate_parts=1,
             wave_overlap=True, zstd_rows=False, deflate_decoder="host", lz4_decoder="nvcomp")
     got = cfg.tuning()
-    assert got["pipeline_waves"] == 1 and got["wave_shape"] == tuple(range(1, 17)) and got["wave_sets"] == 1
+    assert got["pipeline_waves"] == 1 and got["wave_shape"] == tuple(range(1, 17)) and got["wave_sets"] == 2
     assert got["zstd_huf_probe"] == 0 and got["inflate_parts"] == 1
     assert got["wave_overlap"] is True and got["zstd_rows"] is False
     assert got["deflate_decoder"] == "host" and got["lz4_decoder"] == "nvcomp"
@@ -101,6 +101,7 @@ def test_edges(cfg):
     ("wave_shape", "1,2", "wave_shape must be a sequence"),
     ("wave_shape", 3, "wave_shape must be a sequence"),
     ("wave_sets", 5, "wave_sets must be in 0..4"),
+    ("wave_sets", 1, "wave_sets must be 0 or in 2..4"),
     ("wave_overlap", "on", "wave_overlap must be True or False"),
     ("zstd_rows", 2, "zstd_rows must be True or False"),
     ("zstd_huf_probe", -2, "zstd_huf_probe must be in -1..4096"),

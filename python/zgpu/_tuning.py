@@ -116,7 +116,10 @@ def validate(name: str, value: Any) -> Any:
             raise ValueError("wave_shape has %d sizes; at most %d" % (len(parts), MAX_SHAPE))
         return tuple(_int("wave_shape[%d]" % i, p, 1, 1000000) for i, p in enumerate(parts))
     if name == "wave_sets":
-        return _int(name, value, 0, 4, " (0 = as many as the memory budget holds)")
+        n = _int(name, value, 0, 4, " (0 = as many as the memory budget holds; a read needs two)")
+        if n == 1:
+            raise ValueError("wave_sets must be 0 or in 2..4 (a read needs two buffer sets), got 1")
+        return n
     if name in ("wave_overlap", "zstd_rows"):
         return _bool(name, value)
     if name == "zstd_huf_probe":

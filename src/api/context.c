@@ -56,8 +56,9 @@ static zgpu_status take_tuning(const zgpu_tuning *in, zgpu_tuning *t) {
     for (int i = 0; i < t->n_wave_shape; i++)
         ZG_RETURN_IF(t->wave_shape[i] == 0 || t->wave_shape[i] > 1000000, ZGPU_ERR_INVALID_ARGUMENT,
                      "zgpu_tuning: wave_shape[%d] is %u (1..1000000)", i, t->wave_shape[i]);
-    ZG_RETURN_IF(t->wave_sets < 0 || t->wave_sets > 4, ZGPU_ERR_INVALID_ARGUMENT,
-                 "zgpu_tuning: wave_sets %d is out of range (0..4)", t->wave_sets);
+    ZG_RETURN_IF(t->wave_sets < 0 || t->wave_sets == 1 || t->wave_sets > 4, ZGPU_ERR_INVALID_ARGUMENT,
+                 "zgpu_tuning: wave_sets %d is out of range (0, or 2..4: a read needs two buffer sets)",
+                 t->wave_sets);
     ZG_RETURN_IF((unsigned)t->wave_overlap > ZGPU_SWITCH_OFF || (unsigned)t->zstd_rows > ZGPU_SWITCH_OFF,
                  ZGPU_ERR_INVALID_ARGUMENT, "zgpu_tuning: wave_overlap / zstd_rows must be a zgpu_switch");
     ZG_RETURN_IF(t->zstd_huf_probe < -1 || t->zstd_huf_probe > 4096, ZGPU_ERR_INVALID_ARGUMENT,

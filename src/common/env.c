@@ -81,7 +81,7 @@ static void load(void) {
             ignored("ZGPU_WAVE_SHAPE", shape, "expected up to 16 positive integers separated by commas");
         }
     }
-    if ((env.has_sets = read_int("ZGPU_WAVE_SETS", 1, 4, &x))) t->wave_sets = (int)x;
+    if ((env.has_sets = read_int("ZGPU_WAVE_SETS", 2, 4, &x))) t->wave_sets = (int)x;
     env.has_overlap = read_switch("ZGPU_WAVE_OVERLAP", &t->wave_overlap);
     env.has_rows = read_switch("ZGPU_ZSTD_ROWS", &t->zstd_rows);
     if ((env.has_probe = read_int("ZGPU_ZSTD_HUF_PROBE", 0, 4096, &x))) t->zstd_huf_probe = (int)x;

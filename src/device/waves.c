@@ -197,8 +197,9 @@ zgpu_status dev_run_waves(job *j, zgpu_read_stats *stats) {
     free(cost);
     if (s != ZGPU_OK) return zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", j->a->path), s;
     stats->waves = (int)nw;
-    /* tuning's wave_sets (2..ZG_MAX_SETS) caps the waves in flight, for measuring what the ring buys */
-    const int sets_cap = j->tune->wave_sets >= 2 && j->tune->wave_sets <= ZG_MAX_SETS ? j->tune->wave_sets : ZG_MAX_SETS;
+    /* tuning's wave_sets (2..ZG_MAX_SETS, checked by the context; 0: all) caps the waves in flight, for measuring
+     * what the ring buys */
+    const int sets_cap = j->tune->wave_sets ? j->tune->wave_sets : ZG_MAX_SETS;
     const size_t n_sets = zg_sets_in_flight(waves, nw, budget, (size_t)sets_cap);
     wave_check wc[ZG_MAX_SETS];
     memset(wc, 0, sizeof wc);

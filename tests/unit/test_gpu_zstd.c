@@ -4,6 +4,7 @@
  * their bytes placed in rows apart (zg_zd_rows), and a throughput figure (printed, not asserted). ZGPU_TEST_QUICK=1 keeps it small for compute-sanitizer. Skips (77) without a GPU. */
 #include "test.h"
 #include "zgpu.h"
+#include "zgpu_experimental.h"
 
 #ifndef ZGPU_HAVE_CUDA
 TEST_MAIN_WITHOUT_CUDA()
@@ -27,6 +28,8 @@ typedef struct frame_in {
 static unsigned g_row_shift;
 /* zgpu_tuning's zstd_huf_probe for the batches (-1: the default; 0: every run's guess mostly wrong) */
 static int g_huf_probe = -1;
+/* zgpu_tuning's profile, as a default context has it (ZGPU_PROFILE=1 from the shell: per-kernel times) */
+static int g_profile;
 #define ROW_GAP 16
 #define GROUP_ROWS 4
 #define MID_STRIDE (-(int32_t)((1u << g_row_shift) + ROW_GAP))
@@ -132,7 +135,7 @@ static double gpu_batch(const frame_in *fr, size_t n, int *planned, int *err, ui
     CUOK(cudaMemcpy(d_order, h_order, nb * sizeof *h_order, cudaMemcpyHostToDevice));
     zg_zd_batch b = {d_blocks, d_frames, d_hufs, d_fses, (uint32_t)nb, (uint32_t)nf, (zg_zd_bres *)d_scr,
                      (uint32_t *)(d_scr + nb * sizeof(zg_zd_bres)), d_status, d_actual, d_order, NULL, NULL, NULL,
-                     {g_row_shift, 2, MID_STRIDE, TOP_STRIDE}, g_huf_probe, 0};
+                     {g_row_shift, 2, MID_STRIDE, TOP_STRIDE}, g_huf_probe, g_profile};
     /* every other batch decodes its Huffman literals on a second stream, beside the sequences (as reads do) */
     static int batches;
     cudaStream_t aux = NULL;
@@ -346,6 +349,13 @@ int main(void) {
     if (!zgpu_gpu_available()) {
         printf("skipped: no GPU (%s)\n", zgpu_last_error());
         return 77;
+    }
+    zgpu_context *ctx = NULL;
+    if (zgpu_context_create(NULL, &ctx) == ZGPU_OK) {
+        zgpu_tuning t;
+        zgpu_context_tuning(ctx, &t);
+        g_profile = t.profile;
+        zgpu_context_free(ctx);
     }
     const int quick = getenv("ZGPU_TEST_QUICK") != NULL, samples_only = getenv("ZGPU_ZSTD_SAMPLE_ONLY") != NULL;
     zcase *cs;

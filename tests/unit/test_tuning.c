@@ -123,7 +123,7 @@ static void test_round_trip_and_copy(void) {
     t.pipeline_waves = 1;
     t.n_wave_shape = ZGPU_TUNING_MAX_SHAPE;
     for (int i = 0; i < ZGPU_TUNING_MAX_SHAPE; i++) t.wave_shape[i] = (unsigned)i + 1;
-    t.wave_sets = 1;
+    t.wave_sets = 2;
     t.zstd_huf_probe = 0;
     t.inflate_parts = 1;
     CHECK_OK(create_with(&t, &got));
@@ -153,6 +153,7 @@ static void bad_shape_big(zgpu_tuning *t) {
 }
 static void bad_sets(zgpu_tuning *t) { t->wave_sets = 5; }
 static void bad_sets_negative(zgpu_tuning *t) { t->wave_sets = -1; }
+static void bad_sets_one(zgpu_tuning *t) { t->wave_sets = 1; }
 static void bad_overlap(zgpu_tuning *t) { t->wave_overlap = (zgpu_switch)3; }
 static void bad_rows(zgpu_tuning *t) { t->zstd_rows = (zgpu_switch)-1; }
 static void bad_probe_low(zgpu_tuning *t) { t->zstd_huf_probe = -2; }
@@ -167,7 +168,8 @@ static void test_invalid(void) {
         {"zstd_decoder", bad_zstd},       {"deflate_decoder", bad_deflate},  {"lz4_decoder", bad_lz4_host},
         {"pipeline_waves", bad_waves_low}, {"pipeline_waves", bad_waves_high}, {"n_wave_shape", bad_shape_count},
         {"n_wave_shape", bad_shape_negative}, {"wave_shape[1]", bad_shape_zero}, {"wave_shape[0]", bad_shape_big},
-        {"wave_sets", bad_sets},          {"wave_sets", bad_sets_negative},  {"wave_overlap", bad_overlap},
+        {"wave_sets", bad_sets},          {"wave_sets", bad_sets_negative}, {"wave_sets", bad_sets_one},
+        {"wave_overlap", bad_overlap},
         {"zstd_rows", bad_rows},          {"zstd_huf_probe", bad_probe_low}, {"zstd_huf_probe", bad_probe_high},
         {"inflate_parts", bad_parts},     {"struct_size", bad_size_small},   {"struct_size", bad_size_zero},
         {"struct_size", bad_size_large},
