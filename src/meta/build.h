@@ -20,6 +20,10 @@ zgpu_status zg_codecs_standardize(zj_value *list, size_t itemsize);
 /** The v2 (numcodecs) object of a registered bytes->bytes v3 codec that has one, made by its implementation for
  *  elements of dt; ZGPU_ERR_UNSUPPORTED naming the codec otherwise. */
 zgpu_status zg_codec_to_v2(const zj_value *codec, const zg_dtype *dt, zj_value **out);
+/** obj[key] = val, taking val; a NULL val (a failed allocation) or a failed set is ZGPU_ERR_NO_MEMORY. */
+zgpu_status zg_json_put(zj_value *obj, const char *key, zj_value *val);
+/** Appends item (taken) to arr; a NULL item or a failed append is ZGPU_ERR_NO_MEMORY. */
+zgpu_status zg_json_put_append(zj_value *arr, zj_value *item);
 /** The kind of a registered codec: 0 array->array, 1 array->bytes, 2 bytes->bytes, -1 unknown name. */
 int zg_codec_kind_of(const char *name);
 

@@ -16,23 +16,13 @@
 #define UNSUP(...) zg_error(ZGPU_ERR_UNSUPPORTED, "zgpu_metadata_convert: " __VA_ARGS__)
 #define OOM() zg_error(ZGPU_ERR_NO_MEMORY, "zgpu_metadata_convert: out of memory")
 
-static zgpu_status put(zj_value *obj, const char *key, zj_value *val) {
-    if (!val || zj_set(obj, key, val) != ZGPU_OK) return OOM();
-    return ZGPU_OK;
-}
-
-static zgpu_status put_append(zj_value *arr, zj_value *item) {
-    if (!item || zj_append(arr, item) != ZGPU_OK) return OOM();
-    return ZGPU_OK;
-}
-
 /* The v2 form of a "numcodecs.<id>" entry: {"id": <id>, ...configuration} (the inverse of the v2 parser's). */
 static zgpu_status numcodecs_v2(const zj_value *codec, const char *id, zj_value **out) {
     zj_value *o = zj_new_object();
-    zgpu_status st = o ? put(o, "id", zj_new_string(id)) : OOM();
+    zgpu_status st = o ? zg_json_put(o, "id", zj_new_string(id)) : OOM();
     const zj_value *conf = zj_get(codec, "configuration");
     for (size_t i = 0; st == ZGPU_OK && conf && i < conf->n; i++)
-        if (strcmp(conf->keys[i], "id") != 0) st = put(o, conf->keys[i], zj_clone(conf->items[i]));
+        if (strcmp(conf->keys[i], "id") != 0) st = zg_json_put(o, conf->keys[i], zj_clone(conf->items[i]));
     if (st != ZGPU_OK) {
         zj_free(o);
         return st;
@@ -95,7 +85,7 @@ static zgpu_status chain_to_v2(const zg_array_meta *m, v2_codecs *out) {
         if (id && kind != 2 && zg_meta_v2_array_filter(id)) {
             zj_value *f = NULL;
             st = numcodecs_v2(list->items[i], id, &f);
-            if (st == ZGPU_OK) st = put_append(out->filters, f);
+            if (st == ZGPU_OK) st = zg_json_put_append(out->filters, f);
         } else if (!strcmp(name, "transpose")) {
             st = UNSUP("codec 'transpose' after other array->array codecs has no Zarr v2 form (v2's order comes "
                        "first)");
@@ -129,12 +119,12 @@ static zgpu_status chain_to_v2(const zg_array_meta *m, v2_codecs *out) {
         } else {
             st = UNSUP("codec '%s' after the array->bytes codec has no Zarr v2 form", name);
         }
-        if (st == ZGPU_OK) st = put_append(bytes_filters, f);
+        if (st == ZGPU_OK) st = zg_json_put_append(bytes_filters, f);
     }
     if (st == ZGPU_OK && bytes_filters->n) {
         out->compressor = bytes_filters->items[--bytes_filters->n];
         for (size_t k = 0; st == ZGPU_OK && k < bytes_filters->n; k++) {
-            st = put_append(out->filters, bytes_filters->items[k]);
+            st = zg_json_put_append(out->filters, bytes_filters->items[k]);
             bytes_filters->items[k] = NULL;
         }
     }
@@ -153,7 +143,7 @@ static zgpu_status check_no_dimension_names(const zg_array_meta *m) {
     if (!any) return ZGPU_OK;
     zj_value *names = zj_new_array();
     for (int i = 0; names && i < m->ndim; i++)
-        if (put_append(names, m->dimension_names[i] ? zj_new_string(m->dimension_names[i]) : zj_new_null()) !=
+        if (zg_json_put_append(names, m->dimension_names[i] ? zj_new_string(m->dimension_names[i]) : zj_new_null()) !=
             ZGPU_OK) {
             zj_free(names);
             names = NULL;
@@ -176,14 +166,14 @@ static zgpu_status to_v2(const zg_array_meta *m, unsigned flags, zj_value **out)
     ZG_FORWARD(chain_to_v2(m, &c));
     char typestr[16], order[2] = {c.order, 0};
     zj_value *doc = zj_new_object();
-    zgpu_status st = doc ? put(doc, "dtype", zj_new_string(zg_dtype_to_v2(&m->dtype, c.big_endian, typestr))) : OOM();
-    if (st == ZGPU_OK) st = put(doc, "order", zj_new_string(order));
+    zgpu_status st = doc ? zg_json_put(doc, "dtype", zj_new_string(zg_dtype_to_v2(&m->dtype, c.big_endian, typestr))) : OOM();
+    if (st == ZGPU_OK) st = zg_json_put(doc, "order", zj_new_string(order));
     if (st == ZGPU_OK) {
-        st = put(doc, "filters", c.filters->n ? c.filters : zj_new_null());
+        st = zg_json_put(doc, "filters", c.filters->n ? c.filters : zj_new_null());
         if (c.filters->n) c.filters = NULL;
     }
     if (st == ZGPU_OK) {
-        st = put(doc, "compressor", c.compressor ? c.compressor : zj_new_null());
+        st = zg_json_put(doc, "compressor", c.compressor ? c.compressor : zj_new_null());
         c.compressor = NULL;
     }
     zj_free(c.filters);
@@ -197,7 +187,7 @@ static zgpu_status to_v2(const zg_array_meta *m, unsigned flags, zj_value **out)
         *out = zg_meta_to_value(&v2);
         if (!*out) st = OOM();
     }
-    if (st == ZGPU_OK) st = put(*out, "attributes", zj_clone(m->attributes));
+    if (st == ZGPU_OK) st = zg_json_put(*out, "attributes", zj_clone(m->attributes));
     if (st != ZGPU_OK && *out) {
         zj_free(*out);
         *out = NULL;
@@ -244,7 +234,7 @@ ZGPU_API zgpu_status zgpu_metadata_convert(const char *json, int to_zarr_format,
     } else { /* same format: the document as zgpu writes it */
         doc = zg_meta_to_value(&m);
         st = doc ? ZGPU_OK : OOM();
-        if (st == ZGPU_OK && m.zarr_format == 2) st = put(doc, "attributes", zj_clone(m.attributes));
+        if (st == ZGPU_OK && m.zarr_format == 2) st = zg_json_put(doc, "attributes", zj_clone(m.attributes));
     }
     zg_meta_free(&m);
     if (st == ZGPU_OK) {

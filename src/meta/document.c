@@ -12,14 +12,12 @@
 #define BAD(...) zg_error(ZGPU_ERR_INVALID_ARGUMENT, __VA_ARGS__)
 #define OOM() zg_error(ZGPU_ERR_NO_MEMORY, "metadata: out of memory")
 
-/* Adds obj[key] = val, taking val; a NULL val (failed allocation) or a failed set is NO_MEMORY. */
-static zgpu_status put(zj_value *obj, const char *key, zj_value *val) {
+zgpu_status zg_json_put(zj_value *obj, const char *key, zj_value *val) {
     if (!val || zj_set(obj, key, val) != ZGPU_OK) return OOM();
     return ZGPU_OK;
 }
 
-/* Appends item (taken) to arr; NULL item or a failed append is NO_MEMORY. */
-static zgpu_status put_append(zj_value *arr, zj_value *item) {
+zgpu_status zg_json_put_append(zj_value *arr, zj_value *item) {
     if (!item || zj_append(arr, item) != ZGPU_OK) return OOM();
     return ZGPU_OK;
 }
@@ -79,7 +77,7 @@ static zgpu_status v3_chain(const zgpu_array_spec *s, const zg_dtype *dt, zj_val
     zgpu_status st = ZGPU_OK;
     if (!s->codecs) {
         zj_value *tail = NULL;
-        st = put_append(chain, bytes_codec(dt, s->big_endian));
+        st = zg_json_put_append(chain, bytes_codec(dt, s->big_endian));
         if (st == ZGPU_OK) st = zg_codec_spec_to_json(s->codec_spec ? s->codec_spec : "none", dt, 3, &tail);
         if (st == ZGPU_OK) st = splice(chain, tail);
         if (st != ZGPU_OK) zj_free(chain);
@@ -117,13 +115,13 @@ static zgpu_status v3_chain(const zgpu_array_spec *s, const zg_dtype *dt, zj_val
         has_array_to_bytes |= kind == 1;
         zj_value *norm = NULL;
         st = zg_codec_normalize(el, dt, &norm);
-        if (st == ZGPU_OK) st = put_append(chain, norm);
+        if (st == ZGPU_OK) st = zg_json_put_append(chain, norm);
         else zg_error_prefix("codec '%s': ", name);
     }
     zj_free(given);
     if (st == ZGPU_OK && !has_array_to_bytes) { /* the serializer goes after the array->array codecs */
         zj_value *b = bytes_codec(dt, s->big_endian);
-        st = put_append(chain, b);
+        st = zg_json_put_append(chain, b);
         if (st == ZGPU_OK) {
             memmove(chain->items + n_leading_a2a + 1, chain->items + n_leading_a2a,
                     (chain->n - 1 - n_leading_a2a) * sizeof *chain->items);
@@ -140,22 +138,22 @@ static zgpu_status sharding_codec(int ndim, const uint64_t *chunks, zj_value *in
     zj_value *conf = zj_new_object(), *index = zj_new_array();
     zj_value *little = zj_new_object();
     zgpu_status st = conf && index && little ? ZGPU_OK : OOM();
-    if (st == ZGPU_OK) st = put(little, "endian", zj_new_string("little"));
+    if (st == ZGPU_OK) st = zg_json_put(little, "endian", zj_new_string("little"));
     if (st == ZGPU_OK) {
-        st = put_append(index, zg_codec_json("bytes", little));
+        st = zg_json_put_append(index, zg_codec_json("bytes", little));
         little = NULL;
     }
-    if (st == ZGPU_OK) st = put_append(index, zg_codec_json("crc32c", NULL));
-    if (st == ZGPU_OK) st = put(conf, "chunk_shape", u64_list(ndim, chunks));
+    if (st == ZGPU_OK) st = zg_json_put_append(index, zg_codec_json("crc32c", NULL));
+    if (st == ZGPU_OK) st = zg_json_put(conf, "chunk_shape", u64_list(ndim, chunks));
     if (st == ZGPU_OK) {
-        st = put(conf, "codecs", inner);
+        st = zg_json_put(conf, "codecs", inner);
         inner = NULL;
     }
     if (st == ZGPU_OK) {
-        st = put(conf, "index_codecs", index);
+        st = zg_json_put(conf, "index_codecs", index);
         index = NULL;
     }
-    if (st == ZGPU_OK) st = put(conf, "index_location", zj_new_string("end"));
+    if (st == ZGPU_OK) st = zg_json_put(conf, "index_location", zj_new_string("end"));
     zj_free(inner);
     zj_free(index);
     zj_free(little);
@@ -168,25 +166,25 @@ static zgpu_status sharding_codec(int ndim, const uint64_t *chunks, zj_value *in
 }
 
 static zgpu_status build_v3(const zgpu_array_spec *s, const zg_dtype *dt, const uint64_t *chunks, zj_value *doc) {
-    zgpu_status st = put(doc, "zarr_format", zj_new_int(3));
-    if (st == ZGPU_OK) st = put(doc, "node_type", zj_new_string("array"));
-    if (st == ZGPU_OK) st = put(doc, "shape", u64_list(s->ndim, s->shape));
-    if (st == ZGPU_OK) st = put(doc, "data_type", zj_new_string(dt->name));
+    zgpu_status st = zg_json_put(doc, "zarr_format", zj_new_int(3));
+    if (st == ZGPU_OK) st = zg_json_put(doc, "node_type", zj_new_string("array"));
+    if (st == ZGPU_OK) st = zg_json_put(doc, "shape", u64_list(s->ndim, s->shape));
+    if (st == ZGPU_OK) st = zg_json_put(doc, "data_type", zj_new_string(dt->name));
     zj_value *grid = NULL, *gconf = NULL, *cke = NULL, *v = NULL;
     if (st == ZGPU_OK) {
         gconf = zj_new_object();
-        st = gconf ? put(gconf, "chunk_shape", u64_list(s->ndim, s->shards ? s->shards : chunks))
+        st = gconf ? zg_json_put(gconf, "chunk_shape", u64_list(s->ndim, s->shards ? s->shards : chunks))
                    : OOM();
         if (st == ZGPU_OK) {
             grid = zj_new_object();
-            st = grid ? put(grid, "name", zj_new_string("regular")) : OOM();
+            st = grid ? zg_json_put(grid, "name", zj_new_string("regular")) : OOM();
         }
         if (st == ZGPU_OK) {
-            st = put(grid, "configuration", gconf);
+            st = zg_json_put(grid, "configuration", gconf);
             gconf = NULL;
         }
         if (st == ZGPU_OK) {
-            st = put(doc, "chunk_grid", grid);
+            st = zg_json_put(doc, "chunk_grid", grid);
             grid = NULL;
         }
         zj_free(gconf);
@@ -197,19 +195,19 @@ static zgpu_status build_v3(const zgpu_array_spec *s, const zg_dtype *dt, const 
     } else if (st == ZGPU_OK) {
         char sep[2] = {s->separator ? s->separator : '/', 0};
         zj_value *conf = zj_new_object();
-        st = conf ? put(conf, "separator", zj_new_string(sep)) : OOM();
+        st = conf ? zg_json_put(conf, "separator", zj_new_string(sep)) : OOM();
         if (st == ZGPU_OK) {
             cke = zj_new_object();
-            st = cke ? put(cke, "name", zj_new_string("default")) : OOM();
+            st = cke ? zg_json_put(cke, "name", zj_new_string("default")) : OOM();
             if (st == ZGPU_OK) {
-                st = put(cke, "configuration", conf);
+                st = zg_json_put(cke, "configuration", conf);
                 conf = NULL;
             }
         }
         zj_free(conf);
     }
     if (st == ZGPU_OK) {
-        st = put(doc, "chunk_key_encoding", cke);
+        st = zg_json_put(doc, "chunk_key_encoding", cke);
         cke = NULL;
     }
     zj_free(cke);
@@ -221,7 +219,7 @@ static zgpu_status build_v3(const zgpu_array_spec *s, const zg_dtype *dt, const 
         if (!v) st = OOM();
     }
     if (st == ZGPU_OK) {
-        st = put(doc, "fill_value", v);
+        st = zg_json_put(doc, "fill_value", v);
         v = NULL;
     }
     zj_value *chain = NULL;
@@ -232,18 +230,18 @@ static zgpu_status build_v3(const zgpu_array_spec *s, const zg_dtype *dt, const 
         chain = NULL;
         if (st == ZGPU_OK) {
             chain = zj_new_array();
-            st = chain ? put_append(chain, shard) : OOM();
+            st = chain ? zg_json_put_append(chain, shard) : OOM();
             if (!chain) zj_free(shard);
         }
     }
     if (st == ZGPU_OK) {
-        st = put(doc, "codecs", chain);
+        st = zg_json_put(doc, "codecs", chain);
         chain = NULL;
     }
     zj_free(chain);
     if (st == ZGPU_OK && s->attributes) {
         st = parse_member(s->attributes, "attributes", ZJ_OBJECT, &v);
-        if (st == ZGPU_OK) st = put(doc, "attributes", v);
+        if (st == ZGPU_OK) st = zg_json_put(doc, "attributes", v);
     }
     if (st == ZGPU_OK && s->dimension_names) {
         st = parse_member(s->dimension_names, "dimension_names", ZJ_ARRAY, &v);
@@ -252,7 +250,7 @@ static zgpu_status build_v3(const zgpu_array_spec *s, const zg_dtype *dt, const 
                 st = BAD("dimension_names: entry %zu is neither a string nor null", i);
         if (st == ZGPU_OK && v->n != (size_t)s->ndim)
             st = BAD("dimension_names has %zu entries, the array %d dimensions", v->n, s->ndim);
-        if (st == ZGPU_OK) st = put(doc, "dimension_names", v);
+        if (st == ZGPU_OK) st = zg_json_put(doc, "dimension_names", v);
         else zj_free(v);
     }
     return st;
@@ -268,32 +266,32 @@ static zgpu_status build_v2(const zgpu_array_spec *s, const zg_dtype *dt, const 
     if (sep != '.' && sep != '/') return BAD("dimension separator '%c' is not '.' or '/'", sep);
     char typestr[16], text[2] = {0, 0};
     zj_value *v = NULL;
-    zgpu_status st = put(doc, "zarr_format", zj_new_int(2));
-    if (st == ZGPU_OK) st = put(doc, "shape", u64_list(s->ndim, s->shape));
-    if (st == ZGPU_OK) st = put(doc, "chunks", u64_list(s->ndim, chunks));
-    if (st == ZGPU_OK) st = put(doc, "dtype", zj_new_string(zg_dtype_to_v2(dt, s->big_endian, typestr)));
+    zgpu_status st = zg_json_put(doc, "zarr_format", zj_new_int(2));
+    if (st == ZGPU_OK) st = zg_json_put(doc, "shape", u64_list(s->ndim, s->shape));
+    if (st == ZGPU_OK) st = zg_json_put(doc, "chunks", u64_list(s->ndim, chunks));
+    if (st == ZGPU_OK) st = zg_json_put(doc, "dtype", zj_new_string(zg_dtype_to_v2(dt, s->big_endian, typestr)));
     if (st == ZGPU_OK && s->v2_compressor) st = parse_member(s->v2_compressor, "compressor", -1, &v);
     else if (st == ZGPU_OK) st = zg_codec_spec_to_json(s->codec_spec ? s->codec_spec : "none", dt, 2, &v);
     if (st == ZGPU_OK && v->type != ZJ_NULL && v->type != ZJ_OBJECT) {
         zj_free(v);
         st = BAD("compressor must be null or an object");
     }
-    if (st == ZGPU_OK) st = put(doc, "compressor", v);
+    if (st == ZGPU_OK) st = zg_json_put(doc, "compressor", v);
     if (st == ZGPU_OK) st = parse_member(s->fill_value, "fill_value", -1, &v);
-    if (st == ZGPU_OK) st = put(doc, "fill_value", v ? v : zj_new_null());
+    if (st == ZGPU_OK) st = zg_json_put(doc, "fill_value", v ? v : zj_new_null());
     text[0] = order;
-    if (st == ZGPU_OK) st = put(doc, "order", zj_new_string(text));
+    if (st == ZGPU_OK) st = zg_json_put(doc, "order", zj_new_string(text));
     if (st == ZGPU_OK) st = parse_member(s->v2_filters, "filters", -1, &v);
     if (st == ZGPU_OK && v && v->type != ZJ_NULL && v->type != ZJ_ARRAY) {
         zj_free(v);
         st = BAD("filters must be null or a list");
     }
-    if (st == ZGPU_OK) st = put(doc, "filters", v ? v : zj_new_null());
+    if (st == ZGPU_OK) st = zg_json_put(doc, "filters", v ? v : zj_new_null());
     text[0] = sep;
-    if (st == ZGPU_OK) st = put(doc, "dimension_separator", zj_new_string(text));
+    if (st == ZGPU_OK) st = zg_json_put(doc, "dimension_separator", zj_new_string(text));
     if (st == ZGPU_OK && s->attributes) {
         st = parse_member(s->attributes, "attributes", ZJ_OBJECT, &v);
-        if (st == ZGPU_OK) st = put(doc, "attributes", v);
+        if (st == ZGPU_OK) st = zg_json_put(doc, "attributes", v);
     }
     return st;
 }

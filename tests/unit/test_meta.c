@@ -9,6 +9,7 @@
 #include "meta/dtype.h"
 #include "meta/metadata.h"
 #include "test.h"
+#include "meta_helpers.h"
 #include "common/json.h"
 #include "common/status.h"
 
@@ -433,19 +434,7 @@ static const char k_group_v3[] =
     "}"
     ;
 
-/* ---- helpers ---- */
-
-static int hexval(char c) { return c <= '9' ? c - '0' : c - 'a' + 10; }
-
-/* Compares n bytes at p with a lowercase hex string of 2n digits. */
-static int bytes_equal_hex(const uint8_t *p, size_t n, const char *hex) {
-    if (strlen(hex) != 2 * n) return 0;
-    for (size_t i = 0; i < n; i++)
-        if (p[i] != (uint8_t)(hexval(hex[2 * i]) * 16 + hexval(hex[2 * i + 1]))) return 0;
-    return 1;
-}
-
-static char *compact(const zj_value *v) { return zj_write(v, 0); }
+/* ---- helpers (and meta_helpers.h) ---- */
 
 /* Compact form of a JSON text (so expected documents can be written on one line). */
 static char *compact_text(const char *text) {
@@ -456,14 +445,6 @@ static char *compact_text(const char *text) {
     return s;
 }
 
-#define CHECK_JSON(value, expected)                                      \
-    do {                                                                 \
-        char *zt_txt = compact(value);                                   \
-        CHECK_STR(zt_txt, expected);                                     \
-        free(zt_txt);                                                    \
-    } while (0)
-
-static int last_error_has(const char *needle) { return strstr(zgpu_last_error(), needle) != NULL; }
 
 /* Every field of two parsed metadata structs agrees. */
 static int meta_equal(const zg_array_meta *a, const zg_array_meta *b) {
