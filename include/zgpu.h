@@ -90,7 +90,7 @@ typedef struct zgpu_context_options {
                                     eighth of the GPU's memory, between 256 MiB and 16 GiB */
     zgpu_gds_mode gds_mode;
     int gpu_decode;              /* 1 (default): decode on the GPU where a GPU decoder exists; 0: CPU fallback */
-    int gpu_trust_input;         /* Only for nvCOMP's DEFLATE decoder (ZGPU_DEFLATE_DECODER=nvcomp), which needs
+    int gpu_trust_input;         /* Only for nvCOMP's DEFLATE decoder (tuning deflate_decoder = NVCOMP), which needs
                                   * valid input: 1 lets it decode gzip / zlib chunks after the host header checks,
                                   * for data you trust (a corrupt stream may fault the CUDA context); 0 (default):
                                   * host threads decode them instead. zgpu's own DEFLATE decoder (the default)

@@ -9,8 +9,9 @@
  * 4, its entry's `waves`) of at least PIPELINE_MIN_WAVE bytes, so that the decode of one wave overlaps the I/O
  * of the next. nvCOMP decodes a whole zstd / DEFLATE / LZ4 chunk in one thread block: the time per wave is that
  * of one chunk whatever the wave's size, so such reads (waves = 1) keep the fewest waves the memory budget
- * allows. So do selections that compress better than 4:1: their I/O is short next to their decode, which a split would only
- * lengthen (a wave's decode time has a floor, its longest chain of dependent steps). ZGPU_PIPELINE_WAVES=n sets
+ * allows. So do selections that compress better than 4:1: their I/O is short next to their decode, which a split
+ * would only lengthen (a wave's decode time has a floor, its longest chain of dependent steps). Tuning's
+ * pipeline_waves = n sets
  * the count for every read, with no minimum wave size (1: off, for measuring the decode stage alone; n > 1 also
  * lets tests pipeline small arrays). Returns the wave count to aim at. */
 /* Five: a wave's reads cost little more than its share since the next wave's overlap them (dev_run_waves), and the
