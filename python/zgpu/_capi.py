@@ -37,6 +37,8 @@ class ContextOptions(Structure):
         ("gpu_decode", c_int),
         ("gpu_trust_input", c_int),
         ("tuning", c_void_p),  # const zgpu_tuning * (zgpu_experimental.h); NULL = defaults
+        ("max_decoded_chunk_bytes", c_size_t),
+        ("confine_to_store", c_int),
     ]
 
 

@@ -16,7 +16,8 @@ class Context:
     """Owns one zgpu_context. Arrays and groups hold a reference, so it is freed after the last of them."""
 
     def __init__(self, num_threads: int, device: int, budget: int, gds: str, gpu_decode: bool,
-                 gpu_trust_input: bool = False, tuning: Optional[Dict[str, Any]] = None) -> None:
+                 gpu_trust_input: bool = False, tuning: Optional[Dict[str, Any]] = None,
+                 max_decoded_chunk_bytes: int = 0, confine_to_store: bool = False) -> None:
         opts = _capi.ContextOptions()
         lib.zgpu_context_options_init(ctypes.byref(opts))
         opts.num_threads = num_threads
@@ -25,6 +26,8 @@ class Context:
         opts.gds_mode = _GDS[gds]
         opts.gpu_decode = 1 if gpu_decode else 0
         opts.gpu_trust_input = 1 if gpu_trust_input else 0
+        opts.max_decoded_chunk_bytes = max_decoded_chunk_bytes
+        opts.confine_to_store = 1 if confine_to_store else 0
         t = _tuning.to_struct(tuning) if tuning else None  # the context copies it: it need not outlive the call
         opts.tuning = ctypes.addressof(t) if t is not None else None
         handle = ctypes.c_void_p()
@@ -71,6 +74,8 @@ class Config:
         self.gds = "auto"
         self.gpu_decode = True
         self.gpu_trust_input = False
+        self.max_decoded_chunk_bytes = 0
+        self.confine_to_store = False
         self._tuning: Dict[str, Any] = {}  # the tuning fields set away from their defaults
         self._lock = threading.Lock()
         self._contexts: Dict[int, Context] = {}
@@ -78,6 +83,7 @@ class Config:
     def set(self, *, num_threads: Optional[int] = None, device: Optional[int] = None,
             device_memory_budget: Optional[int] = None, gds: Optional[str] = None,
             gpu_decode: Optional[bool] = None, gpu_trust_input: Optional[bool] = None,
+            max_decoded_chunk_bytes: Optional[int] = None, confine_to_store: Optional[bool] = None,
             zstd_decoder: Any = _UNSET, deflate_decoder: Any = _UNSET, lz4_decoder: Any = _UNSET,
             pipeline_waves: Any = _UNSET, wave_shape: Any = _UNSET, wave_sets: Any = _UNSET,
             wave_overlap: Any = _UNSET, zstd_rows: Any = _UNSET, zstd_huf_probe: Any = _UNSET,
@@ -93,6 +99,9 @@ class Config:
         tuning = {k: _tuning.validate(k, v) for k, v in given.items() if v is not _UNSET}
         if num_threads is not None and int(num_threads) < 0:
             raise ValueError("num_threads must be >= 0 (0 = number of CPUs), got %r" % num_threads)
+        if max_decoded_chunk_bytes is not None and int(max_decoded_chunk_bytes) < 0:
+            raise ValueError("max_decoded_chunk_bytes must be >= 0 (0 = the default cap), got %r"
+                             % (max_decoded_chunk_bytes,))
         if gds is not None and gds not in _GDS:
             raise ValueError("gds must be one of 'auto', 'off', 'on', got %r" % (gds,))
         with self._lock:
@@ -113,6 +122,10 @@ class Config:
                 self.gpu_decode = bool(gpu_decode)
             if gpu_trust_input is not None:
                 self.gpu_trust_input = bool(gpu_trust_input)
+            if max_decoded_chunk_bytes is not None:
+                self.max_decoded_chunk_bytes = int(max_decoded_chunk_bytes)
+            if confine_to_store is not None:
+                self.confine_to_store = bool(confine_to_store)
             self._contexts.clear()
 
     def context(self, device: Optional[int] = None) -> Context:
@@ -122,7 +135,8 @@ class Config:
             ctx = self._contexts.get(dev)
             if ctx is None:
                 ctx = Context(self.num_threads, dev, self.device_memory_budget, self.gds, self.gpu_decode,
-                              self.gpu_trust_input, dict(self._tuning))
+                              self.gpu_trust_input, dict(self._tuning), self.max_decoded_chunk_bytes,
+                              self.confine_to_store)
                 self._contexts[dev] = ctx
             return ctx
 
@@ -134,8 +148,9 @@ class Config:
     def __repr__(self) -> str:
         tuning = "".join(", %s=%r" % kv for kv in _tuning.changed(self._tuning))
         return ("zgpu.Config(num_threads=%d, device=%d, device_memory_budget=%d, gds=%r, gpu_decode=%r, "
-                "gpu_trust_input=%r%s)" % (self.num_threads, self.device, self.device_memory_budget, self.gds,
-                                           self.gpu_decode, self.gpu_trust_input, tuning))
+                "gpu_trust_input=%r, max_decoded_chunk_bytes=%d, confine_to_store=%r%s)"
+                % (self.num_threads, self.device, self.device_memory_budget, self.gds, self.gpu_decode,
+                   self.gpu_trust_input, self.max_decoded_chunk_bytes, self.confine_to_store, tuning))
 
 
 config = Config()

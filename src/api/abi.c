@@ -17,6 +17,7 @@ static const abi_member k_members[] = {
     M(zgpu_context_options, struct_size), M(zgpu_context_options, num_threads), M(zgpu_context_options, device),
     M(zgpu_context_options, device_memory_budget), M(zgpu_context_options, gds_mode),
     M(zgpu_context_options, gpu_decode), M(zgpu_context_options, gpu_trust_input), M(zgpu_context_options, tuning),
+    M(zgpu_context_options, max_decoded_chunk_bytes), M(zgpu_context_options, confine_to_store),
 
     M(zgpu_read_stats, struct_size), M(zgpu_read_stats, plan_s), M(zgpu_read_stats, io_s), M(zgpu_read_stats, h2d_s),
     M(zgpu_read_stats, decode_s), M(zgpu_read_stats, scatter_s), M(zgpu_read_stats, total_s),
