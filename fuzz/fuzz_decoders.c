@@ -64,14 +64,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
      * memory limit measures the codec, not the bomb. */
     zg_buf grow = ZG_BUF_INIT;
     int tried = fc->vt != &zg_codec_bz2 || n <= 64;
-    zgpu_status sg = tried ? c->vt->decode_bytes(c, in, n, &grow, SIZE_MAX) : ZGPU_ERR_CORRUPT_DATA;
+    zgpu_status sg = tried ? c->vt->decode_bytes(c, in, n, &grow, ZG_OUT_ANY) : ZGPU_ERR_CORRUPT_DATA;
 
     /* Fixed caller memory, with a guard zone that must stay untouched. */
     uint8_t *mem = malloc(cap + 64);
     if (!mem) abort();
     memset(mem, 0xA5, cap + 64);
     zg_buf fixed = zg_buf_wrap(mem, cap);
-    zgpu_status sf = c->vt->decode_bytes(c, in, n, &fixed, fixed_expected);
+    zgpu_status sf = c->vt->decode_bytes(c, in, n, &fixed, (data[1] & 1) ? zg_out_exact(cap) : ZG_OUT_ANY);
     for (size_t i = cap; i < cap + 64; i++)
         if (mem[i] != 0xA5) abort(); /* wrote past the fixed buffer */
     if (sf == ZGPU_OK && (fixed.size > cap || (fixed_expected != SIZE_MAX && fixed.size != fixed_expected))) abort();
@@ -83,10 +83,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         abort();
     if (sg == ZGPU_ERR_INTERNAL || sf == ZGPU_ERR_INTERNAL) abort();
 
+    /* Growable, only a limit (what a chain passes behind a filter or a shard): never more than the limit,
+     * the same bytes as the unlimited decode, and whatever fits the limit decodes. Bounded, so bz2 too. */
+    zg_buf lim = ZG_BUF_INIT;
+    zgpu_status sl = c->vt->decode_bytes(c, in, n, &lim, zg_out_upto(cap));
+    if (sl == ZGPU_OK && lim.size > cap) abort();
+    if (sl == ZGPU_OK && sg == ZGPU_OK && (lim.size != grow.size || (lim.size && memcmp(lim.data, grow.data, lim.size))))
+        abort();
+    if (sg == ZGPU_OK && sl != ZGPU_OK && grow.size <= cap) abort();
+    if (sl == ZGPU_ERR_INTERNAL) abort();
+    zg_buf_free(&lim);
+
     if (round_trip) {
         zg_buf enc = ZG_BUF_INIT, dec = ZG_BUF_INIT;
         if (c->vt->encode_bytes(c, in, n, &enc) != ZGPU_OK) abort();
-        if (c->vt->decode_bytes(c, enc.data, enc.size, &dec, n) != ZGPU_OK) abort();
+        if (c->vt->decode_bytes(c, enc.data, enc.size, &dec, zg_out_exact(n)) != ZGPU_OK) abort();
         if (dec.size != n || (n && memcmp(dec.data, in, n) != 0)) abort();
         zg_buf_free(&enc);
         zg_buf_free(&dec);

@@ -57,6 +57,7 @@ static zgpu_status array_init(zgpu_array *a) {
         zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", a->path);
         return st;
     }
+    zg_chain_set_decode_cap(a->chain, a->ctx->opts.max_decoded_chunk_bytes);
     memcpy(a->read_chunk, a->meta.chunk_shape, sizeof a->read_chunk);
     if (zg_is_sharding(a->chain->a2b)) {
         a->sharding = a->chain->a2b;

@@ -19,7 +19,8 @@
 extern const zg_codec_vtable zg_codec_blosc;
 extern const zg_codec_vtable zg_codec_numcodecs_blosc;
 
-/* Largest header-declared size we allocate for when the caller gives no expected size. */
+/* Largest header-declared size we allocate for when the caller gives no limit (direct callers only: a chain
+ * always passes the chunk's size or bound). */
 #define BLOSC_TRUST_MAX ((size_t)1 << 30)
 
 typedef struct blosc_codec {
@@ -140,7 +141,8 @@ static zj_value *zb_to_json(const zg_codec *cc) {
 static zj_value *zb_to_json_v2(const zg_codec *c) { return zb_conf((const blosc_codec *)c, 2); }
 
 /* ---- decode ---- */
-static zgpu_status zb_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, size_t expected) {
+static zgpu_status zb_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, zg_out_size want) {
+    const size_t expected = want.exact;
     ZG_RETURN_IF(n < BLOSC_MIN_HEADER_LENGTH, ZGPU_ERR_CORRUPT_DATA,
                  "blosc: input of %zu bytes is shorter than the %d-byte header", n, BLOSC_MIN_HEADER_LENGTH);
     size_t nbytes = 0, cbytes = 0, blocksize = 0;
@@ -154,9 +156,12 @@ static zgpu_status zb_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_
                  n);
     ZG_RETURN_IF(expected != SIZE_MAX && nbytes != expected, ZGPU_ERR_CORRUPT_DATA,
                  "blosc: header size %zu does not match the expected %zu bytes", nbytes, expected);
+    ZG_RETURN_IF(nbytes > want.limit, ZGPU_ERR_CORRUPT_DATA,
+                 "blosc: data decodes to more than the %zu bytes this chunk can hold (header size %zu)", want.limit,
+                 nbytes);
     ZG_RETURN_IF(out->fixed && nbytes > out->cap, ZGPU_ERR_CORRUPT_DATA,
                  "blosc: header size %zu is larger than the %zu-byte output buffer", nbytes, out->cap);
-    ZG_RETURN_IF(expected == SIZE_MAX && !out->fixed && nbytes > BLOSC_TRUST_MAX, ZGPU_ERR_CORRUPT_DATA,
+    ZG_RETURN_IF(want.limit == SIZE_MAX && !out->fixed && nbytes > BLOSC_TRUST_MAX, ZGPU_ERR_CORRUPT_DATA,
                  "blosc: header claims %zu decoded bytes, more than the 1 GiB accepted without a known chunk size",
                  nbytes);
     out->size = 0;
@@ -170,6 +175,13 @@ static zgpu_status zb_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_
     }
     out->size = nbytes;
     return ZGPU_OK;
+}
+
+/* blosc never writes more than the data plus its header (incompressible data is stored as is). */
+static size_t zb_encoded_size(const zg_codec *c, size_t decoded, int *exact) {
+    (void)c;
+    *exact = 0;
+    return zg_size_add(decoded, BLOSC_MAX_OVERHEAD);
 }
 
 /* ---- encode ---- */
@@ -205,6 +217,7 @@ const zg_codec_vtable zg_codec_blosc = {
     .to_json_v2 = zb_to_json_v2,
     .decode_bytes = zb_decode,
     .encode_bytes = zb_encode,
+    .encoded_size = zb_encoded_size,
     .gpu_stage = zb_gpu_stage,
 };
 
@@ -217,5 +230,6 @@ const zg_codec_vtable zg_codec_numcodecs_blosc = {
     .to_json_v2 = zb_to_json_v2,
     .decode_bytes = zb_decode,
     .encode_bytes = zb_encode,
+    .encoded_size = zb_encoded_size,
     .gpu_stage = zb_gpu_stage,
 };

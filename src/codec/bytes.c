@@ -124,6 +124,12 @@ static zgpu_status bytes_encode(const zg_codec *c, const uint8_t *in, zg_buf *ou
     return ZGPU_OK;
 }
 
+/* Stores exactly the chunk's bytes. */
+static size_t bytes_encoded_size(const zg_codec *c, size_t decoded, int *exact) {
+    (void)c, (void)exact;
+    return decoded;
+}
+
 /* GPU: nothing for bytes stored little-endian (the GPU path runs on little-endian hosts); a byte swap kernel for
  * big-endian ones. */
 static void bytes_gpu_stage(const zg_codec *c, zg_gpu_stage *out) {
@@ -149,5 +155,6 @@ const zg_codec_vtable zg_codec_bytes = {
     .to_json_v2 = NULL,
     .decode_to_array = bytes_decode,
     .encode_from_array = bytes_encode,
+    .encoded_size = bytes_encoded_size,
     .gpu_stage = bytes_gpu_stage,
 };

@@ -1,6 +1,6 @@
 /* numcodecs.bz2 codec (v2 id "bz2"). bzip2 records no decoded size, so decode streams straight into the
  * destination: with a known size into exactly that many bytes, otherwise into a buffer that grows only as
- * data arrives (a bzip2 bomb costs what it actually produces, never a header's claim). Concatenated
+ * data arrives and never past the limit (a bzip2 bomb stops at what the chunk can hold). Concatenated
  * streams are accepted, as Python's bz2.decompress accepts them. */
 #include <bzlib.h>
 #include <limits.h>
@@ -79,7 +79,8 @@ static zgpu_status bz2_run(bz_stream *s, const uint8_t *in, size_t n, zg_buf *ou
         int r = BZ2_bzDecompress(s);
         size_t produced = out_before - s->avail_out;
         if (probing && produced)
-            return zg_error(ZGPU_ERR_CORRUPT_DATA, "bz2: data decodes to more than the %zu bytes expected", limit);
+            return zg_error(ZGPU_ERR_CORRUPT_DATA, "bz2: data decodes to more than the %zu bytes this chunk can hold",
+                            limit);
         if (!probing) out->size += produced;
         if (r == BZ_STREAM_END) {
             streams++;
@@ -107,10 +108,10 @@ static zgpu_status bz2_run(bz_stream *s, const uint8_t *in, size_t n, zg_buf *ou
     }
 }
 
-static zgpu_status bz2_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, size_t expected) {
+static zgpu_status bz2_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, zg_out_size want) {
     ZG_RETURN_IF(n == 0, ZGPU_ERR_CORRUPT_DATA, "bz2: empty input (no stream)");
-    size_t limit = expected;
-    if (out->fixed && out->cap < limit) limit = out->cap;
+    const size_t expected = want.exact;
+    size_t limit = zg_out_limit(want, out);
     out->size = 0;
     if (expected != SIZE_MAX && !out->fixed && limit > 0) ZG_FORWARD(zg_buf_reserve(out, limit));
     bz_stream s;
@@ -123,6 +124,13 @@ static zgpu_status bz2_decode(const zg_codec *c, const uint8_t *in, size_t n, zg
     ZG_RETURN_IF(expected != SIZE_MAX && out->size != expected, ZGPU_ERR_CORRUPT_DATA,
                  "bz2: decoded %zu bytes, expected %zu", out->size, expected);
     return ZGPU_OK;
+}
+
+/* The bzip2 manual's bound: 1% larger than the input plus 600 bytes (601: rounding). */
+static size_t bz2_encoded_size(const zg_codec *c, size_t decoded, int *exact) {
+    (void)c;
+    *exact = 0;
+    return zg_size_add(decoded, zg_size_add(decoded / 100, 601));
 }
 
 static zgpu_status bz2_encode(const zg_codec *cc, const uint8_t *in, size_t n, zg_buf *out) {
@@ -152,4 +160,5 @@ const zg_codec_vtable zg_codec_bz2 = {
     .to_json_v2 = bz2_to_json_v2,
     .decode_bytes = bz2_decode,
     .encode_bytes = bz2_encode,
+    .encoded_size = bz2_encoded_size,
 };

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "codec/bytes.h"
+#include "codec/sharding.h"
 #include "common/status.h"
 
 void zg_scratch_free(zg_scratch *s) {
@@ -30,6 +31,8 @@ static int is_must_understand_false(const zj_value *entry) {
     const zj_value *mu = zj_get(entry, "must_understand");
     return mu && mu->type == ZJ_BOOL && !mu->boolean;
 }
+
+static size_t size_walk(const zg_chain *ch, size_t *sizes, unsigned char *exacts, int *exact);
 
 zgpu_status zg_chain_create(const zj_value *codecs, const zg_repr *repr, zg_chain **out) {
     *out = NULL;
@@ -90,8 +93,46 @@ zgpu_status zg_chain_create(const zj_value *codecs, const zg_repr *repr, zg_chai
         zg_chain_free(ch);
         return st;
     }
+    int exact;
+    (void)size_walk(ch, ch->b2b_size, ch->b2b_exact, &exact);
     *out = ch;
     return ZGPU_OK;
+}
+
+/* Walks from the array->bytes codec outward: what each bytes->bytes codec decodes to is what the codec before
+ * it encodes to. Records it per stage when `sizes` is given; returns the stored chunk's size. */
+static size_t size_walk(const zg_chain *ch, size_t *sizes, unsigned char *exacts, int *exact) {
+    const zg_codec *a2b = ch->a2b;
+    *exact = 1;
+    size_t size = SIZE_MAX;
+    uint64_t nbytes = zg_repr_nbytes(&a2b->decoded);
+    if (a2b->vt->encoded_size && nbytes < SIZE_MAX) size = a2b->vt->encoded_size(a2b, (size_t)nbytes, exact);
+    for (int k = 0; k < ch->n_b2b; k++) {
+        if (size == SIZE_MAX) *exact = 0;
+        if (sizes) {
+            sizes[k] = size;
+            exacts[k] = (unsigned char)(*exact != 0);
+        }
+        const zg_codec *c = ch->b2b[k];
+        size = size != SIZE_MAX && c->vt->encoded_size ? c->vt->encoded_size(c, size, exact) : SIZE_MAX;
+    }
+    if (size == SIZE_MAX) *exact = 0;
+    return size;
+}
+
+size_t zg_chain_encoded_size(const zg_chain *ch, int *exact) { return size_walk(ch, NULL, NULL, exact); }
+
+void zg_chain_set_decode_cap(zg_chain *ch, size_t bytes) {
+    ch->decode_cap = bytes;
+    if (zg_is_sharding(ch->a2b)) zg_sharding_set_decode_cap(ch->a2b, bytes);
+}
+
+size_t zg_chain_decode_cap(const zg_chain *ch) {
+    if (ch->decode_cap) return ch->decode_cap;
+    uint64_t nbytes = zg_repr_nbytes(&ch->repr);
+    uint64_t cap = nbytes > UINT64_MAX / 4 ? UINT64_MAX : 4 * nbytes;
+    if (cap < ((uint64_t)1 << 20)) cap = (uint64_t)1 << 20;
+    return cap > SIZE_MAX ? SIZE_MAX : (size_t)cap;
 }
 
 zj_value *zg_chain_to_json(const zg_chain *ch) {
@@ -129,14 +170,17 @@ zgpu_status zg_chain_decode(const zg_chain *ch, const uint8_t *in, size_t n, uin
     zg_buf *bufs[2] = {&s->a, &s->b};
     int next = 0;
 
-    /* bytes->bytes, last codec first. The stage next to a plain `bytes` codec decodes straight into out. */
+    /* bytes->bytes, last codec first, each bounded by what it must produce: the exact size, else its bound, else
+     * the cap. The stage next to a plain `bytes` codec decodes straight into out. */
     for (int k = ch->n_b2b - 1; k >= 0; k--) {
         const zg_codec *c = ch->b2b[k];
-        size_t expected = (k == 0 && ch->a2b->vt == &zg_codec_bytes) ? (size_t)zg_repr_nbytes(&ch->a2b->decoded) : SIZE_MAX;
+        zg_out_size want = ch->b2b_exact[k]             ? zg_out_exact(ch->b2b_size[k])
+                           : ch->b2b_size[k] != SIZE_MAX ? zg_out_upto(ch->b2b_size[k])
+                                                         : zg_out_upto(zg_chain_decode_cap(ch));
         zg_buf direct = zg_buf_wrap(out, nbytes);
         zg_buf *dst = (k == 0 && plain) ? &direct : bufs[next];
         dst->size = 0;
-        zgpu_status st = c->vt->decode_bytes(c, cur, cur_n, dst, expected);
+        zgpu_status st = c->vt->decode_bytes(c, cur, cur_n, dst, want);
         if (st != ZGPU_OK) return codec_failed(c, st);
         cur = dst->data;
         cur_n = dst->size;

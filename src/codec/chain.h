@@ -11,6 +11,11 @@ typedef struct zg_chain {
     int n_b2b;
     zg_codec *b2b[ZG_MAX_CODECS];
     zg_repr repr;  /* the decoded chunk */
+    /* What bytes->bytes codec k decodes to, from the array->bytes codec outward (encoded_size entries):
+     * b2b_size[k] is exact when b2b_exact[k], else an upper bound; SIZE_MAX: no bound (the cap applies). */
+    size_t b2b_size[ZG_MAX_CODECS];
+    unsigned char b2b_exact[ZG_MAX_CODECS];
+    size_t decode_cap; /* zg_chain_set_decode_cap; 0: the default (4x the chunk's decoded size, at least 1 MiB) */
     /* The device driver's analysis of this chain (src/device/route.c), made on its first device read and kept
      * (plain heap memory, freed with the chain; set once, atomically). */
     void *device_route;
@@ -29,7 +34,19 @@ zj_value *zg_chain_to_json(const zg_chain *ch);
 /** 1 when decode is one bytes->bytes pipeline ending in a native-endian `bytes` codec (no array->array
  *  stage): the last stage can then write straight into the destination. */
 int zg_chain_is_plain(const zg_chain *ch);
-/** Decodes n stored bytes into out (nbytes of repr, C order, native endian). */
+/** Caps what any stage of the chain may decode to where no exact size or compressor bound is known (the
+ *  context's max_decoded_chunk_bytes); 0 restores the default, 4x the chunk's decoded size and at least
+ *  1 MiB. Applies to a sharding codec's inner chains too (their default: 4x the inner chunk). Not thread-safe:
+ *  call right after zg_chain_create, before the chain is shared. */
+void zg_chain_set_decode_cap(zg_chain *ch, size_t bytes);
+/** The cap in effect (the default resolved). */
+size_t zg_chain_decode_cap(const zg_chain *ch);
+/** The size of a stored chunk of this chain: exact (*exact = 1) or an upper bound (*exact = 0); SIZE_MAX
+ *  when some codec gives no bound. */
+size_t zg_chain_encoded_size(const zg_chain *ch, int *exact);
+/** Decodes n stored bytes into out (nbytes of repr, C order, native endian). Every stage is bounded by the
+ *  size it must produce (see zg_out_size): a stored chunk that decodes to more fails with
+ *  ZGPU_ERR_CORRUPT_DATA before it allocates more than that. */
 zgpu_status zg_chain_decode(const zg_chain *ch, const uint8_t *in, size_t n, uint8_t *out, zg_scratch *s);
 /** Encodes a chunk (nbytes of repr) into out (out->size set). */
 zgpu_status zg_chain_encode(const zg_chain *ch, const uint8_t *chunk, zg_buf *out, zg_scratch *s);

@@ -32,6 +32,25 @@ static inline uint64_t zg_repr_nbytes(const zg_repr *r) { return zg_repr_count(r
 
 typedef struct zg_codec zg_codec;
 
+/* What a bytes->bytes decode must produce. The chain derives both from the chunk's shape and the codecs
+ * before it (see zg_codec_vtable.encoded_size), so no decode grows past what the chunk can hold
+ * (decompression bombs):
+ *   exact  the exact decoded size, or SIZE_MAX when only a limit is known;
+ *   limit  the most the decode may produce (== exact when exact is known): a compressor's bound, or the
+ *          context's cap where no bound is known. SIZE_MAX: no limit (direct callers only; a chain always
+ *          passes one).
+ * A codec stops as soon as its output would pass the limit (ZGPU_ERR_CORRUPT_DATA, "<codec>: data decodes
+ * to more than the N bytes this chunk can hold") and allocates at most the limit. */
+typedef struct zg_out_size {
+    size_t exact;
+    size_t limit;
+} zg_out_size;
+
+static inline zg_out_size zg_out_exact(size_t n) { return (zg_out_size){n, n}; }
+static inline zg_out_size zg_out_upto(size_t limit) { return (zg_out_size){SIZE_MAX, limit}; }
+/* No size known and no limit (tests, fuzzers; a chain never passes this). */
+#define ZG_OUT_ANY ((zg_out_size){SIZE_MAX, SIZE_MAX})
+
 /* ---- The optional GPU entry: what a codec is on the device path, with parameters parsed at create ----
  * The device driver (src/device/route.c) reads the entries of an array's chain once and builds its pipe from
  * them; it never looks at codec names or configurations. A codec without an entry (or whose entry says
@@ -88,11 +107,19 @@ typedef struct zg_codec_vtable {
     /* For v2 metadata: the numcodecs object {"id": ..., ...}; NULL if this codec has no v2 form. */
     zj_value *(*to_json_v2)(const zg_codec *c);
 
-    /* bytes->bytes. decode: `expected` is the exact decoded size when the caller knows it (SIZE_MAX if not);
-     * a codec whose format records the size must check it against `expected` and fail on mismatch.
-     * Output goes to out (out->size set); out may be fixed caller memory (then never exceed out->cap). */
-    zgpu_status (*decode_bytes)(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, size_t expected);
+    /* bytes->bytes. decode: `want` says the exact decoded size when the caller knows it, else the most the
+     * output may hold (zg_out_size); a codec whose format records the size checks it against both before it
+     * allocates, and every codec fails as soon as its output would pass the limit. Output goes to out
+     * (out->size set); out may be fixed caller memory (then never exceed out->cap). */
+    zgpu_status (*decode_bytes)(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, zg_out_size want);
     zgpu_status (*encode_bytes)(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out);
+    /* Optional, bytes->bytes and array->bytes: the size of the encoded form of `decoded` bytes (for
+     * array->bytes, `decoded` is nbytes of c->decoded). Leaves *exact alone when the encoded size is a function
+     * of the decoded size (shuffle: the same; crc32c: + 4; bytes), sets it to 0 when the result is only an upper
+     * bound (compressors: the library's bound or the format's worst case). `decoded` itself may be a bound
+     * (then *exact is already 0), so the result must be monotone in it. SIZE_MAX: no bound (or overflow).
+     * A codec without the entry has no bound: stages it feeds are limited by the context's cap. */
+    size_t (*encoded_size)(const zg_codec *c, size_t decoded, int *exact);
 
     /* array->array: in holds nbytes(encoded), out nbytes(decoded) (and vice versa for encode). No aliasing. */
     zgpu_status (*decode_array)(const zg_codec *c, const uint8_t *in, uint8_t *out);
@@ -118,6 +145,13 @@ struct zg_codec {
 const zg_codec_vtable *zg_codec_find(const char *name);
 
 /* Helpers shared by codec implementations. */
+/** The most a decode into `out` may write: want's exact size or limit, and never past fixed memory. */
+static inline size_t zg_out_limit(zg_out_size want, const zg_buf *out) {
+    size_t limit = want.exact != SIZE_MAX ? want.exact : want.limit;
+    return out->fixed && out->cap < limit ? out->cap : limit;
+}
+/** a + b, or SIZE_MAX on overflow (for encoded_size). */
+static inline size_t zg_size_add(size_t a, size_t b) { return a > SIZE_MAX - b ? SIZE_MAX : a + b; }
 /** Reads an integer member (absent -> def; present but not an integer in [lo, hi] -> BAD_METADATA). */
 zgpu_status zg_config_int(const zj_value *config, const char *codec, const char *key, int64_t def, int64_t lo,
                           int64_t hi, int64_t *out);

@@ -100,11 +100,13 @@ static void crc_destroy(zg_codec *c) { free(c); }
 
 static zj_value *crc_to_json(const zg_codec *c) { return zg_codec_json("crc32c", NULL); }
 
-static zgpu_status crc_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, size_t expected) {
+static zgpu_status crc_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, zg_out_size want) {
     ZG_RETURN_IF(n < 4, ZGPU_ERR_CORRUPT_DATA, "crc32c: input of %zu bytes is shorter than the 4-byte checksum", n);
     size_t len = n - 4;
-    ZG_RETURN_IF(expected != SIZE_MAX && expected != len, ZGPU_ERR_CORRUPT_DATA,
-                 "crc32c: %zu data bytes, expected %zu", len, expected);
+    ZG_RETURN_IF(want.exact != SIZE_MAX && want.exact != len, ZGPU_ERR_CORRUPT_DATA,
+                 "crc32c: %zu data bytes, expected %zu", len, want.exact);
+    ZG_RETURN_IF(len > want.limit, ZGPU_ERR_CORRUPT_DATA,
+                 "crc32c: data decodes to more than the %zu bytes this chunk can hold", want.limit);
     uint32_t stored = (uint32_t)in[len] | (uint32_t)in[len + 1] << 8 | (uint32_t)in[len + 2] << 16 |
                       (uint32_t)in[len + 3] << 24;
     uint32_t actual = zg_crc32c(0, in, len);
@@ -114,6 +116,12 @@ static zgpu_status crc_decode(const zg_codec *c, const uint8_t *in, size_t n, zg
     if (len) memcpy(out->data, in, len);
     out->size = len;
     return ZGPU_OK;
+}
+
+/* The data and its 4-byte checksum. */
+static size_t crc_encoded_size(const zg_codec *c, size_t decoded, int *exact) {
+    (void)c, (void)exact;
+    return zg_size_add(decoded, 4);
 }
 
 static zgpu_status crc_encode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out) {
@@ -144,5 +152,6 @@ const zg_codec_vtable zg_codec_crc32c = {
     .to_json_v2 = NULL,
     .decode_bytes = crc_decode,
     .encode_bytes = crc_encode,
+    .encoded_size = crc_encoded_size,
     .gpu_stage = crc_gpu_stage,
 };

@@ -99,15 +99,16 @@ static int all_zero(const uint8_t *p, size_t n) {
     return 1;
 }
 
-static zgpu_status gzip_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, size_t expected) {
+static zgpu_status gzip_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, zg_out_size want) {
     ZG_RETURN_IF(n == 0, ZGPU_ERR_CORRUPT_DATA, "gzip: empty input (no gzip member)");
     struct libdeflate_decompressor *d = zg_deflate_decompressor();
     ZG_RETURN_IF(!d, ZGPU_ERR_NO_MEMORY, "gzip: out of memory allocating a decompressor");
-    /* The most we may write: the expected size, and never past a fixed buffer. */
-    size_t limit = expected;
-    if (out->fixed && out->cap < limit) limit = out->cap;
+    const size_t expected = want.exact;
+    /* The most we may write: the exact size or the limit, and never past a fixed buffer. */
+    const size_t limit = zg_out_limit(want, out);
+    const int one_pass = expected != SIZE_MAX || out->fixed;
     out->size = 0;
-    if (expected != SIZE_MAX && !out->fixed && limit > 0) ZG_FORWARD(zg_buf_reserve(out, limit));
+    if (one_pass && !out->fixed && limit > 0) ZG_FORWARD(zg_buf_reserve(out, limit));
 
     size_t pos = 0;
     for (int member = 0; pos < n; member++) {
@@ -120,30 +121,37 @@ static zgpu_status gzip_decode(const zg_codec *c, const uint8_t *in, size_t n, z
         size_t used = 0, got = 0;
         enum libdeflate_result r;
         uint8_t dummy;
-        if (limit != SIZE_MAX) {
-            /* Known bound: one pass straight into the destination. */
-            size_t avail = limit - out->size;
-            uint8_t *dst = avail ? out->data + out->size : &dummy;
-            r = libdeflate_deflate_decompress_ex(d, body, body_n, dst, avail, &used, &got);
+        const size_t room = limit == SIZE_MAX ? SIZE_MAX : limit - out->size;
+        if (one_pass) {
+            /* Known size: one pass straight into the destination. */
+            uint8_t *dst = room ? out->data + out->size : &dummy;
+            r = libdeflate_deflate_decompress_ex(d, body, body_n, dst, room, &used, &got);
             ZG_RETURN_IF(r == LIBDEFLATE_INSUFFICIENT_SPACE, ZGPU_ERR_CORRUPT_DATA,
-                         "gzip: member %d decodes to more than the %zu bytes expected", member, limit);
+                         "gzip: member %d: data decodes to more than the %zu bytes this chunk can hold", member, limit);
         } else {
-            /* Unknown size: guess (the ISIZE of the last member is a good hint for the common single
-             * member), and retry with twice the room if it was too small. */
-            size_t bound = body_n > (SIZE_MAX - 64) / DEFLATE_MAX_RATIO ? SIZE_MAX - 64 : body_n * DEFLATE_MAX_RATIO;
+            /* Only a limit: guess (the ISIZE of the last member is a good hint for the common single member)
+             * and retry with twice the room while it is too small, never past the limit nor DEFLATE's ratio. */
+            size_t ratio = body_n > (SIZE_MAX - 64) / DEFLATE_MAX_RATIO ? SIZE_MAX - 64 : body_n * DEFLATE_MAX_RATIO;
+            size_t ceiling = room < ratio ? room : ratio;
             size_t guess = body_n >= 4 ? (size_t)zg_le32(in + n - 4) : 0;
             if (guess < 4 * body_n) guess = 4 * body_n;
             if (guess < 4096) guess = 4096;
-            if (guess > bound) guess = bound;
+            if (guess > ceiling) guess = ceiling;
             for (;;) {
-                ZG_RETURN_IF(guess > SIZE_MAX - out->size, ZGPU_ERR_NO_MEMORY, "gzip: output size overflow");
                 ZG_FORWARD(zg_buf_reserve(out, out->size + guess));
-                r = libdeflate_deflate_decompress_ex(d, body, body_n, out->data + out->size, guess, &used, &got);
+                r = libdeflate_deflate_decompress_ex(d, body, body_n, guess ? out->data + out->size : &dummy, guess,
+                                                     &used, &got);
                 if (r != LIBDEFLATE_INSUFFICIENT_SPACE) break;
-                ZG_RETURN_IF(guess >= bound, ZGPU_ERR_CORRUPT_DATA,
-                             "gzip: member %d decodes to more than %zu bytes, beyond DEFLATE's 1032:1 limit",
-                             member, bound);
-                guess = guess > bound / 2 ? bound : guess * 2;
+                if (guess >= ceiling) {
+                    if (ceiling == room)
+                        return zg_error(ZGPU_ERR_CORRUPT_DATA,
+                                        "gzip: member %d: data decodes to more than the %zu bytes this chunk can hold",
+                                        member, limit);
+                    return zg_error(ZGPU_ERR_CORRUPT_DATA,
+                                    "gzip: member %d decodes to more than %zu bytes, beyond DEFLATE's 1032:1 limit",
+                                    member, ceiling);
+                }
+                guess = guess > ceiling / 2 ? ceiling : guess * 2;
             }
         }
         ZG_RETURN_IF(r != LIBDEFLATE_SUCCESS, ZGPU_ERR_CORRUPT_DATA,
@@ -168,6 +176,14 @@ static zgpu_status gzip_decode(const zg_codec *c, const uint8_t *in, size_t n, z
 }
 
 /* ---- encode ---- */
+/* DEFLATE's worst case for the data stored as is, with the 10-byte header and 8-byte trailer, and room for
+ * the optional header fields (name, comment, extra) that other writers add. */
+static size_t gzip_encoded_size(const zg_codec *c, size_t decoded, int *exact) {
+    (void)c;
+    *exact = 0;
+    return zg_size_add(zg_deflate_bound(decoded), 18 + ZG_GZIP_HEADER_SLACK);
+}
+
 static zgpu_status gzip_encode(const zg_codec *cc, const uint8_t *in, size_t n, zg_buf *out) {
     const gzip_codec *c = (const gzip_codec *)cc;
     struct libdeflate_compressor *comp = zg_deflate_compressor(c->level);
@@ -197,5 +213,6 @@ const zg_codec_vtable zg_codec_gzip = {
     .to_json_v2 = gzip_to_json_v2,
     .decode_bytes = gzip_decode,
     .encode_bytes = gzip_encode,
+    .encoded_size = gzip_encoded_size,
     .gpu_stage = gzip_gpu_stage,
 };

@@ -52,13 +52,16 @@ static zj_value *lz4_to_json(const zg_codec *c) {
 
 static zj_value *lz4_to_json_v2(const zg_codec *c) { return lz4_conf((const lz4_codec *)c, 1); }
 
-static zgpu_status lz4_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, size_t expected) {
+static zgpu_status lz4_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, zg_out_size want) {
     ZG_RETURN_IF(n < 5, ZGPU_ERR_CORRUPT_DATA,
                  "lz4: input of %zu bytes is shorter than the 4-byte size header plus a block", n);
     size_t size = zg_le32(in);
     size_t block = n - 4;
-    ZG_RETURN_IF(expected != SIZE_MAX && size != expected, ZGPU_ERR_CORRUPT_DATA,
-                 "lz4: header size %zu does not match the expected %zu bytes", size, expected);
+    ZG_RETURN_IF(want.exact != SIZE_MAX && size != want.exact, ZGPU_ERR_CORRUPT_DATA,
+                 "lz4: header size %zu does not match the expected %zu bytes", size, want.exact);
+    ZG_RETURN_IF(size > want.limit, ZGPU_ERR_CORRUPT_DATA,
+                 "lz4: data decodes to more than the %zu bytes this chunk can hold (header size %zu)", want.limit,
+                 size);
     ZG_RETURN_IF(size > (size_t)INT_MAX || block > (size_t)INT_MAX, ZGPU_ERR_CORRUPT_DATA,
                  "lz4: sizes beyond LZ4's 2 GiB limit (header %zu, block %zu bytes)", size, block);
     /* Each input byte yields at most 255 output bytes (long match-length runs), plus a small constant. */
@@ -74,6 +77,14 @@ static zgpu_status lz4_decode(const zg_codec *c, const uint8_t *in, size_t n, zg
     ZG_RETURN_IF((size_t)r != size, ZGPU_ERR_CORRUPT_DATA, "lz4: block decodes to %d bytes, header says %zu", r, size);
     out->size = size;
     return ZGPU_OK;
+}
+
+/* numcodecs' 4-byte size header and LZ4's own bound of one block. */
+static size_t lz4_encoded_size(const zg_codec *c, size_t decoded, int *exact) {
+    (void)c;
+    *exact = 0;
+    if (decoded > LZ4_MAX_INPUT_SIZE) return SIZE_MAX; /* numcodecs cannot write it: no bound */
+    return 4 + (size_t)LZ4_compressBound((int)decoded);
 }
 
 static zgpu_status lz4_encode(const zg_codec *cc, const uint8_t *in, size_t n, zg_buf *out) {
@@ -110,5 +121,6 @@ const zg_codec_vtable zg_codec_lz4 = {
     .to_json_v2 = lz4_to_json_v2,
     .decode_bytes = lz4_decode,
     .encode_bytes = lz4_encode,
+    .encoded_size = lz4_encoded_size,
     .gpu_stage = lz4_gpu_stage,
 };

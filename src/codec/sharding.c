@@ -176,6 +176,24 @@ static zgpu_status shard_create(const zj_value *config, const zg_repr *decoded, 
     return ZGPU_OK;
 }
 
+void zg_sharding_set_decode_cap(zg_codec *c, size_t bytes) {
+    shard_codec *s = (shard_codec *)c;
+    zg_chain_set_decode_cap(s->inner_chain, bytes);
+    zg_chain_set_decode_cap(s->index_chain, bytes);
+}
+
+/* A shard holds its index and at most one encoded inner chunk per grid cell (empty ones are left out), so it
+ * is never larger than the index plus n_inner times the inner chain's bound; never exact. */
+static size_t shard_encoded_size(const zg_codec *c, size_t decoded, int *exact) {
+    const shard_codec *s = (const shard_codec *)c;
+    (void)decoded;
+    *exact = 0;
+    int inner_exact;
+    size_t inner = zg_chain_encoded_size(s->inner_chain, &inner_exact);
+    if (inner == SIZE_MAX || (s->n_inner && inner > (SIZE_MAX - 1) / s->n_inner)) return SIZE_MAX;
+    return zg_size_add((size_t)s->n_inner * inner, (size_t)s->index_nbytes);
+}
+
 static zj_value *shard_to_json(const zg_codec *c) {
     const shard_codec *s = (const shard_codec *)c;
     zj_value *conf = zj_new_object(), *cs = zj_new_array();
@@ -404,4 +422,5 @@ const zg_codec_vtable zg_codec_sharding = {
     .to_json_v2 = NULL,
     .decode_to_array = shard_decode,
     .encode_from_array = shard_encode,
+    .encoded_size = shard_encoded_size,
 };

@@ -24,6 +24,8 @@ const zg_chain *zg_sharding_inner_chain(const zg_codec *c);
 /** Size in bytes of the encoded index, and where it sits (1: last bytes of the shard, 0: first bytes). */
 uint64_t zg_sharding_index_nbytes(const zg_codec *c);
 int zg_sharding_index_at_end(const zg_codec *c);
+/** Sets the decode cap of the inner and index chains (zg_chain_set_decode_cap calls it). */
+void zg_sharding_set_decode_cap(zg_codec *c, size_t bytes);
 /** Decodes an encoded index (n must equal index_nbytes; checksums verified) into n_inner offsets and
  *  lengths (C order over the inner grid; ZG_SHARD_EMPTY for empty). Every non-empty range must lie inside
  *  [0, shard_size): else ZGPU_ERR_CORRUPT_DATA. */

@@ -96,10 +96,18 @@ static zgpu_status sh_run(const zg_codec *c, const uint8_t *in, size_t n, zg_buf
     return ZGPU_OK;
 }
 
-static zgpu_status sh_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, size_t expected) {
-    ZG_RETURN_IF(expected != SIZE_MAX && expected != n, ZGPU_ERR_CORRUPT_DATA,
-                 "shuffle: %zu bytes, expected %zu", n, expected);
+static zgpu_status sh_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, zg_out_size want) {
+    ZG_RETURN_IF(want.exact != SIZE_MAX && want.exact != n, ZGPU_ERR_CORRUPT_DATA,
+                 "shuffle: %zu bytes, expected %zu", n, want.exact);
+    ZG_RETURN_IF(n > want.limit, ZGPU_ERR_CORRUPT_DATA,
+                 "shuffle: data decodes to more than the %zu bytes this chunk can hold", want.limit);
     return sh_run(c, in, n, out, 1);
+}
+
+/* Size-preserving. */
+static size_t sh_encoded_size(const zg_codec *c, size_t decoded, int *exact) {
+    (void)c, (void)exact;
+    return decoded;
 }
 
 static zgpu_status sh_encode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out) {
@@ -124,5 +132,6 @@ const zg_codec_vtable zg_codec_shuffle = {
     .to_json_v2 = sh_to_json_v2,
     .decode_bytes = sh_decode,
     .encode_bytes = sh_encode,
+    .encoded_size = sh_encoded_size,
     .gpu_stage = sh_gpu_stage,
 };

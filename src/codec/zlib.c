@@ -53,7 +53,7 @@ static zj_value *zlib_to_json(const zg_codec *c) {
 static zj_value *zlib_to_json_v2(const zg_codec *c) { return zlib_conf((const zlib_codec *)c, 1); }
 
 /* ---- decode ---- */
-static zgpu_status zlib_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, size_t expected) {
+static zgpu_status zlib_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, zg_out_size want) {
     ZG_RETURN_IF(n < 2, ZGPU_ERR_CORRUPT_DATA, "zlib: input of %zu bytes is shorter than the 2-byte header", n);
     unsigned cmf = in[0], flg = in[1];
     ZG_RETURN_IF((cmf & 0x0F) != 8 || (cmf >> 4) > 7, ZGPU_ERR_CORRUPT_DATA,
@@ -66,29 +66,35 @@ static zgpu_status zlib_decode(const zg_codec *c, const uint8_t *in, size_t n, z
 
     const uint8_t *body = in + 2;
     size_t body_n = n - 2, used = 0, got = 0;
-    size_t limit = expected;
-    if (out->fixed && out->cap < limit) limit = out->cap;
+    const size_t expected = want.exact;
+    const size_t limit = zg_out_limit(want, out);
     out->size = 0;
     enum libdeflate_result r;
-    if (limit != SIZE_MAX) {
+    uint8_t dummy;
+    if (expected != SIZE_MAX || out->fixed) {
+        /* Known size: one pass straight into the destination. */
         if (!out->fixed && limit > 0) ZG_FORWARD(zg_buf_reserve(out, limit));
-        uint8_t dummy;
         r = libdeflate_deflate_decompress_ex(d, body, body_n, limit ? out->data : &dummy, limit, &used, &got);
         ZG_RETURN_IF(r == LIBDEFLATE_INSUFFICIENT_SPACE, ZGPU_ERR_CORRUPT_DATA,
-                     "zlib: data decodes to more than the %zu bytes expected", limit);
+                     "zlib: data decodes to more than the %zu bytes this chunk can hold", limit);
     } else {
-        /* Unknown size: guess, and retry with twice the room when too small (linear total work). */
-        size_t bound = body_n > (SIZE_MAX - 64) / DEFLATE_MAX_RATIO ? SIZE_MAX - 64 : body_n * DEFLATE_MAX_RATIO;
+        /* Only a limit: guess, and retry with twice the room while too small (linear total work), never past
+         * the limit nor DEFLATE's ratio. */
+        size_t ratio = body_n > (SIZE_MAX - 64) / DEFLATE_MAX_RATIO ? SIZE_MAX - 64 : body_n * DEFLATE_MAX_RATIO;
+        size_t ceiling = limit < ratio ? limit : ratio;
         size_t guess = body_n < 1024 ? 4096 : 4 * body_n;
-        if (guess > bound) guess = bound;
-        if (guess == 0) guess = 1;
+        if (guess > ceiling) guess = ceiling;
         for (;;) {
             ZG_FORWARD(zg_buf_reserve(out, guess));
-            r = libdeflate_deflate_decompress_ex(d, body, body_n, out->data, guess, &used, &got);
+            r = libdeflate_deflate_decompress_ex(d, body, body_n, guess ? out->data : &dummy, guess, &used, &got);
             if (r != LIBDEFLATE_INSUFFICIENT_SPACE) break;
-            ZG_RETURN_IF(guess >= bound, ZGPU_ERR_CORRUPT_DATA,
-                         "zlib: data decodes to more than %zu bytes, beyond DEFLATE's 1032:1 limit", bound);
-            guess = guess > bound / 2 ? bound : guess * 2;
+            if (guess >= ceiling) {
+                ZG_RETURN_IF(ceiling == limit, ZGPU_ERR_CORRUPT_DATA,
+                             "zlib: data decodes to more than the %zu bytes this chunk can hold", limit);
+                return zg_error(ZGPU_ERR_CORRUPT_DATA,
+                                "zlib: data decodes to more than %zu bytes, beyond DEFLATE's 1032:1 limit", ceiling);
+            }
+            guess = guess > ceiling / 2 ? ceiling : guess * 2;
         }
     }
     ZG_RETURN_IF(r != LIBDEFLATE_SUCCESS, ZGPU_ERR_CORRUPT_DATA, "zlib: invalid or truncated DEFLATE data");
@@ -105,6 +111,13 @@ static zgpu_status zlib_decode(const zg_codec *c, const uint8_t *in, size_t n, z
     ZG_RETURN_IF(expected != SIZE_MAX && got != expected, ZGPU_ERR_CORRUPT_DATA,
                  "zlib: decoded %zu bytes, expected %zu", got, expected);
     return ZGPU_OK;
+}
+
+/* DEFLATE's worst case for the data stored as is, with the 2-byte header and the Adler-32. */
+static size_t zlib_encoded_size(const zg_codec *c, size_t decoded, int *exact) {
+    (void)c;
+    *exact = 0;
+    return zg_size_add(zg_deflate_bound(decoded), 6);
 }
 
 /* ---- encode ---- */
@@ -138,5 +151,6 @@ const zg_codec_vtable zg_codec_zlib = {
     .to_json_v2 = zlib_to_json_v2,
     .decode_bytes = zlib_decode,
     .encode_bytes = zlib_encode,
+    .encoded_size = zlib_encoded_size,
     .gpu_stage = zlib_gpu_stage,
 };

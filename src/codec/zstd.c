@@ -1,7 +1,8 @@
 /* zstd codec (Zarr v3 "zstd", numcodecs "zstd"). Decode walks the frame headers first (cheap) to learn
- * the content size; when the output size is bounded (known expected size or fixed caller memory) one
- * ZSTD_decompressDCtx call decodes every frame straight into the destination, otherwise a streaming
- * decode grows the buffer only as data is produced, so a lying header cannot make us allocate. */
+ * the content size; when the output size is known (the exact size, sizes every frame records within the
+ * limit, or fixed caller memory) one ZSTD_decompressDCtx call decodes every frame straight into the
+ * destination, otherwise a streaming decode grows the buffer only as data is produced and never past the
+ * limit, so neither a lying header nor a bomb can make us allocate more than the chunk can hold. */
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
@@ -19,7 +20,8 @@ typedef struct zstd_codec {
     int checksum;
 } zstd_codec;
 
-/* Largest header-declared size we trust for an up-front allocation when no expected size is given. */
+/* Largest header-declared size we trust for an up-front allocation when the caller gives no limit (direct
+ * callers only: a chain always passes the chunk's size or bound). */
 #define ZSTD_TRUST_MAX ((unsigned long long)1 << 30)
 
 /* ---- per-thread contexts: no allocation per chunk ---- */
@@ -103,22 +105,31 @@ static zgpu_status zs_scan(const uint8_t *in, size_t n, unsigned long long *tota
     return ZGPU_OK;
 }
 
-/* Streaming decode for an output with no known bound: grows out as data arrives. */
-static zgpu_status zs_stream(ZSTD_DCtx *d, const uint8_t *in, size_t n, zg_buf *out, size_t first) {
+/* Streaming decode for frames that do not all record their size: grows out geometrically as data arrives,
+ * never past `limit`; at the limit a 1-byte probe tells "finished" from "decodes to more". */
+static zgpu_status zs_stream(ZSTD_DCtx *d, const uint8_t *in, size_t n, zg_buf *out, size_t first, size_t limit) {
     ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
     ZSTD_inBuffer ib = {in, n, 0};
     size_t want = first < 4096 ? 4096 : first;
     for (;;) {
-        if (out->size == out->cap) {
+        if (out->size == out->cap && out->size < limit && !out->fixed) {
             size_t grow = out->cap < want ? want : out->cap; /* double */
-            ZG_RETURN_IF(grow > SIZE_MAX - out->size, ZGPU_ERR_NO_MEMORY, "zstd: output size overflow");
+            if (grow > limit - out->size) grow = limit - out->size;
             ZG_FORWARD(zg_buf_reserve(out, out->size + grow));
         }
-        ZSTD_outBuffer ob = {out->data, out->cap, out->size};
+        size_t room_end = out->cap < limit ? out->cap : limit;
+        uint8_t probe;
+        int probing = out->size == room_end;
+        ZSTD_outBuffer ob = probing ? (ZSTD_outBuffer){&probe, 1, 0} : (ZSTD_outBuffer){out->data, room_end, out->size};
         size_t ret = ZSTD_decompressStream(d, &ob, &ib);
         ZG_RETURN_IF(ZSTD_isError(ret), ZGPU_ERR_CORRUPT_DATA, "zstd: %s (after %zu of %zu input bytes)",
                      ZSTD_getErrorName(ret), ib.pos, n);
-        out->size = ob.pos;
+        if (probing) {
+            ZG_RETURN_IF(ob.pos, ZGPU_ERR_CORRUPT_DATA,
+                         "zstd: data decodes to more than the %zu bytes this chunk can hold", limit);
+        } else {
+            out->size = ob.pos;
+        }
         if (ib.pos == ib.size) {
             if (ret == 0) return ZGPU_OK;                /* last frame complete and flushed */
             ZG_RETURN_IF(ob.pos < ob.size, ZGPU_ERR_CORRUPT_DATA, "zstd: truncated frame (input ends mid-frame)");
@@ -126,14 +137,19 @@ static zgpu_status zs_stream(ZSTD_DCtx *d, const uint8_t *in, size_t n, zg_buf *
     }
 }
 
-static zgpu_status zstd_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, size_t expected) {
+static zgpu_status zstd_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, zg_out_size want) {
     ZG_RETURN_IF(n == 0, ZGPU_ERR_CORRUPT_DATA, "zstd: empty input (no frame)");
+    const size_t expected = want.exact;
     unsigned long long total;
     int all_known;
     ZG_FORWARD(zs_scan(in, n, &total, &all_known));
     if (all_known && expected != SIZE_MAX && total != expected)
         return zg_error(ZGPU_ERR_CORRUPT_DATA, "zstd: frame content size %llu does not match the expected %zu bytes",
                         total, expected);
+    if (all_known && want.limit != SIZE_MAX && total > want.limit)
+        return zg_error(ZGPU_ERR_CORRUPT_DATA,
+                        "zstd: data decodes to more than the %zu bytes this chunk can hold (frame content size %llu)",
+                        want.limit, total);
     if (all_known && out->fixed && total > out->cap)
         return zg_error(ZGPU_ERR_CORRUPT_DATA, "zstd: frame content size %llu is larger than the %zu-byte output buffer",
                         total, out->cap);
@@ -142,24 +158,36 @@ static zgpu_status zstd_decode(const zg_codec *c, const uint8_t *in, size_t n, z
     ZG_RETURN_IF(!t || !t->d, ZGPU_ERR_NO_MEMORY, "zstd: out of memory allocating a decompression context");
     out->size = 0;
 
-    size_t limit = expected;
-    if (out->fixed && out->cap < limit) limit = out->cap;
-    if (limit == SIZE_MAX && all_known && total <= ZSTD_TRUST_MAX) limit = (size_t)total;
-    if (limit == SIZE_MAX) /* no bound we can trust: stream */
-        return zs_stream(t->d, in, n, out, n < SIZE_MAX / 4 ? 4 * n : n);
+    /* One call straight into the destination when its size is known: the exact size, the frames' recorded
+     * sizes (checked against the limit above; zstd verifies them while decoding), or fixed memory. */
+    size_t limit = zg_out_limit(want, out);
+    size_t room;
+    if (expected != SIZE_MAX || out->fixed) room = limit;
+    else if (all_known && (want.limit != SIZE_MAX || total <= ZSTD_TRUST_MAX)) room = (size_t)total;
+    else /* sizes not recorded: stream, growing only as data arrives */
+        return zs_stream(t->d, in, n, out, n < SIZE_MAX / 4 ? 4 * n : n, limit);
 
-    if (!out->fixed && limit > 0) ZG_FORWARD(zg_buf_reserve(out, limit));
+    if (!out->fixed && room > 0) ZG_FORWARD(zg_buf_reserve(out, room));
     uint8_t dummy;
-    size_t r = ZSTD_decompressDCtx(t->d, limit ? out->data : &dummy, limit, in, n);
+    size_t r = ZSTD_decompressDCtx(t->d, room ? out->data : &dummy, room, in, n);
     if (ZSTD_isError(r)) {
         if (ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall)
-            return zg_error(ZGPU_ERR_CORRUPT_DATA, "zstd: data decodes to more than the %zu bytes expected", limit);
+            return zg_error(ZGPU_ERR_CORRUPT_DATA, "zstd: data decodes to more than the %zu bytes this chunk can hold",
+                            room);
         return zg_error(ZGPU_ERR_CORRUPT_DATA, "zstd: %s", ZSTD_getErrorName(r));
     }
     out->size = r;
     ZG_RETURN_IF(expected != SIZE_MAX && r != expected, ZGPU_ERR_CORRUPT_DATA,
                  "zstd: decoded %zu bytes, expected %zu", r, expected);
     return ZGPU_OK;
+}
+
+/* The library's bound of one frame (header and checksum included). */
+static size_t zstd_encoded_size(const zg_codec *c, size_t decoded, int *exact) {
+    (void)c;
+    *exact = 0;
+    size_t b = ZSTD_compressBound(decoded);
+    return ZSTD_isError(b) ? SIZE_MAX : b;
 }
 
 /* ---- encode ---- */
@@ -200,5 +228,6 @@ const zg_codec_vtable zg_codec_zstd = {
     .to_json_v2 = zstd_to_json_v2,
     .decode_bytes = zstd_decode,
     .encode_bytes = zstd_encode,
+    .encoded_size = zstd_encoded_size,
     .gpu_stage = zstd_gpu_stage,
 };

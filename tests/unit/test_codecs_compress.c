@@ -294,26 +294,26 @@ static void round_trip(const rt_case *tc, size_t n) {
     CHECK(enc.size > 0);
 
     /* growable output, size known */
-    s = c->vt->decode_bytes(c, enc.data, enc.size, &dec, n);
+    s = c->vt->decode_bytes(c, enc.data, enc.size, &dec, zg_out_exact(n));
     CHECK_MSG(s == ZGPU_OK && dec.size == n && (n == 0 || memcmp(dec.data, src, n) == 0),
               "%s %s n=%zu: decode(expected) -> %s %s", tc->vt->name, tc->config, n, zgpu_status_name(s),
               zgpu_last_error());
     /* growable output, size unknown */
     if (dec.data) memset(dec.data, 0, dec.cap);
-    s = c->vt->decode_bytes(c, enc.data, enc.size, &dec, SIZE_MAX);
+    s = c->vt->decode_bytes(c, enc.data, enc.size, &dec, ZG_OUT_ANY);
     CHECK_MSG(s == ZGPU_OK && dec.size == n && (n == 0 || memcmp(dec.data, src, n) == 0),
               "%s %s n=%zu: decode(unknown size) -> %s %s", tc->vt->name, tc->config, n, zgpu_status_name(s),
               zgpu_last_error());
     /* fixed caller memory of exactly n bytes: the common case, decoding into the final chunk buffer */
     memset(dst, 0xEE, n + 16);
     zg_buf fixed = zg_buf_wrap(dst, n);
-    s = c->vt->decode_bytes(c, enc.data, enc.size, &fixed, n);
+    s = c->vt->decode_bytes(c, enc.data, enc.size, &fixed, zg_out_exact(n));
     CHECK_MSG(s == ZGPU_OK && fixed.size == n && (n == 0 || memcmp(dst, src, n) == 0) && dst[n] == 0xEE,
               "%s %s n=%zu: decode(fixed) -> %s %s", tc->vt->name, tc->config, n, zgpu_status_name(s),
               zgpu_last_error());
     /* fixed, larger than needed, size unknown */
     fixed = zg_buf_wrap(dst, n + 16);
-    s = c->vt->decode_bytes(c, enc.data, enc.size, &fixed, SIZE_MAX);
+    s = c->vt->decode_bytes(c, enc.data, enc.size, &fixed, ZG_OUT_ANY);
     CHECK_MSG(s == ZGPU_OK && fixed.size == n && (n == 0 || memcmp(dst, src, n) == 0),
               "%s %s n=%zu: decode(fixed, larger) -> %s %s", tc->vt->name, tc->config, n, zgpu_status_name(s),
               zgpu_last_error());
@@ -321,17 +321,17 @@ static void round_trip(const rt_case *tc, size_t n) {
         /* one byte too small: an error, and not a byte written past the buffer */
         memset(dst, 0xEE, n + 16);
         fixed = zg_buf_wrap(dst, n - 1);
-        CHECK_STATUS(c->vt->decode_bytes(c, enc.data, enc.size, &fixed, SIZE_MAX), ZGPU_ERR_CORRUPT_DATA);
+        CHECK_STATUS(c->vt->decode_bytes(c, enc.data, enc.size, &fixed, ZG_OUT_ANY), ZGPU_ERR_CORRUPT_DATA);
         CHECK(dst[n - 1] == 0xEE);
         fixed = zg_buf_wrap(dst, n - 1);
-        CHECK_STATUS(c->vt->decode_bytes(c, enc.data, enc.size, &fixed, n), ZGPU_ERR_CORRUPT_DATA);
+        CHECK_STATUS(c->vt->decode_bytes(c, enc.data, enc.size, &fixed, zg_out_exact(n)), ZGPU_ERR_CORRUPT_DATA);
         CHECK(dst[n - 1] == 0xEE);
         /* wrong expected sizes */
-        CHECK_STATUS(c->vt->decode_bytes(c, enc.data, enc.size, &dec, n - 1), ZGPU_ERR_CORRUPT_DATA);
-        CHECK_STATUS(c->vt->decode_bytes(c, enc.data, enc.size, &dec, n + 1), ZGPU_ERR_CORRUPT_DATA);
+        CHECK_STATUS(c->vt->decode_bytes(c, enc.data, enc.size, &dec, zg_out_exact(n - 1)), ZGPU_ERR_CORRUPT_DATA);
+        CHECK_STATUS(c->vt->decode_bytes(c, enc.data, enc.size, &dec, zg_out_exact(n + 1)), ZGPU_ERR_CORRUPT_DATA);
         /* truncated by one byte and by half */
-        CHECK_STATUS(c->vt->decode_bytes(c, enc.data, enc.size - 1, &dec, n), ZGPU_ERR_CORRUPT_DATA);
-        CHECK_STATUS(c->vt->decode_bytes(c, enc.data, enc.size / 2, &dec, SIZE_MAX), ZGPU_ERR_CORRUPT_DATA);
+        CHECK_STATUS(c->vt->decode_bytes(c, enc.data, enc.size - 1, &dec, zg_out_exact(n)), ZGPU_ERR_CORRUPT_DATA);
+        CHECK_STATUS(c->vt->decode_bytes(c, enc.data, enc.size / 2, &dec, ZG_OUT_ANY), ZGPU_ERR_CORRUPT_DATA);
     }
     zg_buf_free(&enc);
     zg_buf_free(&dec);
@@ -412,23 +412,23 @@ static void test_reference_streams(void) {
         CHECK_OK(make(rc->vt, NULL, 4, &c));
         if (!c) continue;
         zg_buf b = ZG_BUF_INIT;
-        zgpu_status s = c->vt->decode_bytes(c, rc->data, rc->n, &b, rc->decoded);
+        zgpu_status s = c->vt->decode_bytes(c, rc->data, rc->n, &b, zg_out_exact(rc->decoded));
         CHECK_MSG(s == ZGPU_OK && b.size == rc->decoded && same(b.data, raw, rc->decoded),
                   "reference %zu (%s): %s %s", i, rc->vt->name, zgpu_status_name(s), zgpu_last_error());
-        s = c->vt->decode_bytes(c, rc->data, rc->n, &b, SIZE_MAX);
+        s = c->vt->decode_bytes(c, rc->data, rc->n, &b, ZG_OUT_ANY);
         CHECK_MSG(s == ZGPU_OK && b.size == rc->decoded && same(b.data, raw, rc->decoded),
                   "reference %zu (%s), unknown size: %s %s", i, rc->vt->name, zgpu_status_name(s), zgpu_last_error());
         zg_buf f = zg_buf_wrap(dst, rc->decoded);
-        s = c->vt->decode_bytes(c, rc->data, rc->n, &f, rc->decoded);
+        s = c->vt->decode_bytes(c, rc->data, rc->n, &f, zg_out_exact(rc->decoded));
         CHECK_MSG(s == ZGPU_OK && f.size == rc->decoded && same(dst, raw, rc->decoded),
                   "reference %zu (%s), fixed: %s %s", i, rc->vt->name, zgpu_status_name(s), zgpu_last_error());
         /* one expected byte more: must be refused, naming the codec */
-        s = c->vt->decode_bytes(c, rc->data, rc->n, &b, rc->decoded + 1);
+        s = c->vt->decode_bytes(c, rc->data, rc->n, &b, zg_out_exact(rc->decoded + 1));
         CHECK_MSG(s == ZGPU_ERR_CORRUPT_DATA, "reference %zu (%s) with a wrong expected size: %s", i, rc->vt->name,
                   zgpu_status_name(s));
         /* every strict prefix is refused (each format either records its size or ends with a marker) */
         for (size_t cut = 0; cut < rc->n; cut += (rc->n < 40 ? 1 : 7)) {
-            s = c->vt->decode_bytes(c, rc->data, cut, &b, SIZE_MAX);
+            s = c->vt->decode_bytes(c, rc->data, cut, &b, ZG_OUT_ANY);
             CHECK_MSG(s == ZGPU_ERR_CORRUPT_DATA, "reference %zu (%s) cut to %zu bytes: %s", i, rc->vt->name, cut,
                       zgpu_status_name(s));
         }
@@ -442,7 +442,7 @@ static zgpu_status decode_with(const zg_codec_vtable *vt, const uint8_t *in, siz
     zg_codec *c;
     zgpu_status s = make(vt, NULL, 4, &c);
     if (s != ZGPU_OK) return s;
-    s = vt->decode_bytes(c, in, n, out, expected);
+    s = vt->decode_bytes(c, in, n, out, expected == SIZE_MAX ? ZG_OUT_ANY : zg_out_exact(expected));
     vt->destroy(c);
     return s;
 }
@@ -793,7 +793,7 @@ static void *thread_body(void *arg) {
             if (make(rc->vt, NULL, 4, &c) != ZGPU_OK) { bad++; continue; }
             uint8_t dst[256];
             zg_buf f = zg_buf_wrap(dst, sizeof dst);
-            if (c->vt->decode_bytes(c, rc->data, rc->n, &f, rc->decoded) != ZGPU_OK || f.size != rc->decoded ||
+            if (c->vt->decode_bytes(c, rc->data, rc->n, &f, zg_out_exact(rc->decoded)) != ZGPU_OK || f.size != rc->decoded ||
                 !same(dst, raw, rc->decoded))
                 bad++;
             zg_buf e = ZG_BUF_INIT;

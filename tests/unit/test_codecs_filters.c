@@ -212,27 +212,27 @@ static void test_crc32c(void) {
     CHECK_OK(c->vt->encode_bytes(c, (const uint8_t *)digits, 9, &enc));
     CHECK_EQ_U64(enc.size, 13);
     CHECK(enc.size == 13 && memcmp(enc.data, "123456789\x83\x92\x06\xE3", 13) == 0);
-    CHECK_OK(c->vt->decode_bytes(c, enc.data, enc.size, &dec, 9));
+    CHECK_OK(c->vt->decode_bytes(c, enc.data, enc.size, &dec, zg_out_exact(9)));
     CHECK(dec.size == 9 && memcmp(dec.data, digits, 9) == 0);
-    CHECK_OK(c->vt->decode_bytes(c, enc.data, enc.size, &dec, SIZE_MAX));
-    CHECK_STATUS(c->vt->decode_bytes(c, enc.data, enc.size, &dec, 8), ZGPU_ERR_CORRUPT_DATA);
+    CHECK_OK(c->vt->decode_bytes(c, enc.data, enc.size, &dec, ZG_OUT_ANY));
+    CHECK_STATUS(c->vt->decode_bytes(c, enc.data, enc.size, &dec, zg_out_exact(8)), ZGPU_ERR_CORRUPT_DATA);
     enc.data[3] ^= 0x10; /* one flipped bit */
-    CHECK_STATUS(c->vt->decode_bytes(c, enc.data, enc.size, &dec, 9), ZGPU_ERR_CORRUPT_DATA);
+    CHECK_STATUS(c->vt->decode_bytes(c, enc.data, enc.size, &dec, zg_out_exact(9)), ZGPU_ERR_CORRUPT_DATA);
     CHECK(strstr(zgpu_last_error(), "checksum mismatch") != NULL);
     enc.data[3] ^= 0x10;
     enc.data[12] ^= 0x01; /* corrupt checksum */
-    CHECK_STATUS(c->vt->decode_bytes(c, enc.data, enc.size, &dec, 9), ZGPU_ERR_CORRUPT_DATA);
-    CHECK_STATUS(c->vt->decode_bytes(c, enc.data, 3, &dec, SIZE_MAX), ZGPU_ERR_CORRUPT_DATA);
+    CHECK_STATUS(c->vt->decode_bytes(c, enc.data, enc.size, &dec, zg_out_exact(9)), ZGPU_ERR_CORRUPT_DATA);
+    CHECK_STATUS(c->vt->decode_bytes(c, enc.data, 3, &dec, ZG_OUT_ANY), ZGPU_ERR_CORRUPT_DATA);
     /* the empty payload */
     CHECK_OK(c->vt->encode_bytes(c, NULL, 0, &enc));
     CHECK(enc.size == 4 && memcmp(enc.data, "\0\0\0\0", 4) == 0);
-    CHECK_OK(c->vt->decode_bytes(c, enc.data, 4, &dec, 0));
+    CHECK_OK(c->vt->decode_bytes(c, enc.data, 4, &dec, zg_out_exact(0)));
     CHECK_EQ_U64(dec.size, 0);
     /* fixed output too small */
     CHECK_OK(c->vt->encode_bytes(c, (const uint8_t *)digits, 9, &enc));
     uint8_t small[4];
     zg_buf fixed = zg_buf_wrap(small, sizeof small);
-    CHECK_STATUS(c->vt->decode_bytes(c, enc.data, enc.size, &fixed, SIZE_MAX), ZGPU_ERR_CORRUPT_DATA);
+    CHECK_STATUS(c->vt->decode_bytes(c, enc.data, enc.size, &fixed, ZG_OUT_ANY), ZGPU_ERR_CORRUPT_DATA);
     char *j = json_of(c, 0);
     CHECK_STR(j, "{\"name\": \"crc32c\"}");
     free(j);
@@ -583,7 +583,7 @@ static void test_shuffle(void) {
         zg_buf enc = ZG_BUF_INIT, dec = ZG_BUF_INIT;
         CHECK_OK(c->vt->encode_bytes(c, (const uint8_t *)v->in, v->count, &enc));
         CHECK_MSG(enc.size == v->enc_len && memcmp(enc.data, v->enc, enc.size) == 0, "shuffle %s encode", v->name);
-        CHECK_OK(c->vt->decode_bytes(c, (const uint8_t *)v->enc, v->enc_len, &dec, v->count));
+        CHECK_OK(c->vt->decode_bytes(c, (const uint8_t *)v->enc, v->enc_len, &dec, zg_out_exact(v->count)));
         CHECK_MSG(dec.size == v->count && memcmp(dec.data, v->dec, dec.size) == 0, "shuffle %s decode", v->name);
         zg_buf_free(&enc);
         zg_buf_free(&dec);
@@ -609,11 +609,11 @@ static void test_shuffle(void) {
         CHECK_OK(c->vt->encode_bytes(c, src, sizeof src, &enc));
         size_t es = k == 0 ? 8 : k == 1 ? 5 : 16, count = sizeof src / es;
         CHECK(enc.size == sizeof src && enc.data[1 * count + 7] == src[7 * es + 1]);
-        CHECK_OK(c->vt->decode_bytes(c, enc.data, enc.size, &dec, sizeof src));
+        CHECK_OK(c->vt->decode_bytes(c, enc.data, enc.size, &dec, zg_out_exact(sizeof src)));
         CHECK(dec.size == sizeof src && memcmp(back, src, sizeof src) == 0);
         /* a size that is not a multiple of elementsize */
-        CHECK_STATUS(c->vt->decode_bytes(c, enc.data, enc.size - 3, &dec, SIZE_MAX), ZGPU_ERR_CORRUPT_DATA);
-        CHECK_STATUS(c->vt->decode_bytes(c, enc.data, enc.size, &dec, 100), ZGPU_ERR_CORRUPT_DATA);
+        CHECK_STATUS(c->vt->decode_bytes(c, enc.data, enc.size - 3, &dec, ZG_OUT_ANY), ZGPU_ERR_CORRUPT_DATA);
+        CHECK_STATUS(c->vt->decode_bytes(c, enc.data, enc.size, &dec, zg_out_exact(100)), ZGPU_ERR_CORRUPT_DATA);
         zg_buf_free(&enc);
         destroy(c);
     }
