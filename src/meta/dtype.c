@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/status.h"
+#include "meta/names.h"
 
 /* The largest raw element zgpu accepts (bytes). Larger "rN" types are valid Zarr but make no sense to read
  * and would let a tiny document demand a huge fill value allocation. */
@@ -39,9 +40,10 @@ static int set_from_id(zgpu_dtype id, zg_dtype *out) {
     return 0;
 }
 
-/* Parses the decimal digits of s entirely into *out (no sign, no leading '+', at most 9 digits). */
+/* Parses the decimal digits of s entirely into *out (no sign, no leading '+' or '0', at most 9 digits): NumPy
+ * and zarr-python know "<f4", not "<f04". */
 static int parse_small_decimal(const char *s, uint32_t *out) {
-    if (!s[0] || strlen(s) > 9) return 0;
+    if (!s[0] || strlen(s) > 9 || (s[0] == '0' && s[1])) return 0;
     uint32_t v = 0;
     for (const char *p = s; *p; p++) {
         if (*p < '0' || *p > '9') return 0;
@@ -75,6 +77,8 @@ int zg_dtype_from_name(const char *name, zg_dtype *out) {
 zgpu_status zg_dtype_from_v3(const zj_value *v, zg_dtype *out) {
     if (!v) return zg_error(ZGPU_ERR_BAD_METADATA, "data_type is missing");
     if (v->type == ZJ_STRING) {
+        /* "int32\u0000x" would compare equal to "int32" as a C string. */
+        ZG_FORWARD(zg_meta_check_name(v, "data_type"));
         if (zg_dtype_from_name(v->str, out)) return ZGPU_OK;
         if (v->str[0] == 'r' && v->str[1] >= '1' && v->str[1] <= '9')
             return zg_error(ZGPU_ERR_UNSUPPORTED,
@@ -85,6 +89,7 @@ zgpu_status zg_dtype_from_v3(const zj_value *v, zg_dtype *out) {
     if (v->type == ZJ_OBJECT) {
         const char *name = zj_string(zj_get(v, "name"));
         if (!name) return zg_error(ZGPU_ERR_BAD_METADATA, "data_type object has no string \"name\"");
+        ZG_FORWARD(zg_meta_check_name(zj_get(v, "name"), "data_type.name"));
         const zj_value *conf = zj_get(v, "configuration");
         /* zarr-python writes fixed-size opaque bytes as {"name":"raw_bytes","configuration":{"length_bytes":N}}. */
         if (strcmp(name, "raw_bytes") == 0) {
@@ -240,14 +245,16 @@ uint16_t zg_float_to_half(float f) { return double_to_half((double)f); }
  * Fill values
  * ------------------------------------------------------------------------------------------------- */
 
-/* Parses "0x" + hex digits (1..2*size) into an unsigned bit pattern. */
-static int parse_hex_bits(const char *s, uint32_t size, uint64_t *out) {
-    if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) return 0;
+/* Parses "0x" + exactly 2*size hex digits into an unsigned bit pattern: the v3 spec gives the raw bytes of the
+ * IEEE value, so another width is an error (zero-extending "0x1234" for float32 would read a value that
+ * zarr-python, which takes 4 digits as a float16, does not). */
+static int parse_hex_bits(const char *s, size_t len, uint32_t size, uint64_t *out) {
+    if (len < 2 || s[0] != '0' || s[1] != 'x') return 0;
     const char *p = s + 2;
-    size_t n = strlen(p);
-    if (n == 0 || n > 2 * (size_t)size) return 0;
+    size_t n = len - 2;
+    if (n != 2 * (size_t)size) return 0;
     uint64_t v = 0;
-    for (; *p; p++) {
+    for (const char *e = p + n; p < e; p++) {
         int d;
         if (*p >= '0' && *p <= '9') d = *p - '0';
         else if (*p >= 'a' && *p <= 'f') d = *p - 'a' + 10;
@@ -259,6 +266,19 @@ static int parse_hex_bits(const char *s, uint32_t size, uint64_t *out) {
     return 1;
 }
 
+static int all_hex(const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') || (s[i] >= 'A' && s[i] <= 'F'))) return 0;
+    return 1;
+}
+
+/* The whole string equals word ("NaN\u0000" is not "NaN"). */
+static int str_is(const zj_value *v, const char *word) { return v->len == strlen(word) && !memcmp(v->str, word, v->len); }
+
+static const char *hex_hint(uint32_t size) {
+    return size == 2 ? " or \"0x\" and 4 hex digits" : size == 4 ? " or \"0x\" and 8 hex digits" : " or \"0x\" and 16 hex digits";
+}
+
 /* Writes one float component (size 2, 4 or 8) from a JSON value into out. */
 static zgpu_status float_from_json(const zj_value *v, uint32_t size, int zarr_format, const char *type_name,
                                    uint8_t *out) {
@@ -267,20 +287,25 @@ static zgpu_status float_from_json(const zj_value *v, uint32_t size, int zarr_fo
         d = isnan(v->num) ? NAN : v->num; /* the canonical quiet NaN, whatever sign the parser produced */
     } else if (v && v->type == ZJ_STRING) {
         uint64_t bits;
-        if (strcmp(v->str, "NaN") == 0) d = NAN;
-        else if (strcmp(v->str, "Infinity") == 0) d = INFINITY;
-        else if (strcmp(v->str, "-Infinity") == 0) d = -INFINITY;
-        else if (zarr_format == 3 && parse_hex_bits(v->str, size, &bits)) {
+        if (str_is(v, "NaN")) d = NAN;
+        else if (str_is(v, "Infinity")) d = INFINITY;
+        else if (str_is(v, "-Infinity")) d = -INFINITY;
+        else if (zarr_format == 3 && parse_hex_bits(v->str, v->len, size, &bits)) {
             if (size == 2) { uint16_t b = (uint16_t)bits; memcpy(out, &b, 2); }
             else if (size == 4) { uint32_t b = (uint32_t)bits; memcpy(out, &b, 4); }
             else memcpy(out, &bits, 8);
             return ZGPU_OK;
         } else {
+            char q[96];
+            zg_meta_quote(v->str, v->len, q, sizeof q);
+            if (zarr_format == 3 && v->len >= 2 && v->str[0] == '0' && v->str[1] == 'x' && all_hex(v->str + 2, v->len - 2))
+                return zg_error(ZGPU_ERR_BAD_METADATA,
+                                "fill_value %s has %zu hex digits; %s needs exactly %u (the value's %u bytes)", q,
+                                v->len - 2, type_name, 2 * size, size);
             return zg_error(ZGPU_ERR_BAD_METADATA,
-                            "fill_value \"%.64s\" is not valid for %s (expected a number, \"NaN\", \"Infinity\", "
+                            "fill_value %s is not valid for %s (expected a number, \"NaN\", \"Infinity\", "
                             "\"-Infinity\"%s)",
-                            v->str, type_name,
-                            zarr_format == 3 ? " or a 0x hex bit pattern of the right width" : "");
+                            q, type_name, zarr_format == 3 ? hex_hint(size) : "");
         }
     } else {
         return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value for %s must be a number or a string", type_name);
@@ -450,8 +475,9 @@ zgpu_status zg_fill_from_json(const zj_value *v, const zg_dtype *dt, int zarr_fo
         }
         if (v->type == ZJ_STRING) {
             if (base64_decode_exact(v->str, v->len, out, dt->size)) return ZGPU_OK;
-            return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value \"%.64s\" for %s is not base64 of %u bytes", v->str,
-                            dt->name, dt->size);
+            char q[96];
+            return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value %s for %s is not base64 of %u bytes",
+                            zg_meta_quote(v->str, v->len, q, sizeof q), dt->name, dt->size);
         }
         if (zarr_format == 2 && v->type == ZJ_NUMBER && v->num == 0) return ZGPU_OK; /* zeros */
         return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value for %s must be %s", dt->name,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/status.h"
+#include "meta/names.h"
 
 #define ZG_NOMEM() zg_error(ZGPU_ERR_NO_MEMORY, "out of memory")
 
@@ -100,10 +101,17 @@ static zgpu_status parse_attributes(const zj_value *v, const char *name, zj_valu
 static zgpu_status ext_point(const zj_value *v, const char *member, const char **name, const zj_value **conf) {
     *conf = NULL;
     if (!v) return zg_error(ZGPU_ERR_BAD_METADATA, "%s is missing", member);
-    if (v->type == ZJ_STRING) { *name = v->str; return ZGPU_OK; }
+    if (v->type == ZJ_STRING) {
+        ZG_FORWARD(zg_meta_check_name(v, member));
+        *name = v->str;
+        return ZGPU_OK;
+    }
     if (v->type != ZJ_OBJECT) return zg_error(ZGPU_ERR_BAD_METADATA, "%s must be an object or a string", member);
     *name = zj_string(zj_get(v, "name"));
     if (!*name) return zg_error(ZGPU_ERR_BAD_METADATA, "%s has no string \"name\"", member);
+    char field[64];
+    snprintf(field, sizeof field, "%s.name", member);
+    ZG_FORWARD(zg_meta_check_name(zj_get(v, "name"), field));
     *conf = zj_get(v, "configuration");
     if (*conf && (*conf)->type != ZJ_OBJECT)
         return zg_error(ZGPU_ERR_BAD_METADATA, "%s.configuration must be an object", member);
@@ -116,9 +124,22 @@ static zgpu_status ext_point(const zj_value *v, const char *member, const char *
 
 static zgpu_status parse_separator(const zj_value *v, const char *member, char *sep) {
     const char *s = zj_string(v);
-    if (!s || (strcmp(s, "/") != 0 && strcmp(s, ".") != 0))
-        return zg_error(ZGPU_ERR_BAD_METADATA, "%s must be \"/\" or \".\"", member);
+    if (!s || v->len != 1 || (s[0] != '/' && s[0] != '.')) {
+        char q[96];
+        return zg_error(ZGPU_ERR_BAD_METADATA, "%s must be \"/\" or \".\", not %s", member,
+                        s ? zg_meta_quote(s, v->len, q, sizeof q) : "a non-string");
+    }
     *sep = s[0];
+    return ZGPU_OK;
+}
+
+/* Members of an extension point's configuration that zgpu does not know change its meaning in ways zgpu cannot
+ * honour; zarr-python rejects them too. */
+static zgpu_status only_members(const zj_value *conf, const char *member, const char *const *known) {
+    for (size_t i = 0; conf && i < conf->n; i++)
+        if (!in_list(conf->keys[i], known))
+            return zg_error(ZGPU_ERR_BAD_METADATA, "%s.configuration member '%s' is not allowed", member,
+                            conf->keys[i]);
     return ZGPU_OK;
 }
 
@@ -150,6 +171,7 @@ static zgpu_status check_node_type(const zj_value *doc, const char *want) {
     if (!nt) return zg_error(ZGPU_ERR_BAD_METADATA, "node_type is missing");
     const char *s = zj_string(nt);
     if (!s) return zg_error(ZGPU_ERR_BAD_METADATA, "node_type must be a string");
+    ZG_FORWARD(zg_meta_check_name(nt, "node_type"));
     if (strcmp(s, want) != 0)
         return zg_error(ZGPU_ERR_BAD_METADATA, "node_type is '%.64s', expected '%s'", s, want);
     return ZGPU_OK;
@@ -159,6 +181,13 @@ static zgpu_status parse_v3_codecs(const zj_value *v, zj_value **out) {
     if (!v) return zg_error(ZGPU_ERR_BAD_METADATA, "codecs is missing");
     if (v->type != ZJ_ARRAY) return zg_error(ZGPU_ERR_BAD_METADATA, "codecs must be a list");
     if (v->n == 0) return zg_error(ZGPU_ERR_BAD_METADATA, "codecs is empty; an array->bytes codec is required");
+    /* Codec implementations compare names and configuration strings as C strings: a NUL would cut them short. */
+    ZG_FORWARD(zg_meta_check_no_nul(v, "codecs"));
+    for (size_t i = 0; i < v->n; i++) {
+        char field[32];
+        snprintf(field, sizeof field, "codecs[%zu].name", i);
+        ZG_FORWARD(zg_meta_check_name(v->items[i]->type == ZJ_STRING ? v->items[i] : zj_get(v->items[i], "name"), field));
+    }
     zj_value *list = zj_new_array();
     if (!list) return ZG_NOMEM();
     for (size_t i = 0; i < v->n; i++) {
@@ -200,6 +229,12 @@ static zgpu_status parse_dimension_names(const zj_value *v, zg_array_meta *m) {
         if (d->type == ZJ_NULL) continue;
         if (d->type != ZJ_STRING)
             return zg_error(ZGPU_ERR_BAD_METADATA, "dimension_names[%zu] must be a string or null", i);
+        if (memchr(d->str, 0, d->len)) {
+            /* zgpu hands dimension names out as C strings; one cut at the NUL would be another name. */
+            char q[96];
+            return zg_error(ZGPU_ERR_BAD_METADATA, "dimension_names[%zu] %s contains a NUL character", i,
+                            zg_meta_quote(d->str, d->len, q, sizeof q));
+        }
         m->dimension_names[i] = strdup(d->str);
         if (!m->dimension_names[i]) return ZG_NOMEM();
     }
@@ -231,6 +266,8 @@ static zgpu_status parse_v3_fields(zg_array_meta *m) {
         return zg_error(ZGPU_ERR_UNSUPPORTED, "chunk_grid '%.64s' is not supported (only 'regular')", name);
     int cn = 0;
     if (!conf) return zg_error(ZGPU_ERR_BAD_METADATA, "chunk_grid.configuration is missing");
+    static const char *const grid_conf[] = {"chunk_shape", NULL};
+    ZG_FORWARD(only_members(conf, "chunk_grid", grid_conf));
     ZG_FORWARD(parse_uint_list(zj_get(conf, "chunk_shape"), "chunk_grid.chunk_shape", 1, &cn, m->chunk_shape));
     if (cn != m->ndim)
         return zg_error(ZGPU_ERR_BAD_METADATA, "chunk_grid.chunk_shape has %d entries, shape has %d", cn, m->ndim);
@@ -246,6 +283,8 @@ static zgpu_status parse_v3_fields(zg_array_meta *m) {
         return zg_error(ZGPU_ERR_UNSUPPORTED, "chunk_key_encoding '%.64s' is not supported (only 'default', 'v2')",
                         name);
     }
+    static const char *const cke_conf[] = {"separator", NULL};
+    ZG_FORWARD(only_members(conf, "chunk_key_encoding", cke_conf));
     const zj_value *sep = zj_get(conf, "separator");
     if (sep) ZG_FORWARD(parse_separator(sep, "chunk_key_encoding.separator", &m->separator));
 
@@ -410,6 +449,7 @@ static zgpu_status parse_v2_fields(zg_array_meta *m, const zj_value *attrs) {
         return s;
     }
     if (dt->type != ZJ_STRING) return zg_error(ZGPU_ERR_BAD_METADATA, "dtype must be a string");
+    ZG_FORWARD(zg_meta_check_name(dt, "dtype"));
     ZG_FORWARD(zg_dtype_from_v2(dt->str, &m->dtype, &big_endian));
 
     ZG_FORWARD(alloc_fill(m));
@@ -424,21 +464,33 @@ static zgpu_status parse_v2_fields(zg_array_meta *m, const zj_value *attrs) {
     const zj_value *ov = zj_get(doc, "order");
     if (ov) {
         const char *o = zj_string(ov);
-        if (!o || (strcmp(o, "C") != 0 && strcmp(o, "F") != 0))
-            return zg_error(ZGPU_ERR_BAD_METADATA, "order must be \"C\" or \"F\"");
+        if (!o || ov->len != 1 || (o[0] != 'C' && o[0] != 'F')) {
+            char q[96];
+            return zg_error(ZGPU_ERR_BAD_METADATA, "order must be \"C\" or \"F\", not %s",
+                            o ? zg_meta_quote(o, ov->len, q, sizeof q) : "a non-string");
+        }
         order = o[0];
     }
 
     const zj_value *filters = zj_get(doc, "filters");
     if (filters && filters->type != ZJ_NULL) {
         if (filters->type != ZJ_ARRAY) return zg_error(ZGPU_ERR_BAD_METADATA, "filters must be null or a list");
-        for (size_t i = 0; i < filters->n; i++)
+        for (size_t i = 0; i < filters->n; i++) {
             if (!zj_string(zj_get(filters->items[i], "id")))
                 return zg_error(ZGPU_ERR_BAD_METADATA, "filters[%zu] must be an object with a string \"id\"", i);
+            char field[32];
+            snprintf(field, sizeof field, "filters[%zu].id", i);
+            ZG_FORWARD(zg_meta_check_name(zj_get(filters->items[i], "id"), field));
+        }
+        ZG_FORWARD(zg_meta_check_no_nul(filters, "filters"));
     }
     const zj_value *comp = zj_get(doc, "compressor");
-    if (comp && comp->type != ZJ_NULL && !zj_string(zj_get(comp, "id")))
-        return zg_error(ZGPU_ERR_BAD_METADATA, "compressor must be null or an object with a string \"id\"");
+    if (comp && comp->type != ZJ_NULL) {
+        if (!zj_string(zj_get(comp, "id")))
+            return zg_error(ZGPU_ERR_BAD_METADATA, "compressor must be null or an object with a string \"id\"");
+        ZG_FORWARD(zg_meta_check_name(zj_get(comp, "id"), "compressor.id"));
+        ZG_FORWARD(zg_meta_check_no_nul(comp, "compressor"));
+    }
 
     m->separator = '.';
     const zj_value *sep = zj_get(doc, "dimension_separator");
