@@ -265,7 +265,10 @@ def i64_array(values) -> "ctypes.Array":
 
 
 def path_bytes(path) -> bytes:
-    return os.fsencode(os.fspath(path))
+    b = os.fsencode(os.fspath(path))
+    if b"\0" in b:  # C would stop at the NUL and open another path; os.open raises the same
+        raise ValueError(f"embedded null byte in path {path!r}")
+    return b
 
 
 def version() -> str:
