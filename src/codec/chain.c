@@ -93,8 +93,7 @@ zgpu_status zg_chain_create(const zj_value *codecs, const zg_repr *repr, zg_chai
         zg_chain_free(ch);
         return st;
     }
-    int exact;
-    (void)size_walk(ch, ch->b2b_size, ch->b2b_exact, &exact);
+    zg_chain_update_sizes(ch);
     *out = ch;
     return ZGPU_OK;
 }
@@ -121,6 +120,11 @@ static size_t size_walk(const zg_chain *ch, size_t *sizes, unsigned char *exacts
 }
 
 size_t zg_chain_encoded_size(const zg_chain *ch, int *exact) { return size_walk(ch, NULL, NULL, exact); }
+
+void zg_chain_update_sizes(zg_chain *ch) {
+    int exact;
+    (void)size_walk(ch, ch->b2b_size, ch->b2b_exact, &exact);
+}
 
 void zg_chain_set_decode_cap(zg_chain *ch, size_t bytes) {
     ch->decode_cap = bytes;

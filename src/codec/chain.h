@@ -41,6 +41,9 @@ int zg_chain_is_plain(const zg_chain *ch);
 void zg_chain_set_decode_cap(zg_chain *ch, size_t bytes);
 /** The cap in effect (the default resolved). */
 size_t zg_chain_decode_cap(const zg_chain *ch);
+/** Recomputes b2b_size / b2b_exact from the codecs' encoded_size entries (zg_chain_create does; call it
+ *  again after changing a chain's codecs by hand). */
+void zg_chain_update_sizes(zg_chain *ch);
 /** The size of a stored chunk of this chain: exact (*exact = 1) or an upper bound (*exact = 0); SIZE_MAX
  *  when some codec gives no bound. */
 size_t zg_chain_encoded_size(const zg_chain *ch, int *exact);

@@ -1,8 +1,8 @@
 /* zstd codec (Zarr v3 "zstd", numcodecs "zstd"). Decode walks the frame headers first (cheap) to learn
  * the content size; when the output size is known (the exact size, sizes every frame records within the
- * limit, or fixed caller memory) one ZSTD_decompressDCtx call decodes every frame straight into the
- * destination, otherwise a streaming decode grows the buffer only as data is produced and never past the
- * limit, so neither a lying header nor a bomb can make us allocate more than the chunk can hold. */
+ * limit, fixed caller memory, or else the limit itself) one ZSTD_decompressDCtx call decodes every frame
+ * straight into the destination and fails past it, so neither a lying header nor a bomb makes us allocate
+ * more than the chunk can hold. Only a caller that gives no limit at all gets the streaming decode. */
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
@@ -105,31 +105,22 @@ static zgpu_status zs_scan(const uint8_t *in, size_t n, unsigned long long *tota
     return ZGPU_OK;
 }
 
-/* Streaming decode for frames that do not all record their size: grows out geometrically as data arrives,
- * never past `limit`; at the limit a 1-byte probe tells "finished" from "decodes to more". */
-static zgpu_status zs_stream(ZSTD_DCtx *d, const uint8_t *in, size_t n, zg_buf *out, size_t first, size_t limit) {
+/* Streaming decode for an output with no limit at all (direct callers only): grows out as data arrives. */
+static zgpu_status zs_stream(ZSTD_DCtx *d, const uint8_t *in, size_t n, zg_buf *out, size_t first) {
     ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
     ZSTD_inBuffer ib = {in, n, 0};
     size_t want = first < 4096 ? 4096 : first;
     for (;;) {
-        if (out->size == out->cap && out->size < limit && !out->fixed) {
+        if (out->size == out->cap) {
             size_t grow = out->cap < want ? want : out->cap; /* double */
-            if (grow > limit - out->size) grow = limit - out->size;
+            ZG_RETURN_IF(grow > SIZE_MAX - out->size, ZGPU_ERR_NO_MEMORY, "zstd: output size overflow");
             ZG_FORWARD(zg_buf_reserve(out, out->size + grow));
         }
-        size_t room_end = out->cap < limit ? out->cap : limit;
-        uint8_t probe;
-        int probing = out->size == room_end;
-        ZSTD_outBuffer ob = probing ? (ZSTD_outBuffer){&probe, 1, 0} : (ZSTD_outBuffer){out->data, room_end, out->size};
+        ZSTD_outBuffer ob = {out->data, out->cap, out->size};
         size_t ret = ZSTD_decompressStream(d, &ob, &ib);
         ZG_RETURN_IF(ZSTD_isError(ret), ZGPU_ERR_CORRUPT_DATA, "zstd: %s (after %zu of %zu input bytes)",
                      ZSTD_getErrorName(ret), ib.pos, n);
-        if (probing) {
-            ZG_RETURN_IF(ob.pos, ZGPU_ERR_CORRUPT_DATA,
-                         "zstd: data decodes to more than the %zu bytes this chunk can hold", limit);
-        } else {
-            out->size = ob.pos;
-        }
+        out->size = ob.pos;
         if (ib.pos == ib.size) {
             if (ret == 0) return ZGPU_OK;                /* last frame complete and flushed */
             ZG_RETURN_IF(ob.pos < ob.size, ZGPU_ERR_CORRUPT_DATA, "zstd: truncated frame (input ends mid-frame)");
@@ -158,14 +149,16 @@ static zgpu_status zstd_decode(const zg_codec *c, const uint8_t *in, size_t n, z
     ZG_RETURN_IF(!t || !t->d, ZGPU_ERR_NO_MEMORY, "zstd: out of memory allocating a decompression context");
     out->size = 0;
 
-    /* One call straight into the destination when its size is known: the exact size, the frames' recorded
-     * sizes (checked against the limit above; zstd verifies them while decoding), or fixed memory. */
+    /* One call straight into the destination: the exact size or fixed memory; else the frames' recorded sizes
+     * (checked against the limit above; zstd verifies them while decoding); else the limit itself (sizes not
+     * recorded: a one-shot decode needs no window buffer, which a frame may declare up to 128 MiB). */
     size_t limit = zg_out_limit(want, out);
     size_t room;
     if (expected != SIZE_MAX || out->fixed) room = limit;
-    else if (all_known && (want.limit != SIZE_MAX || total <= ZSTD_TRUST_MAX)) room = (size_t)total;
-    else /* sizes not recorded: stream, growing only as data arrives */
-        return zs_stream(t->d, in, n, out, n < SIZE_MAX / 4 ? 4 * n : n, limit);
+    else if (all_known && (limit != SIZE_MAX || total <= ZSTD_TRUST_MAX)) room = (size_t)total;
+    else if (limit != SIZE_MAX) room = limit;
+    else /* no limit (direct callers only): stream, growing only as data arrives */
+        return zs_stream(t->d, in, n, out, n < SIZE_MAX / 4 ? 4 * n : n);
 
     if (!out->fixed && room > 0) ZG_FORWARD(zg_buf_reserve(out, room));
     uint8_t dummy;
