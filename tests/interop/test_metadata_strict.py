@@ -98,6 +98,9 @@ CASES = [
     ("dimension_name_newline", 3, v3(dimension_names=["a\nb", None]), SAME, []),
     ("attribute_key_nul", 3, v3(attributes={"a\u0000b": 1}), ZGPU_STRICTER, ["object key contains"]),
     ("attribute_value_nul", 3, v3(attributes={"k": "a\u0000b"}), SAME, []),
+    ("attribute_lone_surrogate", 3, v3(attributes={"k": "\ud800"}), ZGPU_STRICTER, ["surrogate"]),
+    ("json_byte_order_mark", 3, "\ufeff" + v3(), SAME, []),
+    ("json_trailing_comma", 3, v3()[:-1] + ",}", SAME, ["JSON"]),
     # --- extension points ---
     ("grid_conf_extra", 3, v3(chunk_grid=GRID(x=1)), SAME, ["chunk_grid.configuration", "'x'"]),
     ("cke_conf_extra", 3, v3(chunk_key_encoding={"name": "default", "configuration": {"separator": "/", "x": 1}}),
@@ -108,6 +111,7 @@ CASES = [
      SAME, ["separator"]),
     ("cke_v2_default_separator", 3, v3(chunk_key_encoding={"name": "v2"}), SAME, []),
     ("cke_name_only_string", 3, v3(chunk_key_encoding="default"), ZGPU_LAXER, []),
+    ("codec_name_only_string", 3, v3(data_type="uint8", fill_value=0, codecs=["bytes"]), ZGPU_LAXER, []),
     ("grid_no_configuration", 3, v3(chunk_grid={"name": R}), SAME, ["chunk_grid.configuration"]),
     ("grid_name_only_string", 3, v3(chunk_grid=R), SAME, ["chunk_grid"]),
     ("grid_unknown_member", 3, v3(chunk_grid={**GRID(), "x": 1}), ZGPU_STRICTER, ["chunk_grid member 'x'"]),
