@@ -115,7 +115,7 @@ static int parse_float_text(const char *t, size_t n, double *out) {
 
 static void store_float(double v, uint32_t size, uint8_t *out) {
     if (size == 2) {
-        uint16_t h = zg_float_to_half((float)v);
+        uint16_t h = zg_double_to_half(v); /* one rounding, as NumPy's float16(text) */
         memcpy(out, &h, 2);
     } else if (size == 4) {
         float f = (float)v;

@@ -240,6 +240,7 @@ static uint16_t double_to_half(double d) {
 }
 
 uint16_t zg_float_to_half(float f) { return double_to_half((double)f); }
+uint16_t zg_double_to_half(double d) { return double_to_half(d); }
 
 /* ---------------------------------------------------------------------------------------------------
  * Fill values

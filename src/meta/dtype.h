@@ -34,5 +34,7 @@ zj_value *zg_fill_to_json(const uint8_t *fill, const zg_dtype *dt, int zarr_form
 /** IEEE half <-> float conversions (exact for all finite halves; round-to-nearest-even on narrowing). */
 float zg_half_to_float(uint16_t h);
 uint16_t zg_float_to_half(float f);
+/** double -> half rounded once (through float it would round twice: 1 + 2^-11 + 2^-40 would become 1.0). */
+uint16_t zg_double_to_half(double d);
 
 #endif

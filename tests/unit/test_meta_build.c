@@ -88,6 +88,7 @@ static void test_fill_from_text(void) {
         {"1.5", ZGPU_FLOAT32, 4, 3, "1.5"}, {"nan", ZGPU_FLOAT64, 8, 3, "\"NaN\""},
         {"NaN", ZGPU_FLOAT32, 4, 2, "\"NaN\""}, {"NaN", ZGPU_FLOAT16, 2, 2, "\"NaN\""},
         {"-inf", ZGPU_FLOAT32, 4, 3, "\"-Infinity\""}, {"Infinity", ZGPU_FLOAT64, 8, 2, "\"Infinity\""},
+        {"1.00048828125000091", ZGPU_FLOAT16, 2, 3, "1.0009765625"}, /* just above a tie: rounded once */
         {"1e3", ZGPU_FLOAT64, 8, 3, "1000.0"}, {"0.1", ZGPU_FLOAT32, 4, 3, "0.10000000149011612"},
         {"0x10", ZGPU_FLOAT64, 8, 3, NULL}, {"abc", ZGPU_FLOAT64, 8, 3, NULL}, {"1.5", ZGPU_INT32, 4, 3, NULL},
         {"true", ZGPU_BOOL, 1, 3, "true"},  {"0", ZGPU_BOOL, 1, 2, "false"},   {"yes", ZGPU_BOOL, 1, 3, NULL},
