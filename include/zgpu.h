@@ -99,11 +99,13 @@ typedef struct zgpu_context_options {
     const struct zgpu_tuning *tuning; /* NULL (default): zgpu's defaults. Experimental knobs of the device path
                                   * (decoders, waves, diagnostics): include/zgpu_experimental.h, unstable. The
                                   * context copies it at creation. */
-    size_t max_decoded_chunk_bytes; /* Cap on what one stored object may decode to where a codec's output size is
-                                  * not known from the chunk's shape and the codecs before it (a compressor behind
-                                  * a filter, or inside a shard); past it the decode stops with
-                                  * ZGPU_ERR_CORRUPT_DATA. 0 (default): 4x the chunk's (or shard's) decoded size,
-                                  * at least 1 MiB. */
+    size_t max_decoded_chunk_bytes; /* Cap on what a stage of a chunk's decode may produce where neither its
+                                  * exact size nor a bound is known from the chunk's shape and the codecs before
+                                  * it (every other stage is held to those: a compressor behind a filter to the
+                                  * exact size, one after another compressor or sharding_indexed to that codec's
+                                  * bound; all codecs zgpu ships give one, so the cap is for codecs that do not);
+                                  * past it the decode stops with ZGPU_ERR_CORRUPT_DATA. 0 (default): 4x the
+                                  * chunk's (or shard's) decoded size, at least 1 MiB. */
     int confine_to_store;        /* 1: reads and writes stay inside the store's directory tree: a symbolic link
                                   * that leads outside it is refused (for serving untrusted data). 0 (default):
                                   * links are followed, as zarr-python follows them. */
