@@ -4,6 +4,8 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include "args.h"
 #include "zgpu_experimental.h"
 
@@ -30,7 +32,10 @@ static const char usage_write[] =
     "  --fill-value V       fill value (numbers, NaN, Infinity, true/false, RE,IM for complex)\n"
     "  --attrs JSON         attributes (a JSON object)\n"
     "  --overwrite          replace an existing array at PATH\n"
-    "  --threads N          encode threads (0 = all CPUs)\n";
+    "  --threads N          encode threads (0 = all CPUs)\n"
+    "\n"
+    "The array is built in a hidden directory beside PATH and renamed into place when complete: until then (and\n"
+    "if the write is interrupted) PATH holds what it held before, or nothing.\n";
 
 static const char usage_cp[] =
     "usage: zgpu cp SRC DST [options]\n"
@@ -47,7 +52,12 @@ static const char usage_cp[] =
     "  --shards S0,...|none shard shape of DST (format 3), or none to drop sharding\n"
     "  --codec SPEC         compressor of DST (see zgpu write --help)\n"
     "  --overwrite          replace an existing array at DST\n"
-    "  --threads N          decode/encode threads (0 = all CPUs)\n";
+    "  --threads N          decode/encode threads (0 = all CPUs)\n"
+    "  --quiet              no progress line and no summary\n"
+    "\n"
+    "DST is built in a hidden directory beside it and renamed into place when complete: until then (and if the\n"
+    "copy is interrupted) DST holds what it held before, or nothing. On a terminal a progress line shows the\n"
+    "chunks and bytes copied, the rate and the time left; a one-line summary ends the copy (on stderr).\n";
 
 static int parse_format(const char *text, int *fmt) {
     if (!strcmp(text, "2")) *fmt = 2;
@@ -151,6 +161,7 @@ int cli_cmd_write(int argc, char **argv) {
     const char *codec = ar.value[O_CODEC] ? ar.value[O_CODEC] : "zstd"; /* zstd:0, as zarr-python */
     if (check_codec(codec, fmt)) return cli_usage_error("write ");
     if (fmt == 2 && ar.value[O_SHARDS]) { cli_err("--shards needs --format 3"); return cli_usage_error("write "); }
+    if (cli_check_threads(ar.value[O_THREADS], NULL)) return cli_usage_error("write ");
     FILE *f = fopen(npy, "rb");
     if (!f) { cli_err("%s: cannot open: %s", npy, strerror(errno)); return cli_fail(); }
     cli_npy_header h;
@@ -190,14 +201,17 @@ int cli_cmd_write(int argc, char **argv) {
     spec.fill_value = fill;
     /* shards not multiples of the chunks, attributes that are not an object...: usage errors */
     if (build_document(&spec, &meta)) { usage = 1; goto fail; }
-    if (cli_make_context(ar.value[O_THREADS], -1, &ctx)) { usage = ar.value[O_THREADS] != NULL; goto fail; }
+    if (cli_make_context(ar.value[O_THREADS], -1, &ctx)) goto fail; /* --threads checked: a runtime failure */
 
-    zgpu_status s = zgpu_array_create(ctx, path, meta, ar.set[O_OVERWRITE], &arr);
+    /* Staged: PATH keeps its old array (or nothing) until the commit below; any failure before it (and an
+     * interruption) discards the new one. */
+    int flags = ZGPU_CREATE_STAGED | (ar.set[O_OVERWRITE] ? ZGPU_CREATE_OVERWRITE : 0);
+    zgpu_status s = zgpu_array_create(ctx, path, meta, flags, &arr);
     if (s != ZGPU_OK) { rc = cli_fail_status(s); goto done; }
 
     uint64_t nelem = 0, nbytes = 0;
     if (cli_shape_nbytes(h.ndim, h.shape, h.itemsize, &nelem, &nbytes)) goto fail;
-    if (nelem == 0) goto done;
+    if (nelem == 0) goto commit;
     if (h.fortran_order && h.ndim > 1) {
         /* Fortran order cannot be sliced along axis 0 cheaply: convert once, write once. */
         fclose(f);
@@ -221,6 +235,9 @@ int cli_cmd_write(int argc, char **argv) {
             if (s != ZGPU_OK) { rc = cli_fail_status(s); goto done; }
         }
     }
+commit:
+    s = zgpu_array_commit(arr);
+    if (s != ZGPU_OK) rc = cli_fail_status(s);
     goto done;
 fail:
     rc = usage ? cli_usage_error("write ") : cli_fail();
@@ -282,9 +299,9 @@ static zj_value *convert_source(zj_value *doc, int sharded, int fmt) {
 }
 
 int cli_cmd_cp(int argc, char **argv) {
-    enum { O_FORMAT, O_CHUNKS, O_SHARDS, O_CODEC, O_OVERWRITE, O_THREADS };
-    static const cli_opt_def defs[] = {{"format", 0, 1}, {"chunks", 0, 1},    {"shards", 0, 1}, {"codec", 0, 1},
-                                       {"overwrite", 0, 0}, {"threads", 0, 1}, {NULL, 0, 0}};
+    enum { O_FORMAT, O_CHUNKS, O_SHARDS, O_CODEC, O_OVERWRITE, O_THREADS, O_QUIET };
+    static const cli_opt_def defs[] = {{"format", 0, 1},    {"chunks", 0, 1},  {"shards", 0, 1}, {"codec", 0, 1},
+                                       {"overwrite", 0, 0}, {"threads", 0, 1}, {"quiet", 'q', 0}, {NULL, 0, 0}};
     cli_args ar;
     if (cli_args_parse(argc, argv, defs, &ar)) return cli_usage_error("cp ");
     if (ar.help) { fputs(usage_cp, stdout); return 0; }
@@ -295,6 +312,7 @@ int cli_cmd_cp(int argc, char **argv) {
     if (ar.value[O_FORMAT] && parse_format(ar.value[O_FORMAT], &fmt)) return cli_usage_error("cp ");
     const char *codec = ar.value[O_CODEC];
     if (codec && check_codec(codec, 3)) return cli_usage_error("cp ");
+    if (cli_check_threads(ar.value[O_THREADS], NULL)) return cli_usage_error("cp ");
 
     /* Refuse to copy onto itself: creating DST would delete SRC's chunks first. */
     char *rs = realpath(src_path, NULL), *rd = realpath(dst_path, NULL);
@@ -313,7 +331,7 @@ int cli_cmd_cp(int argc, char **argv) {
     int rc = 0, usage = 0;
     zgpu_status s;
 
-    if (cli_make_context(ar.value[O_THREADS], -1, &ctx)) { usage = ar.value[O_THREADS] != NULL; goto fail; }
+    if (cli_make_context(ar.value[O_THREADS], -1, &ctx)) goto fail; /* --threads checked: a runtime failure */
     s = zgpu_array_open(ctx, src_path, &src);
     if (s == ZGPU_OK) s = zgpu_array_metadata_json(src, &src_meta);
     if (s == ZGPU_OK) s = zgpu_array_attributes(src, &src_attrs);
@@ -415,13 +433,26 @@ int cli_cmd_cp(int argc, char **argv) {
     }
     if (build_document(&spec, &meta)) goto fail;
 
-    s = zgpu_array_create(ctx, dst_path, meta, ar.set[O_OVERWRITE], &dst);
+    /* Staged: DST keeps what it held (or stays absent) until the commit; an interrupted copy leaves no
+     * array that reads as complete. */
+    s = zgpu_array_create(ctx, dst_path, meta, ZGPU_CREATE_STAGED | (ar.set[O_OVERWRITE] ? ZGPU_CREATE_OVERWRITE : 0),
+                          &dst);
     if (s != ZGPU_OK) { rc = cli_fail_status(s); goto done; }
 
     {
         uint64_t nelem = 0, nbytes = 0;
         if (cli_shape_nbytes(spec.ndim, spec.shape, spec.itemsize, &nelem, &nbytes)) goto fail;
-        if (nelem == 0) goto done;
+        const uint64_t *obj = spec.sharded ? spec.shards : spec.chunks;
+        uint64_t per_row = 1, obj_rows = 1; /* destination objects in one row of them along axis 0, and rows */
+        for (int i = 0; i < spec.ndim; i++) {
+            uint64_t n = (spec.shape[i] + obj[i] - 1) / obj[i];
+            if (i == 0) obj_rows = n;
+            else per_row *= n;
+        }
+        cli_progress pr;
+        cli_progress_start(&pr, ar.set[O_QUIET], nelem ? obj_rows * per_row : 0, nbytes,
+                           spec.sharded ? "shards" : "chunks");
+        if (nelem == 0) goto commit;
         uint64_t grid0 = spec.ndim ? (spec.sharded ? spec.shards[0] : spec.chunks[0]) : 1;
         uint64_t rows = cli_slab_rows(spec.ndim, spec.shape, grid0, spec.itemsize, slab_budget(ctx));
         uint64_t total_rows = spec.ndim ? spec.shape[0] : 1;
@@ -439,8 +470,23 @@ int cli_cmd_cp(int argc, char **argv) {
             }
             s = zgpu_array_read(src, start, count, buf, NULL);
             if (s == ZGPU_OK) s = write_slab(dst, spec.ndim, spec.shape, r0, n, buf);
-            if (s != ZGPU_OK) { rc = cli_fail_status(s); goto done; }
+            if (s != ZGPU_OK) {
+                cli_progress_clear(&pr);
+                rc = cli_fail_status(s);
+                goto done;
+            }
+            /* slabs start on object rows, so the rows of objects done so far are those up to r0 + n */
+            uint64_t done_rows = spec.ndim ? (r0 + n + grid0 - 1) / grid0 : 1;
+            cli_progress_update(&pr, done_rows * per_row, (r0 + n) * row_bytes);
         }
+    commit:
+        s = zgpu_array_commit(dst);
+        if (s != ZGPU_OK) {
+            cli_progress_clear(&pr);
+            rc = cli_fail_status(s);
+            goto done;
+        }
+        cli_progress_finish(&pr);
     }
     goto done;
 fail:

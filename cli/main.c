@@ -23,15 +23,18 @@ int cli_usage_error(const char *cmd) {
     return 2;
 }
 
+int cli_check_threads(const char *threads, int *n) {
+    int64_t v = 0;
+    if (threads && (cli_parse_i64(threads, strlen(threads), &v) != 0 || v < 0 || v > 4096))
+        return cli_err("--threads '%s': expected an integer in [0, 4096]", threads);
+    if (n) *n = (int)v;
+    return 0;
+}
+
 int cli_make_context(const char *threads, int device, zgpu_context **ctx) {
     zgpu_context_options o;
     zgpu_context_options_init(&o);
-    if (threads) {
-        int64_t n;
-        if (cli_parse_i64(threads, strlen(threads), &n) != 0 || n < 0 || n > 4096)
-            return cli_err("--threads '%s': expected an integer in [0, 4096]", threads);
-        o.num_threads = (int)n;
-    }
+    if (cli_check_threads(threads, &o.num_threads)) return -1;
     if (device >= 0) o.device = device;
     zgpu_status s = zgpu_context_create(&o, ctx);
     if (s != ZGPU_OK) return cli_err("cannot create a context: %s", zgpu_last_error());
@@ -290,7 +293,9 @@ static int read_setup_open(read_setup *r, const char *cmd, const char *path, con
     memset(r, 0, sizeof *r);
     r->device = -1;
     if (device && cli_parse_device(device, &r->device)) return cli_usage_error(cmd);
-    if (cli_make_context(threads, r->device, &r->ctx)) return threads ? cli_usage_error(cmd) : cli_fail();
+    if (cli_check_threads(threads, NULL)) return cli_usage_error(cmd);
+    /* --threads was valid: failing to start those threads (memory, limits) is a runtime failure */
+    if (cli_make_context(threads, r->device, &r->ctx)) return cli_fail();
     if (open_array(r->ctx, path, &r->array)) return 1;
     r->ndim = zgpu_array_ndim(r->array);
     uint64_t shape[ZGPU_MAX_DIMS];

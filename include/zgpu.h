@@ -143,19 +143,46 @@ typedef struct zgpu_array zgpu_array;
  */
 ZGPU_API zgpu_status zgpu_array_open(zgpu_context *ctx, const char *path, zgpu_array **out);
 
+/** Bits of zgpu_array_create's `overwrite` argument (0 and 1 keep their old meaning). */
+#define ZGPU_CREATE_OVERWRITE 1 /* replace the node (or non-empty directory) at the path */
+#define ZGPU_CREATE_STAGED 2    /* build the array beside the path; it appears there at zgpu_array_commit */
+
 /**
  * Creates an array at `path` from a metadata document: the text of a Zarr v3 zarr.json (node_type "array")
  * or of a Zarr v2 .zarray (the format is read from "zarr_format"). For v2, attributes may be passed in a
  * top-level "attributes" member, which is written to .zattrs. Missing parent directories are created.
- * overwrite = 0: fails with ZGPU_ERR_EXISTS if a node is there; 1: replaces its metadata and deletes its chunks.
+ * `overwrite` is 0 or a combination of ZGPU_CREATE_* bits (other bits: ZGPU_ERR_INVALID_ARGUMENT):
+ *  - 0: ZGPU_ERR_EXISTS if a node is there. The array (metadata first) is made in place.
+ *  - ZGPU_CREATE_OVERWRITE (1): a node (or a non-empty directory, as zarr-python's mode "w") at the path is
+ *    replaced atomically: the new, empty array is built in a hidden directory beside it
+ *    (".NAME.zgpu-stage-*") and swapped in with renames before this returns; then the old tree is deleted. An
+ *    interruption at any moment leaves the old node whole or the new array in its place; if the old tree cannot
+ *    be deleted, it stays hidden beside the path (never mixed with the new array) and the next writer of the
+ *    path removes it.
+ *  - ZGPU_CREATE_STAGED (2), alone or with OVERWRITE: every write goes to the hidden staging directory, and
+ *    readers of the path (other handles, processes, zarr-python) keep seeing what was there (or nothing) until
+ *    zgpu_array_commit() swaps the finished array in, its metadata written last. Closing the array without a
+ *    commit (or the process dying) discards the stage and leaves the path as it was. Without OVERWRITE, a
+ *    node or a non-empty directory at the path is ZGPU_ERR_EXISTS (at creation, and again at the commit).
+ * Leftovers of writers killed while staging are recognised (their lock is free) and removed by the next
+ * writer of the path; an opener finding nothing at the path puts back an old node a killed writer had moved.
  */
 ZGPU_API zgpu_status zgpu_array_create(zgpu_context *ctx, const char *path, const char *metadata_json,
                                        int overwrite, zgpu_array **out);
 
+/**
+ * Commits an array created with ZGPU_CREATE_STAGED: writes its metadata into the staging directory, swaps it
+ * in at the path (RENAME_EXCHANGE, or two renames where the filesystem lacks it) and deletes what was there.
+ * The handle then reads and writes at the path. ZGPU_OK at once for an array that is not staged (or already
+ * committed). On failure (ZGPU_ERR_EXISTS: a node appeared at the path meanwhile without OVERWRITE;
+ * ZGPU_ERR_IO) the array stays staged: commit again, or close it to discard the stage.
+ */
+ZGPU_API zgpu_status zgpu_array_commit(zgpu_array *array);
+
 /** Changes the shape (ndim unchanged). Chunks wholly outside the new shape are deleted. */
 ZGPU_API zgpu_status zgpu_array_resize(zgpu_array *array, const uint64_t *new_shape);
 
-/** Closes the array. Accepts NULL. */
+/** Closes the array. Accepts NULL. A staged array that was not committed is discarded (see zgpu_array_create). */
 ZGPU_API void zgpu_array_close(zgpu_array *array);
 
 ZGPU_API int zgpu_array_zarr_format(const zgpu_array *array);           /* 2 or 3 */
@@ -250,7 +277,8 @@ ZGPU_API void zgpu_array_last_read_stats(const zgpu_array *array, zgpu_read_stat
 typedef struct zgpu_group zgpu_group;
 
 ZGPU_API zgpu_status zgpu_group_open(zgpu_context *ctx, const char *path, zgpu_group **out);
-/** Creates a group (zarr_format 2 or 3). attributes_json may be NULL. overwrite as for arrays. */
+/** Creates a group (zarr_format 2 or 3). attributes_json may be NULL. overwrite: 0 or 1 (ZGPU_CREATE_OVERWRITE),
+ *  as for arrays: a node (or non-empty directory) there is replaced atomically, members included. */
 ZGPU_API zgpu_status zgpu_group_create(zgpu_context *ctx, const char *path, int zarr_format,
                                        const char *attributes_json, int overwrite, zgpu_group **out);
 ZGPU_API void zgpu_group_close(zgpu_group *group);

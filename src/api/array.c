@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/stage.h"
 #include "codec/sharding.h"
 #include "common/status.h"
 
@@ -37,11 +38,17 @@ static zgpu_status write_text(zg_store *s, const char *key, char *text) {
     return st;
 }
 
-/* Writes the metadata document(s) of the array. */
-static zgpu_status write_metadata(zgpu_array *a) {
+/* Writes the metadata document(s) of the array now (v2: .zarray last, the document that makes it a node). */
+static zgpu_status write_metadata_now(zgpu_array *a) {
     if (a->meta.zarr_format == 3) return write_text(a->store, "zarr.json", zg_meta_to_json(&a->meta));
-    ZG_FORWARD(write_text(a->store, ".zarray", zg_meta_to_json(&a->meta)));
-    return write_text(a->store, ".zattrs", zg_meta_attrs_json(&a->meta));
+    ZG_FORWARD(write_text(a->store, ".zattrs", zg_meta_attrs_json(&a->meta)));
+    return write_text(a->store, ".zarray", zg_meta_to_json(&a->meta));
+}
+
+/* Writes the metadata document(s), except in a staged array, whose metadata waits for the commit: a staging
+ * directory never looks like a complete array. */
+static zgpu_status write_metadata(zgpu_array *a) {
+    return a->stage ? ZGPU_OK : write_metadata_now(a);
 }
 
 /* Binds the codec chain once metadata is parsed. */
@@ -91,6 +98,7 @@ static zgpu_status array_alloc(zgpu_context *ctx, const char *path, zgpu_array *
 
 ZGPU_API zgpu_status zgpu_array_open(zgpu_context *ctx, const char *path, zgpu_array **out) {
     if (!out) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_open: out is NULL");
+    zg_stage_recover(path); /* nothing there: perhaps a writer died mid-swap, with the old array beside it */
     zgpu_array *a;
     ZG_FORWARD(array_alloc(ctx, path, &a));
     char where[1100];
@@ -124,30 +132,69 @@ ZGPU_API zgpu_status zgpu_array_open(zgpu_context *ctx, const char *path, zgpu_a
     return ZGPU_OK;
 }
 
-static int node_exists(zg_store *s) {
-    static const char *keys[] = {"zarr.json", ".zarray", ".zgroup"};
-    for (int i = 0; i < 3; i++) {
-        uint64_t size;
-        int found = 0;
-        if (s->vt->size(s, keys[i], &size, &found) == ZGPU_OK && found) return 1;
+/* The array's store at `root` (its own path, or its staging directory). */
+static zgpu_status open_store(zgpu_array *a, const char *root) {
+    zg_store *st;
+    ZG_FORWARD(zg_store_fs_open(root, &st));
+    zg_store_free(a->store);
+    a->store = st;
+    return ZGPU_OK;
+}
+
+/* Swaps the staged array in at its path; the handle then reads and writes there. */
+static zgpu_status commit_stage(zgpu_array *a, int overwrite, const char *where) {
+    ZG_FORWARD(write_metadata_now(a));
+    ZG_FORWARD(zg_stage_commit(a->stage, overwrite, where));
+    zg_stage_discard(a->stage); /* committed: frees it, removes nothing */
+    a->stage = NULL;
+    return open_store(a, a->path);
+}
+
+#define CREATE_FLAGS (ZGPU_CREATE_OVERWRITE | ZGPU_CREATE_STAGED)
+
+/* Where a new array's files go: in place when nothing is there to lose, else (or when staged) a staging
+ * directory beside the path, swapped in at once (overwrite) or at zgpu_array_commit (staged). */
+static zgpu_status place_new(zgpu_array *a, int flags, const char *where) {
+    int overwrite = (flags & ZGPU_CREATE_OVERWRITE) != 0, staged = (flags & ZGPU_CREATE_STAGED) != 0;
+    char *dir = NULL, *name = NULL;
+    ZG_FORWARD(zg_stage_resolve(a->path, 1, &dir, &name));
+    zg_stage_clean(dir, name); /* what killed writers of this path left */
+    int state = ZG_DEST_ABSENT;
+    zgpu_status st = zg_stage_dest_state(dir, name, &state);
+    if (st == ZGPU_OK && state == ZG_DEST_NOT_DIR)
+        st = zg_error(ZGPU_ERR_IO, "%s: something that is not a directory is there", where);
+    if (st == ZGPU_OK && state == ZG_DEST_NODE && !overwrite)
+        st = zg_error(ZGPU_ERR_EXISTS, "%s: a Zarr node already exists there", where);
+    if (st == ZGPU_OK && state == ZG_DEST_OTHER_DIR && staged && !overwrite)
+        st = zg_error(ZGPU_ERR_EXISTS, "%s: a directory that is not empty (and holds no Zarr node) is there; "
+                      "overwrite replaces it", where);
+    int replace = overwrite && (state == ZG_DEST_NODE || state == ZG_DEST_OTHER_DIR);
+    if (st == ZGPU_OK && (staged || replace)) {
+        st = zg_stage_begin(dir, name, &a->stage);
+        if (st == ZGPU_OK) a->stage->overwrite = overwrite;
+        if (st == ZGPU_OK) st = open_store(a, a->stage->path);
+        if (st == ZGPU_OK && !staged) st = commit_stage(a, overwrite, where);
+    } else if (st == ZGPU_OK) {
+        st = write_metadata_now(a);
     }
-    return 0;
+    free(dir);
+    free(name);
+    return st;
 }
 
 ZGPU_API zgpu_status zgpu_array_create(zgpu_context *ctx, const char *path, const char *metadata_json, int overwrite,
                                        zgpu_array **out) {
     if (!out || !metadata_json) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_create: out and metadata are required");
+    if (overwrite & ~CREATE_FLAGS)
+        return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_create: unknown bits 0x%x in overwrite",
+                        (unsigned)(overwrite & ~CREATE_FLAGS));
     zgpu_array *a;
     ZG_FORWARD(array_alloc(ctx, path, &a)); /* directories appear with the first write, after validation */
     char where[1100];
     snprintf(where, sizeof where, ZG_ARRAY_WHERE_FMT, path);
     zgpu_status st = zg_meta_parse_create(metadata_json, where, &a->meta);
     if (st == ZGPU_OK) st = array_init(a); /* validate the codecs before touching storage */
-    if (st == ZGPU_OK && node_exists(a->store)) {
-        if (!overwrite) st = zg_error(ZGPU_ERR_EXISTS, "%s: a Zarr node already exists there", where);
-        else st = a->store->vt->erase_prefix(a->store, "");
-    }
-    if (st == ZGPU_OK) st = write_metadata(a);
+    if (st == ZGPU_OK) st = place_new(a, overwrite, where);
     if (st != ZGPU_OK) {
         zgpu_array_close(a);
         return st;
@@ -156,11 +203,20 @@ ZGPU_API zgpu_status zgpu_array_create(zgpu_context *ctx, const char *path, cons
     return ZGPU_OK;
 }
 
+ZGPU_API zgpu_status zgpu_array_commit(zgpu_array *a) {
+    if (!a) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_commit: array is NULL");
+    if (!a->stage) return ZGPU_OK;
+    char where[1100];
+    snprintf(where, sizeof where, ZG_ARRAY_WHERE_FMT, a->path);
+    return commit_stage(a, a->stage->overwrite, where);
+}
+
 ZGPU_API void zgpu_array_close(zgpu_array *a) {
     if (!a) return;
     zg_chain_free(a->chain);
     zg_meta_free(&a->meta);
     zg_store_free(a->store);
+    zg_stage_discard(a->stage); /* never committed: the stage goes, whatever was at the path stays */
     pthread_mutex_destroy(&a->stats_lock);
     free(a->path);
     free(a);

@@ -31,6 +31,8 @@ struct zgpu_array {
     uint64_t read_chunk[ZGPU_MAX_DIMS]; /* the unit a read decodes: the inner chunk when `shard` is set */
     pthread_mutex_t stats_lock;
     zgpu_read_stats last_stats;
+    struct zg_stage *stage;        /* ZGPU_CREATE_STAGED until zgpu_array_commit: `store` is the staging
+                                    * directory and metadata waits for the commit (api/stage.h) */
 };
 
 struct zgpu_group {

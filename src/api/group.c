@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api/array.h"
+#include "api/stage.h"
 #include "common/status.h"
 
 static zgpu_status write_group(zgpu_group *g) {
@@ -68,6 +69,7 @@ static zgpu_status store_node_kind(zg_store *s, int *kind, int *format) {
 
 ZGPU_API zgpu_status zgpu_node_kind(const char *path, int *kind) {
     if (!path || !kind) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "NULL argument");
+    zg_stage_recover(path); /* nothing there: perhaps a writer died mid-swap, with the old node beside it */
     zg_store *s;
     ZG_FORWARD(zg_store_fs_open(path, &s));
     int format;
@@ -78,6 +80,7 @@ ZGPU_API zgpu_status zgpu_node_kind(const char *path, int *kind) {
 
 ZGPU_API zgpu_status zgpu_group_open(zgpu_context *ctx, const char *path, zgpu_group **out) {
     if (!out) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_group_open: out is NULL");
+    zg_stage_recover(path);
     zgpu_group *g;
     ZG_FORWARD(group_alloc(ctx, path, &g));
     char where[1100];
@@ -103,6 +106,47 @@ ZGPU_API zgpu_status zgpu_group_open(zgpu_context *ctx, const char *path, zgpu_g
     return ZGPU_OK;
 }
 
+/* Writes a new group at its path: in place when nothing is there to lose, else built beside it and swapped in
+ * (api/stage.h), so that an interruption leaves the old node whole. */
+static zgpu_status place_group(zgpu_group *g, int overwrite) {
+    char where[1100];
+    snprintf(where, sizeof where, "group '%s'", g->path);
+    char *dir = NULL, *name = NULL;
+    ZG_FORWARD(zg_stage_resolve(g->path, 1, &dir, &name));
+    zg_stage_clean(dir, name);
+    int state = ZG_DEST_ABSENT;
+    zgpu_status st = zg_stage_dest_state(dir, name, &state);
+    if (st == ZGPU_OK && state == ZG_DEST_NOT_DIR)
+        st = zg_error(ZGPU_ERR_IO, "%s: something that is not a directory is there", where);
+    if (st == ZGPU_OK && state == ZG_DEST_NODE && !overwrite)
+        st = zg_error(ZGPU_ERR_EXISTS, "%s: a Zarr node already exists there", where);
+    if (st == ZGPU_OK && overwrite && (state == ZG_DEST_NODE || state == ZG_DEST_OTHER_DIR)) {
+        zg_stage *stage = NULL;
+        zg_store *final = g->store, *staged = NULL;
+        st = zg_stage_begin(dir, name, &stage);
+        if (st == ZGPU_OK) st = zg_store_fs_open(stage->path, &staged);
+        if (st == ZGPU_OK) {
+            g->store = staged;
+            st = write_group(g);
+            g->store = final;
+        }
+        zg_store_free(staged);
+        if (st == ZGPU_OK) st = zg_stage_commit(stage, 1, where);
+        zg_stage_discard(stage); /* after a commit this only frees it */
+        zg_store *fresh = NULL;  /* the path now names another directory */
+        if (st == ZGPU_OK) st = zg_store_fs_open(g->path, &fresh);
+        if (st == ZGPU_OK) {
+            zg_store_free(g->store);
+            g->store = fresh;
+        }
+    } else if (st == ZGPU_OK) {
+        st = write_group(g);
+    }
+    free(dir);
+    free(name);
+    return st;
+}
+
 ZGPU_API zgpu_status zgpu_group_create(zgpu_context *ctx, const char *path, int zarr_format,
                                        const char *attributes_json, int overwrite, zgpu_group **out) {
     if (!out) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_group_create: out is NULL");
@@ -111,13 +155,7 @@ ZGPU_API zgpu_status zgpu_group_create(zgpu_context *ctx, const char *path, int 
     zgpu_group *g;
     ZG_FORWARD(group_alloc(ctx, path, &g)); /* directories appear with the first write */
     zgpu_status st = zg_group_meta_new(zarr_format, attributes_json, &g->meta);
-    int kind = 0, format = 0;
-    if (st == ZGPU_OK) st = store_node_kind(g->store, &kind, &format);
-    if (st == ZGPU_OK && kind) {
-        if (!overwrite) st = zg_error(ZGPU_ERR_EXISTS, "group '%s': a Zarr node already exists there", path);
-        else st = g->store->vt->erase_prefix(g->store, "");
-    }
-    if (st == ZGPU_OK) st = write_group(g);
+    if (st == ZGPU_OK) st = place_group(g, overwrite);
     if (st != ZGPU_OK) {
         zgpu_group_close(g);
         return st;
@@ -144,7 +182,7 @@ ZGPU_API zgpu_status zgpu_group_members(const zgpu_group *g, char **json) {
     zj_value *list = zj_new_array();
     zgpu_status st = list ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
     for (size_t i = 0; i < n && st == ZGPU_OK; i++) {
-        if (!e[i].is_dir) continue;
+        if (!e[i].is_dir || zg_stage_is_leftover(e[i].name)) continue;
         char child[4096];
         snprintf(child, sizeof child, "%s/%s", g->store->root, e[i].name);
         zg_store *cs;
