@@ -63,9 +63,13 @@ zgpu_status dev_check_wave(job *j, bufset *b, wave_check *wc, zgpu_read_stats *s
                                    zg_error(ZGPU_ERR_CORRUPT_DATA, "checksum mismatch (verified on the GPU)"));
     const int *chk = (const int *)(b->h + wc->chk_off);
     for (size_t r = 0; r < wc->n_chk && s == ZGPU_OK; r++)
-        if (chk[r]) s = dev_task_error(j, &j->t[wc->chk_task[r]], j->pp.comp_name,
-                                   zg_error(ZGPU_ERR_CORRUPT_DATA, "%s checksum of the decoded data does not match (checked on the GPU)",
-                                            j->container->check_name));
+        if (chk[r]) {
+            const int kind = wc->chk_task[r].kind;
+            const char *what = j->pp.comp != ZG_GPU_FORMAT_BLOSC ? "" : kind == ZG_CHECK_ADLER32 ? " of a zlib stream" : " of a zstd stream";
+            s = dev_task_error(j, &j->t[wc->chk_task[r].task], j->pp.comp_name,
+                               zg_error(ZGPU_ERR_CORRUPT_DATA, "%s checksum%s does not match the decoded data (checked on the GPU)",
+                                        zg_gpu_check_name(kind), what));
+        }
     free(wc->refs);
     wc->refs = NULL;
     free(wc->crc_task);

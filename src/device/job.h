@@ -129,7 +129,10 @@ typedef struct dtask {
                                * here (zstd_place: ZG_ZD_MAPPED_AFTER; no scatter) */
     /* parse results */
     uint64_t body_off, body_len; /* the compressor's input (after host crc strip and header strip) */
-    uint32_t check;              /* gzip CRC32 / zlib Adler-32 of the decoded payload */
+    uint32_t check;              /* the checksum of the decoded payload the stored chunk carries (gzip CRC32, zlib
+                                  * Adler-32, zstd XXH64), of kind check_kind (ZG_CHECK_*), verified on the GPU
+                                  * unless its decoder does that itself (check_kind is then ZG_CHECK_NONE) */
+    int check_kind;
     zg_blosc_header bh;
     zg_blosc_stream *streams;  /* blosc */
     size_t n_streams;
@@ -225,9 +228,10 @@ typedef struct wave_check {
     uint32_t *crc_task;
     uint64_t pre_off; /* per stream ref: a decoder's precheck code (nvCOMP's LZ4: the GPU walk of blosc's LZ4
                        * streams; 0: fine) */
-    uint64_t chk_off; /* gzip/zlib checksum flags, one per GPU chunk of the wave */
+    uint64_t chk_off; /* checksum flags (zg_k_check): one per checksum a GPU chunk of the wave carries (gzip,
+                       * zlib, zstd: one; blosc: one per zlib stream, or zstd stream with a checksum) */
     size_t n_chk;
-    uint32_t *chk_task;
+    struct chk_ref { uint32_t task; int kind; } *chk_task;
     int active;
     float ms_h2d, ms_decode, ms_scatter;
     size_t wave;                 /* its index, for the trace */

@@ -36,6 +36,7 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     tl[0] = j->trace ? zg_now() : 0;
     const size_t n_dec = j->n_decs;
     size_t n_fmt[ZG_GPU_MAX_DECODERS] = {0}, n_copy = 0, n_gpu = 0, n_refs = 0, n_unsh = 0;
+    size_t n_chk = 0; /* checksums of decoded bytes the check kernel verifies (route.c: the ones no decoder does) */
     for (size_t d = 0; d < n_dec; d++) { /* each decoder's view of the wave */
         zg_gpu_wave *w = &j->dw[d];
         memset(w->state, 0, sizeof w->state);
@@ -65,12 +66,14 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
                     n_copy++;
                 } else {
                     n_fmt[t->dec]++;
+                    n_chk += bs->check_kind != ZG_CHECK_NONE;
                     if (dec->count) dec->count(&j->dw[t->dec], bs->src_len, bs->dst_len);
                 }
             }
             if (zg_blosc_gpu_shuffled(&t->bh)) n_unsh++;
         } else if (pp->comp != ZG_GPU_FORMAT_NONE) {
             n_fmt[t->dec]++;
+            n_chk += t->check_kind != ZG_CHECK_NONE;
             /* (the stored chunk, framing included) */
             if (dec->count) dec->count(&j->dw[t->dec], t->nbytes, pp->comp_out);
         }
@@ -94,8 +97,7 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     const uint64_t o_cnt = take(L, 8 * (uint64_t)(nd ? nd : 1) * count);
     const uint64_t o_cnt2 = take(L, 8 * (uint64_t)(nd ? nd : 1) * count);
     const uint64_t o_fill = take(L, itemsize);
-    const int with_chk = j->container && j->container->check_kind;
-    const uint64_t o_chkd = take(L, sizeof(zg_k_check) * (with_chk ? n_gpu : 0));
+    const uint64_t o_chkd = take(L, sizeof(zg_k_check) * n_chk);
     /* the decoders' descriptors (copied to the device with the rest) */
     j->zstd_mappable = 0;
     for (size_t d = 0; d < n_dec; d++) {
@@ -105,7 +107,7 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     const uint64_t o_safe = take(L, ZG_GPU_SAFE_BYTES); /* a valid empty LZ4 block, standing in for invalid ones */
     const uint64_t o_status = take(L, 4 * n_refs), o_act = take(L, 8 * n_refs), o_crc = take(L, 4 * (n_crc ? n_crc : 1));
     const uint64_t o_pre = take(L, 4 * (n_refs ? n_refs : 1));
-    const uint64_t o_chk = take(L, 4 * (n_gpu ? n_gpu : 1));
+    const uint64_t o_chk = take(L, 4 * (n_chk ? n_chk : 1));
     const uint64_t res_begin = o_status, res_end = L->pos;
     const uint64_t host_end = L->pos;
     /* the decoders' device-only scratch */
@@ -128,7 +130,7 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
 
     wc->refs = malloc((n_refs ? n_refs : 1) * sizeof *wc->refs);
     wc->crc_task = malloc((n_crc ? n_crc : 1) * sizeof *wc->crc_task);
-    wc->chk_task = malloc((n_gpu ? n_gpu : 1) * sizeof *wc->chk_task);
+    wc->chk_task = malloc((n_chk ? n_chk : 1) * sizeof *wc->chk_task);
     wc->chk_off = o_chk;
     wc->n_chk = 0;
     ZG_RETURN_IF(!wc->refs || !wc->crc_task || !wc->chk_task, ZGPU_ERR_NO_MEMORY, "out of host memory for descriptors");
@@ -186,6 +188,11 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
                 ((void **)(H + o_out))[fmt_base[di] + r] = dstA + bs->dst_off;
                 wc->refs[fmt_base[di] + r] = (stream_ref){(uint32_t)i, di, bs->dst_len};
                 if (dec->put) dec->put(&j->dw[di], i - first, r, dstA + bs->dst_off, 0, 0, NULL);
+                if (bs->check_kind != ZG_CHECK_NONE) { /* zlib's Adler-32 (nvCOMP's zstd: XXH64), over the stream's bytes */
+                    ((zg_k_check *)(H + o_chkd))[wc->n_chk] =
+                        (zg_k_check){dstA + bs->dst_off, bs->dst_len, bs->check, bs->check_kind};
+                    wc->chk_task[wc->n_chk++] = (struct chk_ref){(uint32_t)i, bs->check_kind};
+                }
             }
             if (zg_blosc_gpu_shuffled(&t->bh)) {
                 uint8_t *unsh_out = t->direct ? t->direct : D + t->b_off;
@@ -207,10 +214,10 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
             ((void **)(H + o_out))[fmt_base[di] + r] = dstA;
             wc->refs[fmt_base[di] + r] = (stream_ref){(uint32_t)i, di, pp->comp_out};
             if (dec->put) dec->put(&j->dw[di], i - first, r, dstA, 1, t->mapped, t->zplace);
-            if (with_chk) {
-                ((zg_k_check *)(H + o_chkd))[wc->n_chk] =
-                    (zg_k_check){dstA, pp->comp_out, t->check, j->container->check_kind};
-                wc->chk_task[wc->n_chk++] = (uint32_t)i;
+            if (t->check_kind != ZG_CHECK_NONE) { /* (over flat bytes: a chunk whose rows its decoder places, zgpu's
+                                                   * zstd mapped, has its checksum verified by that decoder) */
+                ((zg_k_check *)(H + o_chkd))[wc->n_chk] = (zg_k_check){dstA, pp->comp_out, t->check, t->check_kind};
+                wc->chk_task[wc->n_chk++] = (struct chk_ref){(uint32_t)i, t->check_kind};
             }
         }
     }

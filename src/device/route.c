@@ -163,15 +163,18 @@ int dev_parse_task(job *j, dtask *t, uint8_t *p) {
             if (bs->dst_off % j->out_align[di]) return 1; /* nvCOMP cannot write there */
             /* (LZ4 streams are walked on the GPU before nvCOMP decodes them (nvcomp_gpu.c): on the host that walk
              * took as long as reading the bytes) */
-            if (zg_blosc_gpu_unwrap(&t->bh, p, bs)) return 1;
+            if (zg_blosc_stream_payload(&t->bh, p, bs) != ZGPU_OK) return 1;
+            if (d->verifies & (1u << bs->check_kind)) bs->check_kind = ZG_CHECK_NONE; /* (its decoder checks it) */
             if (d->check && d->check(t->zp, p + bs->src_off, bs->src_len, bs->dst_len, bs->src_off)) return 1;
             if ((t->h_off + bs->src_off) % j->in_align[di]) return 1;
         }
     } else {
         const zg_gpu_decoder *d = j->dec_main;
         uint32_t check = 0;
-        if (!d || j->container->locate(p, (size_t)n, (size_t)pp->comp_out, &off, &len, &check)) return 1;
+        int kind = ZG_CHECK_NONE;
+        if (!d || j->container->locate(p, (size_t)n, (size_t)pp->comp_out, &off, &len, &check, &kind)) return 1;
         t->check = check;
+        t->check_kind = d->verifies & (1u << kind) ? ZG_CHECK_NONE : kind; /* (else its decoder checks it) */
         if (d->plans && !(t->zp = plan_new(j, t))) return 1;
         if (d->check && d->check(t->zp, p + off, len, (size_t)pp->comp_out, 0)) return 1;
         if (d->needs_nvcomp && !j->nvc_ok) return 1;

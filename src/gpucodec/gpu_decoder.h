@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <cuda_runtime.h>
 #include "common/status.h"
+#include "gpucodec/common/checksum_combine.h"
 #include "zgpu.h"
 #include "zgpu_experimental.h"
 
@@ -100,6 +101,8 @@ struct zg_gpu_decoder {
     int plans;            /* its check plans into the chunk's host plan (the device state's kept zg_zd_plan) */
     int waves;            /* wave count for reads of its stored format: 1 (fewest the budget allows: a chunk's
                            * time is one thread block's), 0 the driver's default, or n (see waves.c) */
+    unsigned verifies;    /* bits 1u << ZG_CHECK_* (checksum_combine.h): checksums a stream carries that its launch
+                           * verifies itself (zgpu's zstd: XXH64); the driver's check kernel verifies the others */
     /* Per read (may be NULL: 1 and 1): minimum alignments of its input and output; nonzero: unusable. */
     int (*alignments)(size_t *in, size_t *out);
     /* Per read (may be NULL: usable everywhere): 0 when the current device cannot run it (e.g. a block needs
@@ -146,13 +149,16 @@ int zg_gpu_nvcomp_loaded(void);
 typedef struct zg_gpu_container {
     int format;          /* zg_gpu_format */
     zg_gpu_stream stream;
-    /* the payload of a stored chunk (p, n bytes, decoding to out): 0 and *off, *len, and *check the checksum of
-     * the decoded payload that the GPU verifies (if check_kind), else nonzero: the chunk decodes on the host */
-    int (*locate)(const uint8_t *p, size_t n, size_t out, size_t *off, size_t *len, uint32_t *check);
-    unsigned check_kind;  /* 0, or zg_k_check's kind of the decoded payload's checksum: 1 CRC32, 2 Adler-32 */
-    const char *check_name; /* "CRC32", "Adler-32" */
+    /* the payload of a stored chunk (p, n bytes, decoding to out): 0 and *off, *len, and the checksum the chunk
+     * carries of its decoded payload, *check of kind *kind (ZG_CHECK_NONE, or check_kind: a zstd frame carries one
+     * only with its flag), verified on the GPU; else nonzero: the chunk decodes on the host */
+    int (*locate)(const uint8_t *p, size_t n, size_t out, size_t *off, size_t *len, uint32_t *check, int *kind);
+    unsigned check_kind;  /* ZG_CHECK_*: the checksum the format carries (1 CRC32, 2 Adler-32, 3 XXH64) */
+    const char *check_name; /* "CRC32", "Adler-32", "XXH64" */
 } zg_gpu_container;
 /** The container entry of a stored format, or NULL (none, or blosc: see blosc_gpu.h). */
 const zg_gpu_container *zg_gpu_container_of(int format);
+/** The name of a ZG_CHECK_* kind in messages ("Adler-32", ...). */
+const char *zg_gpu_check_name(int kind);
 
 #endif

@@ -74,36 +74,53 @@ const zg_gpu_decoder *zg_gpu_pick(const zgpu_tuning *tune, int container, zg_gpu
 }
 
 /* ---- stored formats wrapping one stream ---- */
-static int whole(const uint8_t *p, size_t n, size_t out, size_t *off, size_t *len, uint32_t *check) {
-    (void)p, (void)out, (void)check;
+static int zstd_whole(const uint8_t *p, size_t n, size_t out, size_t *off, size_t *len, uint32_t *check, int *kind) {
+    (void)out;
     *off = 0;
     *len = n;
+    /* a frame with the content checksum flag ends in its XXH64's low 32 bits (the zstd decoders' checks take
+     * only one frame filling the chunk; anything else decodes on the host) */
+    if (n >= 9 && zg_le32(p) == 0xfd2fb528u && (p[4] & 0x04)) {
+        *check = zg_le32(p + n - 4);
+        *kind = ZG_CHECK_XXH64;
+    }
     return 0;
 }
-static int gzip_payload(const uint8_t *p, size_t n, size_t out, size_t *off, size_t *len, uint32_t *check) {
+static int gzip_payload(const uint8_t *p, size_t n, size_t out, size_t *off, size_t *len, uint32_t *check, int *kind) {
     if (zg_gzip_locate(p, n, out, off, len) != ZGPU_OK) return 1;
-    *check = zg_le32(p + n - 8); /* CRC32 of the decoded payload */
+    *check = zg_le32(p + n - 8); /* CRC32 of the decoded payload (ISIZE: checked by zg_gzip_locate) */
+    *kind = ZG_CHECK_CRC32;
     return 0;
 }
-static int zlib_payload(const uint8_t *p, size_t n, size_t out, size_t *off, size_t *len, uint32_t *check) {
+static int zlib_payload(const uint8_t *p, size_t n, size_t out, size_t *off, size_t *len, uint32_t *check, int *kind) {
     if (zg_zlib_locate(p, n, out, off, len) != ZGPU_OK) return 1;
     *check = (uint32_t)p[n - 4] << 24 | (uint32_t)p[n - 3] << 16 | (uint32_t)p[n - 2] << 8 | (uint32_t)p[n - 1];
+    *kind = ZG_CHECK_ADLER32;
     return 0;
 }
-static int lz4nc_payload(const uint8_t *p, size_t n, size_t out, size_t *off, size_t *len, uint32_t *check) {
-    (void)check;
+static int lz4nc_payload(const uint8_t *p, size_t n, size_t out, size_t *off, size_t *len, uint32_t *check, int *kind) {
+    (void)check, (void)kind;
     return zg_lz4nc_locate(p, n, out, off, len) != ZGPU_OK;
 }
 
 static const zg_gpu_container containers[] = {
-    {ZG_GPU_FORMAT_ZSTD, ZG_GPU_STREAM_ZSTD, whole, 0, NULL},
-    {ZG_GPU_FORMAT_GZIP, ZG_GPU_STREAM_DEFLATE, gzip_payload, 1, "CRC32"},
-    {ZG_GPU_FORMAT_ZLIB, ZG_GPU_STREAM_DEFLATE, zlib_payload, 2, "Adler-32"},
-    {ZG_GPU_FORMAT_LZ4_NUMCODECS, ZG_GPU_STREAM_LZ4, lz4nc_payload, 0, NULL},
+    {ZG_GPU_FORMAT_ZSTD, ZG_GPU_STREAM_ZSTD, zstd_whole, ZG_CHECK_XXH64, "XXH64"},
+    {ZG_GPU_FORMAT_GZIP, ZG_GPU_STREAM_DEFLATE, gzip_payload, ZG_CHECK_CRC32, "CRC32"},
+    {ZG_GPU_FORMAT_ZLIB, ZG_GPU_STREAM_DEFLATE, zlib_payload, ZG_CHECK_ADLER32, "Adler-32"},
+    {ZG_GPU_FORMAT_LZ4_NUMCODECS, ZG_GPU_STREAM_LZ4, lz4nc_payload, ZG_CHECK_NONE, NULL},
 };
 
 const zg_gpu_container *zg_gpu_container_of(int format) {
     for (size_t i = 0; i < sizeof containers / sizeof *containers; i++)
         if (containers[i].format == format) return &containers[i];
     return NULL;
+}
+
+const char *zg_gpu_check_name(int kind) {
+    switch (kind) {
+    case ZG_CHECK_CRC32: return "CRC32";
+    case ZG_CHECK_ADLER32: return "Adler-32";
+    case ZG_CHECK_XXH64: return "XXH64";
+    default: return "unknown";
+    }
 }

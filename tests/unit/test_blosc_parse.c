@@ -12,12 +12,14 @@
 #include <zstd.h>
 
 #include "codec/crc32c.h"
+#include "common/endian.h"
 #include "gpucodec/blosc/blosc_parse.h"
 #include "gpucodec/common/checksum_combine.h"
 #include "gpucodec/deflate/deflate_check.h"
 #include "gpucodec/lz4/lz4_check.h"
 #include "gpucodec/zstd/zstd_check.h"
 #include "gpucodec/lz4/lz4_rules.h"
+#include "gpucodec/zstd/zstd_rules.h"
 #include "test.h"
 #include "zgpu.h"
 
@@ -70,10 +72,18 @@ static int decode_via_streams(const uint8_t *c, size_t cn, size_t expected, uint
         case ZG_BLOSC_ZSTD:
             if (ZSTD_decompress(d, st[i].dst_len, s, st[i].src_len) != st[i].dst_len) rc = -3;
             if (zg_zstd_check(s, st[i].src_len, st[i].dst_len) != ZGPU_OK) rc = -4;
+            if (zg_blosc_stream_payload(h, c, &st[i]) != ZGPU_OK || st[i].check_kind != ZG_CHECK_NONE) rc = -8;
             break;
         case ZG_BLOSC_ZLIB: {
             size_t off, len;
             if (zg_zlib_locate(s, st[i].src_len, st[i].dst_len, &off, &len) != ZGPU_OK) { rc = -4; break; }
+            /* the payload as the GPU reads it, and the Adler-32 it verifies over the stream's decoded bytes */
+            zg_blosc_stream ps = st[i];
+            if (zg_blosc_stream_payload(h, c, &ps) != ZGPU_OK || ps.check_kind != ZG_CHECK_ADLER32 ||
+                ps.src_off != st[i].src_off + off || ps.src_len != len) {
+                rc = -8;
+                break;
+            }
             z_stream zs;
             memset(&zs, 0, sizeof zs);
             inflateInit2(&zs, -15); /* the located payload is raw deflate */
@@ -84,6 +94,7 @@ static int decode_via_streams(const uint8_t *c, size_t cn, size_t expected, uint
             int zr = inflate(&zs, Z_FINISH);
             if (zr != Z_STREAM_END || zs.total_out != st[i].dst_len) rc = -3;
             inflateEnd(&zs);
+            if (rc == 0 && adler32(adler32(0, NULL, 0), d, st[i].dst_len) != ps.check) rc = -9;
             break;
         }
         default: rc = -5; /* blosclz: no reference decoder here */
@@ -892,11 +903,346 @@ static void test_random_inputs(void) {
     CHECK(zstd_pass < total / 100);
 }
 
+/* ---- the device path against the host path on damaged blosc chunks (issue 25: the GPU path must never accept
+ * what the CPU path rejects) ----
+ * gpu_model does what the device path does with a chunk, the CPU standing in for the kernels, which follow the same
+ * rules (lz4_rules.h's walk, exact stream sizes, a DEFLATE stream ending at its payload's end, the checksums the
+ * check kernel verifies): the planner (blosc_parse.h and the decoders' host checks, device/route.c) sends the chunk
+ * to host threads (GPU_HOST), or the GPU decodes it (GPU_OK, into out) or fails it (GPU_FAIL; GPU_FAIL_STRICTER: by a
+ * rule of the format liblz4 does not check, see below). host_blosc does
+ * what the host codec (src/codec/blosc.c) does. A chunk the host rejects must never decode on the GPU; one it
+ * accepts must decode to the same bytes on the GPU, or go to the host. */
+enum { GPU_OK, GPU_HOST, GPU_FAIL, GPU_FAIL_STRICTER };
+static int n_adler_catches, n_xxh_catches; /* GPU_FAIL by a checksum alone: the stream decoded by every rule */
+static int n_lz4_offset0;
+
+static int host_blosc(const uint8_t *c, size_t cn, size_t expected, uint8_t *out) {
+    if (cn < BLOSC_MIN_HEADER_LENGTH) return -1;
+    size_t nbytes = 0, cbytes = 0, bsize = 0;
+    blosc_cbuffer_sizes(c, &nbytes, &cbytes, &bsize);
+    if (cbytes == 0 || cbytes != cn || blosc_cbuffer_validate(c, cn, &nbytes) != 0 || nbytes != expected) return -1;
+    if (nbytes == 0) return 0;
+    return blosc_decompress_ctx(c, out, nbytes, 1) == (int)nbytes ? 0 : -1;
+}
+
+static uint64_t xxh64_lanes(const uint8_t *p, uint64_t n) {
+    uint64_t v[4];
+    for (int k = 0; k < 4; k++) v[k] = zg_xxh64_lane(p, n, k);
+    return zg_xxh64_finish(v, p, n);
+}
+
+static int gpu_model(const uint8_t *c, size_t cn, size_t expected, uint8_t *out) {
+    zg_blosc_header h;
+    if (zg_blosc_parse_header(c, cn, expected, &h) != ZGPU_OK) return GPU_HOST;
+    size_t cap = zg_blosc_max_streams(&h), ns = 0;
+    zg_blosc_stream *st = calloc(cap ? cap : 1, sizeof *st);
+    int r = zg_blosc_streams(c, cn, &h, st, cap, &ns) == ZGPU_OK ? GPU_OK : GPU_HOST;
+    for (size_t i = 0; i < ns && r == GPU_OK; i++) { /* route.c's parse of each compressed stream */
+        if (st[i].raw) continue;
+        if (h.compformat != ZG_BLOSC_LZ4 && h.compformat != ZG_BLOSC_ZSTD && h.compformat != ZG_BLOSC_ZLIB)
+            r = GPU_HOST; /* blosclz: no GPU decoder (snappy: nvCOMP's, not modelled here) */
+        else if (zg_blosc_stream_payload(&h, c, &st[i]) != ZGPU_OK)
+            r = GPU_HOST;
+        else if (h.compformat == ZG_BLOSC_ZSTD && zg_zstd_check(c + st[i].src_off, st[i].src_len, st[i].dst_len) != ZGPU_OK)
+            r = GPU_HOST;
+    }
+    uint8_t *tmp = malloc((size_t)h.nbytes + 1);
+    for (size_t i = 0; i < ns && r == GPU_OK; i++) { /* the kernels */
+        const uint8_t *s = c + st[i].src_off;
+        uint8_t *d = tmp + st[i].dst_off;
+        const size_t sl = st[i].src_len, dl = st[i].dst_len;
+        if (st[i].raw) {
+            memcpy(d, s, dl);
+            continue;
+        }
+        int ok;
+        if (h.compformat == ZG_BLOSC_LZ4) {
+            size_t ip, op;
+            const int e = zg_lz4_walk(s, sl, dl, d, &ip, &op);
+            ok = e == ZG_LZ4_OK;
+            /* match offset 0: invalid by the LZ4 format, and the GPU rejects it; liblz4 1.9 does not check it (it
+             * copies output not yet written): the one case where the GPU fails a chunk the host decodes */
+            if (e == ZG_LZ4_E_OFFSET && ip + 1 < sl && (s[ip] | s[ip + 1]) == 0) {
+                n_lz4_offset0++;
+                r = GPU_FAIL_STRICTER;
+                break;
+            }
+        } else if (h.compformat == ZG_BLOSC_ZSTD && st[i].check_kind == ZG_CHECK_XXH64) {
+            /* decoded without libzstd's own check (the flag cleared, the checksum cut): the model's XXH64 checks it */
+            uint8_t *f = malloc(sl);
+            memcpy(f, s, sl);
+            f[4] &= (uint8_t)~0x04;
+            ok = ZSTD_decompress(d, dl, f, sl - 4) == dl;
+            free(f);
+        } else if (h.compformat == ZG_BLOSC_ZSTD) {
+            ok = ZSTD_decompress(d, dl, s, sl) == dl;
+        } else {
+            z_stream zs;
+            memset(&zs, 0, sizeof zs);
+            inflateInit2(&zs, -15);
+            zs.next_in = (Bytef *)s;
+            zs.avail_in = (uInt)sl;
+            zs.next_out = d;
+            zs.avail_out = (uInt)dl;
+            ok = inflate(&zs, Z_FINISH) == Z_STREAM_END && zs.avail_in == 0 && zs.total_out == dl;
+            inflateEnd(&zs);
+        }
+        if (ok && st[i].check_kind == ZG_CHECK_ADLER32 && adler32(adler32(0, NULL, 0), d, (uInt)dl) != st[i].check) {
+            ok = 0;
+            n_adler_catches++;
+        }
+        if (ok && st[i].check_kind == ZG_CHECK_XXH64 && (uint32_t)xxh64_lanes(d, dl) != st[i].check) {
+            ok = 0;
+            n_xxh_catches++;
+        }
+        if (!ok) r = GPU_FAIL;
+    }
+    if (r == GPU_OK) zg_blosc_unshuffle_ref(&h, tmp, out);
+    free(tmp);
+    free(st);
+    return r;
+}
+
+typedef struct agree_stats {
+    int cases, gpu_ok, gpu_host, gpu_fail, host_ok;
+} agree_stats;
+
+/* One damaged chunk through both paths. */
+static void agree(const uint8_t *c, size_t cn, size_t expected, const char *what, size_t at, agree_stats *as) {
+    uint8_t *g = malloc(expected + 1), *hb = malloc(expected + 1);
+    const int m = gpu_model(c, cn, expected, g);
+    const int host = host_blosc(c, cn, expected, hb);
+    as->cases++;
+    as->gpu_ok += m == GPU_OK;
+    as->gpu_host += m == GPU_HOST;
+    as->gpu_fail += m == GPU_FAIL || m == GPU_FAIL_STRICTER;
+    as->host_ok += host == 0;
+    if (m == GPU_OK)
+        CHECK_MSG(host == 0 && memcmp(g, hb, expected) == 0, "%s at %zu: the GPU path decodes what the host %s", what, at,
+                  host == 0 ? "decodes differently" : "rejects");
+    if (m == GPU_FAIL) CHECK_MSG(host != 0, "%s at %zu: the GPU path fails a chunk the host decodes", what, at);
+    free(g);
+    free(hb);
+}
+
+static void put_le32(uint8_t *p, uint32_t v) {
+    for (int k = 0; k < 4; k++) p[k] = (uint8_t)(v >> (8 * k));
+}
+
+static void damage_all(const uint8_t *c, size_t cn, size_t n, agree_stats *as) {
+    uint8_t *d = malloc(cn + 64);
+    agree(c, cn, n, "undamaged", 0, as);
+    for (size_t i = 0; i < 16 && i < cn; i++) /* every value of the header's bytes 0-3, some of the sizes' bytes */
+        for (int v = 0; v < 256; v++) {
+            if (i >= 4 && v > 4 && v < 252 && abs(v - c[i]) > 2 && v != 0x80 && v != 0x7f) continue;
+            memcpy(d, c, cn);
+            d[i] = (uint8_t)v;
+            agree(d, cn, n, "header byte", i, as);
+        }
+    for (size_t i = 0; i < cn; i++) /* bit flips: every bit of the first 64 bytes, then one bit a byte */
+        for (int bit = 0; bit < 8; bit++) {
+            if (i >= 64 && bit != (int)((i * 5 + 3) % 8)) continue;
+            memcpy(d, c, cn);
+            d[i] ^= (uint8_t)(1u << bit);
+            agree(d, cn, n, "bit flip", i * 8 + (size_t)bit, as);
+        }
+    const size_t cuts[] = {cn - 1, cn - 2, cn - 4, cn / 2, 17, 16, 15};
+    for (size_t k = 0; k < sizeof cuts / sizeof *cuts; k++) { /* truncations, with cbytes as stored and made to match */
+        if (cuts[k] > cn) continue;
+        memcpy(d, c, cn);
+        agree(d, cuts[k], n, "truncated to", cuts[k], as);
+        if (cuts[k] >= 16) {
+            put_le32(d + 12, (uint32_t)cuts[k]);
+            agree(d, cuts[k], n, "truncated with cbytes to", cuts[k], as);
+        }
+    }
+    for (size_t extra = 1; extra <= 33; extra += 8) { /* bytes past cbytes, and inside a cbytes that counts them */
+        memcpy(d, c, cn);
+        for (size_t k = 0; k < extra; k++) d[cn + k] = (uint8_t)(0xa5 + k);
+        agree(d, cn + extra, n, "trailing bytes", extra, as);
+        put_le32(d + 12, (uint32_t)(cn + extra));
+        agree(d, cn + extra, n, "trailing bytes in cbytes", extra, as);
+    }
+    free(d);
+}
+
+/* A blosc chunk whose blocks are zstd frames with the content checksum (c-blosc writes none; any zstd frame is
+ * valid to its decoder, which verifies the checksum): typesize 4, not split, not shuffled. */
+static size_t blosc_zstd_checksummed(const uint8_t *src, size_t n, uint32_t blocksize, uint8_t *out, size_t cap) {
+    const uint32_t nblocks = (uint32_t)((n + blocksize - 1) / blocksize);
+    out[0] = 2, out[1] = 1, out[2] = (uint8_t)(ZG_BLOSC_ZSTD << 5 | 0x10), out[3] = 4;
+    put_le32(out + 4, (uint32_t)n);
+    put_le32(out + 8, blocksize);
+    size_t pos = 16 + 4 * (size_t)nblocks;
+    ZSTD_CCtx *z = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(z, ZSTD_c_checksumFlag, 1);
+    for (uint32_t b = 0; b < nblocks; b++) {
+        const size_t off = (size_t)b * blocksize, len = n - off < blocksize ? n - off : blocksize;
+        put_le32(out + 16 + 4 * (size_t)b, (uint32_t)pos);
+        const size_t cs = ZSTD_compress2(z, out + pos + 4, cap - pos - 4, src + off, len);
+        CHECK(!ZSTD_isError(cs) && cs < len);
+        put_le32(out + pos, (uint32_t)cs);
+        pos += 4 + cs;
+    }
+    ZSTD_freeCCtx(z);
+    put_le32(out + 12, (uint32_t)pos);
+    return pos;
+}
+
+static void test_gpu_vs_host_damage(void) {
+    const size_t n = 8192;
+    uint8_t *src = make_data(n, 25);
+    /* a zlib stream that carries little redundancy: bit flips in its literals keep it a valid stream, and only the
+     * Adler-32 tells */
+    uint8_t *lit = malloc(n);
+    for (size_t i = 0; i < n; i++) lit[i] = (uint8_t)((i % 97) * 37 + (i / 331));
+    const struct {
+        const char *cname;
+        int shuffle, typesize, clevel;
+        size_t blocksize;
+        const uint8_t *data;
+    } kinds[] = {
+        {"lz4", 1, 4, 5, 2048, NULL},  {"lz4", 2, 4, 5, 0, NULL},     {"zstd", 0, 4, 3, 4096, NULL},
+        {"zlib", 1, 4, 5, 2048, NULL}, {"zlib", 0, 1, 1, 0, NULL},    {"blosclz", 1, 2, 5, 0, NULL},
+        {"lz4", 1, 4, 0, 0, NULL},     {"zlib", 0, 1, 9, 4096, NULL},
+    };
+    agree_stats all = {0};
+    uint8_t *c = malloc(n + 1024);
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        const uint8_t *data = k == 7 ? lit : src;
+        const int cn = blosc_compress_ctx(kinds[k].clevel, kinds[k].shuffle, (size_t)kinds[k].typesize, n, data, c,
+                                          n + 1024, kinds[k].cname, kinds[k].blocksize, 1);
+        CHECK(cn > 16);
+        if (cn <= 16) continue;
+        agree_stats as = {0};
+        damage_all(c, (size_t)cn, n, &as);
+        printf("blosc %s shuffle %d clevel %d (%d bytes): %d damaged chunks: GPU decodes %d, host threads %d, GPU fails "
+               "%d; the host decodes %d\n", kinds[k].cname, kinds[k].shuffle, kinds[k].clevel, cn, as.cases, as.gpu_ok,
+               as.gpu_host, as.gpu_fail, as.host_ok);
+        CHECK(as.gpu_ok >= 1 && as.gpu_host > 0);
+        all.cases += as.cases;
+        all.gpu_fail += as.gpu_fail;
+    }
+    /* zstd frames with their content checksum inside blosc */
+    const size_t zn = blosc_zstd_checksummed(src, n, 2048, c, n + 1024);
+    zg_blosc_header h;
+    CHECK_OK(zg_blosc_parse_header(c, zn, n, &h));
+    uint8_t *out = malloc(n);
+    CHECK(host_blosc(c, zn, n, out) == 0 && memcmp(out, src, n) == 0);
+    CHECK(gpu_model(c, zn, n, out) == GPU_OK && memcmp(out, src, n) == 0);
+    zg_blosc_stream st[8];
+    size_t ns = 0;
+    CHECK_OK(zg_blosc_streams(c, zn, &h, st, 8, &ns));
+    CHECK(ns == 4);
+    for (size_t i = 0; i < ns; i++) {
+        CHECK_OK(zg_blosc_stream_payload(&h, c, &st[i]));
+        CHECK(st[i].check_kind == ZG_CHECK_XXH64 && st[i].check == (uint32_t)zd_xxh64(src + 2048 * i, 2048));
+    }
+    agree_stats zs = {0};
+    damage_all(c, zn, n, &zs);
+    printf("blosc zstd with content checksums: %d damaged chunks, GPU fails %d (%d by the XXH64 alone)\n", zs.cases,
+           zs.gpu_fail, n_xxh_catches);
+    /* the last byte of a stream's checksum changed: everything decodes, only XXH64 disagrees (on both paths) */
+    c[16 + 4 * 4 + 4 + (st[0].src_len - 1)] ^= 0x40;
+    CHECK(host_blosc(c, zn, n, out) != 0);
+    CHECK(gpu_model(c, zn, n, out) == GPU_FAIL && n_xxh_catches > 0);
+    printf("blosc: %d damaged chunks in all; %d caught on the GPU by a zlib stream's Adler-32 alone; %d LZ4 match "
+           "offsets 0 the GPU rejects and liblz4 decodes\n", all.cases + zs.cases, n_adler_catches, n_lz4_offset0);
+    CHECK(n_adler_catches > 0); /* the damage issue 25 found decoding silently on the GPU */
+    free(out);
+    free(c);
+    free(lit);
+    free(src);
+}
+
+/* Each header field the host checks, one at a time: the planner rejects the chunk (it then decodes on the host,
+ * which names the fault), and the host does reject it. */
+static void test_blosc_header_fields(void) {
+    const size_t n = 65536;
+    uint8_t *src = make_data(n, 3), *c = malloc(n + 64), *d = malloc(n + 64), *out = malloc(n);
+    const int cn = blosc_compress_ctx(5, 1, 4, n, src, c, n + 64, "lz4", 8192, 1);
+    CHECK(cn > 16);
+    zg_blosc_header h;
+    CHECK_OK(zg_blosc_parse_header(c, (size_t)cn, n, &h));
+    CHECK(host_blosc(c, (size_t)cn, n, out) == 0);
+    struct {
+        const char *what;
+        size_t at;
+        uint32_t value, width;
+        size_t n_extra;
+    } cases[] = {
+        {"version 1", 0, 1, 1, 0},          {"version 3", 0, 3, 1, 0},
+        {"compressor version 0", 1, 0, 1, 0}, {"compressor version 2", 1, 2, 1, 0},
+        {"reserved flag 0x08", 2, 0x01 | 0x08 | ZG_BLOSC_LZ4 << 5, 1, 0},
+        {"compressor code 5", 2, 0x01 | 5u << 5, 1, 0}, {"compressor code 7", 2, 0x01 | 7u << 5, 1, 0},
+        {"typesize 0", 3, 0, 1, 0},         {"nbytes + 1", 4, (uint32_t)n + 1, 4, 0},
+        {"nbytes over blosc's limit", 4, 0x7ffffff0u, 4, 0},
+        {"blocksize 0", 8, 0, 4, 0},        {"blocksize nbytes + 1", 8, (uint32_t)n + 1, 4, 0},
+        {"blocksize 2^31", 8, 0x80000000u, 4, 0},
+        {"blocksize 1 (block starts past cbytes)", 8, 1, 4, 0},
+        {"cbytes - 1", 12, (uint32_t)cn - 1, 4, 0}, {"cbytes + 1", 12, (uint32_t)cn + 1, 4, 0},
+        {"a byte past cbytes", 12, (uint32_t)cn, 4, 1}, {"8 bytes past cbytes", 12, (uint32_t)cn, 4, 8},
+        {"plain copy of a compressed chunk", 2, 0x02 | ZG_BLOSC_LZ4 << 5, 1, 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        memcpy(d, c, (size_t)cn);
+        memset(d + cn, 0, 8);
+        for (uint32_t b = 0; b < cases[k].width; b++) d[cases[k].at + b] = (uint8_t)(cases[k].value >> (8 * b));
+        const size_t dn = (size_t)cn + cases[k].n_extra;
+        CHECK_MSG(zg_blosc_parse_header(d, dn, n, &h) == ZGPU_ERR_CORRUPT_DATA, "%s: the GPU planner takes it",
+                  cases[k].what);
+        CHECK_MSG(host_blosc(d, dn, n, out) != 0, "%s: the host decodes it", cases[k].what);
+        CHECK_MSG(gpu_model(d, dn, n, out) == GPU_HOST, "%s", cases[k].what);
+    }
+    /* a plain copy (memcpyed) must be exactly nbytes + 16 bytes */
+    const int mn = blosc_compress_ctx(0, 0, 4, 1024, src, c, n + 64, "lz4", 0, 1);
+    CHECK(mn == 1024 + 16 && (c[2] & 0x02));
+    CHECK_OK(zg_blosc_parse_header(c, (size_t)mn, 1024, &h));
+    c[mn] = 0;
+    put_le32(c + 12, (uint32_t)mn + 1);
+    CHECK_STATUS(zg_blosc_parse_header(c, (size_t)mn + 1, 1024, &h), ZGPU_ERR_CORRUPT_DATA);
+    CHECK(host_blosc(c, (size_t)mn + 1, 1024, out) != 0);
+    /* a plain copy's compressor code and version are not read (as in c-blosc) */
+    put_le32(c + 12, (uint32_t)mn);
+    c[1] = 9;
+    c[2] = 0x02 | 7u << 5;
+    CHECK_OK(zg_blosc_parse_header(c, (size_t)mn, 1024, &h));
+    CHECK(host_blosc(c, (size_t)mn, 1024, out) == 0 && memcmp(out, src, 1024) == 0);
+    free(out);
+    free(d);
+    free(c);
+    free(src);
+}
+
+/* The four-lane XXH64 of the GPU check kernel: against the one-pass reference (zstd_rules.h) and against libzstd's
+ * content checksums. */
+static void test_xxh64_lanes(void) {
+    CHECK_EQ_U64(xxh64_lanes((const uint8_t *)"", 0), 0xEF46DB3751D8E999ull);
+    uint8_t *p = make_data(70000, 9);
+    const size_t lens[] = {1, 3, 4, 7, 8, 31, 32, 33, 63, 64, 65, 100, 255, 256, 1000, 4099, 65536, 70000};
+    for (size_t k = 0; k < sizeof lens / sizeof *lens; k++)
+        CHECK_MSG(xxh64_lanes(p, lens[k]) == zd_xxh64(p, lens[k]), "XXH64 of %zu bytes", lens[k]);
+    ZSTD_CCtx *z = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(z, ZSTD_c_checksumFlag, 1);
+    uint8_t *f = malloc(ZSTD_compressBound(70000));
+    for (size_t k = 0; k < sizeof lens / sizeof *lens; k++) {
+        const size_t fn = ZSTD_compress2(z, f, ZSTD_compressBound(70000), p, lens[k]);
+        CHECK(!ZSTD_isError(fn) && fn > 4 && (f[4] & 0x04));
+        CHECK_EQ_U64((uint32_t)xxh64_lanes(p, lens[k]), zg_le32(f + fn - 4));
+    }
+    free(f);
+    ZSTD_freeCCtx(z);
+    free(p);
+}
+
 int main(void) {
     blosc_init();
     test_shuffle_refs();
     test_roundtrips();
     test_corrupt_blosc();
+    test_blosc_header_fields();
+    test_xxh64_lanes();
+    test_gpu_vs_host_damage();
     test_frames();
     test_lz4_decode_walk();
     test_checksum_combine();

@@ -23,6 +23,7 @@ TEST_MAIN_WITHOUT_CUDA()
 #include "gpucodec/lz4/lz4_kernels.h"
 #include "gpucodec/post/post_kernels.h"
 #include "gpucodec/lz4/lz4_rules.h"
+#include "gpucodec/zstd/zstd_rules.h"
 
 static uint32_t rng = 12345;
 static uint32_t rnd(void) {
@@ -261,16 +262,16 @@ static double now_s(void) {
 }
 
 static void test_checksums(void) {
-    /* gzip CRC32, zlib Adler-32 (zg_k_check_launch) and the crc32c codec (zg_k_crc32c_launch) in one launch
+    /* gzip CRC32, zlib Adler-32, zstd's XXH64 (zg_k_check_launch) and the crc32c codec (zg_k_crc32c_launch) in one launch
      * each over buffers of many lengths (ranges of the parallel split: empty, shorter than one range, not a
      * multiple of 16, exactly/around 4 KiB, 1 MiB, 8 MiB + 13) at several alignments, against zlib and
      * zg_crc32c on the CPU. Every third item expects a wrong value and must be flagged. */
     const size_t lens[] = {0, 1, 3, 4095, 4096, 4097, 255, 256, 257, 5552, 5553, 1u << 20, (8u << 20) + 13};
     enum { NL = sizeof lens / sizeof lens[0], NA = 3, NI = NL * NA };
     const size_t aligns[NA] = {0, 1, 7};
-    zg_k_check items[NI * 2];
+    zg_k_check items[NI * 3];
     zg_k_buf citems[NI];
-    int want[NI * 2], cwant[NI];
+    int want[NI * 3], cwant[NI];
     uint8_t *d[NI];
     size_t k = 0;
     for (size_t li = 0; li < NL; li++)
@@ -281,7 +282,7 @@ static void test_checksums(void) {
             if (li == NL - 2 && ai == 0) memset(h, 0xff, n + 4 + al); /* large sums: the Adler-32 reductions */
             const uint8_t *data = h + al;
             uint32_t crc = (uint32_t)crc32(0, data, (uInt)n), ad = (uint32_t)adler32(1, data, (uInt)n);
-            uint32_t cc = zg_crc32c(0, data, n);
+            uint32_t cc = zg_crc32c(0, data, n), xx = (uint32_t)zd_xxh64(data, n);
             int wrong = (int)(k % 3 == 1), cwrong = (int)(k % 3 == 2);
             /* the crc32c buffer is data + 4 trailing bytes holding the (possibly wrong) checksum */
             uint32_t cstore = cwrong ? cc ^ (1u << (k % 32)) : cc;
@@ -290,33 +291,34 @@ static void test_checksums(void) {
             h[al + n + 2] = (uint8_t)(cstore >> 16);
             h[al + n + 3] = (uint8_t)(cstore >> 24);
             d[k] = dup_to_dev(h, n + 4 + al);
-            items[2 * k] = (zg_k_check){d[k] + al, n, wrong ? crc ^ 0x80000000u : crc, 1};
-            items[2 * k + 1] = (zg_k_check){d[k] + al, n, wrong ? (ad == 1 ? 2u : ad - 1) : ad, 2};
-            want[2 * k] = want[2 * k + 1] = wrong;
+            items[3 * k] = (zg_k_check){d[k] + al, n, wrong ? crc ^ 0x80000000u : crc, 1};
+            items[3 * k + 1] = (zg_k_check){d[k] + al, n, wrong ? (ad == 1 ? 2u : ad - 1) : ad, 2};
+            items[3 * k + 2] = (zg_k_check){d[k] + al, n, wrong ? xx ^ 0x00010000u : xx, 3};
+            want[3 * k] = want[3 * k + 1] = want[3 * k + 2] = wrong;
             citems[k] = (zg_k_buf){d[k] + al, n + 4};
             cwant[k] = cwrong;
             free(h);
         }
     zg_k_check *di = dup_to_dev(items, sizeof items);
     zg_k_buf *dci = dup_to_dev(citems, sizeof citems);
-    int *dst, *dcst, st[NI * 2], cst[NI];
+    int *dst, *dcst, st[NI * 3], cst[NI];
     CUOK(cudaMalloc((void **)&dst, sizeof st));
     CUOK(cudaMalloc((void **)&dcst, sizeof cst));
     CUOK(cudaMemset(dst, 0, sizeof st));
     CUOK(cudaMemset(dcst, 0, sizeof cst));
-    CUOK(zg_k_check_launch(di, NI * 2, dst, 0));
+    CUOK(zg_k_check_launch(di, NI * 3, dst, 0));
     CUOK(zg_k_crc32c_launch(dci, NI, dcst, 0));
     CUOK(cudaDeviceSynchronize());
     CUOK(cudaMemcpy(st, dst, sizeof st, cudaMemcpyDeviceToHost));
     CUOK(cudaMemcpy(cst, dcst, sizeof cst, cudaMemcpyDeviceToHost));
-    for (size_t q = 0; q < NI * 2; q++)
+    for (size_t q = 0; q < NI * 3; q++)
         CHECK_MSG(st[q] == want[q], "checksum item %zu (kind %d, %zu bytes, align %zu): flag %d, want %d", q,
-                  items[q].kind, (size_t)items[q].n, aligns[(q / 2) % NA], st[q], want[q]);
+                  items[q].kind, (size_t)items[q].n, aligns[(q / 3) % NA], st[q], want[q]);
     for (size_t q = 0; q < NI; q++)
         CHECK_MSG(cst[q] == cwant[q], "crc32c item %zu (%zu bytes, align %zu): flag %d, want %d", q,
                   (size_t)citems[q].n, aligns[q % NA], cst[q], cwant[q]);
     /* unknown kind is flagged; buffers shorter than 4 bytes fail the crc32c codec */
-    zg_k_check odd = {d[0], 0, 0, 3};
+    zg_k_check odd = {d[0], 0, 0, 9};
     zg_k_buf shorts[2] = {{d[3], 3}, {d[3], 0}};
     zg_k_check *dodd = dup_to_dev(&odd, sizeof odd);
     zg_k_buf *dshort = dup_to_dev(shorts, sizeof shorts);

@@ -1,6 +1,5 @@
 /* Blosc's framing on the GPU path (blosc_gpu.h). */
 #include "gpucodec/blosc/blosc_gpu.h"
-#include "gpucodec/deflate/deflate_check.h"
 
 zg_gpu_stream zg_blosc_gpu_stream(const zg_blosc_header *h) {
     switch (h->compformat) {
@@ -10,15 +9,6 @@ zg_gpu_stream zg_blosc_gpu_stream(const zg_blosc_header *h) {
     case ZG_BLOSC_SNAPPY: return ZG_GPU_STREAM_SNAPPY;
     default: return ZG_GPU_STREAM_NONE;
     }
-}
-
-int zg_blosc_gpu_unwrap(const zg_blosc_header *h, const uint8_t *p, zg_blosc_stream *s) {
-    if (h->compformat != ZG_BLOSC_ZLIB) return 0;
-    size_t zo, zl;
-    if (zg_zlib_locate(p + s->src_off, s->src_len, s->dst_len, &zo, &zl) != ZGPU_OK) return 1;
-    s->src_off += (uint32_t)zo;
-    s->src_len = (uint32_t)zl;
-    return 0;
 }
 
 int zg_blosc_gpu_shuffled(const zg_blosc_header *h) { return !h->memcpyed && h->shuffle != ZG_BLOSC_NOSHUFFLE; }

@@ -5,9 +5,16 @@
 
 #include "common/endian.h"
 #include "common/status.h"
+#include "gpucodec/common/checksum_combine.h"
+#include "gpucodec/deflate/deflate_check.h"
 
 #define BLOSC_MIN_BUFFERSIZE 128 /* c-blosc: blocks shorter than this per element are never split */
 #define BLOSC_MAX_SPLITS 16
+/* c-blosc 1.x (blosc.h): the format version it reads, every inner compressor's format version, and its limits */
+#define BLOSC_FORMAT_VERSION 2
+#define BLOSC_COMP_FORMAT_VERSION 1
+#define BLOSC_MAX_BUFFER (0x7fffffffu - ZG_BLOSC_HEADER)
+#define BLOSC_MAX_BLOCK ((0x7fffffffu - 255u * 4u) / 3u)
 
 const char *zg_blosc_compname(int compformat) {
     switch (compformat) {
@@ -30,39 +37,46 @@ zgpu_status zg_blosc_parse_header(const uint8_t *src, size_t n, size_t expected,
     h->nbytes = zg_le32(src + 4);
     h->blocksize = zg_le32(src + 8);
     h->cbytes = zg_le32(src + 12);
-    ZG_RETURN_IF(h->version == 0 || h->version > 2, ZGPU_ERR_CORRUPT_DATA,
-                 "blosc: header version %u (expected 1 or 2; blosc2 frames are not blosc1 chunks)", h->version);
-    ZG_RETURN_IF(h->typesize == 0, ZGPU_ERR_CORRUPT_DATA, "blosc: typesize 0 in header");
-    ZG_RETURN_IF(h->flags & 0x08, ZGPU_ERR_CORRUPT_DATA, "blosc: reserved flag bit 3 set (0x%02x)", h->flags);
-    ZG_RETURN_IF(h->cbytes < ZG_BLOSC_HEADER || h->cbytes > n, ZGPU_ERR_CORRUPT_DATA,
-                 "blosc: header says %u compressed bytes but the chunk holds %zu", h->cbytes, n);
+    /* in c-blosc's order (blosc_cbuffer_validate, then blosc_decompress_ctx's header checks) */
+    ZG_RETURN_IF(h->version != BLOSC_FORMAT_VERSION, ZGPU_ERR_CORRUPT_DATA,
+                 "blosc: header version %u (c-blosc 1.x reads version %d; blosc2 frames are not blosc1 chunks)",
+                 h->version, BLOSC_FORMAT_VERSION);
+    ZG_RETURN_IF(h->cbytes != n, ZGPU_ERR_CORRUPT_DATA, "blosc: header says %u compressed bytes but the chunk has %zu",
+                 h->cbytes, n);
+    ZG_RETURN_IF(h->nbytes > BLOSC_MAX_BUFFER, ZGPU_ERR_CORRUPT_DATA, "blosc: header says %u decoded bytes, more than blosc's limit",
+                 h->nbytes);
     ZG_RETURN_IF(expected != SIZE_MAX && h->nbytes != expected, ZGPU_ERR_CORRUPT_DATA,
                  "blosc: header says %u decoded bytes, expected %zu", h->nbytes, expected);
+    ZG_RETURN_IF(h->typesize == 0, ZGPU_ERR_CORRUPT_DATA, "blosc: typesize 0 in header");
+    ZG_RETURN_IF(h->flags & 0x08, ZGPU_ERR_CORRUPT_DATA, "blosc: reserved flag bit 3 set (0x%02x)", h->flags);
     h->compformat = (h->flags >> 5) & 7;
     h->memcpyed = (h->flags & 0x02) != 0;
     h->dont_split = (h->flags & 0x10) != 0;
     if ((h->flags & 0x01) && h->typesize > 1) h->shuffle = ZG_BLOSC_SHUFFLE;
     else if (h->flags & 0x04) h->shuffle = ZG_BLOSC_BITSHUFFLE;
     else h->shuffle = ZG_BLOSC_NOSHUFFLE;
-    if (h->nbytes == 0) {
+    if (h->nbytes == 0) { /* (c-blosc returns at once: nothing else is read) */
         h->nblocks = 0;
         return ZGPU_OK;
     }
-    if (h->memcpyed) {
-        ZG_RETURN_IF((uint64_t)h->nbytes + ZG_BLOSC_HEADER > h->cbytes, ZGPU_ERR_CORRUPT_DATA,
-                     "blosc: uncompressed chunk of %u bytes stored in %u bytes", h->nbytes, h->cbytes);
-    } else {
-        ZG_RETURN_IF(h->compformat > ZG_BLOSC_ZSTD, ZGPU_ERR_CORRUPT_DATA, "blosc: unknown compressor code %d",
-                     h->compformat);
-    }
-    ZG_RETURN_IF(h->blocksize == 0, ZGPU_ERR_CORRUPT_DATA, "blosc: blocksize 0 with %u decoded bytes", h->nbytes);
-    if (h->blocksize > h->nbytes) h->blocksize = h->nbytes; /* c-blosc clamps a too-large blocksize */
+    /* c-blosc decodes into nbytes: a larger block does not fit there (it is never clamped on decode) */
+    ZG_RETURN_IF(h->blocksize == 0 || h->blocksize > h->nbytes || h->blocksize > BLOSC_MAX_BLOCK, ZGPU_ERR_CORRUPT_DATA,
+                 "blosc: blocksize %u with %u decoded bytes", h->blocksize, h->nbytes);
     h->nblocks = h->nbytes / h->blocksize;
     h->leftover = h->nbytes % h->blocksize;
     if (h->leftover) h->nblocks++;
-    if (!h->memcpyed)
-        ZG_RETURN_IF((uint64_t)ZG_BLOSC_HEADER + 4ull * h->nblocks > h->cbytes, ZGPU_ERR_CORRUPT_DATA,
-                     "blosc: %u block starts do not fit in %u bytes", h->nblocks, h->cbytes);
+    if (h->memcpyed) {
+        ZG_RETURN_IF((uint64_t)h->nbytes + ZG_BLOSC_HEADER != h->cbytes, ZGPU_ERR_CORRUPT_DATA,
+                     "blosc: uncompressed chunk of %u bytes stored in %u bytes", h->nbytes, h->cbytes);
+        return ZGPU_OK;
+    }
+    ZG_RETURN_IF(h->compformat > ZG_BLOSC_ZSTD, ZGPU_ERR_CORRUPT_DATA, "blosc: unknown compressor code %d",
+                 h->compformat);
+    ZG_RETURN_IF(h->versionlz != BLOSC_COMP_FORMAT_VERSION, ZGPU_ERR_CORRUPT_DATA,
+                 "blosc: %s format version %u (expected %d)", zg_blosc_compname(h->compformat), h->versionlz,
+                 BLOSC_COMP_FORMAT_VERSION);
+    ZG_RETURN_IF((uint64_t)ZG_BLOSC_HEADER + 4ull * h->nblocks > h->cbytes, ZGPU_ERR_CORRUPT_DATA,
+                 "blosc: %u block starts do not fit in %u bytes", h->nblocks, h->cbytes);
     return ZGPU_OK;
 }
 
@@ -86,7 +100,7 @@ zgpu_status zg_blosc_streams(const uint8_t *src, size_t n, const zg_blosc_header
     if (n > h->cbytes) n = h->cbytes;
     if (h->memcpyed) {
         ZG_RETURN_IF(cap < 1, ZGPU_ERR_INTERNAL, "blosc: stream array too small");
-        out[0] = (zg_blosc_stream){ZG_BLOSC_HEADER, h->nbytes, 0, h->nbytes, 1};
+        out[0] = (zg_blosc_stream){ZG_BLOSC_HEADER, h->nbytes, 0, h->nbytes, 1, ZG_CHECK_NONE, 0};
         *count = 1;
         return ZGPU_OK;
     }
@@ -108,16 +122,34 @@ zgpu_status zg_blosc_streams(const uint8_t *src, size_t n, const zg_blosc_header
             ZG_RETURN_IF(cs == 0 || pos + cs > n, ZGPU_ERR_CORRUPT_DATA,
                          "blosc: block %u stream %u of %u bytes does not fit in the chunk", b, s, cs);
             ZG_RETURN_IF(k >= cap, ZGPU_ERR_INTERNAL, "blosc: stream array too small");
-            out[k].src_off = (uint32_t)pos;
-            out[k].src_len = cs;
-            out[k].dst_off = (uint32_t)((uint64_t)b * h->blocksize + (uint64_t)s * neblock);
-            out[k].dst_len = neblock;
-            out[k].raw = cs == neblock;
+            out[k] = (zg_blosc_stream){(uint32_t)pos, cs, (uint32_t)((uint64_t)b * h->blocksize + (uint64_t)s * neblock),
+                                       neblock, cs == neblock, ZG_CHECK_NONE, 0};
             k++;
             pos += cs;
         }
     }
     *count = k;
+    return ZGPU_OK;
+}
+
+zgpu_status zg_blosc_stream_payload(const zg_blosc_header *h, const uint8_t *chunk, zg_blosc_stream *s) {
+    s->check_kind = ZG_CHECK_NONE;
+    s->check = 0;
+    if (s->raw) return ZGPU_OK;
+    const uint8_t *p = chunk + s->src_off;
+    const size_t n = s->src_len;
+    if (h->compformat == ZG_BLOSC_ZLIB) { /* c-blosc's inner zlib (uncompress) verifies the Adler-32: so must the GPU */
+        size_t zo, zl;
+        ZG_FORWARD(zg_zlib_locate(p, n, s->dst_len, &zo, &zl));
+        s->check = (uint32_t)p[n - 4] << 24 | (uint32_t)p[n - 3] << 16 | (uint32_t)p[n - 2] << 8 | (uint32_t)p[n - 1];
+        s->check_kind = ZG_CHECK_ADLER32;
+        s->src_off += (uint32_t)zo;
+        s->src_len = (uint32_t)zl;
+    } else if (h->compformat == ZG_BLOSC_ZSTD && n >= 9 && zg_le32(p) == 0xfd2fb528u && (p[4] & 0x04)) {
+        /* (a frame with its checksum ends in it: the zstd decoders' checks take only a frame filling the stream) */
+        s->check = zg_le32(p + n - 4);
+        s->check_kind = ZG_CHECK_XXH64;
+    }
     return ZGPU_OK;
 }
 

@@ -29,20 +29,32 @@ typedef struct zg_blosc_header {
 } zg_blosc_header;
 
 /* One stream to decode: `src_len` bytes at `src_off` of the chunk decompress to `dst_len` bytes at `dst_off`
- * of the (still shuffled) decoded buffer. raw = 1: the bytes are a plain copy. */
+ * of the (still shuffled) decoded buffer. raw = 1: the bytes are a plain copy. check_kind (checksum_combine.h:
+ * ZG_CHECK_*, set by zg_blosc_stream_payload): the checksum the stream carries of its decoded bytes, `check`. */
 typedef struct zg_blosc_stream {
     uint32_t src_off, src_len, dst_off, dst_len;
     int raw;
+    int check_kind;
+    uint32_t check;
 } zg_blosc_stream;
 
 /** Parses and checks the header of a chunk of n stored bytes whose decoded size must be `expected`
- *  (SIZE_MAX: not known). Errors: ZGPU_ERR_CORRUPT_DATA naming what is wrong. */
+ *  (SIZE_MAX: not known). Every check c-blosc 1.21 makes of a header before it decodes is made here too
+ *  (format version 2, compressor version 1, cbytes == n, blocksize within (0, nbytes], a plain copy exactly
+ *  nbytes + 16 bytes, block starts within cbytes, ...), so that a chunk the host rejects never goes to the GPU.
+ *  Errors: ZGPU_ERR_CORRUPT_DATA naming what is wrong. */
 zgpu_status zg_blosc_parse_header(const uint8_t *src, size_t n, size_t expected, zg_blosc_header *h);
 /** Upper bound of the number of streams of a chunk (for sizing the array given to zg_blosc_streams). */
 size_t zg_blosc_max_streams(const zg_blosc_header *h);
 /** Lists the streams in chunk order (checks every block start and stream size against n). */
 zgpu_status zg_blosc_streams(const uint8_t *src, size_t n, const zg_blosc_header *h, zg_blosc_stream *out,
                              size_t cap, size_t *count);
+/** A compressed stream (not raw) of the chunk at `chunk` as a GPU decoder reads it, with the checksum it carries:
+ *  zlib streams become their DEFLATE payload (header and Adler-32 checked off, the Adler-32 kept in s->check);
+ *  a zstd frame with the content checksum flag keeps the low 32 bits of its XXH64 (the frame must then fill the
+ *  stream, as the zstd decoders' checks require). Errors: ZGPU_ERR_CORRUPT_DATA (the chunk decodes on the host,
+ *  whose codec names the fault). */
+zgpu_status zg_blosc_stream_payload(const zg_blosc_header *h, const uint8_t *chunk, zg_blosc_stream *s);
 /** Name of an inner compressor code ("blosclz", "lz4", ...). */
 const char *zg_blosc_compname(int compformat);
 

@@ -1,4 +1,4 @@
-/* Building blocks of the parallel CRC32 / CRC32C / Adler-32 checks, shared by the GPU kernels (kernels.cu)
+/* Building blocks of the parallel CRC32 / CRC32C / Adler-32 / XXH64 checks, shared by the GPU kernels (kernels.cu)
  * and the CPU unit test (tests/unit/test_blosc_parse.c), so that the split-and-combine math the kernels rely
  * on is checked in CI without a GPU. Header-only: every function is static inline (and __host__ __device__
  * under nvcc).
@@ -21,6 +21,11 @@
 #else
 #define ZG_CK_FN static inline
 #endif
+
+/* The checksums a stored format carries of its decoded bytes, as the GPU check kernel (post_kernels.h:
+ * zg_k_check) takes them: gzip's CRC32, zlib's Adler-32 (whole zlib chunks and blosc's zlib streams), and the low
+ * 32 bits of XXH64 of a zstd frame with the content checksum flag. */
+enum { ZG_CHECK_NONE = 0, ZG_CHECK_CRC32 = 1, ZG_CHECK_ADLER32 = 2, ZG_CHECK_XXH64 = 3 };
 
 #define ZG_CRC32_POLY 0xEDB88320u  /* gzip, reflected */
 #define ZG_CRC32C_POLY 0x82F63B78u /* Castagnoli, reflected */
@@ -124,6 +129,56 @@ ZG_CK_FN uint32_t zg_adler_combine(uint32_t ad_a, uint32_t ad_b, uint64_t len_b)
     uint32_t a = (a1 + a2 + ZG_ADLER_MOD - 1) % ZG_ADLER_MOD;
     uint32_t b = (uint32_t)(((uint64_t)b1 + b2 + (uint64_t)rem * ((a1 + ZG_ADLER_MOD - 1) % ZG_ADLER_MOD)) % ZG_ADLER_MOD);
     return b << 16 | a;
+}
+
+/* XXH64 (seed 0) in four lanes: lane k (0..3) runs accumulator k over the 8-byte words at 32 * s + 8 * k of every
+ * whole 32-byte stripe s, independently of the others (the GPU gives each lane a thread); zg_xxh64_finish merges
+ * the lanes and hashes the tail. Constants and steps: the xxHash specification (XXH64). */
+#define ZG_XXH_P1 11400714785074694791ull
+#define ZG_XXH_P2 14029467366897019727ull
+#define ZG_XXH_P3 1609587929392839161ull
+#define ZG_XXH_P4 9650029242287828579ull
+#define ZG_XXH_P5 2870177450012600261ull
+
+ZG_CK_FN uint64_t zg_xxh_rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+ZG_CK_FN uint64_t zg_xxh_le64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int k = 7; k >= 0; k--) v = (v << 8) | p[k];
+    return v;
+}
+ZG_CK_FN uint64_t zg_xxh_round(uint64_t acc, uint64_t in) { return zg_xxh_rotl(acc + in * ZG_XXH_P2, 31) * ZG_XXH_P1; }
+
+/* Lane k's accumulator after every whole stripe of p[0, n) (meaningful only when n >= 32). */
+ZG_CK_FN uint64_t zg_xxh64_lane(const uint8_t *p, uint64_t n, int k) {
+    uint64_t v = k == 0 ? ZG_XXH_P1 + ZG_XXH_P2 : k == 1 ? ZG_XXH_P2 : k == 2 ? 0 : 0 - ZG_XXH_P1;
+    for (uint64_t s = 0; s + 32 <= n; s += 32) v = zg_xxh_round(v, zg_xxh_le64(p + s + 8 * (uint64_t)k));
+    return v;
+}
+
+/* XXH64 of p[0, n) from the four lanes' accumulators (ignored when n < 32). */
+ZG_CK_FN uint64_t zg_xxh64_finish(const uint64_t v[4], const uint8_t *p, uint64_t n) {
+    uint64_t h, i = n - n % 32;
+    if (n >= 32) {
+        h = zg_xxh_rotl(v[0], 1) + zg_xxh_rotl(v[1], 7) + zg_xxh_rotl(v[2], 12) + zg_xxh_rotl(v[3], 18);
+        for (int k = 0; k < 4; k++) h = (h ^ zg_xxh_round(0, v[k])) * ZG_XXH_P1 + ZG_XXH_P4;
+    } else {
+        h = ZG_XXH_P5;
+        i = 0;
+    }
+    h += n;
+    for (; i + 8 <= n; i += 8) h = zg_xxh_rotl(h ^ zg_xxh_round(0, zg_xxh_le64(p + i)), 27) * ZG_XXH_P1 + ZG_XXH_P4;
+    if (i + 4 <= n) {
+        const uint64_t w = (uint64_t)p[i] | (uint64_t)p[i + 1] << 8 | (uint64_t)p[i + 2] << 16 | (uint64_t)p[i + 3] << 24;
+        h = zg_xxh_rotl(h ^ (w * ZG_XXH_P1), 23) * ZG_XXH_P2 + ZG_XXH_P3;
+        i += 4;
+    }
+    for (; i < n; i++) h = zg_xxh_rotl(h ^ (p[i] * ZG_XXH_P5), 11) * ZG_XXH_P1;
+    h ^= h >> 33;
+    h *= ZG_XXH_P2;
+    h ^= h >> 29;
+    h *= ZG_XXH_P3;
+    h ^= h >> 32;
+    return h;
 }
 
 #endif

@@ -415,7 +415,28 @@ __global__ void __launch_bounds__(kCkThreads) crc32c_kernel(const zg_k_buf *item
     }
 }
 
-// gzip CRC32 (kind 1) / zlib Adler-32 (kind 2) of decoded chunks; any other kind is flagged.
+// XXH64 of p[0, n) (the low 32 bits, as a zstd frame keeps them): its four accumulators are independent, so four
+// threads run one each over the whole stripes and thread 0 merges them and hashes the tail; valid in thread 0.
+// `sh` (32 words) carries the lanes; the leading barrier makes it safe to call after the reductions above.
+__device__ uint32_t block_xxh64_low(const uint8_t *p, uint64_t n, uint32_t *sh) {
+    __syncthreads();
+    if (threadIdx.x < 4) {
+        const uint64_t v = zg_xxh64_lane(p, n, (int)threadIdx.x);
+        sh[2 * threadIdx.x] = (uint32_t)v;
+        sh[2 * threadIdx.x + 1] = (uint32_t)(v >> 32);
+    }
+    __syncthreads();
+    uint32_t r = 0;
+    if (threadIdx.x == 0) {
+        uint64_t v[4];
+        for (int k = 0; k < 4; k++) v[k] = (uint64_t)sh[2 * k] | (uint64_t)sh[2 * k + 1] << 32;
+        r = (uint32_t)zg_xxh64_finish(v, p, n);
+    }
+    return r;
+}
+
+// gzip CRC32 (kind 1) / zlib Adler-32 (kind 2) / XXH64 (kind 3) of decoded bytes; any other kind is flagged.
+// (An item's kind is the same for the whole block, so every thread takes the same branch and barrier.)
 __global__ void __launch_bounds__(kCkThreads) check_kernel(const zg_k_check *items, size_t n_items, int *status,
                                                           CkPows pw) {
     __shared__ uint32_t tab[8 * 256];
@@ -428,6 +449,7 @@ __global__ void __launch_bounds__(kCkThreads) check_kernel(const zg_k_check *ite
         uint32_t v;
         if (it.kind == 1) v = block_crc(tab, pow, ZG_CRC32_POLY, it.p, it.n, sh);
         else if (it.kind == 2) v = block_adler(it.p, it.n, sh);
+        else if (it.kind == 3) v = block_xxh64_low(it.p, it.n, sh);
         else v = ~it.expected;
         if (threadIdx.x == 0 && v != it.expected) status[c] = 1;
     }

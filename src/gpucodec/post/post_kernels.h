@@ -59,8 +59,10 @@ cudaError_t zg_k_delta_launch(const zg_k_buf *d_items, size_t n_items, int elems
  * is set to 1 on a mismatch (and left alone otherwise). */
 cudaError_t zg_k_crc32c_launch(const zg_k_buf *d_items, size_t n_items, int *d_status, cudaStream_t s);
 
-/* Whole-payload checksums that formats carry around a deflate stream: kind 1 = gzip CRC32 (IEEE), kind 2 =
- * zlib Adler-32; d_status[i] is set to 1 when the checksum of p[0, n) differs from `expected`. */
+/* Checksums that formats carry of their decoded bytes (checksum_combine.h: ZG_CHECK_*): kind 1 = gzip CRC32
+ * (IEEE), kind 2 = zlib Adler-32 (zlib chunks, blosc's zlib streams), kind 3 = the low 32 bits of XXH64 (a zstd
+ * frame's content checksum, for decoders that do not verify it themselves); d_status[i] is set to 1 when the
+ * checksum of p[0, n) differs from `expected`. One block an item: the items of a wave go in one launch. */
 typedef struct zg_k_check {
     const uint8_t *p;
     uint64_t n;

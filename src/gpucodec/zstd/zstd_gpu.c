@@ -156,6 +156,7 @@ const zg_gpu_decoder zg_gpu_zstd = {
     .choice = ZGPU_DECODER_ZGPU,
     .containers = 1u << ZG_GPU_FORMAT_ZSTD | 1u << ZG_GPU_FORMAT_BLOSC,
     .plans = 1,
+    .verifies = 1u << ZG_CHECK_XXH64, /* (K4, zstd_kernels.cu) */
     .check = zs_check,
     .reserve_host = zs_reserve_host,
     .reserve_device = zs_reserve_device,
