@@ -157,5 +157,48 @@ expect_rc 0 "$ZGPU" bench s.zarr --repeat 2
 grep -q '^wall:' out.txt && grep -q '^stages:' out.txt && ok || bad "bench output: $(cat out.txt)"
 expect_rc 2 "$ZGPU" bench s.zarr --repeat 0
 
+# exit status 1 for runtime failures, 2 only for usage errors found before any work
+expect_rc 2 "$ZGPU" read s.zarr -o r.npy --threads x
+expect_rc 2 "$ZGPU" cp s.zarr t.zarr --threads -1
+expect_rc 2 "$ZGPU" write t.zarr seq.npy --threads 5000
+expect_rc 2 "$ZGPU" cp s.zarr t.zarr --bogus
+expect_rc 1 "$ZGPU" cp missing.zarr t.zarr
+expect_rc 1 "$ZGPU" read missing.zarr -o r.npy
+expect_rc 1 "$ZGPU" bench missing.zarr
+# a valid --threads whose threads cannot start (address space): a runtime failure, no usage hint
+for c in "read s.zarr -o r.npy" "cp s.zarr t.zarr" "write t.zarr seq.npy" "bench s.zarr"; do
+    (ulimit -v 1000000; "$ZGPU" $c --threads 1000) > out.txt 2> err.txt
+    rc=$?
+    if [ "$rc" -eq 1 ] && grep -q 'thread' err.txt && ! grep -q -- '--help' err.txt; then ok
+    else bad "$c --threads 1000 under ulimit -v: rc $rc: $(cat err.txt)"; fi
+done
+[ ! -e t.zarr ] && ok || bad "a failed write left t.zarr"
+
+# ---- staged writes: DST appears complete or not at all; no hidden leftovers ----
+rm -rf st && mkdir st
+expect_rc 0 "$ZGPU" write st/a.zarr seq.npy --chunks 2,2
+expect_rc 0 "$ZGPU" cp st/a.zarr st/b.zarr --chunks 3,1
+grep -q '^zgpu: copied 8 chunks, 24 B in ' err.txt && ok || bad "cp summary: $(cat err.txt)"
+expect_rc 0 "$ZGPU" cp st/a.zarr st/c.zarr --quiet --shards 6,4 --chunks 3,2
+[ ! -s err.txt ] && ok || bad "cp --quiet printed: $(cat err.txt)"
+expect_rc 1 "$ZGPU" cp st/a.zarr st/b.zarr          # exists
+expect_rc 0 "$ZGPU" cp st/c.zarr st/b.zarr --overwrite -q
+"$ZGPU" info st/b.zarr > info.txt 2>&1 && grep -q '^shard_shape: *\[6, 4\]$' info.txt && ok || bad "cp --overwrite: $(cat info.txt)"
+expect_rc 0 "$ZGPU" write st/a.zarr fbe.npy --overwrite
+"$ZGPU" read st/a.zarr -o f2.npy 2> err.txt && same_data f.npy f2.npy && ok || bad "write --overwrite: $(cat err.txt)"
+[ "$(ls -A st | tr '\n' ' ')" = "a.zarr b.zarr c.zarr " ] && ok || bad "leftovers in st: $(ls -A st)"
+# a write that fails after it started (bad .npy data) leaves the old array and no stage
+head -c 140 seq.npy > short.npy   # the header and half the data
+expect_rc 1 "$ZGPU" write st/a.zarr short.npy --overwrite
+"$ZGPU" read st/a.zarr -o f3.npy 2> err.txt && same_data f.npy f3.npy && ok || bad "failed overwrite lost data: $(cat err.txt)"
+[ "$(ls -A st | tr '\n' ' ')" = "a.zarr b.zarr c.zarr " ] && ok || bad "leftovers after a failed write: $(ls -A st)"
+# a non-empty directory without a Zarr node is replaced only with --overwrite
+mkdir -p st/d.zarr && echo x > st/d.zarr/notes.txt
+expect_rc 1 "$ZGPU" cp st/a.zarr st/d.zarr
+[ -f st/d.zarr/notes.txt ] && ok || bad "cp without --overwrite touched a directory"
+expect_rc 0 "$ZGPU" cp st/a.zarr st/d.zarr --overwrite -q
+[ ! -e st/d.zarr/notes.txt ] && "$ZGPU" read st/d.zarr -o f4.npy 2> err.txt && same_data f.npy f4.npy && ok ||
+    bad "cp --overwrite over a plain directory: $(cat err.txt)"
+
 echo "$pass passed, $fail failed ($n write/read combinations)"
 [ "$fail" -eq 0 ]
