@@ -46,6 +46,7 @@ static zj_value *zj_alloc(zj_type t) {
 void zj_free(zj_value *v) {
     if (!v) return;
     if (v->type == ZJ_STRING) free(v->str);
+    if (v->type == ZJ_NUMBER) free(v->digits);
     if (v->type == ZJ_ARRAY || v->type == ZJ_OBJECT) {
         for (size_t i = 0; i < v->n; i++) {
             zj_free(v->items[i]);
@@ -222,7 +223,8 @@ zj_value *zj_clone(const zj_value *v) {
     zj_value *c = zj_alloc(v->type);
     if (!c) return NULL;
     if (v->type != ZJ_ARRAY && v->type != ZJ_OBJECT) {
-        *c = *v; /* scalars: no owned memory */
+        *c = *v; /* scalars: no owned memory but a big integer's digits */
+        if (v->digits && !(c->digits = strdup(v->digits))) { free(c); return NULL; }
         return c;
     }
     if (v->n) {
@@ -260,6 +262,10 @@ static int zj_int_equals_double(const zj_value *iv, double d) {
 }
 
 static int zj_numbers_equal(const zj_value *a, const zj_value *b) {
+    /* Integers beyond 64 bits: equal to each other when their (canonical, JSON has no leading zeros) digits
+     * are; never to a 64-bit integer; against a double by value. */
+    if (a->digits && b->digits) return strcmp(a->digits, b->digits) == 0;
+    if ((a->digits && b->is_int) || (b->digits && a->is_int)) return 0;
     if (a->is_int && b->is_int)
         return a->is_negative == b->is_negative && (a->is_negative ? a->i64 == b->i64 : a->u64 == b->u64);
     if (a->is_int) return zj_int_equals_double(a, b->num);
@@ -570,6 +576,12 @@ static zgpu_status zj_parse_number(zj_parser *ps, zj_value *v) {
     memcpy(tmp, t + start, n);
     tmp[n] = '\0';
     v->num = zj_strtod(tmp);
+    if (is_integer) {
+        /* Beyond 64 bits: keep the literal so that writing the document again does not turn it into a float. */
+        v->digits = tmp == small ? strdup(tmp) : tmp;
+        if (!v->digits) return zg_error(ZGPU_ERR_NO_MEMORY, "JSON: out of memory for a number of %zu digits", n);
+        return ZGPU_OK;
+    }
     if (tmp != small) free(tmp);
     return ZGPU_OK;
 }
@@ -944,6 +956,7 @@ static void zj_write_value(zj_out *w, const zj_value *v, int indent, size_t leve
     case ZJ_NULL: zj_puts(w, "null"); return;
     case ZJ_BOOL: zj_puts(w, v->boolean ? "true" : "false"); return;
     case ZJ_NUMBER:
+        if (v->digits) { zj_puts(w, v->digits); return; }
         if (!v->is_int) { zj_write_double(w, v->num); return; }
         if (v->is_negative) snprintf(nb, sizeof nb, "%" PRId64, v->i64);
         else snprintf(nb, sizeof nb, "%" PRIu64, v->u64);

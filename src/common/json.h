@@ -1,7 +1,8 @@
 /* A small JSON DOM: parse, query, build, write.
  * Extension over RFC 8259 (needed for Zarr): bare NaN, Infinity and -Infinity are numbers, as Python's json
  * module reads and writes them. Object members keep their document order; duplicate keys: last wins on lookup.
- * Integers keep full 64-bit precision. */
+ * Integers keep full 64-bit precision; a larger integer literal keeps its text too (`digits`), so it is written back
+ * exactly, as Python's json round-trips it. */
 #ifndef ZG_JSON_H
 #define ZG_JSON_H
 #include <stddef.h>
@@ -20,6 +21,7 @@ struct zj_value {
     int is_negative;        /* integer < 0: value in i64; else value in u64 (and i64 if it fits) */
     int64_t i64;
     uint64_t u64;
+    char *digits;           /* an integer literal beyond 64 bits, as written (is_int 0, num its nearest double) */
     /* ZJ_STRING: UTF-8, NUL-terminated, len excludes the NUL (may contain \u0000 as a byte) */
     char *str;
     size_t len;

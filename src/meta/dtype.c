@@ -363,6 +363,8 @@ static zgpu_status int_from_json(const zj_value *v, const zg_dtype *dt, int zarr
     }
     return ZGPU_OK;
 range:
+    if (v->digits)
+        return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value %.40s is out of range for %s", v->digits, dt->name);
     if (!v->is_int)
         return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value %.17g is not an integer of type %s", v->num, dt->name);
     if (v->is_negative)

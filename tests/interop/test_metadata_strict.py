@@ -285,3 +285,19 @@ def test_nul_in_path_is_refused(tmp_path):
     good = _write(tmp_path, 3, v3())
     with pytest.raises(ValueError, match="null byte"):
         zgpu_py.open_array(good + "\0ignored")
+
+
+def test_big_integer_attribute_survives_a_rewrite(tmp_path):
+    """An attribute integer beyond 64 bits stays that integer when zgpu writes the document again (it used to
+    become a float, which zarr-python then read as one)."""
+    zgpu_py = pytest.importorskip("zgpu")
+    path = str(tmp_path / "big.zarr")
+    a = zarr.create_array(path, shape=(4,), chunks=(2,), dtype="int32")
+    a.attrs["big"] = 2**70
+    a.attrs["neg"] = -(2**65) - 1
+    g = zgpu_py.open_array(path, mode="r+")
+    g.attrs["other"] = 1  # zgpu rewrites zarr.json with every attribute
+    g.close()
+    attrs = zarr.open_array(path, mode="r").attrs.asdict()
+    assert attrs == {"big": 2**70, "neg": -(2**65) - 1, "other": 1}
+    assert isinstance(attrs["big"], int) and isinstance(attrs["neg"], int)

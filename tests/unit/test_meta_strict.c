@@ -133,6 +133,10 @@ static const strict_case k_cases[] = {
     {V3, "{'data_type': 'int32', 'fill_value': '7'}", ZGPU_ERR_BAD_METADATA, "fill_value for int32 must be an integer"},
     {V3, "{'data_type': 'uint64', 'fill_value': 18446744073709551615}", ZGPU_OK, "ffffffffffffffff"},
     {V3, "{'data_type': 'int64', 'fill_value': 9223372036854775808}", ZGPU_ERR_BAD_METADATA, "out of range for int64"},
+    {V3, "{'data_type': 'uint64', 'fill_value': 18446744073709551616}", ZGPU_ERR_BAD_METADATA,
+     "fill_value 18446744073709551616 is out of range for uint64"},
+    {V3, "{'data_type': 'int64', 'fill_value': -9223372036854775809}", ZGPU_ERR_BAD_METADATA,
+     "fill_value -9223372036854775809 is out of range for int64"},
     {V3, "{'data_type': 'bool', 'fill_value': 1}", ZGPU_ERR_BAD_METADATA, "fill_value for bool must be true or false"},
     {V3, "{'data_type': 'bool', 'fill_value': 'true'}", ZGPU_ERR_BAD_METADATA, "must be true or false"},
     {V3, "{'fill_value': null}", ZGPU_ERR_BAD_METADATA, "fill_value must not be null in Zarr v3"},
@@ -299,6 +303,18 @@ static void test_dimension_name_roundtrip(void) {
     free(doc);
 }
 
+/* An attribute integer beyond 64 bits is written back as the same integer (zarr-python reads it as an int). */
+static void test_big_integer_attribute(void) {
+    char *doc = make_doc(V3, "{'attributes': {'big': 1180591620717411303424, 'neg': -18446744073709551617}}");
+    zg_array_meta m;
+    CHECK_OK(zg_meta_parse_v3(doc, strlen(doc), "array 'strict'", &m));
+    char *out = zg_meta_to_json(&m);
+    CHECK(out && strstr(out, "\"big\": 1180591620717411303424") && strstr(out, "\"neg\": -18446744073709551617"));
+    free(out);
+    zg_meta_free(&m);
+    free(doc);
+}
+
 /* The quoting used by the messages: control bytes escaped, long names cut, quotes escaped. */
 static void test_quote(void) {
     char q[96];
@@ -322,6 +338,7 @@ int main(void) {
     test_table();
     test_raw_documents();
     test_dimension_name_roundtrip();
+    test_big_integer_attribute();
     test_quote();
     TEST_MAIN_END();
 }
