@@ -98,8 +98,9 @@ static child_result run_limited(decode_fn fn, const void *arg) {
         child_result r;
         memset(&r, 0, sizeof r);
         reset_peak_rss();
-        size_t vm0 = proc_status_kb("VmSize"), rss0 = proc_status_kb("VmRSS");
+        size_t rss0 = proc_status_kb("VmRSS");
 #ifndef ZT_ASAN
+        size_t vm0 = proc_status_kb("VmSize");
         struct rlimit rl = {(rlim_t)(vm0 * 1024 + HEADROOM), (rlim_t)(vm0 * 1024 + HEADROOM)};
         if (setrlimit(RLIMIT_AS, &rl) != 0) _exit(3);
 #endif
