@@ -128,6 +128,21 @@ CASES = [
     ("codecs_empty", 3, v3(codecs=[]), SAME, ["codecs"]),
     ("codecs_two_bytes", 3, v3(codecs=BYTES_LE + BYTES_LE), SAME, ["bytes"]),
     ("codec_configuration_null", 3, v3(codecs=[{"name": "bytes", "configuration": None}]), SAME, ["configuration"]),
+    ("codec_gzip_level_10", 3, v3(codecs=BYTES_LE + [{"name": "gzip", "configuration": {"level": 10}}]), SAME,
+     ["gzip", "level"]),
+    ("codec_zstd_level_float", 3, v3(codecs=BYTES_LE + [{"name": "zstd", "configuration": {"level": 1.0,
+                                                                                     "checksum": False}}]),
+     SAME, ["zstd", "level"]),
+    ("codec_blosc_unknown_cname", 3, v3(codecs=BYTES_LE + [{"name": "blosc", "configuration": {
+        "cname": "nope", "clevel": 5, "shuffle": "shuffle", "typesize": 4, "blocksize": 0}}]), SAME, ["nope"]),
+    ("codec_transpose_repeated_axis", 3, v3(codecs=[{"name": "transpose", "configuration": {"order": [0, 0]}}]
+                                          + BYTES_LE), SAME, ["transpose"]),
+    ("codec_sharding_not_divisible", 3, v3(codecs=[{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [3, 2], "codecs": BYTES_LE, "index_codecs": BYTES_LE + [{"name": "crc32c"}],
+        "index_location": "end"}}]), SAME, ["sharding_indexed"]),
+    ("codec_sharding_index_location", 3, v3(codecs=[{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [1, 2], "codecs": BYTES_LE, "index_codecs": BYTES_LE + [{"name": "crc32c"}],
+        "index_location": "middle"}}]), SAME, ["index_location"]),
     # --- shapes ---
     ("shape_negative", 3, v3(shape=[-1, 4]), SAME, ["shape[0]"]),
     ("shape_float", 3, v3(shape=[4.0, 4]), SAME, ["shape[0]"]),
