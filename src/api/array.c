@@ -87,7 +87,7 @@ static zgpu_status array_alloc(zgpu_context *ctx, const char *path, zgpu_array *
     }
     a->ctx = ctx;
     pthread_mutex_init(&a->stats_lock, NULL);
-    zgpu_status st = zg_store_fs_open(path, &a->store);
+    zgpu_status st = zg_store_fs_open_confined(path, ctx->opts.confine_to_store, &a->store);
     if (st != ZGPU_OK) {
         zgpu_array_close(a);
         return st;

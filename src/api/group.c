@@ -30,7 +30,7 @@ static zgpu_status group_alloc(zgpu_context *ctx, const char *path, zgpu_group *
         return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
     }
     g->ctx = ctx;
-    zgpu_status st = zg_store_fs_open(path, &g->store);
+    zgpu_status st = zg_store_fs_open_confined(path, ctx->opts.confine_to_store, &g->store);
     if (st != ZGPU_OK) {
         zgpu_group_close(g);
         return st;
@@ -186,7 +186,7 @@ ZGPU_API zgpu_status zgpu_group_members(const zgpu_group *g, char **json) {
         char child[4096];
         snprintf(child, sizeof child, "%s/%s", g->store->root, e[i].name);
         zg_store *cs;
-        st = zg_store_fs_open(child, &cs);
+        st = zg_store_fs_open_confined(child, g->ctx->opts.confine_to_store, &cs);
         if (st != ZGPU_OK) break;
         int kind = 0, format = 0;
         zgpu_status kst = store_node_kind(cs, &kind, &format);

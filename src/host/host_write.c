@@ -42,13 +42,21 @@ static zgpu_status write_object(void *arg, size_t i) {
     }
     zg_store *s = a->store;
     int found = 0;
-    zgpu_status st = ZGPU_OK;
+    /* held from the read of the old value to the replacement, full writes included, so that two writers of
+     * one object (processes or handles) never merge into a value the other is replacing (docs/concurrency.md) */
+    zg_store_lock lk;
+    zgpu_status st = s->vt->lock(s, ob->key, &lk);
+    if (st != ZGPU_OK) {
+        zg_error_prefix(ZG_ARRAY_WHERE_FMT ", chunk '%s': ", a->path, ob->key);
+        return st;
+    }
     if (!covers) {
         ts->io.size = 0;
         st = s->vt->get(s, ob->key, &ts->io, &found);
         if (st == ZGPU_OK && found) st = zg_chain_decode(a->chain, ts->io.data, ts->io.size, chunk, &ts->codec);
     }
     if (st != ZGPU_OK) {
+        s->vt->unlock(s, &lk);
         zg_error_prefix(ZG_ARRAY_WHERE_FMT ", chunk '%s' (reading it to merge a partial write): ", a->path, ob->key);
         return st;
     }
@@ -72,6 +80,7 @@ static zgpu_status write_object(void *arg, size_t i) {
         st = zg_chain_encode(a->chain, chunk, &ts->io, &ts->codec);
         if (st == ZGPU_OK) st = s->vt->set(s, ob->key, ts->io.data, ts->io.size);
     }
+    s->vt->unlock(s, &lk);
     if (st != ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ", chunk '%s': ", a->path, ob->key);
     return st;
 }

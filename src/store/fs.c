@@ -1,23 +1,375 @@
 /* Filesystem store: a key is a path below the root directory. Writes go to a temporary file in the same
- * directory and are renamed into place, so a crash never leaves a half-written chunk or metadata file. */
+ * directory and are renamed into place, so a crash never leaves a half-written chunk or metadata file; the
+ * writer holds a flock on its temporary until the rename, so the next writer in that directory can tell a
+ * killed writer's leftover (unlocked, old) from a live one and removes it.
+ *
+ * Only regular files are values: everything is opened non-blocking and checked with fstat, so a FIFO, socket
+ * or device never blocks a read and is an error naming it (store.h). Descriptors: those held for one
+ * operation ("brief") and those kept across operations (open_file, the root of a confined store, the lock file)
+ * are counted process-wide; an open that finds the process out of descriptors waits for a brief one to be
+ * released and retries, and open_file keeps fewer files open from then on. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "store/store.h"
 #include "common/status.h"
 
+enum {
+    N_STRIPES = 64,      /* in-process write locks of one handle (threads sharing its lock file's description) */
+    TMP_STALE_S = 10,    /* a temporary unlocked and untouched this long belongs to a writer that is gone */
+};
+
+typedef struct fs_store {
+    zg_store base;          /* first: the vtable's functions cast zg_store * to fs_store * */
+    int confine;
+    atomic_int root_fd;     /* confined: the root directory (O_PATH), opened at first use; -1 before */
+    pthread_mutex_t mu;     /* guards lock_fd's creation and `cleaned` */
+    int lock_fd;            /* ZG_FS_LOCK_NAME in the root, opened at the first lock(); -1 before */
+    uint64_t *cleaned;      /* open-addressed set of hashes of directories whose leftovers were cleaned */
+    size_t n_cleaned, cap_cleaned;
+    pthread_mutex_t stripes[N_STRIPES];
+} fs_store;
+
+/* ---- descriptor accounting ---- */
+
+static atomic_int fd_brief;                  /* descriptors zgpu holds for one operation (soon released) */
+static atomic_int fd_kept;                   /* descriptors zgpu keeps open across operations */
+static atomic_int fd_waiters;
+static atomic_int kept_busy;                 /* kept files being read now (evict_one skips them) */
+static atomic_int kept_limit = INT_MAX;      /* lowered once the process ran out of descriptors */
+static atomic_uint fd_gen;                   /* bumped at every release */
+static _Thread_local int fd_mine;            /* brief descriptors this thread holds */
+static pthread_mutex_t fd_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fd_cv = PTHREAD_COND_INITIALIZER;
+
+static int out_of_fds(int e) { return e == EMFILE || e == ENFILE; }
+
+/* Counted before the open, so that a thread that finds the process out of descriptors sees every descriptor
+ * another thread is opening or holds. */
+static void fd_took(void) {
+    atomic_fetch_add(&fd_brief, 1);
+    fd_mine++;
+}
+
+static void fd_untake(void) { /* the open failed: nothing to release, nobody to wake */
+    atomic_fetch_sub(&fd_brief, 1);
+    fd_mine--;
+}
+
+static int counted_openat(int dir, const char *name, int flags, mode_t mode) {
+    fd_took();
+    int fd = openat(dir, name, flags, mode);
+    if (fd < 0) {
+        int e = errno;
+        fd_untake();
+        errno = e;
+    }
+    return fd;
+}
+
+/* Wakes threads waiting for a descriptor. Releases bump fd_gen before their counts drop, so that a thread
+ * that sees the lower count also sees the new generation (and tries again rather than giving up). */
+static void fd_wake(void) {
+    atomic_fetch_add(&fd_gen, 1);
+    if (atomic_load(&fd_waiters) > 0) {
+        pthread_mutex_lock(&fd_mu);
+        pthread_cond_broadcast(&fd_cv);
+        pthread_mutex_unlock(&fd_mu);
+    }
+}
+
+/* A brief descriptor no longer held (closed by the caller, e.g. through closedir). */
+static void fd_forget(void) {
+    atomic_fetch_add(&fd_gen, 1);
+    atomic_fetch_sub(&fd_brief, 1);
+    fd_mine--;
+    fd_wake();
+}
+
+static void fd_close(int fd) {
+    close(fd);
+    fd_forget();
+}
+
+/* A brief descriptor of this thread becomes a kept one (counted kept before it stops counting as brief). */
+static void fd_keep(void) {
+    atomic_fetch_add(&fd_kept, 1);
+    atomic_fetch_sub(&fd_brief, 1);
+    fd_mine--;
+}
+
+static void fd_close_kept(int fd) {
+    close(fd);
+    atomic_fetch_add(&fd_gen, 1);
+    atomic_fetch_sub(&fd_kept, 1);
+    fd_wake();
+}
+
+/* Files open_file may keep open at once: a quarter of the descriptor limit, fewer after a shortage. */
+static int kept_cap(void) {
+    struct rlimit rl;
+    long cap = INT_MAX;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) cap = (long)(rl.rlim_cur / 4);
+    int lim = atomic_load(&kept_limit);
+    return cap < lim ? (int)cap : lim;
+}
+
+static int evict_one(void);
+
+/* One open's wait for descriptors. */
+typedef struct fd_waiter {
+    unsigned gen;   /* fd_gen when the open last failed */
+    int idle_ms;    /* time spent waiting with nothing of zgpu's to wait for */
+} fd_waiter;
+
+#define FD_WAITER_INIT {atomic_load(&fd_gen), 0}
+
+/* After an open failed for want of descriptors: 1 = try again, because one was released since w->gen, or a
+ * kept file gave up its descriptor (evict_one); it waits while other threads hold (or are opening) brief
+ * ones. With nothing of zgpu's to wait for it still retries for a second, every 10 ms: the C library opens
+ * descriptors of its own for a moment (malloc reads /sys/devices/system/cpu/online for a new thread's arena),
+ * and so may the application. 0 = give up: that second passed, or this thread holds descriptors itself and
+ * nothing came back for a second (threads each holding one and waiting for another). */
+static int fd_wait(fd_waiter *w) {
+    const int saved = errno;
+    int kept = atomic_load(&fd_kept);
+    if (kept / 2 < atomic_load(&kept_limit)) atomic_store(&kept_limit, kept / 2);
+    int again = 0, waited_ms = 0;
+    pthread_mutex_lock(&fd_mu);
+    atomic_fetch_add(&fd_waiters, 1);
+    for (;;) {
+        unsigned g = atomic_load(&fd_gen);
+        if (g != w->gen) {
+            w->gen = g;
+            again = 1;
+            break;
+        }
+        const int others = atomic_load(&fd_brief) - fd_mine + atomic_load(&kept_busy);
+        if (others <= 0 || (fd_mine > 0 && waited_ms >= 1000)) break;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 100 * 1000000L; /* re-checked every 100 ms: a failed open undoes its count silently */
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        if (pthread_cond_timedwait(&fd_cv, &fd_mu, &ts) == ETIMEDOUT) waited_ms += 100;
+    }
+    atomic_fetch_sub(&fd_waiters, 1);
+    pthread_mutex_unlock(&fd_mu);
+    if (!again) again = evict_one();
+    unsigned g = atomic_load(&fd_gen); /* another thread's eviction or release meanwhile counts too */
+    again |= g != w->gen;
+    w->gen = g;
+    if (!again && w->idle_ms < 1000) {
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+        w->idle_ms += 10;
+        again = 1;
+    }
+    errno = saved;
+    return again;
+}
+
+static zgpu_status no_fds_error(const char *path) {
+    return zg_error(ZGPU_ERR_IO, "cannot open '%s': %s (zgpu holds %d descriptors for reads in progress and %d "
+                    "kept open; raise the limit, e.g. ulimit -n)", path, strerror(EMFILE),
+                    atomic_load(&fd_brief), atomic_load(&fd_kept));
+}
+
+/* ---- paths and resolution ---- */
+
+static int has_dotdot(const char *key) {
+    for (const char *p = key; *p;) {
+        const char *e = strchr(p, '/');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n == 2 && p[0] == '.' && p[1] == '.') return 1;
+        if (!e) break;
+        p = e + 1;
+    }
+    return 0;
+}
+
 zgpu_status zg_store_fs_path(const zg_store *s, const char *key, char *out) {
+    if (has_dotdot(key)) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "key '%s' in store '%s' has a '..' component", key, s->root);
     int n = key[0] ? snprintf(out, ZG_PATH_MAX, "%s/%s", s->root, key) : snprintf(out, ZG_PATH_MAX, "%s", s->root);
     if (n < 0 || n >= ZG_PATH_MAX) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "path too long: %s/%s", s->root, key);
     return ZGPU_OK;
 }
+
+static atomic_int have_openat2 = 1, test_walk;
+
+void zg_store_fs_test_walk(int on) { atomic_store(&test_walk, on); }
+
+static int is_link_at(int dir, const char *name) {
+    struct stat st;
+    return fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+}
+
+/* Without openat2: component by component from the root, refusing every symbolic link (errno EXDEV). */
+static int walk_open(int root, const char *key, int flags) {
+    char buf[ZG_PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", key);
+    int cur = root, e = 0;
+    char *p = buf;
+    for (char *slash; (slash = strchr(p, '/')); p = slash + 1) {
+        *slash = '\0';
+        int next = openat(cur, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        e = errno;
+        if (next < 0 && (e == ENOTDIR || e == ELOOP) && is_link_at(cur, p)) e = EXDEV;
+        if (cur != root) close(cur);
+        if (next < 0) {
+            errno = e;
+            return -1;
+        }
+        cur = next;
+    }
+    int fd = openat(cur, p, flags | O_NOFOLLOW);
+    e = errno;
+    if (fd < 0 && (e == ELOOP || e == ENOTDIR) && is_link_at(cur, p)) e = EXDEV;
+    struct stat st;
+    if (fd >= 0 && (flags & O_PATH) && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) { /* O_PATH opens the link */
+        close(fd);
+        fd = -1;
+        e = EXDEV;
+    }
+    if (cur != root) close(cur);
+    errno = e;
+    return fd;
+}
+
+static int beneath_open(int root, const char *key, int flags) {
+    if (!key[0]) return openat(root, ".", flags);
+    if (!atomic_load(&test_walk) && atomic_load(&have_openat2)) {
+        struct open_how how;
+        memset(&how, 0, sizeof how);
+        how.flags = (uint64_t)flags;
+        how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+        long fd = syscall(SYS_openat2, root, key, &how, sizeof how);
+        if (fd >= 0 || errno != ENOSYS) return (int)fd;
+        atomic_store(&have_openat2, 0); /* kernel before 5.6 (or a filter): walk from now on */
+    }
+    return walk_open(root, key, flags);
+}
+
+/* The confined store's root directory, opened once (the root itself may be a link: the caller chose it). */
+static int root_fd(fs_store *fs) {
+    int fd = atomic_load(&fs->root_fd);
+    if (fd >= 0) return fd;
+    fd = open(fs->base.root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int expected = -1;
+    if (!atomic_compare_exchange_strong(&fs->root_fd, &expected, fd)) {
+        close(fd);
+        return expected;
+    }
+    atomic_fetch_add(&fd_kept, 1);
+    return fd;
+}
+
+/* Opens a key: by its path, or beneath the root when confined. -1 with errno (EXDEV: leaves the store). */
+static int raw_open(fs_store *fs, const char *key, const char *path, int flags) {
+    flags |= O_CLOEXEC;
+    if (!(flags & O_PATH)) flags |= O_NONBLOCK; /* never block on a FIFO; regular files ignore it (openat2
+                                                 * refuses it with O_PATH, which opens nothing anyway) */
+    if (!fs->confine) return open(path, flags);
+    int root = root_fd(fs);
+    if (root < 0) return -1;
+    return beneath_open(root, key, flags);
+}
+
+/* raw_open, waiting for descriptors when the process is out of them; the result is counted as brief. */
+static int counted_open(fs_store *fs, const char *key, const char *path, int flags) {
+    fd_waiter w = FD_WAITER_INIT;
+    for (;;) {
+        fd_took();
+        int fd = raw_open(fs, key, path, flags);
+        if (fd >= 0) return fd;
+        int e = errno;
+        fd_untake();
+        errno = e;
+        if (!out_of_fds(e) || !fd_wait(&w)) return -1;
+    }
+}
+
+static const char *kind_of(mode_t m) {
+    return S_ISDIR(m) ? "a directory where a stored value was expected"
+           : S_ISFIFO(m) ? "a FIFO, not a regular file"
+           : S_ISSOCK(m) ? "a socket, not a regular file"
+           : S_ISCHR(m) ? "a character device, not a regular file"
+           : S_ISBLK(m) ? "a block device, not a regular file"
+           : S_ISLNK(m) ? "a symbolic link, not a regular file"
+                        : "not a regular file";
+}
+
+static zgpu_status not_regular(const char *path, mode_t m) {
+    return zg_error(ZGPU_ERR_IO, "'%s' is %s", path, kind_of(m));
+}
+
+/* The error of a failed open of key (errno e). */
+static zgpu_status open_error(fs_store *fs, const char *key, const char *path, int e) {
+    if (e == EXDEV && fs->confine)
+        return zg_error(ZGPU_ERR_IO, "'%s': key '%s' leads outside the store through a symbolic link; refused because "
+                        "the store '%s' is confined (confine_to_store)", path, key, fs->base.root);
+    if (out_of_fds(e)) return no_fds_error(path);
+    struct stat st;
+    if (e == ENXIO && lstat(path, &st) == 0) return not_regular(path, st.st_mode); /* a socket */
+    return zg_error(ZGPU_ERR_IO, "cannot open '%s': %s", path, strerror(e));
+}
+
+/* Opens key for reading a stored value. *fd = -1 and ZGPU_OK when absent; out of descriptors with no_fd
+ * given: *no_fd = 1 (without waiting). Anything but a regular file is an error. */
+static zgpu_status open_value(fs_store *fs, const char *key, char *path, int *fd, uint64_t *size, int *no_fd) {
+    *fd = -1;
+    ZG_FORWARD(zg_store_fs_path(&fs->base, key, path));
+    if (no_fd) {
+        fd_took();
+        *fd = raw_open(fs, key, path, O_RDONLY);
+        if (*fd < 0) {
+            int e = errno;
+            fd_untake();
+            errno = e;
+        }
+    } else {
+        *fd = counted_open(fs, key, path, O_RDONLY);
+    }
+    if (*fd < 0) {
+        int e = errno;
+        if (e == ENOENT || e == ENOTDIR) return ZGPU_OK;
+        if (no_fd && out_of_fds(e)) {
+            *no_fd = 1;
+            return ZGPU_OK;
+        }
+        return open_error(fs, key, path, e);
+    }
+    struct stat st;
+    zgpu_status status = ZGPU_OK;
+    if (fstat(*fd, &st) != 0) status = zg_error(ZGPU_ERR_IO, "cannot stat '%s': %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode)) status = not_regular(path, st.st_mode);
+    if (status != ZGPU_OK) {
+        fd_close(*fd);
+        *fd = -1;
+        return status;
+    }
+    *size = (uint64_t)st.st_size;
+    return ZGPU_OK;
+}
+
+/* ---- reads ---- */
 
 static zgpu_status read_full(int fd, uint8_t *dst, uint64_t offset, uint64_t n, const char *path) {
     while (n > 0) {
@@ -35,42 +387,16 @@ static zgpu_status read_full(int fd, uint8_t *dst, uint64_t offset, uint64_t n, 
     return ZGPU_OK;
 }
 
-/* Opens key for reading; *fd = -1 and ZGPU_OK when absent, and also when the process is out of descriptors
- * and no_fd is given (*no_fd = 1 then). */
-static zgpu_status fs_open_read(const zg_store *s, const char *key, char *path, int *fd, uint64_t *size,
-                                int *no_fd) {
-    ZG_FORWARD(zg_store_fs_path(s, key, path));
-    *fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (*fd < 0) {
-        if (errno == ENOENT || errno == ENOTDIR) return ZGPU_OK;
-        if (no_fd && (errno == EMFILE || errno == ENFILE)) {
-            *no_fd = 1;
-            return ZGPU_OK;
-        }
-        return zg_error(ZGPU_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-    }
-    struct stat st;
-    if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        int is_dir = S_ISDIR(st.st_mode);
-        close(*fd);
-        *fd = -1;
-        if (is_dir) return ZGPU_OK; /* a directory is not a value */
-        return zg_error(ZGPU_ERR_IO, "cannot stat '%s': %s", path, strerror(errno));
-    }
-    *size = (uint64_t)st.st_size;
-    return ZGPU_OK;
-}
-
 static zgpu_status fs_get(zg_store *s, const char *key, zg_buf *out, int *found) {
     char path[ZG_PATH_MAX];
     int fd;
     uint64_t size = 0;
     *found = 0;
-    ZG_FORWARD(fs_open_read(s, key, path, &fd, &size, NULL));
+    ZG_FORWARD(open_value((fs_store *)s, key, path, &fd, &size, NULL));
     if (fd < 0) return ZGPU_OK;
     zgpu_status st = zg_buf_reserve(out, (size_t)size);
     if (st == ZGPU_OK) st = read_full(fd, out->data, 0, size, path);
-    close(fd);
+    fd_close(fd);
     if (st != ZGPU_OK) return st;
     out->size = (size_t)size;
     *found = 1;
@@ -91,7 +417,7 @@ static zgpu_status fs_get_range(zg_store *s, const char *key, uint64_t offset, u
     int fd;
     uint64_t size = 0;
     *found = 0;
-    ZG_FORWARD(fs_open_read(s, key, path, &fd, &size, NULL));
+    ZG_FORWARD(open_value((fs_store *)s, key, path, &fd, &size, NULL));
     if (fd < 0) return ZGPU_OK;
     zgpu_status st = ZGPU_OK;
     if (from_end) {
@@ -101,39 +427,114 @@ static zgpu_status fs_get_range(zg_store *s, const char *key, uint64_t offset, u
     }
     if (st == ZGPU_OK) st = check_range(path, size, offset, length);
     if (st == ZGPU_OK) st = read_full(fd, out, offset, length, path);
-    close(fd);
+    fd_close(fd);
     if (st == ZGPU_OK) *found = 1;
     return st;
 }
 
+static zgpu_status fs_size(zg_store *s, const char *key, uint64_t *size, int *found) {
+    fs_store *fs = (fs_store *)s;
+    char path[ZG_PATH_MAX];
+    ZG_FORWARD(zg_store_fs_path(s, key, path));
+    struct stat st;
+    *found = 0;
+    int r;
+    if (!fs->confine) {
+        r = stat(path, &st);
+    } else {
+        int fd = counted_open(fs, key, path, O_PATH);
+        r = fd < 0 ? -1 : fstat(fd, &st);
+        if (fd >= 0) {
+            int e = errno;
+            fd_close(fd);
+            errno = e;
+        }
+    }
+    if (r != 0) {
+        if (errno == ENOENT || errno == ENOTDIR) return ZGPU_OK;
+        return open_error(fs, key, path, errno);
+    }
+    if (!S_ISREG(st.st_mode)) return not_regular(path, st.st_mode);
+    *size = (uint64_t)st.st_size;
+    *found = 1;
+    return ZGPU_OK;
+}
+
+/* A kept file. Under a shortage of descriptors an idle one gives its descriptor up (evict_one): its ranges
+ * are then read by reopening the key, checked to be the same file (device, inode, size, mtime), so a reader
+ * still never mixes two versions of it. */
 struct zg_store_file {
-    int fd;
+    fs_store *fs;
+    pthread_mutex_t mu;       /* fd, users */
+    int fd;                   /* -1 once evicted */
+    int users;                /* reads in progress on fd */
     uint64_t size;
-    char path[]; /* for messages */
+    dev_t dev;
+    ino_t ino;
+    struct timespec mtime;
+    zg_store_file *prev, *next; /* kept_files */
+    char *key;
+    char path[];              /* for messages */
 };
 
-static zgpu_status fs_size(zg_store *s, const char *key, uint64_t *size, int *found);
+static pthread_mutex_t kept_mu = PTHREAD_MUTEX_INITIALIZER; /* kept_files; taken before a file's mu */
+static zg_store_file *kept_files;
 
-/* store.h's open_file. Out of descriptors (other reads holding theirs) it keeps no file: presence and size as
- * fs_size finds them, and the caller reads ranges by key. */
+/* Closes the descriptor of one kept file that no thread is reading; 1 if it found one. */
+static int evict_one(void) {
+    int done = 0;
+    pthread_mutex_lock(&kept_mu);
+    for (zg_store_file *f = kept_files; f && !done; f = f->next) {
+        pthread_mutex_lock(&f->mu); /* held only briefly by read_file, which never takes kept_mu */
+        if (f->fd >= 0 && f->users == 0) {
+            close(f->fd);
+            f->fd = -1;
+            atomic_fetch_add(&fd_gen, 1); /* under kept_mu: a thread finding nothing to evict after us sees it */
+            atomic_fetch_sub(&fd_kept, 1);
+            done = 1;
+        }
+        pthread_mutex_unlock(&f->mu);
+    }
+    pthread_mutex_unlock(&kept_mu);
+    if (done) fd_wake();
+    return done;
+}
+
+/* store.h's open_file. Out of descriptors, or holding as many open as kept_cap allows, it keeps no file:
+ * presence and size as fs_size finds them, and the caller reads ranges by key. */
 static zgpu_status fs_open_file(zg_store *s, const char *key, zg_store_file **f, uint64_t *size, int *found) {
     char path[ZG_PATH_MAX];
-    int fd, no_fd = 0;
+    int fd = -1, no_fd = atomic_load(&fd_kept) >= kept_cap();
     *f = NULL;
     *found = 0;
     *size = 0;
-    ZG_FORWARD(fs_open_read(s, key, path, &fd, size, &no_fd));
+    if (!no_fd) ZG_FORWARD(open_value((fs_store *)s, key, path, &fd, size, &no_fd));
     if (no_fd) return fs_size(s, key, size, found);
     if (fd < 0) return ZGPU_OK;
     const size_t n = strlen(path) + 1;
-    zg_store_file *file = malloc(sizeof *file + n);
-    if (!file) {
-        close(fd);
+    struct stat st;
+    zg_store_file *file = fstat(fd, &st) == 0 ? calloc(1, sizeof *file + n) : NULL;
+    char *k = file ? strdup(key) : NULL;
+    if (!k) {
+        free(file);
+        fd_close(fd);
         return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory opening '%s'", path);
     }
+    file->fs = (fs_store *)s;
+    pthread_mutex_init(&file->mu, NULL);
     file->fd = fd;
     file->size = *size;
+    file->dev = st.st_dev;
+    file->ino = st.st_ino;
+    file->mtime = st.st_mtim;
+    file->key = k;
     memcpy(file->path, path, n);
+    pthread_mutex_lock(&kept_mu);
+    file->next = kept_files;
+    if (kept_files) kept_files->prev = file;
+    kept_files = file;
+    fd_keep(); /* listed first: evict_one can take back every kept descriptor */
+    pthread_mutex_unlock(&kept_mu);
     *f = file;
     *found = 1;
     return ZGPU_OK;
@@ -141,31 +542,56 @@ static zgpu_status fs_open_file(zg_store *s, const char *key, zg_store_file **f,
 
 static zgpu_status fs_read_file(zg_store_file *f, uint64_t offset, uint64_t length, uint8_t *out) {
     ZG_FORWARD(check_range(f->path, f->size, offset, length));
-    return read_full(f->fd, out, offset, length, f->path);
+    pthread_mutex_lock(&f->mu);
+    const int fd = f->fd;
+    if (fd >= 0 && f->users++ == 0) atomic_fetch_add(&kept_busy, 1);
+    pthread_mutex_unlock(&f->mu);
+    if (fd >= 0) {
+        zgpu_status st = read_full(fd, out, offset, length, f->path);
+        pthread_mutex_lock(&f->mu);
+        const int idle = --f->users == 0;
+        if (idle) {
+            atomic_fetch_add(&fd_gen, 1);
+            atomic_fetch_sub(&kept_busy, 1);
+        }
+        pthread_mutex_unlock(&f->mu);
+        if (idle && atomic_load(&fd_waiters) > 0) fd_wake(); /* evictable now */
+        return st;
+    }
+    /* evicted: the key again, and only if it is still the file opened */
+    int rfd = counted_open(f->fs, f->key, f->path, O_RDONLY);
+    if (rfd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            return zg_error(ZGPU_ERR_IO, "'%s' was removed while being read; read again", f->path);
+        return open_error(f->fs, f->key, f->path, errno);
+    }
+    struct stat st;
+    zgpu_status status = ZGPU_OK;
+    if (fstat(rfd, &st) != 0 || st.st_dev != f->dev || st.st_ino != f->ino || (uint64_t)st.st_size != f->size ||
+        st.st_mtim.tv_sec != f->mtime.tv_sec || st.st_mtim.tv_nsec != f->mtime.tv_nsec)
+        status = zg_error(ZGPU_ERR_IO, "'%s' was replaced while being read (reopened for want of file "
+                          "descriptors); read again", f->path);
+    if (status == ZGPU_OK) status = read_full(rfd, out, offset, length, f->path);
+    fd_close(rfd);
+    return status;
 }
 
 static void fs_close_file(zg_store_file *f) {
     if (!f) return;
-    close(f->fd);
+    pthread_mutex_lock(&kept_mu);
+    if (f->prev) f->prev->next = f->next;
+    else kept_files = f->next;
+    if (f->next) f->next->prev = f->prev;
+    pthread_mutex_unlock(&kept_mu);
+    if (f->fd >= 0) fd_close_kept(f->fd);
+    pthread_mutex_destroy(&f->mu);
+    free(f->key);
     free(f);
 }
 
-static zgpu_status fs_size(zg_store *s, const char *key, uint64_t *size, int *found) {
-    char path[ZG_PATH_MAX];
-    ZG_FORWARD(zg_store_fs_path(s, key, path));
-    struct stat st;
-    *found = 0;
-    if (stat(path, &st) != 0) {
-        if (errno == ENOENT || errno == ENOTDIR) return ZGPU_OK;
-        return zg_error(ZGPU_ERR_IO, "cannot stat '%s': %s", path, strerror(errno));
-    }
-    if (!S_ISREG(st.st_mode)) return ZGPU_OK;
-    *size = (uint64_t)st.st_size;
-    *found = 1;
-    return ZGPU_OK;
-}
+/* ---- writes ---- */
 
-/* mkdir -p for the parent directories of path. */
+/* mkdir -p for the parent directories of path (unconfined stores, and a confined store's root). */
 static zgpu_status make_parents(char *path) {
     for (char *p = path + 1; *p; p++) {
         if (*p != '/') continue;
@@ -178,79 +604,257 @@ static zgpu_status make_parents(char *path) {
     return ZGPU_OK;
 }
 
+/* The directory that holds key, as a brief O_PATH descriptor (*dir = -1 when absent and !create), and the key's
+ * last component. create: makes the directories (confined: each beneath the root, links refused as reads are). */
+static zgpu_status open_parent(fs_store *fs, const char *key, char *path, int create, int *dir, const char **name) {
+    *dir = -1;
+    const char *slash = strrchr(key, '/');
+    *name = slash ? slash + 1 : key;
+    char parent[ZG_PATH_MAX];
+    const size_t plen = slash ? (size_t)(slash - key) : 0;
+    memcpy(parent, key, plen);
+    parent[plen] = '\0';
+    char ppath[ZG_PATH_MAX];
+    ZG_FORWARD(zg_store_fs_path(&fs->base, parent, ppath));
+    if (create) {
+        if (!fs->confine) {
+            ZG_FORWARD(make_parents(path));
+        } else {
+            char rootpath[ZG_PATH_MAX];
+            snprintf(rootpath, sizeof rootpath, "%s/", fs->base.root);
+            ZG_FORWARD(make_parents(rootpath));
+            int cur = counted_open(fs, "", fs->base.root, O_PATH | O_DIRECTORY);
+            if (cur < 0) return open_error(fs, "", fs->base.root, errno);
+            for (size_t i = 0; i <= plen && plen > 0; i++) {
+                if (i < plen && parent[i] != '/') continue;
+                const char *comp = parent;
+                for (size_t k = i; k > 0; k--)
+                    if (parent[k - 1] == '/') { comp = parent + k; break; }
+                char c[ZG_PATH_MAX];
+                snprintf(c, sizeof c, "%.*s", (int)(parent + i - comp), comp);
+                if (mkdirat(cur, c, 0777) != 0 && errno != EEXIST) {
+                    int e = errno;
+                    fd_close(cur);
+                    return zg_error(ZGPU_ERR_IO, "cannot create directory '%s/%.*s': %s", fs->base.root, (int)i, parent, strerror(e));
+                }
+                char prefix[ZG_PATH_MAX];
+                snprintf(prefix, sizeof prefix, "%.*s", (int)i, parent);
+                int next = counted_open(fs, prefix, ppath, O_PATH | O_DIRECTORY);
+                int e = errno;
+                fd_close(cur);
+                if (next < 0) {
+                    char where[ZG_PATH_MAX + 8];
+                    snprintf(where, sizeof where, "%s/%s", fs->base.root, prefix);
+                    return open_error(fs, prefix, where, e);
+                }
+                cur = next;
+            }
+            *dir = cur;
+            return ZGPU_OK;
+        }
+    }
+    *dir = counted_open(fs, parent, ppath, O_PATH | O_DIRECTORY);
+    if (*dir < 0) {
+        if (!create && (errno == ENOENT || errno == ENOTDIR)) return ZGPU_OK;
+        return open_error(fs, parent, ppath, errno);
+    }
+    return ZGPU_OK;
+}
+
+static uint64_t hash_key(const char *key) { /* FNV-1a */
+    uint64_t h = 1469598103934665603ull;
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++) h = (h ^ *p) * 1099511628211ull;
+    return h;
+}
+
+/* Whether this handle already cleaned the directory of hash h; records it if not. */
+static int cleaned_before(fs_store *fs, uint64_t h) {
+    h |= 1; /* 0 marks an empty slot */
+    pthread_mutex_lock(&fs->mu);
+    if (2 * (fs->n_cleaned + 1) > fs->cap_cleaned) {
+        size_t cap = fs->cap_cleaned ? 2 * fs->cap_cleaned : 64;
+        uint64_t *t = calloc(cap, sizeof *t);
+        if (!t) { /* cannot record: skip the cleaning rather than repeat it */
+            pthread_mutex_unlock(&fs->mu);
+            return 1;
+        }
+        for (size_t i = 0; i < fs->cap_cleaned; i++) {
+            uint64_t v = fs->cleaned[i];
+            if (!v) continue;
+            size_t k = (size_t)(v % cap);
+            while (t[k]) k = (k + 1) % cap;
+            t[k] = v;
+        }
+        free(fs->cleaned);
+        fs->cleaned = t;
+        fs->cap_cleaned = cap;
+    }
+    size_t k = (size_t)(h % fs->cap_cleaned);
+    while (fs->cleaned[k] && fs->cleaned[k] != h) k = (k + 1) % fs->cap_cleaned;
+    int seen = fs->cleaned[k] == h;
+    if (!seen) {
+        fs->cleaned[k] = h;
+        fs->n_cleaned++;
+    }
+    pthread_mutex_unlock(&fs->mu);
+    return seen;
+}
+
+/* The first write of this handle into a directory removes the temporaries that killed writers left there:
+ * those older than TMP_STALE_S whose flock is free (a live writer holds its temporary's until the rename).
+ * Best effort: nothing here fails the write. */
+static void clean_leftovers(fs_store *fs, const char *key, int dir) {
+    const char *slash = strrchr(key, '/');
+    char parent[ZG_PATH_MAX];
+    snprintf(parent, sizeof parent, "%.*s", slash ? (int)(slash - key) : 0, key);
+    if (cleaned_before(fs, hash_key(parent))) return;
+    int dfd = counted_openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    if (dfd < 0) return;
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        fd_close(dfd);
+        return;
+    }
+    const time_t now = time(NULL);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strstr(e->d_name, ZG_FS_TMP_MARK)) continue;
+        struct stat st;
+        if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+        if (now - st.st_mtime < TMP_STALE_S) continue;
+        int fd = openat(dfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) continue;
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) unlinkat(dfd, e->d_name, 0);
+        close(fd);
+    }
+    closedir(d);
+    fd_forget();
+}
+
 static atomic_uint tmp_counter;
 
 static zgpu_status fs_set(zg_store *s, const char *key, const void *data, size_t n) {
-    char path[ZG_PATH_MAX], tmp[ZG_PATH_MAX + 64];
+    fs_store *fs = (fs_store *)s;
+    char path[ZG_PATH_MAX], tmp[ZG_PATH_MAX + 64], tmpname[ZG_PATH_MAX + 64];
     ZG_FORWARD(zg_store_fs_path(s, key, path));
-    ZG_FORWARD(make_parents(path));
-    snprintf(tmp, sizeof tmp, "%s.zgpu-tmp-%ld-%u", path, (long)getpid(), atomic_fetch_add(&tmp_counter, 1));
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0) return zg_error(ZGPU_ERR_IO, "cannot create '%s': %s", tmp, strerror(errno));
+    if (!key[0]) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "store '%s': cannot write a value at the root", s->root);
+    int dir;
+    const char *name;
+    ZG_FORWARD(open_parent(fs, key, path, 1, &dir, &name));
+    clean_leftovers(fs, key, dir);
+    /* a fresh name (O_EXCL, no link followed): nothing already there — a FIFO, a device, a link — is opened */
+    int fd = -1;
+    fd_waiter fw = FD_WAITER_INIT;
+    for (;;) {
+        snprintf(tmpname, sizeof tmpname, "%s" ZG_FS_TMP_MARK "%ld-%u", name, (long)getpid(), atomic_fetch_add(&tmp_counter, 1));
+        snprintf(tmp, sizeof tmp, "%s" ZG_FS_TMP_MARK "%s", path, strstr(tmpname, ZG_FS_TMP_MARK) + strlen(ZG_FS_TMP_MARK));
+        fd = counted_openat(dir, tmpname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd >= 0) break;
+        if (errno == EEXIST) continue; /* a leftover of an earlier process with this pid */
+        if (out_of_fds(errno) && fd_wait(&fw)) continue;
+        int e = errno;
+        fd_close(dir);
+        if (out_of_fds(e)) return no_fds_error(tmp);
+        return zg_error(ZGPU_ERR_IO, "cannot create '%s': %s", tmp, strerror(e));
+    }
+    flock(fd, LOCK_EX | LOCK_NB); /* marks it live for clean_leftovers; a new file: nobody else holds it */
     const uint8_t *p = data;
     size_t left = n;
+    zgpu_status st = ZGPU_OK;
     while (left > 0) {
         ssize_t w = write(fd, p, left);
         if (w < 0) {
             if (errno == EINTR) continue;
-            int e = errno;
-            close(fd);
-            unlink(tmp);
-            return zg_error(ZGPU_ERR_IO, "cannot write '%s': %s", tmp, strerror(e));
+            st = zg_error(ZGPU_ERR_IO, "cannot write '%s': %s", tmp, strerror(errno));
+            break;
         }
         p += w;
         left -= (size_t)w;
     }
-    if (close(fd) != 0) {
+    /* closed before the rename: close reports deferred write errors (NFS). The flock goes with it; the
+     * temporary's fresh mtime keeps clean_leftovers off it until the rename, microseconds later. */
+    int c = close(fd);
+    fd_forget();
+    if (st == ZGPU_OK && c != 0) st = zg_error(ZGPU_ERR_IO, "cannot write '%s': %s", tmp, strerror(errno));
+    if (st == ZGPU_OK && renameat(dir, tmpname, dir, name) != 0) {
         int e = errno;
-        unlink(tmp);
-        return zg_error(ZGPU_ERR_IO, "cannot write '%s': %s", tmp, strerror(e));
+        struct stat sb;
+        if ((e == EISDIR || e == ENOTEMPTY || e == EEXIST) && fstatat(dir, name, &sb, AT_SYMLINK_NOFOLLOW) == 0)
+            st = not_regular(path, sb.st_mode);
+        else
+            st = zg_error(ZGPU_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(e));
     }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return zg_error(ZGPU_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(e));
-    }
-    return ZGPU_OK;
+    if (st != ZGPU_OK) unlinkat(dir, tmpname, 0);
+    fd_close(dir);
+    return st;
 }
 
 static zgpu_status fs_erase(zg_store *s, const char *key) {
+    fs_store *fs = (fs_store *)s;
     char path[ZG_PATH_MAX];
     ZG_FORWARD(zg_store_fs_path(s, key, path));
-    if (unlink(path) != 0 && errno != ENOENT && errno != ENOTDIR && errno != EISDIR)
-        return zg_error(ZGPU_ERR_IO, "cannot delete '%s': %s", path, strerror(errno));
-    return ZGPU_OK;
+    int dir;
+    const char *name;
+    ZG_FORWARD(open_parent(fs, key, path, 0, &dir, &name));
+    if (dir < 0) return ZGPU_OK;
+    zgpu_status st = ZGPU_OK;
+    if (unlinkat(dir, name, 0) != 0 && errno != ENOENT) {
+        int e = errno;
+        struct stat sb;
+        if (e == EISDIR && fstatat(dir, name, &sb, AT_SYMLINK_NOFOLLOW) == 0) st = not_regular(path, sb.st_mode);
+        else st = zg_error(ZGPU_ERR_IO, "cannot delete '%s': %s", path, strerror(e));
+    }
+    fd_close(dir);
+    return st;
 }
 
-static zgpu_status remove_tree(const char *path) {
+/* Removes name in dir and, for a directory, everything below it; links are removed, never followed. */
+static zgpu_status remove_at(int dir, const char *name, const char *path) {
     struct stat st;
-    if (lstat(path, &st) != 0) return errno == ENOENT ? ZGPU_OK : zg_error(ZGPU_ERR_IO, "cannot stat '%s': %s", path, strerror(errno));
-    if (S_ISDIR(st.st_mode)) {
-        DIR *d = opendir(path);
-        if (!d) return zg_error(ZGPU_ERR_IO, "cannot open directory '%s': %s", path, strerror(errno));
-        struct dirent *e;
-        zgpu_status status = ZGPU_OK;
-        while (status == ZGPU_OK && (e = readdir(d))) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            char child[ZG_PATH_MAX];
-            if (snprintf(child, sizeof child, "%s/%s", path, e->d_name) >= (int)sizeof child)
-                status = zg_error(ZGPU_ERR_IO, "path too long under '%s'", path);
-            else status = remove_tree(child);
-        }
-        closedir(d);
-        if (status != ZGPU_OK) return status;
-        if (rmdir(path) != 0) return zg_error(ZGPU_ERR_IO, "cannot remove '%s': %s", path, strerror(errno));
+    if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return errno == ENOENT ? ZGPU_OK : zg_error(ZGPU_ERR_IO, "cannot stat '%s': %s", path, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) {
+        if (unlinkat(dir, name, 0) != 0 && errno != ENOENT)
+            return zg_error(ZGPU_ERR_IO, "cannot delete '%s': %s", path, strerror(errno));
         return ZGPU_OK;
     }
-    if (unlink(path) != 0) return zg_error(ZGPU_ERR_IO, "cannot delete '%s': %s", path, strerror(errno));
+    int fd = counted_openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
+    if (fd < 0) return zg_error(ZGPU_ERR_IO, "cannot open directory '%s': %s", path, strerror(errno));
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        fd_close(fd);
+        return zg_error(ZGPU_ERR_IO, "cannot open directory '%s': %s", path, strerror(errno));
+    }
+    struct dirent *e;
+    zgpu_status status = ZGPU_OK;
+    while (status == ZGPU_OK && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char child[ZG_PATH_MAX];
+        if (snprintf(child, sizeof child, "%s/%s", path, e->d_name) >= (int)sizeof child)
+            status = zg_error(ZGPU_ERR_IO, "path too long under '%s'", path);
+        else status = remove_at(fd, e->d_name, child);
+    }
+    closedir(d);
+    fd_forget();
+    if (status != ZGPU_OK) return status;
+    if (unlinkat(dir, name, AT_REMOVEDIR) != 0) return zg_error(ZGPU_ERR_IO, "cannot remove '%s': %s", path, strerror(errno));
     return ZGPU_OK;
 }
 
 static zgpu_status fs_erase_prefix(zg_store *s, const char *prefix) {
+    fs_store *fs = (fs_store *)s;
     char path[ZG_PATH_MAX];
     ZG_FORWARD(zg_store_fs_path(s, prefix, path));
-    if (prefix[0]) return remove_tree(path);
-    /* "" = the root's contents, keeping the root itself */
+    if (prefix[0]) {
+        int dir;
+        const char *name;
+        ZG_FORWARD(open_parent(fs, prefix, path, 0, &dir, &name));
+        if (dir < 0) return ZGPU_OK;
+        zgpu_status st = remove_at(dir, name, path);
+        fd_close(dir);
+        return st;
+    }
+    /* "" = the root's contents, keeping the root itself (and the lock file other writers may hold) */
     zg_list_entry *entries;
     size_t n;
     ZG_FORWARD(s->vt->list(s, "", &entries, &n));
@@ -260,36 +864,62 @@ static zgpu_status fs_erase_prefix(zg_store *s, const char *prefix) {
     return st;
 }
 
+/* ---- listing ---- */
+
 static int cmp_entry(const void *a, const void *b) {
     return strcmp(((const zg_list_entry *)a)->name, ((const zg_list_entry *)b)->name);
 }
 
+static int is_own_name(const char *name) {
+    return strstr(name, ZG_FS_TMP_MARK) != NULL || !strcmp(name, ZG_FS_LOCK_NAME);
+}
+
+/* What a listed name is: 0 = skip it (vanished; confined: a link leading outside). */
+static int stat_child(fs_store *fs, int dfd, const char *prefix, const char *name, struct stat *sb) {
+    if (!fs->confine) return fstatat(dfd, name, sb, 0) == 0;
+    if (fstatat(dfd, name, sb, AT_SYMLINK_NOFOLLOW) != 0) return 0;
+    if (!S_ISLNK(sb->st_mode)) return 1;
+    char key[ZG_PATH_MAX];
+    if (snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "/" : "", name) >= (int)sizeof key) return 0;
+    int fd = counted_open(fs, key, key, O_PATH);
+    if (fd < 0) return 0;
+    int ok = fstat(fd, sb) == 0;
+    fd_close(fd);
+    return ok;
+}
+
 static zgpu_status fs_list(zg_store *s, const char *prefix, zg_list_entry **entries, size_t *n) {
+    fs_store *fs = (fs_store *)s;
     char path[ZG_PATH_MAX];
     *entries = NULL;
     *n = 0;
     ZG_FORWARD(zg_store_fs_path(s, prefix, path));
-    DIR *d = opendir(path);
-    if (!d) {
+    int dfd = counted_open(fs, prefix, path, O_RDONLY | O_DIRECTORY);
+    if (dfd < 0) {
         if (errno == ENOENT || errno == ENOTDIR) return ZGPU_OK;
+        if (errno == EXDEV || out_of_fds(errno)) return open_error(fs, prefix, path, errno);
         return zg_error(ZGPU_ERR_IO, "cannot list '%s': %s", path, strerror(errno));
+    }
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        int e = errno;
+        fd_close(dfd);
+        return zg_error(ZGPU_ERR_IO, "cannot list '%s': %s", path, strerror(e));
     }
     size_t cap = 0;
     zg_list_entry *list = NULL;
     struct dirent *e;
     zgpu_status st = ZGPU_OK;
     while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || strstr(e->d_name, ".zgpu-tmp-")) continue;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || is_own_name(e->d_name)) continue;
         if (*n == cap) {
             cap = cap ? cap * 2 : 16;
             zg_list_entry *grown = realloc(list, cap * sizeof *list);
             if (!grown) { st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory listing '%s'", path); break; }
             list = grown;
         }
-        char child[ZG_PATH_MAX];
         struct stat sb;
-        if (snprintf(child, sizeof child, "%s/%s", path, e->d_name) >= (int)sizeof child) continue;
-        if (stat(child, &sb) != 0) continue; /* vanished meanwhile */
+        if (!stat_child(fs, dfd, prefix, e->d_name, &sb)) continue;
         list[*n].name = strdup(e->d_name);
         if (!list[*n].name) { st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory listing '%s'", path); break; }
         list[*n].is_dir = S_ISDIR(sb.st_mode);
@@ -297,6 +927,7 @@ static zgpu_status fs_list(zg_store *s, const char *prefix, zg_list_entry **entr
         (*n)++;
     }
     closedir(d);
+    fd_forget();
     if (st != ZGPU_OK) {
         zg_list_free(list, *n);
         *n = 0;
@@ -307,9 +938,95 @@ static zgpu_status fs_list(zg_store *s, const char *prefix, zg_list_entry **entr
     return ZGPU_OK;
 }
 
+/* ---- write locks ---- */
+
+/* The lock file, opened (created) at the first lock of this handle and kept. */
+static zgpu_status lock_file(fs_store *fs, int *out) {
+    pthread_mutex_lock(&fs->mu);
+    zgpu_status st = ZGPU_OK;
+    if (fs->lock_fd < 0) {
+        char path[ZG_PATH_MAX];
+        st = zg_store_fs_path(&fs->base, ZG_FS_LOCK_NAME, path);
+        const int flags = O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+        int fd = -1, e = 0;
+        if (st == ZGPU_OK) {
+            if (fs->confine) {
+                int root = root_fd(fs);
+                fd = root < 0 ? -1 : openat(root, ZG_FS_LOCK_NAME, flags, 0666);
+            } else {
+                fd = open(path, flags, 0666);
+            }
+            e = errno;
+            struct stat sb;
+            if (fd >= 0 && fstat(fd, &sb) != 0) sb.st_mode = 0;
+            if (fd >= 0 && !S_ISREG(sb.st_mode)) {
+                close(fd);
+                fd = -1;
+                st = not_regular(path, sb.st_mode);
+            } else if (fd < 0) {
+                st = zg_error(ZGPU_ERR_IO, "cannot create the lock file '%s' that serialises writers of this array: %s",
+                              path, strerror(e));
+            }
+        }
+        if (fd >= 0) {
+            fs->lock_fd = fd;
+            atomic_fetch_add(&fd_kept, 1);
+        }
+    }
+    *out = fs->lock_fd;
+    pthread_mutex_unlock(&fs->mu);
+    return st;
+}
+
+static zgpu_status fs_lock(zg_store *s, const char *key, zg_store_lock *lk) {
+    fs_store *fs = (fs_store *)s;
+    lk->held = 0;
+    int fd;
+    ZG_FORWARD(lock_file(fs, &fd));
+    /* one byte per object, below 2^31 so that any server's lock ranges hold it; objects whose hashes collide
+     * share a byte and merely wait for each other */
+    lk->slot = hash_key(key) & 0x7fffffffu;
+    pthread_mutex_lock(&fs->stripes[lk->slot % N_STRIPES]); /* this handle's threads share one description */
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = (off_t)lk->slot;
+    fl.l_len = 1;
+    while (fcntl(fd, F_OFD_SETLKW, &fl) != 0) {
+        if (errno == EINTR) continue;
+        int e = errno;
+        pthread_mutex_unlock(&fs->stripes[lk->slot % N_STRIPES]);
+        return zg_error(ZGPU_ERR_IO, "cannot lock '%s/" ZG_FS_LOCK_NAME "' for writing '%s': %s", s->root, key, strerror(e));
+    }
+    lk->held = 1;
+    return ZGPU_OK;
+}
+
+static void fs_unlock(zg_store *s, zg_store_lock *lk) {
+    fs_store *fs = (fs_store *)s;
+    if (!lk->held) return;
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_UNLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = (off_t)lk->slot;
+    fl.l_len = 1;
+    fcntl(fs->lock_fd, F_OFD_SETLK, &fl);
+    pthread_mutex_unlock(&fs->stripes[lk->slot % N_STRIPES]);
+    lk->held = 0;
+}
+
 static void fs_destroy(zg_store *s) {
+    fs_store *fs = (fs_store *)s;
+    int root = atomic_load(&fs->root_fd);
+    if (root >= 0) fd_close_kept(root);
+    if (fs->lock_fd >= 0) fd_close_kept(fs->lock_fd);
+    for (int i = 0; i < N_STRIPES; i++) pthread_mutex_destroy(&fs->stripes[i]);
+    pthread_mutex_destroy(&fs->mu);
+    free(fs->cleaned);
     free(s->root);
-    free(s);
+    free(fs);
 }
 
 static const zg_store_vtable fs_vtable = {
@@ -325,22 +1042,31 @@ static const zg_store_vtable fs_vtable = {
     .open_file = fs_open_file,
     .read_file = fs_read_file,
     .close_file = fs_close_file,
+    .lock = fs_lock,
+    .unlock = fs_unlock,
 };
 
-zgpu_status zg_store_fs_open(const char *root, zg_store **out) {
+zgpu_status zg_store_fs_open_confined(const char *root, int confine, zg_store **out) {
     *out = NULL;
     if (!root || !root[0]) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "empty path");
     size_t len = strlen(root);
     while (len > 1 && root[len - 1] == '/') len--;
     if (len >= ZG_PATH_MAX - 256) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "path too long: %s", root);
-    zg_store *s = calloc(1, sizeof *s);
-    char *r = s ? strndup(root, len) : NULL;
-    if (!r) { free(s); return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory"); }
-    s->vt = &fs_vtable;
-    s->root = r;
-    *out = s;
+    fs_store *fs = calloc(1, sizeof *fs);
+    char *r = fs ? strndup(root, len) : NULL;
+    if (!r) { free(fs); return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory"); }
+    fs->base.vt = &fs_vtable;
+    fs->base.root = r;
+    fs->confine = confine != 0;
+    atomic_init(&fs->root_fd, -1);
+    fs->lock_fd = -1;
+    pthread_mutex_init(&fs->mu, NULL);
+    for (int i = 0; i < N_STRIPES; i++) pthread_mutex_init(&fs->stripes[i], NULL);
+    *out = &fs->base;
     return ZGPU_OK;
 }
+
+zgpu_status zg_store_fs_open(const char *root, zg_store **out) { return zg_store_fs_open_confined(root, 0, out); }
 
 void zg_store_free(zg_store *s) {
     if (s) s->vt->destroy(s);

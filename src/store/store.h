@@ -1,4 +1,11 @@
-/* Storage backends behind one vtable. Keys are '/'-separated and relative to the store's root. */
+/* Storage backends behind one vtable. Keys are '/'-separated and relative to the store's root; a key never has
+ * a ".." component (the filesystem store refuses one).
+ *
+ * Error classes of the filesystem store: anything on the filesystem that is not a regular file where a stored
+ * value (chunk, shard, metadata document) is expected — a directory, FIFO, socket, character or block device —
+ * is ZGPU_ERR_IO naming the path and what it is; it is never opened in a way that can block and never read as
+ * "absent". A key that is absent (or below a regular file) is not an error: *found = 0. A store opened confined
+ * refuses, with ZGPU_ERR_IO naming the key, any key whose path leads outside the root through a symbolic link. */
 #ifndef ZG_STORE_H
 #define ZG_STORE_H
 #include <stdint.h>
@@ -13,6 +20,12 @@ typedef struct zg_list_entry {
     int is_dir;
     uint64_t size;  /* bytes, for files */
 } zg_list_entry;
+
+/* A held write lock on one stored object (store.h's lock / unlock). */
+typedef struct zg_store_lock {
+    uint64_t slot; /* backend's choice: for the filesystem store, the byte locked in the lock file */
+    int held;
+} zg_store_lock;
 
 typedef struct zg_store_vtable {
     const char *name;
@@ -41,6 +54,12 @@ typedef struct zg_store_vtable {
      * get_range. Several threads may read one file at once. */
     zgpu_status (*read_file)(zg_store_file *f, uint64_t offset, uint64_t length, uint8_t *out);
     void (*close_file)(zg_store_file *f);
+    /* Write lock on one stored object, exclusive among every zgpu writer of the store (other processes and
+     * other handles of this process, and threads of this handle), held from the read of an object's old value
+     * to the replacement of it; released by the kernel if the process dies. Blocks while another writer holds
+     * it. One object locked per thread at a time (no lock ordering is kept). */
+    zgpu_status (*lock)(zg_store *s, const char *key, zg_store_lock *lk);
+    void (*unlock)(zg_store *s, zg_store_lock *lk);
 } zg_store_vtable;
 
 struct zg_store {
@@ -51,6 +70,15 @@ struct zg_store {
 /** Filesystem store rooted at a directory. Nothing is created until the first set(), which makes the
  *  directories it needs. */
 zgpu_status zg_store_fs_open(const char *root, zg_store **out);
+/** The same, confined (confine != 0; zgpu_context_options.confine_to_store): every key resolves beneath the root
+ *  (openat2 RESOLVE_BENEATH where the kernel has it, else a walk that refuses every symbolic link below the
+ *  root); a key whose path leaves the root is an error naming it. The root itself may be a link. */
+zgpu_status zg_store_fs_open_confined(const char *root, int confine, zg_store **out);
+/** Tests only: 1 makes confined stores walk component by component as on kernels without openat2. */
+void zg_store_fs_test_walk(int on);
+/** Names the filesystem store keeps for itself in the store's directories: never listed as keys. */
+#define ZG_FS_TMP_MARK ".zgpu-tmp-"
+#define ZG_FS_LOCK_NAME ".zgpu-lock"
 #define ZG_PATH_MAX 4096
 /** The file of `key` in a filesystem store (the root itself for ""), into out[ZG_PATH_MAX]; too long: an error. */
 zgpu_status zg_store_fs_path(const zg_store *s, const char *key, char *out);

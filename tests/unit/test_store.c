@@ -49,8 +49,11 @@ int main(void) {
     int found = 1;
     CHECK_OK(s->vt->open_file(s, "c/9/9", &f, &size, &found));
     CHECK(found == 0 && f == NULL && size == 0);
-    CHECK_OK(s->vt->open_file(s, "c", &f, &size, &found)); /* a directory is not a value */
-    CHECK(found == 0 && f == NULL);
+    /* a directory is not a value: an error naming it */
+    CHECK_STATUS(s->vt->open_file(s, "c", &f, &size, &found), ZGPU_ERR_IO);
+    CHECK_MSG(strstr(zgpu_last_error(), "/c' is a directory where a stored value was expected"), "message: %s",
+              zgpu_last_error());
+    CHECK(f == NULL);
 
     /* present: its size, ranges anywhere in it (empty ones too), the same bytes as get_range */
     CHECK_OK(s->vt->open_file(s, "c/0/0", &f, &size, &found));
