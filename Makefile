@@ -4,9 +4,11 @@
 #   make            build (Release) into build/: build/bin/zgpu, build/lib/libzgpu.so, libzgpu_static.a
 #   make deps       system packages + .venv with the pinned Python packages (instant when up to date)
 #   make test       deps + build, unit tests (ctest), interop tests (pytest vs zarr-python),
-#                   Python package tests, and beside them the unit tests under ASan+UBSan (build-asan/),
-#                   whose long exhaustive suites run a sample there (a different one each run)
-#   make test-long  make test with those suites whole under ASan too, and CUDA built for every current GPU
+#                   Python package tests, the hostile-input suite's fast subset (tests/hostile), and beside
+#                   them the unit tests under ASan+UBSan (build-asan/), whose long exhaustive suites run a
+#                   sample there (a different one each run)
+#   make test-long  make test with those suites whole under ASan too, the whole hostile-input suite, and
+#                   CUDA built for every current GPU
 #   make test-fast  build + ctest only
 #   make demo       build, write a sample array, read it back (GPU if present) and report the speed
 #   make bench      CPU read-all benchmark vs tensorstore and zarr-python (BENCH_ARGS="--planes 64" for a quick run)
@@ -14,7 +16,8 @@
 #   make clean
 #
 # Variables: ZGPU_CUDA=AUTO|ON|OFF (CUDA device path), ZGPU_CUDA_ARCHS (empty: every current GPU; native; 90), JOBS (parallel build jobs), CTEST_JOBS,
-#            BUILD / ASAN_BUILD / FUZZ_BUILD (build directories), ASAN_SAMPLE (1 case in N under ASan).
+#            BUILD / ASAN_BUILD / FUZZ_BUILD (build directories), ASAN_SAMPLE (1 case in N under ASan),
+#            ZGPU_HOSTILE (full: every hostile-input case; empty: the fast subset).
 
 SHELL      := /bin/bash
 ZGPU_CUDA  ?= AUTO
@@ -40,8 +43,8 @@ CMAKE_COMMON := -DZGPU_WERROR=ON -DZGPU_CUDA=$(ZGPU_CUDA) -DZGPU_CUDA_ARCHS="$(Z
 # (g++) would pull GCC's ASan runtime into a clang-built library.
 CMAKE_HOST_ONLY := -DZGPU_WERROR=ON -DZGPU_CUDA=OFF
 
-.PHONY: all deps build python test test-long test-fast test-unit test-interop test-python test-asan demo bench fuzz \
-        clean
+.PHONY: all deps build python test test-long test-fast test-unit test-interop test-python test-hostile test-asan \
+        demo bench fuzz clean
 
 all: build
 
@@ -72,6 +75,15 @@ ifneq ($(wildcard python/tests),)
 	ZGPU_LIB=$(CURDIR)/$(BUILD)/lib/libzgpu.so $(VENV_PY) -m pytest python/tests -q
 endif
 
+# The hostile-input suite (tests/hostile): damaged chunks of every codec set-up, blosc header lies, shard index
+# tricks, bad metadata, special files in the store, bombs under a memory limit. It runs the package from python/
+# against the library just built (no pip install needed); ZGPU_HOSTILE=full runs every case (make test-long), and
+# ZGPU_HOSTILE_JSON=path writes the counts per family. On the GPU machine: scripts/gpu/hostile.sh.
+ZGPU_HOSTILE ?=
+test-hostile: deps build
+	ZGPU_HOSTILE=$(ZGPU_HOSTILE) ZGPU_LIB=$(CURDIR)/$(BUILD)/lib/libzgpu.so PYTHONPATH=$(CURDIR)/python \
+	  $(VENV_PY) -m pytest tests/hostile -q -p no:cacheprovider
+
 # Unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer (Debug with -O1, ASan's advice: the same
 # checks, 2-4x faster than -O0; clang when available; -Wno-unknown-warning-option lets clang skip GCC-only -Wno-*
 # flags under -Werror). The long exhaustive suites (tests/unit/sampling.h) run about 1 case in ASAN_SAMPLE there,
@@ -89,7 +101,7 @@ test-asan:
 # shows all failures; the exit status is non-zero if any stage failed. The sanitizer stage (its own host-only
 # build) runs beside the others, its output kept in $(ASAN_LOG) and shown when it ends: the stages in
 # line leave a core idle much of the time (one long test, pytest, a link), which it fills.
-TEST_STAGES := test-unit test-interop test-python
+TEST_STAGES := test-unit test-interop test-python test-hostile
 ASAN_LOG    := $(ASAN_BUILD)/make-test-asan.log
 test: deps
 	@mkdir -p $(ASAN_BUILD); $(MAKE) --no-print-directory test-asan > $(ASAN_LOG) 2>&1 & asan=$$!; failed=""; \
@@ -102,7 +114,7 @@ test: deps
 	echo "make test: all stages passed ($(TEST_STAGES) test-asan)"
 
 test-long:
-	@$(MAKE) --no-print-directory test ASAN_SAMPLE=1 ZGPU_CUDA_ARCHS=
+	@$(MAKE) --no-print-directory test ASAN_SAMPLE=1 ZGPU_CUDA_ARCHS= ZGPU_HOSTILE=full
 
 test-fast: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(CTEST_JOBS)
