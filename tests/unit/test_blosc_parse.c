@@ -18,6 +18,7 @@
 #include "gpucodec/deflate/deflate_check.h"
 #include "gpucodec/lz4/lz4_check.h"
 #include "gpucodec/zstd/zstd_check.h"
+#include "gpucodec/zstd/zstd_plan.h"
 #include "gpucodec/lz4/lz4_rules.h"
 #include "gpucodec/zstd/zstd_rules.h"
 #include "test.h"
@@ -1235,6 +1236,37 @@ static void test_xxh64_lanes(void) {
     free(p);
 }
 
+/* zgpu's zstd planner sizes its descriptors by the frame's blocks: a frame of many empty blocks (3 stored bytes
+ * each, valid to libzstd) must not make them many times the decoded size, so such a frame goes to the host
+ * (UNSUPPORTED), while the structure check alone (nvCOMP's) still passes it. */
+static void test_zstd_block_cap(void) {
+    enum { EMPTY = 300, DATA = 100 };
+    uint8_t f[6 + 3 * EMPTY + 3 + DATA], src[DATA], out[DATA];
+    const uint8_t hdr[6] = {0x28, 0xb5, 0x2f, 0xfd, 0x20, DATA}; /* single segment, 1-byte content size */
+    memcpy(f, hdr, 6);
+    size_t pos = 6;
+    for (int b = 0; b < EMPTY; b++) { /* raw blocks of 0 bytes */
+        f[pos++] = 0, f[pos++] = 0, f[pos++] = 0;
+    }
+    const uint32_t bh = 1u | (uint32_t)DATA << 3; /* the last block: raw, DATA bytes */
+    f[pos++] = (uint8_t)bh, f[pos++] = (uint8_t)(bh >> 8), f[pos++] = (uint8_t)(bh >> 16);
+    for (int i = 0; i < DATA; i++) src[i] = (uint8_t)(i * 7);
+    memcpy(f + pos, src, DATA);
+    pos += DATA;
+    CHECK(ZSTD_decompress(out, DATA, f, pos) == DATA && memcmp(out, src, DATA) == 0);
+    CHECK_OK(zg_zstd_check(f, pos, DATA));
+    zg_zd_plan pl;
+    zg_zd_plan_init(&pl);
+    CHECK_STATUS(zg_zd_plan_frame(&pl, f, pos, DATA, 0), ZGPU_ERR_UNSUPPORTED);
+    CHECK(pl.n_blocks == 0 && pl.n_frames == 0); /* (rolled back) */
+    /* 64 blocks are within the slack: planned */
+    const size_t few = 6 + 3 * 60;
+    memmove(f + few, f + 6 + 3 * EMPTY, 3 + DATA);
+    CHECK_OK(zg_zd_plan_frame(&pl, f, few + 3 + DATA, DATA, 0));
+    CHECK(pl.n_blocks == 61);
+    zg_zd_plan_free(&pl);
+}
+
 int main(void) {
     blosc_init();
     test_shuffle_refs();
@@ -1247,6 +1279,7 @@ int main(void) {
     test_lz4_decode_walk();
     test_checksum_combine();
     test_zstd_crafted();
+    test_zstd_block_cap();
     test_zstd_valid_and_corrupt();
     test_deflate_crafted();
     test_deflate_valid_and_corrupt();

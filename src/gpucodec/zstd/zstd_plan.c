@@ -434,8 +434,18 @@ static zgpu_status plan_frame(zstd_state *st, const uint8_t *p, size_t n, size_t
     /* bounds of the decoded size: exact for raw/RLE blocks and compressed blocks without sequences; otherwise
      * a compressed block makes at least its literals plus 3 bytes per sequence and at most block_max */
     uint64_t lo = 0, hi = 0;
+    /* The plan's descriptors (about 100 bytes a block on the host and the device) must stay within a few times
+     * the frame's decoded size, which is validated: empty blocks cost 3 stored bytes each, so a hostile frame
+     * could otherwise ask for 30 times its stored size. A block holds up to the window's size, at least 1 KiB,
+     * and writers fill their blocks (libzstd: 128 KiB); a frame of more blocks than one a KiB (plus slack)
+     * decodes on the host. */
+    const uint64_t max_blocks = target == UINT64_MAX ? UINT64_MAX : target / 1024 + 64;
+    uint64_t n_blk = 0;
     for (;;) {
         ZG_RETURN_IF(pos + 3 > n, ZGPU_ERR_CORRUPT_DATA, "zstd: truncated block header at %zu", pos);
+        if (pl && ++n_blk > max_blocks)
+            return zg_error(ZGPU_ERR_UNSUPPORTED, "zstd: more than %llu blocks for %llu decoded bytes",
+                            (unsigned long long)max_blocks, (unsigned long long)target);
         uint32_t bh = (uint32_t)p[pos] | (uint32_t)p[pos + 1] << 8 | (uint32_t)p[pos + 2] << 16;
         pos += 3;
         int last = bh & 1, type = (bh >> 1) & 3;
