@@ -75,7 +75,14 @@ def create(path: PathLike, shape: Union[int, Sequence[int]], dtype: Any, chunks:
         configs for v2.
     fill_value: the value of unwritten elements (None = v2 null).
     order: "C" or "F"; stored for Zarr v2, ignored for v3 (as in zarr-python 3).
-    overwrite: replace an existing node (its chunks are deleted); else ExistsError.
+    overwrite: replace an existing node (or a non-empty directory, as zarr-python does); else ExistsError.
+        The new array is *staged*: it is built in a hidden directory beside `path` (``.NAME.zgpu-stage-*``)
+        while other handles, processes and zarr-python still see what was there (or nothing), and it is swapped
+        in whole, with renames, when it is committed: by ``close()``, by leaving a ``with`` block normally, when
+        the object is garbage collected, or at interpreter exit. It is discarded instead (the path keeps what it
+        held) when a ``with`` block raises, when the interpreter exits through an unhandled exception, or when
+        the process dies; the next writer of the path removes such leftovers. Until then, read it on the array's
+        own device only.
     """
     doc = build_document(shape, dtype, chunks, shards, fill_value, compressors, filters, serializer,
                          zarr_format, attributes, dimension_names, order, chunk_key_encoding,
@@ -85,7 +92,8 @@ def create(path: PathLike, shape: Union[int, Sequence[int]], dtype: Any, chunks:
 
 def create_group(path: PathLike, *, zarr_format: int = 3, attributes: Optional[Dict[str, Any]] = None,
                  overwrite: bool = False) -> Group:
-    """Creates a group."""
+    """Creates a group. overwrite: a node (or non-empty directory) at `path` is replaced, with its members, in
+    one atomic swap (an interruption leaves the old one whole); else ExistsError."""
     return Group._create(path, zarr_format, attributes, overwrite)
 
 
@@ -94,6 +102,9 @@ def open_array(path: PathLike, mode: str = "r", **create_kwargs: Any) -> Array:
 
     mode: "r" read-only; "r+" read/write, must exist; "a" read/write, created from `create_kwargs` if
     absent; "w" created (replacing what is there); "w-" created, ExistsError if something is there.
+    A "w" array is staged (see :func:`create`, ``overwrite``): what was at `path` stays visible until the array
+    is closed (``close()``, the end of a ``with`` block that did not raise, garbage collection, interpreter
+    exit), which swaps the new array in whole.
     """
     _check_mode(mode)
     if mode in ("w", "w-"):

@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import ctypes
 import functools
 import json
 import math
 import sys
 import threading
+import warnings
+import weakref
 from contextlib import contextmanager
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -86,6 +89,36 @@ def _close_handle(handle: ctypes.c_void_p) -> None:
         lib.zgpu_array_close(handle)
 
 
+# zgpu_array_create's `overwrite` bits (include/zgpu.h)
+_CREATE_OVERWRITE = 1
+_CREATE_STAGED = 2
+
+# Staged arrays not yet committed: committed at interpreter exit, unless it exits through an unhandled exception.
+_staged: "weakref.WeakSet[Array]" = weakref.WeakSet()
+
+
+def _dying() -> bool:
+    """True when the interpreter is leaving through an unhandled exception (CPython sets sys.last_exc /
+    sys.last_value before atexit runs then; sys.exit() does not). At an interactive prompt these stay set after
+    any error, so there the exit always commits."""
+    if hasattr(sys, "ps1"):
+        return False
+    return getattr(sys, "last_exc", None) is not None or getattr(sys, "last_value", None) is not None
+
+
+@atexit.register
+def _finish_staged() -> None:
+    dying = _dying()
+    for a in list(_staged):
+        try:
+            if dying:
+                a._discard()
+            else:
+                a.close()
+        except Exception as e:  # nowhere to raise at exit: say so
+            warnings.warn("zgpu: array %r was not committed at exit: %s" % (a._path, e), RuntimeWarning)
+
+
 class Array:
     """A Zarr array (format 2 or 3). Open one with :func:`zgpu.open_array` or make one with
     :func:`zgpu.create`.
@@ -94,8 +127,10 @@ class Array:
     taken by an integer); ``a[sel] = x`` writes. :meth:`read` also reads into GPU memory.
     """
 
-    def __init__(self, handle: ctypes.c_void_p, ctx: Context, read_only: bool = False) -> None:
+    def __init__(self, handle: ctypes.c_void_p, ctx: Context, read_only: bool = False,
+                 staged: bool = False) -> None:
         self._handle = handle
+        self._staged = staged
         self._ctx = ctx
         self._read_only = read_only
         self._lock = _RWLock()
@@ -115,33 +150,67 @@ class Array:
 
     @classmethod
     def _create(cls, path: Any, document: Dict[str, Any], overwrite: bool) -> "Array":
+        """overwrite: staged (see zgpu.create): built beside `path`, swapped in by close()."""
         ctx = config.context()
         h = ctypes.c_void_p()
         text = json.dumps(document, allow_nan=True).encode()
-        _capi.check(lib.zgpu_array_create(ctx.handle, _capi.path_bytes(path), text, 1 if overwrite else 0,
-                                          ctypes.byref(h)))
-        return cls(h, ctx, False)
+        flags = _CREATE_OVERWRITE | _CREATE_STAGED if overwrite else 0
+        _capi.check(lib.zgpu_array_create(ctx.handle, _capi.path_bytes(path), text, flags, ctypes.byref(h)))
+        a = cls(h, ctx, False, staged=bool(overwrite))
+        if overwrite:
+            _staged.add(a)
+        return a
 
     def close(self) -> None:
-        """Closes the C handles now (otherwise done when the object is garbage collected)."""
+        """Closes the C handles now (otherwise done when the object is garbage collected).
+
+        An array made with ``mode="w"`` / ``overwrite=True`` is staged: it is built in a hidden directory beside
+        its path while other handles (and zarr-python) still see what was there before, and close() commits it,
+        swapping it in whole with renames. A failed commit raises (the new array is then discarded and the old
+        one stays)."""
         with self._lock.exclusive():
             self._drop_device_handles()
             h, self._handle = self._handle, None
+            staged, self._staged = self._staged, False
+            _staged.discard(self)
+            try:
+                if staged and h is not None and h.value:
+                    _capi.check(lib.zgpu_array_commit(h))
+            finally:
+                _close_handle(h)
+
+    def _discard(self) -> None:
+        """Closes a staged array without committing it: whatever was at the path stays."""
+        with self._lock.exclusive():
+            self._drop_device_handles()
+            h, self._handle = self._handle, None
+            self._staged = False
+            _staged.discard(self)
             _close_handle(h)
 
     def __del__(self) -> None:
         try:
             for h, _ in getattr(self, "_device_handles", {}).values():
                 _close_handle(h)
-            _close_handle(getattr(self, "_handle", None))
+            h = getattr(self, "_handle", None)
+            if getattr(self, "_staged", False) and h is not None and h.value and not sys.is_finalizing():
+                if lib.zgpu_array_commit(h) != 0:  # garbage collected: commit, as close() would
+                    warnings.warn("zgpu: array %r could not be committed: %s" % (self._path, _capi.last_error()),
+                                  RuntimeWarning)
+            _close_handle(h)
         except Exception:
             pass
 
     def __enter__(self) -> "Array":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        """Leaving the block closes the array; a staged one is committed, unless the block raised: then it is
+        discarded and the path keeps what it held."""
+        if exc_type is not None and self._staged:
+            self._discard()
+        else:
+            self.close()
 
     def _h(self) -> ctypes.c_void_p:
         if self._handle is None:
@@ -157,6 +226,9 @@ class Array:
         """A handle whose context reads into CUDA device `device` (the array's own when it matches)."""
         if device == self._ctx.device:
             return self._h()
+        if self._staged:  # another handle would open the path, where the old array still is
+            raise UnsupportedError("array %r is staged (mode='w'): read it on device %d after close()"
+                                   % (self._path, device))
         with self._handles_lock:
             entry = self._device_handles.get(device)
             if entry is None:
