@@ -3,6 +3,7 @@ the end and written to $ZGPU_HOSTILE_JSON.
 
   ZGPU_HOSTILE=full            every case (make test-long); default: the fast subset (make test)
   ZGPU_HOSTILE_DEVICE=cuda:0   also read every case into GPU memory (CuPy) and compare with the host's read
+                               (host-twin: a second host read instead, to check the runner without a GPU)
   ZGPU_HOSTILE_JSON=path       write the counts (per family and path) there
 """
 from __future__ import annotations
@@ -28,6 +29,8 @@ def pytest_addoption(parser):
 @pytest.fixture(scope="session")
 def device(request):
     dev = request.config.getoption("--device") or DEVICE
+    if dev == "host-twin":
+        return dev  # the runner's own check: a second host read stands for the device
     if dev:
         import zgpu
         if not zgpu.gpu_available():
@@ -68,11 +71,18 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     tr.write_line("%-9s cases %5d  host: %5d errors %5d ok  device: %5d cases %5d errors %5d ok %5d agree  "
                   "unexpected %d" % ("total", tot["cases"], tot["host_errors"], tot["host_ok"], tot["device_cases"],
                                      tot["device_errors"], tot["device_ok"], tot["agreements"], tot["unexpected"]))
-    worst = max(RECORDER.memory, key=lambda m: m.get("peak_growth", 0), default=None)
+    worst = max(RECORDER.memory, key=lambda m: m.get("peak_growth") or 0, default=None)
     if worst:
-        tr.write_line("memory: worst bomb %s: peak RSS of the read %.1f MiB above the RSS before it (address-space "
-                      "limit %.0f MiB above the baseline), %s" % (worst["case"], worst["peak_growth"] / 2 ** 20,
-                                         worst.get("rlimit_extra", 0) / 2 ** 20, worst.get("outcome", "")))
+        peak = ("%.1f MiB" % (worst["peak_growth"] / 2 ** 20) if worst.get("peak_growth") is not None
+                else "not measured (no /proc/self/clear_refs)")
+        tr.write_line("memory: worst bomb %s: peak RSS of the read %s above the RSS before it (address-space limit "
+                      "%.0f MiB above the baseline), %s" % (worst["case"], peak, worst.get("rlimit_extra", 0) / 2 ** 20,
+                                                            worst.get("outcome", "")))
+    gpu = [m for m in RECORDER.memory if m.get("gpu_growth") is not None]
+    if gpu:
+        g = max(gpu, key=lambda m: m["gpu_growth"])
+        tr.write_line("memory: worst bomb on the device %s: GPU memory in use grew %.1f MiB over the read, %s"
+                      % (g["case"], g["gpu_growth"] / 2 ** 20, g.get("device_outcome", "")))
     path = os.environ.get("ZGPU_HOSTILE_JSON")
     if path:
         with open(path, "w") as f:

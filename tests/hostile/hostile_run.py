@@ -73,6 +73,11 @@ def _decode_select(sel: Any) -> Any:
     return tuple(slice(a, b) for a, b in sel)
 
 
+# ZGPU_HOSTILE_DEVICE=host-twin: the "device" path is a second host read, to test this runner's device mode
+# (agreement checks, counts, children) on a machine without a GPU.
+TWIN = "host-twin"
+
+
 def _to_host(d: Any) -> np.ndarray:
     import cupy
     return cupy.asnumpy(cupy.asarray(d))
@@ -86,7 +91,7 @@ def read_once(array: str, select: Any, device: Optional[str], confine: bool) -> 
     try:
         a = zgpu.open_array(array)
         try:
-            if device is None:
+            if device is None or device == TWIN:
                 v = np.asarray(a.read(select))
             else:
                 v = _to_host(a.read(select, device=device))
@@ -156,12 +161,32 @@ def child_main(req: Dict[str, Any]) -> None:
             f.write("5")
     except OSError:
         pass
+    gpu = req.get("device") not in (None, TWIN)
+    if gpu:
+        # warm up on the device too (context, buffer sets), then what the GPU has free: buffers a read grows
+        # stay with the context, so the free memory after the read shows what a bomb made zgpu allocate
+        import cupy
+        try:
+            w = zgpu.open_array(req["array"])
+            w.read((slice(0, 1),) * w.ndim, device=req["device"])
+            w.close()
+        except Exception:  # noqa: BLE001 - the warm-up only prepares
+            pass
+        free0 = cupy.cuda.runtime.memGetInfo()[0]
+    reset = True
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        reset = False  # no reset: the high-water mark would include the imports; no peak then
     rss0 = _status_kib("VmRSS") * 1024
     t0 = time.time()
     out = read_once(req["array"], select, req.get("device"), bool(req.get("confine")))
     info.update(read_seconds=round(time.time() - t0, 3), rss_before=rss0, peak_rss=_status_kib("VmHWM") * 1024,
                 maxrss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
-    info["peak_growth"] = info["peak_rss"] - rss0
+    info["peak_growth"] = info["peak_rss"] - rss0 if reset else None
+    if gpu:
+        info["gpu_growth"] = free0 - cupy.cuda.runtime.memGetInfo()[0]
     if out.kind == "ok":
         np.save(req["npy"], out.values)
     info.update(kind=out.kind, cls=out.cls, msg=out.msg)
