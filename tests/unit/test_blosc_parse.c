@@ -20,6 +20,7 @@
 #include "gpucodec/zstd/zstd_check.h"
 #include "gpucodec/zstd/zstd_plan.h"
 #include "gpucodec/lz4/lz4_rules.h"
+#include "gpucodec/nvcomp/snappy_check.h"
 #include "gpucodec/zstd/zstd_rules.h"
 #include "test.h"
 #include "zgpu.h"
@@ -98,6 +99,9 @@ static int decode_via_streams(const uint8_t *c, size_t cn, size_t expected, uint
             if (rc == 0 && adler32(adler32(0, NULL, 0), d, st[i].dst_len) != ps.check) rc = -9;
             break;
         }
+        case ZG_BLOSC_SNAPPY: /* (the walk nVIDIA's decoder gets its streams past, decoding) */
+            if (zg_snappy_walk(s, st[i].src_len, st[i].dst_len, d) != ZGPU_OK) rc = -3;
+            break;
         default: rc = -5; /* blosclz: no reference decoder here */
         }
     }
@@ -109,7 +113,7 @@ static int decode_via_streams(const uint8_t *c, size_t cn, size_t expected, uint
 }
 
 static void test_roundtrips(void) {
-    const char *comps[] = {"lz4", "lz4hc", "zstd", "zlib", "blosclz"};
+    const char *comps[] = {"lz4", "lz4hc", "zstd", "zlib", "blosclz", "snappy"};
     const size_t sizes[] = {0, 1, 100, 4096, 100000, 300001};
     const int typesizes[] = {1, 2, 4, 8, 3, 16, 32};
     const size_t blocksizes[] = {0, 1024, 6000};
@@ -940,12 +944,14 @@ static int gpu_model(const uint8_t *c, size_t cn, size_t expected, uint8_t *out)
     int r = zg_blosc_streams(c, cn, &h, st, cap, &ns) == ZGPU_OK ? GPU_OK : GPU_HOST;
     for (size_t i = 0; i < ns && r == GPU_OK; i++) { /* route.c's parse of each compressed stream */
         if (st[i].raw) continue;
-        if (h.compformat != ZG_BLOSC_LZ4 && h.compformat != ZG_BLOSC_ZSTD && h.compformat != ZG_BLOSC_ZLIB)
-            r = GPU_HOST; /* blosclz: no GPU decoder (snappy: nvCOMP's, not modelled here) */
+        if (h.compformat == ZG_BLOSC_BLOSCLZ || h.compformat > ZG_BLOSC_ZSTD)
+            r = GPU_HOST; /* blosclz: no GPU decoder */
         else if (zg_blosc_stream_payload(&h, c, &st[i]) != ZGPU_OK)
             r = GPU_HOST;
         else if (h.compformat == ZG_BLOSC_ZSTD && zg_zstd_check(c + st[i].src_off, st[i].src_len, st[i].dst_len) != ZGPU_OK)
             r = GPU_HOST;
+        else if (h.compformat == ZG_BLOSC_SNAPPY && zg_snappy_walk(c + st[i].src_off, st[i].src_len, st[i].dst_len, NULL) != ZGPU_OK)
+            r = GPU_HOST; /* (nVIDIA's Snappy decoder sees only streams the walk passes: valid ones) */
     }
     uint8_t *tmp = malloc((size_t)h.nbytes + 1);
     for (size_t i = 0; i < ns && r == GPU_OK; i++) { /* the kernels */
@@ -968,6 +974,8 @@ static int gpu_model(const uint8_t *c, size_t cn, size_t expected, uint8_t *out)
                 r = GPU_FAIL_STRICTER;
                 break;
             }
+        } else if (h.compformat == ZG_BLOSC_SNAPPY) {
+            ok = zg_snappy_walk(s, sl, dl, d) == ZGPU_OK;
         } else if (h.compformat == ZG_BLOSC_ZSTD && st[i].check_kind == ZG_CHECK_XXH64) {
             /* decoded without libzstd's own check (the flag cleared, the checksum cut): the model's XXH64 checks it */
             uint8_t *f = malloc(sl);
@@ -1105,7 +1113,7 @@ static void test_gpu_vs_host_damage(void) {
     } kinds[] = {
         {"lz4", 1, 4, 5, 2048, NULL},  {"lz4", 2, 4, 5, 0, NULL},     {"zstd", 0, 4, 3, 4096, NULL},
         {"zlib", 1, 4, 5, 2048, NULL}, {"zlib", 0, 1, 1, 0, NULL},    {"blosclz", 1, 2, 5, 0, NULL},
-        {"lz4", 1, 4, 0, 0, NULL},     {"zlib", 0, 1, 9, 4096, NULL},
+        {"lz4", 1, 4, 0, 0, NULL},     {"zlib", 0, 1, 9, 4096, NULL},    {"snappy", 1, 4, 5, 2048, NULL},
     };
     agree_stats all = {0};
     uint8_t *c = malloc(n + 1024);

@@ -1,7 +1,8 @@
 /* nVIDIA nvCOMP's batched decoders (zstd, DEFLATE, LZ4, Snappy; loaded at run time by the adapter in
  * nvcomp_lib.h) behind the GPU decoder contract (gpu_decoder.h). nvCOMP assumes valid input:
  * zstd frames are checked on the host first (zg_zstd_check), LZ4 blocks on the GPU (zg_k_lz4_check_launch, which
- * swaps an invalid block for a valid empty one), DEFLATE only with gpu_trust_input (device/read.c). nvCOMP
+ * swaps an invalid block for a valid empty one), Snappy streams walked on the host (zg_snappy_walk), DEFLATE only
+ * with gpu_trust_input (device/read.c). nvCOMP
  * decodes a whole chunk in one thread block: the time per wave is that of one chunk whatever the wave's size, so
  * reads of its stored formats keep the fewest waves the memory budget allows (waves = 1). */
 #include <stdio.h>
@@ -11,11 +12,17 @@
 #include "gpucodec/gpu_decoder.h"
 #include "gpucodec/lz4/lz4_check.h"
 #include "gpucodec/lz4/lz4_kernels.h"
+#include "gpucodec/nvcomp/snappy_check.h"
 #include "gpucodec/zstd/zstd_check.h"
 
 static int nvc_zstd_check(void *plan, const uint8_t *p, size_t n, size_t out, size_t at) {
     (void)plan, (void)at;
     return zg_zstd_check(p, n, out) != ZGPU_OK;
+}
+/* (blosc's snappy streams: walked whole, as libsnappy would decode them; rare enough for the reading threads) */
+static int nvc_snappy_check(void *plan, const uint8_t *p, size_t n, size_t out, size_t at) {
+    (void)plan, (void)at;
+    return zg_snappy_walk(p, n, out, NULL) != ZGPU_OK;
 }
 
 static zgpu_status nvc_launch(zg_nvc_format f, const zg_gpu_batch *b) {
@@ -98,4 +105,4 @@ const zg_gpu_decoder zg_gpu_nvc_lz4 =
     NVC_DECODER("LZ4", ZG_GPU_STREAM_LZ4, 1u << ZG_GPU_FORMAT_LZ4_NUMCODECS | BLOSC_TOO, lz4, NULL,
                 lz4_prechecked_text);
 const zg_gpu_decoder zg_gpu_nvc_snappy =
-    NVC_DECODER("Snappy", ZG_GPU_STREAM_SNAPPY, BLOSC_TOO, snappy, NULL, snappy_error_text);
+    NVC_DECODER("Snappy", ZG_GPU_STREAM_SNAPPY, BLOSC_TOO, snappy, nvc_snappy_check, snappy_error_text);
