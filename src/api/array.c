@@ -135,7 +135,7 @@ ZGPU_API zgpu_status zgpu_array_open(zgpu_context *ctx, const char *path, zgpu_a
 /* The array's store at `root` (its own path, or its staging directory). */
 static zgpu_status open_store(zgpu_array *a, const char *root) {
     zg_store *st;
-    ZG_FORWARD(zg_store_fs_open(root, &st));
+    ZG_FORWARD(zg_store_fs_open_confined(root, a->ctx->opts.confine_to_store, &st));
     zg_store_free(a->store);
     a->store = st;
     return ZGPU_OK;

@@ -124,7 +124,8 @@ static zgpu_status place_group(zgpu_group *g, int overwrite) {
         zg_stage *stage = NULL;
         zg_store *final = g->store, *staged = NULL;
         st = zg_stage_begin(dir, name, &stage);
-        if (st == ZGPU_OK) st = zg_store_fs_open(stage->path, &staged);
+        int confine = g->ctx->opts.confine_to_store;
+        if (st == ZGPU_OK) st = zg_store_fs_open_confined(stage->path, confine, &staged);
         if (st == ZGPU_OK) {
             g->store = staged;
             st = write_group(g);
@@ -134,7 +135,7 @@ static zgpu_status place_group(zgpu_group *g, int overwrite) {
         if (st == ZGPU_OK) st = zg_stage_commit(stage, 1, where);
         zg_stage_discard(stage); /* after a commit this only frees it */
         zg_store *fresh = NULL;  /* the path now names another directory */
-        if (st == ZGPU_OK) st = zg_store_fs_open(g->path, &fresh);
+        if (st == ZGPU_OK) st = zg_store_fs_open_confined(g->path, confine, &fresh);
         if (st == ZGPU_OK) {
             zg_store_free(g->store);
             g->store = fresh;
