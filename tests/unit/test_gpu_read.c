@@ -628,6 +628,27 @@ static void test_decoder_registry(void) {
         CHECK_STR(gz->check_name, "CRC32");
         CHECK_STR(zl->check_name, "Adler-32");
     }
+    /* zstd: a frame with the checksum flag carries its XXH64 in its last 4 bytes (one without carries none);
+     * zgpu's zstd decoder verifies it itself, nVIDIA's does not (the check kernel then does) */
+    const zg_gpu_container *zs = zg_gpu_container_of(ZG_GPU_FORMAT_ZSTD);
+    CHECK(zs && zs->check_kind == ZG_CHECK_XXH64);
+    if (zs) {
+        uint8_t fr[16] = {0x28, 0xb5, 0x2f, 0xfd, 0x24, 3, 0x19, 0, 0, 'a', 'b', 'c', 0x11, 0x22, 0x33, 0x44};
+        size_t off = 9, len = 0;
+        uint32_t check = 0;
+        int kind = ZG_CHECK_NONE;
+        CHECK(zs->locate(fr, 16, 3, &off, &len, &check, &kind) == 0);
+        CHECK(off == 0 && len == 16 && kind == ZG_CHECK_XXH64 && check == 0x44332211u);
+        fr[4] = 0x20; /* no checksum flag */
+        kind = ZG_CHECK_NONE;
+        CHECK(zs->locate(fr, 12, 3, &off, &len, &check, &kind) == 0 && kind == ZG_CHECK_NONE);
+    }
+    CHECK_STR(zg_gpu_check_name(ZG_CHECK_ADLER32), "Adler-32");
+    CHECK_STR(zg_gpu_check_name(ZG_CHECK_XXH64), "XXH64");
+    for (size_t i = 0; i < n; i++)
+        if (decs[i]->stream == ZG_GPU_STREAM_ZSTD)
+            CHECK_MSG(!!(decs[i]->verifies & 1u << ZG_CHECK_XXH64) == !decs[i]->needs_nvcomp,
+                      "%s: verifies XXH64 itself exactly when it is zgpu's", decs[i]->name);
     char text[256];
     for (size_t i = 0; i < n; i++) {
         decs[i]->error_text(1, 0, text, sizeof text);
