@@ -33,15 +33,17 @@ import numpy as np
 SHAPE = (64, 64)
 CHUNKS = (32, 32)
 SHARDS = (64, 32)            # two shards c/0/0 and c/0/1, each of two inner chunks
-BOMB_SHAPE = (256, 256)      # the same set-up with a 64x larger chunk: a valid stream that decodes to too much
+BOMB_SCALE = 8               # a bomb: the same set-up's chunk over 8x8 chunks, a valid stream 64x too large
+BIG_SHAPE, BIG_CHUNKS = (512, 512), (256, 256)  # 256 KiB chunks: several zstd / deflate / blosc blocks each,
+                                                # the multi-block paths of the GPU decoders
 
 CORRUPT = ("CorruptDataError",)
 
 
-def base_data(dtype: str = "int32") -> np.ndarray:
+def base_data(dtype: str = "int32", shape: Tuple[int, int] = SHAPE) -> np.ndarray:
     """Compressible but not trivial (entropy-coded by zstd/deflate, not stored raw by blosc), never all fill."""
     rng = np.random.default_rng(25)
-    a = rng.integers(0, 48, SHAPE) + (np.arange(SHAPE[1]) // 4)[None, :]
+    a = rng.integers(0, 48, shape) + (np.arange(shape[1]) // 4)[None, :]
     return a.astype(dtype)
 
 
@@ -67,6 +69,11 @@ class Setup:
     dtype: str = "int32"
     sharded: bool = False
     flip_bit: int = 0                # deflate and zstd fill bits from the LSB, bz2 from the MSB: a used bit
+    shape: Tuple[int, int] = SHAPE
+    chunks: Tuple[int, int] = CHUNKS  # of the chunk grid (for a sharded set-up: the shard, kwargs "chunks")
+
+    def data(self) -> np.ndarray:
+        return base_data(self.dtype, self.shape)
 
     @property
     def key(self) -> str:            # the damaged chunk (or shard)
@@ -82,11 +89,13 @@ class Setup:
 
     @property
     def region(self) -> Tuple[slice, slice]:
-        return (slice(0, 64), slice(32, 64)) if self.sharded else (slice(32, 64), slice(32, 64))
+        c0, c1 = self.chunks
+        return (slice(0, 64), slice(32, 64)) if self.sharded else (slice(c0, 2 * c0), slice(c1, 2 * c1))
 
     @property
     def other_region(self) -> Tuple[slice, slice]:
-        return (slice(0, 64), slice(0, 32)) if self.sharded else (slice(0, 32), slice(0, 32))
+        c0, c1 = self.chunks
+        return (slice(0, 64), slice(0, 32)) if self.sharded else (slice(0, c0), slice(0, c1))
 
 
 def _blosc3(cname: str, shuffle: str) -> Dict[str, Any]:
@@ -183,6 +192,21 @@ def _setups() -> List[Setup]:
     add(Setup("v2-shuffle-zstd", "zstd", dict(filters=[{"id": "shuffle", "elementsize": 4}],
                                               compressors={"id": "zstd", "level": 3}), ("zstd", "shuffle"),
               zarr_format=2))
+    # 256 KiB chunks
+    big = dict(shape=BIG_SHAPE, chunks=BIG_CHUNKS)
+    add(Setup("v3-big-zstd", "zstd", dict(compressors=[_zstd()]), ("zstd",), **big))
+    add(Setup("v3-big-zstd-ck", "zstd-ck", dict(compressors=[_zstd(True)]), ("zstd",), **big))
+    add(Setup("v3-big-gzip", "gzip", dict(compressors=[{"name": "gzip", "configuration": {"level": 5}}]), ("gzip",),
+              **big))
+    add(Setup("v3-big-blosc-lz4-shuffle", "blosc", dict(compressors=[_blosc3("lz4", "shuffle")]), ("blosc",), **big))
+    add(Setup("v3-big-blosc-zlib-shuffle", "blosc-zlib", dict(compressors=[_blosc3("zlib", "shuffle")]), ("blosc",),
+              **big))
+    add(Setup("v3-big-blosc-zstd-bitshuffle", "blosc", dict(compressors=[_blosc3("zstd", "bitshuffle")]),
+              ("blosc",), **big))
+    add(Setup("v2-big-zlib", "zlib", dict(compressors={"id": "zlib", "level": 5}), ("zlib",), zarr_format=2, **big))
+    add(Setup("v2-big-lz4", "lz4", dict(compressors={"id": "lz4", "acceleration": 1}), ("lz4",), zarr_format=2,
+              **big))
+    add(Setup("v3-big-shuffle-zstd", "zstd", dict(compressors=[SHUF, _zstd()]), ("zstd", "shuffle"), **big))
     return s
 
 
@@ -190,16 +214,18 @@ SETUPS: List[Setup] = _setups()
 SETUP_BY_NAME = {s.name: s for s in SETUPS}
 
 
-def make_array(path: str, setup: Setup, shape: Sequence[int] = SHAPE, data: Optional[np.ndarray] = None) -> None:
-    """Writes the set-up's array with zgpu's own writer (chunks: the set-up's, scaled for a bomb's shape)."""
+def make_array(path: str, setup: Setup, bomb: bool = False) -> None:
+    """Writes the set-up's array with zgpu's own writer; a bomb's array is one chunk (or shard) of the set-up's
+    over BOMB_SCALE x BOMB_SCALE of its chunks, all ones."""
     import zgpu
     kw = dict(setup.kwargs)
-    chunks = kw.pop("chunks", CHUNKS)
-    if tuple(shape) != SHAPE:  # a bomb: one chunk (or shard) over the whole larger shape
-        chunks = tuple(shape)
-    a = zgpu.create(path, shape=tuple(shape), dtype=setup.dtype, chunks=chunks, zarr_format=setup.zarr_format,
+    chunks = tuple(kw.pop("chunks", setup.chunks))
+    shape = tuple(setup.shape)
+    if bomb:
+        shape = chunks = tuple(BOMB_SCALE * c for c in chunks)
+    a = zgpu.create(path, shape=shape, dtype=setup.dtype, chunks=chunks, zarr_format=setup.zarr_format,
                     fill_value=0, **kw)
-    a[...] = base_data(setup.dtype) if data is None else data
+    a[...] = np.ones(shape, setup.dtype) if bomb else setup.data()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -247,13 +273,13 @@ class Builder:
         return p
 
     def bomb_chunk(self, setup_name: str) -> bytes:
-        """The one chunk of the same set-up over BOMB_SHAPE, all ones: a valid stream 64x too large."""
+        """The one chunk of the same set-up's bomb array: a valid stream 64x too large."""
         p = os.path.join(self.root, "bomb", setup_name)
         s = SETUP_BY_NAME[setup_name]
         if not os.path.exists(p):
             tmp = p + ".tmp"
             shutil.rmtree(tmp, ignore_errors=True)
-            make_array(tmp, s, BOMB_SHAPE, np.ones(BOMB_SHAPE, s.dtype))
+            make_array(tmp, s, bomb=True)
             os.rename(tmp, p)
         return read_bytes(os.path.join(p, *("0.0" if s.zarr_format == 2 else "c/0/0").split("/")))
 
@@ -288,7 +314,7 @@ def chunk_path(array: str, key: str) -> str:
 def _values_with(setup: Setup, region_values: Optional[np.ndarray]) -> Callable[[str], np.ndarray]:
     """Expected: the base data with the damaged chunk's region replaced."""
     def f(_: str) -> np.ndarray:
-        d = base_data(setup.dtype).copy()
+        d = setup.data().copy()
         if region_values is not None:
             d[setup.region] = region_values
         return d
@@ -300,7 +326,7 @@ def _raw_values(setup: Setup) -> Callable[[str], np.ndarray]:
     def f(array: str) -> np.ndarray:
         b = read_bytes(chunk_path(array, setup.key))
         shape = tuple(r.stop - r.start for r in setup.region)
-        d = base_data(setup.dtype).copy()
+        d = setup.data().copy()
         d[setup.region] = np.frombuffer(b, dtype=np.dtype(setup.dtype)).reshape(shape)
         return d
     return f
@@ -404,7 +430,7 @@ def chunk_cases() -> List[Case]:
         def other(d: str, b: Builder, s: Setup = s) -> None:  # another chunk's bytes: valid, undetectable
             a = b.copy(s.name, os.path.join(d, "a.zarr"))
             write_bytes(chunk_path(a, s.key), read_bytes(chunk_path(a, s.other_key)))
-        sd = base_data(s.dtype)
+        sd = s.data()
         out.append(Case("chunk/%s/other-chunk" % s.name, "chunk", s.name, other, "ok",
                         values=_values_with(s, sd[s.other_region])))
 
@@ -441,18 +467,23 @@ def _payload_range(s: Setup, b: bytes) -> Tuple[int, int]:
 SWEEP_SETUPS = ["v3-zstd-ck", "v3-gzip", "v3-crc32c", "v3-zlib", "v3-bz2", "v3-zstd-crc32c", "v3-blosc-zlib-shuffle",
                 "v3-blosc-zlib-noshuffle", "v3-shuffle-gzip", "v3-shard-then-gzip", "v3-shard-zstd", "v2-zlib",
                 "v2-gzip", "v2-bz2", "v2-blosc-zlib-1"]
+# 256 KiB chunks (the checksums of multi-block streams on the GPU): a flip every BIG_STRIDE bytes in the full run
+BIG_SWEEP_SETUPS = ["v3-big-zstd-ck", "v3-big-gzip", "v3-big-blosc-zlib-shuffle", "v2-big-zlib"]
+BIG_STRIDE = 61
 
 
 def sweep_cases(stride: int) -> List[Case]:
     out = []
-    for name in SWEEP_SETUPS:
+    for name in SWEEP_SETUPS + BIG_SWEEP_SETUPS:
         s = SETUP_BY_NAME[name]
+        stride_s = stride if name in SWEEP_SETUPS else BIG_STRIDE * (1 if stride == 1 else 67)
 
-        def sweep(d: str, b: Builder, s: Setup = s) -> List[Tuple[str, Callable[[str], None]]]:
+        def sweep(d: str, b: Builder, s: Setup = s,
+                  stride_s: int = stride_s) -> List[Tuple[str, Callable[[str], None]]]:
             clean = read_bytes(chunk_path(b.base(s.name), s.key))
             lo, hi = _payload_range(s, clean)
             subs = []
-            for i in range(lo, hi, stride):
+            for i in range(lo, hi, stride_s):
                 def damage(array: str, i: int = i) -> None:
                     x = bytearray(clean)
                     x[i] ^= 1 << s.flip_bit
@@ -462,7 +493,7 @@ def sweep_cases(stride: int) -> List[Case]:
 
         def build(d: str, b: Builder, s: Setup = s) -> None:
             b.copy(s.name, os.path.join(d, "a.zarr"))
-        out.append(Case("checksum/%s/every-%d-bytes" % (name, stride), "checksum", name, build, "same",
+        out.append(Case("checksum/%s/every-%d-bytes" % (name, stride_s), "checksum", name, build, "same",
                         names=(s.key,), any_name=s.codecs, sweep=sweep, values=_values_with(s, None)))
     return out
 
@@ -508,18 +539,34 @@ BLOSC_LIES: List[Tuple[str, Callable[[bytes], bytes], str]] = [
 ]
 
 
+def _inner_lie(fn: Callable[[bytes], bytes]) -> Callable[[bytes], bytes]:
+    """The lie told by inner chunk 1 of a shard: the new inner chunk appended, the index pointing at it (its
+    crc32c recomputed), so only blosc's header lies."""
+    def f(shard: bytes) -> bytes:
+        e = _index(shard)
+        off, n = e[1]
+        inner = fn(shard[off:off + n])
+        body = shard[:len(shard) - (16 * NENT + 4)]
+        e[1] = [len(body), len(inner)]
+        return _with_index(body + inner + bytes(16 * NENT + 4), e)
+    return f
+
+
 def blosc_cases() -> List[Case]:
     out = []
     for s in SETUPS:
-        if not s.fmt.startswith("blosc"):
+        if not (s.fmt.startswith("blosc") or s.fmt == "shard:blosc"):
             continue
         for lname, fn, how in BLOSC_LIES:
+            if s.sharded:
+                fn = _inner_lie(fn)
+
             def build(d: str, b: Builder, s: Setup = s, fn: Callable[[bytes], bytes] = fn) -> None:
                 a = b.copy(s.name, os.path.join(d, "a.zarr"))
                 p = chunk_path(a, s.key)
                 write_bytes(p, fn(read_bytes(p)))
             out.append(Case("blosc/%s/%s" % (s.name, lname), "blosc", s.name, build, how, names=(s.key,),
-                            any_name=s.codecs))
+                            any_name=("blosc",)))
     return out
 
 
@@ -612,7 +659,7 @@ def shard_cases() -> List[Case]:
     out = []
     for name in ("v3-shard-raw", "v3-shard-zstd", "v3-shard-gzip", "v3-shard-blosc-lz4"):
         s = SETUP_BY_NAME[name]
-        sd = base_data(s.dtype)
+        sd = s.data()
         for tname, fn, how in SHARD_TRICKS:
             def build(d: str, b: Builder, s: Setup = s, fn: Callable[[bytes], bytes] = fn) -> None:
                 a = b.copy(s.name, os.path.join(d, "a.zarr"))
@@ -877,7 +924,7 @@ def store_cases() -> List[Case]:
         os.symlink(outside, p)
 
     sub = {"timeout": 20}
-    sd = base_data(s.dtype)
+    sd = s.data()
     other_vals = _values_with(s, sd[32:64, 0:32])  # the values of chunk c/1/0, the link's target
     for name, build, exp, errs, names, child, confine, skip_root, values in [
         ("fifo-as-chunk", replace_chunk(os.mkfifo), "error", IO_OR_CORRUPT, (s.key,), sub, False, False, None),
@@ -919,8 +966,8 @@ def store_cases() -> List[Case]:
          (s.key,), None, False, False, None),
     ]:
         if name == "link-dotdot-confined":
-            def build(d: str, b: Builder, inner: Callable = build) -> None:  # the target exists: only confinement refuses
-                inner(d, b)
+            def build(d: str, b: Builder, inner: Callable = build) -> None:
+                inner(d, b)  # and the target exists: only the confinement refuses it
                 shutil.copyfile(chunk_path(os.path.join(d, "a.zarr"), "c/1/0"), os.path.join(d, "outside-chunk"))
         out.append(Case("store/%s" % name, "store", s.name if "v2" not in name else s2.name, build, exp,
                         errors=errs, names=names, child=child, confine=confine, skip_root=skip_root,
