@@ -1046,7 +1046,23 @@ static const zg_store_vtable fs_vtable = {
     .unlock = fs_unlock,
 };
 
+/* A forked child has only the forking thread: descriptors other threads held for a moment will never be
+ * released there (their copies stay open), and no kept file is being read, so waiting for them would hang. */
+static void fd_after_fork_child(void) {
+    pthread_mutex_init(&fd_mu, NULL);
+    pthread_cond_init(&fd_cv, NULL);
+    pthread_mutex_init(&kept_mu, NULL);
+    atomic_store(&fd_brief, 0);
+    atomic_store(&fd_waiters, 0);
+    atomic_store(&kept_busy, 0);
+    fd_mine = 0;
+}
+
+static void fd_register_atfork(void) { pthread_atfork(NULL, NULL, fd_after_fork_child); }
+
 zgpu_status zg_store_fs_open_confined(const char *root, int confine, zg_store **out) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, fd_register_atfork);
     *out = NULL;
     if (!root || !root[0]) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "empty path");
     size_t len = strlen(root);

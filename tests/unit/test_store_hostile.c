@@ -150,6 +150,18 @@ static void special_chunks(void) {
     CHECK(unlink(meta) == 0 && mkdir(meta, 0777) == 0);
     CHECK_STATUS(read8(ctx, path, v), ZGPU_ERR_IO);
     CHECK_MSG(has("zarr.json' is a directory where a stored value was expected"), "message: %s", zgpu_last_error());
+
+    /* a FIFO as the lock file: writes fail at once saying so */
+    make_plain("fifo_lock", path);
+    char lock[600];
+    snprintf(lock, sizeof lock, "%s/" ZG_FS_LOCK_NAME, path);
+    unlink(lock);
+    CHECK(mkfifo(lock, 0666) == 0);
+    CHECK_OK(zgpu_array_open(ctx, path, &a));
+    start = 0, count = 4;
+    if (a) CHECK_STATUS(zgpu_array_write(a, &start, &count, w, NULL), ZGPU_ERR_IO);
+    CHECK_MSG(has(ZG_FS_LOCK_NAME "' is a FIFO"), "message: %s", zgpu_last_error());
+    zgpu_array_close(a);
     alarm(0);
 
     /* a shard that is a FIFO */
