@@ -169,8 +169,15 @@ static zgpu_status place_new(zgpu_array *a, int flags, const char *where) {
         st = zg_error(ZGPU_ERR_EXISTS, "%s: a directory that is not empty (and holds no Zarr node) is there; "
                       "overwrite replaces it", where);
     int replace = overwrite && (state == ZG_DEST_NODE || state == ZG_DEST_OTHER_DIR);
+    int mount = st == ZGPU_OK && state != ZG_DEST_ABSENT && zg_stage_is_mount_root(dir, name);
+    if (st == ZGPU_OK && mount && replace)
+        st = zg_error(ZGPU_ERR_IO, "%s: the path is a mount point, which cannot be replaced atomically: empty it, "
+                      "or write below it", where);
     if (st == ZGPU_OK && (staged || replace)) {
-        st = zg_stage_begin(dir, name, &a->stage);
+        /* An empty directory that renames cannot replace (a mount point, a parent we may not write): built in
+         * place, its metadata still last, so an interruption leaves no node there either. */
+        st = mount ? ZGPU_ERR_IO : zg_stage_begin(dir, name, &a->stage);
+        if (st != ZGPU_OK && state == ZG_DEST_EMPTY_DIR) st = zg_stage_begin_in_place(dir, name, &a->stage);
         if (st == ZGPU_OK) a->stage->overwrite = overwrite;
         if (st == ZGPU_OK) st = open_store(a, a->stage->path);
         if (st == ZGPU_OK && !staged) st = commit_stage(a, overwrite, where);

@@ -120,7 +120,11 @@ static zgpu_status place_group(zgpu_group *g, int overwrite) {
         st = zg_error(ZGPU_ERR_IO, "%s: something that is not a directory is there", where);
     if (st == ZGPU_OK && state == ZG_DEST_NODE && !overwrite)
         st = zg_error(ZGPU_ERR_EXISTS, "%s: a Zarr node already exists there", where);
-    if (st == ZGPU_OK && overwrite && (state == ZG_DEST_NODE || state == ZG_DEST_OTHER_DIR)) {
+    int replace = overwrite && (state == ZG_DEST_NODE || state == ZG_DEST_OTHER_DIR);
+    if (st == ZGPU_OK && replace && zg_stage_is_mount_root(dir, name))
+        st = zg_error(ZGPU_ERR_IO, "%s: the path is a mount point, which cannot be replaced atomically: empty it, "
+                      "or write below it", where);
+    if (st == ZGPU_OK && replace) {
         zg_stage *stage = NULL;
         zg_store *final = g->store, *staged = NULL;
         st = zg_stage_begin(dir, name, &stage);

@@ -388,6 +388,58 @@ int zg_stage_is_leftover(const char *name) {
     return 0;
 }
 
+int zg_stage_is_mount_root(const char *dir, const char *name) {
+    char *dest = join(dir, "", name, "");
+    if (!dest) return 0;
+    int root = 0;
+#if defined(STATX_ATTR_MOUNT_ROOT)
+    struct statx sx;
+    if (statx(AT_FDCWD, dest, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &sx) == 0 &&
+        (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)) {
+        free(dest);
+        return (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
+    }
+#endif
+    struct stat a, b; /* older kernels: another device than the parent's (misses bind mounts of one device) */
+    root = lstat(dest, &a) == 0 && stat(dir, &b) == 0 && a.st_dev != b.st_dev;
+    free(dest);
+    return root;
+}
+
+zgpu_status zg_stage_begin_in_place(const char *dir, const char *name, zg_stage **out) {
+    *out = NULL;
+    zg_stage *s = calloc(1, sizeof *s);
+    if (!s) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    s->lock_fd = -1;
+    s->in_place = 1;
+    s->dir = strdup(dir);
+    s->name = strdup(name);
+    s->dest = join(dir, "", name, "");
+    s->path = s->dest ? strdup(s->dest) : NULL;
+    if (!s->dir || !s->name || !s->path) {
+        free(s->path);
+        s->path = NULL;
+        zg_stage_discard(s);
+        return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    }
+    *out = s;
+    return ZGPU_OK;
+}
+
+/* Empties directory `path` (keeping it): an in-place stage discarded. */
+static void empty_dir(const char *path) {
+    DIR *d = opendir(path);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char *child = join(path, "", e->d_name, "");
+        if (child) remove_tree(child);
+        free(child);
+    }
+    closedir(d);
+}
+
 /* The end of a successful swap: the old tree (at `old`) goes, then the lock. Its metadata goes first, so that
  * whatever cannot be removed (a read-only subdirectory) is no longer a node that a group listing would show. */
 static void finish(zg_stage *s, const char *old) {
@@ -409,6 +461,11 @@ static void finish(zg_stage *s, const char *old) {
 
 zgpu_status zg_stage_commit(zg_stage *s, int overwrite, const char *where) {
     if (!s || !s->path) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "%s: nothing staged to commit", where);
+    if (s->in_place) { /* the array is already there: its metadata, written by the caller, completed it */
+        free(s->path);
+        s->path = NULL;
+        return ZGPU_OK;
+    }
     /* The destination may change under us (another writer): look again when a rename says it did. */
     for (int attempt = 0; attempt < 8; attempt++) {
         int state;
@@ -474,7 +531,8 @@ zgpu_status zg_stage_commit(zg_stage *s, int overwrite, const char *where) {
 
 void zg_stage_discard(zg_stage *s) {
     if (!s) return;
-    if (s->path) remove_tree(s->path);
+    if (s->path && s->in_place) empty_dir(s->path);
+    else if (s->path) remove_tree(s->path);
     if (s->lock_fd >= 0) {
         unlink(s->lock);
         close(s->lock_fd);

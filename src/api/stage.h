@@ -20,6 +20,8 @@ typedef struct zg_stage {
     char *lock;  /* the lock file */
     char token[48];
     int overwrite; /* the creator's choice, for a commit that comes later */
+    int in_place;  /* the destination is an empty directory that cannot be swapped (a mount point, or its parent
+                    * is not writable): the array is built in it, and only its metadata waits for the commit */
     int lock_fd;
 } zg_stage;
 
@@ -39,6 +41,11 @@ int zg_stage_clean(const char *dir, const char *name);
 int zg_stage_recover(const char *path);
 /** Takes a lock and makes an empty staging directory for dir/name. *out: zg_stage_discard / zg_stage_free. */
 zgpu_status zg_stage_begin(const char *dir, const char *name, zg_stage **out);
+/** 1 if dir/name is the root of a mount (renames cannot move it). */
+int zg_stage_is_mount_root(const char *dir, const char *name);
+/** A stage that is the (empty) destination itself, for when zg_stage_begin cannot work: path = dest, no lock,
+ *  the commit only ends it, discarding empties the destination again. */
+zgpu_status zg_stage_begin_in_place(const char *dir, const char *name, zg_stage **out);
 /** Swaps the staging directory in at dir/name, then removes the old tree (a failure to remove it leaves it
  *  hidden beside the destination; the commit still succeeds). overwrite = 0: ZGPU_ERR_EXISTS if a node or a
  *  non-empty directory is there. The stage stays valid (and can be discarded) after a failure. `where` names

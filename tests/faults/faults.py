@@ -257,6 +257,27 @@ def full_disk(work: str, old, new, arr: str) -> None:
               "tmpfs full cp: rc %d, destination %s" % (r.returncode, os.listdir(mnt)))
         check(sorted(os.listdir(mnt)) == ["arr.zarr"], "tmpfs full cp left %s" % os.listdir(mnt))
         note("full disk (tmpfs of %d KiB): overwrite and cp exit 1, old array intact, no leftovers" % size_kb)
+        # the root of a mount cannot be renamed: an empty one is written in place (metadata last), a node there is
+        # not replaced (that could not be atomic), and a copy killed midway leaves no node
+        r = run("write", mnt, os.path.join(work, "new.npy"), "--chunks", CHUNKS)
+        check(r.returncode == 1, "write over a mount point holding files: rc %d" % r.returncode)
+        subprocess.run(["umount", mnt], capture_output=True)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dk" % size_kb, "tmpfs", mnt], check=True)
+        src = os.path.join(work, "src_new.zarr")
+        r = run("cp", src, mnt, "-q")
+        check(r.returncode == 0 and classify(mnt, work, None, new) == "new", "cp onto an empty mount point: " + r.stderr)
+        r = run("write", mnt, os.path.join(work, "old.npy"), "--chunks", CHUNKS, "--overwrite")
+        check(r.returncode == 1 and "mount point" in r.stderr, "overwrite of a mount point: %s" % r.stderr)
+        check(classify(mnt, work, None, new) == "new", "overwrite of a mount point: the array changed")
+        subprocess.run(["umount", mnt], capture_output=True)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dk" % size_kb, "tmpfs", mnt], check=True)
+        p = subprocess.Popen([CLI, "cp", src, mnt, "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0, 0.1))
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        seen = classify(mnt, work, None, new)
+        check(seen in ("absent", "new"), "cp onto a mount point, killed: readers saw %s" % seen)
+        note("mount point: written in place (metadata last), never replaced; a killed cp left: %s" % seen)
     finally:
         subprocess.run(["umount", mnt], capture_output=True)
 
