@@ -50,7 +50,8 @@ static atomic_int fd_brief;                  /* descriptors zgpu holds for one o
 static atomic_int fd_kept;                   /* descriptors zgpu keeps open across operations */
 static atomic_int fd_waiters;
 static atomic_int kept_busy;                 /* kept files being read now (evict_one skips them) */
-static atomic_int kept_limit = INT_MAX;      /* lowered once the process ran out of descriptors */
+static atomic_int kept_limit = INT_MAX;      /* set when the process runs out of descriptors */
+static _Atomic long shortage_at = -1000000;             /* when it last did (CLOCK_MONOTONIC seconds) */
 static atomic_uint fd_gen;                   /* bumped at every release */
 static _Thread_local int fd_mine;            /* brief descriptors this thread holds */
 static pthread_mutex_t fd_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -119,11 +120,19 @@ static void fd_close_kept(int fd) {
     fd_wake();
 }
 
-/* Files open_file may keep open at once: a quarter of the descriptor limit, fewer after a shortage. */
+static long mono_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long)ts.tv_sec;
+}
+
+/* Files open_file may keep open at once: a quarter of the descriptor limit; for 10 s after a shortage, half
+ * of what was kept when it struck (lowered again by each shortage meanwhile). */
 static int kept_cap(void) {
     struct rlimit rl;
     long cap = INT_MAX;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) cap = (long)(rl.rlim_cur / 4);
+    if (mono_s() - atomic_load(&shortage_at) >= 10) return (int)cap;
     int lim = atomic_load(&kept_limit);
     return cap < lim ? (int)cap : lim;
 }
@@ -147,7 +156,9 @@ typedef struct fd_waiter {
 static int fd_wait(fd_waiter *w) {
     const int saved = errno;
     int kept = atomic_load(&fd_kept);
-    if (kept / 2 < atomic_load(&kept_limit)) atomic_store(&kept_limit, kept / 2);
+    const long t = mono_s();
+    if (t - atomic_exchange(&shortage_at, t) >= 10 || kept / 2 < atomic_load(&kept_limit))
+        atomic_store(&kept_limit, kept / 2); /* a new shortage, or a worse one */
     int again = 0, waited_ms = 0;
     pthread_mutex_lock(&fd_mu);
     atomic_fetch_add(&fd_waiters, 1);
