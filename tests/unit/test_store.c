@@ -1,9 +1,13 @@
 /* The filesystem store's open files (open_file / read_file / close_file): sizes, ranges, ranges past the end,
  * absent keys, several threads reading one file, the version a file keeps when its key is replaced (what a
  * sharded read relies on to take a shard's index and inner chunks from one version of it), and a process out of
- * file descriptors (no file kept; ranges then come by key). */
+ * file descriptors (no file kept; ranges then come by key). Then the rest of the vtable against special files,
+ * ".." keys, names the store keeps for itself, and the write locks (store.h lock / unlock). */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -18,6 +22,108 @@ typedef struct {
     zg_store_file *f;
     int bad; /* ranges read wrong */
 } reader;
+
+typedef struct {
+    zg_store *s;
+    const char *key;
+    atomic_int got; /* set once the lock is held */
+} locker;
+
+static void *lock_then_unlock(void *arg) {
+    locker *l = arg;
+    zg_store_lock lk;
+    if (l->s->vt->lock(l->s, l->key, &lk) != ZGPU_OK) return NULL;
+    atomic_store(&l->got, 1);
+    l->s->vt->unlock(l->s, &lk);
+    return NULL;
+}
+
+static void sleep_ms(int ms) {
+    struct timespec ts = {0, ms * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Whether a second locker of key (through store t, on another thread) waits while s holds key's lock, and gets
+ * it once s lets go. */
+static int excludes(zg_store *s, zg_store *t, const char *key) {
+    zg_store_lock lk;
+    if (s->vt->lock(s, key, &lk) != ZGPU_OK) return 0;
+    locker l = {t, key, 0};
+    pthread_t th;
+    if (pthread_create(&th, NULL, lock_then_unlock, &l) != 0) return 0;
+    sleep_ms(100);
+    const int waited = atomic_load(&l.got) == 0;
+    s->vt->unlock(s, &lk);
+    pthread_join(th, NULL);
+    return waited && atomic_load(&l.got) == 1;
+}
+
+static void rest_of_vtable(const char *root) {
+    zg_store *s = NULL, *t = NULL;
+    CHECK_OK(zg_store_fs_open(root, &s));
+    CHECK_OK(zg_store_fs_open(root, &t));
+    if (!s || !t) return;
+    char path[ZG_PATH_MAX + 64];
+    uint64_t size = 0;
+    int found = 1;
+    zg_buf b = ZG_BUF_INIT;
+
+    /* ".." never leaves the root */
+    CHECK_STATUS(s->vt->get(s, "c/../../etc/passwd", &b, &found), ZGPU_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(s->vt->set(s, "..", "x", 1), ZGPU_ERR_INVALID_ARGUMENT);
+    CHECK_OK(s->vt->get(s, "c/..x", &b, &found)); /* only a whole ".." component is refused */
+    CHECK(found == 0);
+
+    /* size and erase of special files: errors naming them, at once */
+    CHECK_OK(s->vt->set(s, "d/k", "abc", 3));
+    snprintf(path, sizeof path, "%s/d/fifo", root);
+    CHECK(mkfifo(path, 0666) == 0);
+    CHECK_STATUS(s->vt->size(s, "d/fifo", &size, &found), ZGPU_ERR_IO);
+    CHECK_MSG(strstr(zgpu_last_error(), "d/fifo' is a FIFO, not a regular file"), "message: %s", zgpu_last_error());
+    CHECK_STATUS(s->vt->get_range(s, "d/fifo", 0, 1, 0, (uint8_t *)path, &found), ZGPU_ERR_IO);
+    CHECK_STATUS(s->vt->size(s, "d", &size, &found), ZGPU_ERR_IO);
+    CHECK_MSG(strstr(zgpu_last_error(), "d' is a directory where a stored value was expected"), "message: %s",
+              zgpu_last_error());
+    CHECK_STATUS(s->vt->erase(s, "d"), ZGPU_ERR_IO);
+    CHECK_OK(s->vt->size(s, "d/k", &size, &found));
+    CHECK(found == 1 && size == 3);
+    CHECK_OK(s->vt->size(s, "d/k/x", &size, &found)); /* below a file: absent */
+    CHECK(found == 0);
+
+    /* temporaries and the lock file are never keys */
+    snprintf(path, sizeof path, "%s/d/k" ZG_FS_TMP_MARK "1-1", root);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) fclose(f);
+    zg_store_lock lk;
+    CHECK_OK(s->vt->lock(s, "d/k", &lk));
+    s->vt->unlock(s, &lk);
+    snprintf(path, sizeof path, "%s/" ZG_FS_LOCK_NAME, root);
+    CHECK(access(path, F_OK) == 0);
+    zg_list_entry *e = NULL;
+    size_t n = 0;
+    CHECK_OK(s->vt->list(s, "d", &e, &n));
+    CHECK_EQ_U64(n, 2); /* "fifo", "k" */
+    if (n == 2) CHECK(!strcmp(e[0].name, "fifo") && !strcmp(e[1].name, "k"));
+    zg_list_free(e, n);
+    CHECK_OK(s->vt->list(s, "", &e, &n));
+    for (size_t i = 0; i < n; i++) CHECK_MSG(strcmp(e[i].name, ZG_FS_LOCK_NAME) != 0, "listed %s", e[i].name);
+    zg_list_free(e, n);
+
+    /* write locks: one key excludes another handle and another thread of one handle; other keys do not wait */
+    CHECK(excludes(s, t, "c/0/0"));
+    CHECK(excludes(s, s, "c/0/0"));
+    zg_store_lock a, c;
+    CHECK_OK(s->vt->lock(s, "c/0/0", &a));
+    CHECK_OK(t->vt->lock(t, "c/0/1", &c)); /* another byte: does not wait (this would hang) */
+    CHECK(a.slot != c.slot && a.slot % 64 != c.slot % 64);
+    t->vt->unlock(t, &c);
+    s->vt->unlock(s, &a);
+
+    zg_buf_free(&b);
+    zg_store_free(s);
+    zg_store_free(t);
+}
 
 static void *read_many(void *arg) { /* 2000 ranges of a shared open file */
     reader *r = arg;
@@ -127,6 +233,9 @@ int main(void) {
 
     CHECK_OK(s->vt->erase_prefix(s, ""));
     zg_store_free(s);
-    rmdir(root);
+    rest_of_vtable(root);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+    if (system(cmd) != 0) fprintf(stderr, "cleanup failed\n");
     TEST_MAIN_END();
 }
