@@ -114,6 +114,8 @@ def kill_rounds(label: str, path: str, work: str, writer: list, old, new, restor
         time.sleep(rng.uniform(0, full * 1.1))
         p.send_signal(signal.SIGKILL)
         p.wait()
+        if leftovers(path):  # killed mid-write: its stage (or the old tree) is still there (an opener of an
+            outcomes["killed mid-write"] = outcomes.get("killed mid-write", 0) + 1  # empty path cleans it)
         seen = classify(path, work, old, new)
         outcomes[seen] = outcomes.get(seen, 0) + 1
         allowed = ("old", "new") if old is not None else ("absent", "new")
