@@ -114,6 +114,9 @@ def read_in_child(array: str, select: Any, device: Optional[str], confine: bool,
            "npy": os.path.join(workdir, "child-values-%s.npy" % ("host" if device is None else "device"))}
     env = dict(os.environ)
     env["MALLOC_ARENA_MAX"] = "2"  # glibc reserves 64 MiB of address space per arena: keep the baseline honest
+    if device is None:
+        # the host read of a CUDA build under an address-space limit: no CUDA context (it reserves gigabytes)
+        env["CUDA_VISIBLE_DEVICES"] = ""
     t0 = time.time()
     try:
         r = subprocess.run([sys.executable, os.path.join(HERE, "hostile_run.py"), json.dumps(req)],
