@@ -48,6 +48,8 @@ typedef struct cli_progress {
 } cli_progress;
 /** Starts the clock. quiet: nothing is printed; else the line is drawn only when stderr is a terminal. */
 void cli_progress_start(cli_progress *p, int quiet, uint64_t objects, uint64_t bytes, const char *what);
+/** Draws the line at 0 (on a terminal). */
+void cli_progress_begin_line(cli_progress *p);
 /** Totals done so far; redraws the line at most four times a second. */
 void cli_progress_update(cli_progress *p, uint64_t objects_done, uint64_t bytes_done);
 /** Erases the line (before an error message). */

@@ -453,6 +453,7 @@ int cli_cmd_cp(int argc, char **argv) {
         cli_progress_start(&pr, ar.set[O_QUIET], nelem ? obj_rows * per_row : 0, nbytes,
                            spec.sharded ? "shards" : "chunks");
         if (nelem == 0) goto commit;
+        cli_progress_begin_line(&pr);
         uint64_t grid0 = spec.ndim ? (spec.sharded ? spec.shards[0] : spec.chunks[0]) : 1;
         uint64_t rows = cli_slab_rows(spec.ndim, spec.shape, grid0, spec.itemsize, slab_budget(ctx));
         uint64_t total_rows = spec.ndim ? spec.shape[0] : 1;

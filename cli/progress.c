@@ -33,6 +33,12 @@ void cli_progress_start(cli_progress *p, int quiet, uint64_t objects, uint64_t b
     p->t0 = p->last = now_s();
 }
 
+static void draw(cli_progress *p);
+
+void cli_progress_begin_line(cli_progress *p) {
+    if (p->tty) draw(p); /* at once: a first slab can take seconds */
+}
+
 static void draw(cli_progress *p) {
     double el = now_s() - p->t0;
     char done[32], total[32], rate[32], eta[32] = "-";

@@ -181,6 +181,15 @@ expect_rc 0 "$ZGPU" cp st/a.zarr st/b.zarr --chunks 3,1
 grep -q '^zgpu: copied 8 chunks, 24 B in ' err.txt && ok || bad "cp summary: $(cat err.txt)"
 expect_rc 0 "$ZGPU" cp st/a.zarr st/c.zarr --quiet --shards 6,4 --chunks 3,2
 [ ! -s err.txt ] && ok || bad "cp --quiet printed: $(cat err.txt)"
+# on a terminal (script(1) gives it one): a progress line redrawn in place, then the summary
+if command -v script > /dev/null; then
+    ZGPU_CLI_SLAB_BYTES=16 script -qc "'$ZGPU' cp st/a.zarr st/e.zarr --chunks 1,4" /dev/null > tty.txt 2>&1
+    if grep -q $'\r\033\[Kcp: 0/6 chunks, 0 B/24 B' tty.txt &&
+       grep -q $'\r\033\[Kzgpu: copied 6 chunks, 24 B in ' tty.txt; then ok; else bad "cp progress: $(cat -A tty.txt)"; fi
+    rm -rf st/e.zarr
+else
+    echo "skipped: cp progress on a terminal (no script(1))"
+fi
 expect_rc 1 "$ZGPU" cp st/a.zarr st/b.zarr          # exists
 expect_rc 0 "$ZGPU" cp st/c.zarr st/b.zarr --overwrite -q
 "$ZGPU" info st/b.zarr > info.txt 2>&1 && grep -q '^shard_shape: *\[6, 4\]$' info.txt && ok || bad "cp --overwrite: $(cat info.txt)"
