@@ -1,6 +1,7 @@
 /* The filesystem store against a hostile tree, through the public API: FIFOs, sockets, devices and directories
  * where a chunk or zarr.json should be (an error naming it, at once, never a block or the fill value); stores
- * confined to their tree (links out refused for reads and writes, links inside followed; the walk used without
+ * confined to their tree (links out refused for reads and writes and left out of group members, links inside
+ * followed; the walk used without
  * openat2 refuses every link); leftover temporaries of killed writers (removed by the next writer, a live
  * writer's kept); sharded reads under a low descriptor limit (they wait for descriptors and keep fewer files
  * open instead of failing). */
@@ -257,6 +258,32 @@ static void confinement(int walk) {
     zg_store_fs_test_walk(0);
 }
 
+/* A confined group lists no member that a link leads outside; unconfined, it does. */
+static void confined_members(void) {
+    char group[512], inside[600], outside[600], link[600];
+    snprintf(group, sizeof group, "%s/grp", dir);
+    zgpu_group *g = NULL;
+    CHECK_OK(zgpu_group_create(ctx, group, 3, NULL, 0, &g));
+    zgpu_group_close(g);
+    snprintf(inside, sizeof inside, "%s/grp/inner", dir);
+    make_plain("grp/inner", inside);
+    make_plain("elsewhere", outside);
+    snprintf(link, sizeof link, "%s/grp/linked", dir);
+    CHECK(symlink(outside, link) == 0);
+    char *json = NULL;
+    CHECK_OK(zgpu_group_open(ctx, group, &g));
+    if (g) CHECK_OK(zgpu_group_members(g, &json));
+    CHECK_MSG(json && strstr(json, "\"inner\"") && strstr(json, "\"linked\""), "unconfined: %s", json ? json : "");
+    zgpu_free(json);
+    json = NULL;
+    zgpu_group_close(g);
+    CHECK_OK(zgpu_group_open(cctx, group, &g));
+    if (g) CHECK_OK(zgpu_group_members(g, &json));
+    CHECK_MSG(json && strstr(json, "\"inner\"") && !strstr(json, "\"linked\""), "confined: %s", json ? json : "");
+    zgpu_free(json);
+    zgpu_group_close(g);
+}
+
 /* A stale temporary (unlocked, old) goes with the next write into its directory; a live one (locked by a
  * child standing for a writer in progress) stays; neither is ever listed as a key. */
 static void leftovers(void) {
@@ -382,6 +409,7 @@ int main(void) {
     special_chunks();
     confinement(0);
     confinement(1);
+    confined_members();
     leftovers();
     low_descriptors();
     zgpu_context_free(ctx);
