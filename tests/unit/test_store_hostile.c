@@ -1,10 +1,9 @@
 /* The filesystem store against a hostile tree, through the public API: FIFOs, sockets, devices and directories
  * where a chunk or zarr.json should be (an error naming it, at once, never a block or the fill value); stores
  * confined to their tree (links out refused for reads and writes and left out of group members, links inside
- * followed; the walk used without
- * openat2 refuses every link); leftover temporaries of killed writers (removed by the next writer, a live
- * writer's kept); sharded reads under a low descriptor limit (they wait for descriptors and keep fewer files
- * open instead of failing). */
+ * followed; the walk used without openat2 refuses every link); leftover temporaries of killed writers (removed
+ * by the next writer, a live writer's kept); sharded reads under a low descriptor limit (they wait for
+ * descriptors and keep fewer files open instead of failing). */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
