@@ -926,6 +926,15 @@ def store_cases() -> List[Case]:
     sub = {"timeout": 20}
     sd = s.data()
     other_vals = _values_with(s, sd[32:64, 0:32])  # the values of chunk c/1/0, the link's target
+    # Sharded reads under a low descriptor limit: 64 shards, 2 threads, 20 descriptors (stdio, Python's, the
+    # library's own take some): fewer open files, not "Too many open files".
+    def many_shards(d: str, b: Builder) -> None:
+        import zgpu
+        a = zgpu.create(os.path.join(d, "a.zarr"), shape=SHAPE, dtype="int32", chunks=(4, 4), shards=(8, 8),
+                        compressors=[_zstd()])
+        a[...] = base_data()
+    out.append(Case("store/sharded-low-nofile", "store", "v3-shard-zstd", many_shards, "ok",
+                    values=lambda _: base_data(), child={"timeout": 60, "nofile": 20}))
     for name, build, exp, errs, names, child, confine, skip_root, values in [
         ("fifo-as-chunk", replace_chunk(os.mkfifo), "error", IO_OR_CORRUPT, (s.key,), sub, False, False, None),
         ("fifo-as-chunk-v2", replace_chunk(os.mkfifo, s2), "error", IO_OR_CORRUPT, (s2.key,), sub, False, False,

@@ -110,7 +110,7 @@ def read_in_child(array: str, select: Any, device: Optional[str], confine: bool,
     """Reads in a child process with a timeout (a FIFO must not block the suite) and, for bombs on the host, an
     address-space limit a little above what the child had after a clean warm-up read."""
     req = {"array": array, "select": _encode_select(select), "device": device, "confine": confine,
-           "rlimit_extra": child.get("rlimit_extra") if device is None else None,
+           "rlimit_extra": child.get("rlimit_extra") if device is None else None, "nofile": child.get("nofile"),
            "npy": os.path.join(workdir, "child-values-%s.npy" % ("host" if device is None else "device"))}
     env = dict(os.environ)
     env["MALLOC_ARENA_MAX"] = "2"  # glibc reserves 64 MiB of address space per arena: keep the baseline honest
@@ -164,6 +164,13 @@ def child_main(req: Dict[str, Any]) -> None:
             f.write("5")
     except OSError:
         pass
+    if req.get("nofile"):
+        # `nofile` descriptors free above the highest one open now (stdio, Python's)
+        import glob
+        used = [int(os.path.basename(p)) for p in glob.glob("/proc/self/fd/*")]
+        n = max(used) + 1 + int(req["nofile"])
+        resource.setrlimit(resource.RLIMIT_NOFILE, (n, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+        info.update(nofile_limit=n, fds_open=len(used))
     gpu = req.get("device") not in (None, TWIN)
     if gpu:
         # warm up on the device too (context, buffer sets), then what the GPU has free: buffers a read grows
