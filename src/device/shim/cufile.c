@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -88,9 +89,21 @@ static const char *cufile_error_name(int err) {
 /* Opens and registers `path` with cuFile; on failure closes what it opened and says why. */
 static zgpu_status open_registered(const char *path, int *fd_out, cufile_handle *fh) {
     ZG_RETURN_IF(!zg_gds_usable(1, NULL), ZGPU_ERR_CUDA, "GDS: %s", gds.why);
-    int fd = open(path, O_RDONLY | O_DIRECT);
-    if (fd < 0) fd = open(path, O_RDONLY); /* file systems without O_DIRECT: cuFile's compatibility mode */
+    /* non-blocking, then fstat: a FIFO or device swapped in after planning must not block or be read */
+    int fd = open(path, O_RDONLY | O_DIRECT | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* no O_DIRECT: cuFile's compatibility mode */
     ZG_RETURN_IF(fd < 0, ZGPU_ERR_IO, "GDS: cannot open '%s': %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        int e = errno;
+        close(fd);
+        return zg_error(ZGPU_ERR_IO, "GDS: cannot stat '%s': %s", path, strerror(e));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        return zg_error(ZGPU_ERR_IO, "GDS: '%s' is not a regular file", path);
+    }
+    (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK); /* cuFile sees the flags it always saw */
     cufile_descr d;
     memset(&d, 0, sizeof d);
     d.type = 1;
