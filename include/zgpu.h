@@ -164,8 +164,12 @@ ZGPU_API zgpu_status zgpu_array_open(zgpu_context *ctx, const char *path, zgpu_a
  *    zgpu_array_commit() swaps the finished array in, its metadata written last. Closing the array without a
  *    commit (or the process dying) discards the stage and leaves the path as it was. Without OVERWRITE, a
  *    node or a non-empty directory at the path is ZGPU_ERR_EXISTS (at creation, and again at the commit).
+ *    Resizes and attribute changes of a staged array are written with its metadata at the commit.
  * Leftovers of writers killed while staging are recognised (their lock is free) and removed by the next
  * writer of the path; an opener finding nothing at the path puts back an old node a killed writer had moved.
+ * A path that renames cannot replace (the root of a mount, or a directory whose parent is not writable): when
+ * it is an empty directory, the array is built in it, its metadata still written last (at the commit when
+ * staged; a discarded one empties it again); a node there is not replaced: ZGPU_ERR_IO.
  */
 ZGPU_API zgpu_status zgpu_array_create(zgpu_context *ctx, const char *path, const char *metadata_json,
                                        int overwrite, zgpu_array **out);
