@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,8 +28,12 @@
 #define RENAME_EXCHANGE (1 << 1)
 #endif
 
-static atomic_int force_fallback;
+static atomic_int force_fallback, crash_at;
 void zg_stage_force_fallback(int on) { atomic_store(&force_fallback, on); }
+void zg_stage_test_crash(int where) { atomic_store(&crash_at, where); }
+static void test_crash(int where) {
+    if (atomic_load(&crash_at) == where) raise(SIGKILL);
+}
 
 /* renameat2 through the system call (glibc before 2.28 has no wrapper); -1 with ENOSYS where there is none. */
 static int rename2(const char *from, const char *to, unsigned flags) {
@@ -489,6 +494,7 @@ zgpu_status zg_stage_commit(zg_stage *s, int overwrite, const char *where) {
         }
         if (!atomic_load(&force_fallback)) {
             if (rename2(s->path, s->dest, RENAME_EXCHANGE) == 0) {
+                test_crash(2);
                 char *old = strdup(s->path); /* the old tree now has the staging name */
                 finish(s, old ? old : NULL);
                 free(old);
@@ -516,12 +522,14 @@ zgpu_status zg_stage_commit(zg_stage *s, int overwrite, const char *where) {
             if (e == ENOENT) continue;
             return zg_error(ZGPU_ERR_IO, "%s: cannot move '%s' aside: %s", where, s->dest, strerror(e));
         }
+        test_crash(1);
         if (rename(s->path, s->dest) != 0) {
             int e = errno;
             rename(o, s->dest); /* put the old tree back */
             free(o);
             return zg_error(ZGPU_ERR_IO, "%s: cannot rename '%s' to '%s': %s", where, s->path, s->dest, strerror(e));
         }
+        test_crash(2);
         finish(s, o);
         free(o);
         return ZGPU_OK;

@@ -58,5 +58,8 @@ void zg_stage_discard(zg_stage *s);
 int zg_stage_is_leftover(const char *name);
 /** Tests only: 1 forces the two-rename swap where RENAME_EXCHANGE would work (process-wide). */
 void zg_stage_force_fallback(int on);
+/** Tests only: the process kills itself (SIGKILL) in a commit: 1 between the two renames of the fallback,
+ *  2 once the new tree is in place, before the old one is deleted; 0 (default) never. */
+void zg_stage_test_crash(int where);
 
 #endif
