@@ -53,7 +53,7 @@ static const char usage_cp[] =
     "  --codec SPEC         compressor of DST (see zgpu write --help)\n"
     "  --overwrite          replace an existing array at DST\n"
     "  --threads N          decode/encode threads (0 = all CPUs)\n"
-    "  --quiet              no progress line and no summary\n"
+    "  -q, --quiet          no progress line and no summary\n"
     "\n"
     "DST is built in a hidden directory beside it and renamed into place when complete: until then (and if the\n"
     "copy is interrupted) DST holds what it held before, or nothing. On a terminal a progress line shows the\n"
