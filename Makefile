@@ -7,8 +7,8 @@
 #                   Python package tests, the hostile-input suite's fast subset (tests/hostile), and beside
 #                   them the unit tests under ASan+UBSan (build-asan/), whose long exhaustive suites run a
 #                   sample there (a different one each run)
-#   make test-long  make test with those suites whole under ASan too, the whole hostile-input suite, and
-#                   CUDA built for every current GPU
+#   make test-long  make test with those suites whole under ASan too, the whole hostile-input suite, 50 kill -9
+#                   rounds per fault scenario (ZGPU_FAULT_ROUNDS), and CUDA built for every current GPU
 #   make test-fast  build + ctest only
 #   make demo       build, write a sample array, read it back (GPU if present) and report the speed
 #   make bench      CPU read-all benchmark vs tensorstore and zarr-python (BENCH_ARGS="--planes 64" for a quick run)
@@ -114,7 +114,8 @@ test: deps
 	echo "make test: all stages passed ($(TEST_STAGES) test-asan)"
 
 test-long:
-	@$(MAKE) --no-print-directory test ASAN_SAMPLE=1 ZGPU_CUDA_ARCHS= ZGPU_HOSTILE=full
+	@ZGPU_FAULT_ROUNDS=$${ZGPU_FAULT_ROUNDS:-50} $(MAKE) --no-print-directory test ASAN_SAMPLE=1 ZGPU_CUDA_ARCHS= \
+	  ZGPU_HOSTILE=full
 
 test-fast: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(CTEST_JOBS)
