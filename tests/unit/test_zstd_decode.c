@@ -2,6 +2,7 @@
  * the CPU in the same three steps as the GPU kernels (K1 per block, K2 per frame, K3 per block in any order
  * that respects the waits), against libzstd on frames that reach every part of the format, on batches of
  * many frames, and on damaged frames (never a wild access: ASan; decoded output only when libzstd agrees). */
+#include <limits.h>
 #include <stdio.h>
 
 #include "gpucodec/zstd/zstd_plan.h"
@@ -170,6 +171,145 @@ static void test_damaged(zcase *cs, size_t n) {
     CHECK_MSG(ours_only <= trials / 100, "ours accepts %d frames libzstd rejects", ours_only);
 }
 
+/* ---- Huffman streams not read exactly to their first bit (issue 25; RFC 8878 4.2.2, see zstd_cases.h) ----
+ * libzstd 1.5's fast 4-stream Huffman decoder does not check that rule, so it decodes such frames (to other bytes
+ * than were written: without a content checksum nothing else notices). The small hand-made frames below take its
+ * plain path, which checks the rule: libzstd 1.5.4 rejects them too (printed, not asserted). */
+
+/* Bits of stream src[0, n) left after `count` symbols of the table's code (negative: read past its first bit),
+ * counted bit by bit from the stream's top: independent of zd_br and zd_huf_stream's fast loops. */
+static long huf_bits_left(const zg_zd_huf_desc *hd, const uint8_t *src, uint32_t n, uint32_t count) {
+    uint16_t table[1 << ZG_ZD_HUF_LOG_MAX], start[256];
+    zd_huf_starts(hd, start);
+    for (uint32_t s = 0; s < hd->nsym; s++) zd_huf_fill(table, hd, start, s);
+    if (n == 0 || src[n - 1] == 0) return LONG_MIN;
+    long top = 8 * (long)(n - 1) + zd_highbit(src[n - 1]); /* bits below the start mark */
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t v = 0;
+        for (uint32_t k = 1; k <= hd->max_bits; k++) { /* the next max_bits bits, those before the stream 0 */
+            long bit = top - (long)k;
+            v = v << 1 | (bit >= 0 ? (uint32_t)(src[bit >> 3] >> (bit & 7) & 1) : 0u);
+        }
+        top -= table[v] >> 8;
+    }
+    return top;
+}
+
+/* Bits left in each Huffman stream of a frame's first Huffman block; returns the block's stream count (0: none). */
+static int frame_bits_left(const uint8_t *p, size_t n, size_t size, long left[4]) {
+    zg_zd_plan pl;
+    zg_zd_plan_init(&pl);
+    int streams = 0;
+    if (zg_zd_plan_frame(&pl, p, n, size, 0) == ZGPU_OK)
+        for (size_t b = 0; b < pl.n_blocks && !streams; b++) {
+            const zg_zd_block *blk = &pl.blocks[b];
+            if (blk->type != ZG_ZD_BLOCK_COMPRESSED || blk->lit_type != ZG_ZD_LIT_HUF) continue;
+            uint64_t at = blk->src + blk->lit_off;
+            for (int k = 0; k < blk->n_streams; at += blk->stream_len[k], k++)
+                left[k] = huf_bits_left(&pl.hufs[blk->huf], p + at, blk->stream_len[k], zd_stream_count(blk, k));
+            streams = blk->n_streams;
+        }
+    zg_zd_plan_free(&pl);
+    return streams;
+}
+
+/* CPU model of the GPU decoder on one frame: its ZG_ZD_* code (-1: the host plan rejects it). */
+static int model_decode(const uint8_t *p, size_t n, size_t size, uint8_t *out) {
+    zg_zd_plan pl;
+    zg_zd_plan_init(&pl);
+    int err = -1;
+    if (zg_zd_plan_frame(&pl, p, n, size, 0) == ZGPU_OK) zc_cpu_run(&pl, p, &out, &err);
+    zg_zd_plan_free(&pl);
+    return err;
+}
+
+/* Frames written by hand (zc_hand_frame), in 1 and 4 streams: undamaged, libzstd and the model decode them to
+ * the literals with every stream read exactly; with 2 bits left over in a stream, or its last code 1 bit past
+ * its start, the model rejects them for the rule. */
+static void test_huf_hand_frames(void) {
+    uint8_t lit[40], f[128], out[64], ref[64];
+    zc_hand_literals(lit);
+    for (int four = 0; four <= 1; four++) {
+        size_t m = zc_hand_frame(f, lit, 40, four, -1, 0);
+        long left[4] = {9, 9, 9, 9};
+        CHECK_EQ_U64(frame_bits_left(f, m, 40, left), four ? 4 : 1);
+        CHECK(left[0] == 0 && (!four || (left[1] == 0 && left[2] == 0 && left[3] == 0)));
+        size_t r = ZSTD_decompress(ref, sizeof ref, f, m);
+        CHECK_MSG(!ZSTD_isError(r) && r == 40 && memcmp(ref, lit, 40) == 0, "%d streams: libzstd: %s", four ? 4 : 1,
+                  ZSTD_isError(r) ? ZSTD_getErrorName(r) : "other bytes");
+        CHECK_EQ_U64(model_decode(f, m, 40, out), ZG_ZD_OK);
+        CHECK(memcmp(out, lit, 40) == 0);
+        for (int how = 1; how <= 2; how++) {
+            const int bad = four ? (how == 1 ? 1 : 3) : 0;
+            m = zc_hand_frame(f, lit, 40, four, bad, how);
+            for (int k = 0; k < 4; k++) left[k] = 0;
+            CHECK_EQ_U64(frame_bits_left(f, m, 40, left), four ? 4 : 1);
+            CHECK_MSG(left[bad] == (how == 1 ? 2 : -1), "%d streams, damage %d: stream %d has %ld bits left",
+                      four ? 4 : 1, how, bad, left[bad]);
+            for (int k = 0; k < (four ? 4 : 1); k++) CHECK(k == bad || left[k] == 0);
+            const int e = model_decode(f, m, 40, out);
+            CHECK_MSG(e == ZG_ZD_E_LITERALS, "%d streams, damage %d: the model gives %d", four ? 4 : 1, how, e);
+            r = ZSTD_decompress(ref, sizeof ref, f, m);
+            printf("hand-made frame, %d stream(s), %s: ours rejects it (%s); libzstd: %s\n", four ? 4 : 1,
+                   how == 1 ? "2 bits left over" : "1 bit read past the start", zg_zd_error_text(e),
+                   ZSTD_isError(r) ? ZSTD_getErrorName(r) : "decodes it");
+        }
+    }
+}
+
+/* The chunk of test_gpu_hostile.c's set-up "zstd" (zc_hostile_chunk) with that test's 48 single bit flips. Where
+ * libzstd decodes a flipped frame and the model rejects it, the reason must be the rule: a Huffman stream with
+ * bits left over or read past its first bit, and libzstd's bytes not the original ones. With libzstd 1.5.4's
+ * frame (by its XXH64) these are exactly the 8 flips the GPU test met on an H200, all in the 4-stream literals
+ * of the frame's only block: stream 0 (bytes 57-661) at bytes 214, 321, 428; stream 1 (662-1299) at 856, 1070,
+ * 1284; stream 3 (1932-2574) at 2354, 2461. */
+static void test_huf_hostile_flips(void) {
+    const size_t size = 64 * 64 * 4, cap = ZSTD_compressBound(size);
+    uint32_t *data = (uint32_t *)malloc(size);
+    uint8_t *frame = (uint8_t *)malloc(cap), *d = (uint8_t *)malloc(cap), *ref = (uint8_t *)malloc(size),
+            *out = (uint8_t *)malloc(size);
+    const size_t n = zc_hostile_chunk(data, frame, cap);
+    CHECK(n > 0);
+    const int known = n == 5030 && zd_xxh64(frame, n) == ZC_HOSTILE_XXH64;
+    static const int want_stream[8] = {0, 0, 0, 1, 1, 1, 3, 3};
+    static const long want_left[8] = {9, -20, -30, 7, 2, 2, -20, -20};
+    int loose = 0, other = 0;
+    for (int k = 0; k < 48 && n; k++) {
+        const size_t at = (size_t)k * (n - 1) / 47;
+        memcpy(d, frame, n);
+        d[at] ^= (uint8_t)(1u << (k % 8));
+        const size_t r = ZSTD_decompress(ref, size, d, n);
+        const int e = model_decode(d, n, size, out);
+        if (ZSTD_isError(r) || r != size || e != ZG_ZD_E_LITERALS) {
+            other += !ZSTD_isError(r) && r == size && e != ZG_ZD_OK; /* libzstd decodes, we reject otherwise */
+            continue;
+        }
+        long left[4] = {0, 0, 0, 0};
+        const int ns = frame_bits_left(d, n, size, left);
+        int s = -1;
+        for (int q = 0; q < ns; q++)
+            if (left[q] != 0 && s < 0) s = q;
+        CHECK_MSG(s >= 0, "bit %d of byte %zu: rejected for a Huffman stream, yet each is read exactly", k % 8, at);
+        CHECK_MSG(memcmp(ref, data, size) != 0, "bit %d of byte %zu: libzstd's bytes are the original ones", k % 8, at);
+        if (known)
+            CHECK_MSG(loose < 8 && k == zc_hostile_loose[loose] && ns == 4 && s == want_stream[loose] &&
+                          left[s] == want_left[loose],
+                      "bit %d of byte %zu: stream %d of %d, %ld bits left", k % 8, at, s, ns, s >= 0 ? left[s] : 0);
+        printf("bit %d of byte %zu flipped: %d-stream literals, stream %d has %ld bits left; libzstd decodes it to "
+               "other bytes, ours rejects it\n", k % 8, at, ns, s, s >= 0 ? left[s] : 0);
+        loose++;
+    }
+    printf("hostile chunk (libzstd %s, %zu bytes%s): %d flips rejected for this rule alone\n", ZSTD_versionString(),
+           n, known ? ", the frame the GPU test met" : "", loose);
+    CHECK_EQ_U64(other, 0);
+    if (known) CHECK_EQ_U64(loose, 8);
+    free(data);
+    free(frame);
+    free(d);
+    free(ref);
+    free(out);
+}
+
 static void test_xxh64(void) {
     /* reference values of XXH64 with seed 0 (xxHash's own test vectors) */
     CHECK_EQ_U64(zd_xxh64((const uint8_t *)"", 0), 0xEF46DB3751D8E999ull);
@@ -207,6 +347,8 @@ int main(void) {
     test_cases_one_by_one(cs, n);
     test_one_batch(cs, n);
     test_damaged(cs, n);
+    test_huf_hand_frames();
+    test_huf_hostile_flips();
     zc_free(cs, n);
     TEST_MAIN_END();
 }

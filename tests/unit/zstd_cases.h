@@ -134,6 +134,89 @@ static size_t zc_build(zcase **out, int small) {
     return n;
 }
 
+/* ---- Huffman literal streams not read exactly to their first bit (issue 25) ----
+ * RFC 8878 4.2.2 (Huffman-Coded Streams): decoding "continues up to reading the required number of symbols per
+ * stream. If a bitstream is not entirely and exactly consumed, hence reaching exactly its beginning position
+ * with all bits consumed, the decoding process is considered faulty." zgpu's decoder holds every stream to it
+ * (zd_huf_stream; K1h on the GPU): ZG_ZD_E_LITERALS. */
+
+static void zc_put_bits(uint8_t *p, uint32_t *pos, uint32_t v, uint32_t len) { /* v's bits from the lowest up */
+    for (uint32_t b = 0; b < len; b++, ++*pos)
+        if (v >> b & 1) p[*pos >> 3] |= (uint8_t)(1u << (*pos & 7));
+}
+
+/* The 40 literals of the hand-made frames (symbols 0-2; the last of the 1 stream and of streams 0 and 3 of 4 take
+ * a 2-bit code). */
+static void zc_hand_literals(uint8_t lit[40]) {
+    for (uint32_t i = 0; i < 40; i++) lit[i] = (uint8_t)((i * 7 + i / 5) % 3);
+    lit[9] = lit[39] = 1;
+}
+
+/* A frame written by hand: one compressed block of `nlit` (< 256) Huffman-coded literals (symbols 0, 1, 2 of weights
+ * 2, 1 and the implied 1: Max_Number_of_Bits 2, codes 1, 00, 01), in 1 or 4 streams, no sequences. Stream `bad`
+ * is damaged: how 1, two codes more below its literals' (2 bits left over); how 2, its last literal's 2-bit code
+ * written short by one bit (its decode reads 1 bit before the stream). f needs 128 bytes; returns its size. */
+static size_t zc_hand_frame(uint8_t *f, const uint8_t *lit, uint32_t nlit, int four, int bad, int how) {
+    static const uint32_t code[3] = {1, 0, 1}, len[3] = {1, 2, 2};
+    uint8_t streams[4][80];
+    uint32_t sn[4], ns = four ? 4 : 1, seg = four ? (nlit + 3) / 4 : nlit;
+    for (uint32_t k = 0, first = 0; k < ns; first += seg, k++) {
+        const uint32_t cnt = k + 1 < ns ? seg : nlit - first;
+        uint32_t pos = 0;
+        memset(streams[k], 0, sizeof streams[k]);
+        if ((int)k == bad && how == 1) zc_put_bits(streams[k], &pos, 3, 2); /* two codes '1' after its last literal */
+        for (uint32_t i = cnt; i-- > 0;) { /* the last literal first: decoding reads from the top */
+            const uint8_t s = lit[first + i];
+            if ((int)k == bad && how == 2 && i == cnt - 1) zc_put_bits(streams[k], &pos, code[s] >> 1, len[s] - 1);
+            else zc_put_bits(streams[k], &pos, code[s], len[s]);
+        }
+        zc_put_bits(streams[k], &pos, 1, 1); /* the start mark */
+        sn[k] = (pos + 7) / 8;
+    }
+    const uint32_t lit_c = 2 + (four ? 6 : 0) + sn[0] + (four ? sn[1] + sn[2] + sn[3] : 0);
+    const uint8_t head[6] = {0x28, 0xb5, 0x2f, 0xfd, 0x20, (uint8_t)nlit}; /* single segment, 1-byte size */
+    memcpy(f, head, 6);
+    size_t m = 6;
+    const uint32_t bsize = 3 + lit_c + 1, bh = 1u | 2u << 1 | bsize << 3; /* last, compressed */
+    const uint32_t lh = 2u | (four ? 1u : 0u) << 2 | nlit << 4 | lit_c << 14; /* Huffman, 10-bit sizes */
+    for (int b = 0; b < 3; b++) f[m++] = (uint8_t)(bh >> (8 * b));
+    for (int b = 0; b < 3; b++) f[m++] = (uint8_t)(lh >> (8 * b));
+    f[m++] = 0x81; /* weights given directly, 2 of them: 2, 1 */
+    f[m++] = 0x21;
+    for (uint32_t k = 0; four && k < 3; k++) { /* jump table */
+        f[m++] = (uint8_t)sn[k];
+        f[m++] = (uint8_t)(sn[k] >> 8);
+    }
+    for (uint32_t k = 0; k < ns; k++) {
+        memcpy(f + m, streams[k], sn[k]);
+        m += sn[k];
+    }
+    f[m++] = 0; /* Number_of_Sequences */
+    return m;
+}
+
+/* test_gpu_hostile.c's set-up "zstd": its array's one chunk, 64 x 64 uint32 ramps with noise (the 12th array that
+ * test writes, from the same generator), written as src/codec/zstd.c writes it (level 3, no checksum, the content
+ * size). data: 4096 values; returns the frame's size (0: failed). The test flips bit k % 8 of byte k * (n - 1) / 47,
+ * k < 48. With libzstd 1.5.4 the frame has XXH64 ZC_HOSTILE_XXH64, and 8 of the flips (zc_hostile_loose) leave a
+ * Huffman literals stream of its only block (4 streams) not read exactly, which libzstd decodes and zgpu rejects. */
+#define ZC_HOSTILE_XXH64 UINT64_C(0x5606fd319e3a77ca)
+static const int zc_hostile_loose[8] = {2, 3, 4, 8, 10, 12, 22, 23};
+static size_t zc_hostile_chunk(uint32_t *data, uint8_t *frame, size_t cap) {
+    uint32_t rng = 2025;
+    for (int i = 0; i < 12 * 4096; i++) {
+        rng = rng * 1664525u + 1013904223u;
+        if (i >= 11 * 4096) data[i - 11 * 4096] = (uint32_t)((i - 11 * 4096) / 7 * 3 + ((rng >> 8) & 7));
+    }
+    ZSTD_CCtx *c = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 3);
+    ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 0);
+    ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 1);
+    const size_t r = ZSTD_compress2(c, frame, cap, data, 4096 * 4);
+    ZSTD_freeCCtx(c);
+    return ZSTD_isError(r) ? 0 : r;
+}
+
 static void zc_free(zcase *cs, size_t n) {
     for (size_t i = 0; i < n; i++) {
         free(cs[i].raw);
