@@ -164,13 +164,6 @@ def child_main(req: Dict[str, Any]) -> None:
             f.write("5")
     except OSError:
         pass
-    if req.get("nofile"):
-        # `nofile` descriptors free above the highest one open now (stdio, Python's)
-        import glob
-        used = [int(os.path.basename(p)) for p in glob.glob("/proc/self/fd/*")]
-        n = max(used) + 1 + int(req["nofile"])
-        resource.setrlimit(resource.RLIMIT_NOFILE, (n, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
-        info.update(nofile_limit=n, fds_open=len(used))
     gpu = req.get("device") not in (None, TWIN)
     if gpu:
         # warm up on the device too (context, buffer sets), then what the GPU has free: buffers a read grows
@@ -183,6 +176,14 @@ def child_main(req: Dict[str, Any]) -> None:
         except Exception:  # noqa: BLE001 - the warm-up only prepares
             pass
         free0 = cupy.cuda.runtime.memGetInfo()[0]
+    if req.get("nofile"):
+        # `nofile` descriptors free above the highest one open now (stdio, Python's, and on the device CUDA's:
+        # the limit comes after the device warm-up, since the CUDA runtime cannot start under it)
+        import glob
+        used = [int(os.path.basename(p)) for p in glob.glob("/proc/self/fd/*")]
+        n = max(used) + 1 + int(req["nofile"])
+        resource.setrlimit(resource.RLIMIT_NOFILE, (n, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+        info.update(nofile_limit=n, fds_open=len(used))
     reset = True
     try:
         with open("/proc/self/clear_refs", "w") as f:
@@ -237,6 +238,13 @@ def check_expected(case: Any, out: Outcome, array: str) -> List[str]:
     return bad
 
 
+# Damage the host's library decodes (to wrong values) and the device rightly rejects, by the device's message:
+# - a zstd Huffman literals stream not read exactly to its start: RFC 8878 section 4.2.2 calls such a stream
+#   faulty; libzstd's fast 4-stream decoder skips that check (tests/unit/test_zstd_decode.c shows both);
+# - an LZ4 match offset of 0, which the LZ4 block format forbids and liblz4 1.9 copies unwritten output for.
+DEVICE_STRICTER = ("a Huffman literals stream does not decode to its literal count", "match offset 0")
+
+
 def check_agree(host: Outcome, dev: Outcome) -> List[str]:
     """Device against host: same outcome class, never accepting what the host rejects, equal values."""
     if dev.kind in ("timeout", "crash"):
@@ -244,6 +252,8 @@ def check_agree(host: Outcome, dev: Outcome) -> List[str]:
     if host.kind == "error" and dev.kind == "ok":
         return ["device ACCEPTED what the host rejects (%s)" % host.short()]
     if host.kind == "ok" and dev.kind != "ok":
+        if dev.kind == "error" and any(m in dev.msg for m in DEVICE_STRICTER):
+            return []  # the device is right and the host library lenient (DEVICE_STRICTER says why)
         return ["device rejected what the host reads: %s" % dev.short()]
     if host.kind == "ok":
         if host.values.shape != dev.values.shape or not np.array_equal(host.values, dev.values):
