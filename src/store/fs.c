@@ -4,10 +4,9 @@
  * killed writer's leftover (unlocked, old) from a live one and removes it.
  *
  * Only regular files are values: everything is opened non-blocking and checked with fstat, so a FIFO, socket
- * or device never blocks a read and is an error naming it (store.h). Descriptors: those held for one
- * operation ("brief") and those kept across operations (open_file, the root of a confined store, the lock file)
- * are counted process-wide; an open that finds the process out of descriptors waits for a brief one to be
- * released and retries, and open_file keeps fewer files open from then on. */
+ * or device never blocks a read and is an error naming it (store.h). Every descriptor is counted in the
+ * process's budget (fd_budget.h): an open that finds the process out of descriptors waits for one of zgpu's
+ * to be released and retries, and open_file keeps fewer files open from then on. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +25,7 @@
 #include <unistd.h>
 
 #include "store/store.h"
+#include "store/fd_budget.h"
 #include "common/status.h"
 
 enum {
@@ -43,164 +43,6 @@ typedef struct fs_store {
     size_t n_cleaned, cap_cleaned;
     pthread_mutex_t stripes[N_STRIPES];
 } fs_store;
-
-/* ---- descriptor accounting ---- */
-
-static atomic_int fd_brief;                  /* descriptors zgpu holds for one operation (soon released) */
-static atomic_int fd_kept;                   /* descriptors zgpu keeps open across operations */
-static atomic_int fd_waiters;
-static atomic_int kept_busy;                 /* kept files being read now (evict_one skips them) */
-static atomic_int kept_limit = INT_MAX;      /* set when the process runs out of descriptors */
-static _Atomic long shortage_at = -1000000;             /* when it last did (CLOCK_MONOTONIC seconds) */
-static atomic_uint fd_gen;                   /* bumped at every release */
-static _Thread_local int fd_mine;            /* brief descriptors this thread holds */
-static pthread_mutex_t fd_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t fd_cv = PTHREAD_COND_INITIALIZER;
-
-static int out_of_fds(int e) { return e == EMFILE || e == ENFILE; }
-
-/* Counted before the open, so that a thread that finds the process out of descriptors sees every descriptor
- * another thread is opening or holds. */
-static void fd_took(void) {
-    atomic_fetch_add(&fd_brief, 1);
-    fd_mine++;
-}
-
-static void fd_untake(void) { /* the open failed: nothing to release, nobody to wake */
-    atomic_fetch_sub(&fd_brief, 1);
-    fd_mine--;
-}
-
-static int counted_openat(int dir, const char *name, int flags, mode_t mode) {
-    fd_took();
-    int fd = openat(dir, name, flags, mode);
-    if (fd < 0) {
-        int e = errno;
-        fd_untake();
-        errno = e;
-    }
-    return fd;
-}
-
-/* Wakes threads waiting for a descriptor. Releases bump fd_gen before their counts drop, so that a thread
- * that sees the lower count also sees the new generation (and tries again rather than giving up). */
-static void fd_wake(void) {
-    atomic_fetch_add(&fd_gen, 1);
-    if (atomic_load(&fd_waiters) > 0) {
-        pthread_mutex_lock(&fd_mu);
-        pthread_cond_broadcast(&fd_cv);
-        pthread_mutex_unlock(&fd_mu);
-    }
-}
-
-/* A brief descriptor no longer held (closed by the caller, e.g. through closedir). */
-static void fd_forget(void) {
-    atomic_fetch_add(&fd_gen, 1);
-    atomic_fetch_sub(&fd_brief, 1);
-    fd_mine--;
-    fd_wake();
-}
-
-static void fd_close(int fd) {
-    close(fd);
-    fd_forget();
-}
-
-/* A brief descriptor of this thread becomes a kept one (counted kept before it stops counting as brief). */
-static void fd_keep(void) {
-    atomic_fetch_add(&fd_kept, 1);
-    atomic_fetch_sub(&fd_brief, 1);
-    fd_mine--;
-}
-
-static void fd_close_kept(int fd) {
-    close(fd);
-    atomic_fetch_add(&fd_gen, 1);
-    atomic_fetch_sub(&fd_kept, 1);
-    fd_wake();
-}
-
-static long mono_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long)ts.tv_sec;
-}
-
-/* Files open_file may keep open at once: a quarter of the descriptor limit; for 10 s after a shortage, half
- * of what was kept when it struck (lowered again by each shortage meanwhile). */
-static int kept_cap(void) {
-    struct rlimit rl;
-    long cap = INT_MAX;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) cap = (long)(rl.rlim_cur / 4);
-    if (mono_s() - atomic_load(&shortage_at) >= 10) return (int)cap;
-    int lim = atomic_load(&kept_limit);
-    return cap < lim ? (int)cap : lim;
-}
-
-static int evict_one(void);
-
-/* One open's wait for descriptors. */
-typedef struct fd_waiter {
-    unsigned gen;   /* fd_gen when the open last failed */
-    int idle_ms;    /* time spent waiting with nothing of zgpu's to wait for */
-} fd_waiter;
-
-#define FD_WAITER_INIT {atomic_load(&fd_gen), 0}
-
-/* After an open failed for want of descriptors: 1 = try again, because one was released since w->gen, or a
- * kept file gave up its descriptor (evict_one); it waits while other threads hold (or are opening) brief
- * ones. With nothing of zgpu's to wait for it still retries for a second, every 10 ms: the C library opens
- * descriptors of its own for a moment (malloc reads /sys/devices/system/cpu/online for a new thread's arena),
- * and so may the application. 0 = give up: that second passed, or this thread holds descriptors itself and
- * nothing came back for a second (threads each holding one and waiting for another). */
-static int fd_wait(fd_waiter *w) {
-    const int saved = errno;
-    int kept = atomic_load(&fd_kept);
-    const long t = mono_s();
-    if (t - atomic_exchange(&shortage_at, t) >= 10 || kept / 2 < atomic_load(&kept_limit))
-        atomic_store(&kept_limit, kept / 2); /* a new shortage, or a worse one */
-    int again = 0, waited_ms = 0;
-    pthread_mutex_lock(&fd_mu);
-    atomic_fetch_add(&fd_waiters, 1);
-    for (;;) {
-        unsigned g = atomic_load(&fd_gen);
-        if (g != w->gen) {
-            w->gen = g;
-            again = 1;
-            break;
-        }
-        const int others = atomic_load(&fd_brief) - fd_mine + atomic_load(&kept_busy);
-        if (others <= 0 || (fd_mine > 0 && waited_ms >= 1000)) break;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 100 * 1000000L; /* re-checked every 100 ms: a failed open undoes its count silently */
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        if (pthread_cond_timedwait(&fd_cv, &fd_mu, &ts) == ETIMEDOUT) waited_ms += 100;
-    }
-    atomic_fetch_sub(&fd_waiters, 1);
-    pthread_mutex_unlock(&fd_mu);
-    if (!again) again = evict_one();
-    unsigned g = atomic_load(&fd_gen); /* another thread's eviction or release meanwhile counts too */
-    again |= g != w->gen;
-    w->gen = g;
-    if (!again && w->idle_ms < 1000) {
-        struct timespec ts = {0, 10 * 1000000L};
-        nanosleep(&ts, NULL);
-        w->idle_ms += 10;
-        again = 1;
-    }
-    errno = saved;
-    return again;
-}
-
-static zgpu_status no_fds_error(const char *path) {
-    return zg_error(ZGPU_ERR_IO, "cannot open '%s': %s (zgpu holds %d descriptors for reads in progress and %d "
-                    "kept open; raise the limit, e.g. ulimit -n)", path, strerror(EMFILE),
-                    atomic_load(&fd_brief), atomic_load(&fd_kept));
-}
 
 /* ---- paths and resolution ---- */
 
@@ -288,7 +130,7 @@ static int root_fd(fs_store *fs) {
         close(fd);
         return expected;
     }
-    atomic_fetch_add(&fd_kept, 1);
+    zg_fd_kept_add();
     return fd;
 }
 
@@ -305,15 +147,15 @@ static int raw_open(fs_store *fs, const char *key, const char *path, int flags) 
 
 /* raw_open, waiting for descriptors when the process is out of them; the result is counted as brief. */
 static int counted_open(fs_store *fs, const char *key, const char *path, int flags) {
-    fd_waiter w = FD_WAITER_INIT;
+    zg_fd_waiter w = zg_fd_waiter_start();
     for (;;) {
-        fd_took();
+        zg_fd_took();
         int fd = raw_open(fs, key, path, flags);
         if (fd >= 0) return fd;
         int e = errno;
-        fd_untake();
+        zg_fd_untake();
         errno = e;
-        if (!out_of_fds(e) || !fd_wait(&w)) return -1;
+        if (!zg_fd_out_of(e) || !zg_fd_wait(&w)) return -1;
     }
 }
 
@@ -336,7 +178,7 @@ static zgpu_status open_error(fs_store *fs, const char *key, const char *path, i
     if (e == EXDEV && fs->confine)
         return zg_error(ZGPU_ERR_IO, "'%s': key '%s' leads outside the store through a symbolic link; refused because "
                         "the store '%s' is confined (confine_to_store)", path, key, fs->base.root);
-    if (out_of_fds(e)) return no_fds_error(path);
+    if (zg_fd_out_of(e)) return zg_fd_no_fds_error(path);
     struct stat st;
     if (e == ENXIO && lstat(path, &st) == 0) return not_regular(path, st.st_mode); /* a socket */
     return zg_error(ZGPU_ERR_IO, "cannot open '%s': %s", path, strerror(e));
@@ -348,11 +190,11 @@ static zgpu_status open_value(fs_store *fs, const char *key, char *path, int *fd
     *fd = -1;
     ZG_FORWARD(zg_store_fs_path(&fs->base, key, path));
     if (no_fd) {
-        fd_took();
+        zg_fd_took();
         *fd = raw_open(fs, key, path, O_RDONLY);
         if (*fd < 0) {
             int e = errno;
-            fd_untake();
+            zg_fd_untake();
             errno = e;
         }
     } else {
@@ -361,7 +203,7 @@ static zgpu_status open_value(fs_store *fs, const char *key, char *path, int *fd
     if (*fd < 0) {
         int e = errno;
         if (e == ENOENT || e == ENOTDIR) return ZGPU_OK;
-        if (no_fd && out_of_fds(e)) {
+        if (no_fd && zg_fd_out_of(e)) {
             *no_fd = 1;
             return ZGPU_OK;
         }
@@ -372,7 +214,7 @@ static zgpu_status open_value(fs_store *fs, const char *key, char *path, int *fd
     if (fstat(*fd, &st) != 0) status = zg_error(ZGPU_ERR_IO, "cannot stat '%s': %s", path, strerror(errno));
     else if (!S_ISREG(st.st_mode)) status = not_regular(path, st.st_mode);
     if (status != ZGPU_OK) {
-        fd_close(*fd);
+        zg_fd_close(*fd);
         *fd = -1;
         return status;
     }
@@ -407,7 +249,7 @@ static zgpu_status fs_get(zg_store *s, const char *key, zg_buf *out, int *found)
     if (fd < 0) return ZGPU_OK;
     zgpu_status st = zg_buf_reserve(out, (size_t)size);
     if (st == ZGPU_OK) st = read_full(fd, out->data, 0, size, path);
-    fd_close(fd);
+    zg_fd_close(fd);
     if (st != ZGPU_OK) return st;
     out->size = (size_t)size;
     *found = 1;
@@ -438,7 +280,7 @@ static zgpu_status fs_get_range(zg_store *s, const char *key, uint64_t offset, u
     }
     if (st == ZGPU_OK) st = check_range(path, size, offset, length);
     if (st == ZGPU_OK) st = read_full(fd, out, offset, length, path);
-    fd_close(fd);
+    zg_fd_close(fd);
     if (st == ZGPU_OK) *found = 1;
     return st;
 }
@@ -457,7 +299,7 @@ static zgpu_status fs_size(zg_store *s, const char *key, uint64_t *size, int *fo
         r = fd < 0 ? -1 : fstat(fd, &st);
         if (fd >= 0) {
             int e = errno;
-            fd_close(fd);
+            zg_fd_close(fd);
             errno = e;
         }
     }
@@ -500,22 +342,21 @@ static int evict_one(void) {
         if (f->fd >= 0 && f->users == 0) {
             close(f->fd);
             f->fd = -1;
-            atomic_fetch_add(&fd_gen, 1); /* under kept_mu: a thread finding nothing to evict after us sees it */
-            atomic_fetch_sub(&fd_kept, 1);
+            zg_fd_kept_dropped(); /* under kept_mu: a thread finding nothing to evict after us sees it */
             done = 1;
         }
         pthread_mutex_unlock(&f->mu);
     }
     pthread_mutex_unlock(&kept_mu);
-    if (done) fd_wake();
+    if (done) zg_fd_wake();
     return done;
 }
 
-/* store.h's open_file. Out of descriptors, or holding as many open as kept_cap allows, it keeps no file:
+/* store.h's open_file. Out of descriptors, or holding as many open as zg_fd_kept_cap allows, it keeps no file:
  * presence and size as fs_size finds them, and the caller reads ranges by key. */
 static zgpu_status fs_open_file(zg_store *s, const char *key, zg_store_file **f, uint64_t *size, int *found) {
     char path[ZG_PATH_MAX];
-    int fd = -1, no_fd = atomic_load(&fd_kept) >= kept_cap();
+    int fd = -1, no_fd = zg_fd_kept_count() >= zg_fd_kept_cap();
     *f = NULL;
     *found = 0;
     *size = 0;
@@ -528,7 +369,7 @@ static zgpu_status fs_open_file(zg_store *s, const char *key, zg_store_file **f,
     char *k = file ? strdup(key) : NULL;
     if (!k) {
         free(file);
-        fd_close(fd);
+        zg_fd_close(fd);
         return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory opening '%s'", path);
     }
     file->fs = (fs_store *)s;
@@ -544,7 +385,7 @@ static zgpu_status fs_open_file(zg_store *s, const char *key, zg_store_file **f,
     file->next = kept_files;
     if (kept_files) kept_files->prev = file;
     kept_files = file;
-    fd_keep(); /* listed first: evict_one can take back every kept descriptor */
+    zg_fd_keep(); /* listed first: evict_one can take back every kept descriptor */
     pthread_mutex_unlock(&kept_mu);
     *f = file;
     *found = 1;
@@ -555,18 +396,17 @@ static zgpu_status fs_read_file(zg_store_file *f, uint64_t offset, uint64_t leng
     ZG_FORWARD(check_range(f->path, f->size, offset, length));
     pthread_mutex_lock(&f->mu);
     const int fd = f->fd;
-    if (fd >= 0 && f->users++ == 0) atomic_fetch_add(&kept_busy, 1);
+    if (fd >= 0 && f->users++ == 0) zg_fd_busy_begin();
     pthread_mutex_unlock(&f->mu);
     if (fd >= 0) {
         zgpu_status st = read_full(fd, out, offset, length, f->path);
         pthread_mutex_lock(&f->mu);
         const int idle = --f->users == 0;
         if (idle) {
-            atomic_fetch_add(&fd_gen, 1);
-            atomic_fetch_sub(&kept_busy, 1);
+            zg_fd_busy_end();
         }
         pthread_mutex_unlock(&f->mu);
-        if (idle && atomic_load(&fd_waiters) > 0) fd_wake(); /* evictable now */
+        if (idle && zg_fd_waiting()) zg_fd_wake(); /* evictable now */
         return st;
     }
     /* evicted: the key again, and only if it is still the file opened */
@@ -583,7 +423,7 @@ static zgpu_status fs_read_file(zg_store_file *f, uint64_t offset, uint64_t leng
         status = zg_error(ZGPU_ERR_IO, "'%s' was replaced while being read (reopened for want of file "
                           "descriptors); read again", f->path);
     if (status == ZGPU_OK) status = read_full(rfd, out, offset, length, f->path);
-    fd_close(rfd);
+    zg_fd_close(rfd);
     return status;
 }
 
@@ -594,7 +434,7 @@ static void fs_close_file(zg_store_file *f) {
     else kept_files = f->next;
     if (f->next) f->next->prev = f->prev;
     pthread_mutex_unlock(&kept_mu);
-    if (f->fd >= 0) fd_close_kept(f->fd);
+    if (f->fd >= 0) zg_fd_close_kept(f->fd);
     pthread_mutex_destroy(&f->mu);
     free(f->key);
     free(f);
@@ -645,14 +485,14 @@ static zgpu_status open_parent(fs_store *fs, const char *key, char *path, int cr
                 snprintf(c, sizeof c, "%.*s", (int)(parent + i - comp), comp);
                 if (mkdirat(cur, c, 0777) != 0 && errno != EEXIST) {
                     int e = errno;
-                    fd_close(cur);
+                    zg_fd_close(cur);
                     return zg_error(ZGPU_ERR_IO, "cannot create directory '%s/%.*s': %s", fs->base.root, (int)i, parent, strerror(e));
                 }
                 char prefix[ZG_PATH_MAX];
                 snprintf(prefix, sizeof prefix, "%.*s", (int)i, parent);
                 int next = counted_open(fs, prefix, ppath, O_PATH | O_DIRECTORY);
                 int e = errno;
-                fd_close(cur);
+                zg_fd_close(cur);
                 if (next < 0) {
                     char where[ZG_PATH_MAX + 8];
                     snprintf(where, sizeof where, "%s/%s", fs->base.root, prefix);
@@ -719,11 +559,11 @@ static void clean_leftovers(fs_store *fs, const char *key, int dir) {
     char parent[ZG_PATH_MAX];
     snprintf(parent, sizeof parent, "%.*s", slash ? (int)(slash - key) : 0, key);
     if (cleaned_before(fs, hash_key(parent))) return;
-    int dfd = counted_openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    int dfd = zg_fd_openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
     if (dfd < 0) return;
     DIR *d = fdopendir(dfd);
     if (!d) {
-        fd_close(dfd);
+        zg_fd_close(dfd);
         return;
     }
     const time_t now = time(NULL);
@@ -739,7 +579,7 @@ static void clean_leftovers(fs_store *fs, const char *key, int dir) {
         close(fd);
     }
     closedir(d);
-    fd_forget();
+    zg_fd_forget();
 }
 
 static atomic_uint tmp_counter;
@@ -755,17 +595,17 @@ static zgpu_status fs_set(zg_store *s, const char *key, const void *data, size_t
     clean_leftovers(fs, key, dir);
     /* a fresh name (O_EXCL, no link followed): nothing already there — a FIFO, a device, a link — is opened */
     int fd = -1;
-    fd_waiter fw = FD_WAITER_INIT;
+    zg_fd_waiter fw = zg_fd_waiter_start();
     for (;;) {
         snprintf(tmpname, sizeof tmpname, "%s" ZG_FS_TMP_MARK "%ld-%u", name, (long)getpid(), atomic_fetch_add(&tmp_counter, 1));
         snprintf(tmp, sizeof tmp, "%s" ZG_FS_TMP_MARK "%s", path, strstr(tmpname, ZG_FS_TMP_MARK) + strlen(ZG_FS_TMP_MARK));
-        fd = counted_openat(dir, tmpname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        fd = zg_fd_openat(dir, tmpname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
         if (fd >= 0) break;
         if (errno == EEXIST) continue; /* a leftover of an earlier process with this pid */
-        if (out_of_fds(errno) && fd_wait(&fw)) continue;
+        if (zg_fd_out_of(errno) && zg_fd_wait(&fw)) continue;
         int e = errno;
-        fd_close(dir);
-        if (out_of_fds(e)) return no_fds_error(tmp);
+        zg_fd_close(dir);
+        if (zg_fd_out_of(e)) return zg_fd_no_fds_error(tmp);
         return zg_error(ZGPU_ERR_IO, "cannot create '%s': %s", tmp, strerror(e));
     }
     flock(fd, LOCK_EX | LOCK_NB); /* marks it live for clean_leftovers; a new file: nobody else holds it */
@@ -785,7 +625,7 @@ static zgpu_status fs_set(zg_store *s, const char *key, const void *data, size_t
     /* closed before the rename: close reports deferred write errors (NFS). The flock goes with it; the
      * temporary's fresh mtime keeps clean_leftovers off it until the rename, microseconds later. */
     int c = close(fd);
-    fd_forget();
+    zg_fd_forget();
     if (st == ZGPU_OK && c != 0) st = zg_error(ZGPU_ERR_IO, "cannot write '%s': %s", tmp, strerror(errno));
     if (st == ZGPU_OK && renameat(dir, tmpname, dir, name) != 0) {
         int e = errno;
@@ -796,7 +636,7 @@ static zgpu_status fs_set(zg_store *s, const char *key, const void *data, size_t
             st = zg_error(ZGPU_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(e));
     }
     if (st != ZGPU_OK) unlinkat(dir, tmpname, 0);
-    fd_close(dir);
+    zg_fd_close(dir);
     return st;
 }
 
@@ -815,7 +655,7 @@ static zgpu_status fs_erase(zg_store *s, const char *key) {
         if (e == EISDIR && fstatat(dir, name, &sb, AT_SYMLINK_NOFOLLOW) == 0) st = not_regular(path, sb.st_mode);
         else st = zg_error(ZGPU_ERR_IO, "cannot delete '%s': %s", path, strerror(e));
     }
-    fd_close(dir);
+    zg_fd_close(dir);
     return st;
 }
 
@@ -829,11 +669,11 @@ static zgpu_status remove_at(int dir, const char *name, const char *path) {
             return zg_error(ZGPU_ERR_IO, "cannot delete '%s': %s", path, strerror(errno));
         return ZGPU_OK;
     }
-    int fd = counted_openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
+    int fd = zg_fd_openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
     if (fd < 0) return zg_error(ZGPU_ERR_IO, "cannot open directory '%s': %s", path, strerror(errno));
     DIR *d = fdopendir(fd);
     if (!d) {
-        fd_close(fd);
+        zg_fd_close(fd);
         return zg_error(ZGPU_ERR_IO, "cannot open directory '%s': %s", path, strerror(errno));
     }
     struct dirent *e;
@@ -846,7 +686,7 @@ static zgpu_status remove_at(int dir, const char *name, const char *path) {
         else status = remove_at(fd, e->d_name, child);
     }
     closedir(d);
-    fd_forget();
+    zg_fd_forget();
     if (status != ZGPU_OK) return status;
     if (unlinkat(dir, name, AT_REMOVEDIR) != 0) return zg_error(ZGPU_ERR_IO, "cannot remove '%s': %s", path, strerror(errno));
     return ZGPU_OK;
@@ -862,7 +702,7 @@ static zgpu_status fs_erase_prefix(zg_store *s, const char *prefix) {
         ZG_FORWARD(open_parent(fs, prefix, path, 0, &dir, &name));
         if (dir < 0) return ZGPU_OK;
         zgpu_status st = remove_at(dir, name, path);
-        fd_close(dir);
+        zg_fd_close(dir);
         return st;
     }
     /* "" = the root's contents, keeping the root itself (and the lock file other writers may hold) */
@@ -895,7 +735,7 @@ static int stat_child(fs_store *fs, int dfd, const char *prefix, const char *nam
     int fd = counted_open(fs, key, key, O_PATH);
     if (fd < 0) return 0;
     int ok = fstat(fd, sb) == 0;
-    fd_close(fd);
+    zg_fd_close(fd);
     return ok;
 }
 
@@ -908,13 +748,13 @@ static zgpu_status fs_list(zg_store *s, const char *prefix, zg_list_entry **entr
     int dfd = counted_open(fs, prefix, path, O_RDONLY | O_DIRECTORY);
     if (dfd < 0) {
         if (errno == ENOENT || errno == ENOTDIR) return ZGPU_OK;
-        if (errno == EXDEV || out_of_fds(errno)) return open_error(fs, prefix, path, errno);
+        if (errno == EXDEV || zg_fd_out_of(errno)) return open_error(fs, prefix, path, errno);
         return zg_error(ZGPU_ERR_IO, "cannot list '%s': %s", path, strerror(errno));
     }
     DIR *d = fdopendir(dfd);
     if (!d) {
         int e = errno;
-        fd_close(dfd);
+        zg_fd_close(dfd);
         return zg_error(ZGPU_ERR_IO, "cannot list '%s': %s", path, strerror(e));
     }
     size_t cap = 0;
@@ -938,7 +778,7 @@ static zgpu_status fs_list(zg_store *s, const char *prefix, zg_list_entry **entr
         (*n)++;
     }
     closedir(d);
-    fd_forget();
+    zg_fd_forget();
     if (st != ZGPU_OK) {
         zg_list_free(list, *n);
         *n = 0;
@@ -981,7 +821,7 @@ static zgpu_status lock_file(fs_store *fs, int *out) {
         }
         if (fd >= 0) {
             fs->lock_fd = fd;
-            atomic_fetch_add(&fd_kept, 1);
+            zg_fd_kept_add();
         }
     }
     *out = fs->lock_fd;
@@ -1031,8 +871,8 @@ static void fs_unlock(zg_store *s, zg_store_lock *lk) {
 static void fs_destroy(zg_store *s) {
     fs_store *fs = (fs_store *)s;
     int root = atomic_load(&fs->root_fd);
-    if (root >= 0) fd_close_kept(root);
-    if (fs->lock_fd >= 0) fd_close_kept(fs->lock_fd);
+    if (root >= 0) zg_fd_close_kept(root);
+    if (fs->lock_fd >= 0) zg_fd_close_kept(fs->lock_fd);
     for (int i = 0; i < N_STRIPES; i++) pthread_mutex_destroy(&fs->stripes[i]);
     pthread_mutex_destroy(&fs->mu);
     free(fs->cleaned);
@@ -1057,23 +897,17 @@ static const zg_store_vtable fs_vtable = {
     .unlock = fs_unlock,
 };
 
-/* A forked child has only the forking thread: descriptors other threads held for a moment will never be
- * released there (their copies stay open), and no kept file is being read, so waiting for them would hang. */
-static void fd_after_fork_child(void) {
-    pthread_mutex_init(&fd_mu, NULL);
-    pthread_cond_init(&fd_cv, NULL);
-    pthread_mutex_init(&kept_mu, NULL);
-    atomic_store(&fd_brief, 0);
-    atomic_store(&fd_waiters, 0);
-    atomic_store(&kept_busy, 0);
-    fd_mine = 0;
-}
+/* A forked child has only the forking thread: no kept file is being read there (fd_budget.c resets its counts). */
+static void kept_after_fork_child(void) { pthread_mutex_init(&kept_mu, NULL); }
 
-static void fd_register_atfork(void) { pthread_atfork(NULL, NULL, fd_after_fork_child); }
+static void register_atfork(void) {
+    zg_fd_budget_init(evict_one);
+    pthread_atfork(NULL, NULL, kept_after_fork_child);
+}
 
 zgpu_status zg_store_fs_open_confined(const char *root, int confine, zg_store **out) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, fd_register_atfork);
+    pthread_once(&once, register_atfork);
     *out = NULL;
     if (!root || !root[0]) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "empty path");
     size_t len = strlen(root);
