@@ -418,7 +418,9 @@ __global__ void __launch_bounds__(kCkThreads) crc32c_kernel(const zg_k_buf *item
 // XXH64 of p[0, n) (the low 32 bits, as a zstd frame keeps them): its four accumulators are independent, so four
 // threads run one each over the whole stripes and thread 0 merges them and hashes the tail; valid in thread 0.
 // `sh` (32 words) carries the lanes; the leading barrier makes it safe to call after the reductions above.
-__device__ uint32_t block_xxh64_low(const uint8_t *p, uint64_t n, uint32_t *sh) {
+// Not inlined: inlined, it made check_kernel's CRC32 path spill (32 registers and a stack frame, against 43 and
+// none; field_f32 gzip read 2% slower on an H200), for a checksum only nvCOMP's zstd frames need.
+__device__ __noinline__ uint32_t block_xxh64_low(const uint8_t *p, uint64_t n, uint32_t *sh) {
     __syncthreads();
     if (threadIdx.x < 4) {
         const uint64_t v = zg_xxh64_lane(p, n, (int)threadIdx.x);
