@@ -148,7 +148,8 @@ ZG_CK_FN uint64_t zg_xxh_le64(const uint8_t *p) {
 }
 ZG_CK_FN uint64_t zg_xxh_round(uint64_t acc, uint64_t in) { return zg_xxh_rotl(acc + in * ZG_XXH_P2, 31) * ZG_XXH_P1; }
 
-/* Lane k's accumulator after every whole stripe of p[0, n) (meaningful only when n >= 32). */
+/* Lane k's accumulator after every whole stripe of p[0, n) (meaningful only when n >= 32); its start value is
+ * zstd_rules.h's zd_xxh64's v[k] too. */
 ZG_CK_FN uint64_t zg_xxh64_lane(const uint8_t *p, uint64_t n, int k) {
     uint64_t v = k == 0 ? ZG_XXH_P1 + ZG_XXH_P2 : k == 1 ? ZG_XXH_P2 : k == 2 ? 0 : 0 - ZG_XXH_P1;
     for (uint64_t s = 0; s + 32 <= n; s += 32) v = zg_xxh_round(v, zg_xxh_le64(p + s + 8 * (uint64_t)k));

@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpucodec/common/checksum_combine.h"
+
 #ifdef __CUDACC__
 #define ZD_FN static __host__ __device__ inline
 #else
@@ -405,56 +407,13 @@ ZD_FN int zd_seq_offset(const zg_zd_seq *s, const uint32_t rep_in[3], uint64_t p
     return ZG_ZD_OK;
 }
 
-/* ------------------------------------------------------------------------------------------------
- * XXH64 (the frame's content checksum keeps its low 32 bits)
- * ---------------------------------------------------------------------------------------------- */
-#define ZD_P1 11400714785074694791ull
-#define ZD_P2 14029467366897019727ull
-#define ZD_P3 1609587929392839161ull
-#define ZD_P4 9650029242287828579ull
-#define ZD_P5 2870177450012600261ull
-
-ZD_FN uint64_t zd_rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
-ZD_FN uint64_t zd_le64(const uint8_t *p) {
-    uint64_t v = 0;
-    for (int k = 7; k >= 0; k--) v = (v << 8) | p[k];
-    return v;
-}
-ZD_FN uint64_t zd_xxh_round(uint64_t acc, uint64_t in) { return zd_rotl64(acc + in * ZD_P2, 31) * ZD_P1; }
-ZD_FN uint64_t zd_xxh_merge(uint64_t h, uint64_t v) { return (h ^ zd_xxh_round(0, v)) * ZD_P1 + ZD_P4; }
-
+/* XXH64 of a whole frame in one thread (the frame's content checksum keeps its low 32 bits): the four lanes of
+ * checksum_combine.h side by side over each 32-byte stripe, one pass over the bytes, then its finish. */
 ZD_FN uint64_t zd_xxh64(const uint8_t *p, uint64_t n) {
-    uint64_t i = 0, h;
-    if (n >= 32) {
-        uint64_t v1 = ZD_P1 + ZD_P2, v2 = ZD_P2, v3 = 0, v4 = 0 - ZD_P1;
-        for (; i + 32 <= n; i += 32) {
-            v1 = zd_xxh_round(v1, zd_le64(p + i));
-            v2 = zd_xxh_round(v2, zd_le64(p + i + 8));
-            v3 = zd_xxh_round(v3, zd_le64(p + i + 16));
-            v4 = zd_xxh_round(v4, zd_le64(p + i + 24));
-        }
-        h = zd_rotl64(v1, 1) + zd_rotl64(v2, 7) + zd_rotl64(v3, 12) + zd_rotl64(v4, 18);
-        h = zd_xxh_merge(h, v1);
-        h = zd_xxh_merge(h, v2);
-        h = zd_xxh_merge(h, v3);
-        h = zd_xxh_merge(h, v4);
-    } else {
-        h = ZD_P5;
-    }
-    h += n;
-    for (; i + 8 <= n; i += 8) h = zd_rotl64(h ^ zd_xxh_round(0, zd_le64(p + i)), 27) * ZD_P1 + ZD_P4;
-    if (i + 4 <= n) {
-        uint64_t w = (uint64_t)p[i] | (uint64_t)p[i + 1] << 8 | (uint64_t)p[i + 2] << 16 | (uint64_t)p[i + 3] << 24;
-        h = zd_rotl64(h ^ (w * ZD_P1), 23) * ZD_P2 + ZD_P3;
-        i += 4;
-    }
-    for (; i < n; i++) h = zd_rotl64(h ^ (p[i] * ZD_P5), 11) * ZD_P1;
-    h ^= h >> 33;
-    h *= ZD_P2;
-    h ^= h >> 29;
-    h *= ZD_P3;
-    h ^= h >> 32;
-    return h;
+    uint64_t v[4] = {ZG_XXH_P1 + ZG_XXH_P2, ZG_XXH_P2, 0, 0 - ZG_XXH_P1};
+    for (uint64_t s = 0; s + 32 <= n; s += 32)
+        for (int k = 0; k < 4; k++) v[k] = zg_xxh_round(v[k], zg_xxh_le64(p + s + 8 * (uint64_t)k));
+    return zg_xxh64_finish(v, p, n);
 }
 
 #endif
