@@ -157,22 +157,13 @@ static zgpu_status commit_stage(zgpu_array *a, int overwrite, const char *where)
 static zgpu_status place_new(zgpu_array *a, int flags, const char *where) {
     int overwrite = (flags & ZGPU_CREATE_OVERWRITE) != 0, staged = (flags & ZGPU_CREATE_STAGED) != 0;
     char *dir = NULL, *name = NULL;
-    ZG_FORWARD(zg_stage_resolve(a->path, 1, &dir, &name));
-    zg_stage_clean(dir, name); /* what killed writers of this path left */
-    int state = ZG_DEST_ABSENT;
-    zgpu_status st = zg_stage_dest_state(dir, name, &state);
-    if (st == ZGPU_OK && state == ZG_DEST_NOT_DIR)
-        st = zg_error(ZGPU_ERR_IO, "%s: something that is not a directory is there", where);
-    if (st == ZGPU_OK && state == ZG_DEST_NODE && !overwrite)
-        st = zg_error(ZGPU_ERR_EXISTS, "%s: a Zarr node already exists there", where);
-    if (st == ZGPU_OK && state == ZG_DEST_OTHER_DIR && staged && !overwrite)
+    int state, replace;
+    ZG_FORWARD(zg_stage_prepare(a->path, overwrite, where, &dir, &name, &state, &replace));
+    zgpu_status st = ZGPU_OK;
+    if (state == ZG_DEST_OTHER_DIR && staged && !overwrite)
         st = zg_error(ZGPU_ERR_EXISTS, "%s: a directory that is not empty (and holds no Zarr node) is there; "
                       "overwrite replaces it", where);
-    int replace = overwrite && (state == ZG_DEST_NODE || state == ZG_DEST_OTHER_DIR);
     int mount = st == ZGPU_OK && state != ZG_DEST_ABSENT && zg_stage_is_mount_root(dir, name);
-    if (st == ZGPU_OK && mount && replace)
-        st = zg_error(ZGPU_ERR_IO, "%s: the path is a mount point, which cannot be replaced atomically: empty it, "
-                      "or write below it", where);
     if (st == ZGPU_OK && (staged || replace)) {
         /* An empty directory that renames cannot replace (a mount point, a parent we may not write): built in
          * place, its metadata still last, so an interruption leaves no node there either. */

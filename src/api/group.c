@@ -112,18 +112,9 @@ static zgpu_status place_group(zgpu_group *g, int overwrite) {
     char where[1100];
     snprintf(where, sizeof where, "group '%s'", g->path);
     char *dir = NULL, *name = NULL;
-    ZG_FORWARD(zg_stage_resolve(g->path, 1, &dir, &name));
-    zg_stage_clean(dir, name);
-    int state = ZG_DEST_ABSENT;
-    zgpu_status st = zg_stage_dest_state(dir, name, &state);
-    if (st == ZGPU_OK && state == ZG_DEST_NOT_DIR)
-        st = zg_error(ZGPU_ERR_IO, "%s: something that is not a directory is there", where);
-    if (st == ZGPU_OK && state == ZG_DEST_NODE && !overwrite)
-        st = zg_error(ZGPU_ERR_EXISTS, "%s: a Zarr node already exists there", where);
-    int replace = overwrite && (state == ZG_DEST_NODE || state == ZG_DEST_OTHER_DIR);
-    if (st == ZGPU_OK && replace && zg_stage_is_mount_root(dir, name))
-        st = zg_error(ZGPU_ERR_IO, "%s: the path is a mount point, which cannot be replaced atomically: empty it, "
-                      "or write below it", where);
+    int state, replace;
+    ZG_FORWARD(zg_stage_prepare(g->path, overwrite, where, &dir, &name, &state, &replace));
+    zgpu_status st = ZGPU_OK;
     if (st == ZGPU_OK && replace) {
         zg_stage *stage = NULL;
         zg_store *final = g->store, *staged = NULL;

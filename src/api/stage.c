@@ -552,3 +552,26 @@ void zg_stage_discard(zg_stage *s) {
     free(s->lock);
     free(s);
 }
+
+zgpu_status zg_stage_prepare(const char *path, int overwrite, const char *where, char **dir, char **name, int *state,
+                             int *replace) {
+    *state = ZG_DEST_ABSENT;
+    *replace = 0;
+    ZG_FORWARD(zg_stage_resolve(path, 1, dir, name));
+    zg_stage_clean(*dir, *name); /* what killed writers of this path left */
+    zgpu_status st = zg_stage_dest_state(*dir, *name, state);
+    if (st == ZGPU_OK && *state == ZG_DEST_NOT_DIR)
+        st = zg_error(ZGPU_ERR_IO, "%s: something that is not a directory is there", where);
+    if (st == ZGPU_OK && *state == ZG_DEST_NODE && !overwrite)
+        st = zg_error(ZGPU_ERR_EXISTS, "%s: a Zarr node already exists there", where);
+    *replace = overwrite && (*state == ZG_DEST_NODE || *state == ZG_DEST_OTHER_DIR);
+    if (st == ZGPU_OK && *replace && zg_stage_is_mount_root(*dir, *name))
+        st = zg_error(ZGPU_ERR_IO, "%s: the path is a mount point, which cannot be replaced atomically: empty it, "
+                      "or write below it", where);
+    if (st != ZGPU_OK) {
+        free(*dir);
+        free(*name);
+        *dir = *name = NULL;
+    }
+    return st;
+}

@@ -39,6 +39,13 @@ int zg_stage_clean(const char *dir, const char *name);
 /** For openers: when nothing is at `path`, restores an old tree that a writer killed mid-swap left beside it.
  *  Returns 1 when something was restored. */
 int zg_stage_recover(const char *path);
+/** What every creator of a node at `path` does first: resolves it (zg_stage_resolve, making parents), removes
+ *  what killed writers of it left (zg_stage_clean) and finds what is there (*state, ZG_DEST_*). Refuses what
+ *  is not a directory (ZGPU_ERR_IO), a node when !overwrite (ZGPU_ERR_EXISTS), and a node or directory to
+ *  replace at the root of a mount (ZGPU_ERR_IO: renames cannot move it). *replace: overwrite and a node or a
+ *  non-empty directory is there. On success *dir and *name are the caller's to free. `where` names the node. */
+zgpu_status zg_stage_prepare(const char *path, int overwrite, const char *where, char **dir, char **name, int *state,
+                             int *replace);
 /** Takes a lock and makes an empty staging directory for dir/name. *out: zg_stage_discard / zg_stage_free. */
 zgpu_status zg_stage_begin(const char *dir, const char *name, zg_stage **out);
 /** 1 if dir/name is the root of a mount (renames cannot move it). */
