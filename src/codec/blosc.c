@@ -57,6 +57,9 @@ static zgpu_status zb_parse(const zg_codec_vtable *vt, const zj_value *config, c
     int v3 = vt == &zg_codec_blosc;
     ZG_RETURN_IF(config && config->type != ZJ_OBJECT, ZGPU_ERR_BAD_METADATA, "%s: configuration must be an object", cn);
     int dtype_size = decoded && decoded->dtype.size > 0 ? (int)decoded->dtype.size : 1;
+    /* the members of zarr-python's BloscCodec and of numcodecs' Blosc (whose get_config leaves typesize out) */
+    static const char *const keys[] = {"typesize", "cname", "clevel", "shuffle", "blocksize", NULL};
+    ZG_FORWARD(zg_config_only(config, cn, v3 ? NULL : "blosc", keys));
 
     const char *cname;
     ZG_FORWARD(zg_config_str(config, cn, "cname", v3 ? "zstd" : "lz4", &cname));
@@ -70,13 +73,16 @@ static zgpu_status zb_parse(const zg_codec_vtable *vt, const zj_value *config, c
 
     int64_t clevel, typesize, blocksize;
     ZG_FORWARD(zg_config_int(config, cn, "clevel", 5, 0, 9, &clevel));
-    ZG_FORWARD(zg_config_int(config, cn, "typesize", dtype_size, 1, INT_MAX, &typesize));
+    /* typesize null: the item size (zarr-python's tunable typesize; numcodecs takes the buffer's) */
+    ZG_FORWARD(zg_config_int_or_null(config, cn, "typesize", dtype_size, 1, INT_MAX, &typesize));
     ZG_FORWARD(zg_config_int(config, cn, "blocksize", 0, 0, BLOSC_MAX_BLOCKSIZE, &blocksize));
 
-    /* shuffle: a name (v3) or a numcodecs integer; absent -> the writers' defaults. */
+    /* shuffle: a name (v3) or a numcodecs integer; absent -> the writers' defaults (zarr-python: bitshuffle for
+     * 1-byte items, else shuffle; numcodecs: shuffle). null only in v3, where it is zarr-python's tunable
+     * shuffle (numcodecs keeps a None shuffle until it fails to encode with it). */
     int shuffle_cfg;
     const zj_value *sv = config ? zj_get(config, "shuffle") : NULL;
-    if (!sv || sv->type == ZJ_NULL) {
+    if (!sv || (v3 && sv->type == ZJ_NULL)) {
         shuffle_cfg = v3 ? (typesize == 1 ? BLOSC_BITSHUFFLE : BLOSC_SHUFFLE) : BLOSC_SHUFFLE;
     } else if (sv->type == ZJ_STRING) {
         shuffle_cfg = -2;

@@ -56,7 +56,10 @@ void zg_byteswap(void *dst, const void *src, size_t n, uint32_t unit) {
 static zgpu_status bytes_create(const zj_value *config, const zg_repr *decoded, zg_codec **out) {
     const char *endian = NULL;
     ZG_RETURN_IF(config && config->type != ZJ_OBJECT, ZGPU_ERR_BAD_METADATA, "bytes: configuration must be an object");
-    ZG_FORWARD(zg_config_str(config, "bytes", "endian", NULL, &endian));
+    static const char *const keys[] = {"endian", NULL};
+    ZG_FORWARD(zg_config_only(config, "bytes", NULL, keys));
+    /* null: no byte order given, as zarr-python reads it (then required for multi-byte types, below) */
+    ZG_FORWARD(zg_config_str_or_null(config, "bytes", "endian", NULL, &endian));
     int big = HOST_BIG;
     if (endian) {
         if (strcmp(endian, "little") == 0) big = 0;

@@ -20,6 +20,8 @@ typedef struct bz2_codec {
 static zgpu_status bz2_create(const zj_value *config, const zg_repr *decoded, zg_codec **out) {
     ZG_RETURN_IF(config && config->type != ZJ_OBJECT, ZGPU_ERR_BAD_METADATA,
                  "numcodecs.bz2: configuration must be an object");
+    static const char *const keys[] = {"level", NULL};
+    ZG_FORWARD(zg_config_only(config, "numcodecs.bz2", "bz2", keys));
     int64_t level;
     ZG_FORWARD(zg_config_int(config, "numcodecs.bz2", "level", 1, 1, 9, &level));
     bz2_codec *c = calloc(1, sizeof *c);

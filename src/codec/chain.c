@@ -1,6 +1,7 @@
 /* Codec chain: array->array* then array->bytes then bytes->bytes*, as Zarr v3 orders them. */
 #include "codec/chain.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,7 +76,17 @@ zgpu_status zg_chain_create(const zj_value *codecs, const zg_repr *repr, zg_chai
         zg_codec *c = NULL;
         st = vt->create(config, &cur, &c);
         if (st != ZGPU_OK) {
-            if (!strstr(zg_error_message(), name)) zg_error_prefix("codec '%s': ", name);
+            const char *msg = zg_error_message(), *own = strstr(msg, "': ");
+            if (!strstr(msg, name)) {
+                if (strncmp(msg, "codec '", 7) == 0 && own) {
+                    /* the codec named itself ("codec 'zstd': ..." for "numcodecs.zstd"): name it as the document does */
+                    char rest[ZG_ERRMSG_MAX];
+                    snprintf(rest, sizeof rest, "%s", own + 3);
+                    zg_error(st, "codec '%s': %s", name, rest);
+                } else {
+                    zg_error_prefix("codec '%s': ", name);
+                }
+            }
             break;
         }
         if (vt->kind == ZG_ARRAY_TO_ARRAY) {

@@ -95,8 +95,9 @@ typedef struct zg_gpu_stage {
 typedef struct zg_codec_vtable {
     const char *name;      /* the Zarr v3 name written to metadata, e.g. "zstd", "numcodecs.zlib" */
     zg_codec_kind kind;
-    /* Parses `config` (the "configuration" object; NULL when absent; for v2 the filter/compressor object
-     * itself, whose "id" member is to be ignored), checks it against `decoded` (the representation on
+    /* Parses `config` (the "configuration" object; NULL when absent; v2 filter/compressor objects arrive as
+     * "numcodecs.<id>" configurations, the object without its "id"), refuses members it does not know
+     * (zg_config_only), checks it against `decoded` (the representation on
      * the array side of this codec; for bytes->bytes codecs the repr at the array->bytes boundary, which
      * gives e.g. blosc its default typesize) and returns a codec whose base.decoded/base.encoded are set.
      * Errors (bad config) are ZGPU_ERR_BAD_METADATA; valid but unimplemented options ZGPU_ERR_UNSUPPORTED. */
@@ -152,17 +153,32 @@ static inline size_t zg_out_limit(zg_out_size want, const zg_buf *out) {
 }
 /** a + b, or SIZE_MAX on overflow (for encoded_size). */
 static inline size_t zg_size_add(size_t a, size_t b) { return a > SIZE_MAX - b ? SIZE_MAX : a + b; }
-/** Reads an integer member (absent -> def; present but not an integer in [lo, hi] -> BAD_METADATA). */
+/** Refuses every member of `config` not named in `allowed` (a NULL-terminated list): ZGPU_ERR_BAD_METADATA
+ *  "codec '<codec>': unknown configuration member \"<key>\" (known: ...)". zarr-python and numcodecs pass a
+ *  configuration to the codec's constructor as keyword arguments, so they refuse unknown members too; a member
+ *  skipped here could be an option (of a newer writer) that changes what the stored bytes mean. `nc_id`: the
+ *  numcodecs id of the codec, or NULL; where given, an "id" member equal to it is allowed (numcodecs objects
+ *  carry it; zarr-python accepts it in a "numcodecs.*" configuration) and any other "id" is refused. A NULL or
+ *  non-object config passes (the caller reports its type). Call it first in every create. */
+zgpu_status zg_config_only(const zj_value *config, const char *codec, const char *nc_id, const char *const allowed[]);
+/** Reads an integer member (absent -> def; null or anything but an integer or a bool in [lo, hi] ->
+ *  BAD_METADATA; true/false read as 1/0, as Python's bools are ints). */
 zgpu_status zg_config_int(const zj_value *config, const char *codec, const char *key, int64_t def, int64_t lo,
                           int64_t hi, int64_t *out);
-/** Reads a string member (absent -> def, may be NULL). */
+/** zg_config_int for members where zarr-python or numcodecs read null as "the default" (null -> def). */
+zgpu_status zg_config_int_or_null(const zj_value *config, const char *codec, const char *key, int64_t def,
+                                  int64_t lo, int64_t hi, int64_t *out);
+/** Reads a string member (absent -> def, may be NULL; null or a non-string -> BAD_METADATA). */
 zgpu_status zg_config_str(const zj_value *config, const char *codec, const char *key, const char *def,
                           const char **out);
-/** A numcodecs typestring member naming an integer or float type ("<i4", ">f8"; absent -> def). Only the
- *  type is kept: values are native in memory and the chain's bytes codec applies the stored byte order
- *  (the v2 metadata parser checks that filters use the array's byte order). */
+/** zg_config_str, with null read as absent (-> def). */
+zgpu_status zg_config_str_or_null(const zj_value *config, const char *codec, const char *key, const char *def,
+                                  const char **out);
+/** A numcodecs typestring member naming an integer or float type ("<i4", ">f8"; absent, or null where null_ok,
+ *  -> def). Only the type is kept: values are native in memory and the chain's bytes codec applies the stored
+ *  byte order (the v2 metadata parser checks that filters use the array's byte order). */
 zgpu_status zg_config_numeric_typestr(const zj_value *config, const char *codec, const char *key, const zg_dtype *def,
-                                      zg_dtype *out);
+                                      int null_ok, zg_dtype *out);
 /** {"name": name, "configuration": conf} (takes conf; conf NULL -> no configuration member). */
 zj_value *zg_codec_json(const char *name, zj_value *conf);
 

@@ -87,6 +87,9 @@ uint32_t zg_crc32c(uint32_t crc, const void *p, size_t n) {
 static zgpu_status crc_create(const zj_value *config, const zg_repr *decoded, zg_codec **out) {
     ZG_RETURN_IF(config && config->type != ZJ_OBJECT, ZGPU_ERR_BAD_METADATA,
                  "crc32c: configuration must be an object");
+    /* crc32c has no configuration; zarr-python ignores whatever it holds, zgpu refuses members it cannot honour */
+    static const char *const keys[] = {NULL};
+    ZG_FORWARD(zg_config_only(config, "crc32c", NULL, keys));
     zg_codec *c = calloc(1, sizeof *c);
     ZG_RETURN_IF(!c, ZGPU_ERR_NO_MEMORY, "crc32c: out of memory");
     c->vt = &zg_codec_crc32c;

@@ -21,13 +21,16 @@ typedef struct delta_codec {
 
 static zgpu_status delta_create(const zj_value *config, const zg_repr *decoded, zg_codec **out) {
     ZG_RETURN_IF(config && config->type != ZJ_OBJECT, ZGPU_ERR_BAD_METADATA, "delta: configuration must be an object");
+    static const char *const keys[] = {"dtype", "astype", NULL};
+    ZG_FORWARD(zg_config_only(config, "delta", "delta", keys));
     ZG_RETURN_IF(!nc_is_numeric(decoded->dtype.id), ZGPU_ERR_UNSUPPORTED,
                  "delta: data type %s is not supported (integer or float types only)", decoded->dtype.name);
     zg_dtype dt, ast;
-    ZG_FORWARD(zg_config_numeric_typestr(config, "delta", "dtype", &decoded->dtype, &dt));
+    /* dtype null is refused: numcodecs reads np.dtype(None), float64 */
+    ZG_FORWARD(zg_config_numeric_typestr(config, "delta", "dtype", &decoded->dtype, 0, &dt));
     ZG_RETURN_IF(dt.id != decoded->dtype.id, ZGPU_ERR_BAD_METADATA,
                  "delta: \"dtype\" is %s but the data reaching this codec is %s", dt.name, decoded->dtype.name);
-    ZG_FORWARD(zg_config_numeric_typestr(config, "delta", "astype", &dt, &ast));
+    ZG_FORWARD(zg_config_numeric_typestr(config, "delta", "astype", &dt, 1, &ast)); /* null: dtype, as numcodecs */
     delta_codec *d = calloc(1, sizeof *d);
     ZG_RETURN_IF(!d, ZGPU_ERR_NO_MEMORY, "delta: out of memory");
     d->base.vt = &zg_codec_delta;

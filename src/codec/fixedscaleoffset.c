@@ -47,14 +47,17 @@ static void fso_destroy(zg_codec *c) {
 static zgpu_status fso_create(const zj_value *config, const zg_repr *decoded, zg_codec **out) {
     ZG_RETURN_IF(!config || config->type != ZJ_OBJECT, ZGPU_ERR_BAD_METADATA,
                  "fixedscaleoffset: a configuration object with \"offset\" and \"scale\" is required");
+    static const char *const keys[] = {"offset", "scale", "dtype", "astype", NULL};
+    ZG_FORWARD(zg_config_only(config, "fixedscaleoffset", "fixedscaleoffset", keys));
     ZG_RETURN_IF(!nc_is_numeric(decoded->dtype.id), ZGPU_ERR_UNSUPPORTED,
                  "fixedscaleoffset: data type %s is not supported (integer or float types only)", decoded->dtype.name);
     zg_dtype dt, ast;
-    ZG_FORWARD(zg_config_numeric_typestr(config, "fixedscaleoffset", "dtype", &decoded->dtype, &dt));
+    /* dtype absent or null: the array's, as zarr-python's numcodecs.fixedscaleoffset fills it in */
+    ZG_FORWARD(zg_config_numeric_typestr(config, "fixedscaleoffset", "dtype", &decoded->dtype, 1, &dt));
     ZG_RETURN_IF(dt.id != decoded->dtype.id, ZGPU_ERR_BAD_METADATA,
                  "fixedscaleoffset: \"dtype\" is %s but the data reaching this codec is %s", dt.name,
                  decoded->dtype.name);
-    ZG_FORWARD(zg_config_numeric_typestr(config, "fixedscaleoffset", "astype", &dt, &ast));
+    ZG_FORWARD(zg_config_numeric_typestr(config, "fixedscaleoffset", "astype", &dt, 1, &ast));
     fso_codec *f = calloc(1, sizeof *f);
     ZG_RETURN_IF(!f, ZGPU_ERR_NO_MEMORY, "fixedscaleoffset: out of memory");
     zgpu_status st = parse_number(config, "offset", &f->offset, &f->offset_is_int, &f->offset_i, &f->offset_json);

@@ -21,6 +21,8 @@ typedef struct gzip_codec {
 /* ---- config ---- */
 static zgpu_status gzip_create(const zj_value *config, const zg_repr *decoded, zg_codec **out) {
     ZG_RETURN_IF(config && config->type != ZJ_OBJECT, ZGPU_ERR_BAD_METADATA, "gzip: configuration must be an object");
+    static const char *const keys[] = {"level", NULL};
+    ZG_FORWARD(zg_config_only(config, "gzip", "gzip", keys));
     int64_t level;
     ZG_FORWARD(zg_config_int(config, "gzip", "level", 5, 0, 9, &level));
     gzip_codec *c = calloc(1, sizeof *c);

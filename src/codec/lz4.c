@@ -20,6 +20,8 @@ typedef struct lz4_codec {
 static zgpu_status lz4_create(const zj_value *config, const zg_repr *decoded, zg_codec **out) {
     ZG_RETURN_IF(config && config->type != ZJ_OBJECT, ZGPU_ERR_BAD_METADATA,
                  "numcodecs.lz4: configuration must be an object");
+    static const char *const keys[] = {"acceleration", NULL};
+    ZG_FORWARD(zg_config_only(config, "numcodecs.lz4", "lz4", keys));
     int64_t accel;
     /* LZ4 treats values below 1 as 1; numcodecs passes any int through, so accept the int range. */
     ZG_FORWARD(zg_config_int(config, "numcodecs.lz4", "acceleration", 1, INT_MIN, INT_MAX, &accel));

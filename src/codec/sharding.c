@@ -62,6 +62,8 @@ static zgpu_status encode_index(const shard_codec *s, const uint64_t *pairs, zg_
 static zgpu_status shard_create(const zj_value *config, const zg_repr *decoded, zg_codec **out) {
     ZG_RETURN_IF(!config || config->type != ZJ_OBJECT, ZGPU_ERR_BAD_METADATA,
                  "sharding_indexed: a configuration object is required");
+    static const char *const keys[] = {"chunk_shape", "codecs", "index_codecs", "index_location", NULL};
+    ZG_FORWARD(zg_config_only(config, "sharding_indexed", NULL, keys));
     const int nd = decoded->ndim;
     ZG_RETURN_IF(nd + 1 > ZGPU_MAX_DIMS, ZGPU_ERR_UNSUPPORTED,
                  "sharding_indexed: %d dimensions leave no room for the index's extra axis", nd);

@@ -15,8 +15,11 @@ typedef struct shuffle_codec {
 
 static zgpu_status sh_create(const zj_value *config, const zg_repr *decoded, zg_codec **out) {
     ZG_RETURN_IF(config && config->type != ZJ_OBJECT, ZGPU_ERR_BAD_METADATA, "shuffle: configuration must be an object");
+    static const char *const keys[] = {"elementsize", NULL};
+    ZG_FORWARD(zg_config_only(config, "shuffle", "shuffle", keys));
     int64_t es;
-    ZG_FORWARD(zg_config_int(config, "shuffle", "elementsize", decoded->dtype.size ? decoded->dtype.size : 1, 0,
+    /* absent or null: the item size, as zarr-python's numcodecs.shuffle fills it in */
+    ZG_FORWARD(zg_config_int_or_null(config, "shuffle", "elementsize", decoded->dtype.size ? decoded->dtype.size : 1, 0,
                              1 << 20, &es));
     shuffle_codec *s = calloc(1, sizeof *s);
     ZG_RETURN_IF(!s, ZGPU_ERR_NO_MEMORY, "shuffle: out of memory");

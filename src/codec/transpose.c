@@ -17,6 +17,8 @@ typedef struct transpose_codec {
 static zgpu_status tr_create(const zj_value *config, const zg_repr *decoded, zg_codec **out) {
     ZG_RETURN_IF(!config || config->type != ZJ_OBJECT, ZGPU_ERR_BAD_METADATA,
                  "transpose: a configuration object with \"order\" is required");
+    static const char *const keys[] = {"order", NULL};
+    ZG_FORWARD(zg_config_only(config, "transpose", NULL, keys));
     const zj_value *ord = zj_get(config, "order");
     ZG_RETURN_IF(!ord || ord->type != ZJ_ARRAY, ZGPU_ERR_BAD_METADATA,
                  "transpose: configuration \"order\" must be a list of axis numbers");

@@ -20,6 +20,8 @@ typedef struct zlib_codec {
 static zgpu_status zlib_create(const zj_value *config, const zg_repr *decoded, zg_codec **out) {
     ZG_RETURN_IF(config && config->type != ZJ_OBJECT, ZGPU_ERR_BAD_METADATA,
                  "numcodecs.zlib: configuration must be an object");
+    static const char *const keys[] = {"level", NULL};
+    ZG_FORWARD(zg_config_only(config, "numcodecs.zlib", "zlib", keys));
     int64_t level;
     /* numcodecs' default is 1; -1 is zlib's Z_DEFAULT_COMPRESSION, which Python accepts. */
     ZG_FORWARD(zg_config_int(config, "numcodecs.zlib", "level", 1, -1, 9, &level));

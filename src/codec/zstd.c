@@ -44,11 +44,13 @@ static zs_tls *zs_get_tls(void) { return zg_tls_get(&tl_zs, sizeof(zs_tls), zs_t
 /* ---- config ---- */
 static zgpu_status zstd_create(const zj_value *config, const zg_repr *decoded, zg_codec **out) {
     ZG_RETURN_IF(config && config->type != ZJ_OBJECT, ZGPU_ERR_BAD_METADATA, "zstd: configuration must be an object");
+    static const char *const keys[] = {"level", "checksum", NULL};
+    ZG_FORWARD(zg_config_only(config, "zstd", "zstd", keys));
     int64_t level;
     ZG_FORWARD(zg_config_int(config, "zstd", "level", 0, ZSTD_minCLevel(), ZSTD_maxCLevel(), &level));
     int checksum = 0;
     const zj_value *ck = config ? zj_get(config, "checksum") : NULL;
-    if (ck && ck->type != ZJ_NULL) {
+    if (ck && ck->type != ZJ_NULL) { /* null: numcodecs' Zstd(checksum=None), no checksum */
         ZG_RETURN_IF(ck->type != ZJ_BOOL, ZGPU_ERR_BAD_METADATA, "codec 'zstd': configuration \"checksum\" must be true or false");
         checksum = ck->boolean;
     }

@@ -50,6 +50,9 @@ def _apply(d: dict, kw: dict) -> str:
 
 
 R = "regular"
+ZSTD = lambda **conf: {"name": "zstd", "configuration": {"level": 1, "checksum": False, **conf}}  # noqa: E731
+BLOSC = lambda **conf: {"name": "blosc", "configuration": {  # noqa: E731
+    "typesize": 4, "cname": "lz4", "clevel": 5, "shuffle": "shuffle", "blocksize": 0, **conf}}
 GRID = lambda **conf: {"name": R, "configuration": {"chunk_shape": [2, 2], **conf}}  # noqa: E731
 
 # (id, format, document text, expectation, words zgpu's message must hold when it refuses)
@@ -143,6 +146,66 @@ CASES = [
     ("codec_sharding_index_location", 3, v3(codecs=[{"name": "sharding_indexed", "configuration": {
         "chunk_shape": [1, 2], "codecs": BYTES_LE, "index_codecs": BYTES_LE + [{"name": "crc32c"}],
         "index_location": "middle"}}]), SAME, ["index_location"]),
+    # --- codec configurations: members, null, bools (zarr-python passes them to the codec's constructor) ---
+    ("codec_bytes_unknown_key", 3, v3(codecs=[{"name": "bytes", "configuration": {"endian": "little", "x": 1}}]),
+     SAME, ["codec 'bytes'", 'unknown configuration member "x"']),
+    ("codec_zstd_unknown_key", 3, v3(codecs=BYTES_LE + [ZSTD(x=2)]), SAME,
+     ["codec 'zstd'", 'unknown configuration member "x"']),
+    ("codec_gzip_unknown_key", 3, v3(codecs=BYTES_LE + [{"name": "gzip", "configuration": {"level": 1, "x": 1}}]),
+     SAME, ["codec 'gzip'", '"x"']),
+    ("codec_blosc_unknown_key", 3, v3(codecs=BYTES_LE + [BLOSC(nthreads=2)]), SAME,
+     ["codec 'blosc'", '"nthreads"']),
+    ("codec_transpose_unknown_key", 3, v3(codecs=[{"name": "transpose", "configuration": {"order": [1, 0],
+                                                                                         "x": 1}}] + BYTES_LE),
+     SAME, ["codec 'transpose'", '"x"']),
+    ("codec_sharding_unknown_key", 3, v3(codecs=[{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [1, 2], "codecs": BYTES_LE, "index_codecs": BYTES_LE + [{"name": "crc32c"}],
+        "index_location": "end", "x": 1}}]), SAME, ["sharding_indexed", '"x"']),
+    ("codec_sharding_inner_unknown_key", 3, v3(codecs=[{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [1, 2], "codecs": BYTES_LE + [ZSTD(x=1)], "index_codecs": BYTES_LE + [{"name": "crc32c"}],
+        "index_location": "end"}}]), SAME, ["codec 'zstd'", '"x"']),
+    ("codec_crc32c_unknown_key", 3, v3(codecs=BYTES_LE + [{"name": "crc32c", "configuration": {"x": 1}}]),
+     ZGPU_STRICTER, ["codec 'crc32c'", '"x"']),
+    ("codec_zstd_id_member", 3, v3(codecs=BYTES_LE + [ZSTD(id="zstd")]), ZGPU_LAXER, []),
+    ("codec_zstd_level_null", 3, v3(codecs=BYTES_LE + [ZSTD(level=None)]), SAME, ["zstd", "level", "null"]),
+    ("codec_zstd_level_true", 3, v3(codecs=BYTES_LE + [ZSTD(level=True)]), SAME, []),
+    ("codec_zstd_checksum_null", 3, v3(codecs=BYTES_LE + [ZSTD(checksum=None)]), ZGPU_LAXER, []),
+    ("codec_gzip_level_null", 3, v3(codecs=BYTES_LE + [{"name": "gzip", "configuration": {"level": None}}]), SAME,
+     ["gzip", "level", "null"]),
+    ("codec_blosc_typesize_shuffle_null", 3, v3(codecs=BYTES_LE + [BLOSC(typesize=None, shuffle=None)]), SAME, []),
+    ("codec_blosc_cname_null", 3, v3(codecs=BYTES_LE + [BLOSC(cname=None)]), SAME, ["blosc", "cname", "null"]),
+    ("codec_blosc_clevel_null", 3, v3(codecs=BYTES_LE + [BLOSC(clevel=None)]), SAME, ["blosc", "clevel", "null"]),
+    ("codec_blosc_shuffle_int", 3, v3(codecs=BYTES_LE + [BLOSC(shuffle=1)]), ZGPU_LAXER, []),
+    ("codec_bytes_endian_null_uint8", 3, v3(data_type="uint8", fill_value=0,
+                                            codecs=[{"name": "bytes", "configuration": {"endian": None}}]), SAME, []),
+    ("codec_sharding_index_location_null", 3, v3(codecs=[{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [1, 2], "codecs": BYTES_LE, "index_codecs": BYTES_LE + [{"name": "crc32c"}],
+        "index_location": None}}]), SAME, ["index_location", "null"]),
+    ("v2_zstd_unknown_key", 2, v2(compressor={"id": "zstd", "level": 1, "x": 2}), SAME,
+     ["codec 'numcodecs.zstd'", 'unknown configuration member "x"']),
+    ("v2_blosc_unknown_key", 2, v2(compressor={"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1,
+                                               "blocksize": 0, "nthreads": 2}), SAME, ["blosc", '"nthreads"']),
+    ("v2_blosc_typesize", 2, v2(compressor={"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1,
+                                            "blocksize": 0, "typesize": 4}), SAME, []),
+    ("v2_gzip_unknown_key", 2, v2(compressor={"id": "gzip", "level": 1, "mtime": 0}), SAME, ["gzip", '"mtime"']),
+    ("v2_zlib_unknown_key", 2, v2(compressor={"id": "zlib", "level": 1, "wbits": 15}), SAME, ["zlib", '"wbits"']),
+    ("v2_lz4_unknown_key", 2, v2(compressor={"id": "lz4", "acceleration": 1, "x": 1}), SAME, ["lz4", '"x"']),
+    ("v2_bz2_unknown_key", 2, v2(compressor={"id": "bz2", "level": 1, "x": 1}), SAME, ["bz2", '"x"']),
+    ("v2_delta_unknown_key", 2, v2(filters=[{"id": "delta", "dtype": "<f4", "x": 1}]), SAME, ["delta", '"x"']),
+    ("v2_shuffle_unknown_key", 2, v2(filters=[{"id": "shuffle", "elementsize": 4, "x": 1}]), SAME,
+     ["shuffle", '"x"']),
+    ("v2_fixedscaleoffset_unknown_key", 2, v2(filters=[{"id": "fixedscaleoffset", "offset": 0, "scale": 1,
+                                                        "dtype": "<f4", "x": 1}]), SAME,
+     ["fixedscaleoffset", '"x"']),
+    ("v2_zstd_checksum_null", 2, v2(compressor={"id": "zstd", "level": 1, "checksum": None}), SAME, []),
+    ("v2_delta_astype_null", 2, v2(filters=[{"id": "delta", "dtype": "<f4", "astype": None}]), SAME, []),
+    ("v2_zstd_level_true", 2, v2(compressor={"id": "zstd", "level": True}), SAME, []),
+    # numcodecs keeps these until it encodes (a null or "1" level) or reads another type (np.dtype(None) is float64)
+    ("v2_zstd_level_null", 2, v2(compressor={"id": "zstd", "level": None}), ZGPU_STRICTER, ["level", "null"]),
+    ("v2_zlib_level_string", 2, v2(compressor={"id": "zlib", "level": "1"}), ZGPU_STRICTER, ["level"]),
+    ("v2_blosc_shuffle_5", 2, v2(compressor={"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 5,
+                                             "blocksize": 0}), ZGPU_STRICTER, ["shuffle"]),
+    ("v2_delta_dtype_null", 2, v2(filters=[{"id": "delta", "dtype": None}]), ZGPU_STRICTER, ["dtype", "null"]),
     # --- shapes ---
     ("shape_negative", 3, v3(shape=[-1, 4]), SAME, ["shape[0]"]),
     ("shape_float", 3, v3(shape=[4.0, 4]), SAME, ["shape[0]"]),
@@ -316,3 +379,44 @@ def test_big_integer_attribute_survives_a_rewrite(tmp_path):
     attrs = zarr.open_array(path, mode="r").attrs.asdict()
     assert attrs == {"big": 2**70, "neg": -(2**65) - 1, "other": 1}
     assert isinstance(attrs["big"], int) and isinstance(attrs["neg"], int)
+
+
+NUMCODECS_V3 = [
+    ("numcodecs.zstd", {"level": 1, "checksum": False}, "after"),
+    ("numcodecs.zlib", {"level": 1}, "after"),
+    ("numcodecs.lz4", {"acceleration": 1}, "after"),
+    ("numcodecs.shuffle", {"elementsize": 4}, "after"),
+    ("numcodecs.delta", {"dtype": "<i4"}, "before"),
+]
+
+
+@pytest.mark.parametrize("name,conf,where", NUMCODECS_V3, ids=[c[0] for c in NUMCODECS_V3])
+def test_numcodecs_v3_members_need_a_chunk(name, conf, where, zgpu, tmp_path):
+    """zarr-python builds a "numcodecs.*" codec only when it decodes a chunk, so the table's empty arrays do not
+    show its refusal: here zarr-python writes a chunk with the valid configuration, and then an unknown member
+    is refused by both, an "id" naming the codec is read by both, and another "id" refused by both."""
+    path = tmp_path / "a.zarr"
+    os.makedirs(path)
+
+    def doc(c):
+        codec = {"name": name, "configuration": c}
+        codecs = [codec] + BYTES_LE if where == "before" else BYTES_LE + [codec]
+        return json.dumps({"zarr_format": 3, "node_type": "array", "shape": [8], "data_type": "int32",
+                           "chunk_grid": {"name": R, "configuration": {"chunk_shape": [8]}},
+                           "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+                           "fill_value": 0, "codecs": codecs, "attributes": {}})
+
+    (path / "zarr.json").write_text(doc(conf))
+    zarr.open_array(str(path), mode="r+")[:] = np.arange(8, dtype="int32") * 3
+    out = tmp_path / "out.npy"
+    for extra, same in (({"x": 1}, False), ({"id": name[len("numcodecs."):]}, True), ({"id": "zstd2"}, False)):
+        (path / "zarr.json").write_text(doc({**conf, **extra}))
+        z_ok, z_val, z_err = _zarr_read(str(path), 3)
+        r = zgpu("read", path, "-o", out)
+        if same:
+            assert r.returncode == 0 and z_ok and z_err is None, (r.stderr, z_err)
+            assert_same_array(np.load(out), np.asarray(z_val), name)
+            assert (np.load(out) == np.arange(8) * 3).all()
+        else:
+            assert not z_ok or z_err is not None, f"zarr-python reads {extra}"
+            assert_fails_cleanly(r, f"codec '{name}'", "id" if "id" in extra else '"x"')
