@@ -350,6 +350,10 @@ static zj_value *numcodecs_entry(const zj_value *obj) {
     if (!name || !conf || !e) goto fail;
     snprintf(name, n, "numcodecs.%s", id);
     zj_remove(conf, "id");
+    /* numcodecs' Shuffle() defaults to 4-byte elements; v3's numcodecs.shuffle (the codec this becomes) to the
+     * item size: a v2 filter without the member is numcodecs', so it says 4 here */
+    if (!strcmp(id, "shuffle") && !zj_get(conf, "elementsize") && set_member(conf, "elementsize", zj_new_int(4)) != ZGPU_OK)
+        goto fail;
     if (set_member(e, "name", zj_new_string(name)) != ZGPU_OK) goto fail;
     free(name);
     name = NULL;

@@ -11,6 +11,7 @@ import json
 import math
 import os
 
+import numcodecs
 import numpy as np
 import pytest
 import zarr
@@ -420,3 +421,23 @@ def test_numcodecs_v3_members_need_a_chunk(name, conf, where, zgpu, tmp_path):
         else:
             assert not z_ok or z_err is not None, f"zarr-python reads {extra}"
             assert_fails_cleanly(r, f"codec '{name}'", "id" if "id" in extra else '"x"')
+
+
+def test_v2_shuffle_without_elementsize_is_numcodecs_default(zgpu, tmp_path):
+    """A v2 shuffle filter without "elementsize" is numcodecs' Shuffle(), whose elements are 4 bytes, also on an
+    int16 array (v3's numcodecs.shuffle defaults to the item size instead): zgpu reads what zarr-python reads."""
+    path = tmp_path / "s.zarr"
+    data = (np.arange(64, dtype=np.int16) * 1031).reshape(8, 8)
+    a = zarr.create_array(str(path), shape=(8, 8), chunks=(4, 8), dtype="<i2", zarr_format=2,
+                          filters=[numcodecs.Shuffle(elementsize=4)], compressors=None)
+    a[...] = data
+    meta = json.loads((path / ".zarray").read_text())
+    assert meta["filters"] == [{"id": "shuffle", "elementsize": 4}]
+    meta["filters"] = [{"id": "shuffle"}]
+    (path / ".zarray").write_text(json.dumps(meta))
+    np.testing.assert_array_equal(zarr.open_array(str(path), mode="r")[...], data)
+    out = tmp_path / "out.npy"
+    r = zgpu("read", path, "-o", out)
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_array_equal(np.load(out), data)
+
