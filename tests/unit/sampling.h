@@ -65,7 +65,7 @@ static int zt_sampled(void) { return zt_sample_n > 1; }
  * keeps a long stretch's share close to 1/N; the quarter leaves room for the cases of one kind being fewer), and
  * nothing asked where that share rounds to 0. For counts over a few dozen cases, check whole runs only
  * (`if (!zt_sampled())`). */
-static int zt_enough(uint64_t count, uint64_t whole) {
+__attribute__((unused)) static int zt_enough(uint64_t count, uint64_t whole) {
     return zt_sample_n > 1 ? count >= whole / (4 * (uint64_t)zt_sample_n) : count > whole;
 }
 
