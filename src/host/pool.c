@@ -1,12 +1,18 @@
 /* A persistent thread pool with a queue of index-range jobs. The submitting thread works on its own job
  * too, so a pool of N threads decodes with N workers plus the caller, and nested or concurrent callers
- * never deadlock waiting for a busy pool. */
+ * never deadlock waiting for a busy pool.
+ *
+ * After fork() the child has none of the workers, and the pool's lock may have been held by one of them at the
+ * fork (they take it each time they wake): a pool used in a forked child (a DataLoader or multiprocessing
+ * worker reading through a context its parent made) runs every job on the calling thread and never touches the
+ * lock, rather than wait forever. */
 #include "host/pool.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/status.h"
 
@@ -32,7 +38,11 @@ struct zg_pool {
     pthread_cond_t idle;        /* a job's active count dropped */
     zg_job *jobs;               /* queue (singly linked, newest last) */
     int stop;
+    pid_t pid;                  /* the process whose threads these are */
 };
+
+/* 1 in a child forked after the pool was made: no workers, and the lock may be held forever. */
+static int forked(const zg_pool *p) { return p->pid != getpid(); }
 
 static int job_open(zg_job *j) {
     return atomic_load(&j->next) < j->n && !atomic_load(&j->failed);
@@ -87,6 +97,7 @@ zgpu_status zg_pool_create(int n_threads, zg_pool **out) {
     zg_pool *p = calloc(1, sizeof *p);
     if (!p) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory creating the thread pool");
     p->size = n_threads;
+    p->pid = getpid();
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->work, NULL);
     pthread_cond_init(&p->idle, NULL);
@@ -107,6 +118,11 @@ zgpu_status zg_pool_create(int n_threads, zg_pool **out) {
 
 void zg_pool_free(zg_pool *p) {
     if (!p) return;
+    if (forked(p)) { /* the workers are the parent's: nothing to stop or join; the lock may be held, so left as is */
+        free(p->threads);
+        free(p);
+        return;
+    }
     pthread_mutex_lock(&p->lock);
     p->stop = 1;
     pthread_cond_broadcast(&p->work);
@@ -119,7 +135,7 @@ void zg_pool_free(zg_pool *p) {
     free(p);
 }
 
-int zg_pool_size(const zg_pool *p) { return p ? p->size : 1; }
+int zg_pool_size(const zg_pool *p) { return p && !forked(p) ? p->size : 1; }
 
 static void job_init(zg_job *j, size_t n, zg_pool_fn fn, void *arg) {
     memset(j, 0, sizeof *j);
@@ -161,7 +177,7 @@ static zgpu_status join_job(zg_pool *p, zg_job *j) {
 
 zgpu_status zg_pool_run(zg_pool *p, size_t n, zg_pool_fn fn, void *arg) {
     if (n == 0) return ZGPU_OK;
-    if (!p || p->n_threads == 0 || n == 1) {
+    if (!p || p->n_threads == 0 || n == 1 || forked(p)) {
         for (size_t i = 0; i < n; i++) ZG_FORWARD(fn(arg, i));
         return ZGPU_OK;
     }
@@ -178,7 +194,7 @@ zgpu_status zg_pool_start(zg_pool *p, size_t n, zg_pool_fn fn, void *arg, zg_poo
     zg_job *j = malloc(sizeof *j);
     if (!j) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory queueing pool work");
     job_init(j, n, fn, arg);
-    if (p && p->n_threads > 0) queue_job(p, j, 0);
+    if (p && p->n_threads > 0 && !forked(p)) queue_job(p, j, 0);
     *out = j;
     return ZGPU_OK;
 }

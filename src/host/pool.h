@@ -6,7 +6,8 @@
 
 typedef struct zg_pool zg_pool;
 
-/** n_threads total workers including the calling thread (1 = run inline). */
+/** n_threads total workers including the calling thread (1 = run inline). In a child forked afterwards the pool
+ *  runs every job inline on the calling thread (the workers stay in the parent), and zg_pool_size says 1. */
 zgpu_status zg_pool_create(int n_threads, zg_pool **out);
 void zg_pool_free(zg_pool *p);
 int zg_pool_size(const zg_pool *p);
