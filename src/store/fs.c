@@ -145,17 +145,24 @@ static int raw_open(fs_store *fs, const char *key, const char *path, int flags) 
     return beneath_open(root, key, flags);
 }
 
-/* raw_open, waiting for descriptors when the process is out of them; the result is counted as brief. */
-static int counted_open(fs_store *fs, const char *key, const char *path, int flags) {
-    zg_fd_waiter w = zg_fd_waiter_start();
-    for (;;) {
-        zg_fd_took();
-        int fd = raw_open(fs, key, path, flags);
-        if (fd >= 0) return fd;
+/* raw_open counted as brief (counted before the open: see fd_budget.h); -1 with errno. */
+static int counted_open_once(fs_store *fs, const char *key, const char *path, int flags) {
+    zg_fd_took();
+    int fd = raw_open(fs, key, path, flags);
+    if (fd < 0) {
         int e = errno;
         zg_fd_untake();
         errno = e;
-        if (!zg_fd_out_of(e) || !zg_fd_wait(&w)) return -1;
+    }
+    return fd;
+}
+
+/* counted_open_once, waiting for descriptors when the process is out of them. */
+static int counted_open(fs_store *fs, const char *key, const char *path, int flags) {
+    zg_fd_waiter w = zg_fd_waiter_start();
+    for (;;) {
+        int fd = counted_open_once(fs, key, path, flags);
+        if (fd >= 0 || !zg_fd_out_of(errno) || !zg_fd_wait(&w)) return fd;
     }
 }
 
@@ -189,17 +196,8 @@ static zgpu_status open_error(fs_store *fs, const char *key, const char *path, i
 static zgpu_status open_value(fs_store *fs, const char *key, char *path, int *fd, uint64_t *size, int *no_fd) {
     *fd = -1;
     ZG_FORWARD(zg_store_fs_path(&fs->base, key, path));
-    if (no_fd) {
-        zg_fd_took();
-        *fd = raw_open(fs, key, path, O_RDONLY);
-        if (*fd < 0) {
-            int e = errno;
-            zg_fd_untake();
-            errno = e;
-        }
-    } else {
-        *fd = counted_open(fs, key, path, O_RDONLY);
-    }
+    /* (with no_fd, a shortage is reported rather than waited out) */
+    *fd = no_fd ? counted_open_once(fs, key, path, O_RDONLY) : counted_open(fs, key, path, O_RDONLY);
     if (*fd < 0) {
         int e = errno;
         if (e == ENOENT || e == ENOTDIR) return ZGPU_OK;
@@ -829,6 +827,17 @@ static zgpu_status lock_file(fs_store *fs, int *out) {
     return st;
 }
 
+/* A lock request (F_WRLCK / F_UNLCK) for the byte of the lock file at `slot`. */
+static struct flock one_byte(short type, uint64_t slot) {
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = type;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = (off_t)slot;
+    fl.l_len = 1;
+    return fl;
+}
+
 static zgpu_status fs_lock(zg_store *s, const char *key, zg_store_lock *lk) {
     fs_store *fs = (fs_store *)s;
     lk->held = 0;
@@ -838,12 +847,7 @@ static zgpu_status fs_lock(zg_store *s, const char *key, zg_store_lock *lk) {
      * share a byte and merely wait for each other */
     lk->slot = hash_key(key) & 0x7fffffffu;
     pthread_mutex_lock(&fs->stripes[lk->slot % N_STRIPES]); /* this handle's threads share one description */
-    struct flock fl;
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = (off_t)lk->slot;
-    fl.l_len = 1;
+    struct flock fl = one_byte(F_WRLCK, lk->slot);
     while (fcntl(fd, F_OFD_SETLKW, &fl) != 0) {
         if (errno == EINTR) continue;
         int e = errno;
@@ -857,12 +861,7 @@ static zgpu_status fs_lock(zg_store *s, const char *key, zg_store_lock *lk) {
 static void fs_unlock(zg_store *s, zg_store_lock *lk) {
     fs_store *fs = (fs_store *)s;
     if (!lk->held) return;
-    struct flock fl;
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = F_UNLCK;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = (off_t)lk->slot;
-    fl.l_len = 1;
+    struct flock fl = one_byte(F_UNLCK, lk->slot);
     fcntl(fs->lock_fd, F_OFD_SETLK, &fl);
     pthread_mutex_unlock(&fs->stripes[lk->slot % N_STRIPES]);
     lk->held = 0;
