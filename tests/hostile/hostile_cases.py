@@ -692,29 +692,29 @@ def shard_cases() -> List[Case]:
 
 
 # --- hostile metadata ----------------------------------------------------------------------------------------------
+def _override(d: Dict[str, Any], over: Dict[str, Any]) -> Dict[str, Any]:
+    """d with the members of `over` set (or, given as _DROP, removed)."""
+    for k, v in over.items():
+        if v is _DROP:
+            d.pop(k, None)
+        else:
+            d[k] = v
+    return d
+
+
 def _v3doc(**over: Any) -> Dict[str, Any]:
     d: Dict[str, Any] = {
         "zarr_format": 3, "node_type": "array", "shape": [8, 8], "data_type": "int32",
         "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4, 4]}},
         "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
         "fill_value": 0, "codecs": [BYTES], "attributes": {}}
-    for k, v in over.items():
-        if v is _DROP:
-            d.pop(k, None)
-        else:
-            d[k] = v
-    return d
+    return _override(d, over)
 
 
 def _v2doc(**over: Any) -> Dict[str, Any]:
     d: Dict[str, Any] = {"zarr_format": 2, "shape": [8, 8], "chunks": [4, 4], "dtype": "<i4", "compressor": None,
                          "fill_value": 0, "order": "C", "filters": None}
-    for k, v in over.items():
-        if v is _DROP:
-            d.pop(k, None)
-        else:
-            d[k] = v
-    return d
+    return _override(d, over)
 
 
 _DROP = object()

@@ -55,6 +55,18 @@ static int zt_pass, zt_fail;
         printf("%d passed, %d failed\n", zt_pass, zt_fail);                              \
         return zt_fail ? 1 : 0;                                                          \
     } while (0)
+/* The end of a GPU test whose host part ran without a GPU: that part's result, then a visible skip (`why`: what
+ * zgpu_gpu_available said); with a GPU, TEST_MAIN_END. */
+#define TEST_MAIN_END_GPU(gpu, why)                                                      \
+    do {                                                                                 \
+        if (!(gpu)) {                                                                    \
+            printf("%d passed, %d failed (host part)\n", zt_pass, zt_fail);              \
+            if (zt_fail) return 1;                                                       \
+            printf("skipped: no GPU (%s)\n", why);                                       \
+            return 77;                                                                   \
+        }                                                                                \
+        TEST_MAIN_END();                                                                 \
+    } while (0)
 /* Exit code ctest reads as "skipped". */
 #define TEST_SKIP(why) do { printf("skipped: %s\n", why); return 77; } while (0)
 /* A GPU test's main in a build without CUDA: a visible skip. */

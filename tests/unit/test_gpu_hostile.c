@@ -448,11 +448,5 @@ int main(void) {
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
-    if (!gpu) {
-        printf("%d passed, %d failed (host part)\n", zt_pass, zt_fail);
-        if (zt_fail) return 1;
-        printf("skipped: no GPU (%s)\n", why);
-        return 77;
-    }
-    TEST_MAIN_END();
+    TEST_MAIN_END_GPU(gpu, why);
 }

@@ -230,6 +230,22 @@ static void test_valid(zcase *cs, size_t n, size_t per_batch) {
     free(out); free(err); free(planned); free(fr);
 }
 
+/* Runs frame f on the CPU model of the GPU decoder: 1 when it agrees with the GPU (both reject, or both decode to
+ * the same bytes). *cpu_err: the model's status. (Which error a frame with several faults reports may differ: the
+ * GPU's kernels race to report first.) */
+static int cpu_agrees(const frame_in *f, int gpu_err, const uint8_t *gpu_out, int *cpu_err) {
+    zg_zd_plan pl;
+    zg_zd_plan_init(&pl);
+    zg_zd_plan_frame(&pl, f->p, f->n, f->expected, 0);
+    uint8_t *ref = (uint8_t *)malloc(f->expected + 1);
+    *cpu_err = -1;
+    zc_cpu_run(&pl, f->p, &ref, cpu_err);
+    const int same = (*cpu_err != 0) == (gpu_err != 0) && (*cpu_err != 0 || memcmp(ref, gpu_out, f->expected) == 0);
+    free(ref);
+    zg_zd_plan_free(&pl);
+    return same;
+}
+
 /* Damaged frames: the GPU's status and bytes equal the CPU run of the same rules. */
 static void test_damaged(zcase *cs, size_t n) {
     enum { PER = 8 };
@@ -257,19 +273,12 @@ static void test_damaged(zcase *cs, size_t n) {
     for (size_t i = 0; i < m; i++) {
         if (!planned[i]) continue;
         n_planned++;
-        zg_zd_plan pl;
-        zg_zd_plan_init(&pl);
-        zg_zd_plan_frame(&pl, fr[i].p, fr[i].n, fr[i].expected, 0);
-        uint8_t *ref = (uint8_t *)malloc(fr[i].expected + 1);
-        int cerr = -1;
-        zc_cpu_run(&pl, fr[i].p, &ref, &cerr);
-        int same = (cerr != 0) == (err[i] != 0) && (cerr != 0 || memcmp(ref, out[i], fr[i].expected) == 0);
+        int cerr;
+        const int same = cpu_agrees(&fr[i], err[i], out[i], &cerr);
         agree += same;
         gpu_rejects += err[i] != 0;
         if (!same && agree + 5 > n_planned)
             fprintf(stderr, "damaged frame %zu: GPU status %d, CPU status %d\n", i, err[i], cerr);
-        free(ref);
-        zg_zd_plan_free(&pl);
     }
     printf("damaged frames: %zu made, %zu pass the host plan, the GPU rejects %zu; GPU and CPU agree on %zu\n", m,
            n_planned, gpu_rejects, agree);
@@ -318,19 +327,11 @@ static void test_huf_not_consumed(void) {
     for (int i = 0; i < N; i++) {
         if (!planned[i]) continue;
         n_planned++;
-        zg_zd_plan pl;
-        zg_zd_plan_init(&pl);
-        zg_zd_plan_frame(&pl, fr[i].p, fr[i].n, fr[i].expected, 0);
-        uint8_t *ref = (uint8_t *)malloc(fr[i].expected + 1);
-        int cerr = -1;
-        zc_cpu_run(&pl, fr[i].p, &ref, &cerr);
-        /* (which error a frame with several reports may differ: the GPU's kernels race to report first) */
-        const int same = (cerr != 0) == (err[i] != 0) && (cerr != 0 || memcmp(ref, out[i], fr[i].expected) == 0);
+        int cerr;
+        const int same = cpu_agrees(&fr[i], err[i], out[i], &cerr);
         agree += same;
         CHECK_MSG(same, "frame %d: GPU status %d, CPU status %d", i, err[i], cerr);
         literals += err[i] == ZG_ZD_E_LITERALS;
-        free(ref);
-        zg_zd_plan_free(&pl);
     }
     for (int i = 0; i < HAND; i++) {
         CHECK_MSG(planned[i] && err[i] == (i % 3 ? ZG_ZD_E_LITERALS : ZG_ZD_OK), "hand-made frame %d: GPU status %d",
