@@ -316,7 +316,7 @@ int cli_cmd_cp(int argc, char **argv) {
 
     /* Refuse to copy onto itself: creating DST would delete SRC's chunks first. */
     char *rs = realpath(src_path, NULL), *rd = realpath(dst_path, NULL);
-    int same = rs && rd && !strcmp(rs, rd);
+    int same = (rs && rd && !strcmp(rs, rd)) || !strcmp(src_path, dst_path); /* a URL has no realpath */
     free(rs);
     free(rd);
     if (same) { cli_err("SRC and DST are the same array"); return cli_usage_error("cp "); }

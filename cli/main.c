@@ -193,6 +193,8 @@ static int info_array(zgpu_context *ctx, const char *path, int json) {
     size_t itemsize = zgpu_array_itemsize(a);
     uint64_t nobj = 0, nbytes = 0;
     s = zgpu_array_storage_info(a, &nobj, &nbytes);
+    const int listed = s == ZGPU_OK; /* an HTTP server cannot list what is stored */
+    if (s == ZGPU_ERR_UNSUPPORTED) s = ZGPU_OK;
     if (s != ZGPU_OK) goto fail;
 
     printf("%-18s%s\n", "path:", path);
@@ -229,11 +231,17 @@ static int info_array(zgpu_context *ctx, const char *path, int json) {
     const uint64_t *obj = sharded ? shard : chunk;
     uint64_t grid_objs = 1;
     for (int i = 0; i < nd; i++) grid_objs *= obj[i] ? (shape[i] + obj[i] - 1) / obj[i] : 0;
-    printf("%-18s%llu of %llu %s\n", "stored_objects:", (unsigned long long)nobj, (unsigned long long)grid_objs,
-           sharded ? "shards" : "chunks");
-    printf("%-18s%llu\n", "stored_bytes:", (unsigned long long)nbytes);
+    if (listed) {
+        printf("%-18s%llu of %llu %s\n", "stored_objects:", (unsigned long long)nobj, (unsigned long long)grid_objs,
+               sharded ? "shards" : "chunks");
+        printf("%-18s%llu\n", "stored_bytes:", (unsigned long long)nbytes);
+    } else {
+        printf("%-18s- of %llu %s (the store cannot list them)\n", "stored_objects:", (unsigned long long)grid_objs,
+               sharded ? "shards" : "chunks");
+    }
     printf("%-18s%llu\n", "uncompressed:", (unsigned long long)ubytes);
-    if (nbytes) printf("%-18s%.3f\n", "ratio:", (double)ubytes / (double)nbytes);
+    if (!listed) printf("%-18s%s\n", "ratio:", "- (unknown)");
+    else if (nbytes) printf("%-18s%.3f\n", "ratio:", (double)ubytes / (double)nbytes);
     else printf("%-18s%s\n", "ratio:", "- (nothing stored)");
     zgpu_free(meta);
     zgpu_free(codecs);
@@ -255,14 +263,15 @@ static int cmd_info(int argc, char **argv) {
     if (ar.npos != 1) { cli_err("info takes one PATH"); return cli_usage_error("info "); }
     const char *path = ar.pos[0];
     int kind = 0;
-    zgpu_status s = zgpu_node_kind(path, &kind);
-    if (s != ZGPU_OK) return cli_fail_status(s);
-    if (kind == 0) {
+    zgpu_context *ctx = NULL;
+    if (cli_make_context(NULL, -1, &ctx)) return cli_fail();
+    zgpu_status s = zgpu_context_node_kind(ctx, path, &kind);
+    if (s != ZGPU_OK || kind == 0) {
+        zgpu_context_free(ctx);
+        if (s != ZGPU_OK) return cli_fail_status(s);
         cli_err("no Zarr array or group at '%s'", path);
         return cli_fail();
     }
-    zgpu_context *ctx = NULL;
-    if (cli_make_context(NULL, -1, &ctx)) return cli_fail();
     int rc = kind == 1 ? info_array(ctx, path, ar.set[0]) : info_group(ctx, path, ar.set[0]);
     zgpu_context_free(ctx);
     return rc;

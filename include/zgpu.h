@@ -82,6 +82,39 @@ typedef enum zgpu_gds_mode {
                         * does not load or refuses the store's files */
 } zgpu_gds_mode;
 
+/* Remote stores: every function that takes a path also takes http://, https:// and s3://bucket/prefix URLs
+ * (file:// too); another scheme is ZGPU_ERR_UNSUPPORTED. How they are reached is set here; zero fields take
+ * the defaults. docs/remote.md says more. */
+typedef enum zgpu_s3_addressing {
+    ZGPU_S3_ADDRESSING_AUTO = 0,    /* virtual-host style on AWS, path style on a custom endpoint */
+    ZGPU_S3_ADDRESSING_PATH = 1,    /* https://endpoint/bucket/key */
+    ZGPU_S3_ADDRESSING_VIRTUAL = 2  /* https://bucket.endpoint/key */
+} zgpu_s3_addressing;
+
+typedef struct zgpu_remote_options {
+    size_t struct_size;          /* sizeof(zgpu_remote_options) */
+    int max_in_flight;           /* requests in flight at once per read; 0 = 64 */
+    int connect_timeout_ms;      /* 0 = 10000 */
+    int request_timeout_ms;      /* one attempt of one request; 0 = 60000 */
+    int max_retries;             /* after a 5xx, 429, 408, timeout, reset or short body: 0 = 6, -1 = none */
+    int retry_base_ms;           /* first backoff (doubling, with full jitter, capped at 10 s); 0 = 100 */
+    int tls_no_verify;           /* 1: do not verify TLS certificates (never for data you care about) */
+    const char *ca_file;         /* a CA bundle instead of the system's; NULL = system */
+    long long range_merge_gap;   /* ranges of one object (a shard's inner chunks) at most this many bytes apart are
+                                  * fetched as one request; 0 = 64 KiB, -1 = never merge */
+    const char *s3_endpoint;     /* e.g. "http://127.0.0.1:9000" (MinIO, Ceph, moto); NULL = AWS_ENDPOINT_URL_S3,
+                                  * AWS_ENDPOINT_URL, the profile's endpoint_url, else AWS */
+    const char *s3_region;       /* NULL = AWS_REGION, AWS_DEFAULT_REGION, the profile's region, else us-east-1 */
+    const char *s3_profile;      /* NULL = AWS_PROFILE, else "default" (~/.aws/credentials and ~/.aws/config) */
+    int s3_anonymous;            /* 1: unsigned requests (public buckets), whatever credentials exist */
+    zgpu_s3_addressing s3_addressing;
+    unsigned long long multipart_threshold; /* S3 objects at least this large are written in parts; 0 = 64 MiB */
+    unsigned long long multipart_part_size; /* 0 = 16 MiB (S3's minimum is 5 MiB) */
+} zgpu_remote_options;
+
+/** Fills *o with defaults (struct_size set). */
+ZGPU_API void zgpu_remote_options_init(zgpu_remote_options *o);
+
 typedef struct zgpu_context_options {
     size_t struct_size;          /* sizeof(zgpu_context_options): lets the struct grow compatibly */
     int num_threads;             /* host decode threads; 0 = number of online CPUs */
@@ -109,6 +142,7 @@ typedef struct zgpu_context_options {
     int confine_to_store;        /* 1: reads and writes stay inside the store's directory tree: a symbolic link
                                   * that leads outside it is refused (for serving untrusted data). 0 (default):
                                   * links are followed, as zarr-python follows them. */
+    const zgpu_remote_options *remote; /* NULL: defaults. Copied (strings too) by zgpu_context_create. */
 } zgpu_context_options;
 
 /** Fills *opts with defaults (struct_size set). */
@@ -293,8 +327,11 @@ ZGPU_API int zgpu_group_zarr_format(const zgpu_group *group);
 ZGPU_API zgpu_status zgpu_group_members(const zgpu_group *group, char **json);
 ZGPU_API zgpu_status zgpu_group_attributes(const zgpu_group *group, char **json);
 ZGPU_API zgpu_status zgpu_group_set_attributes(zgpu_group *group, const char *json);
-/** What is at path: 1 array, 2 group, 0 nothing (ZGPU_OK in all three cases). */
+/** What is at path: 1 array, 2 group, 0 nothing (ZGPU_OK in all three cases). A URL is reached with default
+ *  remote options; zgpu_context_node_kind uses a context's. */
 ZGPU_API zgpu_status zgpu_node_kind(const char *path, int *kind);
+/** As zgpu_node_kind, through the context's stores (its remote options, confinement). */
+ZGPU_API zgpu_status zgpu_context_node_kind(zgpu_context *ctx, const char *path, int *kind);
 
 #ifdef __cplusplus
 }

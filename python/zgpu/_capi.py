@@ -39,6 +39,7 @@ class ContextOptions(Structure):
         ("tuning", c_void_p),  # const zgpu_tuning * (zgpu_experimental.h); NULL = defaults
         ("max_decoded_chunk_bytes", c_size_t),
         ("confine_to_store", c_int),
+        ("remote", c_void_p),  # const zgpu_remote_options * (_remote.RemoteOptions); NULL = defaults
     ]
 
 
@@ -174,6 +175,8 @@ _proto("zgpu_group_members", c_int, c_void_p, _charpp)
 _proto("zgpu_group_attributes", c_int, c_void_p, _charpp)
 _proto("zgpu_group_set_attributes", c_int, c_void_p, c_char_p)
 _proto("zgpu_node_kind", c_int, c_char_p, _P(c_int))
+_proto("zgpu_context_node_kind", c_int, c_void_p, c_char_p, _P(c_int))
+_proto("zgpu_remote_options_init", None, c_void_p)
 _proto("zgpu_status_message", c_char_p, c_int)
 # zgpu_meta.h: the metadata rules live in C once
 _proto("zgpu_dtype_from_name", c_int, c_char_p, _P(c_int), _P(c_size_t))

@@ -6,7 +6,7 @@ import sys
 import threading
 from typing import Any, Dict, Optional
 
-from . import _capi, _tuning
+from . import _capi, _remote, _tuning
 from ._capi import lib
 
 _GDS = {"auto": _capi.GDS_AUTO, "off": _capi.GDS_OFF, "on": _capi.GDS_ON}
@@ -17,7 +17,8 @@ class Context:
 
     def __init__(self, num_threads: int, device: int, budget: int, gds: str, gpu_decode: bool,
                  gpu_trust_input: bool = False, tuning: Optional[Dict[str, Any]] = None,
-                 max_decoded_chunk_bytes: int = 0, confine_to_store: bool = False) -> None:
+                 max_decoded_chunk_bytes: int = 0, confine_to_store: bool = False,
+                 remote: Optional[Dict[str, Any]] = None) -> None:
         opts = _capi.ContextOptions()
         lib.zgpu_context_options_init(ctypes.byref(opts))
         opts.num_threads = num_threads
@@ -30,6 +31,8 @@ class Context:
         opts.confine_to_store = 1 if confine_to_store else 0
         t = _tuning.to_struct(tuning) if tuning else None  # the context copies it: it need not outlive the call
         opts.tuning = ctypes.addressof(t) if t is not None else None
+        r = _remote.to_struct(remote or {}, lib)  # copied by the context, strings too
+        opts.remote = ctypes.addressof(r)
         handle = ctypes.c_void_p()
         _capi.check(lib.zgpu_context_create(ctypes.byref(opts), ctypes.byref(handle)))
         self.handle = handle
@@ -65,6 +68,12 @@ class Config:
     ``wave_sets``, ``wave_overlap`` and ``zstd_rows`` (True / False / None = default), ``zstd_huf_probe``,
     ``inflate_parts``, ``trace``, ``profile``, ``copy_slab_bytes``. Given as None, a tuning field goes back to
     its default. :meth:`tuning` shows what a context runs with (ZGPU_* environment overrides included).
+
+    Remote stores (http://, https://, s3:// paths; docs/remote.md): ``s3_endpoint``, ``s3_region``,
+    ``s3_profile``, ``s3_anonymous``, ``s3_addressing`` ("auto", "path", "virtual"), ``max_in_flight``,
+    ``connect_timeout_ms``, ``request_timeout_ms``, ``max_retries``, ``retry_base_ms``, ``tls_verify``,
+    ``ca_file``, ``range_merge_gap``, ``multipart_threshold``, ``multipart_part_size``; :attr:`remote` holds
+    those set away from their defaults. Given as None, one goes back to its default.
     """
 
     def __init__(self) -> None:
@@ -77,6 +86,7 @@ class Config:
         self.max_decoded_chunk_bytes = 0
         self.confine_to_store = False
         self._tuning: Dict[str, Any] = {}  # the tuning fields set away from their defaults
+        self.remote: Dict[str, Any] = {}   # the remote-store settings set away from their defaults
         self._lock = threading.Lock()
         self._contexts: Dict[int, Context] = {}
 
@@ -88,7 +98,7 @@ class Config:
             pipeline_waves: Any = _UNSET, wave_shape: Any = _UNSET, wave_sets: Any = _UNSET,
             wave_overlap: Any = _UNSET, zstd_rows: Any = _UNSET, zstd_huf_probe: Any = _UNSET,
             inflate_parts: Any = _UNSET, trace: Any = _UNSET, profile: Any = _UNSET,
-            copy_slab_bytes: Any = _UNSET) -> None:
+            copy_slab_bytes: Any = _UNSET, **remote: Any) -> None:
         """Changes settings; contexts are recreated for arrays and groups opened afterwards. Every value is
         checked before any is changed: a ValueError leaves the settings as they were."""
         given = {"zstd_decoder": zstd_decoder, "deflate_decoder": deflate_decoder, "lz4_decoder": lz4_decoder,
@@ -97,6 +107,10 @@ class Config:
                  "inflate_parts": inflate_parts, "trace": trace, "profile": profile,
                  "copy_slab_bytes": copy_slab_bytes}
         tuning = {k: _tuning.validate(k, v) for k, v in given.items() if v is not _UNSET}
+        for k in remote:
+            if k not in _remote.DEFAULTS:
+                raise TypeError("zgpu.config.set() got an unexpected keyword argument %r" % (k,))
+        remote = {k: _remote.validate(k, v) for k, v in remote.items()}
         if num_threads is not None and int(num_threads) < 0:
             raise ValueError("num_threads must be >= 0 (0 = number of CPUs), got %r" % num_threads)
         if max_decoded_chunk_bytes is not None and int(max_decoded_chunk_bytes) < 0:
@@ -126,6 +140,11 @@ class Config:
                 self.max_decoded_chunk_bytes = int(max_decoded_chunk_bytes)
             if confine_to_store is not None:
                 self.confine_to_store = bool(confine_to_store)
+            for k, v in remote.items():
+                if v == _remote.DEFAULTS[k]:
+                    self.remote.pop(k, None)
+                else:
+                    self.remote[k] = v
             self._contexts.clear()
 
     def context(self, device: Optional[int] = None) -> Context:
@@ -136,7 +155,7 @@ class Config:
             if ctx is None:
                 ctx = Context(self.num_threads, dev, self.device_memory_budget, self.gds, self.gpu_decode,
                               self.gpu_trust_input, dict(self._tuning), self.max_decoded_chunk_bytes,
-                              self.confine_to_store)
+                              self.confine_to_store, dict(self.remote))
                 self._contexts[dev] = ctx
             return ctx
 
@@ -147,6 +166,7 @@ class Config:
 
     def __repr__(self) -> str:
         tuning = "".join(", %s=%r" % kv for kv in _tuning.changed(self._tuning))
+        tuning += "".join(", %s=%r" % kv for kv in sorted(self.remote.items()))
         return ("zgpu.Config(num_threads=%d, device=%d, device_memory_budget=%d, gds=%r, gpu_decode=%r, "
                 "gpu_trust_input=%r, max_decoded_chunk_bytes=%d, confine_to_store=%r%s)"
                 % (self.num_threads, self.device, self.device_memory_budget, self.gds, self.gpu_decode,

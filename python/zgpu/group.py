@@ -18,9 +18,9 @@ ARRAY, GROUP = 1, 2
 
 
 def node_kind(path: Any) -> int:
-    """What is at `path`: 1 array, 2 group, 0 nothing."""
+    """What is at `path` (a URL is reached with zgpu.config's remote settings): 1 array, 2 group, 0 nothing."""
     k = ctypes.c_int()
-    _capi.check(lib.zgpu_node_kind(_capi.path_bytes(path), ctypes.byref(k)))
+    _capi.check(lib.zgpu_context_node_kind(config.context().handle, _capi.path_bytes(path), ctypes.byref(k)))
     return k.value
 
 

@@ -8,6 +8,7 @@
 #include "api/stage.h"
 #include "codec/sharding.h"
 #include "common/status.h"
+#include "store/url.h"
 
 /* Reads a small text value (metadata). *text = NULL when absent. */
 zgpu_status zg_store_get_text(zg_store *s, const char *key, char **text, size_t *len) {
@@ -87,7 +88,7 @@ static zgpu_status array_alloc(zgpu_context *ctx, const char *path, zgpu_array *
     }
     a->ctx = ctx;
     pthread_mutex_init(&a->stats_lock, NULL);
-    zgpu_status st = zg_store_fs_open_confined(path, ctx->opts.confine_to_store, &a->store);
+    zgpu_status st = zg_store_open(ctx, path, &a->store);
     if (st != ZGPU_OK) {
         zgpu_array_close(a);
         return st;
@@ -98,7 +99,8 @@ static zgpu_status array_alloc(zgpu_context *ctx, const char *path, zgpu_array *
 
 ZGPU_API zgpu_status zgpu_array_open(zgpu_context *ctx, const char *path, zgpu_array **out) {
     if (!out) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_open: out is NULL");
-    zg_stage_recover(path); /* nothing there: perhaps a writer died mid-swap, with the old array beside it */
+    if (zg_is_local(path) && !zg_is_url(path))
+        zg_stage_recover(path); /* nothing there: perhaps a writer died mid-swap, with the old array beside it */
     zgpu_array *a;
     ZG_FORWARD(array_alloc(ctx, path, &a));
     char where[1100];
@@ -135,7 +137,7 @@ ZGPU_API zgpu_status zgpu_array_open(zgpu_context *ctx, const char *path, zgpu_a
 /* The array's store at `root` (its own path, or its staging directory). */
 static zgpu_status open_store(zgpu_array *a, const char *root) {
     zg_store *st;
-    ZG_FORWARD(zg_store_fs_open_confined(root, a->ctx->opts.confine_to_store, &st));
+    ZG_FORWARD(zg_store_open(a->ctx, root, &st));
     zg_store_free(a->store);
     a->store = st;
     return ZGPU_OK;
@@ -144,6 +146,10 @@ static zgpu_status open_store(zgpu_array *a, const char *root) {
 /* Swaps the staged array in at its path; the handle then reads and writes there. */
 static zgpu_status commit_stage(zgpu_array *a, int overwrite, const char *where) {
     ZG_FORWARD(write_metadata_now(a));
+    if (a->remote_staged) { /* an object store: the metadata, written last, is what makes the array appear */
+        a->remote_staged = 0;
+        return ZGPU_OK;
+    }
     ZG_FORWARD(zg_stage_commit(a->stage, overwrite, where));
     zg_stage_discard(a->stage); /* committed: frees it, removes nothing */
     a->stage = NULL;
@@ -154,8 +160,25 @@ static zgpu_status commit_stage(zgpu_array *a, int overwrite, const char *where)
 
 /* Where a new array's files go: in place when nothing is there to lose, else (or when staged) a staging
  * directory beside the path, swapped in at once (overwrite) or at zgpu_array_commit (staged). */
+/* On an object store (no directories to rename): a node there is replaced only with overwrite, by deleting its
+ * objects first; staged, the new array's metadata waits for zgpu_array_commit (readers see no array before). */
+static zgpu_status place_new_remote(zgpu_array *a, int overwrite, int staged, const char *where) {
+    int kind = 0, format = 0;
+    ZG_FORWARD(zg_store_node_kind(a->store, &kind, &format));
+    if (kind && !overwrite)
+        return zg_error(ZGPU_ERR_EXISTS, "%s: %s is there already (overwrite replaces it)", where,
+                        kind == 1 ? "an array" : "a group");
+    if (kind) ZG_FORWARD(a->store->vt->erase_prefix(a->store, ""));
+    if (staged) {
+        a->remote_staged = 1;
+        return ZGPU_OK;
+    }
+    return write_metadata_now(a);
+}
+
 static zgpu_status place_new(zgpu_array *a, int flags, const char *where) {
     int overwrite = (flags & ZGPU_CREATE_OVERWRITE) != 0, staged = (flags & ZGPU_CREATE_STAGED) != 0;
+    if (a->store->vt->remote) return place_new_remote(a, overwrite, staged, where);
     char *dir = NULL, *name = NULL;
     int state, replace;
     ZG_FORWARD(zg_stage_prepare(a->path, overwrite, where, &dir, &name, &state, &replace));
@@ -203,10 +226,10 @@ ZGPU_API zgpu_status zgpu_array_create(zgpu_context *ctx, const char *path, cons
 
 ZGPU_API zgpu_status zgpu_array_commit(zgpu_array *a) {
     if (!a) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_commit: array is NULL");
-    if (!a->stage) return ZGPU_OK;
+    if (!a->stage && !a->remote_staged) return ZGPU_OK;
     char where[1100];
     snprintf(where, sizeof where, ZG_ARRAY_WHERE_FMT, a->path);
-    return commit_stage(a, a->stage->overwrite, where);
+    return commit_stage(a, a->stage ? a->stage->overwrite : 0, where);
 }
 
 ZGPU_API void zgpu_array_close(zgpu_array *a) {

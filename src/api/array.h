@@ -17,6 +17,9 @@ struct zgpu_context {
     zg_pool *pool;                 /* host decode threads */
     pthread_mutex_t device_lock;   /* guards lazy creation of `device` */
     struct zg_device_state *device;
+    zgpu_remote_options remote;    /* opts.remote copied, strings owned (opts.remote is NULL) */
+    pthread_mutex_t remote_lock;   /* guards lazy creation of `http` */
+    struct zg_http_client *http;   /* shared by every remote store of the context: one pool of connections */
 };
 
 struct zgpu_array {
@@ -33,6 +36,7 @@ struct zgpu_array {
     zgpu_read_stats last_stats;
     struct zg_stage *stage;        /* ZGPU_CREATE_STAGED until zgpu_array_commit: `store` is the staging
                                     * directory and metadata waits for the commit (api/stage.h) */
+    int remote_staged;             /* ZGPU_CREATE_STAGED on an object store: the metadata waits for the commit */
 };
 
 struct zgpu_group {
@@ -51,6 +55,8 @@ void zg_array_set_stats(zgpu_array *a, const zgpu_read_stats *s);
 double zg_now(void);
 
 /* Shared by array.c and group.c */
+/** Kind of node in a store's root: 1 array, 2 group, 0 none; *format its Zarr format. */
+zgpu_status zg_store_node_kind(zg_store *s, int *kind, int *format);
 zgpu_status zg_store_get_text(zg_store *s, const char *key, char **text, size_t *len);
 zgpu_status zg_parse_attributes(const char *json, zj_value **out);
 

@@ -8,6 +8,7 @@
 #include "device/device.h"
 #include "common/env.h"
 #include "common/status.h"
+#include "store/http/client.h"
 
 double zg_now(void) {
     struct timespec ts;
@@ -24,6 +25,56 @@ ZGPU_API void zgpu_context_options_init(zgpu_context_options *opts) {
     opts->gds_mode = ZGPU_GDS_AUTO;
     opts->gpu_decode = 1;
     opts->gpu_trust_input = 0;
+}
+
+ZGPU_API void zgpu_remote_options_init(zgpu_remote_options *o) {
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+}
+
+static void free_remote(zgpu_remote_options *r) {
+    free((char *)r->ca_file);
+    free((char *)r->s3_endpoint);
+    free((char *)r->s3_region);
+    free((char *)r->s3_profile);
+    memset(r, 0, sizeof *r);
+}
+
+/* Copies the caller's remote options (perhaps an older, shorter struct), strings included, and checks them. */
+static zgpu_status take_remote(const zgpu_remote_options *in, zgpu_remote_options *r) {
+    zgpu_remote_options_init(r);
+    if (!in) return ZGPU_OK;
+    ZG_RETURN_IF(in->struct_size < offsetof(zgpu_remote_options, max_in_flight) + sizeof(int) ||
+                 in->struct_size > sizeof *r, ZGPU_ERR_INVALID_ARGUMENT,
+                 "zgpu_remote_options.struct_size is %zu; use zgpu_remote_options_init", in->struct_size);
+    memcpy(r, in, in->struct_size);
+    r->struct_size = sizeof *r;
+    const char **strs[] = {&r->ca_file, &r->s3_endpoint, &r->s3_region, &r->s3_profile};
+    for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) *strs[i] = NULL;
+    const char *src[] = {in->ca_file, in->s3_endpoint, in->s3_region, in->s3_profile};
+    const size_t ends[] = {offsetof(zgpu_remote_options, ca_file), offsetof(zgpu_remote_options, s3_endpoint),
+                           offsetof(zgpu_remote_options, s3_region), offsetof(zgpu_remote_options, s3_profile)};
+    for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) {
+        if (in->struct_size < ends[i] + sizeof(char *) || !src[i]) continue;
+        if (!(*strs[i] = strdup(src[i]))) {
+            free_remote(r);
+            return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+        }
+    }
+    const char *bad = r->max_in_flight < 0 || r->max_in_flight > 4096          ? "max_in_flight (0..4096)"
+                      : r->connect_timeout_ms < 0 || r->request_timeout_ms < 0 ? "timeouts (>= 0)"
+                      : r->max_retries < -1 || r->max_retries > 100            ? "max_retries (-1..100)"
+                      : r->retry_base_ms < 0                                    ? "retry_base_ms (>= 0)"
+                      : r->range_merge_gap < -1                                 ? "range_merge_gap (-1 or >= 0)"
+                      : (unsigned)r->s3_addressing > ZGPU_S3_ADDRESSING_VIRTUAL ? "s3_addressing"
+                      : r->multipart_part_size && r->multipart_part_size < (5ull << 20)
+                          ? "multipart_part_size (S3 parts are at least 5 MiB)"
+                          : NULL;
+    if (bad) {
+        free_remote(r);
+        return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_remote_options: %s is out of range", bad);
+    }
+    return ZGPU_OK;
 }
 
 ZGPU_API void zgpu_tuning_init(zgpu_tuning *t) {
@@ -86,12 +137,17 @@ ZGPU_API zgpu_status zgpu_context_create(const zgpu_context_options *opts, zgpu_
     }
     zgpu_status ts = take_tuning(ctx->opts.tuning, &ctx->tuning);
     ctx->opts.tuning = NULL; /* the caller's struct need not outlive the call */
+    if (ts == ZGPU_OK)
+        ts = take_remote(ctx->opts.struct_size >= offsetof(zgpu_context_options, remote) + sizeof(void *)
+                             ? ctx->opts.remote : NULL, &ctx->remote);
+    ctx->opts.remote = NULL;
     if (ts != ZGPU_OK) {
         free(ctx);
         return ts;
     }
     if (ctx->opts.num_threads < 0 || ctx->opts.num_threads > 4096) {
         int n = ctx->opts.num_threads;
+        free_remote(&ctx->remote);
         free(ctx);
         return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "num_threads %d is out of range (0..4096)", n);
     }
@@ -100,9 +156,12 @@ ZGPU_API zgpu_status zgpu_context_create(const zgpu_context_options *opts, zgpu_
         ctx->opts.num_threads = n > 0 ? (int)n : 1;
     }
     pthread_mutex_init(&ctx->device_lock, NULL);
+    pthread_mutex_init(&ctx->remote_lock, NULL);
     zgpu_status st = zg_pool_create(ctx->opts.num_threads, &ctx->pool);
     if (st != ZGPU_OK) {
         pthread_mutex_destroy(&ctx->device_lock);
+        pthread_mutex_destroy(&ctx->remote_lock);
+        free_remote(&ctx->remote);
         free(ctx);
         return st;
     }
@@ -114,6 +173,9 @@ ZGPU_API void zgpu_context_free(zgpu_context *ctx) {
     if (!ctx) return;
     zg_device_state_free(ctx->device);
     zg_pool_free(ctx->pool);
+    zg_http_client_free(ctx->http);
     pthread_mutex_destroy(&ctx->device_lock);
+    pthread_mutex_destroy(&ctx->remote_lock);
+    free_remote(&ctx->remote);
     free(ctx);
 }

@@ -6,6 +6,7 @@
 #include "api/array.h"
 #include "api/stage.h"
 #include "common/status.h"
+#include "store/url.h"
 
 static zgpu_status write_group(zgpu_group *g) {
     char *doc = zg_group_meta_to_json(&g->meta);
@@ -30,7 +31,7 @@ static zgpu_status group_alloc(zgpu_context *ctx, const char *path, zgpu_group *
         return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
     }
     g->ctx = ctx;
-    zgpu_status st = zg_store_fs_open_confined(path, ctx->opts.confine_to_store, &g->store);
+    zgpu_status st = zg_store_open(ctx, path, &g->store);
     if (st != ZGPU_OK) {
         zgpu_group_close(g);
         return st;
@@ -39,8 +40,7 @@ static zgpu_status group_alloc(zgpu_context *ctx, const char *path, zgpu_group *
     return ZGPU_OK;
 }
 
-/* Kind of node in a store's root: 1 array, 2 group, 0 none; *format its Zarr format. */
-static zgpu_status store_node_kind(zg_store *s, int *kind, int *format) {
+zgpu_status zg_store_node_kind(zg_store *s, int *kind, int *format) {
     char *text = NULL;
     size_t len;
     *kind = 0;
@@ -67,20 +67,33 @@ static zgpu_status store_node_kind(zg_store *s, int *kind, int *format) {
     return ZGPU_OK;
 }
 
+ZGPU_API zgpu_status zgpu_context_node_kind(zgpu_context *ctx, const char *path, int *kind) {
+    if (!ctx || !path || !kind) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "NULL argument");
+    if (!zg_is_url(path))
+        zg_stage_recover(path); /* nothing there: perhaps a writer died mid-swap, with the old node beside it */
+    zg_store *s;
+    ZG_FORWARD(zg_store_open(ctx, path, &s));
+    int format;
+    zgpu_status st = zg_store_node_kind(s, kind, &format);
+    zg_store_free(s);
+    return st;
+}
+
 ZGPU_API zgpu_status zgpu_node_kind(const char *path, int *kind) {
     if (!path || !kind) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "NULL argument");
-    zg_stage_recover(path); /* nothing there: perhaps a writer died mid-swap, with the old node beside it */
-    zg_store *s;
-    ZG_FORWARD(zg_store_fs_open(path, &s));
-    int format;
-    zgpu_status st = store_node_kind(s, kind, &format);
-    zg_store_free(s);
+    zgpu_context_options o;
+    zgpu_context_options_init(&o);
+    o.num_threads = 1; /* only for its stores */
+    zgpu_context *ctx;
+    ZG_FORWARD(zgpu_context_create(&o, &ctx));
+    zgpu_status st = zgpu_context_node_kind(ctx, path, kind);
+    zgpu_context_free(ctx);
     return st;
 }
 
 ZGPU_API zgpu_status zgpu_group_open(zgpu_context *ctx, const char *path, zgpu_group **out) {
     if (!out) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_group_open: out is NULL");
-    zg_stage_recover(path);
+    if (!zg_is_url(path)) zg_stage_recover(path);
     zgpu_group *g;
     ZG_FORWARD(group_alloc(ctx, path, &g));
     char where[1100];
@@ -111,6 +124,15 @@ ZGPU_API zgpu_status zgpu_group_open(zgpu_context *ctx, const char *path, zgpu_g
 static zgpu_status place_group(zgpu_group *g, int overwrite) {
     char where[1100];
     snprintf(where, sizeof where, "group '%s'", g->path);
+    if (g->store->vt->remote) { /* an object store: replaced by deleting its objects first (no renames) */
+        int kind = 0, format = 0;
+        ZG_FORWARD(zg_store_node_kind(g->store, &kind, &format));
+        if (kind && !overwrite)
+            return zg_error(ZGPU_ERR_EXISTS, "%s: %s is there already (overwrite replaces it)", where,
+                            kind == 1 ? "an array" : "a group");
+        if (kind) ZG_FORWARD(g->store->vt->erase_prefix(g->store, ""));
+        return write_group(g);
+    }
     char *dir = NULL, *name = NULL;
     int state, replace;
     ZG_FORWARD(zg_stage_prepare(g->path, overwrite, where, &dir, &name, &state, &replace));
@@ -130,7 +152,7 @@ static zgpu_status place_group(zgpu_group *g, int overwrite) {
         if (st == ZGPU_OK) st = zg_stage_commit(stage, 1, where);
         zg_stage_discard(stage); /* after a commit this only frees it */
         zg_store *fresh = NULL;  /* the path now names another directory */
-        if (st == ZGPU_OK) st = zg_store_fs_open_confined(g->path, confine, &fresh);
+        if (st == ZGPU_OK) st = zg_store_open(g->ctx, g->path, &fresh);
         if (st == ZGPU_OK) {
             zg_store_free(g->store);
             g->store = fresh;
@@ -180,12 +202,12 @@ ZGPU_API zgpu_status zgpu_group_members(const zgpu_group *g, char **json) {
     for (size_t i = 0; i < n && st == ZGPU_OK; i++) {
         if (!e[i].is_dir || zg_stage_is_leftover(e[i].name)) continue;
         char child[4096];
-        snprintf(child, sizeof child, "%s/%s", g->store->root, e[i].name);
+        snprintf(child, sizeof child, "%s/%s", g->path, e[i].name);
         zg_store *cs;
-        st = zg_store_fs_open_confined(child, g->ctx->opts.confine_to_store, &cs);
+        st = zg_store_open(g->ctx, child, &cs);
         if (st != ZGPU_OK) break;
         int kind = 0, format = 0;
-        zgpu_status kst = store_node_kind(cs, &kind, &format);
+        zgpu_status kst = zg_store_node_kind(cs, &kind, &format);
         zg_store_free(cs);
         if (kst != ZGPU_OK || !kind) continue; /* not a Zarr node (or unreadable): not a member */
         zj_value *m = zj_new_object();

@@ -128,3 +128,16 @@ int zg_env_cufile_force_compat(void) {
     pthread_once(&env.once, load);
     return env.cufile_compat;
 }
+
+const char *zg_env_remote(const char *name) {
+    static const char *const allowed[] = {
+        "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_PROFILE",
+        "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", "AWS_ENDPOINT_URL",
+        "AWS_ENDPOINT_URL_S3", "AWS_NO_SIGN_REQUEST", "HOME"};
+    for (size_t i = 0; i < sizeof allowed / sizeof *allowed; i++)
+        if (strcmp(name, allowed[i]) == 0) {
+            const char *v = getenv(name);
+            return v && *v ? v : NULL;
+        }
+    return NULL;
+}

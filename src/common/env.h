@@ -12,4 +12,9 @@ const char *zg_env_nvcomp_lib(void);
 /** CUFILE_FORCE_COMPAT_MODE=true (cuFile's own variable, which zgpu also honours): 1, else 0. */
 int zg_env_cufile_force_compat(void);
 
+/** A variable of the remote stores, read each time a store opens (the AWS SDKs also see credentials that change
+ *  while a process runs): the AWS_* variables of store/s3/credentials.h and HOME (for ~/.aws). Any other name
+ *  returns NULL; so does an unset or empty one. (libcurl reads the proxy variables itself.) */
+const char *zg_env_remote(const char *name);
+
 #endif

@@ -87,10 +87,11 @@ zgpu_status dev_run_read(zgpu_array *a, const uint64_t *start, const uint64_t *c
     zgpu_gds_mode gm = a->ctx->opts.gds_mode;
     if (gm == ZGPU_GDS_ON) {
         /* cuFile opens files by path: it cannot resolve keys beneath the store's root */
-        if (a->ctx->opts.confine_to_store) {
+        if (a->ctx->opts.confine_to_store || a->store->vt->remote) {
             zg_plan_free(&plan);
             return zg_error(ZGPU_ERR_INVALID_ARGUMENT, ZG_ARRAY_WHERE_FMT ": GPUDirect Storage (gds_mode ON) cannot "
-                            "be used with confine_to_store: cuFile opens files by path", a->path);
+                            "be used %s: cuFile opens local files by path", a->path,
+                            a->store->vt->remote ? "with a remote store" : "with confine_to_store");
         }
         if (!zg_gds_usable(1, &why)) {
             zg_plan_free(&plan);
@@ -100,7 +101,7 @@ zgpu_status dev_run_read(zgpu_array *a, const uint64_t *start, const uint64_t *c
         j.use_gds = 1;
     } else if (gm == ZGPU_GDS_AUTO) {
         j.use_gds = j.gpu_decode && j.pp.comp == ZG_GPU_FORMAT_NONE && j.pp.n_outer_crc == 0 &&
-                    !a->ctx->opts.confine_to_store && zg_gds_usable(0, &why);
+                    !a->ctx->opts.confine_to_store && !a->store->vt->remote && zg_gds_usable(0, &why);
     }
     j.n_t = plan.n_tasks;
     j.t = calloc(j.n_t ? j.n_t : 1, sizeof *j.t);

@@ -53,8 +53,14 @@ static zgpu_status read_task(void *arg, size_t i) {
     zg_store *s = j->a->store;
     double t0 = zg_now();
     int found = 0;
-    zgpu_status st;
-    if (t->state == ZG_TASK_PRESENT) { /* a range inside a shard */
+    zgpu_status st = ZGPU_OK;
+    /* the stored bytes: already in memory (fetched from a remote store by the plan), a range inside a shard,
+     * or the whole object */
+    const uint8_t *enc = t->state == ZG_TASK_PRESENT ? zg_plan_bytes(ob, t->offset, t->nbytes) : NULL;
+    size_t enc_n = (size_t)t->nbytes;
+    if (enc) {
+        found = 1;
+    } else if (t->state == ZG_TASK_PRESENT) {
         st = zg_buf_reserve(&ts->io, (size_t)t->nbytes);
         if (st == ZGPU_OK) st = zg_plan_read(s, ob, t->offset, t->nbytes, ts->io.data, &found);
         ts->io.size = (size_t)t->nbytes;
@@ -63,12 +69,16 @@ static zgpu_status read_task(void *arg, size_t i) {
         st = s->vt->get(s, ob->key, &ts->io, &found);
     }
     if (st != ZGPU_OK) return chunk_failed(j, t, st);
+    if (!enc) {
+        enc = ts->io.data;
+        enc_n = ts->io.size;
+    }
     atomic_fetch_add(&j->io_ns, ns_since(t0));
     if (!found) {
         zg_fill_box(nd, t->count, itemsize, dst, j->strides, j->a->meta.fill_value);
         return ZGPU_OK;
     }
-    atomic_fetch_add(&j->stored, ts->io.size);
+    atomic_fetch_add(&j->stored, enc_n);
 
     t0 = zg_now();
     const int direct = t->covers_chunk && chunk_is_contiguous(j);
@@ -78,7 +88,7 @@ static zgpu_status read_task(void *arg, size_t i) {
         if (st != ZGPU_OK) return st;
         target = ts->chunk.data;
     }
-    st = zg_chain_decode(j->chain, ts->io.data, ts->io.size, target, &ts->codec);
+    st = zg_chain_decode(j->chain, enc, enc_n, target, &ts->codec);
     if (st != ZGPU_OK) return chunk_failed(j, t, st);
     if (!direct) {
         const uint8_t *src = target;
@@ -106,8 +116,10 @@ ZGPU_API zgpu_status zgpu_array_read(zgpu_array *a, const uint64_t *start, const
     zg_plan plan;
     ZG_FORWARD(zg_plan_build(a, start, count, &plan));
     zgpu_status st = ZGPU_OK;
-    if (a->shard) st = zg_plan_resolve(a, &plan); /* reads the shard indexes */
+    /* shard indexes; on a remote store, every task's bytes in batches */
+    if (a->shard || a->store->vt->remote) st = zg_plan_resolve(a, &plan);
     stats.plan_s = zg_now() - t_begin;
+    if (a->store->vt->remote) stats.io_s = stats.plan_s;
     j.plan = &plan;
     j.chain = a->shard ? zg_sharding_inner_chain(a->shard) : a->chain;
     zg_c_strides(plan.ndim, plan.chunk, a->meta.dtype.size, j.chunk_strides);
@@ -115,7 +127,7 @@ ZGPU_API zgpu_status zgpu_array_read(zgpu_array *a, const uint64_t *start, const
     if (st == ZGPU_OK) {
         int threads = zg_pool_size(a->ctx->pool);
         stats.total_s = zg_now() - t_begin;
-        stats.io_s = (double)atomic_load(&j.io_ns) * 1e-9 / threads;
+        stats.io_s += (double)atomic_load(&j.io_ns) * 1e-9 / threads;
         stats.decode_s = (double)atomic_load(&j.decode_ns) * 1e-9 / threads;
         stats.stored_bytes = atomic_load(&j.stored);
         stats.decoded_bytes = a->meta.dtype.size;

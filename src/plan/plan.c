@@ -16,8 +16,11 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); 
 void zg_plan_free(zg_plan *plan) {
     for (size_t i = 0; i < plan->n_objects; i++) {
         free(plan->objects[i].key);
+        free(plan->objects[i].spans);
         if (plan->objects[i].file) plan->store->vt->close_file(plan->objects[i].file);
     }
+    for (size_t i = 0; i < plan->n_fetched; i++) zg_buf_free(&plan->fetched[i]);
+    free(plan->fetched);
     free(plan->objects);
     free(plan->tasks);
     memset(plan, 0, sizeof *plan);
@@ -196,15 +199,159 @@ static zgpu_status resolve_object(void *arg, size_t i) {
     return st;
 }
 
+const uint8_t *zg_plan_bytes(const zg_plan_object *ob, uint64_t offset, uint64_t length) {
+    for (size_t i = 0; i < ob->n_spans; i++) {
+        const zg_plan_span *sp = &ob->spans[i];
+        if (offset >= sp->offset && length <= sp->length && offset - sp->offset <= sp->length - length)
+            return sp->data + (offset - sp->offset);
+    }
+    return NULL;
+}
+
 zgpu_status zg_plan_read(zg_store *s, const zg_plan_object *ob, uint64_t offset, uint64_t length, uint8_t *out,
                          int *found) {
+    const uint8_t *mem = zg_plan_bytes(ob, offset, length);
+    if (mem) {
+        memcpy(out, mem, (size_t)length);
+        *found = 1;
+        return ZGPU_OK;
+    }
     if (!ob->file) return s->vt->get_range(s, ob->key, offset, length, 0, out, found);
     *found = 1;
     return s->vt->read_file(ob->file, offset, length, out);
 }
 
+/* ---- remote stores: every needed byte fetched in batches ---- */
+
+static zgpu_status add_span(zg_plan_object *ob, uint64_t offset, uint64_t length, const uint8_t *data) {
+    zg_plan_span *sp = realloc(ob->spans, (ob->n_spans + 1) * sizeof *sp);
+    if (!sp) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    ob->spans = sp;
+    sp[ob->n_spans++] = (zg_plan_span){offset, length, data};
+    return ZGPU_OK;
+}
+
+/* Unsharded (or whole shards): each object whole, in one batch; its size comes with it. */
+static zgpu_status fetch_whole(zgpu_array *a, zg_plan *plan) {
+    zg_store_get *g = calloc(plan->n_objects ? plan->n_objects : 1, sizeof *g);
+    plan->fetched = calloc(plan->n_objects ? plan->n_objects : 1, sizeof *plan->fetched);
+    if (!g || !plan->fetched) {
+        free(g);
+        return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    }
+    plan->n_fetched = plan->n_objects;
+    for (size_t i = 0; i < plan->n_objects; i++)
+        g[i] = (zg_store_get){.key = plan->objects[i].key, .length = ZG_STORE_WHOLE, .buf = &plan->fetched[i]};
+    zgpu_status st = zg_store_get_batch(a->store, g, plan->n_objects);
+    for (size_t i = 0; st == ZGPU_OK && i < plan->n_objects; i++) {
+        zg_plan_object *ob = &plan->objects[i];
+        zg_chunk_task *tasks = plan->tasks + ob->first_task;
+        ob->found = g[i].found;
+        ob->size = g[i].found ? plan->fetched[i].size : 0;
+        plan->fetched_bytes += ob->size;
+        if (g[i].found) st = add_span(ob, 0, ob->size, plan->fetched[i].data);
+        for (size_t k = 0; k < ob->n_tasks; k++) {
+            tasks[k].state = g[i].found ? ZG_TASK_PRESENT : ZG_TASK_MISSING;
+            tasks[k].offset = 0;
+            tasks[k].nbytes = ob->size;
+        }
+    }
+    free(g);
+    if (st != ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", a->path);
+    return st;
+}
+
+/* Sharded: every needed shard's index in one batch (a suffix range when it ends the shard: the response also
+ * tells the shard's size), then every needed inner chunk in another (nearby ones merged by the store). */
+static zgpu_status fetch_sharded(zgpu_array *a, zg_plan *plan) {
+    const size_t no = plan->n_objects;
+    const uint64_t index_n = zg_sharding_index_nbytes(a->shard), n_inner = zg_sharding_n_inner(a->shard);
+    const int at_end = zg_sharding_index_at_end(a->shard);
+    zg_store_get *g = calloc(no ? no : 1, sizeof *g);
+    uint8_t *raw = malloc(no && index_n ? (size_t)(no * index_n) : 1);
+    uint64_t *offsets = malloc((size_t)(2 * n_inner) * sizeof(uint64_t) + 1);
+    zgpu_status st = g && raw && offsets ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for shard indexes");
+    for (size_t i = 0; st == ZGPU_OK && i < no; i++)
+        g[i] = (zg_store_get){.key = plan->objects[i].key, .offset = 0, .length = index_n, .from_end = at_end,
+                              .out = raw + i * index_n};
+    if (st == ZGPU_OK) st = zg_store_get_batch(a->store, g, no);
+    if (st != ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ", reading shard indexes: ", a->path);
+    uint64_t total = 0;
+    for (size_t i = 0; st == ZGPU_OK && i < no; i++) {
+        zg_plan_object *ob = &plan->objects[i];
+        zg_chunk_task *tasks = plan->tasks + ob->first_task;
+        ob->found = g[i].found;
+        if (!ob->found) {
+            for (size_t k = 0; k < ob->n_tasks; k++) tasks[k].state = ZG_TASK_MISSING;
+            continue;
+        }
+        int found = 1;
+        ob->size = g[i].object_size;
+        if (ob->size == ZG_STORE_WHOLE) st = a->store->vt->size(a->store, ob->key, &ob->size, &found);
+        if (st == ZGPU_OK && !found) st = zg_error(ZGPU_ERR_IO, "the shard vanished while reading it");
+        plan->fetched_bytes += index_n;
+        uint64_t *lengths = offsets + n_inner;
+        if (st == ZGPU_OK)
+            st = zg_sharding_decode_index(a->shard, raw + i * index_n, (size_t)index_n, ob->size, offsets, lengths);
+        for (size_t k = 0; st == ZGPU_OK && k < ob->n_tasks; k++) {
+            zg_chunk_task *t = &tasks[k];
+            if (offsets[t->inner] == ZG_SHARD_EMPTY && lengths[t->inner] == ZG_SHARD_EMPTY) {
+                t->state = ZG_TASK_MISSING;
+            } else {
+                t->state = ZG_TASK_PRESENT;
+                t->offset = offsets[t->inner];
+                t->nbytes = lengths[t->inner];
+                total += t->nbytes;
+            }
+        }
+        if (st != ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ", shard '%s': ", a->path, ob->key);
+    }
+    free(raw);
+    free(offsets);
+    free(g);
+    g = NULL;
+    /* the inner chunks, into one block of memory */
+    plan->fetched = calloc(1, sizeof *plan->fetched);
+    if (st == ZGPU_OK && !plan->fetched) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    if (st == ZGPU_OK) {
+        plan->n_fetched = 1;
+        st = zg_buf_reserve(&plan->fetched[0], total ? (size_t)total : 1);
+        if (st != ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ": %llu bytes of inner chunks: ", a->path,
+                                           (unsigned long long)total);
+    }
+    size_t n_get = 0;
+    if (st == ZGPU_OK) {
+        g = calloc(plan->n_tasks ? plan->n_tasks : 1, sizeof *g);
+        if (!g) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    }
+    uint64_t at = 0;
+    for (size_t i = 0; st == ZGPU_OK && i < plan->n_tasks; i++) {
+        zg_chunk_task *t = &plan->tasks[i];
+        if (t->state != ZG_TASK_PRESENT) continue;
+        zg_plan_object *ob = &plan->objects[t->object];
+        uint8_t *dst = plan->fetched[0].data + at;
+        g[n_get++] = (zg_store_get){.key = ob->key, .offset = t->offset, .length = t->nbytes, .out = dst};
+        st = add_span(ob, t->offset, t->nbytes, dst);
+        at += t->nbytes;
+    }
+    if (st == ZGPU_OK) st = zg_store_get_batch(a->store, g, n_get);
+    for (size_t i = 0; st == ZGPU_OK && i < n_get; i++)
+        if (!g[i].found) st = zg_error(ZGPU_ERR_IO, "shard '%s' vanished while reading its inner chunks", g[i].key);
+    if (st != ZGPU_OK && g) zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", a->path);
+    plan->fetched_bytes += total;
+    free(g);
+    return st;
+}
+
 zgpu_status zg_plan_resolve(zgpu_array *a, zg_plan *plan) {
     plan->store = a->store;
+    if (a->store->vt->remote) {
+        ZG_FORWARD(a->shard ? fetch_sharded(a, plan) : fetch_whole(a, plan));
+        plan->stored_bytes = 0;
+        for (size_t i = 0; i < plan->n_tasks; i++)
+            if (plan->tasks[i].state == ZG_TASK_PRESENT) plan->stored_bytes += plan->tasks[i].nbytes;
+        return ZGPU_OK;
+    }
     resolve_job job = {a, plan};
     ZG_FORWARD(zg_pool_run(a->ctx->pool, plan->n_objects, resolve_object, &job));
     plan->stored_bytes = 0;

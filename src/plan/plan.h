@@ -20,6 +20,12 @@ typedef struct zg_chunk_task {
     uint64_t count[ZGPU_MAX_DIMS];    /* overlap extent */
 } zg_chunk_task;
 
+/* Bytes of an object already in memory (fetched from a remote store by zg_plan_resolve). */
+typedef struct zg_plan_span {
+    uint64_t offset, length;          /* in the object */
+    const uint8_t *data;
+} zg_plan_span;
+
 typedef struct zg_plan_object {
     char *key;                        /* store key of the chunk or shard */
     uint64_t coords[ZGPU_MAX_DIMS];   /* grid coordinates of the stored object */
@@ -28,6 +34,8 @@ typedef struct zg_plan_object {
     size_t first_task, n_tasks;       /* its tasks are contiguous in plan->tasks */
     zg_store_file *file;              /* a shard read for several inner chunks: open from its index read on (the
                                        * same version of it for all of them), closed by zg_plan_free; or NULL */
+    zg_plan_span *spans;              /* remote stores: the object's needed bytes, fetched by zg_plan_resolve */
+    size_t n_spans;
 } zg_plan_object;
 
 typedef struct zg_plan {
@@ -40,6 +48,9 @@ typedef struct zg_plan {
     size_t n_objects;
     uint64_t stored_bytes;            /* sum of task nbytes after resolve */
     zg_store *store;                  /* set by zg_plan_resolve: the store of the objects' open files */
+    zg_buf *fetched;                  /* remote stores: memory the spans point into, freed by zg_plan_free */
+    size_t n_fetched;
+    uint64_t fetched_bytes;           /* remote stores: bytes fetched (shard indexes included) */
 } zg_plan;
 
 /** Checks the box against the array (ZGPU_ERR_OUT_OF_RANGE) and lists tasks and objects. */
@@ -50,13 +61,18 @@ zgpu_status zg_plan_build_units(const zgpu_array *a, const uint64_t *start, cons
                                 zg_plan *plan);
 /** Finds every task's byte range: object sizes for plain chunks; for sharded arrays reads and decodes each
  *  needed shard's index (small range reads, run on the context's pool) and marks empty inner chunks
- *  MISSING. Absent objects -> MISSING. */
+ *  MISSING. Absent objects -> MISSING. On a remote store (a request is a round trip) it also fetches every
+ *  task's bytes, all requests of a stage in one batch (store get_many: many in flight, nearby ranges merged):
+ *  whole chunks at once (their size comes with them), or shard indexes and then the inner chunks; the
+ *  executors then read them from memory (zg_plan_bytes). */
 zgpu_status zg_plan_resolve(zgpu_array *a, zg_plan *plan);
 /** `length` bytes at `offset` of an object of the plan: from its open file when it has one, else a range read
  *  of its key (absent: *found = 0). */
 zgpu_status zg_plan_read(zg_store *s, const zg_plan_object *ob, uint64_t offset, uint64_t length, uint8_t *out,
                          int *found);
 void zg_plan_free(zg_plan *plan);
+/** The object's bytes [offset, offset + length) when zg_plan_resolve fetched them, else NULL. */
+const uint8_t *zg_plan_bytes(const zg_plan_object *ob, uint64_t offset, uint64_t length);
 
 /** Copies an N-d box of elements between two strided layouts (byte strides), innermost contiguous runs
  *  merged into memcpy calls. Used for scatter into the output and gather on write. */

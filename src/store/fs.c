@@ -928,11 +928,3 @@ zgpu_status zg_store_fs_open_confined(const char *root, int confine, zg_store **
 
 zgpu_status zg_store_fs_open(const char *root, zg_store **out) { return zg_store_fs_open_confined(root, 0, out); }
 
-void zg_store_free(zg_store *s) {
-    if (s) s->vt->destroy(s);
-}
-
-void zg_list_free(zg_list_entry *entries, size_t n) {
-    for (size_t i = 0; i < n; i++) free(entries[i].name);
-    free(entries);
-}

@@ -27,8 +27,24 @@ typedef struct zg_store_lock {
     int held;
 } zg_store_lock;
 
+/* One read of a batch (get_many): a whole value into `buf`, or a range into `out`. */
+#define ZG_STORE_WHOLE UINT64_MAX
+typedef struct zg_store_get {
+    const char *key;
+    uint64_t offset;      /* ignored for a whole value */
+    uint64_t length;      /* ZG_STORE_WHOLE: the whole value into buf; else exactly `length` bytes into out */
+    int from_end;         /* the range is the last `length` bytes */
+    uint8_t *out;
+    zg_buf *buf;
+    int found;            /* result: 0 when the key is absent */
+    uint64_t object_size; /* result: the value's whole size where the store learnt it (a range read of a remote
+                           * object does), else ZG_STORE_WHOLE */
+} zg_store_get;
+
 typedef struct zg_store_vtable {
     const char *name;
+    /* 1: each request is a network round trip: readers batch them (get_many) instead of one per task */
+    int remote;
     /* Whole value into out (out->size set). Absent: *found = 0 and ZGPU_OK. */
     zgpu_status (*get)(zg_store *s, const char *key, zg_buf *out, int *found);
     /* `length` bytes at `offset` (from_end != 0: the offset counts back from the end) into out.
@@ -60,6 +76,10 @@ typedef struct zg_store_vtable {
      * it. One object locked per thread at a time (no lock ordering is kept). */
     zgpu_status (*lock)(zg_store *s, const char *key, zg_store_lock *lk);
     void (*unlock)(zg_store *s, zg_store_lock *lk);
+    /* Optional (remote stores): n reads with many in flight at once. Every read is attempted; the first failure
+     * is returned, its message naming the key. Ranges past a value's end are ZGPU_ERR_CORRUPT_DATA, as in
+     * get_range. */
+    zgpu_status (*get_many)(zg_store *s, zg_store_get *reqs, size_t n);
 } zg_store_vtable;
 
 struct zg_store {
@@ -83,6 +103,13 @@ void zg_store_fs_test_walk(int on);
 /** The file of `key` in a filesystem store (the root itself for ""), into out[ZG_PATH_MAX]; too long: an error. */
 zgpu_status zg_store_fs_path(const zg_store *s, const char *key, char *out);
 void zg_store_free(zg_store *s);
+
+struct zgpu_context;
+/** Opens the store a location names (store/url.h): a local directory (confined per the context's
+ *  confine_to_store), http(s):// or s3://, with the context's remote options. */
+zgpu_status zg_store_open(const struct zgpu_context *ctx, const char *location, zg_store **out);
+/** A store's reads in one batch: get_many where the store has it, else one get / get_range per read. */
+zgpu_status zg_store_get_batch(zg_store *s, zg_store_get *reqs, size_t n);
 void zg_list_free(zg_list_entry *entries, size_t n);
 
 #endif

@@ -1,0 +1,301 @@
+/* The part of the HTTP and S3 stores that does not depend on the kind of server (remote.h). */
+#include "store/remote.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/status.h"
+
+zgpu_status zg_remote_init(zg_remote_store *r, const zg_store_vtable *vt, const char *root,
+                           const zg_remote_settings *set, const zg_remote_ops *ops) {
+    r->base.vt = vt;
+    r->base.root = strdup(root);
+    if (!r->base.root) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    r->set = *set;
+    r->ops = ops;
+    for (int i = 0; i < ZG_REMOTE_STRIPES; i++) pthread_mutex_init(&r->stripes[i], NULL);
+    return ZGPU_OK;
+}
+
+void zg_remote_fini(zg_remote_store *r) {
+    for (int i = 0; i < ZG_REMOTE_STRIPES; i++) pthread_mutex_destroy(&r->stripes[i]);
+    free(r->base.root);
+}
+
+/* S3 and most HTTP servers take any byte in a path segment once escaped; RFC 3986's unreserved set and '/'
+ * stay as they are, so keys look in logs as they do in the store. */
+char *zg_remote_append_key(char *url, const char *key) {
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = strlen(url), k = strlen(key);
+    char *o = realloc(url, n + 3 * k + 1);
+    if (!o) {
+        free(url);
+        return NULL;
+    }
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++) {
+        unsigned char c = *p;
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+            c == '_' || c == '~' || c == '/') {
+            o[n++] = (char)c;
+        } else {
+            o[n++] = '%';
+            o[n++] = hex[c >> 4];
+            o[n++] = hex[c & 15];
+        }
+    }
+    o[n] = '\0';
+    return o;
+}
+
+zgpu_status zg_remote_req(zg_remote_store *r, zg_http_req *q, zg_http_method m, const char *key, const char *query) {
+    memset(q, 0, sizeof *q);
+    q->method = m;
+    q->range_length = ZG_HTTP_WHOLE;
+    q->not_found_403 = r->not_found_403;
+    q->prepare = r->ops->prepare;
+    q->prepare_user = r;
+    q->url = r->ops->url(r, key, query);
+    return q->url ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+}
+
+static void req_free(zg_http_req *q) {
+    free((char *)q->url);
+    q->url = NULL;
+    zg_http_req_clear(q);
+}
+
+zgpu_status zg_remote_run(zg_remote_store *r, zg_http_req *reqs, size_t n, const char *const *keys) {
+    ZG_FORWARD(zg_http_run(r->set.client, reqs, n));
+    for (size_t i = 0; i < n; i++)
+        if (reqs[i].status != ZGPU_OK)
+            return zg_error(reqs[i].status, "store '%s', key '%s': %s", r->base.root, keys ? keys[i] : "",
+                            reqs[i].error);
+    return ZGPU_OK;
+}
+
+/* The request's body becomes the caller's buffer: handed over when the caller's is growable, else copied
+ * (a fixed buffer too small for it is the error zg_buf_append gives). */
+static zgpu_status take_body(zg_http_req *q, zg_buf *out) {
+    if (!out->fixed) {
+        zg_buf_free(out);
+        *out = q->body;
+        q->body = (zg_buf)ZG_BUF_INIT;
+        return ZGPU_OK;
+    }
+    out->size = 0;
+    return zg_buf_append(out, q->body.data, q->body.size);
+}
+
+zgpu_status zg_remote_get(zg_store *s, const char *key, zg_buf *out, int *found) {
+    zg_remote_store *r = (zg_remote_store *)s;
+    zg_http_req q;
+    ZG_FORWARD(zg_remote_req(r, &q, ZG_HTTP_GET, key, NULL));
+    zgpu_status st = zg_remote_run(r, &q, 1, &key);
+    *found = st == ZGPU_OK && q.found;
+    if (*found) st = take_body(&q, out);
+    req_free(&q);
+    return st;
+}
+
+zgpu_status zg_remote_get_range(zg_store *s, const char *key, uint64_t offset, uint64_t length, int from_end,
+                                uint8_t *out, int *found) {
+    zg_store_get g = {.key = key, .offset = offset, .length = length, .from_end = from_end, .out = out};
+    zgpu_status st = zg_remote_get_many(s, &g, 1);
+    *found = g.found;
+    return st;
+}
+
+zgpu_status zg_remote_size(zg_store *s, const char *key, uint64_t *size, int *found) {
+    zg_remote_store *r = (zg_remote_store *)s;
+    zg_http_req q;
+    ZG_FORWARD(zg_remote_req(r, &q, ZG_HTTP_HEAD, key, NULL));
+    zgpu_status st = zg_remote_run(r, &q, 1, &key);
+    *found = st == ZGPU_OK && q.found;
+    if (*found && q.object_size == ZG_HTTP_WHOLE)
+        st = zg_error(ZGPU_ERR_IO, "store '%s', key '%s': the server gave no Content-Length for HEAD", s->root, key);
+    *size = *found ? q.object_size : 0;
+    req_free(&q);
+    return st;
+}
+
+/* ---- batched reads ---- */
+
+/* A plain range of the batch, sorted by key and offset so that the ranges of one object are neighbours. */
+typedef struct range_ref {
+    const char *key;
+    uint64_t offset;
+    size_t get;
+} range_ref;
+
+static int by_key_offset(const void *pa, const void *pb) {
+    const range_ref *a = pa, *b = pb;
+    int c = strcmp(a->key, b->key);
+    if (c) return c;
+    return a->offset < b->offset ? -1 : a->offset > b->offset;
+}
+
+/* Largest request that merged ranges may make: past it the bytes between ranges cost more memory than a
+ * request saves. */
+#define MERGE_MAX_SPAN ((uint64_t)16 << 20)
+
+zgpu_status zg_remote_get_many(zg_store *s, zg_store_get *g, size_t n) {
+    zg_remote_store *r = (zg_remote_store *)s;
+    if (n == 0) return ZGPU_OK;
+    /* plain ranges sorted by key and offset, so the ranges of one object are neighbours and can merge */
+    range_ref *ref = malloc(n * sizeof *ref);
+    size_t *order = malloc(n * sizeof *order);
+    uint32_t *group = malloc(n * sizeof *group);
+    uint64_t *goff = malloc(n * sizeof *goff), *glen = malloc(n * sizeof *glen);
+    uint64_t *off = malloc(n * sizeof *off), *len = malloc(n * sizeof *len);
+    zg_http_req *q = calloc(n, sizeof *q);
+    size_t *req_of = malloc(n * sizeof *req_of);   /* request that serves get i */
+    uint64_t *req_base = calloc(n, sizeof *req_base); /* offset of request i's first byte in its object */
+    uint8_t **tmp = calloc(n, sizeof *tmp);         /* request i's own buffer (a merged range), or NULL */
+    const char **keys = calloc(n, sizeof *keys);
+    zgpu_status st = ZGPU_OK;
+    if (!ref || !order || !group || !goff || !glen || !off || !len || !q || !req_of || !req_base || !tmp || !keys)
+        st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for %zu reads", n);
+    size_t nq = 0, nr = 0;
+    if (st == ZGPU_OK) {
+        for (size_t i = 0; i < n; i++) {
+            g[i].found = 0;
+            g[i].object_size = ZG_STORE_WHOLE;
+            if (g[i].length != ZG_STORE_WHOLE && !g[i].from_end && r->set.merge_gap != UINT64_MAX)
+                ref[nr++] = (range_ref){g[i].key, g[i].offset, i};
+        }
+        qsort(ref, nr, sizeof *ref, by_key_offset);
+        for (size_t k = 0; k < nr; k++) order[k] = ref[k].get;
+    }
+    /* merged requests for the sorted ranges, object by object */
+    for (size_t a = 0; st == ZGPU_OK && a < nr;) {
+        size_t b = a;
+        while (b < nr && strcmp(g[order[b]].key, g[order[a]].key) == 0) b++;
+        for (size_t k = a; k < b; k++) {
+            off[k - a] = g[order[k]].offset;
+            len[k - a] = g[order[k]].length;
+        }
+        size_t ng = zg_http_merge_ranges(b - a, off, len, r->set.merge_gap, MERGE_MAX_SPAN, group, goff, glen);
+        for (size_t k = 0; k < ng && st == ZGPU_OK; k++) {
+            st = zg_remote_req(r, &q[nq + k], ZG_HTTP_GET, g[order[a]].key, NULL);
+            keys[nq + k] = g[order[a]].key;
+            q[nq + k].range_offset = goff[k];
+            q[nq + k].range_length = glen[k];
+            req_base[nq + k] = goff[k];
+        }
+        size_t *members = calloc(ng, sizeof *members);
+        if (!members && st == ZGPU_OK) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+        for (size_t k = a; k < b && st == ZGPU_OK; k++) {
+            req_of[order[k]] = nq + group[k - a];
+            members[group[k - a]]++;
+        }
+        for (size_t k = 0; k < ng && st == ZGPU_OK; k++) {
+            if (members[k] == 1 && glen[k] > 0) { /* alone: straight into the caller's memory */
+                for (size_t m = a; m < b; m++)
+                    if (group[m - a] == k) q[nq + k].out = g[order[m]].out;
+            } else {
+                tmp[nq + k] = malloc(glen[k] ? (size_t)glen[k] : 1);
+                if (!tmp[nq + k]) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for a merged range");
+                q[nq + k].out = tmp[nq + k];
+            }
+        }
+        free(members);
+        nq += ng;
+        a = b;
+    }
+    /* whole values, suffixes, and (merging off) plain ranges: one request each */
+    for (size_t i = 0; st == ZGPU_OK && i < n; i++) {
+        if (g[i].length != ZG_STORE_WHOLE && !g[i].from_end && r->set.merge_gap != UINT64_MAX) continue;
+        st = zg_remote_req(r, &q[nq], ZG_HTTP_GET, g[i].key, NULL);
+        keys[nq] = g[i].key;
+        if (g[i].length != ZG_STORE_WHOLE) {
+            q[nq].range_offset = g[i].offset;
+            q[nq].range_length = g[i].length;
+            q[nq].range_suffix = g[i].from_end;
+            q[nq].out = g[i].out;
+        }
+        req_of[i] = nq++;
+    }
+    if (st == ZGPU_OK) st = zg_remote_run(r, q, nq, keys);
+    for (size_t i = 0; st == ZGPU_OK && i < n; i++) {
+        zg_http_req *h = &q[req_of[i]];
+        g[i].found = h->found;
+        g[i].object_size = h->object_size == ZG_HTTP_WHOLE ? ZG_STORE_WHOLE : h->object_size;
+        if (!h->found) continue;
+        if (g[i].length == ZG_STORE_WHOLE) {
+            st = take_body(h, g[i].buf);
+            if (st == ZGPU_OK) g[i].object_size = g[i].buf->size;
+        } else if (tmp[req_of[i]] && g[i].length) {
+            memcpy(g[i].out, tmp[req_of[i]] + (g[i].offset - req_base[req_of[i]]), (size_t)g[i].length);
+        }
+    }
+    for (size_t i = 0; q && i < nq; i++) {
+        req_free(&q[i]);
+        free(tmp[i]);
+    }
+    free(ref);
+    free(order);
+    free(group);
+    free(goff);
+    free(glen);
+    free(off);
+    free(len);
+    free(q);
+    free(req_of);
+    free(req_base);
+    free(tmp);
+    free(keys);
+    return st;
+}
+
+/* ---- writes ---- */
+
+zgpu_status zg_remote_put(zg_store *s, const char *key, const void *data, size_t n) {
+    zg_remote_store *r = (zg_remote_store *)s;
+    zg_http_req q;
+    ZG_FORWARD(zg_remote_req(r, &q, ZG_HTTP_PUT, key, NULL));
+    q.upload = data;
+    q.upload_len = n;
+    zgpu_status st = zg_remote_run(r, &q, 1, &key);
+    req_free(&q);
+    return st;
+}
+
+zgpu_status zg_remote_erase_keys(zg_remote_store *r, char *const *keys, size_t n) {
+    if (n == 0) return ZGPU_OK;
+    zg_http_req *q = calloc(n, sizeof *q);
+    if (!q) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    zgpu_status st = ZGPU_OK;
+    for (size_t i = 0; i < n && st == ZGPU_OK; i++) st = zg_remote_req(r, &q[i], ZG_HTTP_DELETE, keys[i], NULL);
+    if (st == ZGPU_OK) st = zg_remote_run(r, q, n, (const char *const *)keys);
+    for (size_t i = 0; i < n; i++) req_free(&q[i]);
+    free(q);
+    return st;
+}
+
+zgpu_status zg_remote_erase(zg_store *s, const char *key) {
+    char *k = (char *)key;
+    return zg_remote_erase_keys((zg_remote_store *)s, &k, 1);
+}
+
+/* Object stores have no locks: writers of this process are serialised per object (as the filesystem store's
+ * threads are); writers in other processes are not (docs/concurrency.md). */
+static uint64_t hash_key(const char *k) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *k; k++) h = (h ^ (unsigned char)*k) * 1099511628211ull;
+    return h;
+}
+
+zgpu_status zg_remote_lock(zg_store *s, const char *key, zg_store_lock *lk) {
+    zg_remote_store *r = (zg_remote_store *)s;
+    lk->slot = hash_key(key) % ZG_REMOTE_STRIPES;
+    pthread_mutex_lock(&r->stripes[lk->slot]);
+    lk->held = 1;
+    return ZGPU_OK;
+}
+
+void zg_remote_unlock(zg_store *s, zg_store_lock *lk) {
+    zg_remote_store *r = (zg_remote_store *)s;
+    if (!lk->held) return;
+    pthread_mutex_unlock(&r->stripes[lk->slot]);
+    lk->held = 0;
+}

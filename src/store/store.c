@@ -1,0 +1,28 @@
+/* What every store shares: freeing, listings, and batched reads for stores without their own. */
+#include <stdlib.h>
+
+#include "store/store.h"
+#include "common/status.h"
+
+void zg_store_free(zg_store *s) {
+    if (s) s->vt->destroy(s);
+}
+
+void zg_list_free(zg_list_entry *entries, size_t n) {
+    for (size_t i = 0; i < n; i++) free(entries[i].name);
+    free(entries);
+}
+
+zgpu_status zg_store_get_batch(zg_store *s, zg_store_get *reqs, size_t n) {
+    if (s->vt->get_many) return s->vt->get_many(s, reqs, n);
+    for (size_t i = 0; i < n; i++) {
+        zg_store_get *g = &reqs[i];
+        g->object_size = ZG_STORE_WHOLE;
+        zgpu_status st = g->length == ZG_STORE_WHOLE
+                             ? s->vt->get(s, g->key, g->buf, &g->found)
+                             : s->vt->get_range(s, g->key, g->offset, g->length, g->from_end, g->out, &g->found);
+        if (st != ZGPU_OK) return st;
+        if (g->found && g->length == ZG_STORE_WHOLE) g->object_size = g->buf->size;
+    }
+    return ZGPU_OK;
+}
