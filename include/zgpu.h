@@ -93,7 +93,7 @@ typedef enum zgpu_s3_addressing {
 
 typedef struct zgpu_remote_options {
     size_t struct_size;          /* sizeof(zgpu_remote_options) */
-    int max_in_flight;           /* requests in flight at once per read; 0 = 64 */
+    int max_in_flight;           /* requests in flight at once per batch over HTTP/2; 0 = 64 */
     int connect_timeout_ms;      /* 0 = 10000 */
     int request_timeout_ms;      /* one attempt of one request; 0 = 60000 */
     int max_retries;             /* after a 5xx, 429, 408, timeout, reset or short body: 0 = 6, -1 = none */
@@ -110,6 +110,8 @@ typedef struct zgpu_remote_options {
     zgpu_s3_addressing s3_addressing;
     unsigned long long multipart_threshold; /* S3 objects at least this large are written in parts; 0 = 64 MiB */
     unsigned long long multipart_part_size; /* 0 = 16 MiB (S3's minimum is 5 MiB) */
+    int max_host_connections;    /* HTTP/1.1: connections to a host, and so requests in flight, per batch; 0 = 16
+                                  * (HTTP/2 multiplexes max_in_flight requests over fewer) */
 } zgpu_remote_options;
 
 /** Fills *o with defaults (struct_size set). */

@@ -10,7 +10,8 @@ from typing import Any, Dict
 ADDRESSING = {"auto": 0, "path": 1, "virtual": 2}
 
 DEFAULTS: Dict[str, Any] = {
-    "max_in_flight": 0,         # requests in flight per read; 0 = 64
+    "max_in_flight": 0,         # requests in flight per batch over HTTP/2; 0 = 64
+    "max_host_connections": 0,  # HTTP/1.1 connections (requests in flight) per host per batch; 0 = 16
     "connect_timeout_ms": 0,    # 0 = 10000
     "request_timeout_ms": 0,    # one attempt; 0 = 60000
     "max_retries": 0,           # 0 = 6, -1 = none
@@ -48,6 +49,7 @@ class RemoteOptions(Structure):
         ("s3_addressing", c_int),
         ("multipart_threshold", c_ulonglong),
         ("multipart_part_size", c_ulonglong),
+        ("max_host_connections", c_int),
     ]
 
 
@@ -83,7 +85,7 @@ def to_struct(settings: Dict[str, Any], lib: Any) -> RemoteOptions:
     o = RemoteOptions()
     lib.zgpu_remote_options_init(ctypes.byref(o))
     s = dict(DEFAULTS, **settings)
-    for k in ("max_in_flight", "connect_timeout_ms", "request_timeout_ms", "max_retries", "retry_base_ms",
+    for k in ("max_in_flight", "max_host_connections", "connect_timeout_ms", "request_timeout_ms", "max_retries", "retry_base_ms",
               "range_merge_gap", "multipart_threshold", "multipart_part_size"):
         setattr(o, k, s[k])
     o.tls_no_verify = 0 if s["tls_verify"] else 1

@@ -62,6 +62,8 @@ static zgpu_status take_remote(const zgpu_remote_options *in, zgpu_remote_option
         }
     }
     const char *bad = r->max_in_flight < 0 || r->max_in_flight > 4096          ? "max_in_flight (0..4096)"
+                      : r->max_host_connections < 0 || r->max_host_connections > 1024
+                          ? "max_host_connections (0..1024)"
                       : r->connect_timeout_ms < 0 || r->request_timeout_ms < 0 ? "timeouts (>= 0)"
                       : r->max_retries < -1 || r->max_retries > 100            ? "max_retries (-1..100)"
                       : r->retry_base_ms < 0                                    ? "retry_base_ms (>= 0)"
