@@ -82,13 +82,13 @@ static zgpu_status array_alloc(zgpu_context *ctx, const char *path, zgpu_array *
     *out = NULL;
     if (!ctx || !path) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "context and path are required");
     zgpu_array *a = calloc(1, sizeof *a);
-    if (!a || !(a->path = strdup(path))) {
+    if (!a || !(a->path = zg_location_canonical(path))) {
         free(a);
         return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
     }
     a->ctx = ctx;
     pthread_mutex_init(&a->stats_lock, NULL);
-    zgpu_status st = zg_store_open(ctx, path, &a->store);
+    zgpu_status st = zg_store_open(ctx, a->path, &a->store);
     if (st != ZGPU_OK) {
         zgpu_array_close(a);
         return st;
@@ -99,7 +99,7 @@ static zgpu_status array_alloc(zgpu_context *ctx, const char *path, zgpu_array *
 
 ZGPU_API zgpu_status zgpu_array_open(zgpu_context *ctx, const char *path, zgpu_array **out) {
     if (!out) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_open: out is NULL");
-    if (zg_is_local(path) && !zg_is_url(path))
+    if (!zg_is_url(path))
         zg_stage_recover(path); /* nothing there: perhaps a writer died mid-swap, with the old array beside it */
     zgpu_array *a;
     ZG_FORWARD(array_alloc(ctx, path, &a));

@@ -26,12 +26,12 @@ static zgpu_status group_alloc(zgpu_context *ctx, const char *path, zgpu_group *
     *out = NULL;
     if (!ctx || !path) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "context and path are required");
     zgpu_group *g = calloc(1, sizeof *g);
-    if (!g || !(g->path = strdup(path))) {
+    if (!g || !(g->path = zg_location_canonical(path))) {
         free(g);
         return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
     }
     g->ctx = ctx;
-    zgpu_status st = zg_store_open(ctx, path, &g->store);
+    zgpu_status st = zg_store_open(ctx, g->path, &g->store);
     if (st != ZGPU_OK) {
         zgpu_group_close(g);
         return st;

@@ -177,6 +177,40 @@ zgpu_status dev_phase_a_piece(void *arg, size_t p) {
     return segment_done(io, pc.task);
 }
 
+/* Phase A on a remote store (j->remote_waves): the wave's inner chunks in one batch of requests, straight into
+ * pinned staging, while the GPU decodes the wave before; then each task's parse and segment copy, as the last
+ * piece of a task does. One pool task: the batch keeps its requests in flight by itself. */
+zgpu_status dev_phase_a_remote(void *arg, size_t unused) {
+    (void)unused;
+    wave_io *io = arg;
+    job *j = io->j;
+    size_t *tk = malloc((io->count ? io->count : 1) * sizeof *tk);
+    uint8_t **outs = malloc((io->count ? io->count : 1) * sizeof *outs);
+    zgpu_status e = tk && outs ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for a wave's requests");
+    size_t n = 0;
+    for (size_t i = 0; e == ZGPU_OK && i < io->count; i++) {
+        const dtask *t = &j->t[io->first + i];
+        if (t->kind == T_MISSING) continue;
+        tk[n] = t->plan_i;
+        outs[n++] = io->bs->h + t->h_off;
+    }
+    const double t0 = zg_now();
+    if (e == ZGPU_OK) e = zg_plan_fetch_tasks(j->a, j->plan, tk, outs, n);
+    free(tk);
+    free(outs);
+    if (e != ZGPU_OK) return e;
+    const double t1 = zg_now();
+    atomic_fetch_add(&io->io_ns, (uint64_t)((t1 - t0) * 1e9));
+    for (size_t i = 0; io->seg && i < io->count; i++) {
+        dtask *t = &j->t[io->first + i];
+        if (t->kind == T_MISSING) continue;
+        if (j->gpu_decode) dev_parse_or_fallback(j, t, io->bs);
+        ZG_FORWARD(segment_done(io, i));
+    }
+    atomic_fetch_add(&io->parse_ns, (uint64_t)((zg_now() - t1) * 1e9));
+    return ZGPU_OK;
+}
+
 zgpu_status dev_phase_parse_task(void *arg, size_t i) {
     wave_io *io = arg;
     dev_parse_or_fallback(io->j, &io->j->t[io->first + i], io->bs);

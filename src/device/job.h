@@ -155,6 +155,8 @@ typedef struct job {
     const zg_chain *chain;
     pipe pp;
     int gpu_decode, use_gds, host_parse;
+    int remote_waves;                  /* the plan left inner chunks on a remote store: each wave's phase A fetches
+                                        * them in one batch (dev_phase_a_remote) */
     /* the read's decoders: of the stored format's stream (NULL: none, or blosc), and of blosc's streams by kind
      * (NULL: host threads); the stored format's wrapping (NULL: none, or blosc) */
     const zg_gpu_decoder *dec_main, *dec_kind[ZG_GPU_STREAM_N];
@@ -259,6 +261,7 @@ void dev_parse_or_fallback(job *j, dtask *t, bufset *b);
 zgpu_status dev_make_pieces(wave_io *io);
 void dev_free_pieces(wave_io *io);
 zgpu_status dev_phase_a_piece(void *arg, size_t p);
+zgpu_status dev_phase_a_remote(void *arg, size_t unused);
 zgpu_status dev_phase_parse_task(void *arg, size_t i);
 zgpu_status dev_phase_cpu_task(void *arg, size_t i);
 zgpu_status dev_make_segments(wave_io *io, uint64_t end, int cpu);

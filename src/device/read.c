@@ -48,13 +48,15 @@ zgpu_status dev_run_read(zgpu_array *a, const uint64_t *start, const uint64_t *c
     ZG_FORWARD(zg_resolve_strides(a, count, out_strides, j.out_strides));
     zg_plan plan;
     ZG_FORWARD(zg_plan_build(a, start, count, &plan));
-    zgpu_status s = zg_plan_resolve(a, &plan);
+    int remote_waves = 0; /* a remote sharded array: inner chunks fetched wave by wave into staging */
+    zgpu_status s = zg_plan_resolve_deferred(a, &plan, &remote_waves);
     stats.plan_s = zg_now() - t_begin;
     if (s != ZGPU_OK) {
         zg_plan_free(&plan);
         return s;
     }
     j.plan = &plan;
+    j.remote_waves = remote_waves;
     j.chain = a->shard ? zg_sharding_inner_chain(a->shard) : a->chain;
     pipe analysed;
     j.pp = *dev_chain_pipe(j.chain, &analysed); /* (analysed on the chain's first device read) */

@@ -88,6 +88,7 @@ static zgpu_status wave_start(job *j, wave_io *io, const zg_wave *wv, size_t w, 
     atomic_store(&io->parse_ns, 0);
     atomic_store(&io->cpu_ns, 0);
     io->t0 = zg_now();
+    if (j->remote_waves) return zg_pool_start(j->a->ctx->pool, 1, dev_phase_a_remote, io, &io->reading);
     ZG_FORWARD(dev_make_pieces(io));
     return zg_pool_start(j->a->ctx->pool, io->n_pieces, dev_phase_a_piece, io, &io->reading);
 }

@@ -263,7 +263,7 @@ static zgpu_status fetch_whole(zgpu_array *a, zg_plan *plan) {
 
 /* Sharded: every needed shard's index in one batch (a suffix range when it ends the shard: the response also
  * tells the shard's size), then every needed inner chunk in another (nearby ones merged by the store). */
-static zgpu_status fetch_sharded(zgpu_array *a, zg_plan *plan) {
+static zgpu_status fetch_sharded(zgpu_array *a, zg_plan *plan, int indexes_only) {
     const size_t no = plan->n_objects;
     const uint64_t index_n = zg_sharding_index_nbytes(a->shard), n_inner = zg_sharding_n_inner(a->shard);
     const int at_end = zg_sharding_index_at_end(a->shard);
@@ -310,6 +310,7 @@ static zgpu_status fetch_sharded(zgpu_array *a, zg_plan *plan) {
     free(offsets);
     free(g);
     g = NULL;
+    if (indexes_only || st != ZGPU_OK) return st;
     /* the inner chunks, into one block of memory */
     plan->fetched = calloc(1, sizeof *plan->fetched);
     if (st == ZGPU_OK && !plan->fetched) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
@@ -343,10 +344,38 @@ static zgpu_status fetch_sharded(zgpu_array *a, zg_plan *plan) {
     return st;
 }
 
-zgpu_status zg_plan_resolve(zgpu_array *a, zg_plan *plan) {
+zgpu_status zg_plan_fetch_tasks(zgpu_array *a, const zg_plan *plan, const size_t *tasks, uint8_t *const *outs,
+                                size_t n) {
+    zg_store_get *g = calloc(n ? n : 1, sizeof *g);
+    if (!g) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const zg_chunk_task *t = &plan->tasks[tasks[i]];
+        g[i] = (zg_store_get){.key = plan->objects[t->object].key, .offset = t->offset, .length = t->nbytes,
+                              .out = outs[i]};
+    }
+    zgpu_status st = zg_store_get_batch(a->store, g, n);
+    for (size_t i = 0; st == ZGPU_OK && i < n; i++)
+        if (!g[i].found) st = zg_error(ZGPU_ERR_IO, "shard '%s' vanished while reading its inner chunks", g[i].key);
+    if (st != ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", a->path);
+    free(g);
+    return st;
+}
+
+static zgpu_status resolve(zgpu_array *a, zg_plan *plan, int defer, int *deferred);
+
+zgpu_status zg_plan_resolve(zgpu_array *a, zg_plan *plan) { return resolve(a, plan, 0, NULL); }
+
+zgpu_status zg_plan_resolve_deferred(zgpu_array *a, zg_plan *plan, int *deferred) {
+    return resolve(a, plan, 1, deferred);
+}
+
+static zgpu_status resolve(zgpu_array *a, zg_plan *plan, int defer, int *deferred) {
     plan->store = a->store;
+    if (deferred) *deferred = 0;
     if (a->store->vt->remote) {
-        ZG_FORWARD(a->shard ? fetch_sharded(a, plan) : fetch_whole(a, plan));
+        const int indexes_only = defer && a->shard;
+        ZG_FORWARD(a->shard ? fetch_sharded(a, plan, indexes_only) : fetch_whole(a, plan));
+        if (deferred) *deferred = indexes_only;
         plan->stored_bytes = 0;
         for (size_t i = 0; i < plan->n_tasks; i++)
             if (plan->tasks[i].state == ZG_TASK_PRESENT) plan->stored_bytes += plan->tasks[i].nbytes;

@@ -66,6 +66,13 @@ zgpu_status zg_plan_build_units(const zgpu_array *a, const uint64_t *start, cons
  *  whole chunks at once (their size comes with them), or shard indexes and then the inner chunks; the
  *  executors then read them from memory (zg_plan_bytes). */
 zgpu_status zg_plan_resolve(zgpu_array *a, zg_plan *plan);
+/** As zg_plan_resolve, but a sharded array on a remote store gets only its shard indexes: the device executor
+ *  fetches the inner chunks wave by wave straight into pinned staging (zg_plan_fetch_tasks), the next wave's
+ *  requests in flight while the current one decodes. *deferred = 1 when it did so. */
+zgpu_status zg_plan_resolve_deferred(zgpu_array *a, zg_plan *plan, int *deferred);
+/** Fetches tasks[i] for each of the n indices into outs[i] (task nbytes each), in one batch of the store. */
+zgpu_status zg_plan_fetch_tasks(zgpu_array *a, const zg_plan *plan, const size_t *tasks, uint8_t *const *outs,
+                                size_t n);
 /** `length` bytes at `offset` of an object of the plan: from its open file when it has one, else a range read
  *  of its key (absent: *found = 0). */
 zgpu_status zg_plan_read(zg_store *s, const zg_plan_object *ob, uint64_t offset, uint64_t length, uint8_t *out,

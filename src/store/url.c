@@ -151,3 +151,13 @@ zgpu_status zg_location_parse(const char *text, zg_location *out) {
     if (st != ZGPU_OK) zg_location_free(out);
     return st;
 }
+
+char *zg_location_canonical(const char *text) {
+    if (!zg_is_url(text) || !zg_is_local(text)) return strdup(text);
+    zg_location l;
+    if (zg_location_parse(text, &l) != ZGPU_OK) return strdup(text);
+    char *p = l.path;
+    l.path = NULL;
+    zg_location_free(&l);
+    return p;
+}

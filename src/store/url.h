@@ -25,6 +25,10 @@ void zg_location_free(zg_location *l);
 int zg_is_url(const char *text);
 /** 1 when `text` names a local directory (no scheme, or file://). */
 int zg_is_local(const char *text);
+/** A copy of `text` to keep as a node's path: a file:// URL becomes its local path (staging and recovery work on
+ *  paths), anything else stays as given. malloc'd; NULL when out of memory or for a malformed file:// URL (the
+ *  store's open then reports it). */
+char *zg_location_canonical(const char *text);
 /** Percent-decodes in place; -1 for a malformed escape or an encoded NUL. */
 int zg_percent_decode(char *s);
 

@@ -103,7 +103,14 @@ static void test_no_local_directory(void) {
     CHECK_OK(zgpu_array_open(ctx, path, &a));
     CHECK_OK(zgpu_array_read(a, &start, &count, back, NULL));
     CHECK(memcmp(v, back, sizeof v) == 0);
+    CHECK_STR(zgpu_array_path(a), path);
     zgpu_array_close(a);
+    /* an overwrite through the URL stages beside the directory, not in a local "file:" directory */
+    CHECK_OK(zgpu_array_create(ctx, url, doc, ZGPU_CREATE_OVERWRITE, &a));
+    CHECK_OK(zgpu_array_read(a, &start, &count, back, NULL));
+    CHECK(back[0] == 0 && back[3] == 0);
+    zgpu_array_close(a);
+    CHECK(stat("file:", &st) != 0);
     zgpu_context_free(ctx);
     CHECK(chdir(old) == 0);
     char cmd[400];
