@@ -43,8 +43,8 @@ CMAKE_COMMON := -DZGPU_WERROR=ON -DZGPU_CUDA=$(ZGPU_CUDA) -DZGPU_CUDA_ARCHS="$(Z
 # (g++) would pull GCC's ASan runtime into a clang-built library.
 CMAKE_HOST_ONLY := -DZGPU_WERROR=ON -DZGPU_CUDA=OFF
 
-.PHONY: all deps build python test test-long test-fast test-unit test-interop test-python test-hostile test-asan \
-        demo bench fuzz clean
+.PHONY: all deps build python test test-long test-fast test-unit test-interop test-python test-hostile test-remote \
+        test-asan demo bench fuzz clean
 
 all: build
 
@@ -84,6 +84,12 @@ test-hostile: deps build
 	ZGPU_HOSTILE=$(ZGPU_HOSTILE) ZGPU_LIB=$(CURDIR)/$(BUILD)/lib/libzgpu.so PYTHONPATH=$(CURDIR)/python \
 	  $(VENV_PY) -m pytest tests/hostile -q -p no:cacheprovider
 
+# Remote stores end to end (tests/remote): zgpu, its CLI and zarr-python against a local HTTP server with fault
+# injection (tests/remote/http_server.py) and a moto S3 server, both in the pytest process on 127.0.0.1.
+test-remote: deps build
+	ZGPU_LIB=$(CURDIR)/$(BUILD)/lib/libzgpu.so PYTHONPATH=$(CURDIR)/python ZGPU_CLI=$(ZGPU_BIN) \
+	  $(VENV_PY) -m pytest tests/remote -q -p no:cacheprovider
+
 # Unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer (Debug with -O1, ASan's advice: the same
 # checks, 2-4x faster than -O0; clang when available; -Wno-unknown-warning-option lets clang skip GCC-only -Wno-*
 # flags under -Werror). The long exhaustive suites (tests/unit/sampling.h) run about 1 case in ASAN_SAMPLE there,
@@ -101,7 +107,7 @@ test-asan:
 # shows all failures; the exit status is non-zero if any stage failed. The sanitizer stage (its own host-only
 # build) runs beside the others, its output kept in $(ASAN_LOG) and shown when it ends: the stages in
 # line leave a core idle much of the time (one long test, pytest, a link), which it fills.
-TEST_STAGES := test-unit test-interop test-python test-hostile
+TEST_STAGES := test-unit test-interop test-python test-hostile test-remote
 ASAN_LOG    := $(ASAN_BUILD)/make-test-asan.log
 test: deps
 	@mkdir -p $(ASAN_BUILD); $(MAKE) --no-print-directory test-asan > $(ASAN_LOG) 2>&1 & asan=$$!; failed=""; \

@@ -1,0 +1,387 @@
+"""zgpu over HTTP (tests/remote/http_server.py): arrays written by zarr-python into the server's root, read by URL
+and compared with zarr-python's local read; sharded partial reads fetch only the index and the inner chunks
+needed; faults (5xx, broken bodies, bad ranges) are retried or reported, never turned into wrong data; groups
+over HTTP; writes by PUT; schemes zgpu does not support."""
+from __future__ import annotations
+
+import os
+import struct
+
+import numpy as np
+import pytest
+import zarr
+
+import zgpu
+from conftest import CASES, FAST_RETRY, REGIONS, check_regions, make_data, unique, write_case
+
+
+def _local(http, name):
+    return os.path.join(http.root, name)
+
+
+# ---- reads of every set-up -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("case", CASES)
+def test_read_matches_zarr_python(httpsrv, request, case):
+    name = unique(request)
+    write_case(_local(httpsrv, name), case)
+    ref = zarr.open_array(_local(httpsrv, name), mode="r")[...]
+    a = zgpu.open(httpsrv.url + "/" + name)
+    assert isinstance(a, zgpu.Array)
+    check_regions(a, ref)
+    assert a.zarr_format == (2 if case.startswith("v2") else 3)
+    # open_array and the read() method too, with a region across every chunk border of axis 0
+    b = zgpu.open_array(httpsrv.url + "/" + name, mode="r")
+    np.testing.assert_array_equal(b.read((slice(8, 40), slice(None), slice(0, 17))), ref[8:40, :, 0:17])
+
+
+def test_missing_chunk_is_fill_value(httpsrv, request):
+    """A chunk the server answers 404 for reads as the fill value (a deleted one, beside never-written ones)."""
+    name = unique(request)
+    _, data = write_case(_local(httpsrv, name), "v3-zstd")
+    os.unlink(os.path.join(_local(httpsrv, name), "c", "1", "1", "1"))
+    ref = zarr.open_array(_local(httpsrv, name), mode="r")[...]
+    assert (ref[16:32, 16:32, 16:32] == 0).all()
+    check_regions(zgpu.open(httpsrv.url + "/" + name), ref)
+
+
+def test_url_forms(httpsrv, request):
+    """A trailing slash and a nested path (directories in the URL) name the same array."""
+    name = unique(request)
+    sub = os.path.join(_local(httpsrv, "nested"), "deeper", name)
+    os.makedirs(os.path.dirname(sub), exist_ok=True)
+    _, data = write_case(sub, "v3-zstd")
+    for url in ("%s/nested/deeper/%s" % (httpsrv.url, name), "%s/nested/deeper/%s/" % (httpsrv.url, name)):
+        np.testing.assert_array_equal(zgpu.open(url)[...], data)
+
+
+def test_not_found(httpsrv):
+    with pytest.raises(zgpu.NotFoundError) as ei:
+        zgpu.open(httpsrv.url + "/no-such-array.zarr")
+    assert "no-such-array.zarr" in str(ei.value)
+    with pytest.raises(zgpu.NotFoundError):
+        zgpu.open_array(httpsrv.url + "/no-such-array.zarr")
+
+
+# ---- sharded partial reads: only the index and the inner chunks needed -------------------------------------------
+def _shard_index(path, n_inner):
+    """(offset, nbytes) of each inner chunk, from a shard file's index at its end (crc32c after it)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    idx = raw[-(16 * n_inner + 4):-4]
+    return [struct.unpack_from("<QQ", idx, 16 * i) for i in range(n_inner)], len(raw)
+
+
+def test_sharded_partial_read_fetches_little(httpsrv, request, zcfg):
+    name = unique(request)
+    local = _local(httpsrv, name)
+    data = make_data((64, 64, 64), seed=3)
+    z = zarr.create_array(local, shape=data.shape, chunks=(16, 16, 16), shards=(64, 64, 64), dtype=data.dtype,
+                          compressors=None)
+    z[...] = data
+    entries, shard_size = _shard_index(os.path.join(local, "c", "0", "0", "0"), 64)
+    index_bytes = 64 * 16 + 4
+    assert shard_size == 64 * 8192 + index_bytes
+
+    zcfg(range_merge_gap=-1)  # every inner chunk its own request
+    a = zgpu.open(httpsrv.url + "/" + name)
+    httpsrv.reset_stats()
+    np.testing.assert_array_equal(a[2:10, 3:12, 1:14], data[2:10, 3:12, 1:14])  # inside inner chunk (0, 0, 0)
+    st = httpsrv.stats()
+    log = httpsrv.log()
+    gets = [e for e in log if e[0] == "GET"]
+    assert st["GET"] + st["HEAD"] <= 3, log
+    assert all(e[1].endswith("/c/0/0/0") for e in log), log
+    got_bytes = sum(e[4] for e in gets)
+    assert entries[0][1] <= got_bytes <= entries[0][1] + index_bytes, log
+    assert all(e[2] for e in gets), "every GET of the shard asks for a range: %r" % (log,)
+
+    # Two inner chunks, neither next to the other in the shard: two chunk requests and the index at most.
+    httpsrv.reset_stats()
+    np.testing.assert_array_equal(a[20:21, 0:2, 50:60], data[20:21, 0:2, 50:60])       # inner (1, 0, 3)
+    np.testing.assert_array_equal(a[40:42, 40:42, 0:64], data[40:42, 40:42, 0:64])     # inner (2, 2, 0..3)
+    gets = [e for e in httpsrv.log() if e[0] == "GET"]
+    got_bytes = sum(e[4] for e in gets)
+    assert got_bytes <= 5 * 8192 + 2 * index_bytes, httpsrv.log()
+
+    # With the default merge gap (64 KiB) inner chunks close together in the shard come in one request: the four
+    # of (0, 0, 0..3) lie in zarr-python's Morton order at chunks 0, 4, 32, 36 -> two requests, not four.
+    zcfg(range_merge_gap=None)
+    b = zgpu.open(httpsrv.url + "/" + name)
+    httpsrv.reset_stats()
+    np.testing.assert_array_equal(b[0:16, 0:16, :], data[0:16, 0:16, :])               # inner (0, 0, 0..3)
+    st = httpsrv.stats()
+    assert st["GET"] + st["HEAD"] <= 3, httpsrv.log()          # the index and two merged ranges
+    got_bytes = sum(e[4] for e in httpsrv.log() if e[0] == "GET")
+    assert 4 * 8192 <= got_bytes <= 4 * 8192 + index_bytes + (64 << 10), httpsrv.log()
+
+
+def test_whole_read_of_unsharded_array_one_get_per_chunk(httpsrv, request):
+    name = unique(request)
+    _, data = write_case(_local(httpsrv, name), "v3-zstd")
+    a = zgpu.open(httpsrv.url + "/" + name)
+    httpsrv.reset_stats()
+    np.testing.assert_array_equal(a[...], data)
+    st = httpsrv.stats()
+    assert st["GET"] == 3 * 3 * 4, httpsrv.log()   # 36 chunks, each fetched once
+    httpsrv.reset_stats()
+    np.testing.assert_array_equal(a[0:16, 0:16, 0:16], data[0:16, 0:16, 0:16])
+    assert httpsrv.stats()["GET"] == 1, httpsrv.log()
+
+
+# ---- faults -------------------------------------------------------------------------------------------------------
+def _fault_array(httpsrv, request, case="v3-zstd"):
+    name = unique(request)
+    write_case(_local(httpsrv, name), case)
+    ref = zarr.open_array(_local(httpsrv, name), mode="r")[...]
+    return name, ref
+
+
+def test_fault_500_twice_then_ok(httpsrv, request, zcfg):
+    zcfg(**FAST_RETRY)
+    name, ref = _fault_array(httpsrv, request)
+    a = zgpu.open(httpsrv.url + "/" + name)
+    httpsrv.reset_stats()
+    httpsrv.faults({"path_re": "/%s/c/0/1/2$" % name, "kind": "status", "code": 500, "times": 2})
+    np.testing.assert_array_equal(a[...], ref)
+    assert httpsrv.stats()["faults"] == 2
+
+
+def test_fault_500_on_metadata_then_ok(httpsrv, request, zcfg):
+    zcfg(**FAST_RETRY)
+    name, ref = _fault_array(httpsrv, request)
+    httpsrv.faults({"path_re": "/%s/zarr.json$" % name, "kind": "status", "code": 500, "times": 2})
+    np.testing.assert_array_equal(zgpu.open_array(httpsrv.url + "/" + name)[...], ref)
+
+
+def test_fault_503_forever_is_a_clean_error(httpsrv, request, zcfg):
+    zcfg(**FAST_RETRY)
+    name, ref = _fault_array(httpsrv, request)
+    a = zgpu.open(httpsrv.url + "/" + name)
+    httpsrv.reset_stats()
+    httpsrv.faults({"path_re": "/%s/c/1/0/2$" % name, "kind": "status", "code": 503})
+    with pytest.raises(zgpu.ZgpuError) as ei:
+        a[...]
+    msg = str(ei.value)
+    assert "503" in msg, msg
+    assert "c/1/0/2" in msg, msg
+    assert not isinstance(ei.value, (zgpu.NotFoundError, zgpu.CorruptDataError)), repr(ei.value)
+    # max_retries=3: the first attempt and three retries, no more
+    assert httpsrv.stats()["faults"] == 4, httpsrv.log()
+    # the fault gone, the same handle reads again
+    httpsrv.clear_faults()
+    np.testing.assert_array_equal(a[...], ref)
+
+
+def test_fault_403_is_not_retried(httpsrv, request, zcfg):
+    """A 4xx other than 404 (here 403) is an error at once, without retries."""
+    zcfg(**FAST_RETRY)
+    name, ref = _fault_array(httpsrv, request)
+    a = zgpu.open(httpsrv.url + "/" + name)
+    httpsrv.reset_stats()
+    httpsrv.faults({"path_re": "/%s/c/0/0/0$" % name, "kind": "status", "code": 403})
+    with pytest.raises(zgpu.ZgpuError) as ei:
+        a[0:4, 0:4, 0:4]
+    assert "403" in str(ei.value)
+    assert httpsrv.stats()["faults"] == 1, httpsrv.log()
+
+
+@pytest.mark.parametrize("kind", ["short", "reset"])
+@pytest.mark.parametrize("case", ["v3-zstd", "v3-sharded"])
+def test_fault_broken_body_once_is_retried(httpsrv, request, zcfg, kind, case):
+    zcfg(**FAST_RETRY)
+    name, ref = _fault_array(httpsrv, request, case)
+    a = zgpu.open(httpsrv.url + "/" + name)
+    httpsrv.reset_stats()
+    httpsrv.faults({"path_re": "/%s/c/0/0/1$" % name, "kind": kind, "times": 1, "method": "GET"})
+    np.testing.assert_array_equal(a[...], ref)
+    assert httpsrv.stats()["faults"] == 1
+
+
+def test_fault_stall_once_times_out_and_is_retried(httpsrv, request, zcfg):
+    zcfg(request_timeout_ms=400, **FAST_RETRY)
+    name, ref = _fault_array(httpsrv, request)
+    a = zgpu.open(httpsrv.url + "/" + name)
+    httpsrv.faults({"path_re": "/%s/c/2/1/0$" % name, "kind": "stall", "times": 1, "delay_s": 3})
+    np.testing.assert_array_equal(a[...], ref)
+
+
+@pytest.mark.parametrize("kind", ["bad_range", "wrong_total"])
+def test_fault_bad_content_range_never_wrong_data(httpsrv, request, zcfg, kind):
+    """A 206 whose Content-Range is not the range asked for (shifted, or a total unlike the object's): an error,
+    never data taken from the wrong bytes."""
+    zcfg(range_merge_gap=-1, **FAST_RETRY)
+    name, ref = _fault_array(httpsrv, request, "v3-sharded")
+    a = zgpu.open(httpsrv.url + "/" + name)
+    httpsrv.faults({"path_re": "/%s/c/" % name, "kind": kind})
+    with pytest.raises(zgpu.ZgpuError) as ei:
+        a[0:20, 0:20, 0:20]
+    assert not isinstance(ei.value, zgpu.NotFoundError), repr(ei.value)
+    httpsrv.clear_faults()
+    np.testing.assert_array_equal(a[...], ref)
+
+
+def test_fault_ignore_range_still_right(httpsrv, request, zcfg):
+    """A server that answers a range request with 200 and the whole object: the client takes the range itself."""
+    zcfg(**FAST_RETRY)
+    for merge in (-1, None):
+        zcfg(range_merge_gap=merge)
+        name, ref = _fault_array(httpsrv, request, "v3-sharded-holes")
+        a = zgpu.open(httpsrv.url + "/" + name)
+        httpsrv.reset_stats()
+        httpsrv.faults({"path_re": "/%s/c/" % name, "kind": "ignore_range"})
+        check_regions(a, ref)
+        assert httpsrv.stats()["faults"] > 0
+        httpsrv.clear_faults()
+
+
+def test_fault_slow_server_is_fine(httpsrv, request, zcfg):
+    zcfg(**FAST_RETRY)
+    name, ref = _fault_array(httpsrv, request)
+    a = zgpu.open(httpsrv.url + "/" + name)
+    httpsrv.faults({"path_re": "/%s/c/" % name, "kind": "slow", "delay_s": 0.05, "times": 8})
+    np.testing.assert_array_equal(a[...], ref)
+
+
+def test_connection_refused_is_a_clean_error(zcfg):
+    import socket
+    zcfg(max_retries=1, retry_base_ms=5, connect_timeout_ms=1000)
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    with pytest.raises(zgpu.ZgpuError) as ei:
+        zgpu.open_array("http://127.0.0.1:%d/x.zarr" % port)
+    assert "127.0.0.1:%d" % port in str(ei.value)
+
+
+# ---- schemes zgpu does not support ------------------------------------------------------------------------------
+@pytest.mark.parametrize("url", ["gs://bucket/x.zarr", "memory://x.zarr", "ftp://host/x.zarr",
+                                 "az://container/x.zarr"])
+def test_unsupported_scheme(url, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for call in (lambda: zgpu.open(url), lambda: zgpu.open_array(url), lambda: zgpu.open_group(url),
+                 lambda: zgpu.open(url, mode="w", shape=(4, 4), dtype="uint8"),
+                 lambda: zgpu.create(url, shape=(4,), dtype="uint8"),
+                 lambda: zgpu.create_group(url)):
+        with pytest.raises(zgpu.UnsupportedError) as ei:
+            call()
+        assert url.split("://")[0] + "://" in str(ei.value), str(ei.value)
+    assert os.listdir(tmp_path) == []  # nothing made locally under a name like "gs:"
+
+
+# ---- groups over HTTP -------------------------------------------------------------------------------------------
+def test_group_over_http(httpsrv, request):
+    name = unique(request)
+    g = zarr.open_group(_local(httpsrv, name), mode="w", attributes={"title": "remote group"})
+    data = make_data((20, 30), seed=5)
+    g.create_array("arr", shape=data.shape, chunks=(8, 8), dtype=data.dtype)[...] = data
+    g.create_group("sub").create_array("inner", shape=(5,), dtype="int32", fill_value=-1)
+
+    url = httpsrv.url + "/" + name
+    zg = zgpu.open_group(url)
+    assert zg.zarr_format == 3
+    assert zg.attrs["title"] == "remote group"
+    assert isinstance(zgpu.open(url), zgpu.Group)
+    np.testing.assert_array_equal(zg["arr"][...], data)
+    np.testing.assert_array_equal(zg["sub"]["inner"][...], np.full(5, -1, "int32"))
+    np.testing.assert_array_equal(zg["sub/inner"][...], np.full(5, -1, "int32"))
+    assert "arr" in zg and "sub" in zg and "nothing" not in zg
+    with pytest.raises(KeyError):
+        zg["nothing"]
+    # HTTP has no listing: listing members is refused, with a message that says why
+    for listing in (zg.keys, lambda: len(zg), zg.array_keys, zg.members):
+        with pytest.raises(zgpu.UnsupportedError) as ei:
+            listing()
+        msg = str(ei.value).lower()
+        assert "http" in msg and "list" in msg, msg
+
+
+# ---- writes by PUT ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("fmt,kw", [
+    (3, dict(compressors="zstd")),
+    (3, dict(compressors="gzip", shards=(32, 32, 32))),
+    (2, dict(compressors="blosc")),
+])
+def test_write_over_http_put(httpsrv, request, fmt, kw):
+    name = unique(request)
+    url = httpsrv.url + "/" + name
+    data = make_data(seed=11)
+    a = zgpu.create(url, shape=data.shape, dtype=data.dtype, chunks=(16, 16, 16), zarr_format=fmt, fill_value=3,
+                    attributes={"k": [1, 2]}, **kw)
+    a[...] = data
+    a[5:9, 30:36, 40:50] = 1234
+    data[5:9, 30:36, 40:50] = 1234
+    a.close()
+    z = zarr.open_array(_local(httpsrv, name), mode="r")
+    assert z.attrs["k"] == [1, 2]
+    np.testing.assert_array_equal(z[...], data)
+    np.testing.assert_array_equal(zgpu.open(url)[...], data)
+    # r+ over HTTP: a region rewritten, read back by both
+    b = zgpu.open_array(url, mode="r+")
+    b[0:2, 0:2, 0:2] = 9
+    data[0:2, 0:2, 0:2] = 9
+    b.close()
+    np.testing.assert_array_equal(zarr.open_array(_local(httpsrv, name), mode="r")[...], data)
+    assert not any(n.startswith(".put-") for n in os.listdir(_local(httpsrv, name)))
+
+
+def test_write_over_http_put_fault_retried(httpsrv, request, zcfg):
+    zcfg(**FAST_RETRY)
+    name = unique(request)
+    url = httpsrv.url + "/" + name
+    data = make_data(seed=12)
+    httpsrv.faults({"path_re": "/%s/c/0/0/0$" % name, "method": "PUT", "kind": "status", "code": 503, "times": 2})
+    a = zgpu.create(url, shape=data.shape, dtype=data.dtype, chunks=(16, 16, 16))
+    a[...] = data
+    a.close()
+    np.testing.assert_array_equal(zarr.open_array(_local(httpsrv, name), mode="r")[...], data)
+    assert httpsrv.stats()["faults"] >= 2
+
+
+def test_write_over_http_put_failure_raises(httpsrv, request, zcfg):
+    zcfg(**FAST_RETRY)
+    name = unique(request)
+    url = httpsrv.url + "/" + name
+    data = make_data(seed=13)
+    a = zgpu.create(url, shape=data.shape, dtype=data.dtype, chunks=(16, 16, 16))
+    httpsrv.faults({"path_re": "/%s/c/1/" % name, "method": "PUT", "kind": "status", "code": 500})
+    with pytest.raises(zgpu.ZgpuError) as ei:
+        a[...] = data
+    assert "500" in str(ei.value)
+
+
+def test_overwrite_over_http_is_refused_cleanly(httpsrv, request):
+    """Replacing an array needs a listing of what is there: over HTTP that is refused, and the old array stays."""
+    name = unique(request)
+    url = httpsrv.url + "/" + name
+    data = make_data((8, 8), seed=14)
+    a = zgpu.create(url, shape=data.shape, dtype=data.dtype, chunks=(4, 4))
+    a[...] = data
+    a.close()
+    with pytest.raises(zgpu.UnsupportedError) as ei:
+        b = zgpu.open(url, mode="w", shape=(4, 4), dtype="uint8", chunks=(2, 2))
+        b[...] = 2
+        b.close()
+    assert "http" in str(ei.value).lower() and "list" in str(ei.value), str(ei.value)
+    with pytest.raises(zgpu.ExistsError):
+        zgpu.open(url, mode="w-", shape=(4, 4), dtype="uint8")
+    np.testing.assert_array_equal(zarr.open_array(_local(httpsrv, name), mode="r")[...], data)
+    np.testing.assert_array_equal(zgpu.open(url)[...], data)
+
+
+def test_group_and_resize_over_http_put(httpsrv, request):
+    name = unique(request)
+    url = httpsrv.url + "/" + name
+    g = zgpu.create_group(url, attributes={"a": 1})
+    x = g.create_array("x", shape=(8, 8), dtype="int16", chunks=(4, 4), fill_value=-1)
+    x[...] = np.arange(64, dtype="int16").reshape(8, 8)
+    x.resize(4, 6)                  # chunk keys are known: those wholly outside are deleted without a listing
+    x.close()
+    exp = np.full((4, 6), -1, "int16")
+    exp[:, :] = np.arange(64, dtype="int16").reshape(8, 8)[:4, :6]
+    zg = zarr.open_group(_local(httpsrv, name), mode="r")
+    assert zg.attrs["a"] == 1
+    np.testing.assert_array_equal(zg["x"][...], exp)
+    chunks = sorted(os.path.relpath(os.path.join(d, f), os.path.join(_local(httpsrv, name), "x"))
+                    for d, _, fs in os.walk(os.path.join(_local(httpsrv, name), "x", "c")) for f in fs)
+    assert chunks == ["c/0/0", "c/0/1"], chunks
