@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/status.h"
+#include "store/s3/xml.h"
 
 zgpu_status zg_remote_init(zg_remote_store *r, const zg_store_vtable *vt, const char *root,
                            const zg_remote_settings *set, const zg_remote_ops *ops) {
@@ -64,12 +65,30 @@ static void req_free(zg_http_req *q) {
     zg_http_req_clear(q);
 }
 
+/* "absent" answers that are errors: any answer naming a bucket that does not exist (S3's NoSuchBucket: the
+ * store's root is not there, not one key), and a 404 to a write (the bucket or the server's path is missing, so
+ * nothing was stored). */
+static zgpu_status absent_error(zg_remote_store *r, const zg_http_req *q, const char *key) {
+    static const char *const names[] = {"GET", "HEAD", "PUT", "POST", "DELETE"};
+    char code[128], msg[256];
+    zg_s3_parse_error((const char *)q->body.data, q->body.size, code, sizeof code, msg, sizeof msg);
+    if (!strcmp(code, "NoSuchBucket"))
+        return zg_error(ZGPU_ERR_NOT_FOUND, "store '%s': the bucket does not exist (%s %s: HTTP %ld NoSuchBucket)",
+                        r->base.root, names[q->method], q->url, q->http_status);
+    if (q->method == ZG_HTTP_PUT || q->method == ZG_HTTP_POST)
+        return zg_error(ZGPU_ERR_IO, "store '%s', key '%s': %s %s: HTTP %ld%s%s: nothing was written", r->base.root,
+                        key, names[q->method], q->url, q->http_status, code[0] ? " " : "", code);
+    return ZGPU_OK;
+}
+
 zgpu_status zg_remote_run(zg_remote_store *r, zg_http_req *reqs, size_t n, const char *const *keys) {
     ZG_FORWARD(zg_http_run(r->set.client, reqs, n));
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        const char *key = keys ? keys[i] : "";
         if (reqs[i].status != ZGPU_OK)
-            return zg_error(reqs[i].status, "store '%s', key '%s': %s", r->base.root, keys ? keys[i] : "",
-                            reqs[i].error);
+            return zg_error(reqs[i].status, "store '%s', key '%s': %s", r->base.root, key, reqs[i].error);
+        if (!reqs[i].found) ZG_FORWARD(absent_error(r, &reqs[i], key));
+    }
     return ZGPU_OK;
 }
 

@@ -385,3 +385,15 @@ def test_group_and_resize_over_http_put(httpsrv, request):
     chunks = sorted(os.path.relpath(os.path.join(d, f), os.path.join(_local(httpsrv, name), "x"))
                     for d, _, fs in os.walk(os.path.join(_local(httpsrv, name), "x", "c")) for f in fs)
     assert chunks == ["c/0/0", "c/0/1"], chunks
+
+
+def test_write_over_http_put_404_raises(httpsrv, request, zcfg):
+    """A PUT answered 404 (a server or bucket that is not there) is a failed write, not a success."""
+    zcfg(**FAST_RETRY)
+    name = unique(request)
+    url = httpsrv.url + "/" + name
+    a = zgpu.create(url, shape=(8, 8), dtype="uint8", chunks=(4, 4))
+    httpsrv.faults({"path_re": "/%s/c/" % name, "method": "PUT", "kind": "status", "code": 404})
+    with pytest.raises(zgpu.ZgpuError) as ei:
+        a[...] = 1
+    assert "404" in str(ei.value), str(ei.value)

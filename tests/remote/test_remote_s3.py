@@ -331,3 +331,15 @@ def test_endpoint_from_environment(s3, request, zcfg, monkeypatch):
     monkeypatch.setenv("AWS_ENDPOINT_URL", s3.endpoint)
     zgpu.config.set()   # a fresh context, which reads the environment
     np.testing.assert_array_equal(zgpu.open(s3.url(key))[...], data)
+
+
+def test_missing_bucket_write(s3, tmp_path, monkeypatch):
+    """A write into a bucket that does not exist (PUT answered 404 NoSuchBucket) fails; it is not lost silently."""
+    monkeypatch.chdir(tmp_path)
+    url = "s3://no-such-bucket-zgpu/x.zarr"
+    with pytest.raises(zgpu.ZgpuError) as ei:
+        a = zgpu.create(url, shape=(8, 8), dtype="uint8", chunks=(4, 4))
+        a[...] = 1
+        a.close()
+    assert "no-such-bucket-zgpu" in str(ei.value), str(ei.value)
+    assert os.listdir(tmp_path) == []
