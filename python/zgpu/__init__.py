@@ -118,9 +118,12 @@ def open_array(path: PathLike, mode: str = "r", **create_kwargs: Any) -> Array:
         return create(path, **create_kwargs)
     if create_kwargs:
         raise TypeError("unexpected arguments for opening an existing array: %s" % ", ".join(create_kwargs))
-    if node_kind(path) == 2:
-        raise _capi.make_error(_capi.ERR_NOT_FOUND, "%r is a group, not an array" % os.fspath(path))
-    return Array._open(path, read_only=(mode == "r"))
+    try:  # (the open itself tells an array from nothing: one round trip less on a remote store)
+        return Array._open(path, read_only=(mode == "r"))
+    except (NotFoundError, BadMetadataError):  # a v2 group has no .zarray; a v3 one says node_type "group"
+        if node_kind(path) == 2:
+            raise _capi.make_error(_capi.ERR_NOT_FOUND, "%r is a group, not an array" % os.fspath(path)) from None
+        raise
 
 
 def open_group(path: PathLike, mode: str = "r", *, zarr_format: Optional[int] = None,
@@ -152,7 +155,9 @@ def open(path: PathLike, mode: str = "r", **kwargs: Any) -> Union[Array, Group]:
         return open_group(path, mode, **kwargs)
     kind = node_kind(path)
     if kind == 1:
-        return open_array(path, mode, **kwargs)
+        if kwargs:
+            raise TypeError("unexpected arguments for opening an existing array: %s" % ", ".join(kwargs))
+        return Array._open(path, read_only=(mode == "r"))
     if kind == 2:
         return open_group(path, mode, **kwargs)
     raise _capi.make_error(_capi.ERR_NOT_FOUND, "no array or group at %r" % os.fspath(path))

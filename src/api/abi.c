@@ -18,6 +18,15 @@ static const abi_member k_members[] = {
     M(zgpu_context_options, device_memory_budget), M(zgpu_context_options, gds_mode),
     M(zgpu_context_options, gpu_decode), M(zgpu_context_options, gpu_trust_input), M(zgpu_context_options, tuning),
     M(zgpu_context_options, max_decoded_chunk_bytes), M(zgpu_context_options, confine_to_store),
+    M(zgpu_context_options, remote),
+
+    M(zgpu_remote_options, struct_size), M(zgpu_remote_options, max_in_flight),
+    M(zgpu_remote_options, connect_timeout_ms), M(zgpu_remote_options, request_timeout_ms),
+    M(zgpu_remote_options, max_retries), M(zgpu_remote_options, retry_base_ms), M(zgpu_remote_options, tls_no_verify),
+    M(zgpu_remote_options, ca_file), M(zgpu_remote_options, range_merge_gap), M(zgpu_remote_options, s3_endpoint),
+    M(zgpu_remote_options, s3_region), M(zgpu_remote_options, s3_profile), M(zgpu_remote_options, s3_anonymous),
+    M(zgpu_remote_options, s3_addressing), M(zgpu_remote_options, multipart_threshold),
+    M(zgpu_remote_options, multipart_part_size), M(zgpu_remote_options, max_host_connections),
 
     M(zgpu_read_stats, struct_size), M(zgpu_read_stats, plan_s), M(zgpu_read_stats, io_s), M(zgpu_read_stats, h2d_s),
     M(zgpu_read_stats, decode_s), M(zgpu_read_stats, scatter_s), M(zgpu_read_stats, total_s),
@@ -48,6 +57,7 @@ ZGPU_API size_t zgpu_struct_size(const char *name) {
     if (!strcmp(name, "zgpu_read_stats")) return sizeof(zgpu_read_stats);
     if (!strcmp(name, "zgpu_array_spec")) return sizeof(zgpu_array_spec);
     if (!strcmp(name, "zgpu_tuning")) return sizeof(zgpu_tuning);
+    if (!strcmp(name, "zgpu_remote_options")) return sizeof(zgpu_remote_options);
     return 0;
 }
 
