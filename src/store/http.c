@@ -64,6 +64,9 @@ static const zg_store_vtable http_vtable = {
     .lock = zg_remote_lock,
     .unlock = zg_remote_unlock,
     .get_many = zg_remote_get_many,
+    .lock_many = zg_remote_lock_many,
+    .unlock_many = zg_remote_unlock_many,
+    .set_many = zg_remote_set_many,
 };
 
 static const zg_remote_ops http_ops = {.url = http_url, .prepare = NULL};

@@ -14,14 +14,10 @@ zgpu_status zg_remote_init(zg_remote_store *r, const zg_store_vtable *vt, const 
     if (!r->base.root) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
     r->set = *set;
     r->ops = ops;
-    for (int i = 0; i < ZG_REMOTE_STRIPES; i++) pthread_mutex_init(&r->stripes[i], NULL);
     return ZGPU_OK;
 }
 
-void zg_remote_fini(zg_remote_store *r) {
-    for (int i = 0; i < ZG_REMOTE_STRIPES; i++) pthread_mutex_destroy(&r->stripes[i]);
-    free(r->base.root);
-}
+void zg_remote_fini(zg_remote_store *r) { free(r->base.root); }
 
 /* S3 and most HTTP servers take any byte in a path segment once escaped; RFC 3986's unreserved set and '/'
  * stay as they are, so keys look in logs as they do in the store. */
@@ -296,25 +292,79 @@ zgpu_status zg_remote_erase(zg_store *s, const char *key) {
     return zg_remote_erase_keys((zg_remote_store *)s, &k, 1);
 }
 
+zgpu_status zg_remote_set_many(zg_store *s, const zg_store_put *puts, size_t n) {
+    zg_remote_store *r = (zg_remote_store *)s;
+    if (n == 0) return ZGPU_OK;
+    zg_http_req *q = calloc(n, sizeof *q);
+    const char **keys = calloc(n, sizeof *keys);
+    zgpu_status st = q && keys ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    for (size_t i = 0; i < n && st == ZGPU_OK; i++) {
+        st = zg_remote_req(r, &q[i], puts[i].erase ? ZG_HTTP_DELETE : ZG_HTTP_PUT, puts[i].key, NULL);
+        q[i].upload = puts[i].erase ? NULL : puts[i].data;
+        q[i].upload_len = puts[i].erase ? 0 : puts[i].n;
+        keys[i] = puts[i].key;
+    }
+    if (st == ZGPU_OK) st = zg_remote_run(r, q, n, keys);
+    for (size_t i = 0; q && i < n; i++) req_free(&q[i]);
+    free(q);
+    free(keys);
+    return st;
+}
+
 /* Object stores have no locks: writers of this process are serialised per object (as the filesystem store's
- * threads are); writers in other processes are not (docs/concurrency.md). */
-static uint64_t hash_key(const char *k) {
+ * threads are), across all its handles of the store, by a process-wide table of mutexes; writers in other
+ * processes are not (docs/concurrency.md). */
+#define N_STRIPES ZG_STORE_LOCK_SET_BITS
+static pthread_mutex_t stripes[N_STRIPES];
+static pthread_once_t stripes_once = PTHREAD_ONCE_INIT;
+static void stripes_reset(void) {
+    for (int i = 0; i < N_STRIPES; i++) pthread_mutex_init(&stripes[i], NULL);
+}
+/* a forked child has only the forking thread: no writer of its holds a stripe there */
+static void stripes_init(void) {
+    stripes_reset();
+    pthread_atfork(NULL, NULL, stripes_reset);
+}
+
+static uint64_t stripe_of(const zg_store *s, const char *key) {
     uint64_t h = 1469598103934665603ull;
-    for (; *k; k++) h = (h ^ (unsigned char)*k) * 1099511628211ull;
-    return h;
+    for (const char *k = s->root; *k; k++) h = (h ^ (unsigned char)*k) * 1099511628211ull;
+    h = (h ^ '/') * 1099511628211ull;
+    for (const char *k = key; *k; k++) h = (h ^ (unsigned char)*k) * 1099511628211ull;
+    return h % N_STRIPES;
 }
 
 zgpu_status zg_remote_lock(zg_store *s, const char *key, zg_store_lock *lk) {
-    zg_remote_store *r = (zg_remote_store *)s;
-    lk->slot = hash_key(key) % ZG_REMOTE_STRIPES;
-    pthread_mutex_lock(&r->stripes[lk->slot]);
+    pthread_once(&stripes_once, stripes_init);
+    lk->slot = stripe_of(s, key);
+    pthread_mutex_lock(&stripes[lk->slot]);
     lk->held = 1;
     return ZGPU_OK;
 }
 
 void zg_remote_unlock(zg_store *s, zg_store_lock *lk) {
-    zg_remote_store *r = (zg_remote_store *)s;
+    (void)s;
     if (!lk->held) return;
-    pthread_mutex_unlock(&r->stripes[lk->slot]);
+    pthread_mutex_unlock(&stripes[lk->slot]);
     lk->held = 0;
+}
+
+/* The objects' stripes, each once, in ascending order: two batches never wait for each other in a cycle. */
+zgpu_status zg_remote_lock_many(zg_store *s, const char *const *keys, size_t n, zg_store_lock_set *held) {
+    pthread_once(&stripes_once, stripes_init);
+    memset(held, 0, sizeof *held);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = stripe_of(s, keys[i]);
+        held->bits[k / 64] |= (uint64_t)1 << (k % 64);
+    }
+    for (int k = 0; k < N_STRIPES; k++)
+        if (held->bits[k / 64] >> (k % 64) & 1) pthread_mutex_lock(&stripes[k]);
+    return ZGPU_OK;
+}
+
+void zg_remote_unlock_many(zg_store *s, zg_store_lock_set *held) {
+    (void)s;
+    for (int k = N_STRIPES - 1; k >= 0; k--)
+        if (held->bits[k / 64] >> (k % 64) & 1) pthread_mutex_unlock(&stripes[k]);
+    memset(held, 0, sizeof *held);
 }

@@ -23,15 +23,12 @@ typedef struct zg_remote_ops {
     zg_http_prepare_fn prepare;      /* signs each attempt (S3), or NULL */
 } zg_remote_ops;
 
-enum { ZG_REMOTE_STRIPES = 64 };
-
 struct zg_remote_store {
     zg_store base;                   /* first: vtable functions cast zg_store * to zg_remote_store * */
     zg_remote_settings set;
     const zg_remote_ops *ops;
     int not_found_403;               /* anonymous S3 reads: a bucket that forbids listing answers 403 for a
                                       * missing key */
-    pthread_mutex_t stripes[ZG_REMOTE_STRIPES];
 };
 
 /** Initialises the shared part (root copied for messages). */
@@ -56,6 +53,10 @@ zgpu_status zg_remote_erase(zg_store *s, const char *key);
 zgpu_status zg_remote_erase_keys(zg_remote_store *r, char *const *keys, size_t n);
 zgpu_status zg_remote_lock(zg_store *s, const char *key, zg_store_lock *lk);
 void zg_remote_unlock(zg_store *s, zg_store_lock *lk);
+zgpu_status zg_remote_lock_many(zg_store *s, const char *const *keys, size_t n, zg_store_lock_set *held);
+void zg_remote_unlock_many(zg_store *s, zg_store_lock_set *held);
+/** PUTs and DELETEs in one batch (values of any size in one PUT each). */
+zgpu_status zg_remote_set_many(zg_store *s, const zg_store_put *puts, size_t n);
 
 /** `key` percent-encoded for a URL path ('/' kept), appended to `url` (a malloc'd string, reallocated). */
 char *zg_remote_append_key(char *url, const char *key);

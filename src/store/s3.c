@@ -361,6 +361,24 @@ static zgpu_status s3_set(zg_store *st_, const char *key, const void *data, size
     return zg_remote_put(st_, key, data, n);
 }
 
+/* Large values one multipart upload each (its parts in flight together), the rest in one batch. */
+static zgpu_status s3_set_many(zg_store *st_, const zg_store_put *puts, size_t n) {
+    s3_store *s = (s3_store *)st_;
+    zg_store_put *small = malloc((n ? n : 1) * sizeof *small);
+    if (!small) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    size_t ns = 0;
+    zgpu_status st = ZGPU_OK;
+    for (size_t i = 0; i < n && st == ZGPU_OK; i++) {
+        if (!puts[i].erase && puts[i].n >= s->r.set.multipart_threshold)
+            st = put_multipart(s, puts[i].key, puts[i].data, puts[i].n);
+        else
+            small[ns++] = puts[i];
+    }
+    if (st == ZGPU_OK) st = zg_remote_set_many(st_, small, ns);
+    free(small);
+    return st;
+}
+
 static void s3_destroy(zg_store *st_) {
     s3_store *s = (s3_store *)st_;
     zg_remote_fini(&s->r);
@@ -385,6 +403,9 @@ static const zg_store_vtable s3_vtable = {
     .lock = zg_remote_lock,
     .unlock = zg_remote_unlock,
     .get_many = zg_remote_get_many,
+    .lock_many = zg_remote_lock_many,
+    .unlock_many = zg_remote_unlock_many,
+    .set_many = s3_set_many,
 };
 
 static const zg_remote_ops s3_ops = {.url = s3_url, .prepare = s3_sign};

@@ -27,6 +27,20 @@ typedef struct zg_store_lock {
     int held;
 } zg_store_lock;
 
+/* Write locks held on several objects at once (lock_many), for a batch of writes. */
+#define ZG_STORE_LOCK_SET_BITS 256
+typedef struct zg_store_lock_set {
+    uint64_t bits[ZG_STORE_LOCK_SET_BITS / 64];
+} zg_store_lock_set;
+
+/* One write of a batch (set_many): a value, or (erase != 0) a deletion. */
+typedef struct zg_store_put {
+    const char *key;
+    const uint8_t *data;
+    size_t n;
+    int erase;
+} zg_store_put;
+
 /* One read of a batch (get_many): a whole value into `buf`, or a range into `out`. */
 #define ZG_STORE_WHOLE UINT64_MAX
 typedef struct zg_store_get {
@@ -80,6 +94,12 @@ typedef struct zg_store_vtable {
      * is returned, its message naming the key. Ranges past a value's end are ZGPU_ERR_CORRUPT_DATA, as in
      * get_range. */
     zgpu_status (*get_many)(zg_store *s, zg_store_get *reqs, size_t n);
+    /* Optional (remote stores), all three or none: the write locks of n objects taken together (in one order,
+     * so two batches never deadlock), released together; and n writes and deletions with many in flight, each
+     * object replaced whole (as set and erase do). */
+    zgpu_status (*lock_many)(zg_store *s, const char *const *keys, size_t n, zg_store_lock_set *held);
+    void (*unlock_many)(zg_store *s, zg_store_lock_set *held);
+    zgpu_status (*set_many)(zg_store *s, const zg_store_put *puts, size_t n);
 } zg_store_vtable;
 
 struct zg_store {

@@ -325,6 +325,36 @@ def test_write_over_http_put(httpsrv, request, fmt, kw):
     assert not any(n.startswith(".put-") for n in os.listdir(_local(httpsrv, name)))
 
 
+def test_write_batches_requests(httpsrv, request):
+    """A remote write goes in batches: one GET for each chunk written in part (to merge into), one PUT for each
+    chunk written, one DELETE for each chunk that became the fill value everywhere, nothing else."""
+    name = unique(request)
+    url = httpsrv.url + "/" + name
+    data = make_data(seed=15)
+    a = zgpu.create(url, shape=data.shape, dtype=data.dtype, chunks=(16, 16, 16), fill_value=0)
+    a[...] = data
+    grid = [-(-n // 16) for n in data.shape]
+    n_chunks = grid[0] * grid[1] * grid[2]
+    httpsrv.srv.log.clear()
+    # a box from (8, 8, 8) to the end: the chunks at index 0 on any axis are written in part
+    a[8:, 8:, 8:] = 5
+    data[8:, 8:, 8:] = 5
+    log = [(m, p) for m, p, *_ in httpsrv.srv.log if "/%s/c/" % name in p]
+    partial = n_chunks - (grid[0] - 1) * (grid[1] - 1) * (grid[2] - 1)
+    assert sum(m == "GET" for m, _ in log) == partial
+    assert sum(m == "PUT" for m, _ in log) == n_chunks
+    assert all(m in ("GET", "PUT") for m, _ in log)
+    # the whole first chunk set to the fill value: deleted
+    httpsrv.srv.log.clear()
+    a[0:16, 0:16, 0:16] = 0
+    data[0:16, 0:16, 0:16] = 0
+    log = [(m, p) for m, p, *_ in httpsrv.srv.log if "/%s/c/" % name in p]
+    assert log == [("DELETE", "/%s/c/0/0/0" % name)]
+    a.close()
+    np.testing.assert_array_equal(zgpu.open(url)[...], data)
+    np.testing.assert_array_equal(zarr.open_array(_local(httpsrv, name), mode="r")[...], data)
+
+
 def test_write_over_http_put_fault_retried(httpsrv, request, zcfg):
     zcfg(**FAST_RETRY)
     name = unique(request)
