@@ -112,6 +112,9 @@ typedef struct zgpu_remote_options {
     unsigned long long multipart_part_size; /* 0 = 16 MiB (S3's minimum is 5 MiB) */
     int max_host_connections;    /* HTTP/1.1: connections to a host, and so requests in flight, per batch; 0 = 16
                                   * (HTTP/2 multiplexes max_in_flight requests over fewer) */
+    unsigned long long window_bytes; /* host reads and writes go in windows of about this many bytes of chunks: a
+                                  * window's requests are in flight while the window before decodes (or encodes),
+                                  * and the stored bytes held at once stay near it; 0 = 256 MiB */
 } zgpu_remote_options;
 
 /** Fills *o with defaults (struct_size set). */

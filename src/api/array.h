@@ -55,6 +55,10 @@ void zg_array_set_stats(zgpu_array *a, const zgpu_read_stats *s);
 double zg_now(void);
 
 /* Shared by array.c and group.c */
+/** Bytes of chunks per window of a remote read or write (zgpu_remote_options.window_bytes, or its default). */
+static inline uint64_t zg_remote_window_bytes(const zgpu_context *ctx) {
+    return ctx->remote.window_bytes ? ctx->remote.window_bytes : (uint64_t)256 << 20;
+}
 /** Kind of node in a store's root: 1 array, 2 group, 0 none; *format its Zarr format. */
 zgpu_status zg_store_node_kind(zg_store *s, int *kind, int *format);
 zgpu_status zg_store_get_text(zg_store *s, const char *key, char **text, size_t *len);

@@ -48,8 +48,10 @@ zgpu_status dev_run_read(zgpu_array *a, const uint64_t *start, const uint64_t *c
     ZG_FORWARD(zg_resolve_strides(a, count, out_strides, j.out_strides));
     zg_plan plan;
     ZG_FORWARD(zg_plan_build(a, start, count, &plan));
-    int remote_waves = 0; /* a remote sharded array: inner chunks fetched wave by wave into staging */
-    zgpu_status s = zg_plan_resolve_deferred(a, &plan, &remote_waves);
+    /* a remote sharded array: inner chunks fetched wave by wave into staging (unsharded chunks come whole now:
+     * their sizes lay out the waves) */
+    const int remote_waves = a->store->vt->remote && a->shard;
+    zgpu_status s = a->store->vt->remote ? zg_plan_resolve_remote(a, &plan, ZG_FETCH_SIZES) : zg_plan_resolve(a, &plan);
     stats.plan_s = zg_now() - t_begin;
     if (s != ZGPU_OK) {
         zg_plan_free(&plan);

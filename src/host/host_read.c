@@ -15,6 +15,7 @@ typedef struct read_job {
     uint8_t *out;
     const int64_t *strides;
     int64_t chunk_strides[ZGPU_MAX_DIMS];
+    size_t task_base;           /* a window of a remote read: its first task (pool index 0) */
     atomic_uint_fast64_t io_ns, decode_ns, stored;
 } read_job;
 
@@ -37,7 +38,7 @@ static zgpu_status chunk_failed(const read_job *j, const zg_chunk_task *t, zgpu_
 static zgpu_status read_task(void *arg, size_t i) {
     read_job *j = arg;
     const zg_plan *plan = j->plan;
-    const zg_chunk_task *t = &plan->tasks[i];
+    const zg_chunk_task *t = &plan->tasks[j->task_base + i];
     const zg_plan_object *ob = &plan->objects[t->object];
     const int nd = plan->ndim;
     const size_t itemsize = j->a->meta.dtype.size;
@@ -99,6 +100,54 @@ static zgpu_status read_task(void *arg, size_t i) {
     return ZGPU_OK;
 }
 
+/* A remote read's window: whole objects from o0 on, up to about window_bytes (zgpu_remote_options) of decoded
+ * chunks, at least one object: a window's stored bytes are fetched (many requests in flight) while the window
+ * before decodes, and the fetched bytes in memory stay bounded. */
+static size_t window_end(const read_job *j, size_t o0) {
+    const zg_plan *plan = j->plan;
+    const uint64_t per_task = zg_repr_nbytes(&j->chain->repr);
+    const uint64_t WINDOW_BYTES = zg_remote_window_bytes(j->a->ctx);
+    uint64_t bytes = 0;
+    size_t o = o0;
+    while (o < plan->n_objects && (o == o0 || bytes + plan->objects[o].n_tasks * per_task <= WINDOW_BYTES))
+        bytes += plan->objects[o++].n_tasks * per_task;
+    return o;
+}
+
+/* Remote stores: the read in windows; the pool decodes window k while this thread fetches window k + 1 (its
+ * requests in flight together), and a window's bytes are freed once it is decoded. */
+static zgpu_status read_remote(read_job *j, zg_plan *plan, double *fetch_s) {
+    zgpu_array *a = j->a;
+    size_t w0 = 0, w1 = window_end(j, 0);
+    double t0 = zg_now();
+    zgpu_status st = zg_plan_fetch_objects(a, plan, w0, w1);
+    *fetch_s += zg_now() - t0;
+    while (st == ZGPU_OK && w0 < plan->n_objects) {
+        const zg_plan_object *first = &plan->objects[w0], *last = &plan->objects[w1 - 1];
+        j->task_base = first->first_task;
+        zg_pool_job *job = NULL;
+        st = zg_pool_start(a->ctx->pool, last->first_task + last->n_tasks - first->first_task, read_task, j, &job);
+        size_t w2 = w1 < plan->n_objects ? window_end(j, w1) : w1;
+        zgpu_status fs = ZGPU_OK;
+        if (st == ZGPU_OK && w1 < w2) {
+            t0 = zg_now();
+            fs = zg_plan_fetch_objects(a, plan, w1, w2);
+            *fetch_s += zg_now() - t0;
+        }
+        char saved[ZG_ERRMSG_MAX];
+        if (fs != ZGPU_OK) zg_error_save(saved);
+        if (job) st = zg_pool_finish(a->ctx->pool, job);
+        if (st == ZGPU_OK && fs != ZGPU_OK) {
+            zg_error_restore(saved);
+            st = fs;
+        }
+        zg_plan_release_objects(plan, w0, w1);
+        w0 = w1;
+        w1 = w2;
+    }
+    return st;
+}
+
 ZGPU_API zgpu_status zgpu_array_read(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *out,
                                      const int64_t *out_strides) {
     if (!a || !out || (a->meta.ndim > 0 && (!start || !count)))
@@ -116,14 +165,16 @@ ZGPU_API zgpu_status zgpu_array_read(zgpu_array *a, const uint64_t *start, const
     zg_plan plan;
     ZG_FORWARD(zg_plan_build(a, start, count, &plan));
     zgpu_status st = ZGPU_OK;
-    /* shard indexes; on a remote store, every task's bytes in batches */
-    if (a->shard || a->store->vt->remote) st = zg_plan_resolve(a, &plan);
+    const int remote = a->store->vt->remote;
+    /* shard indexes (a remote store fetches the tasks' bytes window by window, read_remote) */
+    if (remote) st = zg_plan_resolve_remote(a, &plan, ZG_FETCH_NONE);
+    else if (a->shard) st = zg_plan_resolve(a, &plan);
     stats.plan_s = zg_now() - t_begin;
-    if (a->store->vt->remote) stats.io_s = stats.plan_s;
     j.plan = &plan;
     j.chain = a->shard ? zg_sharding_inner_chain(a->shard) : a->chain;
     zg_c_strides(plan.ndim, plan.chunk, a->meta.dtype.size, j.chunk_strides);
-    if (st == ZGPU_OK) st = zg_pool_run(a->ctx->pool, plan.n_tasks, read_task, &j);
+    if (st == ZGPU_OK && remote) st = read_remote(&j, &plan, &stats.io_s);
+    else if (st == ZGPU_OK) st = zg_pool_run(a->ctx->pool, plan.n_tasks, read_task, &j);
     if (st == ZGPU_OK) {
         int threads = zg_pool_size(a->ctx->pool);
         stats.total_s = zg_now() - t_begin;

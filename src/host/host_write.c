@@ -150,12 +150,10 @@ static zgpu_status write_window(write_job *j, size_t first, size_t n) {
     return st;
 }
 
-/* Objects per window: as many as 256 MiB of decoded chunks (what the window's encoded values cost at most, about),
- * at least one, at most 4096. */
-#define WINDOW_BYTES ((uint64_t)256 << 20)
-
+/* Objects per window: as many as window_bytes (zgpu_remote_options) of decoded chunks (about what the window's
+ * encoded values cost at most), at least one, at most 4096. */
 static zgpu_status write_remote(write_job *j) {
-    size_t per = (size_t)(WINDOW_BYTES / (j->chunk_nbytes ? j->chunk_nbytes : 1));
+    size_t per = (size_t)(zg_remote_window_bytes(j->a->ctx) / (j->chunk_nbytes ? j->chunk_nbytes : 1));
     if (per < 1) per = 1;
     if (per > 4096) per = 4096;
     for (size_t first = 0; first < j->plan->n_tasks; first += per) {

@@ -17,10 +17,9 @@ void zg_plan_free(zg_plan *plan) {
     for (size_t i = 0; i < plan->n_objects; i++) {
         free(plan->objects[i].key);
         free(plan->objects[i].spans);
+        zg_buf_free(&plan->objects[i].fetched);
         if (plan->objects[i].file) plan->store->vt->close_file(plan->objects[i].file);
     }
-    for (size_t i = 0; i < plan->n_fetched; i++) zg_buf_free(&plan->fetched[i]);
-    free(plan->fetched);
     free(plan->objects);
     free(plan->tasks);
     memset(plan, 0, sizeof *plan);
@@ -231,25 +230,22 @@ static zgpu_status add_span(zg_plan_object *ob, uint64_t offset, uint64_t length
     return ZGPU_OK;
 }
 
-/* Unsharded (or whole shards): each object whole, in one batch; its size comes with it. */
-static zgpu_status fetch_whole(zgpu_array *a, zg_plan *plan) {
-    zg_store_get *g = calloc(plan->n_objects ? plan->n_objects : 1, sizeof *g);
-    plan->fetched = calloc(plan->n_objects ? plan->n_objects : 1, sizeof *plan->fetched);
-    if (!g || !plan->fetched) {
-        free(g);
-        return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
-    }
-    plan->n_fetched = plan->n_objects;
-    for (size_t i = 0; i < plan->n_objects; i++)
-        g[i] = (zg_store_get){.key = plan->objects[i].key, .length = ZG_STORE_WHOLE, .buf = &plan->fetched[i]};
-    zgpu_status st = zg_store_get_batch(a->store, g, plan->n_objects);
-    for (size_t i = 0; st == ZGPU_OK && i < plan->n_objects; i++) {
-        zg_plan_object *ob = &plan->objects[i];
+/* Unsharded (or whole shards): objects [o0, o1) whole, in one batch; an object's size comes with it. */
+static zgpu_status fetch_whole(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1) {
+    const size_t n = o1 - o0;
+    zg_store_get *g = calloc(n ? n : 1, sizeof *g);
+    if (!g) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        g[i] = (zg_store_get){.key = plan->objects[o0 + i].key, .length = ZG_STORE_WHOLE,
+                              .buf = &plan->objects[o0 + i].fetched};
+    zgpu_status st = zg_store_get_batch(a->store, g, n);
+    for (size_t i = 0; st == ZGPU_OK && i < n; i++) {
+        zg_plan_object *ob = &plan->objects[o0 + i];
         zg_chunk_task *tasks = plan->tasks + ob->first_task;
         ob->found = g[i].found;
-        ob->size = g[i].found ? plan->fetched[i].size : 0;
+        ob->size = g[i].found ? ob->fetched.size : 0;
         plan->fetched_bytes += ob->size;
-        if (g[i].found) st = add_span(ob, 0, ob->size, plan->fetched[i].data);
+        if (g[i].found) st = add_span(ob, 0, ob->size, ob->fetched.data);
         for (size_t k = 0; k < ob->n_tasks; k++) {
             tasks[k].state = g[i].found ? ZG_TASK_PRESENT : ZG_TASK_MISSING;
             tasks[k].offset = 0;
@@ -262,8 +258,8 @@ static zgpu_status fetch_whole(zgpu_array *a, zg_plan *plan) {
 }
 
 /* Sharded: every needed shard's index in one batch (a suffix range when it ends the shard: the response also
- * tells the shard's size), then every needed inner chunk in another (nearby ones merged by the store). */
-static zgpu_status fetch_sharded(zgpu_array *a, zg_plan *plan, int indexes_only) {
+ * tells the shard's size); sets the tasks' byte ranges. */
+static zgpu_status fetch_indexes(zgpu_array *a, zg_plan *plan) {
     const size_t no = plan->n_objects;
     const uint64_t index_n = zg_sharding_index_nbytes(a->shard), n_inner = zg_sharding_n_inner(a->shard);
     const int at_end = zg_sharding_index_at_end(a->shard);
@@ -276,7 +272,6 @@ static zgpu_status fetch_sharded(zgpu_array *a, zg_plan *plan, int indexes_only)
                               .out = raw + i * index_n};
     if (st == ZGPU_OK) st = zg_store_get_batch(a->store, g, no);
     if (st != ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ", reading shard indexes: ", a->path);
-    uint64_t total = 0;
     for (size_t i = 0; st == ZGPU_OK && i < no; i++) {
         zg_plan_object *ob = &plan->objects[i];
         zg_chunk_task *tasks = plan->tasks + ob->first_task;
@@ -301,7 +296,6 @@ static zgpu_status fetch_sharded(zgpu_array *a, zg_plan *plan, int indexes_only)
                 t->state = ZG_TASK_PRESENT;
                 t->offset = offsets[t->inner];
                 t->nbytes = lengths[t->inner];
-                total += t->nbytes;
             }
         }
         if (st != ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ", shard '%s': ", a->path, ob->key);
@@ -309,39 +303,63 @@ static zgpu_status fetch_sharded(zgpu_array *a, zg_plan *plan, int indexes_only)
     free(raw);
     free(offsets);
     free(g);
-    g = NULL;
-    if (indexes_only || st != ZGPU_OK) return st;
-    /* the inner chunks, into one block of memory */
-    plan->fetched = calloc(1, sizeof *plan->fetched);
-    if (st == ZGPU_OK && !plan->fetched) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
-    if (st == ZGPU_OK) {
-        plan->n_fetched = 1;
-        st = zg_buf_reserve(&plan->fetched[0], total ? (size_t)total : 1);
-        if (st != ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ": %llu bytes of inner chunks: ", a->path,
-                                           (unsigned long long)total);
-    }
+    return st;
+}
+
+/* Sharded, indexes read: the present inner chunks of shards [o0, o1), each shard's into one block of its own, in
+ * one batch (nearby ranges merged by the store). */
+static zgpu_status fetch_inner(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1) {
     size_t n_get = 0;
-    if (st == ZGPU_OK) {
-        g = calloc(plan->n_tasks ? plan->n_tasks : 1, sizeof *g);
-        if (!g) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
-    }
-    uint64_t at = 0;
-    for (size_t i = 0; st == ZGPU_OK && i < plan->n_tasks; i++) {
-        zg_chunk_task *t = &plan->tasks[i];
-        if (t->state != ZG_TASK_PRESENT) continue;
-        zg_plan_object *ob = &plan->objects[t->object];
-        uint8_t *dst = plan->fetched[0].data + at;
-        g[n_get++] = (zg_store_get){.key = ob->key, .offset = t->offset, .length = t->nbytes, .out = dst};
-        st = add_span(ob, t->offset, t->nbytes, dst);
-        at += t->nbytes;
+    for (size_t o = o0; o < o1; o++) n_get += plan->objects[o].n_tasks;
+    zg_store_get *g = calloc(n_get ? n_get : 1, sizeof *g);
+    if (!g) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    n_get = 0;
+    zgpu_status st = ZGPU_OK;
+    for (size_t o = o0; o < o1 && st == ZGPU_OK; o++) {
+        zg_plan_object *ob = &plan->objects[o];
+        zg_chunk_task *tasks = plan->tasks + ob->first_task;
+        uint64_t total = 0;
+        for (size_t k = 0; k < ob->n_tasks; k++)
+            if (tasks[k].state == ZG_TASK_PRESENT) total += tasks[k].nbytes;
+        if (!total) continue;
+        st = zg_buf_reserve(&ob->fetched, (size_t)total);
+        if (st != ZGPU_OK) {
+            zg_error_prefix(ZG_ARRAY_WHERE_FMT ", shard '%s': %llu bytes of inner chunks: ", a->path, ob->key,
+                            (unsigned long long)total);
+            break;
+        }
+        uint64_t at = 0;
+        for (size_t k = 0; k < ob->n_tasks && st == ZGPU_OK; k++) {
+            zg_chunk_task *t = &tasks[k];
+            if (t->state != ZG_TASK_PRESENT) continue;
+            uint8_t *dst = ob->fetched.data + at;
+            g[n_get++] = (zg_store_get){.key = ob->key, .offset = t->offset, .length = t->nbytes, .out = dst};
+            st = add_span(ob, t->offset, t->nbytes, dst);
+            at += t->nbytes;
+        }
+        ob->fetched.size = (size_t)total;
+        plan->fetched_bytes += total;
     }
     if (st == ZGPU_OK) st = zg_store_get_batch(a->store, g, n_get);
     for (size_t i = 0; st == ZGPU_OK && i < n_get; i++)
         if (!g[i].found) st = zg_error(ZGPU_ERR_IO, "shard '%s' vanished while reading its inner chunks", g[i].key);
-    if (st != ZGPU_OK && g) zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", a->path);
-    plan->fetched_bytes += total;
+    if (st != ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", a->path);
     free(g);
     return st;
+}
+
+zgpu_status zg_plan_fetch_objects(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1) {
+    return a->shard ? fetch_inner(a, plan, o0, o1) : fetch_whole(a, plan, o0, o1);
+}
+
+void zg_plan_release_objects(zg_plan *plan, size_t o0, size_t o1) {
+    for (size_t o = o0; o < o1; o++) {
+        zg_plan_object *ob = &plan->objects[o];
+        free(ob->spans);
+        ob->spans = NULL;
+        ob->n_spans = 0;
+        zg_buf_free(&ob->fetched);
+    }
 }
 
 zgpu_status zg_plan_fetch_tasks(zgpu_array *a, const zg_plan *plan, const size_t *tasks, uint8_t *const *outs,
@@ -361,31 +379,27 @@ zgpu_status zg_plan_fetch_tasks(zgpu_array *a, const zg_plan *plan, const size_t
     return st;
 }
 
-static zgpu_status resolve(zgpu_array *a, zg_plan *plan, int defer, int *deferred);
-
-zgpu_status zg_plan_resolve(zgpu_array *a, zg_plan *plan) { return resolve(a, plan, 0, NULL); }
-
-zgpu_status zg_plan_resolve_deferred(zgpu_array *a, zg_plan *plan, int *deferred) {
-    return resolve(a, plan, 1, deferred);
-}
-
-static zgpu_status resolve(zgpu_array *a, zg_plan *plan, int defer, int *deferred) {
-    plan->store = a->store;
-    if (deferred) *deferred = 0;
-    if (a->store->vt->remote) {
-        const int indexes_only = defer && a->shard;
-        ZG_FORWARD(a->shard ? fetch_sharded(a, plan, indexes_only) : fetch_whole(a, plan));
-        if (deferred) *deferred = indexes_only;
-        plan->stored_bytes = 0;
-        for (size_t i = 0; i < plan->n_tasks; i++)
-            if (plan->tasks[i].state == ZG_TASK_PRESENT) plan->stored_bytes += plan->tasks[i].nbytes;
-        return ZGPU_OK;
-    }
-    resolve_job job = {a, plan};
-    ZG_FORWARD(zg_pool_run(a->ctx->pool, plan->n_objects, resolve_object, &job));
+static void sum_stored(zg_plan *plan) {
     plan->stored_bytes = 0;
     for (size_t i = 0; i < plan->n_tasks; i++)
         if (plan->tasks[i].state == ZG_TASK_PRESENT) plan->stored_bytes += plan->tasks[i].nbytes;
+}
+
+zgpu_status zg_plan_resolve_remote(zgpu_array *a, zg_plan *plan, zg_remote_fetch fetch) {
+    plan->store = a->store;
+    if (a->shard) ZG_FORWARD(fetch_indexes(a, plan));
+    if (fetch == ZG_FETCH_ALL || (fetch == ZG_FETCH_SIZES && !a->shard))
+        ZG_FORWARD(zg_plan_fetch_objects(a, plan, 0, plan->n_objects));
+    sum_stored(plan);
+    return ZGPU_OK;
+}
+
+zgpu_status zg_plan_resolve(zgpu_array *a, zg_plan *plan) {
+    if (a->store->vt->remote) return zg_plan_resolve_remote(a, plan, ZG_FETCH_ALL);
+    plan->store = a->store;
+    resolve_job job = {a, plan};
+    ZG_FORWARD(zg_pool_run(a->ctx->pool, plan->n_objects, resolve_object, &job));
+    sum_stored(plan);
     return ZGPU_OK;
 }
 

@@ -34,8 +34,10 @@ typedef struct zg_plan_object {
     size_t first_task, n_tasks;       /* its tasks are contiguous in plan->tasks */
     zg_store_file *file;              /* a shard read for several inner chunks: open from its index read on (the
                                        * same version of it for all of them), closed by zg_plan_free; or NULL */
-    zg_plan_span *spans;              /* remote stores: the object's needed bytes, fetched by zg_plan_resolve */
+    zg_plan_span *spans;              /* remote stores: the object's needed bytes, fetched by zg_plan_resolve or
+                                       * zg_plan_fetch_objects, pointing into `fetched` */
     size_t n_spans;
+    zg_buf fetched;                   /* remote stores: the object whole, or its needed inner chunks */
 } zg_plan_object;
 
 typedef struct zg_plan {
@@ -48,8 +50,6 @@ typedef struct zg_plan {
     size_t n_objects;
     uint64_t stored_bytes;            /* sum of task nbytes after resolve */
     zg_store *store;                  /* set by zg_plan_resolve: the store of the objects' open files */
-    zg_buf *fetched;                  /* remote stores: memory the spans point into, freed by zg_plan_free */
-    size_t n_fetched;
     uint64_t fetched_bytes;           /* remote stores: bytes fetched (shard indexes included) */
 } zg_plan;
 
@@ -66,10 +66,21 @@ zgpu_status zg_plan_build_units(const zgpu_array *a, const uint64_t *start, cons
  *  whole chunks at once (their size comes with them), or shard indexes and then the inner chunks; the
  *  executors then read them from memory (zg_plan_bytes). */
 zgpu_status zg_plan_resolve(zgpu_array *a, zg_plan *plan);
-/** As zg_plan_resolve, but a sharded array on a remote store gets only its shard indexes: the device executor
- *  fetches the inner chunks wave by wave straight into pinned staging (zg_plan_fetch_tasks), the next wave's
- *  requests in flight while the current one decodes. *deferred = 1 when it did so. */
-zgpu_status zg_plan_resolve_deferred(zgpu_array *a, zg_plan *plan, int *deferred);
+/* What zg_plan_resolve_remote fetches besides shard indexes. */
+typedef enum zg_remote_fetch {
+    ZG_FETCH_ALL = 0,   /* every task's bytes (what zg_plan_resolve does) */
+    ZG_FETCH_SIZES,     /* what the task sizes need: unsharded chunks whole (their size comes with them), of a
+                         * sharded array nothing more (the device path fetches inner chunks wave by wave) */
+    ZG_FETCH_NONE       /* nothing more: the caller fetches windows of objects (zg_plan_fetch_objects); the
+                         * tasks of an unsharded array have no state or size until then */
+} zg_remote_fetch;
+/** zg_plan_resolve for a remote store, fetching as `fetch` says. */
+zgpu_status zg_plan_resolve_remote(zgpu_array *a, zg_plan *plan, zg_remote_fetch fetch);
+/** Fetches objects [o0, o1) in one batch: unsharded ones whole (setting their tasks), or the present inner chunks
+ *  of shards whose indexes were read; then zg_plan_bytes finds them. */
+zgpu_status zg_plan_fetch_objects(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1);
+/** Frees what zg_plan_fetch_objects fetched for objects [o0, o1). */
+void zg_plan_release_objects(zg_plan *plan, size_t o0, size_t o1);
 /** Fetches tasks[i] for each of the n indices into outs[i] (task nbytes each), in one batch of the store. */
 zgpu_status zg_plan_fetch_tasks(zgpu_array *a, const zg_plan *plan, const size_t *tasks, uint8_t *const *outs,
                                 size_t n);

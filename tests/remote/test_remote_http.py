@@ -325,6 +325,24 @@ def test_write_over_http_put(httpsrv, request, fmt, kw):
     assert not any(n.startswith(".put-") for n in os.listdir(_local(httpsrv, name)))
 
 
+@pytest.mark.parametrize("case", ["v3-zstd", "v3-sharded-holes", "v2-missing-chunks"])
+def test_small_windows(httpsrv, request, zcfg, case):
+    """Reads and writes in windows of a few chunks (window_bytes): every window fetched, decoded and freed in
+    turn gives the same array as one window."""
+    zcfg(window_bytes=20000)  # two or three 16^3 uint16 chunks a window; a shard of 32^3 alone
+    key = unique(request)
+    _, ref = write_case("%s/%s" % (httpsrv.root, key), case)
+    check_regions(zgpu.open("%s/%s" % (httpsrv.url, key)), ref)
+    url = "%s/%s-copy" % (httpsrv.url, key)
+    b = zgpu.create(url, shape=ref.shape, dtype=ref.dtype, chunks=(16, 16, 16), fill_value=7)
+    b[...] = ref
+    b[3:30, 2:20, 5:45] = ref[3:30, 2:20, 5:45] + 1
+    exp = ref.copy()
+    exp[3:30, 2:20, 5:45] += 1
+    b.close()
+    np.testing.assert_array_equal(zgpu.open(url)[...], exp)
+
+
 def test_write_batches_requests(httpsrv, request):
     """A remote write goes in batches: one GET for each chunk written in part (to merge into), one PUT for each
     chunk written, one DELETE for each chunk that became the fill value everywhere, nothing else."""
