@@ -2,7 +2,8 @@
 """A small HTTP/1.1 server over a directory, with fault injection, for the remote-store tests and benchmarks.
 
 GET (with Range: bytes=a-b, bytes=a-, bytes=-n -> 206 / 416), HEAD, PUT (temp file + rename, directories made),
-DELETE; 404 for a missing file. Keep-alive throughout (every answer has a Content-Length).
+DELETE; 404 for a missing file. Keep-alive throughout (every answer has a Content-Length). A GET no fault
+rule matches is sent from the file by the kernel (sendfile), never read into Python.
 
 Control endpoints (JSON):
   POST   /__faults__  {"rules": [rule, ...], "append": false}   replace (or extend) the fault rules
@@ -28,6 +29,7 @@ import json
 import os
 import re
 import socket
+import stat
 import struct
 import sys
 import tempfile
@@ -36,12 +38,14 @@ import time
 import urllib.parse
 
 CONTROL = ("/__faults__", "/__stats__")
+SMALL = 64 << 10  # bodies up to this size are read in and sent with the headers; larger ones with sendfile
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "zgpu-test-http/1"
     disable_nagle_algorithm = True  # headers and body go in two writes: no 40 ms delayed-ACK stall between
+    wbufsize = SMALL  # an answer of up to SMALL bytes, headers included, leaves in one send (at the request's end)
 
     def setup(self):
         super().setup()
@@ -143,9 +147,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if kind == "slow":
             time.sleep(float(rule.get("delay_s", 1)))
         path = self._file()
-        if path is None or not os.path.isfile(path):
+        try:
+            fd = os.open(path, os.O_RDONLY) if path is not None else -1
+        except OSError:  # missing, or a directory
+            fd = -1
+        if fd < 0 or not stat.S_ISREG(os.fstat(fd).st_mode):
+            if fd >= 0:
+                os.close(fd)
             return self._answer(404, b"not found\n", head=head)
-        st = os.stat(path)
+        try:  # size, ETag and bytes all of the file opened (a PUT may replace the path meanwhile)
+            self._send_file(fd, rule, head)
+        finally:
+            os.close(fd)
+
+    def _send_file(self, fd, rule, head):
+        kind = rule.get("kind") if rule else None
+        st = os.fstat(fd)
         total = st.st_size
         hdrs = {"ETag": '"%x-%x"' % (st.st_size, st.st_mtime_ns), "Accept-Ranges": "bytes"}
         rng = self.headers.get("Range")
@@ -170,9 +187,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 if start + shift >= 0:
                     start, end = start + shift, end + shift
             hdrs["Content-Range"] = "bytes %d-%d/%d" % (start, end, total + (1000 if kind == "wrong_total" else 0))
-        with open(path, "rb") as f:  # only the bytes sent: benchmarks read small ranges of big files
-            f.seek(start)
-            body = f.read(end + 1 - start)
+        n, body = end + 1 - start, None
+        if not head and (rule is not None or n <= SMALL):  # a fault may cut or reshape the body: it is read in
+            body = os.pread(fd, n, start)
         self.send_response(code)
         for k, v in hdrs.items():
             self.send_header(k, v)
@@ -180,10 +197,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if chunked:
             self.send_header("Transfer-Encoding", "chunked")
         else:
-            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Length", str(n))
         self.end_headers()
         if head:
             return
+        if body is None:  # a plain large answer: the kernel copies the bytes from the file to the socket
+            return self._sendfile(fd, start, n)
         if chunked:  # no length known up front: the client learns the size only at the end
             for i in range(0, len(body), 4096):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(body[i : i + 4096]), body[i : i + 4096]))
@@ -191,6 +210,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if kind in ("stall", "reset", "short"):
             return self._abort(body, kind, float(rule.get("delay_s", 60)))
         self.wfile.write(body)
+
+    def _sendfile(self, fd, start, n):
+        self.wfile.flush()  # the headers first
+        sock = self.connection.fileno()
+        while n > 0:
+            sent = os.sendfile(sock, fd, start, n)
+            if sent == 0:  # the file shrank under us: the client sees a short body
+                self.close_connection = True
+                return
+            start, n = start + sent, n - sent
 
     def do_GET(self):
         self._get(False)
@@ -244,7 +273,7 @@ def new_stats():
 
 class Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
-    request_queue_size = 256  # many clients connecting at once must not be refused
+    request_queue_size = 1024  # many clients connecting at once must not be refused
 
     def handle_error(self, request, client_address):
         if self.verbose:
