@@ -257,67 +257,139 @@ static zgpu_status fetch_whole(zgpu_array *a, zg_plan *plan, size_t o0, size_t o
     return st;
 }
 
+/* A shard whose every inner chunk the read needs is fetched whole, index and all, in one request: the index
+ * first and then its chunks would be two round trips for the same bytes. */
+static int fetch_shard_whole(const zgpu_array *a, const zg_plan_object *ob) {
+    const zg_array_meta *m = &a->meta;
+    uint64_t in_bounds = 1; /* the shard's inner chunks inside the array's shape (an edge shard has fewer) */
+    for (int d = 0; d < m->ndim; d++) {
+        const uint64_t start = ob->coords[d] * m->chunk_shape[d], inner = a->read_chunk[d];
+        const uint64_t left = m->shape[d] - start < m->chunk_shape[d] ? m->shape[d] - start : m->chunk_shape[d];
+        in_bounds *= ceil_div(left, inner);
+    }
+    return ob->n_tasks == in_bounds;
+}
+
+/* The byte ranges of a shard's tasks from its index (raw, index_n bytes) and its size; offsets: scratch of
+ * 2 * n_inner. */
+static zgpu_status tasks_from_index(zgpu_array *a, zg_plan *plan, zg_plan_object *ob, const uint8_t *raw,
+                                    uint64_t *offsets) {
+    const uint64_t index_n = zg_sharding_index_nbytes(a->shard), n_inner = zg_sharding_n_inner(a->shard);
+    uint64_t *lengths = offsets + n_inner;
+    zg_chunk_task *tasks = plan->tasks + ob->first_task;
+    zgpu_status st = zg_sharding_decode_index(a->shard, raw, (size_t)index_n, ob->size, offsets, lengths);
+    for (size_t k = 0; st == ZGPU_OK && k < ob->n_tasks; k++) {
+        zg_chunk_task *t = &tasks[k];
+        if (offsets[t->inner] == ZG_SHARD_EMPTY && lengths[t->inner] == ZG_SHARD_EMPTY) {
+            t->state = ZG_TASK_MISSING;
+        } else {
+            t->state = ZG_TASK_PRESENT;
+            t->offset = offsets[t->inner];
+            t->nbytes = lengths[t->inner];
+        }
+    }
+    if (st != ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ", shard '%s': ", a->path, ob->key);
+    return st;
+}
+
+/* A shard fetched whole (into ob->fetched): its tasks from the index inside it, and all of it one span. */
+static zgpu_status whole_shard_fetched(zgpu_array *a, zg_plan *plan, zg_plan_object *ob, int found,
+                                       uint64_t *offsets) {
+    zg_chunk_task *tasks = plan->tasks + ob->first_task;
+    ob->found = found;
+    if (!found) {
+        for (size_t k = 0; k < ob->n_tasks; k++) tasks[k].state = ZG_TASK_MISSING;
+        return ZGPU_OK;
+    }
+    const uint64_t index_n = zg_sharding_index_nbytes(a->shard);
+    ob->size = ob->fetched.size;
+    plan->fetched_bytes += ob->size;
+    if (ob->size < index_n)
+        return zg_error(ZGPU_ERR_CORRUPT_DATA, ZG_ARRAY_WHERE_FMT ", shard '%s', codec 'sharding_indexed': the shard "
+                        "has %llu bytes, less than its %llu-byte index", a->path, ob->key,
+                        (unsigned long long)ob->size, (unsigned long long)index_n);
+    const uint8_t *raw = ob->fetched.data + (zg_sharding_index_at_end(a->shard) ? ob->size - index_n : 0);
+    ZG_FORWARD(tasks_from_index(a, plan, ob, raw, offsets));
+    return add_span(ob, 0, ob->size, ob->fetched.data);
+}
+
 /* Sharded: every needed shard's index in one batch (a suffix range when it ends the shard: the response also
- * tells the shard's size); sets the tasks' byte ranges. */
-static zgpu_status fetch_indexes(zgpu_array *a, zg_plan *plan) {
+ * tells the shard's size), setting the tasks' byte ranges. Shards needed whole are fetched whole in the same
+ * batch when `whole_now`, else left for fetch_inner. */
+static zgpu_status fetch_indexes(zgpu_array *a, zg_plan *plan, int whole_now) {
     const size_t no = plan->n_objects;
     const uint64_t index_n = zg_sharding_index_nbytes(a->shard), n_inner = zg_sharding_n_inner(a->shard);
     const int at_end = zg_sharding_index_at_end(a->shard);
     zg_store_get *g = calloc(no ? no : 1, sizeof *g);
+    size_t *of = calloc(no ? no : 1, sizeof *of); /* object of each get */
     uint8_t *raw = malloc(no && index_n ? (size_t)(no * index_n) : 1);
     uint64_t *offsets = malloc((size_t)(2 * n_inner) * sizeof(uint64_t) + 1);
-    zgpu_status st = g && raw && offsets ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for shard indexes");
-    for (size_t i = 0; st == ZGPU_OK && i < no; i++)
-        g[i] = (zg_store_get){.key = plan->objects[i].key, .offset = 0, .length = index_n, .from_end = at_end,
-                              .out = raw + i * index_n};
-    if (st == ZGPU_OK) st = zg_store_get_batch(a->store, g, no);
-    if (st != ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ", reading shard indexes: ", a->path);
+    zgpu_status st = g && of && raw && offsets ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for shard indexes");
+    size_t ng = 0;
     for (size_t i = 0; st == ZGPU_OK && i < no; i++) {
         zg_plan_object *ob = &plan->objects[i];
+        if (fetch_shard_whole(a, ob)) {
+            if (whole_now) g[ng] = (zg_store_get){.key = ob->key, .length = ZG_STORE_WHOLE, .buf = &ob->fetched};
+            else continue;
+        } else {
+            g[ng] = (zg_store_get){.key = ob->key, .offset = 0, .length = index_n, .from_end = at_end,
+                                   .out = raw + i * index_n};
+        }
+        of[ng++] = i;
+    }
+    if (st == ZGPU_OK) st = zg_store_get_batch(a->store, g, ng);
+    if (st != ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ", reading shard indexes: ", a->path);
+    for (size_t k = 0; st == ZGPU_OK && k < ng; k++) {
+        zg_plan_object *ob = &plan->objects[of[k]];
         zg_chunk_task *tasks = plan->tasks + ob->first_task;
-        ob->found = g[i].found;
+        if (g[k].length == ZG_STORE_WHOLE) {
+            st = whole_shard_fetched(a, plan, ob, g[k].found, offsets);
+            continue;
+        }
+        ob->found = g[k].found;
         if (!ob->found) {
-            for (size_t k = 0; k < ob->n_tasks; k++) tasks[k].state = ZG_TASK_MISSING;
+            for (size_t t = 0; t < ob->n_tasks; t++) tasks[t].state = ZG_TASK_MISSING;
             continue;
         }
         int found = 1;
-        ob->size = g[i].object_size;
+        ob->size = g[k].object_size;
         if (ob->size == ZG_STORE_WHOLE) st = a->store->vt->size(a->store, ob->key, &ob->size, &found);
         if (st == ZGPU_OK && !found) st = zg_error(ZGPU_ERR_IO, "the shard vanished while reading it");
         plan->fetched_bytes += index_n;
-        uint64_t *lengths = offsets + n_inner;
-        if (st == ZGPU_OK)
-            st = zg_sharding_decode_index(a->shard, raw + i * index_n, (size_t)index_n, ob->size, offsets, lengths);
-        for (size_t k = 0; st == ZGPU_OK && k < ob->n_tasks; k++) {
-            zg_chunk_task *t = &tasks[k];
-            if (offsets[t->inner] == ZG_SHARD_EMPTY && lengths[t->inner] == ZG_SHARD_EMPTY) {
-                t->state = ZG_TASK_MISSING;
-            } else {
-                t->state = ZG_TASK_PRESENT;
-                t->offset = offsets[t->inner];
-                t->nbytes = lengths[t->inner];
-            }
-        }
-        if (st != ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ", shard '%s': ", a->path, ob->key);
+        if (st == ZGPU_OK) st = tasks_from_index(a, plan, ob, raw + of[k] * index_n, offsets);
     }
     free(raw);
     free(offsets);
+    free(of);
     free(g);
     return st;
 }
 
-/* Sharded, indexes read: the present inner chunks of shards [o0, o1), each shard's into one block of its own, in
- * one batch (nearby ranges merged by the store). */
+/* Sharded, indexes read: the present inner chunks of shards [o0, o1), each shard's into one block of its own, and
+ * the shards needed whole (not fetched yet) whole, all in one batch (nearby ranges merged by the store). */
 static zgpu_status fetch_inner(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1) {
     size_t n_get = 0;
     for (size_t o = o0; o < o1; o++) n_get += plan->objects[o].n_tasks;
     zg_store_get *g = calloc(n_get ? n_get : 1, sizeof *g);
-    if (!g) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    size_t *of = calloc(n_get ? n_get : 1, sizeof *of);
+    uint64_t *offsets = malloc((size_t)(2 * zg_sharding_n_inner(a->shard)) * sizeof(uint64_t) + 1);
+    if (!g || !of || !offsets) {
+        free(g);
+        free(of);
+        free(offsets);
+        return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    }
     n_get = 0;
     zgpu_status st = ZGPU_OK;
     for (size_t o = o0; o < o1 && st == ZGPU_OK; o++) {
         zg_plan_object *ob = &plan->objects[o];
         zg_chunk_task *tasks = plan->tasks + ob->first_task;
+        if (ob->n_spans) continue; /* fetched whole already */
+        if (fetch_shard_whole(a, ob)) {
+            of[n_get] = o;
+            g[n_get++] = (zg_store_get){.key = ob->key, .length = ZG_STORE_WHOLE, .buf = &ob->fetched};
+            continue;
+        }
         uint64_t total = 0;
         for (size_t k = 0; k < ob->n_tasks; k++)
             if (tasks[k].state == ZG_TASK_PRESENT) total += tasks[k].nbytes;
@@ -333,6 +405,7 @@ static zgpu_status fetch_inner(zgpu_array *a, zg_plan *plan, size_t o0, size_t o
             zg_chunk_task *t = &tasks[k];
             if (t->state != ZG_TASK_PRESENT) continue;
             uint8_t *dst = ob->fetched.data + at;
+            of[n_get] = o;
             g[n_get++] = (zg_store_get){.key = ob->key, .offset = t->offset, .length = t->nbytes, .out = dst};
             st = add_span(ob, t->offset, t->nbytes, dst);
             at += t->nbytes;
@@ -341,10 +414,14 @@ static zgpu_status fetch_inner(zgpu_array *a, zg_plan *plan, size_t o0, size_t o
         plan->fetched_bytes += total;
     }
     if (st == ZGPU_OK) st = zg_store_get_batch(a->store, g, n_get);
-    for (size_t i = 0; st == ZGPU_OK && i < n_get; i++)
-        if (!g[i].found) st = zg_error(ZGPU_ERR_IO, "shard '%s' vanished while reading its inner chunks", g[i].key);
-    if (st != ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", a->path);
+    for (size_t i = 0; st == ZGPU_OK && i < n_get; i++) {
+        if (g[i].length == ZG_STORE_WHOLE) st = whole_shard_fetched(a, plan, &plan->objects[of[i]], g[i].found, offsets);
+        else if (!g[i].found) st = zg_error(ZGPU_ERR_IO, "shard '%s' vanished while reading its inner chunks", g[i].key);
+    }
+    if (st != ZGPU_OK && !strstr(zg_error_message(), a->path)) zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", a->path);
     free(g);
+    free(of);
+    free(offsets);
     return st;
 }
 
@@ -366,13 +443,16 @@ zgpu_status zg_plan_fetch_tasks(zgpu_array *a, const zg_plan *plan, const size_t
                                 size_t n) {
     zg_store_get *g = calloc(n ? n : 1, sizeof *g);
     if (!g) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    size_t ng = 0;
     for (size_t i = 0; i < n; i++) {
         const zg_chunk_task *t = &plan->tasks[tasks[i]];
-        g[i] = (zg_store_get){.key = plan->objects[t->object].key, .offset = t->offset, .length = t->nbytes,
-                              .out = outs[i]};
+        const zg_plan_object *ob = &plan->objects[t->object];
+        const uint8_t *mem = zg_plan_bytes(ob, t->offset, t->nbytes); /* a shard fetched whole */
+        if (mem) memcpy(outs[i], mem, (size_t)t->nbytes);
+        else g[ng++] = (zg_store_get){.key = ob->key, .offset = t->offset, .length = t->nbytes, .out = outs[i]};
     }
-    zgpu_status st = zg_store_get_batch(a->store, g, n);
-    for (size_t i = 0; st == ZGPU_OK && i < n; i++)
+    zgpu_status st = zg_store_get_batch(a->store, g, ng);
+    for (size_t i = 0; st == ZGPU_OK && i < ng; i++)
         if (!g[i].found) st = zg_error(ZGPU_ERR_IO, "shard '%s' vanished while reading its inner chunks", g[i].key);
     if (st != ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", a->path);
     free(g);
@@ -387,7 +467,7 @@ static void sum_stored(zg_plan *plan) {
 
 zgpu_status zg_plan_resolve_remote(zgpu_array *a, zg_plan *plan, zg_remote_fetch fetch) {
     plan->store = a->store;
-    if (a->shard) ZG_FORWARD(fetch_indexes(a, plan));
+    if (a->shard) ZG_FORWARD(fetch_indexes(a, plan, fetch != ZG_FETCH_NONE));
     if (fetch == ZG_FETCH_ALL || (fetch == ZG_FETCH_SIZES && !a->shard))
         ZG_FORWARD(zg_plan_fetch_objects(a, plan, 0, plan->n_objects));
     sum_stored(plan);

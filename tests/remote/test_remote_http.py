@@ -12,7 +12,7 @@ import pytest
 import zarr
 
 import zgpu
-from conftest import CASES, FAST_RETRY, REGIONS, check_regions, make_data, unique, write_case
+from conftest import CASES, FAST_RETRY, SHARDS, REGIONS, check_regions, make_data, unique, write_case
 
 
 def _local(http, name):
@@ -115,6 +115,24 @@ def test_sharded_partial_read_fetches_little(httpsrv, request, zcfg):
     assert 4 * 8192 <= got_bytes <= 4 * 8192 + index_bytes + (64 << 10), httpsrv.log()
 
 
+def test_whole_shards_one_get_each(httpsrv, request):
+    """A read needing every inner chunk of a shard fetches the shard whole, in one request without a range (not
+    its index and then its chunks); a read needing part of a shard still fetches only the index and that part."""
+    name = unique(request)
+    _, data = write_case(_local(httpsrv, name), "v3-sharded-holes")
+    a = zgpu.open(httpsrv.url + "/" + name)
+    httpsrv.reset_stats()
+    np.testing.assert_array_equal(a[...], data)
+    gets = [e for e in httpsrv.log() if e[0] == "GET" and "/c/" in e[1]]
+    grid = [-(-n // s) for n, s in zip(data.shape, SHARDS)]
+    assert len(gets) == grid[0] * grid[1] * grid[2], httpsrv.log()  # one each, the missing shard's a 404
+    assert all(not e[2] for e in gets), "whole shards are fetched without a Range: %r" % (gets,)
+    httpsrv.reset_stats()
+    np.testing.assert_array_equal(a[0:32, 0:32, 0:16], data[0:32, 0:32, 0:16])  # half of shard (0, 0, 0)
+    gets = [e for e in httpsrv.log() if e[0] == "GET" and "/c/" in e[1]]
+    assert gets and all(e[2] for e in gets), httpsrv.log()
+
+
 def test_whole_read_of_unsharded_array_one_get_per_chunk(httpsrv, request):
     name = unique(request)
     _, data = write_case(_local(httpsrv, name), "v3-zstd")
@@ -214,7 +232,7 @@ def test_fault_bad_content_range_never_wrong_data(httpsrv, request, zcfg, kind):
     a = zgpu.open(httpsrv.url + "/" + name)
     httpsrv.faults({"path_re": "/%s/c/" % name, "kind": kind})
     with pytest.raises(zgpu.ZgpuError) as ei:
-        a[0:20, 0:20, 0:20]
+        a[0:10, 0:10, 0:10]  # one inner chunk: the shard's index and the chunk by range
     assert not isinstance(ei.value, zgpu.NotFoundError), repr(ei.value)
     httpsrv.clear_faults()
     np.testing.assert_array_equal(a[...], ref)
