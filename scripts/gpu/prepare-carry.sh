@@ -5,13 +5,16 @@
 #   .whl/      wheels for Python 3.12 that the GPU benchmark needs (tensorstore, ml_dtypes; zarr-python and
 #              its runtime dependencies: numcodecs, donfig, pyyaml, google-crc32c, packaging, typing_extensions;
 #              numpy is the machine's own)
+#   .whl-remote/ wheels for scripts/gpu/remote.sh (remote-store tests and benchmark): zarr-python, moto's S3
+#              server, boto3, s3fs with aiobotocore and aiohttp, fsspec (tensorstore and pytest are the machine's;
+#              libcurl and libcrypto too)
 #   shared/    a copy of ../shared/bench (the benchmark volumes' generator)
 # All four are git-ignored through .git/info/exclude. Then, with the device tool:
 #   run  command: bash scripts/gpu/run.sh [bench args]   carry: [".gpudeps", ".nvcomp", ".whl", "shared"]
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 bash scripts/install-deps.sh
-for p in /.gpudeps/ /.nvcomp/ /.whl/ /shared/; do
+for p in /.gpudeps/ /.nvcomp/ /.whl/ /.whl-remote/ /shared/; do
     grep -qxF "$p" .git/info/exclude 2>/dev/null || echo "$p" >> .git/info/exclude
 done
 
@@ -38,6 +41,20 @@ rm -rf .whl && .venv/bin/python -m pip download -q --no-deps --only-binary=:all:
     tensorstore==0.1.86 ml_dtypes==0.6.0 \
     zarr==3.1.6 numcodecs==0.16.6 donfig==0.8.1.post1 pyyaml==6.0.3 google-crc32c==1.9.0 \
     packaging==26.3 typing_extensions==4.16.0
+# the remote tests and benchmark (scripts/gpu/remote.sh): zarr-python as above, moto's S3 server, boto3, s3fs;
+# tensorstore and pytest are the machine's own (the carry is limited to 64 MiB)
+rm -rf .whl-remote && .venv/bin/python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+    --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
+    --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl-remote \
+    zarr==3.1.6 numcodecs==0.16.6 donfig==0.8.1.post1 pyyaml==6.0.3 google-crc32c==1.9.0 \
+    packaging==26.3 typing_extensions==4.16.0 \
+    moto==5.2.5 Flask==3.1.3 flask-cors==6.0.5 Werkzeug==3.1.9 Jinja2==3.1.6 MarkupSafe==3.0.4 itsdangerous==2.2.0 \
+    click==8.5.1 blinker==1.9.0 boto3==1.43.117 botocore==1.43.117 s3transfer==0.19.3 jmespath==1.1.0 \
+    python-dateutil==2.9.0.post0 six==1.17.0 urllib3==2.8.0 requests==2.34.2 charset-normalizer==3.5.3 idna==3.20 \
+    certifi==2026.10.19.post1 xmltodict==1.0.4 responses==0.26.3 cryptography==50.0.2 cffi==2.1.1 pycparser==3.12 \
+    py-partiql-parser==0.6.3 s3fs==2026.9.0 aiobotocore==3.10.0 aiohttp==3.14.5 aiohappyeyeballs==2.7.1 \
+    aioitertools==0.13.0 aiosignal==1.4.0 attrs==26.1.0 frozenlist==1.8.0 multidict==7.2.1 propcache==0.5.4 \
+    yarl==1.25.1 wrapt==2.5.2 fsspec==2026.9.0
 
 rm -rf shared && mkdir -p shared && cp -r ../shared/bench shared/
-du -sh .gpudeps .nvcomp .whl shared
+du -sh .gpudeps .nvcomp .whl .whl-remote shared
