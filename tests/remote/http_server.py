@@ -188,7 +188,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     start, end = start + shift, end + shift
             hdrs["Content-Range"] = "bytes %d-%d/%d" % (start, end, total + (1000 if kind == "wrong_total" else 0))
         n, body = end + 1 - start, None
-        if not head and (rule is not None or n <= SMALL):  # a fault may cut or reshape the body: it is read in
+        # a fault may cut or reshape the body, and TLS must encrypt it: then it is read in
+        if not head and (rule is not None or n <= SMALL or self.server.tls):
             body = os.pread(fd, n, start)
         self.send_response(code)
         for k, v in hdrs.items():
@@ -280,10 +281,16 @@ class Server(http.server.ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-def serve(root, port=0, host="127.0.0.1", verbose=False):
+def serve(root, port=0, host="127.0.0.1", verbose=False, tls=None):
     """Starts a server over `root` in a daemon thread: (server, thread). server.server_address[1] is its port;
-    server.shutdown() stops it."""
+    server.shutdown() stops it. tls=(certfile, keyfile) serves HTTPS."""
     srv = Server((host, port), Handler)
+    srv.tls = tls
+    if tls:
+        import ssl
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(*tls)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     srv.root = os.path.realpath(root)
     srv.lock = threading.Lock()
     srv.rules = []
