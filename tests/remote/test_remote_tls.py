@@ -1,6 +1,6 @@
-"""HTTPS: certificates are verified by default (a self-signed server is refused, saying why), a CA bundle given
-as ca_file is trusted, and tls_verify=False reads from any server. The server is the test server over TLS with a
-certificate made here for 127.0.0.1."""
+"""HTTPS and proxies: certificates are verified by default (a self-signed server is refused, saying why), a CA
+bundle given as ca_file is trusted, and tls_verify=False reads from any server (the test server over TLS with a
+certificate made here for 127.0.0.1); http_proxy from the environment is used."""
 from __future__ import annotations
 
 import datetime
@@ -68,3 +68,16 @@ def test_verification_off(https, request, zcfg):
     key = unique(request)
     _, ref = write_case("%s/%s" % (root, key), "v2-blosc-lz4-shuffle")
     np.testing.assert_array_equal(zgpu.open("%s/%s" % (url, key))[5:30, 2:9, 40:50], ref[5:30, 2:9, 40:50])
+
+
+def test_proxy_from_environment(httpsrv, request, monkeypatch, zcfg):
+    """http_proxy (read by libcurl) sends requests through the proxy: a host that does not resolve is reached
+    through the test server, which serves absolute-URI requests from its root."""
+    key = unique(request)
+    _, ref = write_case("%s/%s" % (httpsrv.root, key), "v3-zstd")
+    monkeypatch.setenv("http_proxy", httpsrv.url)
+    for v in ("no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(v, raising=False)
+    zcfg(max_retries=1)  # a fresh context (and connections) for this test
+    a = zgpu.open("http://zgpu-proxy-test.invalid/%s" % key)
+    np.testing.assert_array_equal(a[...], ref)
