@@ -343,3 +343,20 @@ def test_missing_bucket_write(s3, tmp_path, monkeypatch):
         a.close()
     assert "no-such-bucket-zgpu" in str(ei.value), str(ei.value)
     assert os.listdir(tmp_path) == []
+
+
+def test_virtual_host_addressing(s3, request, zcfg):
+    """Virtual-host style (http://bucket.host/key, AWS's default): writes, reads and listing reach the bucket
+    through its host name (libcurl resolves *.localhost to the loopback address)."""
+    port = s3.endpoint.rsplit(":", 1)[1]
+    zcfg(s3_endpoint="http://localhost:%s" % port, s3_addressing="virtual")
+    key = unique(request, suffix="")
+    data = make_data((20, 30), "int32", seed=21)
+    a = zgpu.create(s3.url(key + "/a"), shape=data.shape, dtype=data.dtype, chunks=(8, 8))
+    a[...] = data
+    a.close()
+    assert s3.exists(key + "/a/zarr.json") and s3.exists(key + "/a/c/2/3")
+    np.testing.assert_array_equal(zgpu.open(s3.url(key + "/a"))[...], data)
+    zgpu.create_group(s3.url(key + "/g"))
+    zgpu.create(s3.url(key + "/g/x"), shape=(2,), dtype="int8")
+    assert list(zgpu.open_group(s3.url(key + "/g"))) == ["x"]
