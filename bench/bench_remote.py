@@ -6,9 +6,15 @@ planes, x layouts zstd, blosc-lz4-shuffle, gzip, sharded-zstd; Zarr v3, chunks 6
 32x128x128) are written once by zgpu into bench/data/ (the files bench_gpu.py writes at the same --planes), and
 served on 127.0.0.1 by two servers, each in a subprocess of its own (its GIL is not the readers'):
 
-  http  tests/remote/http_server.py over bench/data/
-  s3    moto's S3 server (ThreadedMotoServer), bucket "bench"; each cell's files are uploaded with boto3 before
-        it is read and deleted after (uploading the files is faster than zgpu encoding the volume again)
+  http  --server c (the default when built): zgpu_range_server (bench/range_server.c) over bench/data/;
+        --server python: tests/remote/http_server.py over bench/data/ (~2,000 requests/s: it bounds the readers)
+  s3    --s3-server c (the default when built): zgpu_range_server --s3 over a directory whose subdirectory
+        "bench" (the bucket) is a link to bench/data/: path-style, auth ignored, ListObjectsV2;
+        --s3-server moto: moto's S3 server (ThreadedMotoServer), bucket "bench"; each cell's files are uploaded
+        with boto3 before it is read and deleted after (real S3 semantics, but ~250 requests/s)
+
+The C server is build/bin/zgpu_range_server beside --lib's build directory (<build>/lib/libzgpu.so ->
+<build>/bin/zgpu_range_server), or --range-server PATH; without it the defaults are python and moto.
 
 Every cell is read two ways, each pass timed as a whole: "whole" (one read of the whole array) and "crops" (100
 random 32x128x128 boxes, fixed seed, one read call each), into host memory and, when cupy and a GPU are there,
@@ -25,14 +31,17 @@ keep-alive GETs: stored GB/s; 1-byte range GETs from 64 threads: requests/s, onc
 stages from its read stats (fetch = plan_s, every request of the read; decode; copy = staging, H2D and scatter
 on the GPU). A zgpu pass is judged "server" when its fetch takes the most time and is within 1.5x of what the
 server needs for its bytes and requests at the raw rates, "network" when the fetch is slower than that (client
-and network stack), else "decode" or "copy", whichever stage takes longer.
+and network stack), else "decode" or "copy", whichever stage takes longer. The probes' client is Python
+(http.client in threads): against the C server the rates it finds are its own limits (~3,000 requests/s on 2
+cores), lower bounds of the server's, so "server" there is a generous judgement.
 
-Each reader: one warm-up pass (checked against the source volume; on the HTTP server its requests are counted
-with /__stats__), then the median of --repeat timed passes; GB/s = decoded bytes / wall time (device synchronised
-for GPU reads), 1 GB = 1e9 bytes.
+Each reader: one warm-up pass (checked against the source volume; its requests are counted with the server's
+/__stats__ on the HTTP server and on the C S3 server), then the median of --repeat timed passes; GB/s = decoded
+bytes / wall time (device synchronised for GPU reads), 1 GB = 1e9 bytes.
 
 Usage: python bench/bench_remote.py [--lib build/lib/libzgpu.so] [--planes 64] [--repeat 3] [--cells vol.layout,..]
            [--stores http,s3] [--targets host,gpu] [--skip-zarr-python] [--docs] [--json PATH]
+           [--server c|python] [--s3-server c|moto] [--range-server PATH]
 """
 from __future__ import annotations
 
@@ -86,6 +95,14 @@ def start_server(argv: list) -> tuple:
     return proc, int(line.split()[1])
 
 
+def range_server_path(args) -> str:
+    """The C server's binary: --range-server, else <build>/bin/zgpu_range_server beside --lib (<build>/lib/...);
+    None when it is not there."""
+    exe = args.range_server or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(args.lib))), "bin",
+                                            "zgpu_range_server")
+    return exe if os.path.isfile(exe) and os.access(exe, os.X_OK) else None
+
+
 def stop_server(proc) -> None:
     proc.stdin.close()
     try:
@@ -127,10 +144,12 @@ def s3_upload(client, local: str, prefix: str) -> list:
 
 
 def request_paths(env: dict, store: str, name: str, rels: list) -> list:
-    """The request targets (path and query) of these objects of array `name`: presigned URLs on S3, so that
-    plain GETs are accepted and the probe's client does not sign each request."""
+    """The request targets (path and query) of these objects of array `name`: presigned URLs on moto, so that
+    plain GETs are accepted and the probe's client does not sign each request (the C server ignores auth)."""
     if store == "http":
         return [f"/{name}/{r}" for r in rels]
+    if env["s3_server"] == "c":
+        return [f"/{BUCKET}/{name}/{r}" for r in rels]
     urls = [env["s3"].generate_presigned_url("get_object", Params={"Bucket": BUCKET, "Key": f"{name}/{r}"},
                                              ExpiresIn=24 * 3600) for r in rels]
     return [u[u.index("/", len("http://")):] for u in urls]
@@ -399,14 +418,15 @@ def read_cell(env: dict, store: str, name: str, src, cp_by_target: dict, args) -
     url = f"http://127.0.0.1:{port}/{name}" if store == "http" else f"s3://{BUCKET}/{name}"
     paths = request_paths(env, store, name, [os.path.relpath(f, env["local"]).replace(os.sep, "/")
                                              for f in array_files(env["local"], False)])
-    srv = {"gbps": server_gbps(port, paths, args.repeat), "rps": env[store + "_rps"]}
+    srv = {"gbps": server_gbps(port, paths, args.repeat), "rps": env[store + "_rps"],
+           "impl": env[store + "_server"]}  # which server: c, python or moto
     kv = {"driver": "http", "base_url": f"http://127.0.0.1:{port}", "path": f"/{name}/"} if store == "http" else \
         {"driver": "s3", "bucket": BUCKET, "path": f"{name}/", "endpoint": env["s3_endpoint"], "aws_region": REGION}
     fs_path = url if store == "http" else f"{BUCKET}/{name}"
     makers = {"zgpu": lambda cp: zgpu_reader(env["zgpu"], url, cp),
               "tensorstore": lambda cp: tensorstore_reader(kv, cp),
               "zarr-python": lambda cp: zarr_reader(env["fs"][store], fs_path, cp)}
-    count = (lambda: http_requests(port)) if store == "http" else None
+    count = (lambda: http_requests(port)) if counted(env, store) else None
     rows = []
     for read, boxes in (("whole", [tuple(slice(0, s) for s in src.shape)]), ("crops", crops(src.shape))):
         row = {"store": store, "read": read, "server": srv, "requests": {},
@@ -426,6 +446,11 @@ def read_cell(env: dict, store: str, name: str, src, cp_by_target: dict, args) -
     return rows
 
 
+def counted(env: dict, store: str) -> bool:
+    """Does this store's server count requests (/__stats__)? The HTTP servers and the C S3 server do, moto not."""
+    return store == "http" or env.get("s3_server") == "c"
+
+
 def print_row(r: dict) -> None:
     out = [f"  {r['store']:4s} {r['volume']:10s} {r['layout']:17s} {r['read']:5s}"
            f" server {r['server']['gbps']:.2f} GB/s {r['server']['rps']:.0f} req/s"]
@@ -436,22 +461,40 @@ def print_row(r: dict) -> None:
 
 def section(args, rows, targets, started, env) -> str:
     zv = bg.zarr_version() or "not installed"
+    stores = args.stores.split(",")
     cmd = f"python bench/bench_remote.py --planes {args.planes} --repeat {args.repeat} --stores {args.stores} " \
           f"--targets {args.targets}{f' --cells {args.cells}' if args.cells else ''}" \
-          f"{' --skip-zarr-python' if args.skip_zarr_python else ''}"
+          f"{' --skip-zarr-python' if args.skip_zarr_python else ''}" \
+          f"{f' --server {args.server}' if 'http' in stores else ''}" \
+          f"{f' --s3-server {args.s3_server}' if 's3' in stores else ''}"
+    served = []
+    if "http" in stores:
+        served.append("zgpu_range_server (bench/range_server.c, C, sendfile) (http)" if args.server == "c" else
+                      "tests/remote/http_server.py (http)")
+    if "s3" in stores:
+        served.append("zgpu_range_server --s3 (path-style, auth ignored) (s3)" if args.s3_server == "c" else
+                      "moto's ThreadedMotoServer (s3; files uploaded with boto3)")
+    where = ("the HTTP server" if args.server == "python" else "the server") if args.s3_server == "moto" or \
+        "s3" not in stores else "the servers"
+    c_used = ("http" in stores and args.server == "c") or ("s3" in stores and args.s3_server == "c")
+    probe_note = " (against zgpu_range_server: the limits of the probe's Python client, lower bounds of the " \
+        "server's)" if c_used else ""
     lines = [f"## {SECTION}", "",
              f"Machine: {bg.machine()}. Date: {started:%Y-%m-%d %H:%M} UTC. Command: `{cmd}`. "
              f"Volumes of {args.planes} planes (x1024x1024), Zarr v3 written by zgpu (chunks 64x256x256; sharded: "
-             "128x512x512 shards of 32x128x128), served on 127.0.0.1 by tests/remote/http_server.py (http) and "
-             f"moto's ThreadedMotoServer (s3; files uploaded with boto3), each in its own process. whole: one read "
+             "128x512x512 shards of 32x128x128), served on 127.0.0.1 by " + " and ".join(served) +
+             f", each in its own process. whole: one read "
              f"of the whole array; crops: {N_CROPS} random {'x'.join(map(str, CROP))} boxes (seed {SEED}), one "
              f"read each. Median of {args.repeat} timed passes after one checked warm-up; GB/s = decoded bytes / "
              "wall time, 1 GB = 1e9 bytes. tensorstore: zarr3 over its http / s3 kvstore, 64 requests in flight, "
              f"no cache (GPU: then cupy.asarray). zarr-python {zv}: FsspecStore over fsspec's HTTPFileSystem / "
-             "s3fs (asynchronous, default config); GPU: under zarr.config.enable_gpu(). Requests: counted by the "
-             "HTTP server in the warm-up pass (of the host read when there is one; zgpu's plan is the same on "
-             "S3). Server: the cell's stored objects fetched whole by 64 threads with plain keep-alive GETs "
-             f"(stored GB/s), and {PROBE_REQUESTS} 1-byte range GETs (req/s); server bound: what the server alone "
+             "s3fs (asynchronous, default config); GPU: under zarr.config.enable_gpu(). Requests: counted by "
+             f"{where} in the warm-up pass (of the host read when there is one"
+             f"{'' if args.s3_server == 'c' else '; on moto, those of the HTTP server: zgpu plans the same on S3'}"
+             "). Server: the cell's stored objects fetched whole by 64 threads with plain keep-alive GETs "
+             f"(stored GB/s), and {PROBE_REQUESTS} 1-byte range GETs (req/s)"
+             f"{probe_note}"
+             "; server bound: what the server alone "
              "needs for zgpu's bytes and requests at those rates. Bound (zgpu): the stage of its read stats that "
              f"takes the most time; a fetch within {SERVER_SLACK:g}x of the server bound is \"server\", a slower "
              "one \"network\" (client and network stack); else \"decode\" or \"copy\" (staging, H2D, scatter). "
@@ -466,15 +509,25 @@ def setup(args, lib) -> dict:
                       AWS_EC2_METADATA_DISABLED="true", NO_PROXY="127.0.0.1,localhost")
     env = {"zgpu": lib.zgpu, "procs": [], "local": None}
     stores = args.stores.split(",")
+    env.update(http_server=args.server, s3_server=args.s3_server, s3_root=None)
     if "http" in stores:
-        proc, port = start_server([sys.executable, os.path.join(ROOT, "tests", "remote", "http_server.py"),
-                                   "--root", args.data])
+        argv = [args.range_server, "--root", args.data] if args.server == "c" else \
+            [sys.executable, os.path.join(ROOT, "tests", "remote", "http_server.py"), "--root", args.data]
+        proc, port = start_server(argv)
         env.update(procs=env["procs"] + [proc], http_port=port)
     if "s3" in stores:
-        proc, port = start_server([sys.executable, "-c", MOTO])
+        if args.s3_server == "c":  # the bucket: a link to the data directory, in a directory of its own
+            import tempfile
+            env["s3_root"] = tempfile.mkdtemp(prefix="zgpu-bench-s3-")
+            os.symlink(args.data, os.path.join(env["s3_root"], BUCKET))
+            proc, port = start_server([args.range_server, "--root", env["s3_root"], "--s3"])
+        else:
+            proc, port = start_server([sys.executable, "-c", MOTO])
         endpoint = f"http://127.0.0.1:{port}"
-        env.update(procs=env["procs"] + [proc], s3_port=port, s3_endpoint=endpoint, s3=s3_client(endpoint))
-        env["s3"].create_bucket(Bucket=BUCKET)
+        env.update(procs=env["procs"] + [proc], s3_port=port, s3_endpoint=endpoint)
+        if args.s3_server == "moto":
+            env["s3"] = s3_client(endpoint)
+            env["s3"].create_bucket(Bucket=BUCKET)
         lib.zgpu.config.set(s3_endpoint=endpoint, s3_region=REGION, s3_addressing="path")
     env["fs"] = {} if args.skip_zarr_python else fsspec_filesystems(env.get("s3_endpoint", "http://127.0.0.1:1"))
     return env
@@ -486,10 +539,12 @@ def probe_rates(env: dict, stores: list, probe_path: str) -> None:
     if "http" in stores:
         env["http_rps"] = server_rps(env["http_port"], request_paths(env, "http", name, ["zarr.json"]))
     if "s3" in stores:
-        keys = s3_upload(env["s3"], probe_path, name)
+        keys = s3_upload(env["s3"], probe_path, name) if env["s3_server"] == "moto" else None
         env["s3_rps"] = server_rps(env["s3_port"], request_paths(env, "s3", name, ["zarr.json"]))
-        s3_delete(env["s3"], keys)
-    print("server request rates: " + ", ".join(f"{s} {env[s + '_rps']:.0f} req/s" for s in stores), flush=True)
+        if keys:
+            s3_delete(env["s3"], keys)
+    print("server request rates: " + ", ".join(f"{s} ({env[s + '_server']}) {env[s + '_rps']:.0f} req/s"
+                                                for s in stores), flush=True)
 
 
 def main() -> int:
@@ -504,7 +559,22 @@ def main() -> int:
     ap.add_argument("--skip-zarr-python", action="store_true")
     ap.add_argument("--docs", action="store_true", help=f"write section '{SECTION}' of docs/benchmarks.md")
     ap.add_argument("--json", default=None, help="also write the rows as JSON here")
+    ap.add_argument("--server", choices=["c", "python"], default=None,
+                    help="the HTTP server: c (zgpu_range_server; the default when found) or python "
+                         "(tests/remote/http_server.py)")
+    ap.add_argument("--s3-server", choices=["c", "moto"], default=None,
+                    help="the S3 server: c (zgpu_range_server --s3; the default when found) or moto")
+    ap.add_argument("--range-server", default=None,
+                    help="zgpu_range_server's path (default: <build>/bin/zgpu_range_server beside --lib)")
     args = ap.parse_args()
+    exe = range_server_path(args)
+    if args.range_server and not exe:
+        ap.error(f"--range-server {args.range_server}: not an executable")
+    args.server = args.server or ("c" if exe else "python")
+    args.s3_server = args.s3_server or ("c" if exe else "moto")
+    if "c" in (args.server, args.s3_server) and not exe:
+        ap.error("the C server is not built: cmake --build BUILD --target zgpu_range_server (or --range-server)")
+    args.range_server = exe
     started = datetime.datetime.now(datetime.timezone.utc)
     targets, stores = args.targets.split(","), args.stores.split(",")
     cells = [(v, lay) for v in bg.VOLUMES for lay in LAYOUTS
@@ -527,11 +597,12 @@ def main() -> int:
                 probe_rates(env, stores, env["local"])
             name = os.path.basename(env["local"])
             for store in stores:
-                keys = s3_upload(env["s3"], env["local"], name) if store == "s3" else None
+                keys = s3_upload(env["s3"], env["local"], name) if store == "s3" and env["s3_server"] == "moto" \
+                    else None
                 for r in read_cell(env, store, name, src, cp_by_target, args):
                     r.update(volume=vol, layout=lay, stored=sum(os.path.getsize(f)
                                                                 for f in array_files(env["local"], False)))
-                    if store == "s3":  # zgpu's requests as counted on the HTTP server for the same read
+                    if not counted(env, store):  # moto: zgpu's requests as counted on the HTTP server
                         same = [x for x in rows if x["store"] == "http" and x["volume"] == vol
                                 and x["layout"] == lay and x["read"] == r["read"]]
                         r["requests"] = dict(same[0]["requests"]) if same else {}
@@ -543,6 +614,9 @@ def main() -> int:
         close_filesystems(env["fs"])
         for proc in env["procs"]:
             stop_server(proc)
+        if env.get("s3_root"):
+            import shutil
+            shutil.rmtree(env["s3_root"], ignore_errors=True)  # the link, not the data it points to
     text = section(args, rows, targets, started, env)
     print(text)
     if args.json:
