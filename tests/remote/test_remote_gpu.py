@@ -63,7 +63,7 @@ def test_gpu_sharded_waves(cupy, s3, request):
     try:
         a = zgpu.open(s3.url(key))
         got = cupy.asnumpy(cupy.asarray(a.read(..., device="cuda")))
-        assert a.last_read_stats()["waves"] >= 2
+        assert a.last_read_stats["waves"] >= 2
     finally:
         zgpu.config.set(pipeline_waves=None)
     np.testing.assert_array_equal(got, ref)
