@@ -149,6 +149,35 @@ static int by_key_offset(const void *pa, const void *pb) {
     return a->offset < b->offset ? -1 : a->offset > b->offset;
 }
 
+/* The gets of a batch, finished request by request (request_done). */
+typedef struct many_done {
+    zg_store_get *g;
+    zg_http_req *q;
+    uint8_t **tmp;        /* a merged request's buffer, or NULL */
+    const uint64_t *base; /* a request's first byte in its object */
+    size_t *first, *next; /* per request its first get, per get the next of its request (1-based, 0 ends) */
+} many_done;
+
+/* A request has its result: the gets it serves take their bytes (a whole body handed over, or their part of a
+ * merged range copied out) and are told (on_done). */
+static void request_done(void *user, zg_http_req *h) {
+    many_done *md = user;
+    const size_t k = (size_t)(h - md->q);
+    for (size_t i1 = md->first[k]; i1; i1 = md->next[i1 - 1]) {
+        zg_store_get *g = &md->g[i1 - 1];
+        g->status = h->status;
+        g->found = h->status == ZGPU_OK && h->found;
+        g->object_size = h->object_size == ZG_HTTP_WHOLE ? ZG_STORE_WHOLE : h->object_size;
+        if (g->found && g->length == ZG_STORE_WHOLE) {
+            g->status = take_body(h, g->buf);
+            if (g->status == ZGPU_OK) g->object_size = g->buf->size;
+        } else if (g->found && md->tmp[k] && g->length) {
+            memcpy(g->out, md->tmp[k] + (g->offset - md->base[k]), (size_t)g->length);
+        }
+        if (g->on_done) g->on_done(g);
+    }
+}
+
 /* Largest request that merged ranges may make: past it the bytes between ranges cost more memory than a
  * request saves. */
 #define MERGE_MAX_SPAN ((uint64_t)16 << 20)
@@ -230,19 +259,24 @@ zgpu_status zg_remote_get_many(zg_store *s, zg_store_get *g, size_t n) {
         }
         req_of[i] = nq++;
     }
-    if (st == ZGPU_OK) st = zg_remote_run(r, q, nq, keys);
-    for (size_t i = 0; st == ZGPU_OK && i < n; i++) {
-        zg_http_req *h = &q[req_of[i]];
-        g[i].found = h->found;
-        g[i].object_size = h->object_size == ZG_HTTP_WHOLE ? ZG_STORE_WHOLE : h->object_size;
-        if (!h->found) continue;
-        if (g[i].length == ZG_STORE_WHOLE) {
-            st = take_body(h, g[i].buf);
-            if (st == ZGPU_OK) g[i].object_size = g[i].buf->size;
-        } else if (tmp[req_of[i]] && g[i].length) {
-            memcpy(g[i].out, tmp[req_of[i]] + (g[i].offset - req_base[req_of[i]]), (size_t)g[i].length);
-        }
+    /* each request's gets (a merged range serves several), finished as the request ends */
+    many_done md = {g, q, tmp, req_base, calloc(nq ? nq : 1, sizeof(size_t)), calloc(n, sizeof(size_t))};
+    if (st == ZGPU_OK && (!md.first || !md.next)) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    for (size_t i = 0; st == ZGPU_OK && i < n; i++) { /* lists of 1-based get indices */
+        md.next[i] = md.first[req_of[i]];
+        md.first[req_of[i]] = i + 1;
     }
+    for (size_t k = 0; st == ZGPU_OK && k < nq; k++) {
+        q[k].done = request_done;
+        q[k].done_user = &md;
+    }
+    if (st == ZGPU_OK) st = zg_remote_run(r, q, nq, keys);
+    for (size_t i = 0; st == ZGPU_OK && i < n; i++)
+        if (g[i].status != ZGPU_OK)
+            st = zg_error(g[i].status, "store '%s', key '%s': the value could not be kept (%s)", s->root, g[i].key,
+                          zgpu_status_name(g[i].status));
+    free(md.first);
+    free(md.next);
     for (size_t i = 0; q && i < nq; i++) {
         req_free(&q[i]);
         free(tmp[i]);

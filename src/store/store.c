@@ -21,8 +21,10 @@ zgpu_status zg_store_get_batch(zg_store *s, zg_store_get *reqs, size_t n) {
         zgpu_status st = g->length == ZG_STORE_WHOLE
                              ? s->vt->get(s, g->key, g->buf, &g->found)
                              : s->vt->get_range(s, g->key, g->offset, g->length, g->from_end, g->out, &g->found);
+        g->status = st;
+        if (st == ZGPU_OK && g->found && g->length == ZG_STORE_WHOLE) g->object_size = g->buf->size;
+        if (g->on_done) g->on_done(g);
         if (st != ZGPU_OK) return st;
-        if (g->found && g->length == ZG_STORE_WHOLE) g->object_size = g->buf->size;
     }
     return ZGPU_OK;
 }

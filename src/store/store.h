@@ -53,6 +53,11 @@ typedef struct zg_store_get {
     int found;            /* result: 0 when the key is absent */
     uint64_t object_size; /* result: the value's whole size where the store learnt it (a range read of a remote
                            * object does), else ZG_STORE_WHOLE */
+    zgpu_status status;   /* result: this read's own status (the batch returns the first failure) */
+    /* Optional: called once this read has its result (found, object_size, status and its bytes in place), maybe
+     * while the rest of the batch is still in flight, from any thread fetching for the batch. */
+    void (*on_done)(struct zg_store_get *g);
+    void *user;
 } zg_store_get;
 
 typedef struct zg_store_vtable {

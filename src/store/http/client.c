@@ -2,8 +2,9 @@
  * come from a per-client free list; connections, DNS and TLS sessions live in the client's share handle, so
  * they outlive a batch and serve every thread. Every body is checked against the response's own headers and
  * the range asked for before a request counts as done: a short, long or misplaced body is retried, then an
- * error, never a silently wrong value. Everything (callbacks included) runs in the thread that called
- * zg_http_run. */
+ * error, never a silently wrong value. A batch of many requests is split into parts run by up to `threads`
+ * threads (the caller's among them), each part driving its own multi handle; a request's callbacks run in the
+ * thread of its part. */
 #include "store/http/client.h"
 
 #include <curl/curl.h>
@@ -71,6 +72,7 @@ zgpu_status zg_http_client_create(const zg_http_client_options *opt, zg_http_cli
     else zg_http_client_options_init(&d);
     if (d.max_in_flight <= 0) d.max_in_flight = 64;
     if (d.max_host_connections <= 0) d.max_host_connections = 16;
+    if (d.threads <= 0) d.threads = 4;
     if (d.connect_timeout_ms <= 0) d.connect_timeout_ms = 10000;
     if (d.request_timeout_ms <= 0) d.request_timeout_ms = 60000;
     if (d.low_speed_bytes_s <= 0) d.low_speed_bytes_s = 1;
@@ -255,12 +257,13 @@ static void req_final(xfer *x, zgpu_status s, int suffix_attempts) {
     r->status = s;
     if (s == ZGPU_OK) {
         r->error[0] = 0;
-        return;
+    } else {
+        char tail[32] = "";
+        if (suffix_attempts && r->attempts > 1) snprintf(tail, sizeof tail, " after %d attempts", r->attempts);
+        snprintf(r->error, sizeof r->error, "%s %s%s%s%s: %s%s", method_name(r->method), r->url ? r->url : "(null)",
+                 x->ranged ? " (" : "", x->ranged ? x->range : "", x->ranged ? ")" : "", x->why, tail);
     }
-    char tail[32] = "";
-    if (suffix_attempts && r->attempts > 1) snprintf(tail, sizeof tail, " after %d attempts", r->attempts);
-    snprintf(r->error, sizeof r->error, "%s %s%s%s%s: %s%s", method_name(r->method), r->url ? r->url : "(null)",
-             x->ranged ? " (" : "", x->ranged ? x->range : "", x->ranged ? ")" : "", x->why, tail);
+    if (r->done) r->done(r->done_user, r);
 }
 
 static int parse_u64(const char *s, const char *end, uint64_t *v) {
@@ -761,6 +764,8 @@ static int start_attempt(run *u, xfer *x) {
     SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
     SETOPT(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     SETOPT(CURLOPT_NOSIGNAL, 1L);
+    /* the largest receive buffer libcurl takes: a chunk of megabytes arrives in fewer, larger reads */
+    SETOPT(CURLOPT_BUFFERSIZE, (long)CURL_MAX_READ_SIZE);
     SETOPT(CURLOPT_FOLLOWLOCATION, 1L);
     SETOPT(CURLOPT_MAXREDIRS, 5L);
     /* No CURLOPT_PIPEWAIT: a transfer waiting for another run's connection to turn out multiplexable is only
@@ -908,10 +913,8 @@ static void abandon(run *u, size_t n, zgpu_status s, const char *why) {
     }
 }
 
-zgpu_status zg_http_run(zg_http_client *c, zg_http_req *reqs, size_t n) {
-    ZG_RETURN_IF(!c || (n && !reqs), ZGPU_ERR_INVALID_ARGUMENT, "zg_http_run: no client or no requests");
-    if (n == 0) return ZGPU_OK;
-    atomic_fetch_add(&c->requests, n);
+/* One thread's part of a batch: requests [0, n) with at most `conns` of them in flight over HTTP/1.1. */
+static zgpu_status run_part(zg_http_client *c, zg_http_req *reqs, size_t n, int conns, char *why_out) {
     run u = {c, NULL, calloc(n, sizeof(xfer)), malloc(n * sizeof(size_t)), 0, 0};
     u.multi = curl_multi_init();
     if (!u.xs || !u.retry || !u.multi) {
@@ -936,7 +939,7 @@ zgpu_status zg_http_run(zg_http_client *c, zg_http_req *reqs, size_t n) {
     int active = 0;
     /* HTTP/1.1 needs a connection per transfer: max_host_connections in flight; once the client has seen
      * HTTP/2 (streams share connections), max_in_flight */
-    int cap = c->o.max_host_connections < c->o.max_in_flight ? c->o.max_host_connections : c->o.max_in_flight;
+    int cap = conns < c->o.max_in_flight ? conns : c->o.max_in_flight;
     zgpu_status st = ZGPU_OK;
     const char *why = NULL;
     for (size_t i = 0; i < n; i++) {
@@ -947,7 +950,7 @@ zgpu_status zg_http_run(zg_http_client *c, zg_http_req *reqs, size_t n) {
     while (done < n) {
         int64_t now = now_ms();
         /* start what may start: due retries first (they are older), then new requests */
-        if (atomic_load(&c->multiplexed)) cap = c->o.max_in_flight;
+        if (atomic_load(&c->multiplexed)) cap = c->o.max_in_flight / (c->o.max_host_connections / conns);
         while (active < cap) {
             xfer *x = NULL;
             for (size_t k = 0; k < u.n_retry; k++) {
@@ -1010,7 +1013,60 @@ zgpu_status zg_http_run(zg_http_client *c, zg_http_req *reqs, size_t n) {
     curl_multi_cleanup(u.multi);
     free(u.xs);
     free(u.retry);
-    if (st != ZGPU_OK) return zg_error(st, "HTTP batch of %zu requests failed: libcurl: %s", n, why);
+    if (st != ZGPU_OK) snprintf(why_out, 256, "%s", why ? why : "?");
+    return st;
+}
+
+/* Requests per thread below which a batch is not split (a thread costs tens of microseconds to start). */
+#define MIN_PER_THREAD 4
+
+typedef struct part {
+    zg_http_client *c;
+    zg_http_req *reqs;
+    size_t n;
+    int conns;
+    zgpu_status st;
+    char why[256];
+} part;
+
+static void *part_main(void *arg) {
+    part *p = arg;
+    p->st = run_part(p->c, p->reqs, p->n, p->conns, p->why);
+    return NULL;
+}
+
+zgpu_status zg_http_run(zg_http_client *c, zg_http_req *reqs, size_t n) {
+    ZG_RETURN_IF(!c || (n && !reqs), ZGPU_ERR_INVALID_ARGUMENT, "zg_http_run: no client or no requests");
+    if (n == 0) return ZGPU_OK;
+    atomic_fetch_add(&c->requests, n);
+    /* many requests: contiguous parts on several threads, the connections shared out among them (a part
+     * keeps its share busy: the batch as a whole still keeps max_host_connections requests in flight) */
+    int t = c->o.threads < c->o.max_host_connections ? c->o.threads : c->o.max_host_connections;
+    if ((size_t)t > n / MIN_PER_THREAD) t = (int)(n / MIN_PER_THREAD);
+    if (t <= 1) {
+        char why[256];
+        zgpu_status st = run_part(c, reqs, n, c->o.max_host_connections, why);
+        return st == ZGPU_OK ? ZGPU_OK : zg_error(st, "HTTP batch of %zu requests failed: libcurl: %s", n, why);
+    }
+    part parts[64];
+    pthread_t th[64];
+    int started[64] = {0};
+    if (t > 64) t = 64;
+    size_t at = 0;
+    for (int k = 0; k < t; k++) {
+        size_t len = n / (size_t)t + ((size_t)k < n % (size_t)t);
+        parts[k] = (part){c, reqs + at, len, c->o.max_host_connections / t, ZGPU_OK, ""};
+        at += len;
+    }
+    for (int k = 1; k < t; k++) started[k] = pthread_create(&th[k], NULL, part_main, &parts[k]) == 0;
+    for (int k = 1; k < t; k++)
+        if (!started[k]) part_main(&parts[k]); /* no thread to be had: this one runs that part too */
+    part_main(&parts[0]);
+    for (int k = 1; k < t; k++)
+        if (started[k]) pthread_join(th[k], NULL);
+    for (int k = 0; k < t; k++)
+        if (parts[k].st != ZGPU_OK)
+            return zg_error(parts[k].st, "HTTP batch of %zu requests failed: libcurl: %s", n, parts[k].why);
     return ZGPU_OK;
 }
 

@@ -31,6 +31,9 @@ typedef struct zg_http_client_options {
     int verify_tls;             /* 1 (default through zg_http_client_options_init): verify peer and host name */
     const char *ca_file;        /* a CA bundle instead of the system's; NULL = system */
     const char *user_agent;     /* NULL = "zgpu/<version>" */
+    int threads;                /* a batch of many requests is shared by up to this many threads, each with its
+                                 * own multi handle and a share of the connections (receiving is then no longer
+                                 * one core's work); 0 = 4, 1 = the calling thread alone */
 } zg_http_client_options;
 
 void zg_http_client_options_init(zg_http_client_options *o);
@@ -85,6 +88,10 @@ typedef struct zg_http_req {
     char error[512];              /* a one-line message when status != ZGPU_OK: method, URL, what went wrong */
     int not_found_403;            /* caller sets: treat 403 as absent (public buckets answer 403 for a missing key
                                    * when listing is not allowed) */
+    /* called once the request has its final result (any status), from the thread running its part of the batch
+     * (zg_http_run may use several): e.g. to start decoding a value while the rest of the batch is in flight */
+    void (*done)(void *user, struct zg_http_req *r);
+    void *done_user;
     /* private to the client */
     void *priv;
 } zg_http_req;
@@ -94,7 +101,7 @@ zgpu_status zg_http_req_set_header(zg_http_req *r, const char *name, const char 
 /** Frees the request's headers and body; keeps the caller's fields. */
 void zg_http_req_clear(zg_http_req *r);
 
-/** Runs n requests, up to max_in_flight at once, retrying each on connection errors, timeouts, 5xx, 429 and a
+/** Runs n requests (shared by up to `threads` threads when there are many), up to max_in_flight at once, retrying each on connection errors, timeouts, 5xx, 429 and a
  *  body that does not match its headers (short, long, wrong Content-Range), with backoff. Returns ZGPU_OK when
  *  every request got a final result (each request's own `status` says which failed), or an error that stopped
  *  the batch (out of memory, libcurl failure). 4xx other than 404/408/429 are final errors (no retry). */
