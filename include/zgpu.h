@@ -115,6 +115,8 @@ typedef struct zgpu_remote_options {
     unsigned long long window_bytes; /* host reads and writes go in windows of about this many bytes of chunks: a
                                   * window's requests are in flight while the window before decodes (or encodes),
                                   * and the stored bytes held at once stay near it; 0 = 256 MiB */
+    int fetch_threads;           /* threads receiving one batch of requests (each with a share of the connections);
+                                  * 0 = 4 */
 } zgpu_remote_options;
 
 /** Fills *o with defaults (struct_size set). */

@@ -73,7 +73,8 @@ class Config:
     ``s3_profile``, ``s3_anonymous``, ``s3_addressing`` ("auto", "path", "virtual"), ``max_in_flight``,
     ``max_host_connections``,
     ``connect_timeout_ms``, ``request_timeout_ms``, ``max_retries``, ``retry_base_ms``, ``tls_verify``,
-    ``ca_file``, ``range_merge_gap``, ``multipart_threshold``, ``multipart_part_size``, ``window_bytes``; :attr:`remote` holds
+    ``ca_file``, ``range_merge_gap``, ``multipart_threshold``, ``multipart_part_size``, ``window_bytes``,
+    ``fetch_threads``; :attr:`remote` holds
     those set away from their defaults. Given as None, one goes back to its default.
     """
 

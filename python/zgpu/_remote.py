@@ -26,6 +26,7 @@ DEFAULTS: Dict[str, Any] = {
     "s3_addressing": "auto",    # "auto", "path", "virtual"
     "multipart_threshold": 0,   # 0 = 64 MiB
     "multipart_part_size": 0,   # 0 = 16 MiB (at least 5 MiB)
+    "fetch_threads": 0,         # threads receiving one batch of requests; 0 = 4
     "window_bytes": 0,          # host reads and writes in windows of about this many bytes of chunks; 0 = 256 MiB
 }
 
@@ -52,6 +53,7 @@ class RemoteOptions(Structure):
         ("multipart_part_size", c_ulonglong),
         ("max_host_connections", c_int),
         ("window_bytes", c_ulonglong),
+        ("fetch_threads", c_int),
     ]
 
 
@@ -88,7 +90,7 @@ def to_struct(settings: Dict[str, Any], lib: Any) -> RemoteOptions:
     lib.zgpu_remote_options_init(ctypes.byref(o))
     s = dict(DEFAULTS, **settings)
     for k in ("max_in_flight", "max_host_connections", "connect_timeout_ms", "request_timeout_ms", "max_retries", "retry_base_ms",
-              "range_merge_gap", "multipart_threshold", "multipart_part_size", "window_bytes"):
+              "range_merge_gap", "multipart_threshold", "multipart_part_size", "window_bytes", "fetch_threads"):
         setattr(o, k, s[k])
     o.tls_no_verify = 0 if s["tls_verify"] else 1
     o.s3_anonymous = 1 if s["s3_anonymous"] else 0

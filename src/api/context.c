@@ -62,6 +62,7 @@ static zgpu_status take_remote(const zgpu_remote_options *in, zgpu_remote_option
         }
     }
     const char *bad = r->max_in_flight < 0 || r->max_in_flight > 4096          ? "max_in_flight (0..4096)"
+                      : r->fetch_threads < 0 || r->fetch_threads > 64 ? "fetch_threads (0..64)"
                       : r->max_host_connections < 0 || r->max_host_connections > 1024
                           ? "max_host_connections (0..1024)"
                       : r->connect_timeout_ms < 0 || r->request_timeout_ms < 0 ? "timeouts (>= 0)"

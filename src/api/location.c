@@ -19,6 +19,7 @@ static zgpu_status context_client(zgpu_context *ctx, zg_http_client **out) {
         zg_http_client_options_init(&o);
         if (r->max_in_flight) o.max_in_flight = r->max_in_flight;
         if (r->max_host_connections) o.max_host_connections = r->max_host_connections;
+        if (r->fetch_threads) o.threads = r->fetch_threads;
         if (r->connect_timeout_ms) o.connect_timeout_ms = r->connect_timeout_ms;
         if (r->request_timeout_ms) o.request_timeout_ms = r->request_timeout_ms;
         if (r->max_retries) o.max_retries = r->max_retries;

@@ -1,6 +1,8 @@
 /* Host executor for reads: every planned chunk is fetched, decoded and placed by one pool task, straight
  * into the caller's buffer when the chunk is contiguous there. */
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codec/sharding.h"
@@ -114,37 +116,128 @@ static size_t window_end(const read_job *j, size_t o0) {
     return o;
 }
 
-/* Remote stores: the read in windows; the pool decodes window k while this thread fetches window k + 1 (its
- * requests in flight together), and a window's bytes are freed once it is decoded. */
-static zgpu_status read_remote(read_job *j, zg_plan *plan, double *fetch_s) {
+/* A remote read on a pool with no worker threads (one thread, or a forked child): window by window, fetch then
+ * decode. */
+static zgpu_status read_remote_serial(read_job *j, zg_plan *plan, double *fetch_s) {
     zgpu_array *a = j->a;
-    size_t w0 = 0, w1 = window_end(j, 0);
-    double t0 = zg_now();
-    zgpu_status st = zg_plan_fetch_objects(a, plan, w0, w1);
-    *fetch_s += zg_now() - t0;
-    while (st == ZGPU_OK && w0 < plan->n_objects) {
+    zgpu_status st = ZGPU_OK;
+    for (size_t w0 = 0; st == ZGPU_OK && w0 < plan->n_objects;) {
+        const size_t w1 = window_end(j, w0);
+        const double t0 = zg_now();
+        st = zg_plan_fetch_objects(a, plan, w0, w1, NULL, NULL);
+        *fetch_s += zg_now() - t0;
         const zg_plan_object *first = &plan->objects[w0], *last = &plan->objects[w1 - 1];
         j->task_base = first->first_task;
-        zg_pool_job *job = NULL;
-        st = zg_pool_start(a->ctx->pool, last->first_task + last->n_tasks - first->first_task, read_task, j, &job);
-        size_t w2 = w1 < plan->n_objects ? window_end(j, w1) : w1;
-        zgpu_status fs = ZGPU_OK;
-        if (st == ZGPU_OK && w1 < w2) {
-            t0 = zg_now();
-            fs = zg_plan_fetch_objects(a, plan, w1, w2);
-            *fetch_s += zg_now() - t0;
-        }
-        char saved[ZG_ERRMSG_MAX];
-        if (fs != ZGPU_OK) zg_error_save(saved);
-        if (job) st = zg_pool_finish(a->ctx->pool, job);
-        if (st == ZGPU_OK && fs != ZGPU_OK) {
-            zg_error_restore(saved);
-            st = fs;
-        }
+        if (st == ZGPU_OK)
+            st = zg_pool_run(a->ctx->pool, last->first_task + last->n_tasks - first->first_task, read_task, j);
         zg_plan_release_objects(plan, w0, w1);
         w0 = w1;
-        w1 = w2;
     }
+    return st;
+}
+
+/* A remote read with the pool's threads decoding each chunk as soon as it has arrived, while this thread fetches:
+ * a window's requests are in flight together, the next window's start when they end, and window k + 2 waits for
+ * window k's decode (whose bytes are then freed), so at most two windows of stored bytes are held. */
+typedef struct overlap {
+    read_job *j;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    atomic_int *state;        /* per object: 0 not fetched yet, 1 fetched, 2 its fetch failed */
+    size_t *window_of;        /* per object: its window */
+    atomic_size_t *undecoded; /* per window: tasks not finished */
+    atomic_int stop;          /* a fetch or a decode failed: nobody waits any more */
+} overlap;
+
+static void wake_all(overlap *v) {
+    pthread_mutex_lock(&v->mu);
+    pthread_cond_broadcast(&v->cv);
+    pthread_mutex_unlock(&v->mu);
+}
+
+static void object_fetched(void *user, size_t object, int ok) {
+    overlap *v = user;
+    atomic_store(&v->state[object], ok ? 1 : 2);
+    wake_all(v);
+}
+
+static zgpu_status overlap_task(void *arg, size_t i) {
+    overlap *v = arg;
+    const size_t o = v->j->plan->tasks[i].object;
+    if (atomic_load(&v->state[o]) == 0) {
+        pthread_mutex_lock(&v->mu);
+        while (atomic_load(&v->state[o]) == 0 && !atomic_load(&v->stop)) pthread_cond_wait(&v->cv, &v->mu);
+        pthread_mutex_unlock(&v->mu);
+    }
+    zgpu_status st = atomic_load(&v->state[o]) == 1
+                         ? read_task(v->j, i)
+                         : zg_error(ZGPU_ERR_IO, "chunk '%s' was not fetched (see the read's error)",
+                                    v->j->plan->objects[o].key);
+    if (st != ZGPU_OK) atomic_store(&v->stop, 1);
+    if (atomic_fetch_sub(&v->undecoded[v->window_of[o]], 1) == 1 || st != ZGPU_OK) wake_all(v);
+    return st;
+}
+
+static zgpu_status read_remote(read_job *j, zg_plan *plan, double *fetch_s) {
+    zgpu_array *a = j->a;
+    if (zg_pool_size(a->ctx->pool) < 2) return read_remote_serial(j, plan, fetch_s);
+    const size_t no = plan->n_objects;
+    size_t *bounds = malloc((no + 2) * sizeof *bounds); /* window k: objects [bounds[k], bounds[k + 1]) */
+    overlap v = {j, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, calloc(no ? no : 1, sizeof(atomic_int)),
+                 calloc(no ? no : 1, sizeof(size_t)), calloc(no + 1, sizeof(atomic_size_t)), 0};
+    if (!bounds || !v.state || !v.window_of || !v.undecoded) {
+        free(bounds); free(v.state); free(v.window_of); free(v.undecoded);
+        return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for a remote read of %zu chunks", no);
+    }
+    size_t nw = 0;
+    bounds[0] = 0;
+    while (bounds[nw] < no) {
+        bounds[nw + 1] = window_end(j, bounds[nw]);
+        for (size_t o = bounds[nw]; o < bounds[nw + 1]; o++) {
+            v.window_of[o] = nw;
+            atomic_fetch_add(&v.undecoded[nw], plan->objects[o].n_tasks);
+        }
+        nw++;
+    }
+    j->task_base = 0;
+    zg_pool_job *job = NULL;
+    zgpu_status st = zg_pool_start(a->ctx->pool, plan->n_tasks, overlap_task, &v, &job);
+    zgpu_status fs = ZGPU_OK;
+    char fetch_err[ZG_ERRMSG_MAX];
+    size_t released = 0;
+    for (size_t w = 0; st == ZGPU_OK && w < nw && !atomic_load(&v.stop); w++) {
+        if (w >= 2) { /* window w - 2 decoded before window w is fetched: its bytes go */
+            pthread_mutex_lock(&v.mu);
+            while (atomic_load(&v.undecoded[w - 2]) && !atomic_load(&v.stop)) pthread_cond_wait(&v.cv, &v.mu);
+            pthread_mutex_unlock(&v.mu);
+            if (atomic_load(&v.stop)) break;
+            zg_plan_release_objects(plan, bounds[w - 2], bounds[w - 1]);
+            released = w - 1;
+        }
+        const double t0 = zg_now();
+        fs = zg_plan_fetch_objects(a, plan, bounds[w], bounds[w + 1], object_fetched, &v);
+        *fetch_s += zg_now() - t0;
+        if (fs != ZGPU_OK) {
+            zg_error_save(fetch_err);
+            atomic_store(&v.stop, 1);
+        }
+    }
+    /* what was never fetched (a failure stopped the fetching) fails its tasks: none may wait for it */
+    for (size_t o = 0; o < no; o++) {
+        int pending = 0;
+        atomic_compare_exchange_strong(&v.state[o], &pending, 2);
+    }
+    wake_all(&v);
+    if (job) {
+        zgpu_status ps = zg_pool_finish(a->ctx->pool, job);
+        if (st == ZGPU_OK) st = ps;
+    }
+    zg_plan_release_objects(plan, released < nw ? bounds[released] : no, no);
+    if (fs != ZGPU_OK) { /* the fetch's own error says more than the tasks it left without bytes */
+        zg_error_restore(fetch_err);
+        st = fs;
+    }
+    free(bounds); free(v.state); free(v.window_of); free(v.undecoded);
     return st;
 }
 

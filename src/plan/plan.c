@@ -1,6 +1,8 @@
 /* Selection box ∩ chunk grid -> tasks; shard index resolution; strided box copies. */
 #include "plan/plan.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -230,30 +232,112 @@ static zgpu_status add_span(zg_plan_object *ob, uint64_t offset, uint64_t length
     return ZGPU_OK;
 }
 
+/* What a batch of fetch_whole / fetch_inner reads, finished read by read (fetched_one) as each arrives. */
+typedef struct fetch_batch {
+    zgpu_array *a;
+    zg_plan *plan;
+    zg_store_get *g;
+    size_t *of;              /* the object of each read */
+    size_t o0;
+    atomic_size_t *pending;  /* per object of [o0, o1): its reads not finished yet */
+    zg_plan_ready_fn ready;
+    void *user;
+    pthread_mutex_t mu;      /* guards err */
+    zgpu_status st;          /* the first failure of a read's own processing */
+    char err[ZG_ERRMSG_MAX];
+} fetch_batch;
+
+static void whole_object_fetched(zg_plan *plan, zg_plan_object *ob, int found);
+static zgpu_status whole_shard_fetched(zgpu_array *a, zg_plan *plan, zg_plan_object *ob, int found);
+
+/* One read of the batch has its result: an unsharded object (or a shard fetched whole) is set up from it; when
+ * the last read of its object ends, the object is ready (zg_plan_ready_fn), with the status of its reads. */
+static void fetched_one(zg_store_get *g) {
+    fetch_batch *b = g->user;
+    const size_t o = b->of[g - b->g];
+    zg_plan_object *ob = &b->plan->objects[o];
+    zgpu_status st = g->status;
+    if (st == ZGPU_OK && g->length == ZG_STORE_WHOLE) {
+        if (b->a->shard) st = whole_shard_fetched(b->a, b->plan, ob, g->found);
+        else whole_object_fetched(b->plan, ob, g->found);
+    } else if (st == ZGPU_OK && !g->found) {
+        st = zg_error(ZGPU_ERR_IO, ZG_ARRAY_WHERE_FMT ": shard '%s' vanished while reading its inner chunks",
+                      b->a->path, ob->key);
+    }
+    if (st != ZGPU_OK && g->status == ZGPU_OK) { /* the read was fine, what it brought was not: keep the message */
+        pthread_mutex_lock(&b->mu);
+        if (b->st == ZGPU_OK) {
+            b->st = st;
+            zg_error_save(b->err);
+        }
+        pthread_mutex_unlock(&b->mu);
+    }
+    if (st != ZGPU_OK) ob->fetch_failed = 1;
+    if (atomic_fetch_sub(&b->pending[o - b->o0], 1) == 1 && b->ready) b->ready(b->user, o, !ob->fetch_failed);
+}
+
+/* Runs a batch of n reads (of[i]: the object of read i) over objects [o0, o1); objects with no read are ready
+ * at once. Returns the first failure: a read's, or its processing's. */
+static zgpu_status run_fetch(zgpu_array *a, zg_plan *plan, zg_store_get *g, size_t *of, size_t n, size_t o0,
+                             size_t o1, zg_plan_ready_fn ready, void *user) {
+    fetch_batch b;
+    memset(&b, 0, sizeof b);
+    b.a = a;
+    b.plan = plan;
+    b.g = g;
+    b.of = of;
+    b.o0 = o0;
+    b.ready = ready;
+    b.user = user;
+    b.pending = calloc(o1 - o0 ? o1 - o0 : 1, sizeof(atomic_size_t));
+    if (!b.pending) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    pthread_mutex_init(&b.mu, NULL);
+    for (size_t i = 0; i < n; i++) atomic_fetch_add(&b.pending[of[i] - o0], 1);
+    for (size_t o = o0; o < o1; o++)
+        if (atomic_load(&b.pending[o - o0]) == 0 && ready) ready(user, o, 1);
+    for (size_t i = 0; i < n; i++) {
+        g[i].on_done = fetched_one;
+        g[i].user = &b;
+    }
+    zgpu_status st = zg_store_get_batch(a->store, g, n);
+    if (st != ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", a->path);
+    else if (b.st != ZGPU_OK) {
+        st = b.st;
+        zg_error_restore(b.err);
+    }
+    pthread_mutex_destroy(&b.mu);
+    free(b.pending);
+    return st;
+}
+
+/* An unsharded object fetched whole (into ob->fetched): its size, its tasks, all of it one span. */
+static void whole_object_fetched(zg_plan *plan, zg_plan_object *ob, int found) {
+    zg_chunk_task *tasks = plan->tasks + ob->first_task;
+    ob->found = found;
+    ob->size = found ? ob->fetched.size : 0;
+    if (found && add_span(ob, 0, ob->size, ob->fetched.data) != ZGPU_OK) ob->fetch_failed = 1;
+    for (size_t k = 0; k < ob->n_tasks; k++) {
+        tasks[k].state = found ? ZG_TASK_PRESENT : ZG_TASK_MISSING;
+        tasks[k].offset = 0;
+        tasks[k].nbytes = ob->size;
+    }
+}
+
 /* Unsharded (or whole shards): objects [o0, o1) whole, in one batch; an object's size comes with it. */
-static zgpu_status fetch_whole(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1) {
+static zgpu_status fetch_whole(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1, zg_plan_ready_fn ready,
+                               void *user) {
     const size_t n = o1 - o0;
     zg_store_get *g = calloc(n ? n : 1, sizeof *g);
-    if (!g) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
-    for (size_t i = 0; i < n; i++)
+    size_t *of = calloc(n ? n : 1, sizeof *of);
+    zgpu_status st = g && of ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    for (size_t i = 0; st == ZGPU_OK && i < n; i++) {
         g[i] = (zg_store_get){.key = plan->objects[o0 + i].key, .length = ZG_STORE_WHOLE,
                               .buf = &plan->objects[o0 + i].fetched};
-    zgpu_status st = zg_store_get_batch(a->store, g, n);
-    for (size_t i = 0; st == ZGPU_OK && i < n; i++) {
-        zg_plan_object *ob = &plan->objects[o0 + i];
-        zg_chunk_task *tasks = plan->tasks + ob->first_task;
-        ob->found = g[i].found;
-        ob->size = g[i].found ? ob->fetched.size : 0;
-        plan->fetched_bytes += ob->size;
-        if (g[i].found) st = add_span(ob, 0, ob->size, ob->fetched.data);
-        for (size_t k = 0; k < ob->n_tasks; k++) {
-            tasks[k].state = g[i].found ? ZG_TASK_PRESENT : ZG_TASK_MISSING;
-            tasks[k].offset = 0;
-            tasks[k].nbytes = ob->size;
-        }
+        of[i] = o0 + i;
     }
+    if (st == ZGPU_OK) st = run_fetch(a, plan, g, of, n, o0, o1, ready, user);
     free(g);
-    if (st != ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", a->path);
+    free(of);
     return st;
 }
 
@@ -293,8 +377,7 @@ static zgpu_status tasks_from_index(zgpu_array *a, zg_plan *plan, zg_plan_object
 }
 
 /* A shard fetched whole (into ob->fetched): its tasks from the index inside it, and all of it one span. */
-static zgpu_status whole_shard_fetched(zgpu_array *a, zg_plan *plan, zg_plan_object *ob, int found,
-                                       uint64_t *offsets) {
+static zgpu_status whole_shard_fetched(zgpu_array *a, zg_plan *plan, zg_plan_object *ob, int found) {
     zg_chunk_task *tasks = plan->tasks + ob->first_task;
     ob->found = found;
     if (!found) {
@@ -303,14 +386,16 @@ static zgpu_status whole_shard_fetched(zgpu_array *a, zg_plan *plan, zg_plan_obj
     }
     const uint64_t index_n = zg_sharding_index_nbytes(a->shard);
     ob->size = ob->fetched.size;
-    plan->fetched_bytes += ob->size;
     if (ob->size < index_n)
         return zg_error(ZGPU_ERR_CORRUPT_DATA, ZG_ARRAY_WHERE_FMT ", shard '%s', codec 'sharding_indexed': the shard "
                         "has %llu bytes, less than its %llu-byte index", a->path, ob->key,
                         (unsigned long long)ob->size, (unsigned long long)index_n);
+    uint64_t *offsets = malloc((size_t)(2 * zg_sharding_n_inner(a->shard)) * sizeof(uint64_t) + 1);
+    if (!offsets) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for a shard index");
     const uint8_t *raw = ob->fetched.data + (zg_sharding_index_at_end(a->shard) ? ob->size - index_n : 0);
-    ZG_FORWARD(tasks_from_index(a, plan, ob, raw, offsets));
-    return add_span(ob, 0, ob->size, ob->fetched.data);
+    zgpu_status st = tasks_from_index(a, plan, ob, raw, offsets);
+    free(offsets);
+    return st == ZGPU_OK ? add_span(ob, 0, ob->size, ob->fetched.data) : st;
 }
 
 /* Sharded: every needed shard's index in one batch (a suffix range when it ends the shard: the response also
@@ -343,7 +428,7 @@ static zgpu_status fetch_indexes(zgpu_array *a, zg_plan *plan, int whole_now) {
         zg_plan_object *ob = &plan->objects[of[k]];
         zg_chunk_task *tasks = plan->tasks + ob->first_task;
         if (g[k].length == ZG_STORE_WHOLE) {
-            st = whole_shard_fetched(a, plan, ob, g[k].found, offsets);
+            st = whole_shard_fetched(a, plan, ob, g[k].found);
             continue;
         }
         ob->found = g[k].found;
@@ -355,7 +440,6 @@ static zgpu_status fetch_indexes(zgpu_array *a, zg_plan *plan, int whole_now) {
         ob->size = g[k].object_size;
         if (ob->size == ZG_STORE_WHOLE) st = a->store->vt->size(a->store, ob->key, &ob->size, &found);
         if (st == ZGPU_OK && !found) st = zg_error(ZGPU_ERR_IO, "the shard vanished while reading it");
-        plan->fetched_bytes += index_n;
         if (st == ZGPU_OK) st = tasks_from_index(a, plan, ob, raw + of[k] * index_n, offsets);
     }
     free(raw);
@@ -367,20 +451,14 @@ static zgpu_status fetch_indexes(zgpu_array *a, zg_plan *plan, int whole_now) {
 
 /* Sharded, indexes read: the present inner chunks of shards [o0, o1), each shard's into one block of its own, and
  * the shards needed whole (not fetched yet) whole, all in one batch (nearby ranges merged by the store). */
-static zgpu_status fetch_inner(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1) {
+static zgpu_status fetch_inner(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1, zg_plan_ready_fn ready,
+                               void *user) {
     size_t n_get = 0;
     for (size_t o = o0; o < o1; o++) n_get += plan->objects[o].n_tasks;
     zg_store_get *g = calloc(n_get ? n_get : 1, sizeof *g);
     size_t *of = calloc(n_get ? n_get : 1, sizeof *of);
-    uint64_t *offsets = malloc((size_t)(2 * zg_sharding_n_inner(a->shard)) * sizeof(uint64_t) + 1);
-    if (!g || !of || !offsets) {
-        free(g);
-        free(of);
-        free(offsets);
-        return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
-    }
+    zgpu_status st = g && of ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
     n_get = 0;
-    zgpu_status st = ZGPU_OK;
     for (size_t o = o0; o < o1 && st == ZGPU_OK; o++) {
         zg_plan_object *ob = &plan->objects[o];
         zg_chunk_task *tasks = plan->tasks + ob->first_task;
@@ -411,22 +489,16 @@ static zgpu_status fetch_inner(zgpu_array *a, zg_plan *plan, size_t o0, size_t o
             at += t->nbytes;
         }
         ob->fetched.size = (size_t)total;
-        plan->fetched_bytes += total;
     }
-    if (st == ZGPU_OK) st = zg_store_get_batch(a->store, g, n_get);
-    for (size_t i = 0; st == ZGPU_OK && i < n_get; i++) {
-        if (g[i].length == ZG_STORE_WHOLE) st = whole_shard_fetched(a, plan, &plan->objects[of[i]], g[i].found, offsets);
-        else if (!g[i].found) st = zg_error(ZGPU_ERR_IO, "shard '%s' vanished while reading its inner chunks", g[i].key);
-    }
-    if (st != ZGPU_OK && !strstr(zg_error_message(), a->path)) zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", a->path);
+    if (st == ZGPU_OK) st = run_fetch(a, plan, g, of, n_get, o0, o1, ready, user);
     free(g);
     free(of);
-    free(offsets);
     return st;
 }
 
-zgpu_status zg_plan_fetch_objects(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1) {
-    return a->shard ? fetch_inner(a, plan, o0, o1) : fetch_whole(a, plan, o0, o1);
+zgpu_status zg_plan_fetch_objects(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1, zg_plan_ready_fn ready,
+                                  void *user) {
+    return a->shard ? fetch_inner(a, plan, o0, o1, ready, user) : fetch_whole(a, plan, o0, o1, ready, user);
 }
 
 void zg_plan_release_objects(zg_plan *plan, size_t o0, size_t o1) {
@@ -469,7 +541,7 @@ zgpu_status zg_plan_resolve_remote(zgpu_array *a, zg_plan *plan, zg_remote_fetch
     plan->store = a->store;
     if (a->shard) ZG_FORWARD(fetch_indexes(a, plan, fetch != ZG_FETCH_NONE));
     if (fetch == ZG_FETCH_ALL || (fetch == ZG_FETCH_SIZES && !a->shard))
-        ZG_FORWARD(zg_plan_fetch_objects(a, plan, 0, plan->n_objects));
+        ZG_FORWARD(zg_plan_fetch_objects(a, plan, 0, plan->n_objects, NULL, NULL));
     sum_stored(plan);
     return ZGPU_OK;
 }

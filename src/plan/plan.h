@@ -38,6 +38,7 @@ typedef struct zg_plan_object {
                                        * zg_plan_fetch_objects, pointing into `fetched` */
     size_t n_spans;
     zg_buf fetched;                   /* remote stores: the object whole, or its needed inner chunks */
+    int fetch_failed;                 /* remote stores: its fetch (or what it brought) failed */
 } zg_plan_object;
 
 typedef struct zg_plan {
@@ -50,7 +51,6 @@ typedef struct zg_plan {
     size_t n_objects;
     uint64_t stored_bytes;            /* sum of task nbytes after resolve */
     zg_store *store;                  /* set by zg_plan_resolve: the store of the objects' open files */
-    uint64_t fetched_bytes;           /* remote stores: bytes fetched (shard indexes included) */
 } zg_plan;
 
 /** Checks the box against the array (ZGPU_ERR_OUT_OF_RANGE) and lists tasks and objects. */
@@ -76,9 +76,14 @@ typedef enum zg_remote_fetch {
 } zg_remote_fetch;
 /** zg_plan_resolve for a remote store, fetching as `fetch` says. */
 zgpu_status zg_plan_resolve_remote(zgpu_array *a, zg_plan *plan, zg_remote_fetch fetch);
+/** Called as each object of a zg_plan_fetch_objects batch is fetched (ok = 0: its fetch failed), from any thread
+ *  of the batch, maybe while the rest is in flight. */
+typedef void (*zg_plan_ready_fn)(void *user, size_t object, int ok);
 /** Fetches objects [o0, o1) in one batch: unsharded ones whole (setting their tasks), or the present inner chunks
- *  of shards whose indexes were read; then zg_plan_bytes finds them. */
-zgpu_status zg_plan_fetch_objects(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1);
+ *  of shards whose indexes were read; then zg_plan_bytes finds them. ready (or NULL) hears of each object as it
+ *  is done. */
+zgpu_status zg_plan_fetch_objects(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1, zg_plan_ready_fn ready,
+                                  void *user);
 /** Frees what zg_plan_fetch_objects fetched for objects [o0, o1). */
 void zg_plan_release_objects(zg_plan *plan, size_t o0, size_t o1);
 /** Fetches tasks[i] for each of the n indices into outs[i] (task nbytes each), in one batch of the store. */
