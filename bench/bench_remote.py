@@ -566,7 +566,12 @@ def main() -> int:
                     help="the S3 server: c (zgpu_range_server --s3; the default when found) or moto")
     ap.add_argument("--range-server", default=None,
                     help="zgpu_range_server's path (default: <build>/bin/zgpu_range_server beside --lib)")
+    ap.add_argument("--merge-json", default=None,
+                    help="A.json,B.json: no reads; the section from the rows of earlier runs on this machine (e.g. "
+                         "one per store, each within one device command's time), with --docs to write it")
     args = ap.parse_args()
+    if args.merge_json:
+        return merge(args)
     exe = range_server_path(args)
     if args.range_server and not exe:
         ap.error(f"--range-server {args.range_server}: not an executable")
@@ -627,6 +632,25 @@ def main() -> int:
         print(f"wrote section '{SECTION}' of docs/benchmarks.md")
     ok = all(m.get("ok", True) for r in rows for t in targets for m in r.get(t, {}).values())
     return 0 if ok else 1
+
+
+def merge(args) -> int:
+    """The section from earlier runs' JSON rows (same options but --stores), as if one run had made them."""
+    rows = []
+    for path in args.merge_json.split(","):
+        with open(path) as fh:
+            rows += json.load(fh)
+    stores = [st for st in ("http", "s3") if any(r["store"] == st for r in rows)]
+    args.stores = ",".join(stores)
+    args.server = args.server or next((r["server"]["impl"] for r in rows if r["store"] == "http"), "c")
+    args.s3_server = args.s3_server or next((r["server"]["impl"] for r in rows if r["store"] == "s3"), "c")
+    targets = args.targets.split(",")
+    text = section(args, rows, targets, datetime.datetime.now(datetime.timezone.utc), {})
+    print(text)
+    if args.docs:
+        replace_section(os.path.join(ROOT, "docs", "benchmarks.md"), text)
+        print(f"wrote section '{SECTION}' of docs/benchmarks.md")
+    return 0
 
 
 if __name__ == "__main__":
