@@ -1017,8 +1017,10 @@ static zgpu_status run_part(zg_http_client *c, zg_http_req *reqs, size_t n, int 
     return st;
 }
 
-/* Requests per thread below which a batch is not split (a thread costs tens of microseconds to start). */
-#define MIN_PER_THREAD 4
+/* Requests per thread below which a batch is not split. One: a few large values (whole shards of tens of MiB)
+ * are the batches that need the threads most, and a thread costs tens of microseconds next to milliseconds of
+ * transfer. */
+#define MIN_PER_THREAD 1
 
 typedef struct part {
     zg_http_client *c;
