@@ -480,7 +480,7 @@ def section(args, rows, targets, started, env) -> str:
     probe_note = " (against zgpu_range_server: the limits of the probe's Python client, lower bounds of the " \
         "server's)" if c_used else ""
     lines = [f"## {SECTION}", "",
-             f"Machine: {bg.machine()}. Date: {started:%Y-%m-%d %H:%M} UTC. Command: `{cmd}`. "
+             f"Machine: {getattr(args, 'machine', None) or bg.machine()}. Date: {started:%Y-%m-%d %H:%M} UTC. Command: `{cmd}`. "
              f"Volumes of {args.planes} planes (x1024x1024), Zarr v3 written by zgpu (chunks 64x256x256; sharded: "
              "128x512x512 shards of 32x128x128), served on 127.0.0.1 by " + " and ".join(served) +
              f", each in its own process. whole: one read "
@@ -566,6 +566,7 @@ def main() -> int:
                     help="the S3 server: c (zgpu_range_server --s3; the default when found) or moto")
     ap.add_argument("--range-server", default=None,
                     help="zgpu_range_server's path (default: <build>/bin/zgpu_range_server beside --lib)")
+    ap.add_argument("--machine", default=None, help="with --merge-json: the machine the rows were measured on")
     ap.add_argument("--merge-json", default=None,
                     help="A.json,B.json: no reads; the section from the rows of earlier runs on this machine (e.g. "
                          "one per store, each within one device command's time), with --docs to write it")
