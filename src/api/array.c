@@ -163,12 +163,7 @@ static zgpu_status commit_stage(zgpu_array *a, int overwrite, const char *where)
 /* On an object store (no directories to rename): a node there is replaced only with overwrite, by deleting its
  * objects first; staged, the new array's metadata waits for zgpu_array_commit (readers see no array before). */
 static zgpu_status place_new_remote(zgpu_array *a, int overwrite, int staged, const char *where) {
-    int kind = 0, format = 0;
-    ZG_FORWARD(zg_store_node_kind(a->store, &kind, &format));
-    if (kind && !overwrite)
-        return zg_error(ZGPU_ERR_EXISTS, "%s: %s is there already (overwrite replaces it)", where,
-                        kind == 1 ? "an array" : "a group");
-    if (kind) ZG_FORWARD(a->store->vt->erase_prefix(a->store, ""));
+    ZG_FORWARD(zg_remote_clear_node(a->store, overwrite, where));
     if (staged) {
         a->remote_staged = 1;
         return ZGPU_OK;

@@ -61,6 +61,9 @@ static inline uint64_t zg_remote_window_bytes(const zgpu_context *ctx) {
 }
 /** Kind of node in a store's root: 1 array, 2 group, 0 none; *format its Zarr format. */
 zgpu_status zg_store_node_kind(zg_store *s, int *kind, int *format);
+/** Before a new node on an object store (no renames to swap one in): ZGPU_ERR_EXISTS if a node is there and
+ *  overwrite is 0, else its objects deleted. `where` names the node for messages. */
+zgpu_status zg_remote_clear_node(zg_store *s, int overwrite, const char *where);
 zgpu_status zg_store_get_text(zg_store *s, const char *key, char **text, size_t *len);
 zgpu_status zg_parse_attributes(const char *json, zj_value **out);
 

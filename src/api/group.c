@@ -79,6 +79,15 @@ ZGPU_API zgpu_status zgpu_context_node_kind(zgpu_context *ctx, const char *path,
     return st;
 }
 
+zgpu_status zg_remote_clear_node(zg_store *s, int overwrite, const char *where) {
+    int kind = 0, format = 0;
+    ZG_FORWARD(zg_store_node_kind(s, &kind, &format));
+    if (kind && !overwrite)
+        return zg_error(ZGPU_ERR_EXISTS, "%s: %s is there already (overwrite replaces it)", where,
+                        kind == 1 ? "an array" : "a group");
+    return kind ? s->vt->erase_prefix(s, "") : ZGPU_OK;
+}
+
 ZGPU_API zgpu_status zgpu_node_kind(const char *path, int *kind) {
     if (!path || !kind) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "NULL argument");
     zgpu_context_options o;
@@ -125,12 +134,7 @@ static zgpu_status place_group(zgpu_group *g, int overwrite) {
     char where[1100];
     snprintf(where, sizeof where, "group '%s'", g->path);
     if (g->store->vt->remote) { /* an object store: replaced by deleting its objects first (no renames) */
-        int kind = 0, format = 0;
-        ZG_FORWARD(zg_store_node_kind(g->store, &kind, &format));
-        if (kind && !overwrite)
-            return zg_error(ZGPU_ERR_EXISTS, "%s: %s is there already (overwrite replaces it)", where,
-                            kind == 1 ? "an array" : "a group");
-        if (kind) ZG_FORWARD(g->store->vt->erase_prefix(g->store, ""));
+        ZG_FORWARD(zg_remote_clear_node(g->store, overwrite, where));
         return write_group(g);
     }
     char *dir = NULL, *name = NULL;

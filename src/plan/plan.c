@@ -134,6 +134,9 @@ typedef struct {
     zg_plan *plan;
 } resolve_job;
 
+static zgpu_status tasks_from_index(zgpu_array *a, zg_plan *plan, zg_plan_object *ob, const uint8_t *raw,
+                                    uint64_t *offsets);
+
 static zgpu_status resolve_object(void *arg, size_t i) {
     resolve_job *job = arg;
     zgpu_array *a = job->a;
@@ -176,25 +179,11 @@ static zgpu_status resolve_object(void *arg, size_t i) {
         free(raw);
         return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory reading a shard index");
     }
-    uint64_t *lengths = offsets + n_inner;
     uint64_t at = zg_sharding_index_at_end(a->shard) ? size - index_n : 0;
     zgpu_status st = zg_plan_read(s, ob, at, index_n, raw, &found);
     if (st == ZGPU_OK && !found) st = zg_error(ZGPU_ERR_IO, "shard vanished while reading");
-    if (st == ZGPU_OK) st = zg_sharding_decode_index(a->shard, raw, (size_t)index_n, size, offsets, lengths);
-    if (st == ZGPU_OK) {
-        for (size_t k = 0; k < ob->n_tasks; k++) {
-            zg_chunk_task *t = &tasks[k];
-            if (offsets[t->inner] == ZG_SHARD_EMPTY && lengths[t->inner] == ZG_SHARD_EMPTY) {
-                t->state = ZG_TASK_MISSING;
-            } else {
-                t->state = ZG_TASK_PRESENT;
-                t->offset = offsets[t->inner];
-                t->nbytes = lengths[t->inner];
-            }
-        }
-    } else {
-        zg_error_prefix(ZG_ARRAY_WHERE_FMT ", shard '%s': ", a->path, ob->key);
-    }
+    if (st == ZGPU_OK) st = tasks_from_index(a, plan, ob, raw, offsets);
+    else zg_error_prefix(ZG_ARRAY_WHERE_FMT ", shard '%s': ", a->path, ob->key);
     free(offsets);
     free(raw);
     return st;

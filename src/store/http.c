@@ -16,19 +16,7 @@ static char *http_url(const zg_remote_store *r, const char *key, const char *que
     u[n] = '/';
     u[n + 1] = '\0';
     if (!*key) u[n] = '\0';
-    u = zg_remote_append_key(u, key);
-    if (u && query && *query) {
-        size_t m = strlen(u), qn = strlen(query);
-        char *v = realloc(u, m + qn + 2);
-        if (!v) {
-            free(u);
-            return NULL;
-        }
-        u = v;
-        u[m] = '?';
-        memcpy(u + m + 1, query, qn + 1);
-    }
-    return u;
+    return zg_remote_append_query(zg_remote_append_key(u, key), query);
 }
 
 static zgpu_status http_list(zg_store *s, const char *prefix, zg_list_entry **entries, size_t *n) {

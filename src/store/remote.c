@@ -44,6 +44,19 @@ char *zg_remote_append_key(char *url, const char *key) {
     return o;
 }
 
+char *zg_remote_append_query(char *url, const char *query) {
+    if (!url || !query || !*query) return url;
+    size_t m = strlen(url), qn = strlen(query);
+    char *v = realloc(url, m + qn + 2);
+    if (!v) {
+        free(url);
+        return NULL;
+    }
+    v[m] = '?';
+    memcpy(v + m + 1, query, qn + 1);
+    return v;
+}
+
 zgpu_status zg_remote_req(zg_remote_store *r, zg_http_req *q, zg_http_method m, const char *key, const char *query) {
     memset(q, 0, sizeof *q);
     q->method = m;

@@ -60,6 +60,8 @@ zgpu_status zg_remote_set_many(zg_store *s, const zg_store_put *puts, size_t n);
 
 /** `key` percent-encoded for a URL path ('/' kept), appended to `url` (a malloc'd string, reallocated). */
 char *zg_remote_append_key(char *url, const char *key);
+/** "?query" appended to `url` (reallocated) when query is neither NULL nor ""; NULL when out of memory. */
+char *zg_remote_append_query(char *url, const char *query);
 
 /** The HTTP store: `base` is "http(s)://host[:port]/path" (store/url.h). */
 zgpu_status zg_store_http_open(const char *base, const zg_remote_settings *set, zg_store **out);

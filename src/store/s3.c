@@ -35,19 +35,7 @@ static char *object_url(const s3_store *s, const char *object, const char *query
     char *u = malloc(n);
     if (!u) return NULL;
     snprintf(u, n, "%s%s/", s->origin, s->bucket_path);
-    u = zg_remote_append_key(u, object);
-    if (u && query && *query) {
-        size_t m = strlen(u), qn = strlen(query);
-        char *v = realloc(u, m + qn + 2);
-        if (!v) {
-            free(u);
-            return NULL;
-        }
-        u = v;
-        u[m] = '?';
-        memcpy(u + m + 1, query, qn + 1);
-    }
-    return u;
+    return zg_remote_append_query(zg_remote_append_key(u, object), query);
 }
 
 static char *s3_url(const zg_remote_store *r, const char *key, const char *query) {
@@ -147,6 +135,18 @@ static zgpu_status list_page(s3_store *s, const char *object_prefix, int delimit
     return st;
 }
 
+/* The object-key prefix of everything below a store prefix: "<store prefix>/<prefix>/" ("" for the bucket's
+ * root). malloc'd. */
+static char *list_prefix(const s3_store *s, const char *prefix) {
+    char *full = full_key(s, prefix);
+    if (!full) return NULL;
+    size_t fl = strlen(full);
+    char *want = malloc(fl + 2);
+    if (want) snprintf(want, fl + 2, "%s%s", full, fl ? "/" : "");
+    free(full);
+    return want;
+}
+
 static int entry_cmp(const void *a, const void *b) {
     const zg_list_entry *x = a, *y = b;
     int c = strcmp(x->name, y->name);
@@ -172,16 +172,8 @@ static zgpu_status s3_list(zg_store *st_, const char *prefix, zg_list_entry **en
     s3_store *s = (s3_store *)st_;
     *entries = NULL;
     *n = 0;
-    char *full = full_key(s, prefix);
-    if (!full) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
-    size_t fl = strlen(full);
-    char *want = malloc(fl + 2);
-    if (!want) {
-        free(full);
-        return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
-    }
-    snprintf(want, fl + 2, "%s%s", full, fl ? "/" : "");
-    free(full);
+    char *want = list_prefix(s, prefix);
+    if (!want) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
     size_t wl = strlen(want), cap = 0;
     zg_list_entry *e = NULL;
     char *token = NULL;
@@ -226,16 +218,8 @@ static zgpu_status s3_list(zg_store *st_, const char *prefix, zg_list_entry **en
 /* Every object below the store's `prefix` (recursively), as store keys; then deleted in batches. */
 static zgpu_status s3_erase_prefix(zg_store *st_, const char *prefix) {
     s3_store *s = (s3_store *)st_;
-    char *full = full_key(s, prefix);
-    if (!full) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
-    size_t fl = strlen(full);
-    char *want = malloc(fl + 2);
-    if (!want) {
-        free(full);
-        return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
-    }
-    snprintf(want, fl + 2, "%s%s", full, fl ? "/" : "");
-    free(full);
+    char *want = list_prefix(s, prefix);
+    if (!want) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
     const size_t strip = strlen(s->prefix) + (s->prefix[0] ? 1 : 0), wl = strlen(want);
     char *token = NULL;
     zgpu_status st = ZGPU_OK;
