@@ -143,7 +143,10 @@ def _status_kib(field: str) -> int:
 
 def child_main(req: Dict[str, Any]) -> None:
     import zgpu
-    zgpu.config.set(num_threads=2)
+    # bombs read under an address-space limit on one thread: a pool thread that first allocates during the read
+    # (not in the warm-up, which reads one chunk on whichever thread takes it) would reserve a 64 MiB malloc arena
+    # past the limit, and fail the read with an out-of-memory error that is not the bomb's
+    zgpu.config.set(num_threads=1 if req.get("rlimit_extra") else 2)
     select = _decode_select(req["select"])
     info: Dict[str, Any] = {}
     if req.get("rlimit_extra"):
