@@ -71,6 +71,32 @@ def _shard_index(path, n_inner):
     return [struct.unpack_from("<QQ", idx, 16 * i) for i in range(n_inner)], len(raw)
 
 
+def test_zero_length_inner_chunk_fails_cleanly(httpsrv, request, zcfg):
+    """A shard whose index gives one inner chunk 0 bytes (hostile or damaged): a read of part of the shard that
+    needs it fails with an error, on the host path that decodes chunks as they arrive, never hangs."""
+    import google_crc32c
+    name = unique(request)
+    local = _local(httpsrv, name)
+    data = make_data((64, 64, 64), seed=5)
+    z = zarr.create_array(local, shape=data.shape, chunks=(16, 16, 16), shards=(64, 64, 64), dtype=data.dtype,
+                          compressors=None)
+    z[...] = data
+    path = os.path.join(local, "c", "0", "0", "0")
+    with open(path, "rb") as f:
+        raw = bytearray(f.read())
+    n_inner = 64
+    at = len(raw) - (16 * n_inner + 4)
+    off, _ = struct.unpack_from("<QQ", raw, at)
+    struct.pack_into("<QQ", raw, at, off, 0)  # inner chunk (0, 0, 0): 0 bytes
+    raw[-4:] = struct.pack("<I", google_crc32c.value(bytes(raw[at:-4])))
+    with open(path, "wb") as f:
+        f.write(raw)
+    zcfg(range_merge_gap=-1)  # the empty range alone, not inside a merged request
+    a = zgpu.open(httpsrv.url + "/" + name)
+    with pytest.raises(zgpu.ZgpuError):
+        a[0:20, 0:20, 0:10]  # inner chunks (0, 0, 0) and (1, 1, 0) among others, not the whole shard
+
+
 def test_sharded_partial_read_fetches_little(httpsrv, request, zcfg):
     name = unique(request)
     local = _local(httpsrv, name)

@@ -884,6 +884,7 @@ static int check_request(xfer *x) {
     if (r->method == ZG_HTTP_GET && r->range_length != ZG_HTTP_WHOLE) {
         if (r->range_length == 0) { /* nothing to fetch (no request: found is not checked) */
             r->found = 1;
+            req_final(x, ZGPU_OK, 0); /* final all the same: its `done` is told */
             return 0;
         }
         x->ranged = 1;
