@@ -359,9 +359,10 @@ def machine() -> str:
     return f"{platform.node()}: {os.cpu_count()} CPUs, {platform.platform()}; GPU: {gpu}"
 
 
-def replace_section(doc_path: str, section_text: str) -> None:
+def replace_section(doc_path: str, section_text: str, title: str = SECTION) -> None:
+    """Replaces the section `title` of doc_path (or appends it), leaving the others as they are."""
     old = open(doc_path).read() if os.path.exists(doc_path) else "# zgpu benchmarks\n\n"
-    pat = re.compile(rf"^## {re.escape(SECTION)}\n.*?(?=^## |\Z)", re.M | re.S)
+    pat = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.M | re.S)
     new = pat.sub(lambda _: section_text.rstrip("\n") + "\n\n", old, count=1) if pat.search(old) else \
         old.rstrip("\n") + "\n\n" + section_text
     os.makedirs(os.path.dirname(doc_path), exist_ok=True)

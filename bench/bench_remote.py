@@ -51,7 +51,6 @@ import datetime
 import http.client
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -377,12 +376,7 @@ def verdict(rows: list, targets: list) -> str:
 
 def replace_section(doc: str, text: str) -> None:
     """Replaces the section titled SECTION of doc (or appends it), leaving the others as they are."""
-    old = open(doc).read() if os.path.exists(doc) else "# zgpu benchmarks\n\n"
-    pat = re.compile(rf"^## {re.escape(SECTION)}\n.*?(?=^## |\Z)", re.M | re.S)
-    new = pat.sub(lambda _: text.rstrip("\n") + "\n\n", old, count=1) if pat.search(old) else \
-        old.rstrip("\n") + "\n\n" + text
-    with open(doc, "w") as fh:
-        fh.write(new.rstrip("\n") + "\n")
+    bg.replace_section(doc, text, SECTION)
 
 
 # ---------------------------------------------------------------------------------------------------
