@@ -150,6 +150,10 @@ typedef struct zgpu_context_options {
                                   * that leads outside it is refused (for serving untrusted data). 0 (default):
                                   * links are followed, as zarr-python follows them. */
     const zgpu_remote_options *remote; /* NULL: defaults. Copied (strings too) by zgpu_context_create. */
+    size_t cache_bytes;          /* decoded-chunk cache: up to this many bytes of decoded chunks kept in host
+                                  * memory (least recently used dropped first), shared by every array and thread
+                                  * of the context, serving host and device reads; a write through zgpu drops the
+                                  * chunks it changes. 0 (default): off, as tensorstore's cache_pool. */
 } zgpu_context_options;
 
 /** Fills *opts with defaults (struct_size set). */
@@ -279,6 +283,13 @@ ZGPU_API zgpu_status zgpu_array_write(zgpu_array *array, const uint64_t *start, 
  * ---------------------------------------------------------------------------------------------- */
 typedef struct zgpu_event zgpu_event;
 
+/** How a device read decodes (zgpu_read_stats.route; force one with zgpu_tuning.read_route). */
+typedef enum zgpu_route {
+    ZGPU_ROUTE_AUTO = 0,   /* zgpu's cost model picks, per read (docs/tuning.md) */
+    ZGPU_ROUTE_DEVICE = 1, /* batched decode on the GPU (host threads only for chunks no GPU decoder takes) */
+    ZGPU_ROUTE_HOST = 2    /* the host read into pinned memory, then one copy to the device */
+} zgpu_route;
+
 /** Per-stage timings of the last device or host read on this array handle (seconds; 0 where not run).
  *  Device reads: decode_s is the GPU decode stage (CUDA events) plus the wall time of host decoding for
  *  CPU-fallback chunks. Host reads: io_s and decode_s are thread-seconds divided by the thread count. */
@@ -290,6 +301,9 @@ typedef struct zgpu_read_stats {
     int gds_used;      /* 1 if GPUDirect Storage served the reads */
     int gpu_decoded;   /* chunks decoded on the GPU */
     int cpu_decoded;   /* chunks decoded on host threads (CPU fallback) */
+    int cache_hits;    /* chunks served decoded by the context's cache (cache_bytes) */
+    int cache_misses;  /* chunks looked up there and not found (0 with the cache off) */
+    int route;         /* device reads: the zgpu_route taken (ZGPU_ROUTE_DEVICE or ZGPU_ROUTE_HOST); host reads 0 */
 } zgpu_read_stats;
 
 /**
@@ -313,6 +327,53 @@ ZGPU_API zgpu_status zgpu_event_wait(zgpu_event *event);
 ZGPU_API int zgpu_event_query(zgpu_event *event);
 /** Waits for the event if still running, then frees it. Accepts NULL. */
 ZGPU_API void zgpu_event_free(zgpu_event *event);
+
+/* ------------------------------------------------------------------------------------------------
+ * Read options (conversion on the fly) and batched reads of many regions
+ * ---------------------------------------------------------------------------------------------- */
+/**
+ * What a read writes into its destination. With out_dtype 0 (the default) the stored values are copied as they
+ * are. Else each value v becomes convert(clamp(v * scale + offset)) in out_dtype (bool, integers, float16/32/64;
+ * not complex or raw, in or out): computed in float32 when every input value is exact there (bool, 8/16-bit
+ * integers, float16/32) and float64 otherwise; clamped to [clamp_min, clamp_max] when clamp is 1; NaN stays NaN
+ * for float outputs and becomes 0 for integer outputs; integer outputs round to nearest (ties to even) and
+ * saturate at their range. On the GPU the conversion is fused into the scatter (kernels built at run time with
+ * NVRTC and cached, docs/tuning.md); on the host it runs in the copy to the destination.
+ */
+typedef struct zgpu_read_options {
+    size_t struct_size;         /* sizeof(zgpu_read_options): zgpu_read_options_init sets it */
+    zgpu_dtype out_dtype;       /* 0: the array's data type, no conversion */
+    double scale, offset;       /* default 1 and 0 */
+    int clamp;                  /* 1: clamp to [clamp_min, clamp_max] after scale and offset */
+    double clamp_min, clamp_max;
+} zgpu_read_options;
+
+/** Fills *o with defaults (struct_size set): no conversion. */
+ZGPU_API void zgpu_read_options_init(zgpu_read_options *o);
+
+/** As zgpu_array_read, with `opts` (NULL = none); out_strides are byte strides of the destination's elements. */
+ZGPU_API zgpu_status zgpu_array_read_ex(zgpu_array *array, const uint64_t *start, const uint64_t *count,
+                                        void *out, const int64_t *out_strides, const zgpu_read_options *opts);
+/** As zgpu_array_read_device (event NULL) or zgpu_array_read_device_async (event not NULL), with `opts`. */
+ZGPU_API zgpu_status zgpu_array_read_device_ex(zgpu_array *array, const uint64_t *start, const uint64_t *count,
+                                               void *device_out, const int64_t *out_strides, void *stream,
+                                               const zgpu_read_options *opts, zgpu_event **event);
+
+/**
+ * Reads n boxes in one batch: box i is [starts[i*ndim], +counts[i*ndim]) into outs[i] with byte strides
+ * out_strides[i*ndim ...] (out_strides NULL = every destination C-contiguous). One plan covers every box: each
+ * chunk needed is fetched and decoded once however many boxes share it. A stacked buffer is outs[i] = base +
+ * i * (bytes of one box). Boxes may overlap each other; destinations must not. Errors as zgpu_array_read, naming
+ * the box. zgpu_array_read_regions reads into host memory; the _device form into device memory on `stream`
+ * (event NULL: returns when the data is in place; else at once, as zgpu_array_read_device_async).
+ */
+ZGPU_API zgpu_status zgpu_array_read_regions(zgpu_array *array, size_t n, const uint64_t *starts,
+                                             const uint64_t *counts, void *const *outs, const int64_t *out_strides,
+                                             const zgpu_read_options *opts);
+ZGPU_API zgpu_status zgpu_array_read_regions_device(zgpu_array *array, size_t n, const uint64_t *starts,
+                                                    const uint64_t *counts, void *const *outs,
+                                                    const int64_t *out_strides, void *stream,
+                                                    const zgpu_read_options *opts, zgpu_event **event);
 /** Timings of the last completed read on this handle. */
 ZGPU_API void zgpu_array_last_read_stats(const zgpu_array *array, zgpu_read_stats *stats);
 

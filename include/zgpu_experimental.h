@@ -68,6 +68,10 @@ typedef struct zgpu_tuning {
 
     /* The zgpu command's copy (zgpu cp): bytes of one slab copied at a time (0 = 256 MiB). */
     size_t copy_slab_bytes;
+
+    /* Device reads: ZGPU_ROUTE_AUTO (default) lets the cost model pick GPU decode or the host read plus one copy
+     * (docs/tuning.md, "Routes"); DEVICE or HOST forces one. */
+    zgpu_route read_route;
 } zgpu_tuning;
 
 /** Fills *t with the defaults (struct_size set). */

@@ -40,6 +40,7 @@ class ContextOptions(Structure):
         ("max_decoded_chunk_bytes", c_size_t),
         ("confine_to_store", c_int),
         ("remote", c_void_p),  # const zgpu_remote_options * (_remote.RemoteOptions); NULL = defaults
+        ("cache_bytes", c_size_t),
     ]
 
 
@@ -53,6 +54,7 @@ class ReadStats(Structure):
         ("stored_bytes", c_uint64), ("decoded_bytes", c_uint64),
         ("chunks", c_int), ("waves", c_int),
         ("gds_used", c_int), ("gpu_decoded", c_int), ("cpu_decoded", c_int),
+        ("cache_hits", c_int), ("cache_misses", c_int), ("route", c_int),
     ]
 
 

@@ -18,7 +18,7 @@ class Context:
     def __init__(self, num_threads: int, device: int, budget: int, gds: str, gpu_decode: bool,
                  gpu_trust_input: bool = False, tuning: Optional[Dict[str, Any]] = None,
                  max_decoded_chunk_bytes: int = 0, confine_to_store: bool = False,
-                 remote: Optional[Dict[str, Any]] = None) -> None:
+                 remote: Optional[Dict[str, Any]] = None, cache_bytes: int = 0) -> None:
         opts = _capi.ContextOptions()
         lib.zgpu_context_options_init(ctypes.byref(opts))
         opts.num_threads = num_threads
@@ -29,6 +29,7 @@ class Context:
         opts.gpu_trust_input = 1 if gpu_trust_input else 0
         opts.max_decoded_chunk_bytes = max_decoded_chunk_bytes
         opts.confine_to_store = 1 if confine_to_store else 0
+        opts.cache_bytes = cache_bytes
         t = _tuning.to_struct(tuning) if tuning else None  # the context copies it: it need not outlive the call
         opts.tuning = ctypes.addressof(t) if t is not None else None
         r = _remote.to_struct(remote or {}, lib)  # copied by the context, strings too
@@ -60,13 +61,15 @@ class Config:
     256 MiB to 16 GiB), ``gds`` ("auto", "off",
     "on"), ``gpu_decode`` (decode on the GPU where a GPU decoder exists), ``gpu_trust_input`` (lets nvCOMP's
     DEFLATE decoder, chosen with ``deflate_decoder="nvcomp"``, decode gzip / zlib: it needs valid input, so only
-    for data you trust; zgpu's own GPU DEFLATE decoder, the default, checks every stream and needs no trust).
+    for data you trust; zgpu's own GPU DEFLATE decoder, the default, checks every stream and needs no trust),
+    ``cache_bytes`` (a cache of decoded chunks in host memory shared by the context's arrays, 0 = off).
 
     Tuning of the device path (experimental, unstable: zgpu_tuning in zgpu_experimental.h; docs/tuning.md says
     what each does and what was measured): ``zstd_decoder``, ``deflate_decoder``, ``lz4_decoder`` ("auto",
     "zgpu", "nvcomp", "host"; lz4 has no "host"), ``pipeline_waves``, ``wave_shape`` (relative wave sizes),
     ``wave_sets``, ``wave_overlap`` and ``zstd_rows`` (True / False / None = default), ``zstd_huf_probe``,
-    ``inflate_parts``, ``trace``, ``profile``, ``copy_slab_bytes``. Given as None, a tuning field goes back to
+    ``inflate_parts``, ``trace``, ``profile``, ``copy_slab_bytes``, ``read_route`` ("auto", "device",
+    "host": how device reads decode). Given as None, a tuning field goes back to
     its default. :meth:`tuning` shows what a context runs with (ZGPU_* environment overrides included).
 
     Remote stores (http://, https://, s3:// paths; docs/remote.md): ``s3_endpoint``, ``s3_region``,
@@ -87,6 +90,7 @@ class Config:
         self.gpu_trust_input = False
         self.max_decoded_chunk_bytes = 0
         self.confine_to_store = False
+        self.cache_bytes = 0
         self._tuning: Dict[str, Any] = {}  # the tuning fields set away from their defaults
         self.remote: Dict[str, Any] = {}   # the remote-store settings set away from their defaults
         self._lock = threading.Lock()
@@ -96,18 +100,18 @@ class Config:
             device_memory_budget: Optional[int] = None, gds: Optional[str] = None,
             gpu_decode: Optional[bool] = None, gpu_trust_input: Optional[bool] = None,
             max_decoded_chunk_bytes: Optional[int] = None, confine_to_store: Optional[bool] = None,
-            zstd_decoder: Any = _UNSET, deflate_decoder: Any = _UNSET, lz4_decoder: Any = _UNSET,
+            cache_bytes: Optional[int] = None, zstd_decoder: Any = _UNSET, deflate_decoder: Any = _UNSET, lz4_decoder: Any = _UNSET,
             pipeline_waves: Any = _UNSET, wave_shape: Any = _UNSET, wave_sets: Any = _UNSET,
             wave_overlap: Any = _UNSET, zstd_rows: Any = _UNSET, zstd_huf_probe: Any = _UNSET,
             inflate_parts: Any = _UNSET, trace: Any = _UNSET, profile: Any = _UNSET,
-            copy_slab_bytes: Any = _UNSET, **remote: Any) -> None:
+            copy_slab_bytes: Any = _UNSET, read_route: Any = _UNSET, **remote: Any) -> None:
         """Changes settings; contexts are recreated for arrays and groups opened afterwards. Every value is
         checked before any is changed: a ValueError leaves the settings as they were."""
         given = {"zstd_decoder": zstd_decoder, "deflate_decoder": deflate_decoder, "lz4_decoder": lz4_decoder,
                  "pipeline_waves": pipeline_waves, "wave_shape": wave_shape, "wave_sets": wave_sets,
                  "wave_overlap": wave_overlap, "zstd_rows": zstd_rows, "zstd_huf_probe": zstd_huf_probe,
                  "inflate_parts": inflate_parts, "trace": trace, "profile": profile,
-                 "copy_slab_bytes": copy_slab_bytes}
+                 "copy_slab_bytes": copy_slab_bytes, "read_route": read_route}
         tuning = {k: _tuning.validate(k, v) for k, v in given.items() if v is not _UNSET}
         for k in remote:
             if k not in _remote.DEFAULTS:
@@ -118,6 +122,8 @@ class Config:
         if max_decoded_chunk_bytes is not None and int(max_decoded_chunk_bytes) < 0:
             raise ValueError("max_decoded_chunk_bytes must be >= 0 (0 = the default cap), got %r"
                              % (max_decoded_chunk_bytes,))
+        if cache_bytes is not None and (isinstance(cache_bytes, bool) or int(cache_bytes) < 0):
+            raise ValueError("cache_bytes must be an integer >= 0 (0 = no cache), got %r" % (cache_bytes,))
         if gds is not None and gds not in _GDS:
             raise ValueError("gds must be one of 'auto', 'off', 'on', got %r" % (gds,))
         with self._lock:
@@ -142,6 +148,8 @@ class Config:
                 self.max_decoded_chunk_bytes = int(max_decoded_chunk_bytes)
             if confine_to_store is not None:
                 self.confine_to_store = bool(confine_to_store)
+            if cache_bytes is not None:
+                self.cache_bytes = int(cache_bytes)
             for k, v in remote.items():
                 if v == _remote.DEFAULTS[k]:
                     self.remote.pop(k, None)
@@ -157,7 +165,7 @@ class Config:
             if ctx is None:
                 ctx = Context(self.num_threads, dev, self.device_memory_budget, self.gds, self.gpu_decode,
                               self.gpu_trust_input, dict(self._tuning), self.max_decoded_chunk_bytes,
-                              self.confine_to_store, dict(self.remote))
+                              self.confine_to_store, dict(self.remote), self.cache_bytes)
                 self._contexts[dev] = ctx
             return ctx
 
@@ -170,9 +178,10 @@ class Config:
         tuning = "".join(", %s=%r" % kv for kv in _tuning.changed(self._tuning))
         tuning += "".join(", %s=%r" % kv for kv in sorted(self.remote.items()))
         return ("zgpu.Config(num_threads=%d, device=%d, device_memory_budget=%d, gds=%r, gpu_decode=%r, "
-                "gpu_trust_input=%r, max_decoded_chunk_bytes=%d, confine_to_store=%r%s)"
+                "gpu_trust_input=%r, max_decoded_chunk_bytes=%d, confine_to_store=%r, cache_bytes=%d%s)"
                 % (self.num_threads, self.device, self.device_memory_budget, self.gds, self.gpu_decode,
-                   self.gpu_trust_input, self.max_decoded_chunk_bytes, self.confine_to_store, tuning))
+                   self.gpu_trust_input, self.max_decoded_chunk_bytes, self.confine_to_store, self.cache_bytes,
+                   tuning))
 
 
 config = Config()

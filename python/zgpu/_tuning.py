@@ -41,6 +41,7 @@ class Tuning(Structure):
         ("trace", c_int),
         ("profile", c_int),
         ("copy_slab_bytes", c_size_t),
+        ("read_route", c_int),
     ]
 
 
@@ -68,8 +69,10 @@ DEFAULTS: Dict[str, Any] = {
     "zstd_decoder": "auto", "deflate_decoder": "auto", "lz4_decoder": "auto",
     "pipeline_waves": 0, "wave_shape": (), "wave_sets": 0, "wave_overlap": None,
     "zstd_rows": None, "zstd_huf_probe": -1, "inflate_parts": 0,
-    "trace": False, "profile": False, "copy_slab_bytes": 0,
+    "trace": False, "profile": False, "copy_slab_bytes": 0, "read_route": "auto",
 }
+ROUTES = {"auto": 0, "device": 1, "host": 2}
+_ROUTE_NAMES = {v: k for k, v in ROUTES.items()}
 FIELDS = tuple(DEFAULTS)
 
 
@@ -128,6 +131,10 @@ def validate(name: str, value: Any) -> Any:
         return _int(name, value, 0, 1 << 20, " (0 = enough to fill the GPU)")
     if name in ("trace", "profile"):
         return _bool(name, value)
+    if name == "read_route":
+        if value not in ROUTES:
+            raise ValueError("read_route must be one of 'auto', 'device', 'host', got %r" % (value,))
+        return value
     return _int(name, value, 0, (1 << 63) - 1, " (0 = 256 MiB)")  # copy_slab_bytes
 
 
@@ -144,6 +151,8 @@ def to_struct(settings: Mapping[str, Any]) -> Tuning:
             t.n_wave_shape = len(value)
         elif name in ("wave_overlap", "zstd_rows"):
             setattr(t, name, _SWITCH[value])
+        elif name == "read_route":
+            t.read_route = ROUTES[value]
         else:
             setattr(t, name, int(value))
     return t
@@ -162,6 +171,8 @@ def from_struct(t: Tuning) -> Dict[str, Any]:
             out[name] = _SWITCH_VALUES.get(getattr(t, name), getattr(t, name))
         elif name in ("trace", "profile"):
             out[name] = bool(getattr(t, name))
+        elif name == "read_route":
+            out[name] = _ROUTE_NAMES.get(t.read_route, t.read_route)
         else:
             out[name] = getattr(t, name)
     return out

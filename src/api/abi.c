@@ -18,7 +18,7 @@ static const abi_member k_members[] = {
     M(zgpu_context_options, device_memory_budget), M(zgpu_context_options, gds_mode),
     M(zgpu_context_options, gpu_decode), M(zgpu_context_options, gpu_trust_input), M(zgpu_context_options, tuning),
     M(zgpu_context_options, max_decoded_chunk_bytes), M(zgpu_context_options, confine_to_store),
-    M(zgpu_context_options, remote),
+    M(zgpu_context_options, remote), M(zgpu_context_options, cache_bytes),
 
     M(zgpu_remote_options, struct_size), M(zgpu_remote_options, max_in_flight),
     M(zgpu_remote_options, connect_timeout_ms), M(zgpu_remote_options, request_timeout_ms),
@@ -33,7 +33,12 @@ static const abi_member k_members[] = {
     M(zgpu_read_stats, decode_s), M(zgpu_read_stats, scatter_s), M(zgpu_read_stats, total_s),
     M(zgpu_read_stats, stored_bytes), M(zgpu_read_stats, decoded_bytes), M(zgpu_read_stats, chunks),
     M(zgpu_read_stats, waves), M(zgpu_read_stats, gds_used), M(zgpu_read_stats, gpu_decoded),
-    M(zgpu_read_stats, cpu_decoded),
+    M(zgpu_read_stats, cpu_decoded), M(zgpu_read_stats, cache_hits), M(zgpu_read_stats, cache_misses),
+    M(zgpu_read_stats, route),
+
+    M(zgpu_read_options, struct_size), M(zgpu_read_options, out_dtype), M(zgpu_read_options, scale),
+    M(zgpu_read_options, offset), M(zgpu_read_options, clamp), M(zgpu_read_options, clamp_min),
+    M(zgpu_read_options, clamp_max),
 
     M(zgpu_array_spec, struct_size), M(zgpu_array_spec, zarr_format), M(zgpu_array_spec, ndim),
     M(zgpu_array_spec, shape), M(zgpu_array_spec, chunks), M(zgpu_array_spec, shards), M(zgpu_array_spec, dtype),
@@ -46,7 +51,7 @@ static const abi_member k_members[] = {
     M(zgpu_tuning, lz4_decoder), M(zgpu_tuning, pipeline_waves), M(zgpu_tuning, wave_shape),
     M(zgpu_tuning, n_wave_shape), M(zgpu_tuning, wave_sets), M(zgpu_tuning, wave_overlap), M(zgpu_tuning, zstd_rows),
     M(zgpu_tuning, zstd_huf_probe), M(zgpu_tuning, inflate_parts), M(zgpu_tuning, trace), M(zgpu_tuning, profile),
-    M(zgpu_tuning, copy_slab_bytes),
+    M(zgpu_tuning, copy_slab_bytes), M(zgpu_tuning, read_route),
 };
 #undef M
 
@@ -59,6 +64,7 @@ ZGPU_API size_t zgpu_struct_size(const char *name) {
     if (!strcmp(name, "zgpu_array_spec")) return sizeof(zgpu_array_spec);
     if (!strcmp(name, "zgpu_tuning")) return sizeof(zgpu_tuning);
     if (!strcmp(name, "zgpu_remote_options")) return sizeof(zgpu_remote_options);
+    if (!strcmp(name, "zgpu_read_options")) return sizeof(zgpu_read_options);
     return 0;
 }
 

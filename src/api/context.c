@@ -119,6 +119,8 @@ static zgpu_status take_tuning(const zgpu_tuning *in, zgpu_tuning *t) {
                  "zgpu_tuning: zstd_huf_probe %d is out of range (-1..4096)", t->zstd_huf_probe);
     ZG_RETURN_IF(t->inflate_parts < 0, ZGPU_ERR_INVALID_ARGUMENT, "zgpu_tuning: inflate_parts %d is negative",
                  t->inflate_parts);
+    ZG_RETURN_IF((unsigned)t->read_route > ZGPU_ROUTE_HOST, ZGPU_ERR_INVALID_ARGUMENT,
+                 "zgpu_tuning: read_route %d is not a zgpu_route (0 auto, 1 device, 2 host)", (int)t->read_route);
     return ZGPU_OK;
 }
 

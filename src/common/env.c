@@ -12,8 +12,9 @@ static struct {
     pthread_once_t once;
     zgpu_tuning t;
     int has_zstd, has_deflate, has_lz4, has_waves, has_shape, has_sets, has_overlap, has_rows, has_probe, has_parts,
-        has_trace, has_profile, has_slab;
+        has_trace, has_profile, has_slab, has_route;
     const char *nvcomp_lib;
+    char cache_dir[4096];
     int cufile_compat;
 } env = {.once = PTHREAD_ONCE_INIT};
 
@@ -92,6 +93,25 @@ static void load(void) {
                            read_int("ZGPU_INFLATE_TIMES", 0, 1, &x)))
         t->profile = (int)x;
     if ((env.has_slab = read_int("ZGPU_CLI_SLAB_BYTES", 1, 1L << 40, &x))) t->copy_slab_bytes = (size_t)x;
+    const char *route = getenv("ZGPU_READ_ROUTE");
+    if (route && *route) {
+        env.has_route = 1;
+        if (!strcmp(route, "auto")) t->read_route = ZGPU_ROUTE_AUTO;
+        else if (!strcmp(route, "device")) t->read_route = ZGPU_ROUTE_DEVICE;
+        else if (!strcmp(route, "host")) t->read_route = ZGPU_ROUTE_HOST;
+        else {
+            env.has_route = 0;
+            ignored("ZGPU_READ_ROUTE", route, "expected auto, device or host");
+        }
+    }
+    /* zgpu's on-disk cache (kernels, route calibration): $ZGPU_CACHE_DIR, else $XDG_CACHE_HOME/zgpu, else
+     * ~/.cache/zgpu; none when neither HOME nor those are set */
+    const char *cd = getenv("ZGPU_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n = 0;
+    if (cd && *cd) n = snprintf(env.cache_dir, sizeof env.cache_dir, "%s", cd);
+    else if (xdg && *xdg) n = snprintf(env.cache_dir, sizeof env.cache_dir, "%s/zgpu", xdg);
+    else if (home && *home) n = snprintf(env.cache_dir, sizeof env.cache_dir, "%s/.cache/zgpu", home);
+    if (n <= 0 || (size_t)n >= sizeof env.cache_dir) env.cache_dir[0] = 0;
     const char *lib = getenv("ZGPU_NVCOMP_LIB");
     env.nvcomp_lib = lib && *lib ? lib : NULL;
     const char *compat = getenv("CUFILE_FORCE_COMPAT_MODE");
@@ -117,6 +137,12 @@ void zg_env_apply_tuning(zgpu_tuning *t) {
     if (env.has_trace) t->trace = e->trace;
     if (env.has_profile) t->profile = e->profile;
     if (env.has_slab) t->copy_slab_bytes = e->copy_slab_bytes;
+    if (env.has_route) t->read_route = e->read_route;
+}
+
+const char *zg_env_cache_dir(void) {
+    pthread_once(&env.once, load);
+    return env.cache_dir[0] ? env.cache_dir : NULL;
 }
 
 const char *zg_env_nvcomp_lib(void) {

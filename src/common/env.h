@@ -9,6 +9,9 @@
 void zg_env_apply_tuning(zgpu_tuning *t);
 /** ZGPU_NVCOMP_LIB: a file or directory to load libnvcomp.so.6 from; NULL when unset or empty. */
 const char *zg_env_nvcomp_lib(void);
+/** zgpu's on-disk cache directory (JIT kernels, route calibration): ZGPU_CACHE_DIR, else $XDG_CACHE_HOME/zgpu,
+ *  else $HOME/.cache/zgpu; NULL when none can be formed (the caches then live in memory only). Not created here. */
+const char *zg_env_cache_dir(void);
 /** CUFILE_FORCE_COMPAT_MODE=true (cuFile's own variable, which zgpu also honours): 1, else 0. */
 int zg_env_cufile_force_compat(void);
 
