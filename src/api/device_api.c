@@ -40,6 +40,15 @@ ZGPU_API int zgpu_event_query(zgpu_event *event) {
     return 1;
 }
 
+ZGPU_API zgpu_status zgpu_array_read_regions_device(zgpu_array *array, size_t n, const uint64_t *starts,
+                                                    const uint64_t *counts, void *const *outs,
+                                                    const int64_t *out_strides, void *stream,
+                                                    const zgpu_read_options *opts, zgpu_event **event) {
+    (void)array, (void)n, (void)starts, (void)counts, (void)outs, (void)out_strides, (void)stream, (void)opts;
+    if (event) *event = NULL;
+    return zg_error(ZGPU_ERR_NO_GPU, NO_CUDA_MSG);
+}
+
 ZGPU_API void zgpu_event_free(zgpu_event *event) { (void)event; }
 
 #else /* ZGPU_HAVE_CUDA */
@@ -71,6 +80,22 @@ ZGPU_API zgpu_status zgpu_array_read_device_async(zgpu_array *array, const uint6
     ZG_FORWARD(check_args(array, start, count, device_out));
     ZG_FORWARD(zg_cuda_probe());
     return zg_cuda_read_async(array, start, count, device_out, out_strides, stream, event);
+}
+
+ZGPU_API zgpu_status zgpu_array_read_regions_device(zgpu_array *array, size_t n, const uint64_t *starts,
+                                                    const uint64_t *counts, void *const *outs,
+                                                    const int64_t *out_strides, void *stream,
+                                                    const zgpu_read_options *opts, zgpu_event **event) {
+    if (event) *event = NULL;
+    ZG_RETURN_IF(!array || (n && (!outs || (array->meta.ndim > 0 && (!starts || !counts)))),
+                 ZGPU_ERR_INVALID_ARGUMENT,
+                 "zgpu_array_read_regions_device: array, and for n > 0 starts, counts and outs, are required");
+    for (size_t r = 0; r < n; r++)
+        ZG_RETURN_IF(!outs[r], ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_read_regions_device: outs[%zu] is NULL", r);
+    (void)opts;
+    ZG_FORWARD(zg_cuda_probe());
+    const zg_dev_request rq = {n, starts, counts, outs, out_strides};
+    return zg_cuda_read_request(array, &rq, stream, event);
 }
 
 ZGPU_API zgpu_status zgpu_event_wait(zgpu_event *event) {

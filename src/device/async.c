@@ -13,15 +13,14 @@ struct zgpu_event {
     zgpu_status status;
     char msg[ZG_ERRMSG_MAX];
     zgpu_array *a;
-    uint64_t start[ZGPU_MAX_DIMS], count[ZGPU_MAX_DIMS];
-    int64_t strides[ZGPU_MAX_DIMS];
-    int has_strides;
-    void *out, *stream;
+    zg_dev_request rq;  /* the caller's, copied: its arrays point into `copy` */
+    void *copy;
+    void *stream;
 };
 
 static void *async_main(void *arg) {
     struct zgpu_event *ev = arg;
-    zgpu_status s = dev_run_read(ev->a, ev->start, ev->count, ev->out, ev->has_strides ? ev->strides : NULL, NULL, 0);
+    zgpu_status s = dev_run_read(ev->a, &ev->rq, NULL, 0);
     pthread_mutex_lock(&ev->mu);
     ev->status = s;
     if (s != ZGPU_OK) zg_error_save(ev->msg);
@@ -38,19 +37,35 @@ static void CUDART_CB stream_gate(void *arg) {
     pthread_mutex_unlock(&ev->mu);
 }
 
+/* The request copied into one block (the caller's arrays need not outlive the call). */
+static zgpu_status copy_request(struct zgpu_event *ev, const zg_dev_request *rq, int nd) {
+    const size_t n = rq->n, box = n * (size_t)nd * sizeof(uint64_t);
+    uint8_t *p = ev->copy = malloc(2 * box + n * sizeof(void *) + (rq->strides ? box : 0) + 1);
+    ZG_RETURN_IF(!p, ZGPU_ERR_NO_MEMORY, "out of host memory for an async read of %zu regions", n);
+    ev->rq.n = n;
+    ev->rq.starts = memcpy(p, rq->starts, box);
+    ev->rq.counts = memcpy(p + box, rq->counts, box);
+    ev->rq.outs = memcpy(p + 2 * box, rq->outs, n * sizeof(void *));
+    ev->rq.strides = rq->strides ? memcpy(p + 2 * box + n * sizeof(void *), rq->strides, box) : NULL;
+    return ZGPU_OK;
+}
+
 zgpu_status zg_cuda_read_async(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *device_out,
                                const int64_t *out_strides, void *stream, struct zgpu_event **event) {
+    void *outs[1] = {device_out};
+    const zg_dev_request rq = {1, start, count, outs, out_strides};
+    return zg_cuda_read_request(a, &rq, stream, event);
+}
+
+zgpu_status zg_cuda_read_request(zgpu_array *a, const zg_dev_request *rq, void *stream, struct zgpu_event **event) {
+    if (!event) return dev_run_read(a, rq, stream, 1);
     struct zgpu_event *ev = calloc(1, sizeof *ev);
     ZG_RETURN_IF(!ev, ZGPU_ERR_NO_MEMORY, "out of host memory for an event");
-    int nd = a->meta.ndim;
-    for (int d = 0; d < nd; d++) {
-        ev->start[d] = start[d];
-        ev->count[d] = count[d];
-        if (out_strides) ev->strides[d] = out_strides[d];
+    if (copy_request(ev, rq, a->meta.ndim) != ZGPU_OK) {
+        free(ev);
+        return ZGPU_ERR_NO_MEMORY;
     }
-    ev->has_strides = out_strides != NULL;
     ev->a = a;
-    ev->out = device_out;
     ev->stream = stream;
     pthread_mutex_init(&ev->mu, NULL);
     pthread_cond_init(&ev->cv, NULL);
@@ -61,6 +76,7 @@ zgpu_status zg_cuda_read_async(zgpu_array *a, const uint64_t *start, const uint6
     if (ce != cudaSuccess) {
         pthread_cond_destroy(&ev->cv);
         pthread_mutex_destroy(&ev->mu);
+        free(ev->copy);
         free(ev);
         return zg_error(ZGPU_ERR_CUDA, "CUDA error starting an async read: %s", cudaGetErrorString(ce));
     }
@@ -101,5 +117,6 @@ void zg_cuda_event_free(struct zgpu_event *ev) {
     cudaStreamSynchronize((cudaStream_t)ev->stream);
     pthread_cond_destroy(&ev->cv);
     pthread_mutex_destroy(&ev->mu);
+    free(ev->copy);
     free(ev);
 }

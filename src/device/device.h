@@ -9,6 +9,15 @@
 struct zg_device_state;
 struct zgpu_event;
 
+/* The boxes of one device read and their destinations: n = 1 for zgpu_array_read_device, n for
+ * zgpu_array_read_regions_device (one plan: a chunk several boxes need is fetched and decoded once). */
+typedef struct zg_dev_request {
+    size_t n;
+    const uint64_t *starts, *counts; /* n * ndim */
+    void *const *outs;               /* n device pointers */
+    const int64_t *strides;          /* n * ndim byte strides, or NULL: each destination C-contiguous */
+} zg_dev_request;
+
 /** Frees the state (waits for reads in flight). Accepts NULL. */
 void zg_device_state_free(struct zg_device_state *st);
 
@@ -22,6 +31,9 @@ zgpu_status zg_cuda_read(zgpu_array *a, const uint64_t *start, const uint64_t *c
 /** Starts the read on a background thread; *event completes when it is done. */
 zgpu_status zg_cuda_read_async(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *device_out,
                                const int64_t *out_strides, void *stream, struct zgpu_event **event);
+/** A request of any number of boxes: synchronous (event NULL: returns when the data is in place and `stream` is
+ *  ordered after it) or asynchronous (the request is copied; *event completes when the data is in place). */
+zgpu_status zg_cuda_read_request(zgpu_array *a, const zg_dev_request *rq, void *stream, struct zgpu_event **event);
 zgpu_status zg_cuda_event_wait(struct zgpu_event *ev);
 int zg_cuda_event_query(struct zgpu_event *ev);
 void zg_cuda_event_free(struct zgpu_event *ev);

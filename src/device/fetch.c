@@ -62,7 +62,7 @@ typedef struct read_piece {
 
 static uint32_t task_piece_count(const job *j, const dtask *t) {
     const zg_plan_object *ob = &j->plan->objects[j->plan->tasks[t->plan_i].object];
-    if (t->kind == T_MISSING) return 0;
+    if (!dev_task_reads(t)) return 0;
     /* GDS registers a file per read; a store that cannot keep an object open would mix versions of it */
     if (j->use_gds || t->nbytes <= READ_PIECE || (!ob->file && !j->a->store->vt->open_file)) return 1;
     return (uint32_t)((t->nbytes + READ_PIECE - 1) / READ_PIECE);
@@ -190,7 +190,7 @@ zgpu_status dev_phase_a_remote(void *arg, size_t unused) {
     size_t n = 0;
     for (size_t i = 0; e == ZGPU_OK && i < io->count; i++) {
         const dtask *t = &j->t[io->first + i];
-        if (t->kind == T_MISSING) continue;
+        if (!dev_task_reads(t)) continue;
         tk[n] = t->plan_i;
         outs[n++] = io->bs->h + t->h_off;
     }
@@ -203,7 +203,7 @@ zgpu_status dev_phase_a_remote(void *arg, size_t unused) {
     atomic_fetch_add(&io->io_ns, (uint64_t)((t1 - t0) * 1e9));
     for (size_t i = 0; io->seg && i < io->count; i++) {
         dtask *t = &j->t[io->first + i];
-        if (t->kind == T_MISSING) continue;
+        if (!dev_task_reads(t)) continue;
         if (j->gpu_decode) dev_parse_or_fallback(j, t, io->bs);
         ZG_FORWARD(segment_done(io, i));
     }
@@ -238,7 +238,7 @@ zgpu_status dev_make_segments(wave_io *io, uint64_t end, int cpu) {
     int left = 0;
     for (size_t i = io->first; i < io->first + io->count; i++) {
         const dtask *t = &io->j->t[i];
-        if (cpu ? t->kind != T_CPU : t->kind == T_MISSING) continue;
+        if (cpu ? t->kind != T_CPU : !dev_task_reads(t)) continue;
         const uint64_t at = cpu ? t->cpu_off : t->h_off;
         if (left && at - seg[n].begin >= target && n + 1 < MAX_SEG) {
             seg[n].end = at;

@@ -95,7 +95,7 @@ struct zg_device_state {
 /* The GPU decoders (gpucodec/gpu_decoder.h: the contract; gpucodec/registry_gpu.c: the list) are picked per read
  * for each kind of stream (zg_gpu_pick, by the tuning) and take a wave's streams in registry order. */
 
-typedef struct pipe {
+typedef struct dev_pipe {
     int gpu;                  /* the chain decodes on the GPU */
     char why[160];            /* if not, why */
     int n_outer_crc;          /* crc32c stages verified and stripped on the host */
@@ -108,17 +108,20 @@ typedef struct pipe {
     int needs_b;              /* some stage works out of place */
     int64_t src_strides[ZGPU_MAX_DIMS]; /* decoded chunk buffer strides (transposes folded in) */
     uint64_t chunk_nbytes;
-} pipe;
+} dev_pipe;
 
 
 /* ------------------------------------------------------------------------------------------------
  * One read
  * ---------------------------------------------------------------------------------------------- */
-enum { T_MISSING = 0, T_GPU, T_CPU };
+/* T_DUP: a chunk another task of the read (its unit's leader, dtask.lead) decodes, placed in another box of a
+ * multi-region read: no I/O or decode of its own, only a scatter from the leader's decoded chunk. */
+enum { T_MISSING = 0, T_GPU, T_CPU, T_DUP };
 
 typedef struct dtask {
     size_t plan_i;
     int kind;
+    size_t lead;              /* T_DUP: the task (index in job.t) that decodes its chunk */
     uint64_t h_off, nbytes;   /* stored bytes in staging */
     uint64_t cpu_off;         /* CPU-decoded chunk in staging (T_CPU) */
     uint64_t a_off, b_off;    /* device scratch slots (T_GPU) */
@@ -148,12 +151,19 @@ typedef struct stream_ref { /* a GPU decompression stream, for status checks */
     uint64_t expect;
 } stream_ref;
 
+/* A wave's scatter items of one group of regions (equal strides): [g0, g1) in the GPU-decoded list, [c0, c1) in
+ * the host-decoded / fill list, and each list's most rows of an item. */
+typedef struct scatter_group {
+    size_t g0, g1, c0, c1;
+    uint64_t rows_g, rows_c;
+} scatter_group;
+
 typedef struct job {
     zgpu_array *a;
     struct zg_device_state *st;
     const zg_plan *plan;
     const zg_chain *chain;
-    pipe pp;
+    dev_pipe pp;
     int gpu_decode, use_gds, host_parse;
     int remote_waves;                  /* the plan left inner chunks on a remote store: each wave's phase A fetches
                                         * them in one batch (dev_phase_a_remote) */
@@ -174,6 +184,16 @@ typedef struct job {
     uint64_t h2d_done;  /* the wave being launched: staged bytes below this offset are copied (or queued) already */
     dtask *t;
     size_t n_t;
+    /* the boxes' destinations (one box but for zgpu_array_read_regions_device): region r goes to outs[r] with
+     * byte strides strides + r * ndim; scatters are grouped by equal strides (group_of, n_groups). Chunks decode
+     * straight into a destination (dev_direct_target, dev_zstd_rows) only in a read of one box: out and
+     * out_strides are its */
+    size_t n_regions;
+    uint8_t *const *outs;
+    const int64_t *strides;
+    uint32_t *group_of;  /* per region: its scatter group (regions with equal strides) */
+    size_t n_groups;
+    scatter_group *groups; /* n_groups, refilled by each wave's launch */
     int64_t out_strides[ZGPU_MAX_DIMS];
     uint8_t *out;
     /* the wave being launched */
@@ -250,8 +270,8 @@ zgpu_status dev_reserve_plans(struct zg_device_state *st, size_t n);
 void dev_trim_plans(struct zg_device_state *st);
 
 /* ---- route.c: chain analysis; which chunks the GPU takes ---- */
-void dev_not_gpu(pipe *p, const char *fmt, const char *name);
-const pipe *dev_chain_pipe(const zg_chain *ch, pipe *tmp);
+void dev_not_gpu(dev_pipe *p, const char *fmt, const char *name);
+const dev_pipe *dev_chain_pipe(const zg_chain *ch, dev_pipe *tmp);
 void dev_pick_decoders(job *j);
 void dev_plan_drop(dtask *t);
 int dev_parse_task(job *j, dtask *t, uint8_t *p);
@@ -278,7 +298,17 @@ const char *dev_task_key(const job *j, const dtask *t, char *buf, size_t n);
 zgpu_status dev_task_error(const job *j, const dtask *t, const char *codec, zgpu_status s);
 zgpu_status dev_check_wave(job *j, bufset *b, wave_check *wc, zgpu_read_stats *stats);
 zgpu_status dev_run_waves(job *j, zgpu_read_stats *stats);
-zgpu_status dev_run_read(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *device_out,
-                         const int64_t *out_strides, void *user_stream, int order_user);
+zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_stream, int order_user);
+
+/* ---- host_route.c, calibrate.c: the host route and the route model ---- */
+struct zg_route_model;
+/** The host route of a device read: the host executor into pinned memory, then one copy (route/route.h). */
+zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_dev_request *rq, void *user_stream,
+                           int order_user, zgpu_read_stats *stats);
+/** The route model of the context's GPU: loaded from zgpu's cache directory, or measured once (then saved). */
+const struct zg_route_model *dev_route_model(zgpu_context *ctx);
+
+/* A task that reads stored bytes (a GPU or host decode): not a missing chunk, not another box's copy. */
+static inline int dev_task_reads(const dtask *t) { return t->kind == T_GPU || t->kind == T_CPU; }
 
 #endif

@@ -26,7 +26,7 @@ static zgpu_status wave_temp(void *ctx, size_t bytes, void **p) {
  * chunks (up to L->pos); descriptors go behind them, then ONE host-to-device copy, then the launches. */
 zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     struct zg_device_state *st = j->st;
-    const pipe *pp = &j->pp;
+    const dev_pipe *pp = &j->pp;
     const int nd = j->plan->ndim;
     const size_t first = j->first, count = j->count;
     const size_t itemsize = j->a->meta.dtype.size;
@@ -251,32 +251,45 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     size_t ng = 0, ncc = 0;
     int64_t cpu_strides[ZGPU_MAX_DIMS];
     zg_c_strides(nd, j->plan->chunk, itemsize, cpu_strides);
-    uint64_t max_rows_g = 1, max_rows_c = 1;
-    for (size_t i = first; i < first + count; i++) {
-        const dtask *t = &j->t[i];
-        const zg_chunk_task *pt = &j->plan->tasks[t->plan_i];
-        uint8_t *dst = dev_box_dst(j, pt);
-        const uint8_t *src = NULL;
-        uint64_t rows = 1;
-        for (int d = 0; d < nd - 1; d++) rows *= pt->count[d];
-        uint64_t *cdst;
-        if (t->direct || t->zplace) continue; /* in place already, or by the zstd decoder */
-        if (t->kind == T_GPU) {
-            src = D + cur[i - first];
-            for (int d = 0; d < nd; d++) src += (int64_t)pt->in_chunk[d] * pp->src_strides[d];
-            cdst = cntg + ng * (size_t)nd;
-            scg[ng++] = (zg_k_scatter){src, dst};
-            if (rows > max_rows_g) max_rows_g = rows;
-        } else {
-            if (t->kind == T_CPU) {
-                src = D + t->cpu_off;
-                for (int d = 0; d < nd; d++) src += (int64_t)pt->in_chunk[d] * cpu_strides[d];
+    /* per scatter group (the regions with equal strides; one for a read of one box): its items [g0, g1) in each
+     * list and their most rows */
+    scatter_group *grp = j->groups;
+    for (size_t g = 0; g < j->n_groups; g++) {
+        grp[g].g0 = ng;
+        grp[g].c0 = ncc;
+        grp[g].rows_g = grp[g].rows_c = 1;
+        for (size_t i = first; i < first + count; i++) {
+            const dtask *t = &j->t[i];
+            const zg_chunk_task *pt = &j->plan->tasks[t->plan_i];
+            if (j->group_of[pt->region] != g) continue;
+            if (t->direct || t->zplace) continue; /* in place already, or by the zstd decoder */
+            /* another box's copy scatters from its leader's decoded chunk (the leader is in this wave) */
+            const dtask *src_t = t->kind == T_DUP ? &j->t[t->lead] : t;
+            const size_t src_i = t->kind == T_DUP ? t->lead : i;
+            uint8_t *dst = dev_box_dst(j, pt);
+            const uint8_t *src = NULL;
+            uint64_t rows = 1;
+            for (int d = 0; d < nd - 1; d++) rows *= pt->count[d];
+            uint64_t *cdst;
+            if (src_t->kind == T_GPU) {
+                src = D + cur[src_i - first];
+                for (int d = 0; d < nd; d++) src += (int64_t)pt->in_chunk[d] * pp->src_strides[d];
+                cdst = cntg + ng * (size_t)nd;
+                scg[ng++] = (zg_k_scatter){src, dst};
+                if (rows > grp[g].rows_g) grp[g].rows_g = rows;
+            } else {
+                if (src_t->kind == T_CPU) {
+                    src = D + src_t->cpu_off;
+                    for (int d = 0; d < nd; d++) src += (int64_t)pt->in_chunk[d] * cpu_strides[d];
+                }
+                cdst = cntc + ncc * (size_t)nd;
+                scc[ncc++] = (zg_k_scatter){src, dst};
+                if (rows > grp[g].rows_c) grp[g].rows_c = rows;
             }
-            cdst = cntc + ncc * (size_t)nd;
-            scc[ncc++] = (zg_k_scatter){src, dst};
-            if (rows > max_rows_c) max_rows_c = rows;
+            for (int d = 0; d < nd; d++) cdst[d] = pt->count[d];
         }
-        for (int d = 0; d < nd; d++) cdst[d] = pt->count[d];
+        grp[g].g1 = ng;
+        grp[g].c1 = ncc;
     }
     free(cur);
     free(size);
@@ -342,14 +355,23 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     memset(&sp, 0, sizeof sp);
     sp.ndim = nd;
     sp.itemsize = (int)itemsize;
-    memcpy(sp.dst_strides, j->out_strides, sizeof(int64_t) * (size_t)nd);
     sp.d_fill = D + o_fill;
-    memcpy(sp.src_strides, pp->src_strides, sizeof(int64_t) * (size_t)nd);
-    CU(zg_k_scatter_launch(&sp, (const zg_k_scatter *)(D + o_sc), (const uint64_t *)(D + o_cnt), ng, max_rows_g, s),
-       "scatter kernel");
-    memcpy(sp.src_strides, cpu_strides, sizeof(int64_t) * (size_t)nd);
-    CU(zg_k_scatter_launch(&sp, (const zg_k_scatter *)(D + o_sc2), (const uint64_t *)(D + o_cnt2), ncc, max_rows_c, s),
-       "scatter kernel");
+    cudaError_t scatter_err = cudaSuccess;
+    for (size_t g = 0; g < j->n_groups && scatter_err == cudaSuccess; g++) {
+        const scatter_group *q = &grp[g];
+        size_t r0 = 0; /* the group's first region: its strides are the group's */
+        while (j->group_of[r0] != g) r0++;
+        memcpy(sp.dst_strides, j->strides + r0 * (size_t)nd, sizeof(int64_t) * (size_t)nd);
+        memcpy(sp.src_strides, pp->src_strides, sizeof(int64_t) * (size_t)nd);
+        scatter_err = zg_k_scatter_launch(&sp, (const zg_k_scatter *)(D + o_sc) + q->g0,
+                                          (const uint64_t *)(D + o_cnt) + q->g0 * (size_t)nd, q->g1 - q->g0, q->rows_g, s);
+        memcpy(sp.src_strides, cpu_strides, sizeof(int64_t) * (size_t)nd);
+        if (scatter_err == cudaSuccess)
+            scatter_err = zg_k_scatter_launch(&sp, (const zg_k_scatter *)(D + o_sc2) + q->c0,
+                                              (const uint64_t *)(D + o_cnt2) + q->c0 * (size_t)nd, q->c1 - q->c0,
+                                              q->rows_c, s);
+    }
+    CU(scatter_err, "scatter kernel");
     CU(cudaEventRecord(b->ev[3], s), "cudaEventRecord");
     if (res_end > res_begin)
         CU(cudaMemcpyAsync(H + res_begin, D + res_begin, res_end - res_begin, cudaMemcpyDeviceToHost, s), "D2H statuses");

@@ -2,10 +2,12 @@
  * by blosc's unshuffle or zgpu's zstd decoder), or into scratch followed by the scatter kernel. */
 #include "device/job.h"
 
-/* The caller's output address of a task's first selected element. */
+/* The caller's output address of a task's first selected element (in its region's destination). */
 uint8_t *dev_box_dst(const job *j, const zg_chunk_task *pt) {
-    uint8_t *dst = j->out;
-    for (int d = 0; d < j->plan->ndim; d++) dst += (int64_t)pt->in_box[d] * j->out_strides[d];
+    const int nd = j->plan->ndim;
+    const int64_t *s = j->strides + (size_t)pt->region * (size_t)nd;
+    uint8_t *dst = j->outs[pt->region];
+    for (int d = 0; d < nd; d++) dst += (int64_t)pt->in_box[d] * s[d];
     return dst;
 }
 
@@ -33,11 +35,11 @@ static int rows_mappable(const job *j, const dtask *t, const uint8_t *dst) {
  * the nearer of power-of-two extent, and every offset within a chunk below 2^31. Returns 1 and fills *r, or
  * returns 0. (The chunk side, a whole chunk in C order without a post stage, is dev_direct_target's.) */
 int dev_zstd_rows(const job *j, zg_zd_rows *r) {
-    const pipe *pp = &j->pp;
+    const dev_pipe *pp = &j->pp;
     const int nd = j->plan->ndim;
     const uint64_t ts = j->a->meta.dtype.size, *ch = j->plan->chunk;
     memset(r, 0, sizeof *r);
-    if (nd < 1) return 0;
+    if (nd < 1 || j->n_regions != 1) return 0; /* (several boxes: every chunk through scratch and the scatter) */
     if (j->tune->zstd_rows == ZGPU_SWITCH_OFF) return 0; /* scratch and scatter instead (for measuring the difference) */
     const uint64_t row = ch[nd - 1] * ts;
     if (row < 16 || (row & (row - 1)) || j->out_strides[nd - 1] != (int64_t)ts) return 0;
@@ -87,11 +89,13 @@ static int zstd_place(const job *j, const dtask *t, const uint8_t *dst) {
  * scatter). assume_shuffled: blosc chunks count as shuffled (before their header is parsed), and only the
  * contiguous case is considered. */
 uint8_t *dev_direct_target(const job *j, const dtask *t, int assume_shuffled, int *mapped, uint8_t **zplace) {
-    const pipe *pp = &j->pp;
+    const dev_pipe *pp = &j->pp;
     const zg_chunk_task *pt = &j->plan->tasks[t->plan_i];
     const int nd = j->plan->ndim;
     *mapped = 0;
     *zplace = NULL;
+    /* several boxes: scratch and the scatter, which also places the chunk's copies in other boxes */
+    if (j->n_regions != 1 || pt->unit_n != 1) return NULL;
     if (!pt->covers_chunk || pp->n_post != 0 || pp->comp == ZG_GPU_FORMAT_NONE) return NULL;
     if (pp->comp == ZG_GPU_FORMAT_BLOSC && !assume_shuffled && (t->bh.memcpyed || t->bh.shuffle == ZG_BLOSC_NOSHUFFLE))
         return NULL;

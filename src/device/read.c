@@ -16,6 +16,7 @@
  * the GPU path (sharded arrays: the inner chain), as its codecs' GPU entries say (codec.h: zg_gpu_stage; read
  * once per chain by route.c); anything else decodes on the host (CPU fallback). */
 #include "device/job.h"
+#include "route/route.h"
 
 /* ------------------------------------------------------------------------------------------------
  * The read driver
@@ -29,10 +30,89 @@ static void free_tasks(job *j) {
     j->t = NULL;
 }
 
+/* The destinations' strides (n * ndim, resolved) and their scatter groups (regions with equal strides share a
+ * scatter launch): into j, allocated (freed by free_regions). */
+static zgpu_status regions_of(job *j, const zg_dev_request *rq) {
+    const size_t n = rq->n, nd = (size_t)j->a->meta.ndim;
+    int64_t *strides = malloc((n * nd != 0 ? n * nd : 1) * sizeof *strides);
+    uint32_t *group = malloc((n ? n : 1) * sizeof *group);
+    j->groups = calloc(n ? n : 1, sizeof *j->groups);
+    j->strides = strides;
+    j->group_of = group;
+    if (!strides || !group || !j->groups) return zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for %zu regions", n);
+    j->n_regions = n;
+    j->outs = (uint8_t *const *)rq->outs;
+    j->n_groups = 0;
+    for (size_t r = 0; r < n; r++) {
+        zgpu_status s = zg_resolve_strides(j->a, rq->counts + r * nd, rq->strides ? rq->strides + r * nd : NULL,
+                                           strides + r * nd);
+        if (s != ZGPU_OK) {
+            if (n > 1) zg_error_prefix("region %zu: ", r);
+            return s;
+        }
+        group[r] = (uint32_t)j->n_groups;
+        for (size_t q = 0; q < r; q++)
+            if (!memcmp(strides + q * nd, strides + r * nd, nd * sizeof *strides)) {
+                group[r] = group[q];
+                break;
+            }
+        if (group[r] == j->n_groups) j->n_groups++;
+    }
+    if (n) {
+        j->out = j->outs[0];
+        memcpy(j->out_strides, strides, nd * sizeof *strides);
+    }
+    return ZGPU_OK;
+}
+
+static void free_regions(job *j) {
+    free((void *)j->strides);
+    free(j->group_of);
+    free(j->groups);
+}
+
+/* The cost model's view of the read (route/route.h). resolved: the plan knows which chunks are there and their
+ * sizes; else (a remote store, before its fetch) every chunk counts and the ratio is the array's last read's. */
+static zgpu_route pick_route(const job *j, const zg_plan *plan, const zg_dev_request *rq, int resolved) {
+    zg_route_read r;
+    memset(&r, 0, sizeof r);
+    switch (j->pp.comp) {
+    case ZG_GPU_FORMAT_NONE: r.codec = ZG_RC_NONE; break;
+    case ZG_GPU_FORMAT_GZIP:
+    case ZG_GPU_FORMAT_ZLIB: r.codec = ZG_RC_DEFLATE; break;
+    case ZG_GPU_FORMAT_BLOSC: r.codec = ZG_RC_LZ4; break;
+    default: r.codec = ZG_RC_ZSTD; break;
+    }
+    r.gpu_decodes = j->gpu_decode;
+    r.threads = zg_pool_size(j->a->ctx->pool);
+    r.chunk_bytes = (double)j->pp.chunk_nbytes;
+    uint64_t stored = 0;
+    for (size_t i = 0; i < plan->n_tasks; i++) {
+        const zg_chunk_task *t = &plan->tasks[i];
+        if (!t->unit_n || (resolved && t->state != ZG_TASK_PRESENT)) continue;
+        r.chunks++;
+        stored += t->nbytes;
+    }
+    if (resolved && stored) {
+        r.ratio = r.chunk_bytes * (double)r.chunks / (double)stored;
+    } else {
+        zgpu_read_stats last;
+        last.struct_size = sizeof last;
+        zgpu_array_last_read_stats(j->a, &last);
+        const int decoded = last.gpu_decoded + last.cpu_decoded;
+        if (last.stored_bytes && decoded) r.ratio = r.chunk_bytes * decoded / (double)last.stored_bytes;
+    }
+    for (size_t k = 0; k < rq->n; k++) {
+        double b = (double)j->a->meta.dtype.size;
+        for (int d = 0; d < plan->ndim; d++) b *= (double)rq->counts[k * (size_t)plan->ndim + (size_t)d];
+        r.box_bytes += b;
+    }
+    return zg_route_choose(dev_route_model(j->a->ctx), &r, NULL, NULL);
+}
+
 /* order_user: order our stream after the caller's and the caller's after ours (the async path instead
  * synchronised the caller's stream up front and gates it with a host function). */
-zgpu_status dev_run_read(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *device_out,
-                         const int64_t *out_strides, void *user_stream, int order_user) {
+zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_stream, int order_user) {
     zgpu_read_stats stats;
     memset(&stats, 0, sizeof stats);
     stats.struct_size = sizeof stats;
@@ -44,23 +124,15 @@ zgpu_status dev_run_read(zgpu_array *a, const uint64_t *start, const uint64_t *c
     j.a = a;
     j.tune = &a->ctx->tuning;
     j.st = st;
-    j.out = device_out;
-    ZG_FORWARD(zg_resolve_strides(a, count, out_strides, j.out_strides));
+    zgpu_status rs = regions_of(&j, rq);
     zg_plan plan;
-    ZG_FORWARD(zg_plan_build(a, start, count, &plan));
-    /* a remote sharded array: inner chunks fetched wave by wave into staging (unsharded chunks come whole now:
-     * their sizes lay out the waves) */
-    const int remote_waves = a->store->vt->remote && a->shard;
-    zgpu_status s = a->store->vt->remote ? zg_plan_resolve_remote(a, &plan, ZG_FETCH_SIZES) : zg_plan_resolve(a, &plan);
-    stats.plan_s = zg_now() - t_begin;
-    if (s != ZGPU_OK) {
-        zg_plan_free(&plan);
-        return s;
+    if (rs == ZGPU_OK) rs = zg_plan_build_regions(a, rq->n, rq->starts, rq->counts, &plan);
+    if (rs != ZGPU_OK) {
+        free_regions(&j);
+        return rs;
     }
-    j.plan = &plan;
-    j.remote_waves = remote_waves;
     j.chain = a->shard ? zg_sharding_inner_chain(a->shard) : a->chain;
-    pipe analysed;
+    dev_pipe analysed;
     j.pp = *dev_chain_pipe(j.chain, &analysed); /* (analysed on the chain's first device read) */
     const int deflate = j.pp.comp == ZG_GPU_FORMAT_GZIP || j.pp.comp == ZG_GPU_FORMAT_ZLIB;
     const zgpu_decoder_choice ddec = j.tune->deflate_decoder;
@@ -86,6 +158,29 @@ zgpu_status dev_run_read(zgpu_array *a, const uint64_t *start, const uint64_t *c
     j.gpu_decode = a->ctx->opts.gpu_decode && j.pp.gpu &&
                    (j.pp.comp == ZG_GPU_FORMAT_NONE || j.pp.comp == ZG_GPU_FORMAT_BLOSC ||
                     (j.dec_main && (!j.dec_main->needs_nvcomp || j.nvc_ok)));
+    /* the route: GPU decode, or the host read plus one copy (route/route.h); on a remote store chosen before its
+     * bytes are fetched (from the array's last read), else once the plan knows the chunks' sizes */
+    const int remote = a->store->vt->remote;
+    zgpu_route route = a->ctx->opts.gds_mode == ZGPU_GDS_ON ? ZGPU_ROUTE_DEVICE : j.tune->read_route;
+    if (route == ZGPU_ROUTE_AUTO && remote) route = pick_route(&j, &plan, rq, 0);
+    /* a remote sharded array: inner chunks fetched wave by wave into staging (unsharded chunks come whole now:
+     * their sizes lay out the waves) */
+    const int remote_waves = remote && a->shard;
+    zgpu_status s = ZGPU_OK;
+    if (route != ZGPU_ROUTE_HOST)
+        s = remote ? zg_plan_resolve_remote(a, &plan, ZG_FETCH_SIZES) : zg_plan_resolve(a, &plan);
+    stats.plan_s = zg_now() - t_begin;
+    if (s == ZGPU_OK && route == ZGPU_ROUTE_AUTO) route = pick_route(&j, &plan, rq, 1);
+    if (s != ZGPU_OK || route == ZGPU_ROUTE_HOST) {
+        zg_plan_free(&plan);
+        free_regions(&j);
+        if (s != ZGPU_OK) return s;
+        s = dev_host_route(a, st, rq, user_stream, order_user, &stats);
+        if (s == ZGPU_OK) zg_array_set_stats(a, &stats);
+        return s;
+    }
+    j.plan = &plan;
+    j.remote_waves = remote_waves;
     /* GDS: AUTO uses it only when no frame needs checking on the host; ON always (or fails) */
     const char *why = "";
     zgpu_gds_mode gm = a->ctx->opts.gds_mode;
@@ -93,12 +188,14 @@ zgpu_status dev_run_read(zgpu_array *a, const uint64_t *start, const uint64_t *c
         /* cuFile opens files by path: it cannot resolve keys beneath the store's root */
         if (a->ctx->opts.confine_to_store || a->store->vt->remote) {
             zg_plan_free(&plan);
+            free_regions(&j);
             return zg_error(ZGPU_ERR_INVALID_ARGUMENT, ZG_ARRAY_WHERE_FMT ": GPUDirect Storage (gds_mode ON) cannot "
                             "be used %s: cuFile opens local files by path", a->path,
                             a->store->vt->remote ? "with a remote store" : "with confine_to_store");
         }
         if (!zg_gds_usable(1, &why)) {
             zg_plan_free(&plan);
+            free_regions(&j);
             return zg_error(ZGPU_ERR_CUDA, ZG_ARRAY_WHERE_FMT ": GPUDirect Storage required (ZGPU_GDS_ON) but not usable: %s",
                             a->path, why);
         }
@@ -111,6 +208,7 @@ zgpu_status dev_run_read(zgpu_array *a, const uint64_t *start, const uint64_t *c
     j.t = calloc(j.n_t ? j.n_t : 1, sizeof *j.t);
     if (!j.t) {
         zg_plan_free(&plan);
+        free_regions(&j);
         return zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for %zu chunk tasks", plan.n_tasks);
     }
     for (size_t i = 0; i < j.n_t; i++) {
@@ -119,14 +217,18 @@ zgpu_status dev_run_read(zgpu_array *a, const uint64_t *start, const uint64_t *c
         t->plan_i = i;
         t->nbytes = pt->nbytes;
         t->kind = pt->state != ZG_TASK_PRESENT ? T_MISSING : (j.gpu_decode ? T_GPU : T_CPU);
-        if (t->kind != T_MISSING) stats.stored_bytes += pt->nbytes;
+        if (!pt->unit_n) { /* another box's copy of the chunk before it */
+            t->kind = T_DUP;
+            t->lead = i > 0 && j.t[i - 1].kind == T_DUP ? j.t[i - 1].lead : i - 1;
+        }
+        if (dev_task_reads(t)) stats.stored_bytes += pt->nbytes;
     }
     /* a driver that loads can still refuse the store's files (their file system): try one first; AUTO then
      * stages through host memory, ON fails saying why */
     if (j.use_gds) {
         const zg_chunk_task *probe = NULL;
         for (size_t i = 0; i < j.n_t && !probe; i++)
-            if (j.t[i].kind != T_MISSING) probe = &plan.tasks[j.t[i].plan_i];
+            if (dev_task_reads(&j.t[i])) probe = &plan.tasks[j.t[i].plan_i];
         if (probe) {
             char path[ZG_PATH_MAX];
             zgpu_status g = zg_store_fs_path(a->store, plan.objects[probe->object].key, path);
@@ -135,6 +237,7 @@ zgpu_status dev_run_read(zgpu_array *a, const uint64_t *start, const uint64_t *c
                 zg_error_prefix(ZG_ARRAY_WHERE_FMT ": GPUDirect Storage required (ZGPU_GDS_ON) but not usable: ", a->path);
                 free_tasks(&j);
                 zg_plan_free(&plan);
+                free_regions(&j);
                 return g;
             }
             if (g != ZGPU_OK) j.use_gds = 0;
@@ -159,23 +262,30 @@ zgpu_status dev_run_read(zgpu_array *a, const uint64_t *start, const uint64_t *c
     pthread_mutex_unlock(&st->lock);
     if (s == ZGPU_OK) {
         stats.total_s = zg_now() - t_begin;
-        stats.decoded_bytes = a->meta.dtype.size;
-        for (int d = 0; d < plan.ndim; d++) stats.decoded_bytes *= count[d];
-        stats.chunks = (int)plan.n_tasks;
+        for (size_t r = 0; r < rq->n; r++) {
+            uint64_t bytes = a->meta.dtype.size;
+            for (int d = 0; d < plan.ndim; d++) bytes *= rq->counts[r * (size_t)plan.ndim + (size_t)d];
+            stats.decoded_bytes += bytes;
+        }
+        stats.route = ZGPU_ROUTE_DEVICE;
         stats.gds_used = j.use_gds;
         for (size_t i = 0; i < j.n_t; i++) {
             if (j.t[i].kind == T_GPU) stats.gpu_decoded++;
             else if (j.t[i].kind == T_CPU) stats.cpu_decoded++;
+            stats.chunks += j.t[i].kind != T_DUP;
         }
         zg_array_set_stats(a, &stats);
     }
     free_tasks(&j);
     zg_plan_free(&plan);
+    free_regions(&j);
     return s;
 }
 
 zgpu_status zg_cuda_read(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *device_out,
                          const int64_t *out_strides, void *stream) {
-    return dev_run_read(a, start, count, device_out, out_strides, stream, 1);
+    void *outs[1] = {device_out};
+    const zg_dev_request rq = {1, start, count, outs, out_strides};
+    return dev_run_read(a, &rq, stream, 1);
 }
 

@@ -6,7 +6,7 @@
  * Chain analysis
  * ---------------------------------------------------------------------------------------------- */
 
-void dev_not_gpu(pipe *p, const char *fmt, const char *name) {
+void dev_not_gpu(dev_pipe *p, const char *fmt, const char *name) {
     p->gpu = 0;
     snprintf(p->why, sizeof p->why, fmt, name);
 }
@@ -18,7 +18,7 @@ static zg_gpu_stage stage_of(const zg_codec *c) {
     return g;
 }
 
-static void add_post(pipe *p, const zg_gpu_stage *g) {
+static void add_post(dev_pipe *p, const zg_gpu_stage *g) {
     p->post[p->n_post].kind = (int)g->post;
     p->post[p->n_post++].param = g->param;
     if (g->post == ZG_GPU_POST_SHUFFLE) p->needs_b = 1; /* the unshuffle works out of place */
@@ -26,7 +26,7 @@ static void add_post(pipe *p, const zg_gpu_stage *g) {
 
 /* The chain as the device pipe, from its codecs' GPU entries (codec.h: zg_gpu_stage). The chain must look like
  * [transpose*] [post*] a2b [post*] [compressor] [crc32c]* in encode order; anything else decodes on the host. */
-static void analyse(const zg_chain *ch, pipe *p) {
+static void analyse(const zg_chain *ch, dev_pipe *p) {
     memset(p, 0, sizeof *p);
     p->gpu = 1;
     p->chunk_nbytes = zg_repr_nbytes(&ch->repr);
@@ -84,11 +84,11 @@ static void analyse(const zg_chain *ch, pipe *p) {
 
 /* The chain's pipe: analysed on its first device read and kept with the chain (chain.h: device_route); a
  * read that races another's first one analyses too and keeps the winner's. Out of memory: analysed into *tmp. */
-const pipe *dev_chain_pipe(const zg_chain *ch, pipe *tmp) {
+const dev_pipe *dev_chain_pipe(const zg_chain *ch, dev_pipe *tmp) {
     zg_chain *c = (zg_chain *)ch; /* the cache is the chain's one mutable member */
-    pipe *kept = __atomic_load_n((pipe **)&c->device_route, __ATOMIC_ACQUIRE);
+    dev_pipe *kept = __atomic_load_n((dev_pipe **)&c->device_route, __ATOMIC_ACQUIRE);
     if (kept) return kept;
-    pipe *p = malloc(sizeof *p);
+    dev_pipe *p = malloc(sizeof *p);
     analyse(ch, p ? p : tmp);
     if (!p) return tmp;
     void *expected = NULL;
@@ -134,7 +134,7 @@ void dev_plan_drop(dtask *t) { t->zp = NULL; /* (its arrays stay with the device
 
 /* Host parse of a GPU task's stored bytes: 0 = fine for the GPU, else decode it on the CPU. */
 int dev_parse_task(job *j, dtask *t, uint8_t *p) {
-    const pipe *pp = &j->pp;
+    const dev_pipe *pp = &j->pp;
     uint64_t n = t->nbytes;
     for (int c = 0; c < pp->n_outer_crc; c++) {
         if (n < 4) return 1;

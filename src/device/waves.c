@@ -26,7 +26,7 @@ static int forced_waves(const job *j) { return j->tune->pipeline_waves; /* 0: zg
 static int compresses_over_4(const job *j) {
     uint64_t stored = 0, decoded = 0;
     for (size_t i = 0; i < j->n_t; i++)
-        if (j->t[i].kind != T_MISSING) {
+        if (dev_task_reads(&j->t[i])) {
             stored += j->t[i].nbytes;
             decoded += j->pp.chunk_nbytes;
         }
@@ -72,7 +72,7 @@ static zgpu_status wave_start(job *j, wave_io *io, const zg_wave *wv, size_t w, 
     io->count = wv->count;
     io->L.pos = 0;
     for (size_t i = io->first; i < io->first + io->count; i++)
-        if (j->t[i].kind != T_MISSING)
+        if (dev_task_reads(&j->t[i]))
             j->t[i].h_off = take(&io->L, j->t[i].nbytes + (j->t[i].kind == T_GPU ? ALIGN : 0));
     io->r1_end = io->L.pos;
     ZG_FORWARD(dev_ensure_pinned(st, b, io->r1_end ? io->r1_end : 1, 0));
@@ -162,7 +162,7 @@ static zgpu_status wave_launch(job *j, wave_io *io, wave_check *wc, zgpu_read_st
 
 zgpu_status dev_run_waves(job *j, zgpu_read_stats *stats) {
     struct zg_device_state *st = j->st;
-    const pipe *pp = &j->pp;
+    const dev_pipe *pp = &j->pp;
     const uint64_t slot = zg_align_up(pp->chunk_nbytes > pp->comp_out ? pp->chunk_nbytes : pp->comp_out, ALIGN);
     uint64_t *cost = malloc((j->n_t ? j->n_t : 1) * sizeof *cost);
     ZG_RETURN_IF(!cost, ZGPU_ERR_NO_MEMORY, "out of host memory planning waves");
@@ -196,8 +196,24 @@ zgpu_status dev_run_waves(job *j, zgpu_read_stats *stats) {
         limit = zg_pipeline_limit(j->n_t, cost, pipeline_waves(j), forced_waves(j) ? 0 : PIPELINE_MIN_WAVE, limit);
         s = zg_waves_split(j->n_t, cost, limit, &waves, &nw);
     }
+    if (s != ZGPU_OK) {
+        free(cost);
+        return zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", j->a->path), s;
+    }
+    /* another box's copy of a chunk (T_DUP) scatters from its leader's decode: it stays in the leader's wave */
+    size_t kept = 0;
+    for (size_t w = 0; w < nw; w++) {
+        while (kept && waves[w].count && j->t[waves[w].first].kind == T_DUP) {
+            waves[kept - 1].count++;
+            waves[kept - 1].bytes += cost[waves[w].first];
+            waves[w].bytes -= cost[waves[w].first];
+            waves[w].first++;
+            waves[w].count--;
+        }
+        if (waves[w].count) waves[kept++] = waves[w];
+    }
+    nw = kept;
     free(cost);
-    if (s != ZGPU_OK) return zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", j->a->path), s;
     stats->waves = (int)nw;
     /* tuning's wave_sets (2..ZG_MAX_SETS, checked by the context; 0: all) caps the waves in flight, for measuring
      * what the ring buys */

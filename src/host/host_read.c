@@ -1,11 +1,13 @@
 /* Host executor for reads: every planned chunk is fetched, decoded and placed by one pool task, straight
- * into the caller's buffer when the chunk is contiguous there. */
+ * into the caller's buffer when the chunk is contiguous there. A read of several boxes (zgpu_array_read_regions)
+ * is one plan: a chunk that several boxes need is decoded once, by its unit's leader, and placed in each. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codec/sharding.h"
+#include "host/host_read.h"
 #include "host/scratch.h"
 #include "plan/plan.h"
 #include "common/status.h"
@@ -14,8 +16,8 @@ typedef struct read_job {
     zgpu_array *a;
     const zg_plan *plan;
     const zg_chain *chain;      /* decodes one read chunk */
-    uint8_t *out;
-    const int64_t *strides;
+    void *const *outs;          /* per region: its destination */
+    const int64_t *strides;     /* per region: ndim byte strides of its destination */
     int64_t chunk_strides[ZGPU_MAX_DIMS];
     size_t task_base;           /* a window of a remote read: its first task (pool index 0) */
     atomic_uint_fast64_t io_ns, decode_ns, stored;
@@ -23,11 +25,31 @@ typedef struct read_job {
 
 static uint64_t ns_since(double t0) { return (uint64_t)((zg_now() - t0) * 1e9); }
 
-/* Whether a whole chunk lands as one C-contiguous block of the output. */
-static int chunk_is_contiguous(const read_job *j) {
+static const int64_t *region_strides(const read_job *j, const zg_chunk_task *t) {
+    return j->strides + (size_t)t->region * (size_t)j->plan->ndim;
+}
+
+/* The destination address of a task's first element. */
+static uint8_t *task_dst(const read_job *j, const zg_chunk_task *t) {
+    uint8_t *dst = j->outs[t->region];
+    const int64_t *s = region_strides(j, t);
+    for (int d = 0; d < j->plan->ndim; d++) dst += (int64_t)t->in_box[d] * s[d];
+    return dst;
+}
+
+/* Whether a whole chunk lands as one C-contiguous block of the task's destination. */
+static int chunk_is_contiguous(const read_job *j, const zg_chunk_task *t) {
+    const int64_t *s = region_strides(j, t);
     for (int d = 0; d < j->plan->ndim; d++)
-        if (j->plan->chunk[d] > 1 && j->strides[d] != j->chunk_strides[d]) return 0;
+        if (j->plan->chunk[d] > 1 && s[d] != j->chunk_strides[d]) return 0;
     return 1;
+}
+
+/* Every task of the unit led by t (t and the tasks after it) gets the fill value. */
+static void fill_unit(const read_job *j, const zg_chunk_task *t) {
+    for (uint32_t k = 0; k < t->unit_n; k++)
+        zg_fill_box(j->plan->ndim, t[k].count, j->a->meta.dtype.size, task_dst(j, &t[k]), region_strides(j, &t[k]),
+                    j->a->meta.fill_value);
 }
 
 static zgpu_status chunk_failed(const read_job *j, const zg_chunk_task *t, zgpu_status st) {
@@ -41,14 +63,13 @@ static zgpu_status read_task(void *arg, size_t i) {
     read_job *j = arg;
     const zg_plan *plan = j->plan;
     const zg_chunk_task *t = &plan->tasks[j->task_base + i];
+    if (!t->unit_n) return ZGPU_OK; /* placed by its unit's leader */
     const zg_plan_object *ob = &plan->objects[t->object];
     const int nd = plan->ndim;
     const size_t itemsize = j->a->meta.dtype.size;
-    uint8_t *dst = j->out;
-    for (int d = 0; d < nd; d++) dst += (int64_t)t->in_box[d] * j->strides[d];
 
     if (t->state == ZG_TASK_MISSING) {
-        zg_fill_box(nd, t->count, itemsize, dst, j->strides, j->a->meta.fill_value);
+        fill_unit(j, t);
         return ZGPU_OK;
     }
     zg_thread_scratch *ts = zg_thread_scratch_get();
@@ -78,14 +99,14 @@ static zgpu_status read_task(void *arg, size_t i) {
     }
     atomic_fetch_add(&j->io_ns, ns_since(t0));
     if (!found) {
-        zg_fill_box(nd, t->count, itemsize, dst, j->strides, j->a->meta.fill_value);
+        fill_unit(j, t);
         return ZGPU_OK;
     }
     atomic_fetch_add(&j->stored, enc_n);
 
     t0 = zg_now();
-    const int direct = t->covers_chunk && chunk_is_contiguous(j);
-    uint8_t *target = dst;
+    const int direct = t->unit_n == 1 && t->covers_chunk && chunk_is_contiguous(j, t);
+    uint8_t *target = task_dst(j, t);
     if (!direct) {
         st = zg_buf_reserve(&ts->chunk, (size_t)zg_repr_nbytes(&j->chain->repr));
         if (st != ZGPU_OK) return st;
@@ -93,10 +114,11 @@ static zgpu_status read_task(void *arg, size_t i) {
     }
     st = zg_chain_decode(j->chain, enc, enc_n, target, &ts->codec);
     if (st != ZGPU_OK) return chunk_failed(j, t, st);
-    if (!direct) {
+    for (uint32_t k = 0; !direct && k < t->unit_n; k++) {
+        const zg_chunk_task *u = &t[k];
         const uint8_t *src = target;
-        for (int d = 0; d < nd; d++) src += (int64_t)t->in_chunk[d] * j->chunk_strides[d];
-        zg_copy_box(nd, t->count, itemsize, dst, j->strides, src, j->chunk_strides);
+        for (int d = 0; d < nd; d++) src += (int64_t)u->in_chunk[d] * j->chunk_strides[d];
+        zg_copy_box(nd, u->count, itemsize, task_dst(j, u), region_strides(j, u), src, j->chunk_strides);
     }
     atomic_fetch_add(&j->decode_ns, ns_since(t0));
     return ZGPU_OK;
@@ -241,23 +263,42 @@ static zgpu_status read_remote(read_job *j, zg_plan *plan, double *fetch_s) {
     return st;
 }
 
-ZGPU_API zgpu_status zgpu_array_read(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *out,
-                                     const int64_t *out_strides) {
-    if (!a || !out || (a->meta.ndim > 0 && (!start || !count)))
-        return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_read: array, start, count and out are required");
+/* The regions' byte strides (given, or C-contiguous per box), n * ndim values into *out (malloc'd). */
+static zgpu_status resolve_region_strides(const zgpu_array *a, size_t n, const uint64_t *counts,
+                                          const int64_t *given, int64_t **out) {
+    const size_t nd = (size_t)a->meta.ndim;
+    *out = malloc((n * nd != 0 ? n * nd : 1) * sizeof(int64_t));
+    if (!*out) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for %zu regions", n);
+    for (size_t r = 0; r < n; r++) {
+        zgpu_status st = zg_resolve_strides(a, counts + r * nd, given ? given + r * nd : NULL, *out + r * nd);
+        if (st != ZGPU_OK) {
+            if (n > 1) zg_error_prefix("region %zu: ", r);
+            free(*out);
+            *out = NULL;
+            return st;
+        }
+    }
+    return ZGPU_OK;
+}
+
+zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts, const uint64_t *counts,
+                                 void *const *outs, const int64_t *out_strides) {
     zgpu_read_stats stats;
     memset(&stats, 0, sizeof stats);
     double t_begin = zg_now();
     read_job j;
     memset(&j, 0, sizeof j);
     j.a = a;
-    j.out = out;
-    int64_t strides[ZGPU_MAX_DIMS];
-    ZG_FORWARD(zg_resolve_strides(a, count, out_strides, strides));
+    j.outs = outs;
+    int64_t *strides = NULL;
+    ZG_FORWARD(resolve_region_strides(a, n, counts, out_strides, &strides));
     j.strides = strides;
     zg_plan plan;
-    ZG_FORWARD(zg_plan_build(a, start, count, &plan));
-    zgpu_status st = ZGPU_OK;
+    zgpu_status st = zg_plan_build_regions(a, n, starts, counts, &plan);
+    if (st != ZGPU_OK) {
+        free(strides);
+        return st;
+    }
     const int remote = a->store->vt->remote;
     /* shard indexes (a remote store fetches the tasks' bytes window by window, read_remote) */
     if (remote) st = zg_plan_resolve_remote(a, &plan, ZG_FETCH_NONE);
@@ -274,13 +315,25 @@ ZGPU_API zgpu_status zgpu_array_read(zgpu_array *a, const uint64_t *start, const
         stats.io_s += (double)atomic_load(&j.io_ns) * 1e-9 / threads;
         stats.decode_s = (double)atomic_load(&j.decode_ns) * 1e-9 / threads;
         stats.stored_bytes = atomic_load(&j.stored);
-        stats.decoded_bytes = a->meta.dtype.size;
-        for (int d = 0; d < plan.ndim; d++) stats.decoded_bytes *= count[d];
-        stats.chunks = (int)plan.n_tasks;
+        for (size_t r = 0; r < n; r++) {
+            uint64_t b = a->meta.dtype.size;
+            for (int d = 0; d < plan.ndim; d++) b *= counts[r * (size_t)plan.ndim + (size_t)d];
+            stats.decoded_bytes += b;
+        }
+        for (size_t i = 0; i < plan.n_tasks; i++) stats.chunks += plan.tasks[i].unit_n != 0;
         stats.waves = 1;
-        stats.cpu_decoded = (int)plan.n_tasks;
+        stats.cpu_decoded = stats.chunks;
         zg_array_set_stats(a, &stats);
     }
     zg_plan_free(&plan);
+    free(strides);
     return st;
+}
+
+ZGPU_API zgpu_status zgpu_array_read(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *out,
+                                     const int64_t *out_strides) {
+    if (!a || !out || (a->meta.ndim > 0 && (!start || !count)))
+        return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_read: array, start, count and out are required");
+    void *outs[1] = {out};
+    return zg_host_read_regions(a, 1, start, count, outs, out_strides);
 }

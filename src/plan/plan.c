@@ -55,6 +55,7 @@ zgpu_status zg_plan_build_units(const zgpu_array *a, const uint64_t *start, cons
     const zg_array_meta *m = &a->meta;
     const int nd = m->ndim;
     plan->ndim = nd;
+    plan->n_regions = 1;
     const uint64_t *unit = whole_objects ? m->chunk_shape : a->read_chunk;
     uint64_t per_obj[ZGPU_MAX_DIMS]; /* read chunks per object along each axis */
     uint64_t olo[ZGPU_MAX_DIMS], ohi[ZGPU_MAX_DIMS];
@@ -118,6 +119,7 @@ zgpu_status zg_plan_build_units(const zgpu_array *a, const uint64_t *start, cons
                 inner = inner * per_obj[d] + (cc[d] - oc[d] * per_obj[d]);
             }
             t->inner = (uint32_t)inner;
+            t->unit_n = 1;
         } while (next_coords(nd, cc, clo, chi));
         ob->n_tasks = plan->n_tasks - ob->first_task;
         plan->n_objects++;
@@ -127,6 +129,90 @@ zgpu_status zg_plan_build_units(const zgpu_array *a, const uint64_t *start, cons
 
 zgpu_status zg_plan_build(const zgpu_array *a, const uint64_t *start, const uint64_t *count, zg_plan *plan) {
     return zg_plan_build_units(a, start, count, 0, plan);
+}
+
+/* A task of one box's plan while the boxes are merged. */
+typedef struct region_task {
+    const zg_plan *part;
+    const zg_chunk_task *t;
+    uint32_t region;
+    int ndim;
+} region_task;
+
+/* Object grid coordinates, then inner chunk, then region: a stored object's tasks adjacent, a chunk's too. */
+static int region_task_cmp(const void *x, const void *y) {
+    const region_task *a = x, *b = y;
+    const uint64_t *ca = a->part->objects[a->t->object].coords, *cb = b->part->objects[b->t->object].coords;
+    for (int d = 0; d < a->ndim; d++)
+        if (ca[d] != cb[d]) return ca[d] < cb[d] ? -1 : 1;
+    if (a->t->inner != b->t->inner) return a->t->inner < b->t->inner ? -1 : 1;
+    return (a->region > b->region) - (a->region < b->region);
+}
+
+zgpu_status zg_plan_build_regions(const zgpu_array *a, size_t n, const uint64_t *starts, const uint64_t *counts,
+                                  zg_plan *plan) {
+    memset(plan, 0, sizeof *plan);
+    const int nd = a->meta.ndim;
+    if (n == 1) return zg_plan_build(a, starts, counts, plan);
+    plan->ndim = nd;
+    plan->n_regions = n;
+    if (n == 0) return ZGPU_OK;
+    if (n > UINT32_MAX) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, ZG_ARRAY_WHERE_FMT ": %zu regions", a->path, n);
+    for (int d = 0; d < nd; d++) {
+        plan->start[d] = starts[d];
+        plan->count[d] = counts[d];
+        plan->chunk[d] = a->read_chunk[d];
+    }
+    zg_plan *parts = calloc(n, sizeof *parts);
+    if (!parts) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory planning %zu regions", n);
+    zgpu_status st = ZGPU_OK;
+    size_t total = 0;
+    for (size_t r = 0; r < n && st == ZGPU_OK; r++) {
+        st = zg_plan_build(a, starts + r * (size_t)nd, counts + r * (size_t)nd, &parts[r]);
+        if (st != ZGPU_OK) zg_error_prefix("region %zu: ", r);
+        else total += parts[r].n_tasks;
+    }
+    region_task *rt = st == ZGPU_OK ? malloc((total ? total : 1) * sizeof *rt) : NULL;
+    if (st == ZGPU_OK && (!rt || !(plan->tasks = calloc(total ? total : 1, sizeof *plan->tasks)) ||
+                          !(plan->objects = calloc(total ? total : 1, sizeof *plan->objects))))
+        st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory planning %zu regions", n);
+    if (st == ZGPU_OK) {
+        size_t k = 0;
+        for (size_t r = 0; r < n; r++)
+            for (size_t i = 0; i < parts[r].n_tasks; i++)
+                rt[k++] = (region_task){&parts[r], &parts[r].tasks[i], (uint32_t)r, nd};
+        qsort(rt, total, sizeof *rt, region_task_cmp);
+    }
+    zg_chunk_task *leader = NULL;
+    for (size_t k = 0; st == ZGPU_OK && k < total; k++) {
+        const zg_plan_object *po = &rt[k].part->objects[rt[k].t->object];
+        const int same_object = k > 0 && !memcmp(po->coords, rt[k - 1].part->objects[rt[k - 1].t->object].coords,
+                                                 sizeof(uint64_t) * (size_t)nd);
+        if (!same_object) {
+            zg_plan_object *ob = &plan->objects[plan->n_objects++];
+            memcpy(ob->coords, po->coords, sizeof ob->coords);
+            ob->first_task = plan->n_tasks;
+            if (!(ob->key = strdup(po->key))) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+        }
+        zg_plan_object *ob = &plan->objects[plan->n_objects - 1];
+        zg_chunk_task *t = &plan->tasks[plan->n_tasks++];
+        *t = *rt[k].t;
+        t->object = (uint32_t)(plan->n_objects - 1);
+        t->region = rt[k].region;
+        if (same_object && leader && leader->inner == t->inner) {
+            t->unit_n = 0;
+            leader->unit_n++;
+        } else {
+            t->unit_n = 1;
+            leader = t;
+        }
+        ob->n_tasks++;
+    }
+    for (size_t r = 0; r < n; r++) zg_plan_free(&parts[r]);
+    free(parts);
+    free(rt);
+    if (st != ZGPU_OK) zg_plan_free(plan);
+    return st;
 }
 
 typedef struct {
@@ -332,7 +418,7 @@ static zgpu_status fetch_whole(zgpu_array *a, zg_plan *plan, size_t o0, size_t o
 
 /* A shard whose every inner chunk the read needs is fetched whole, index and all, in one request: the index
  * first and then its chunks would be two round trips for the same bytes. */
-static int fetch_shard_whole(const zgpu_array *a, const zg_plan_object *ob) {
+static int fetch_shard_whole(const zgpu_array *a, const zg_plan *plan, const zg_plan_object *ob) {
     const zg_array_meta *m = &a->meta;
     uint64_t in_bounds = 1; /* the shard's inner chunks inside the array's shape (an edge shard has fewer) */
     for (int d = 0; d < m->ndim; d++) {
@@ -340,7 +426,9 @@ static int fetch_shard_whole(const zgpu_array *a, const zg_plan_object *ob) {
         const uint64_t left = m->shape[d] - start < m->chunk_shape[d] ? m->shape[d] - start : m->chunk_shape[d];
         in_bounds *= ceil_div(left, inner);
     }
-    return ob->n_tasks == in_bounds;
+    uint64_t units = 0; /* distinct inner chunks (a chunk that several regions need is one unit) */
+    for (size_t k = 0; k < ob->n_tasks; k++) units += plan->tasks[ob->first_task + k].unit_n != 0;
+    return units == in_bounds;
 }
 
 /* The byte ranges of a shard's tasks from its index (raw, index_n bytes) and its size; offsets: scratch of
@@ -402,7 +490,7 @@ static zgpu_status fetch_indexes(zgpu_array *a, zg_plan *plan, int whole_now) {
     size_t ng = 0;
     for (size_t i = 0; st == ZGPU_OK && i < no; i++) {
         zg_plan_object *ob = &plan->objects[i];
-        if (fetch_shard_whole(a, ob)) {
+        if (fetch_shard_whole(a, plan, ob)) {
             if (whole_now) g[ng] = (zg_store_get){.key = ob->key, .length = ZG_STORE_WHOLE, .buf = &ob->fetched};
             else continue;
         } else {
@@ -452,14 +540,14 @@ static zgpu_status fetch_inner(zgpu_array *a, zg_plan *plan, size_t o0, size_t o
         zg_plan_object *ob = &plan->objects[o];
         zg_chunk_task *tasks = plan->tasks + ob->first_task;
         if (ob->n_spans) continue; /* fetched whole already */
-        if (fetch_shard_whole(a, ob)) {
+        if (fetch_shard_whole(a, plan, ob)) {
             of[n_get] = o;
             g[n_get++] = (zg_store_get){.key = ob->key, .length = ZG_STORE_WHOLE, .buf = &ob->fetched};
             continue;
         }
         uint64_t total = 0;
         for (size_t k = 0; k < ob->n_tasks; k++)
-            if (tasks[k].state == ZG_TASK_PRESENT) total += tasks[k].nbytes;
+            if (tasks[k].state == ZG_TASK_PRESENT && tasks[k].unit_n) total += tasks[k].nbytes;
         if (!total) continue;
         st = zg_buf_reserve(&ob->fetched, (size_t)total);
         if (st != ZGPU_OK) {
@@ -470,7 +558,7 @@ static zgpu_status fetch_inner(zgpu_array *a, zg_plan *plan, size_t o0, size_t o
         uint64_t at = 0;
         for (size_t k = 0; k < ob->n_tasks && st == ZGPU_OK; k++) {
             zg_chunk_task *t = &tasks[k];
-            if (t->state != ZG_TASK_PRESENT) continue;
+            if (t->state != ZG_TASK_PRESENT || !t->unit_n) continue; /* (another box's copy: its leader's bytes) */
             uint8_t *dst = ob->fetched.data + at;
             of[n_get] = o;
             g[n_get++] = (zg_store_get){.key = ob->key, .offset = t->offset, .length = t->nbytes, .out = dst};
@@ -523,7 +611,8 @@ zgpu_status zg_plan_fetch_tasks(zgpu_array *a, const zg_plan *plan, const size_t
 static void sum_stored(zg_plan *plan) {
     plan->stored_bytes = 0;
     for (size_t i = 0; i < plan->n_tasks; i++)
-        if (plan->tasks[i].state == ZG_TASK_PRESENT) plan->stored_bytes += plan->tasks[i].nbytes;
+        if (plan->tasks[i].state == ZG_TASK_PRESENT && plan->tasks[i].unit_n)
+            plan->stored_bytes += plan->tasks[i].nbytes;
 }
 
 zgpu_status zg_plan_resolve_remote(zgpu_array *a, zg_plan *plan, zg_remote_fetch fetch) {

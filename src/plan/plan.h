@@ -18,6 +18,11 @@ typedef struct zg_chunk_task {
     uint64_t in_chunk[ZGPU_MAX_DIMS]; /* first selected element, relative to the chunk */
     uint64_t in_box[ZGPU_MAX_DIMS];   /* where that element goes, relative to the selection box */
     uint64_t count[ZGPU_MAX_DIMS];    /* overlap extent */
+    uint32_t region;                  /* the box of a multi-region read (zg_plan_build_regions) it lands in; else 0 */
+    uint32_t unit_n;                  /* tasks of one stored chunk are adjacent, the first (the unit's leader: decodes
+                                       * it once and places it for all of them) holding their count; 0 for the
+                                       * others, which only say where the leader's chunk also goes. 1 without
+                                       * regions */
 } zg_chunk_task;
 
 /* Bytes of an object already in memory (fetched from a remote store by zg_plan_resolve). */
@@ -43,7 +48,8 @@ typedef struct zg_plan_object {
 
 typedef struct zg_plan {
     int ndim;
-    uint64_t start[ZGPU_MAX_DIMS], count[ZGPU_MAX_DIMS]; /* the selection box */
+    uint64_t start[ZGPU_MAX_DIMS], count[ZGPU_MAX_DIMS]; /* the selection box (the first box of regions) */
+    size_t n_regions;                 /* boxes planned together (zg_plan_build_regions); 1 for one box */
     uint64_t chunk[ZGPU_MAX_DIMS];    /* read-chunk shape */
     zg_chunk_task *tasks;             /* grouped by object, C order within */
     size_t n_tasks;
@@ -55,6 +61,11 @@ typedef struct zg_plan {
 
 /** Checks the box against the array (ZGPU_ERR_OUT_OF_RANGE) and lists tasks and objects. */
 zgpu_status zg_plan_build(const zgpu_array *a, const uint64_t *start, const uint64_t *count, zg_plan *plan);
+/** Plans n boxes (starts / counts: n * ndim values) together: objects listed once, and a chunk that several boxes
+ *  need is one unit (tasks' region and unit_n) so that it is fetched and decoded once. n = 1 is zg_plan_build.
+ *  A box outside the array: ZGPU_ERR_OUT_OF_RANGE naming it. */
+zgpu_status zg_plan_build_regions(const zgpu_array *a, size_t n, const uint64_t *starts, const uint64_t *counts,
+                                  zg_plan *plan);
 /** As zg_plan_build, with whole_objects = 1 making each stored object (a whole shard) one task — the
  *  unit of writing. */
 zgpu_status zg_plan_build_units(const zgpu_array *a, const uint64_t *start, const uint64_t *count, int whole_objects,

@@ -1,0 +1,232 @@
+/* The route model of a GPU (route/route.h): read from zgpu's cache directory, or measured once and written there.
+ *
+ * Measuring: for each codec class, a low-ratio and a high-ratio synthetic array (uint16, chunks of 32 x 128 x 128 =
+ * 1 MiB, 2 x the host threads of them, capped at 32, in a temporary directory, /dev/shm when there is one) is read
+ * through both routes, each forced in a context of its own: a box in a chunk never written (the fixed cost), one
+ * chunk, and every chunk; the median of three timed reads after one warm-up. About a second, once per machine and
+ * GPU (and zgpu version): the file is keyed by the GPU's name and UUID. */
+#include <dirent.h>
+#include <math.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/env.h"
+#include "device/job.h"
+#include "route/route.h"
+#include "zgpu_experimental.h"
+
+#define CAL_CHUNK_Z 32
+#define CAL_CHUNK_YX 128
+#define CAL_MAX_CHUNKS 32
+#define CAL_REPEAT 3
+
+static pthread_mutex_t models_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    int device, ready;
+    zg_route_model m;
+} models[16];
+
+static double median3(double a, double b, double c) {
+    return a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
+}
+
+/* Seconds of a device read of [start, start + count) (warm-up first, then the median of CAL_REPEAT). */
+static double timed_read(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *d_out, int *ok) {
+    double t[CAL_REPEAT];
+    for (int r = -1; r < CAL_REPEAT; r++) {
+        const double t0 = zg_now();
+        if (zgpu_array_read_device(a, start, count, d_out, NULL, NULL) != ZGPU_OK) *ok = 0;
+        if (r >= 0) t[r] = zg_now() - t0;
+    }
+    return median3(t[0], t[1], t[2]);
+}
+
+/* The synthetic values: low ratio (noise in the low bits over a smooth field, ~1.2-2:1) or high ratio (constant
+ * cells of a label volume, several hundred to one). */
+static void fill_values(uint16_t *v, size_t n, int high) {
+    uint32_t x = 12345;
+    for (size_t i = 0; i < n; i++) {
+        x = x * 1664525u + 1013904223u;
+        const size_t yx = i % (CAL_CHUNK_YX * CAL_CHUNK_YX), z = i / (CAL_CHUNK_YX * CAL_CHUNK_YX);
+        v[i] = high ? (uint16_t)((z / 16) * 7919 + (yx / CAL_CHUNK_YX / 24) * 104 + (yx % CAL_CHUNK_YX) / 20)
+                    : (uint16_t)((12000 + (i % 977) * 3) & 0xFFF0) | (uint16_t)(x >> 28);
+    }
+}
+
+static const char *codecs_of(int c) {
+    switch (c) {
+    case ZG_RC_ZSTD:
+        return "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"zstd\", "
+               "\"configuration\": {\"level\": 3, \"checksum\": false}}]";
+    case ZG_RC_DEFLATE:
+        return "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"gzip\", "
+               "\"configuration\": {\"level\": 5}}]";
+    case ZG_RC_LZ4:
+        return "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"blosc\", "
+               "\"configuration\": {\"cname\": \"lz4\", \"clevel\": 5, \"shuffle\": \"shuffle\", \"typesize\": 2, "
+               "\"blocksize\": 0}}]";
+    default:
+        return "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}]";
+    }
+}
+
+/* One calibration point: the array written, then both routes timed. 0 on success. */
+static int measure_point(zgpu_context *ctx_dev, zgpu_context *ctx_host, const char *dir, int c, int high,
+                         size_t n_chunks, void *d_out, zg_route_point *p) {
+    char path[600], meta[1200];
+    snprintf(path, sizeof path, "%s/c%d-%d", dir, c, high);
+    /* one more chunk along z than is written: the fixed cost reads a box in it */
+    snprintf(meta, sizeof meta,
+             "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [%zu, %d, %d], \"data_type\": \"uint16\", "
+             "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [%d, %d, %d]}}, "
+             "\"chunk_key_encoding\": {\"name\": \"default\", \"configuration\": {\"separator\": \"/\"}}, "
+             "\"fill_value\": 0, \"codecs\": %s}",
+             (n_chunks + 1) * CAL_CHUNK_Z, CAL_CHUNK_YX, CAL_CHUNK_YX, CAL_CHUNK_Z, CAL_CHUNK_YX, CAL_CHUNK_YX,
+             codecs_of(c));
+    const size_t per = (size_t)CAL_CHUNK_Z * CAL_CHUNK_YX * CAL_CHUNK_YX, n = per * n_chunks;
+    uint16_t *v = malloc(n * sizeof *v);
+    zgpu_array *w = NULL, *ad = NULL, *ah = NULL;
+    int ok = v && zgpu_array_create(ctx_dev, path, meta, 1, &w) == ZGPU_OK;
+    const uint64_t z0[3] = {0, 0, 0}, all[3] = {n_chunks * CAL_CHUNK_Z, CAL_CHUNK_YX, CAL_CHUNK_YX};
+    const uint64_t one[3] = {CAL_CHUNK_Z, CAL_CHUNK_YX, CAL_CHUNK_YX};
+    const uint64_t gap[3] = {n_chunks * CAL_CHUNK_Z, 0, 0}, tiny[3] = {1, 1, 1};
+    if (ok) fill_values(v, n, high);
+    if (ok) ok = zgpu_array_write(w, z0, all, v, NULL) == ZGPU_OK;
+    zgpu_array_close(w);
+    free(v);
+    if (ok) ok = zgpu_array_open(ctx_dev, path, &ad) == ZGPU_OK && zgpu_array_open(ctx_host, path, &ah) == ZGPU_OK;
+    if (ok) {
+        const double bytes = (double)per * 2;
+        const double d0 = timed_read(ad, gap, tiny, d_out, &ok), d1 = timed_read(ad, z0, one, d_out, &ok);
+        const double dn = timed_read(ad, z0, all, d_out, &ok);
+        zgpu_read_stats s;
+        s.struct_size = sizeof s;
+        zgpu_array_last_read_stats(ad, &s);
+        const double h0 = timed_read(ah, gap, tiny, d_out, &ok), h1 = timed_read(ah, z0, one, d_out, &ok);
+        const double stored = (double)s.stored_bytes;
+        p->ratio = stored > 0 ? bytes * (double)n_chunks / stored : 1;
+        p->bytes = bytes;
+        p->h0 = h0;
+        p->hc = fmax(h1 - h0, 1e-6);
+        p->d0 = d0;
+        p->dc1 = fmax(d1 - d0, 1e-6);
+        p->dcn = fmax((dn - d0) / (double)n_chunks, 1e-7);
+    }
+    zgpu_array_close(ad);
+    zgpu_array_close(ah);
+    return ok ? 0 : -1;
+}
+
+static void remove_tree(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    char p[1024];
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        struct stat sb;
+        if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode)) remove_tree(p);
+        else unlink(p);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+/* Measures a model with contexts like ctx's (device, threads, budget). 0 on success. */
+static int calibrate(const zgpu_context *ctx, zg_route_model *m) {
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/zgpu-route-XXXXXX", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+    if (!mkdtemp(dir)) return -1;
+    zgpu_context *cd = NULL, *ch = NULL;
+    zgpu_context_options o = ctx->opts;
+    o.tuning = NULL;
+    o.remote = NULL;
+    o.cache_bytes = 0;
+    zgpu_tuning t = ctx->tuning;
+    t.read_route = ZGPU_ROUTE_DEVICE;
+    o.tuning = &t;
+    int ok = zgpu_context_create(&o, &cd) == ZGPU_OK;
+    zgpu_tuning th = ctx->tuning;
+    th.read_route = ZGPU_ROUTE_HOST;
+    o.tuning = &th;
+    ok = ok && zgpu_context_create(&o, &ch) == ZGPU_OK;
+    const int threads = zg_pool_size(ctx->pool);
+    size_t n_chunks = (size_t)(2 * threads);
+    if (n_chunks > CAL_MAX_CHUNKS) n_chunks = CAL_MAX_CHUNKS;
+    if (n_chunks < 2) n_chunks = 2;
+    const size_t out_bytes = n_chunks * (size_t)CAL_CHUNK_Z * CAL_CHUNK_YX * CAL_CHUNK_YX * 2;
+    void *d_out = NULL, *h_pin = NULL;
+    ok = ok && cudaSetDevice(ctx->opts.device) == cudaSuccess && cudaMalloc(&d_out, out_bytes) == cudaSuccess &&
+         cudaHostAlloc(&h_pin, out_bytes, cudaHostAllocDefault) == cudaSuccess;
+    if (ok) { /* the pinned copy rate: one warm-up, then the better of two */
+        double best = 0;
+        for (int r = 0; r < 3 && ok; r++) {
+            const double t0 = zg_now();
+            ok = cudaMemcpy(d_out, h_pin, out_bytes, cudaMemcpyHostToDevice) == cudaSuccess;
+            const double bps = (double)out_bytes / (zg_now() - t0);
+            if (r && bps > best) best = bps;
+        }
+        m->h2d_bps = best;
+    }
+    m->threads = threads;
+    for (int c = 0; ok && c < ZG_RC_N; c++)
+        for (int p = 0; ok && p < ZG_RP_N; p++) {
+            if (c == ZG_RC_NONE && p == ZG_RP_HIGH) { /* (uncompressed: the ratio is 1 either way) */
+                m->pt[c][p] = m->pt[c][ZG_RP_LOW];
+                continue;
+            }
+            ok = measure_point(cd, ch, dir, c, p == ZG_RP_HIGH, n_chunks, d_out, &m->pt[c][p]) == 0;
+        }
+    if (d_out) cudaFree(d_out);
+    if (h_pin) cudaFreeHost(h_pin);
+    zgpu_context_free(cd);
+    zgpu_context_free(ch);
+    remove_tree(dir);
+    m->calibrated = ok;
+    return ok ? 0 : -1;
+}
+
+const zg_route_model *dev_route_model(zgpu_context *ctx) {
+    const int device = ctx->opts.device;
+    pthread_mutex_lock(&models_mu);
+    int slot = -1;
+    for (int i = 0; i < (int)(sizeof models / sizeof *models); i++) {
+        if (models[i].ready && models[i].device == device) {
+            pthread_mutex_unlock(&models_mu);
+            return &models[i].m;
+        }
+        if (!models[i].ready && slot < 0) slot = i;
+    }
+    static zg_route_model fallback;
+    if (slot < 0) { /* (more GPUs than slots: the defaults) */
+        zg_route_model_default(&fallback);
+        pthread_mutex_unlock(&models_mu);
+        return &fallback;
+    }
+    /* (held while measuring: other threads' first AUTO reads wait for the one model rather than measure too) */
+    zg_route_model *m = &models[slot].m;
+    struct cudaDeviceProp prop;
+    char key[512], uuid[40] = "", name[160], path[4600];
+    const char *cache = zg_env_cache_dir();
+    int have = 0;
+    if (cudaGetDeviceProperties(&prop, device) == cudaSuccess) {
+        for (int i = 0; i < 16; i++) snprintf(uuid + 2 * i, 3, "%02x", (unsigned char)prop.uuid.bytes[i]);
+        snprintf(key, sizeof key, "%s %s zgpu %d.%d.%d", prop.name, uuid, ZGPU_VERSION_MAJOR, ZGPU_VERSION_MINOR,
+                 ZGPU_VERSION_PATCH);
+        zg_route_file_name(prop.name, uuid, name, sizeof name);
+        if (cache) {
+            snprintf(path, sizeof path, "%s/%s", cache, name);
+            have = zg_route_model_load(path, key, m);
+        }
+        if (!have && calibrate(ctx, m) == 0) {
+            have = 1;
+            if (cache) zg_route_model_save(path, key, m); /* (else this process keeps it in memory) */
+        }
+    }
+    if (!have) zg_route_model_default(m); /* no properties, or the measurement failed: zgpu's defaults */
+    models[slot].device = device;
+    models[slot].ready = 1;
+    pthread_mutex_unlock(&models_mu);
+    return m;
+}

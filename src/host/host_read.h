@@ -1,0 +1,12 @@
+/* The host executor's read: one plan for n boxes, decoded on the context's pool into host memory. */
+#ifndef ZG_HOST_READ_H
+#define ZG_HOST_READ_H
+#include "api/array.h"
+
+/** Reads n boxes (starts / counts: n * ndim values) into outs[i] with byte strides out_strides + i * ndim
+ *  (NULL: every destination C-contiguous); a chunk several boxes need is fetched and decoded once. Sets the
+ *  array's read statistics. The public zgpu_array_read and zgpu_array_read_regions come here. */
+zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts, const uint64_t *counts,
+                                 void *const *outs, const int64_t *out_strides);
+
+#endif

@@ -1,0 +1,187 @@
+/* The route cost model and its file (route.h). */
+#include "route/route.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ROUTE_FILE_VERSION 1
+
+void zg_route_model_default(zg_route_model *m) {
+    /* H100, 16 host threads, chunks of 8 MiB decoded: the host's rates are libzstd / libdeflate / c-blosc on one
+     * thread; the device's one-chunk latency and many-chunk rate are zgpu's decoders (docs/benchmarks.md; issue
+     * 20's single-read figures: a 16 MiB label zstd chunk 5.8 ms on the GPU against 1-2 ms on the host) */
+    static const double B = 8388608.0;
+    static const struct { double ratio, hc, dc1, dcn; } d[ZG_RC_N][ZG_RP_N] = {
+        [ZG_RC_NONE] = {{1.0, B / 4e9, 1.0e-4, B / 500e9}, {1.0, B / 4e9, 1.0e-4, B / 500e9}},
+        [ZG_RC_ZSTD] = {{1.3, B / 0.6e9, 1.0e-3, B / 100e9}, {1000.0, B / 10e9, 2.9e-3, B / 80e9}},
+        [ZG_RC_DEFLATE] = {{1.3, B / 0.25e9, 5.0e-3, B / 18e9}, {40.0, B / 1.5e9, 3.0e-3, B / 55e9}},
+        [ZG_RC_LZ4] = {{1.5, B / 1.2e9, 4.0e-3, B / 78e9}, {100.0, B / 3.0e9, 1.0e-3, B / 320e9}},
+    };
+    memset(m, 0, sizeof *m);
+    m->threads = 16;
+    m->h2d_bps = 25e9;
+    for (int c = 0; c < ZG_RC_N; c++)
+        for (int p = 0; p < ZG_RP_N; p++)
+            m->pt[c][p] = (zg_route_point){d[c][p].ratio, B, 30e-6, d[c][p].hc, 250e-6, d[c][p].dc1, d[c][p].dcn};
+}
+
+static double lerp(double a, double b, double w) { return a + (b - a) * w; }
+
+/* A calibration point for a ratio between (or beyond: clamped) the two measured ones, in log ratio. An unknown
+ * ratio takes the middle: neither extreme's error is then the largest. */
+static zg_route_point at_ratio(const zg_route_point *lo, const zg_route_point *hi, double ratio) {
+    double w = 0.5;
+    if (ratio > 0 && hi->ratio > lo->ratio * 1.01) {
+        w = (log(ratio) - log(lo->ratio)) / (log(hi->ratio) - log(lo->ratio));
+        w = w < 0 ? 0 : w > 1 ? 1 : w;
+    }
+    zg_route_point p = {lerp(lo->ratio, hi->ratio, w), lo->bytes, lerp(lo->h0, hi->h0, w), lerp(lo->hc, hi->hc, w),
+                        lerp(lo->d0, hi->d0, w), lerp(lo->dc1, hi->dc1, w), lerp(lo->dcn, hi->dcn, w)};
+    if (hi->bytes != lo->bytes) p.bytes = lerp(lo->bytes, hi->bytes, w);
+    return p;
+}
+
+zgpu_route zg_route_choose(const zg_route_model *m, const zg_route_read *r, double *t_host, double *t_device) {
+    const int c = r->codec >= 0 && r->codec < ZG_RC_N ? r->codec : ZG_RC_ZSTD;
+    const zg_route_point p = at_ratio(&m->pt[c][ZG_RP_LOW], &m->pt[c][ZG_RP_HIGH], r->ratio);
+    const double scale = p.bytes > 0 ? r->chunk_bytes / p.bytes : 1;
+    const double threads = r->threads > 0 ? r->threads : 1;
+    const double h2d = m->h2d_bps > 0 ? m->h2d_bps : 25e9;
+    const double k = (double)r->chunks;
+    const double stored = k * r->chunk_bytes / (r->ratio > 0 ? r->ratio : p.ratio);
+    /* host: rounds of one chunk per thread, then the box to the device; device: its fixed cost, then the longer of
+     * one chunk's latency and the many chunks' throughput, after the stored bytes' copy */
+    const double host = p.h0 + ceil(k / threads) * p.hc * scale + r->box_bytes / h2d;
+    const double dev = p.d0 + fmax(k ? p.dc1 * scale : 0, k * p.dcn * scale) + stored / h2d;
+    if (t_host) *t_host = host;
+    if (t_device) *t_device = dev;
+    if (!r->gpu_decodes) return ZGPU_ROUTE_HOST; /* the device route would decode on host threads too, and copy more */
+    return host < dev ? ZGPU_ROUTE_HOST : ZGPU_ROUTE_DEVICE;
+}
+
+void zg_route_file_name(const char *gpu_name, const char *gpu_uuid, char *out, size_t n) {
+    char name[96];
+    size_t k = 0;
+    for (const char *s = gpu_name ? gpu_name : "gpu"; *s && k + 1 < sizeof name; s++)
+        name[k++] = (char)((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ? *s : '_');
+    name[k] = 0;
+    snprintf(out, n, "route-v%d-%s-%s.txt", ROUTE_FILE_VERSION, name, gpu_uuid ? gpu_uuid : "none");
+}
+
+/* FNV-1a of the text: a damaged or half-written file is not trusted. */
+static uint64_t fnv1a(const char *s, size_t n) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static int positive(double x) { return isfinite(x) && x > 0; }
+static int point_ok(const zg_route_point *p) {
+    return positive(p->ratio) && positive(p->bytes) && isfinite(p->h0) && p->h0 >= 0 && positive(p->hc) &&
+           isfinite(p->d0) && p->d0 >= 0 && positive(p->dc1) && positive(p->dcn);
+}
+
+static int format_model(const char *key, const zg_route_model *m, char *buf, size_t n) {
+    size_t at = 0;
+    int w = snprintf(buf, n, "zgpu-route %d\nkey %s\nthreads %d\nh2d %.9g\n", ROUTE_FILE_VERSION, key, m->threads,
+                     m->h2d_bps);
+    if (w < 0 || (size_t)w >= n) return -1;
+    at = (size_t)w;
+    for (int c = 0; c < ZG_RC_N; c++)
+        for (int p = 0; p < ZG_RP_N; p++) {
+            const zg_route_point *q = &m->pt[c][p];
+            w = snprintf(buf + at, n - at, "point %d %d %.9g %.9g %.9g %.9g %.9g %.9g %.9g\n", c, p, q->ratio, q->bytes,
+                         q->h0, q->hc, q->d0, q->dc1, q->dcn);
+            if (w < 0 || (size_t)w >= n - at) return -1;
+            at += (size_t)w;
+        }
+    w = snprintf(buf + at, n - at, "end %016llx\n", (unsigned long long)fnv1a(buf, at));
+    return w < 0 || (size_t)w >= n - at ? -1 : (int)(at + (size_t)w);
+}
+
+int zg_route_model_load(const char *path, const char *key, zg_route_model *m) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *end = strstr(buf, "end ");
+    if (!end) return 0;
+    unsigned long long sum = 0;
+    if (sscanf(end, "end %llx", &sum) != 1 || sum != fnv1a(buf, (size_t)(end - buf))) return 0;
+    zg_route_model t;
+    memset(&t, 0, sizeof t);
+    int version = 0, seen = 0;
+    char fkey[512];
+    const char *line = buf;
+    if (sscanf(line, "zgpu-route %d", &version) != 1 || version != ROUTE_FILE_VERSION) return 0;
+    while ((line = strchr(line, '\n')) && ++line < end) {
+        int c, p;
+        zg_route_point q;
+        if (!strncmp(line, "key ", 4)) {
+            const char *e = strchr(line, '\n');
+            size_t k = (size_t)(e - line - 4);
+            if (k >= sizeof fkey) return 0;
+            memcpy(fkey, line + 4, k);
+            fkey[k] = 0;
+            if (strcmp(fkey, key)) return 0; /* another GPU's or zgpu version's */
+            seen |= 1;
+        } else if (sscanf(line, "threads %d", &t.threads) == 1) {
+            seen |= 2;
+        } else if (sscanf(line, "h2d %lf", &t.h2d_bps) == 1) {
+            seen |= 4;
+        } else if (sscanf(line, "point %d %d %lf %lf %lf %lf %lf %lf %lf", &c, &p, &q.ratio, &q.bytes, &q.h0, &q.hc,
+                          &q.d0, &q.dc1, &q.dcn) == 9) {
+            if (c < 0 || c >= ZG_RC_N || p < 0 || p >= ZG_RP_N || !point_ok(&q)) return 0;
+            t.pt[c][p] = q;
+            seen |= 8 << (c * ZG_RP_N + p);
+        }
+    }
+    const int all = 15 | (((1 << (ZG_RC_N * ZG_RP_N)) - 1) << 3);
+    if (seen != all || t.threads < 1 || !positive(t.h2d_bps)) return 0;
+    t.calibrated = 1;
+    *m = t;
+    return 1;
+}
+
+/* mkdir -p, 0700 */
+static int make_dirs(const char *dir) {
+    char p[4096];
+    if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p) return -1;
+    for (char *s = p + 1; *s; s++)
+        if (*s == '/') {
+            *s = 0;
+            if (mkdir(p, 0700) && errno != EEXIST) return -1;
+            *s = '/';
+        }
+    return mkdir(p, 0700) && errno != EEXIST ? -1 : 0;
+}
+
+int zg_route_model_save(const char *path, const char *key, const zg_route_model *m) {
+    char buf[8192], dir[4096], tmp[4200];
+    const int n = format_model(key, m, buf, sizeof buf);
+    if (n < 0 || snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) return -1;
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = 0;
+        if (make_dirs(dir)) return -1;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp-%ld-%lx", path, (long)getpid(), (unsigned long)(uintptr_t)&buf);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) return -1;
+    int ok = write(fd, buf, (size_t)n) == n && fsync(fd) == 0;
+    ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) { /* (several processes may calibrate at once: the last rename wins) */
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,63 @@
+/* Which route a device read takes: GPU decode (the device executor) or the host read into pinned memory plus
+ * one copy (the host route). A small cost model of the read (chunks, their decoded size, compression ratio,
+ * codec) and of the machine (calibrated once per machine and GPU by timing both routes on synthetic arrays,
+ * kept on disk: device/calibrate.c). Plain C: the model and its file are unit-tested without a GPU. */
+#ifndef ZG_ROUTE_H
+#define ZG_ROUTE_H
+#include <stddef.h>
+
+#include "zgpu.h"
+
+/* The codec classes the model tells apart: what decodes the chunks on the GPU. */
+typedef enum zg_route_codec {
+    ZG_RC_NONE = 0, /* uncompressed (copies) */
+    ZG_RC_ZSTD,     /* zgpu's zstd decoder (also blosc's zstd streams) */
+    ZG_RC_DEFLATE,  /* zgpu's DEFLATE decoder (gzip, zlib, blosc's zlib) */
+    ZG_RC_LZ4,      /* blosc's LZ4 streams */
+    ZG_RC_N
+} zg_route_codec;
+
+/* Calibration points per codec: a low-ratio and a high-ratio synthetic array. */
+enum { ZG_RP_LOW = 0, ZG_RP_HIGH, ZG_RP_N };
+
+/* One calibration point: chunks of `bytes` decoded bytes compressing `ratio`:1, each route timed reading one chunk
+ * and `n` chunks (seconds): host h0 + ceil(k / threads) * hc, device d0 + max(dc1, k * dcn). */
+typedef struct zg_route_point {
+    double ratio, bytes;
+    double h0, hc;       /* host route: fixed cost, per chunk per thread (the copy to the device included) */
+    double d0, dc1, dcn; /* device route: fixed cost, one chunk alone (its latency), per chunk of many */
+} zg_route_point;
+
+typedef struct zg_route_model {
+    int threads;                              /* host threads the host times were taken with */
+    double h2d_bps;                           /* pinned host -> device bytes a second */
+    int calibrated;                           /* 0: zgpu's defaults (measured on an H100, 16 threads) */
+    zg_route_point pt[ZG_RC_N][ZG_RP_N];
+} zg_route_model;
+
+/* What the model needs to know of a read. */
+typedef struct zg_route_read {
+    zg_route_codec codec;
+    int gpu_decodes;      /* 0: the chain has no GPU decoder (its chunks decode on host threads either way) */
+    size_t chunks;        /* distinct chunks to decode */
+    double chunk_bytes;   /* decoded bytes of one */
+    double ratio;         /* decoded / stored bytes (0: unknown) */
+    double box_bytes;     /* bytes the read writes into its destinations */
+    int threads;          /* the context's host threads */
+} zg_route_read;
+
+/** zgpu's defaults (no calibration yet, or none possible): figures measured on an H100 with 16 threads. */
+void zg_route_model_default(zg_route_model *m);
+/** The route the model predicts faster for r, and both predictions (seconds; NULL allowed). */
+zgpu_route zg_route_choose(const zg_route_model *m, const zg_route_read *r, double *t_host, double *t_device);
+
+/** The model file's name for a GPU (name and UUID identify it; the zgpu version is in the file): into out[n]. */
+void zg_route_file_name(const char *gpu_name, const char *gpu_uuid, char *out, size_t n);
+/** Reads a model written by zg_route_model_save for `key` (the GPU's name, UUID and zgpu's version): 1 and *m
+ *  filled, or 0 when the file is missing, for another key, or damaged (then it is ignored and re-measured). */
+int zg_route_model_load(const char *path, const char *key, zg_route_model *m);
+/** Writes the model atomically (a temporary in the same directory, then rename; the directory is created).
+ *  0 on success, else -1 (the model then lives in memory only). */
+int zg_route_model_save(const char *path, const char *key, const zg_route_model *m);
+
+#endif

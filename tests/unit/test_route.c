@@ -1,0 +1,130 @@
+/* The route cost model (route/route.h): the decisions it makes with zgpu's default figures for the reads issue 20
+ * measured (one chunk: host; many chunks: device; no GPU decoder: host), how the ratio and the chunk size move
+ * them, and its file: saved and loaded back exactly, and ignored when damaged, half written or another GPU's. */
+#include <math.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "route/route.h"
+#include "test.h"
+
+static zg_route_read read_of(zg_route_codec c, size_t chunks, double chunk_bytes, double ratio) {
+    zg_route_read r;
+    memset(&r, 0, sizeof r);
+    r.codec = c;
+    r.gpu_decodes = 1;
+    r.chunks = chunks;
+    r.chunk_bytes = chunk_bytes;
+    r.ratio = ratio;
+    r.box_bytes = chunk_bytes * (double)chunks / 4;
+    r.threads = 16;
+    return r;
+}
+
+static void decisions(void) {
+    zg_route_model m;
+    zg_route_model_default(&m);
+    const double MB16 = 16777216.0, MB2 = 2097152.0;
+    double th, td;
+    /* one 64x256x256 label chunk (zstd, 1,463:1): 5.8 ms on the GPU against 1-2 ms on the host (issue 20) */
+    zg_route_read r = read_of(ZG_RC_ZSTD, 1, MB16, 1463);
+    CHECK_EQ_U64(zg_route_choose(&m, &r, &th, &td), ZGPU_ROUTE_HOST);
+    CHECK_MSG(td > 4e-3 && td < 8e-3 && th > 0.5e-3 && th < 3e-3, "label chunk: host %.2f ms, device %.2f ms",
+              th * 1e3, td * 1e3);
+    /* the whole label volume (64 chunks): the GPU */
+    r = read_of(ZG_RC_ZSTD, 64, MB16, 1463);
+    CHECK_EQ_U64(zg_route_choose(&m, &r, &th, &td), ZGPU_ROUTE_DEVICE);
+    /* one 2 MiB inner chunk of the sharded label volume: host */
+    r = read_of(ZG_RC_ZSTD, 1, MB2, 940);
+    CHECK_EQ_U64(zg_route_choose(&m, &r, NULL, NULL), ZGPU_ROUTE_HOST);
+    /* a whole low-ratio volume in every codec: the GPU */
+    for (int c = 0; c < ZG_RC_N; c++) {
+        r = read_of((zg_route_codec)c, 128, 8388608.0, 1.3);
+        r.box_bytes = 128 * 8388608.0;
+        CHECK_MSG(zg_route_choose(&m, &r, &th, &td) == ZGPU_ROUTE_DEVICE, "codec %d, 128 chunks: host %.1f ms, device "
+                  "%.1f ms", c, th * 1e3, td * 1e3);
+    }
+    /* more chunks never make the host route relatively better */
+    zgpu_route last = ZGPU_ROUTE_HOST;
+    for (size_t k = 1; k <= 256; k *= 2) {
+        r = read_of(ZG_RC_DEFLATE, k, MB2, 30);
+        const zgpu_route now = zg_route_choose(&m, &r, NULL, NULL);
+        CHECK_MSG(!(last == ZGPU_ROUTE_DEVICE && now == ZGPU_ROUTE_HOST), "deflate: %zu chunks went back to the host", k);
+        last = now;
+    }
+    CHECK_EQ_U64(last, ZGPU_ROUTE_DEVICE);
+    /* no GPU decoder for the chain: host, whatever the size */
+    r = read_of(ZG_RC_ZSTD, 1000, MB16, 2);
+    r.gpu_decodes = 0;
+    CHECK_EQ_U64(zg_route_choose(&m, &r, NULL, NULL), ZGPU_ROUTE_HOST);
+    /* an unknown ratio lies between the two calibration points */
+    double lo, hi, mid;
+    r = read_of(ZG_RC_ZSTD, 1, MB16, 1.3);
+    zg_route_choose(&m, &r, NULL, &lo);
+    r.ratio = 1000;
+    zg_route_choose(&m, &r, NULL, &hi);
+    r.ratio = 0;
+    zg_route_choose(&m, &r, NULL, &mid);
+    CHECK_MSG(mid > (lo < hi ? lo : hi) && mid < (lo < hi ? hi : lo), "unknown ratio: %g not between %g and %g", mid,
+              lo, hi);
+    /* zero chunks (all missing): fixed costs decide, and the host's is the smaller */
+    r = read_of(ZG_RC_ZSTD, 0, MB16, 0);
+    CHECK_EQ_U64(zg_route_choose(&m, &r, NULL, NULL), ZGPU_ROUTE_HOST);
+}
+
+static void file_round_trip(void) {
+    char dir[128], path[256], name[160];
+    snprintf(dir, sizeof dir, "/tmp/zgpu_test_route_%d", (int)getpid());
+    zg_route_file_name("NVIDIA H100 80GB HBM3", "0a1b", name, sizeof name);
+    CHECK_STR(name, "route-v1-NVIDIA_H100_80GB_HBM3-0a1b.txt");
+    snprintf(path, sizeof path, "%s/sub/%s", dir, name);
+    zg_route_model m, back;
+    zg_route_model_default(&m);
+    m.threads = 12;
+    m.pt[ZG_RC_LZ4][ZG_RP_HIGH].dc1 = 1.25e-3;
+    const char *key = "NVIDIA H100 0a1b zgpu 0.1.0";
+    CHECK(zg_route_model_load(path, key, &back) == 0); /* none yet */
+    CHECK(zg_route_model_save(path, key, &m) == 0);
+    CHECK(zg_route_model_load(path, key, &back) == 1);
+    CHECK(back.calibrated == 1 && back.threads == 12);
+    int same = 1;
+    for (int c = 0; c < ZG_RC_N; c++)
+        for (int p = 0; p < ZG_RP_N; p++) {
+            const zg_route_point *x = &m.pt[c][p], *y = &back.pt[c][p];
+            same &= fabs(x->dc1 - y->dc1) <= 1e-8 * x->dc1 && fabs(x->hc - y->hc) <= 1e-8 * x->hc &&
+                    x->ratio == y->ratio && x->bytes == y->bytes;
+        }
+    CHECK_MSG(same, "the model read back differs");
+    CHECK(zg_route_model_load(path, "another GPU", &back) == 0);
+    /* damaged: one digit changed (checksum), cut short, or a negative time */
+    FILE *f = fopen(path, "r+");
+    char text[8192];
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    text[n] = 0;
+    if (f) fclose(f);
+    char *digit = strstr(text, "point 1 0 ");
+    CHECK(digit != NULL);
+    if (digit) {
+        digit[12] = digit[12] == '1' ? '2' : '1';
+        f = fopen(path, "w");
+        fwrite(text, 1, n, f);
+        fclose(f);
+        CHECK(zg_route_model_load(path, key, &back) == 0);
+        f = fopen(path, "w");
+        fwrite(text, 1, n / 2, f);
+        fclose(f);
+        CHECK(zg_route_model_load(path, key, &back) == 0);
+    }
+    m.pt[ZG_RC_ZSTD][ZG_RP_LOW].hc = -1;
+    CHECK(zg_route_model_save(path, key, &m) == 0);
+    CHECK(zg_route_model_load(path, key, &back) == 0);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
+int main(void) {
+    decisions();
+    file_round_trip();
+    TEST_MAIN_END();
+}
