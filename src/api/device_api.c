@@ -94,7 +94,7 @@ ZGPU_API zgpu_status zgpu_array_read_regions_device(zgpu_array *array, size_t n,
         ZG_RETURN_IF(!outs[r], ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_read_regions_device: outs[%zu] is NULL", r);
     (void)opts;
     ZG_FORWARD(zg_cuda_probe());
-    const zg_dev_request rq = {n, starts, counts, outs, out_strides};
+    const zg_dev_request rq = {n, starts, counts, outs, out_strides, NULL};
     return zg_cuda_read_request(array, &rq, stream, event);
 }
 

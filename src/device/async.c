@@ -16,6 +16,8 @@ struct zgpu_event {
     zg_dev_request rq;  /* the caller's, copied: its arrays point into `copy` */
     void *copy;
     void *stream;
+    cudaEvent_t after;  /* recorded on the caller's stream at the start: the read's work waits for it (so nothing
+                         * here waits for the caller's earlier work on the host) */
 };
 
 static void *async_main(void *arg) {
@@ -47,13 +49,14 @@ static zgpu_status copy_request(struct zgpu_event *ev, const zg_dev_request *rq,
     ev->rq.counts = memcpy(p + box, rq->counts, box);
     ev->rq.outs = memcpy(p + 2 * box, rq->outs, n * sizeof(void *));
     ev->rq.strides = rq->strides ? memcpy(p + 2 * box + n * sizeof(void *), rq->strides, box) : NULL;
+    ev->rq.after = NULL;
     return ZGPU_OK;
 }
 
 zgpu_status zg_cuda_read_async(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *device_out,
                                const int64_t *out_strides, void *stream, struct zgpu_event **event) {
     void *outs[1] = {device_out};
-    const zg_dev_request rq = {1, start, count, outs, out_strides};
+    const zg_dev_request rq = {1, start, count, outs, out_strides, NULL};
     return zg_cuda_read_request(a, &rq, stream, event);
 }
 
@@ -69,11 +72,15 @@ zgpu_status zg_cuda_read_request(zgpu_array *a, const zg_dev_request *rq, void *
     ev->stream = stream;
     pthread_mutex_init(&ev->mu, NULL);
     pthread_cond_init(&ev->cv, NULL);
-    /* Work queued on `stream` before this call must finish before the read writes: wait for it here
-     * (the read itself runs on zgpu's own stream). */
-    cudaError_t ce = cudaStreamSynchronize((cudaStream_t)stream);
+    /* Work queued on `stream` before this call must finish before the read writes: an event recorded on it now,
+     * which the read's stream waits for on the device (the read runs on zgpu's own stream); then later work on
+     * `stream` waits for the read through a host function. */
+    cudaError_t ce = cudaEventCreateWithFlags(&ev->after, cudaEventDisableTiming);
+    if (ce == cudaSuccess) ce = cudaEventRecord(ev->after, (cudaStream_t)stream);
+    if (ce == cudaSuccess) ev->rq.after = ev->after;
     if (ce == cudaSuccess) ce = cudaLaunchHostFunc((cudaStream_t)stream, stream_gate, ev);
     if (ce != cudaSuccess) {
+        if (ev->after) cudaEventDestroy(ev->after);
         pthread_cond_destroy(&ev->cv);
         pthread_mutex_destroy(&ev->mu);
         free(ev->copy);
@@ -115,6 +122,7 @@ void zg_cuda_event_free(struct zgpu_event *ev) {
     zg_cuda_event_wait(ev);
     /* the stream's host function may still be about to return: wait for the stream to pass it */
     cudaStreamSynchronize((cudaStream_t)ev->stream);
+    if (ev->after) cudaEventDestroy(ev->after);
     pthread_cond_destroy(&ev->cv);
     pthread_mutex_destroy(&ev->mu);
     free(ev->copy);

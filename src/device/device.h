@@ -16,6 +16,8 @@ typedef struct zg_dev_request {
     const uint64_t *starts, *counts; /* n * ndim */
     void *const *outs;               /* n device pointers */
     const int64_t *strides;          /* n * ndim byte strides, or NULL: each destination C-contiguous */
+    void *after;                     /* a cudaEvent_t the read's work waits for (the caller's stream at an async
+                                      * read's start), or NULL */
 } zg_dev_request;
 
 /** Frees the state (waits for reads in flight). Accepts NULL. */

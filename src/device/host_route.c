@@ -44,6 +44,7 @@ zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_d
     cudaError_t ce = cudaSetDevice(st->device);
     if (s == ZGPU_OK && ce == cudaSuccess && order_user) ce = cudaEventRecord(st->ev[1], (cudaStream_t)user_stream);
     if (s == ZGPU_OK && ce == cudaSuccess && order_user) ce = cudaStreamWaitEvent(st->stream, st->ev[1], 0);
+    if (s == ZGPU_OK && ce == cudaSuccess && rq->after) ce = cudaStreamWaitEvent(st->stream, (cudaEvent_t)rq->after, 0);
     if (s == ZGPU_OK && ce != cudaSuccess)
         s = zg_error(ZGPU_ERR_CUDA, "CUDA error ordering after the caller's stream: %s", cudaGetErrorString(ce));
     if (s == ZGPU_OK) s = dev_ensure_pinned(st, b, need ? need : 1, 0);

@@ -248,6 +248,7 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
     /* order our stream after the caller's earlier work */
     if (ce == cudaSuccess && order_user) ce = cudaEventRecord(st->ev[1], (cudaStream_t)user_stream);
     if (ce == cudaSuccess && order_user) ce = cudaStreamWaitEvent(st->stream, st->ev[1], 0);
+    if (ce == cudaSuccess && rq->after) ce = cudaStreamWaitEvent(st->stream, (cudaEvent_t)rq->after, 0);
     if (ce != cudaSuccess) s = zg_error(ZGPU_ERR_CUDA, "CUDA error ordering after the caller's stream: %s", cudaGetErrorString(ce));
     if (s == ZGPU_OK) s = dev_reserve_plans(st, j.n_t);
     if (s == ZGPU_OK) s = dev_run_waves(&j, &stats);
@@ -285,7 +286,7 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
 zgpu_status zg_cuda_read(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *device_out,
                          const int64_t *out_strides, void *stream) {
     void *outs[1] = {device_out};
-    const zg_dev_request rq = {1, start, count, outs, out_strides};
+    const zg_dev_request rq = {1, start, count, outs, out_strides, NULL};
     return dev_run_read(a, &rq, stream, 1);
 }
 
