@@ -904,6 +904,56 @@ static void register_atfork(void) {
     pthread_atfork(NULL, NULL, kept_after_fork_child);
 }
 
+/* store.h: the real path, or the longest existing ancestor's and the rest resolved by name (what does not exist
+ * yet is no link), so that the path an array is created at names what later opens of it find. */
+char *zg_store_fs_id(const char *root) {
+    char *abs = NULL;
+    if (root[0] == '/') {
+        abs = strdup(root);
+    } else {
+        char *cwd = getcwd(NULL, 0);
+        size_t n = cwd ? strlen(cwd) + strlen(root) + 2 : 0;
+        if (cwd && (abs = malloc(n))) snprintf(abs, n, "%s/%s", cwd, root);
+        if (!cwd) abs = strdup(root); /* no working directory: the name as given */
+        free(cwd);
+    }
+    if (!abs) return NULL;
+    char *real = realpath(abs, NULL);
+    size_t cut = strlen(abs);
+    while (!real && cut > 0) {
+        while (cut > 0 && abs[--cut] != '/') {}
+        char c = abs[cut];
+        abs[cut] = '\0';
+        real = realpath(cut ? abs : "/", NULL);
+        abs[cut] = c;
+    }
+    if (!real) return abs; /* not even "/" resolved (a relative name without a working directory) */
+    const char *rest = abs + cut;
+    char *out = malloc(strlen(real) + strlen(rest) + 2);
+    if (out) {
+        strcpy(out, real);
+        size_t n = strlen(out);
+        while (*rest) {
+            while (*rest == '/') rest++;
+            size_t k = strcspn(rest, "/");
+            if (k == 0 || (k == 1 && rest[0] == '.')) {
+            } else if (k == 2 && rest[0] == '.' && rest[1] == '.') {
+                while (n > 1 && out[n - 1] != '/') n--;
+                if (n > 1) n--; /* the '/' before the dropped name, except the root's */
+            } else {
+                if (n > 1) out[n++] = '/';
+                memcpy(out + n, rest, k);
+                n += k;
+            }
+            out[n] = '\0';
+            rest += k;
+        }
+    }
+    free(real);
+    free(abs);
+    return out;
+}
+
 zgpu_status zg_store_fs_open_confined(const char *root, int confine, zg_store **out) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, register_atfork);
@@ -914,9 +964,11 @@ zgpu_status zg_store_fs_open_confined(const char *root, int confine, zg_store **
     if (len >= ZG_PATH_MAX - 256) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "path too long: %s", root);
     fs_store *fs = calloc(1, sizeof *fs);
     char *r = fs ? strndup(root, len) : NULL;
-    if (!r) { free(fs); return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory"); }
+    char *id = r ? zg_store_fs_id(r) : NULL;
+    if (!id) { free(r); free(fs); return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory"); }
     fs->base.vt = &fs_vtable;
     fs->base.root = r;
+    fs->base.id = id;
     fs->confine = confine != 0;
     atomic_init(&fs->root_fd, -1);
     fs->lock_fd = -1;

@@ -11,7 +11,12 @@ zgpu_status zg_remote_init(zg_remote_store *r, const zg_store_vtable *vt, const 
                            const zg_remote_settings *set, const zg_remote_ops *ops) {
     r->base.vt = vt;
     r->base.root = strdup(root);
-    if (!r->base.root) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    r->base.id = r->base.root ? strdup(root) : NULL; /* HTTP: the base URL (S3 sets its own, with the endpoint) */
+    if (!r->base.id) {
+        free(r->base.root);
+        r->base.root = NULL;
+        return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    }
     r->set = *set;
     r->ops = ops;
     return ZGPU_OK;

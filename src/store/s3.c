@@ -450,6 +450,14 @@ zgpu_status zg_store_s3_open(const char *bucket, const char *prefix, const zg_re
         return st;
     }
     s->r.not_found_403 = s->cfg.anonymous;
+    /* its identity (store.h id): where its objects are, so that one bucket at two endpoints is two stores */
+    size_t il = strlen(s->origin) + strlen(s->bucket_path) + strlen(prefix) + 2;
+    char *id = malloc(il);
+    if (id) {
+        snprintf(id, il, "%s%s%s%s", s->origin, s->bucket_path, *prefix ? "/" : "", prefix);
+        free(s->r.base.id);
+        s->r.base.id = id;
+    } /* out of memory: "s3://bucket/prefix" from zg_remote_init stays */
     *out = &s->r.base;
     return ZGPU_OK;
 }

@@ -5,7 +5,10 @@
 #include "common/status.h"
 
 void zg_store_free(zg_store *s) {
-    if (s) s->vt->destroy(s);
+    if (!s) return;
+    char *id = s->id;
+    s->vt->destroy(s);
+    free(id);
 }
 
 void zg_list_free(zg_list_entry *entries, size_t n) {

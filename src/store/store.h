@@ -110,6 +110,10 @@ typedef struct zg_store_vtable {
 struct zg_store {
     const zg_store_vtable *vt;
     char *root; /* for messages */
+    char *id;   /* where the store's objects live, the same for every store opened on one location (the
+                 * decoded-chunk cache's name for it, cache/chunk_cache.h): a filesystem store's canonical
+                 * absolute directory, an HTTP store's base URL, an S3 store's endpoint, bucket and prefix.
+                 * Set by each backend's open; freed by zg_store_free. */
 };
 
 /** Filesystem store rooted at a directory. Nothing is created until the first set(), which makes the
@@ -128,6 +132,9 @@ void zg_store_fs_test_walk(int on);
 /** The file of `key` in a filesystem store (the root itself for ""), into out[ZG_PATH_MAX]; too long: an error. */
 zgpu_status zg_store_fs_path(const zg_store *s, const char *key, char *out);
 void zg_store_free(zg_store *s);
+/** A filesystem store's id (zg_store.id) for a directory `root`, existing or not: its canonical absolute path
+ *  (malloc'ed; NULL when out of memory). For code that changes a directory tree without a store (api/stage.c). */
+char *zg_store_fs_id(const char *root);
 
 struct zgpu_context;
 /** Opens the store a location names (store/url.h): a local directory (confined per the context's
