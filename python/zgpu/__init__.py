@@ -15,6 +15,7 @@ from . import _capi
 from ._context import config, set_threads
 from ._device import DeviceArray
 from ._metadata import build_document
+from ._prefetch import SlabIterator, iter_slabs
 from .array import Array
 from .attrs import Attributes
 from .errors import (BadMetadataError, CorruptDataError, CudaError, ExistsError, InternalError,
@@ -27,6 +28,7 @@ __version__ = "0.1.0"
 __all__ = [
     "open", "open_array", "open_group", "create", "create_group", "Array", "Group", "DeviceArray",
     "Attributes", "config", "set_threads", "gpu_available", "library_version", "library_path",
+    "iter_slabs", "SlabIterator",
     "ZgpuError", "InvalidArgumentError", "NotFoundError", "MemberNotFoundError", "ExistsError",
     "ZgpuIOError", "BadMetadataError", "UnsupportedError", "CorruptDataError", "OutOfRangeError",
     "ZgpuMemoryError", "NoGPUError", "CudaError", "InternalError", "ReadOnlyError",
