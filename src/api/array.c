@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api/stage.h"
+#include "cache/chunk_cache.h"
 #include "codec/sharding.h"
 #include "common/status.h"
 #include "store/url.h"
@@ -164,6 +165,7 @@ static zgpu_status commit_stage(zgpu_array *a, int overwrite, const char *where)
  * objects first; staged, the new array's metadata waits for zgpu_array_commit (readers see no array before). */
 static zgpu_status place_new_remote(zgpu_array *a, int overwrite, int staged, const char *where) {
     ZG_FORWARD(zg_remote_clear_node(a->store, overwrite, where));
+    zg_chunk_cache_invalidate_prefix_all(a->store->id, ""); /* as in place_new: nothing cached of it stands */
     if (staged) {
         a->remote_staged = 1;
         return ZGPU_OK;
@@ -192,6 +194,9 @@ static zgpu_status place_new(zgpu_array *a, int flags, const char *where) {
         if (st == ZGPU_OK && !staged) st = commit_stage(a, overwrite, where);
     } else if (st == ZGPU_OK) {
         st = write_metadata_now(a);
+        /* a new array in place of nothing, or of what only outside zgpu deleted: nothing cached of it stands
+         * (a swap in, above, drops the destination's chunks in zg_stage_commit) */
+        if (st == ZGPU_OK) zg_chunk_cache_invalidate_prefix_all(a->store->id, "");
     }
     free(dir);
     free(name);
@@ -255,7 +260,9 @@ static zgpu_status delete_outside(zgpu_array *a, const uint64_t *new_shape) {
         if (outside) {
             char key[1024];
             zg_meta_chunk_key(m, c, key, sizeof key);
-            ZG_FORWARD(a->store->vt->erase(a->store, key));
+            zgpu_status st = a->store->vt->erase(a->store, key);
+            zg_chunk_cache_invalidate_object_all(a->store->id, key); /* after the delete (host_write.c) */
+            ZG_FORWARD(st);
         }
         int d = nd - 1;
         while (d >= 0 && ++c[d] == hi[d]) c[d--] = 0;

@@ -20,6 +20,7 @@ struct zgpu_context {
     zgpu_remote_options remote;    /* opts.remote copied, strings owned (opts.remote is NULL) */
     pthread_mutex_t remote_lock;   /* guards lazy creation of `http` */
     struct zg_http_client *http;   /* shared by every remote store of the context: one pool of connections */
+    struct zg_chunk_cache *cache;  /* decoded chunks (opts.cache_bytes; cache/chunk_cache.h); NULL when off */
 };
 
 struct zgpu_array {

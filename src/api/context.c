@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "api/array.h"
+#include "cache/chunk_cache.h"
 #include "device/device.h"
 #include "common/env.h"
 #include "common/status.h"
@@ -163,6 +164,10 @@ ZGPU_API zgpu_status zgpu_context_create(const zgpu_context_options *opts, zgpu_
     pthread_mutex_init(&ctx->device_lock, NULL);
     pthread_mutex_init(&ctx->remote_lock, NULL);
     zgpu_status st = zg_pool_create(ctx->opts.num_threads, &ctx->pool);
+    if (st == ZGPU_OK && ctx->opts.cache_bytes && !(ctx->cache = zg_chunk_cache_create(ctx->opts.cache_bytes))) {
+        zg_pool_free(ctx->pool);
+        st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for the chunk cache");
+    }
     if (st != ZGPU_OK) {
         pthread_mutex_destroy(&ctx->device_lock);
         pthread_mutex_destroy(&ctx->remote_lock);
@@ -179,6 +184,7 @@ ZGPU_API void zgpu_context_free(zgpu_context *ctx) {
     zg_device_state_free(ctx->device);
     zg_pool_free(ctx->pool);
     zg_http_client_free(ctx->http);
+    zg_chunk_cache_free(ctx->cache);
     pthread_mutex_destroy(&ctx->device_lock);
     pthread_mutex_destroy(&ctx->remote_lock);
     free_remote(&ctx->remote);

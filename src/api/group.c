@@ -5,6 +5,7 @@
 
 #include "api/array.h"
 #include "api/stage.h"
+#include "cache/chunk_cache.h"
 #include "common/status.h"
 #include "store/url.h"
 
@@ -85,7 +86,10 @@ zgpu_status zg_remote_clear_node(zg_store *s, int overwrite, const char *where) 
     if (kind && !overwrite)
         return zg_error(ZGPU_ERR_EXISTS, "%s: %s is there already (overwrite replaces it)", where,
                         kind == 1 ? "an array" : "a group");
-    return kind ? s->vt->erase_prefix(s, "") : ZGPU_OK;
+    if (!kind) return ZGPU_OK;
+    zgpu_status st = s->vt->erase_prefix(s, "");
+    zg_chunk_cache_invalidate_prefix_all(s->id, ""); /* after the objects are gone; what went before failing too */
+    return st;
 }
 
 ZGPU_API zgpu_status zgpu_node_kind(const char *path, int *kind) {

@@ -19,7 +19,9 @@
 #include <sys/syscall.h>
 #endif
 
+#include "cache/chunk_cache.h"
 #include "common/status.h"
+#include "store/store.h"
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
@@ -203,6 +205,14 @@ static int take_lock(const char *lock, int create, int *fd) {
     return 0;
 }
 
+/* Drops what the decoded-chunk caches hold below `path` (cache/chunk_cache.h): its tree was replaced. */
+static void invalidate_tree(const char *path) {
+    if (!path || !zg_chunk_cache_active()) return; /* no cache in the process: not even a realpath */
+    char *id = zg_store_fs_id(path);
+    zg_chunk_cache_invalidate_prefix_all(id, ""); /* NULL (out of memory): every entry */
+    free(id);
+}
+
 /* Cleans one dead writer's leftovers: 1 if it was dead (and handled), 0 if alive or unreachable. */
 static int clean_token(const char *dir, const char *name, const char *token) {
     char *lock = join(dir, ".", name, ".zgpu-lock-"), *full_lock = NULL, *old = NULL, *stage = NULL, *dest = NULL;
@@ -224,6 +234,7 @@ static int clean_token(const char *dir, const char *name, const char *token) {
                 /* The writer died between its two renames: the old tree goes back if the new one is not there. */
                 if (lstat(dest, &sb) != 0 && errno == ENOENT) {
                     if (rename(o, dest) != 0) remove_tree(o);
+                    else invalidate_tree(dest); /* an older tree is back */
                 } else {
                     remove_tree(o);
                 }
@@ -464,8 +475,7 @@ static void finish(zg_stage *s, const char *old) {
     s->lock_fd = -1;
 }
 
-zgpu_status zg_stage_commit(zg_stage *s, int overwrite, const char *where) {
-    if (!s || !s->path) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "%s: nothing staged to commit", where);
+static zgpu_status swap_in(zg_stage *s, int overwrite, const char *where) {
     if (s->in_place) { /* the array is already there: its metadata, written by the caller, completed it */
         free(s->path);
         s->path = NULL;
@@ -537,10 +547,25 @@ zgpu_status zg_stage_commit(zg_stage *s, int overwrite, const char *where) {
     return zg_error(ZGPU_ERR_IO, "%s: '%s' kept changing while it was being replaced", where, s->dest);
 }
 
+zgpu_status zg_stage_commit(zg_stage *s, int overwrite, const char *where) {
+    if (!s || !s->path) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "%s: nothing staged to commit", where);
+    char *staged = strdup(s->path); /* the staged handle's store, while it has this name */
+    zgpu_status st = swap_in(s, overwrite, where);
+    if (st == ZGPU_OK) {
+        /* the new tree is in place: what the caches hold of the old one (or of the stage, under its name) goes,
+         * and reads that fetched the old tree's chunks cannot put them (cache/chunk_cache.h) */
+        invalidate_tree(s->dest);
+        invalidate_tree(staged);
+    }
+    free(staged);
+    return st;
+}
+
 void zg_stage_discard(zg_stage *s) {
     if (!s) return;
     if (s->path && s->in_place) empty_dir(s->path);
     else if (s->path) remove_tree(s->path);
+    if (s->path) invalidate_tree(s->path); /* what the staged handle read is gone */
     if (s->lock_fd >= 0) {
         unlink(s->lock);
         close(s->lock_fd);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/chunk_cache.h"
 #include "host/scratch.h"
 #include "plan/plan.h"
 #include "common/status.h"
@@ -85,7 +86,12 @@ static zgpu_status write_object(void *arg, size_t i) {
         st = s->vt->get(s, ob->key, &ts->io, &found);
     }
     if (st == ZGPU_OK) st = build_object(j, t, ts->io.data, ts->io.size, found, ts, &ts->io, &erase);
-    if (st == ZGPU_OK) st = erase ? s->vt->erase(s, ob->key) : s->vt->set(s, ob->key, ts->io.data, ts->io.size);
+    if (st == ZGPU_OK) {
+        st = erase ? s->vt->erase(s, ob->key) : s->vt->set(s, ob->key, ts->io.data, ts->io.size);
+        /* after the new value is in place (and even if the write failed part way): a reader that fetched the
+         * old bytes had its cache lookup before this, and its put is refused (cache/chunk_cache.h) */
+        zg_chunk_cache_invalidate_object_all(s->id, ob->key);
+    }
     s->vt->unlock(s, &lk);
     if (st != ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ", chunk '%s': ", a->path, ob->key);
     return st;
@@ -142,7 +148,11 @@ static zgpu_status write_window(write_job *j, size_t first, size_t n) {
     if (st == ZGPU_OK) st = zg_pool_run(a->ctx->pool, n, build_in_window, &w);
     for (size_t i = 0; i < n; i++)
         p[i] = (zg_store_put){.key = keys[i], .data = w.bufs[i].data, .n = w.bufs[i].size, .erase = w.erase[i]};
-    if (st == ZGPU_OK) st = s->vt->set_many(s, p, n);
+    if (st == ZGPU_OK) {
+        st = s->vt->set_many(s, p, n);
+        /* every object of the batch, after its PUT or DELETE: some may have landed even if the batch failed */
+        for (size_t i = 0; i < n; i++) zg_chunk_cache_invalidate_object_all(s->id, keys[i]);
+    }
     if (st != ZGPU_OK && !strstr(zg_error_message(), a->path)) zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", a->path);
     s->vt->unlock_many(s, &held);
     for (size_t i = 0; i < n; i++) zg_buf_free(&w.bufs[i]);
