@@ -332,17 +332,27 @@ ZGPU_API void zgpu_event_free(zgpu_event *event);
  * Read options (conversion on the fly) and batched reads of many regions
  * ---------------------------------------------------------------------------------------------- */
 /**
- * What a read writes into its destination. With out_dtype 0 (the default) the stored values are copied as they
- * are. Else each value v becomes convert(clamp(v * scale + offset)) in out_dtype (bool, integers, float16/32/64;
- * not complex or raw, in or out): computed in float32 when every input value is exact there (bool, 8/16-bit
- * integers, float16/32) and float64 otherwise; clamped to [clamp_min, clamp_max] when clamp is 1; NaN stays NaN
- * for float outputs and becomes 0 for integer outputs; integer outputs round to nearest (ties to even) and
- * saturate at their range. On the GPU the conversion is fused into the scatter (kernels built at run time with
- * NVRTC and cached, docs/tuning.md); on the host it runs in the copy to the destination.
+ * What a read writes into its destination. With the defaults (out_dtype 0, scale 1, offset 0, clamp 0) the stored
+ * values are copied as they are, bit for bit, whatever the data type. Else each value v becomes
+ * convert(clamp(v * scale + offset)) in out_dtype (0: the stored type), the same bits on the host and on the GPU:
+ *  - types: bool, integers, float16/32/64, in and out (complex or raw: ZGPU_ERR_UNSUPPORTED);
+ *  - arithmetic in float32 when both types are small (bool, 8/16-bit integers, float16, float32: every value is
+ *    exact in float32) and in float64 otherwise (a 64-bit integer rounds once to float64 on the way in); scale,
+ *    offset and the clamp bounds are rounded to that type; a multiply then an add, each rounded, never fused; an
+ *    offset of 0 adds nothing, so -0.0 stays -0.0;
+ *  - clamp 1: to [clamp_min, clamp_max] (either may be infinite); a NaN passes through;
+ *  - float outputs round to nearest even (float16 subnormals included; past the largest finite value: infinity);
+ *    every NaN is written as the canonical quiet NaN (positive, no payload);
+ *  - integer outputs: NaN becomes 0; round to nearest, ties to even; saturate at the type's range;
+ *  - bool: as input any nonzero byte is 1; as output 1 for a nonzero value, 0 for zero and for NaN (NumPy: True).
+ * ZGPU_ERR_INVALID_ARGUMENT: scale or offset not finite, clamp not 0 or 1, with clamp a NaN bound or clamp_min >
+ * clamp_max, a struct_size that zgpu_read_options_init did not set. On the GPU the conversion is fused into the
+ * scatter (kernels built at run time with NVRTC and cached: docs/tuning.md, "Kernel cache"); on the host it runs,
+ * vectorised, in the copy to the destination.
  */
 typedef struct zgpu_read_options {
     size_t struct_size;         /* sizeof(zgpu_read_options): zgpu_read_options_init sets it */
-    zgpu_dtype out_dtype;       /* 0: the array's data type, no conversion */
+    zgpu_dtype out_dtype;       /* 0: the array's data type */
     double scale, offset;       /* default 1 and 0 */
     int clamp;                  /* 1: clamp to [clamp_min, clamp_max] after scale and offset */
     double clamp_min, clamp_max;
