@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/chunk_cache.h"
 #include "codec/sharding.h"
 #include "host/host_read.h"
 #include "host/scratch.h"
@@ -21,6 +22,11 @@ typedef struct read_job {
     int64_t chunk_strides[ZGPU_MAX_DIMS];
     size_t task_base;           /* a window of a remote read: its first task (pool index 0) */
     atomic_uint_fast64_t io_ns, decode_ns, stored;
+    /* the context's decoded-chunk cache (NULL: off): per plan task, a leader's hit (decoded_elsewhere) or the
+     * generation its miss saw, for the put after its decode */
+    zg_chunk_cache *cache;
+    zg_cache_ref **hits;
+    uint64_t *gens;
 } read_job;
 
 static uint64_t ns_since(double t0) { return (uint64_t)((zg_now() - t0) * 1e9); }
@@ -68,6 +74,17 @@ static zgpu_status read_task(void *arg, size_t i) {
     const int nd = plan->ndim;
     const size_t itemsize = j->a->meta.dtype.size;
 
+    const size_t ti = j->task_base + i;
+    if (t->decoded_elsewhere) { /* a hit of the chunk cache: placed from there */
+        const zg_cache_ref *h = j->hits[ti];
+        for (uint32_t k = 0; k < t->unit_n; k++) {
+            const zg_chunk_task *u = &t[k];
+            const uint8_t *src = h->data;
+            for (int d = 0; d < nd; d++) src += (int64_t)u->in_chunk[d] * j->chunk_strides[d];
+            zg_copy_box(nd, u->count, itemsize, task_dst(j, u), region_strides(j, u), src, j->chunk_strides);
+        }
+        return ZGPU_OK;
+    }
     if (t->state == ZG_TASK_MISSING) {
         fill_unit(j, t);
         return ZGPU_OK;
@@ -114,6 +131,10 @@ static zgpu_status read_task(void *arg, size_t i) {
     }
     st = zg_chain_decode(j->chain, enc, enc_n, target, &ts->codec);
     if (st != ZGPU_OK) return chunk_failed(j, t, st);
+    /* (a chunk decoded in place is one C-contiguous block of the output: kept from there) */
+    if (j->cache)
+        zg_chunk_cache_put(j->cache, j->a->store->id, ob->key, t->inner, j->gens[ti], target,
+                           (size_t)zg_repr_nbytes(&j->chain->repr));
     for (uint32_t k = 0; !direct && k < t->unit_n; k++) {
         const zg_chunk_task *u = &t[k];
         const uint8_t *src = target;
@@ -281,6 +302,31 @@ static zgpu_status resolve_region_strides(const zgpu_array *a, size_t n, const u
     return ZGPU_OK;
 }
 
+/* Every unit's chunk looked up in the context's cache before anything is resolved or fetched: a hit is held
+ * (hits[i], decoded_elsewhere: its object is not fetched when all its units are hits), a miss keeps the
+ * generation for its put. */
+static zgpu_status cache_lookup(read_job *j, zg_plan *plan, zgpu_read_stats *stats) {
+    j->hits = calloc(plan->n_tasks ? plan->n_tasks : 1, sizeof *j->hits);
+    j->gens = calloc(plan->n_tasks ? plan->n_tasks : 1, sizeof *j->gens);
+    if (!j->hits || !j->gens) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for %zu chunks", plan->n_tasks);
+    for (size_t i = 0; i < plan->n_tasks; i++) {
+        zg_chunk_task *t = &plan->tasks[i];
+        if (!t->unit_n) continue;
+        j->hits[i] = zg_chunk_cache_get(j->cache, j->a->store->id, plan->objects[t->object].key, t->inner, &j->gens[i]);
+        t->decoded_elsewhere = j->hits[i] != NULL;
+        if (j->hits[i]) stats->cache_hits++;
+        else stats->cache_misses++;
+    }
+    zg_plan_mark_objects(plan);
+    return ZGPU_OK;
+}
+
+static void cache_release(read_job *j, const zg_plan *plan) {
+    for (size_t i = 0; j->hits && i < plan->n_tasks; i++) zg_chunk_cache_release(j->cache, j->hits[i]);
+    free(j->hits);
+    free(j->gens);
+}
+
 zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts, const uint64_t *counts,
                                  void *const *outs, const int64_t *out_strides) {
     zgpu_read_stats stats;
@@ -300,9 +346,11 @@ zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts
         return st;
     }
     const int remote = a->store->vt->remote;
+    j.cache = a->ctx->cache;
+    if (j.cache) st = cache_lookup(&j, &plan, &stats);
     /* shard indexes (a remote store fetches the tasks' bytes window by window, read_remote) */
-    if (remote) st = zg_plan_resolve_remote(a, &plan, ZG_FETCH_NONE);
-    else if (a->shard) st = zg_plan_resolve(a, &plan);
+    if (st == ZGPU_OK && remote) st = zg_plan_resolve_remote(a, &plan, ZG_FETCH_NONE);
+    else if (st == ZGPU_OK && a->shard) st = zg_plan_resolve(a, &plan);
     stats.plan_s = zg_now() - t_begin;
     j.plan = &plan;
     j.chain = a->shard ? zg_sharding_inner_chain(a->shard) : a->chain;
@@ -322,9 +370,10 @@ zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts
         }
         for (size_t i = 0; i < plan.n_tasks; i++) stats.chunks += plan.tasks[i].unit_n != 0;
         stats.waves = 1;
-        stats.cpu_decoded = stats.chunks;
+        stats.cpu_decoded = stats.chunks - stats.cache_hits;
         zg_array_set_stats(a, &stats);
     }
+    cache_release(&j, &plan);
     zg_plan_free(&plan);
     free(strides);
     return st;

@@ -27,6 +27,18 @@ void zg_plan_free(zg_plan *plan) {
     memset(plan, 0, sizeof *plan);
 }
 
+void zg_plan_mark_objects(zg_plan *plan) {
+    for (size_t o = 0; o < plan->n_objects; o++) {
+        zg_plan_object *ob = &plan->objects[o];
+        int all = ob->n_tasks > 0;
+        for (size_t k = 0; k < ob->n_tasks && all; k++) {
+            const zg_chunk_task *t = &plan->tasks[ob->first_task + k];
+            all = !t->unit_n || t->decoded_elsewhere;
+        }
+        ob->decoded_elsewhere = all;
+    }
+}
+
 /* Odometer increment over [lo, hi) per axis; returns 0 when done. */
 static int next_coords(int ndim, uint64_t *c, const uint64_t *lo, const uint64_t *hi) {
     for (int d = ndim - 1; d >= 0; d--) {
@@ -232,6 +244,7 @@ static zgpu_status resolve_object(void *arg, size_t i) {
     zg_store *s = a->store;
     int found = 0;
     uint64_t size = 0;
+    if (ob->decoded_elsewhere) return ZGPU_OK; /* (the executor has every chunk of it decoded) */
     /* a shard read for several inner chunks stays open for them: one lookup, and one version of it for its
      * index and its chunks even if a writer replaces it meanwhile */
     if (a->shard && ob->n_tasks >= 2 && plan->n_objects <= ZG_PLAN_OPEN_FILES && s->vt->open_file)
@@ -405,12 +418,14 @@ static zgpu_status fetch_whole(zgpu_array *a, zg_plan *plan, size_t o0, size_t o
     zg_store_get *g = calloc(n ? n : 1, sizeof *g);
     size_t *of = calloc(n ? n : 1, sizeof *of);
     zgpu_status st = g && of ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    size_t ng = 0;
     for (size_t i = 0; st == ZGPU_OK && i < n; i++) {
-        g[i] = (zg_store_get){.key = plan->objects[o0 + i].key, .length = ZG_STORE_WHOLE,
-                              .buf = &plan->objects[o0 + i].fetched};
-        of[i] = o0 + i;
+        if (plan->objects[o0 + i].decoded_elsewhere) continue; /* (ready at once: run_fetch) */
+        g[ng] = (zg_store_get){.key = plan->objects[o0 + i].key, .length = ZG_STORE_WHOLE,
+                               .buf = &plan->objects[o0 + i].fetched};
+        of[ng++] = o0 + i;
     }
-    if (st == ZGPU_OK) st = run_fetch(a, plan, g, of, n, o0, o1, ready, user);
+    if (st == ZGPU_OK) st = run_fetch(a, plan, g, of, ng, o0, o1, ready, user);
     free(g);
     free(of);
     return st;
@@ -427,7 +442,11 @@ static int fetch_shard_whole(const zgpu_array *a, const zg_plan *plan, const zg_
         in_bounds *= ceil_div(left, inner);
     }
     uint64_t units = 0; /* distinct inner chunks (a chunk that several regions need is one unit) */
-    for (size_t k = 0; k < ob->n_tasks; k++) units += plan->tasks[ob->first_task + k].unit_n != 0;
+    for (size_t k = 0; k < ob->n_tasks; k++) {
+        const zg_chunk_task *t = &plan->tasks[ob->first_task + k];
+        if (t->decoded_elsewhere) return 0; /* (only what is not decoded yet is fetched) */
+        units += t->unit_n != 0;
+    }
     return units == in_bounds;
 }
 
@@ -490,6 +509,7 @@ static zgpu_status fetch_indexes(zgpu_array *a, zg_plan *plan, int whole_now) {
     size_t ng = 0;
     for (size_t i = 0; st == ZGPU_OK && i < no; i++) {
         zg_plan_object *ob = &plan->objects[i];
+        if (ob->decoded_elsewhere) continue;
         if (fetch_shard_whole(a, plan, ob)) {
             if (whole_now) g[ng] = (zg_store_get){.key = ob->key, .length = ZG_STORE_WHOLE, .buf = &ob->fetched};
             else continue;
@@ -539,7 +559,7 @@ static zgpu_status fetch_inner(zgpu_array *a, zg_plan *plan, size_t o0, size_t o
     for (size_t o = o0; o < o1 && st == ZGPU_OK; o++) {
         zg_plan_object *ob = &plan->objects[o];
         zg_chunk_task *tasks = plan->tasks + ob->first_task;
-        if (ob->n_spans) continue; /* fetched whole already */
+        if (ob->n_spans || ob->decoded_elsewhere) continue; /* fetched whole already, or not needed */
         if (fetch_shard_whole(a, plan, ob)) {
             of[n_get] = o;
             g[n_get++] = (zg_store_get){.key = ob->key, .length = ZG_STORE_WHOLE, .buf = &ob->fetched};
@@ -547,7 +567,8 @@ static zgpu_status fetch_inner(zgpu_array *a, zg_plan *plan, size_t o0, size_t o
         }
         uint64_t total = 0;
         for (size_t k = 0; k < ob->n_tasks; k++)
-            if (tasks[k].state == ZG_TASK_PRESENT && tasks[k].unit_n) total += tasks[k].nbytes;
+            if (tasks[k].state == ZG_TASK_PRESENT && tasks[k].unit_n && !tasks[k].decoded_elsewhere)
+                total += tasks[k].nbytes;
         if (!total) continue;
         st = zg_buf_reserve(&ob->fetched, (size_t)total);
         if (st != ZGPU_OK) {
@@ -558,7 +579,8 @@ static zgpu_status fetch_inner(zgpu_array *a, zg_plan *plan, size_t o0, size_t o
         uint64_t at = 0;
         for (size_t k = 0; k < ob->n_tasks && st == ZGPU_OK; k++) {
             zg_chunk_task *t = &tasks[k];
-            if (t->state != ZG_TASK_PRESENT || !t->unit_n) continue; /* (another box's copy: its leader's bytes) */
+            /* (another box's copy: its leader's bytes; or decoded already) */
+            if (t->state != ZG_TASK_PRESENT || !t->unit_n || t->decoded_elsewhere) continue;
             uint8_t *dst = ob->fetched.data + at;
             of[n_get] = o;
             g[n_get++] = (zg_store_get){.key = ob->key, .offset = t->offset, .length = t->nbytes, .out = dst};
@@ -611,7 +633,7 @@ zgpu_status zg_plan_fetch_tasks(zgpu_array *a, const zg_plan *plan, const size_t
 static void sum_stored(zg_plan *plan) {
     plan->stored_bytes = 0;
     for (size_t i = 0; i < plan->n_tasks; i++)
-        if (plan->tasks[i].state == ZG_TASK_PRESENT && plan->tasks[i].unit_n)
+        if (plan->tasks[i].state == ZG_TASK_PRESENT && plan->tasks[i].unit_n && !plan->tasks[i].decoded_elsewhere)
             plan->stored_bytes += plan->tasks[i].nbytes;
 }
 

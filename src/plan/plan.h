@@ -23,6 +23,8 @@ typedef struct zg_chunk_task {
                                        * it once and places it for all of them) holding their count; 0 for the
                                        * others, which only say where the leader's chunk also goes. 1 without
                                        * regions */
+    uint8_t decoded_elsewhere;        /* a leader whose decoded chunk the executor has already (the context's chunk
+                                       * cache): nothing of it is resolved or fetched */
 } zg_chunk_task;
 
 /* Bytes of an object already in memory (fetched from a remote store by zg_plan_resolve). */
@@ -44,6 +46,7 @@ typedef struct zg_plan_object {
     size_t n_spans;
     zg_buf fetched;                   /* remote stores: the object whole, or its needed inner chunks */
     int fetch_failed;                 /* remote stores: its fetch (or what it brought) failed */
+    int decoded_elsewhere;            /* every unit of it is decoded_elsewhere: not resolved, not fetched */
 } zg_plan_object;
 
 typedef struct zg_plan {
@@ -105,6 +108,8 @@ zgpu_status zg_plan_fetch_tasks(zgpu_array *a, const zg_plan *plan, const size_t
 zgpu_status zg_plan_read(zg_store *s, const zg_plan_object *ob, uint64_t offset, uint64_t length, uint8_t *out,
                          int *found);
 void zg_plan_free(zg_plan *plan);
+/** Sets each object's decoded_elsewhere from its units' (after the executor marked them). */
+void zg_plan_mark_objects(zg_plan *plan);
 /** The object's bytes [offset, offset + length) when zg_plan_resolve fetched them, else NULL. */
 const uint8_t *zg_plan_bytes(const zg_plan_object *ob, uint64_t offset, uint64_t length);
 
