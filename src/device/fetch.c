@@ -1,18 +1,29 @@
 /* Phase A: a wave's stored bytes read in pieces on the pool, into pinned staging (or by GDS onto the
  * device), parsed for the GPU as each task completes, and copied to the device in segments as they fill;
  * chunks the GPU does not take decode on the host. */
+#include "cache/chunk_cache.h"
 #include "device/job.h"
 
 static zgpu_status cpu_decode(wave_io *io, dtask *t) {
     const job *j = io->j;
     double t0 = zg_now();
+    uint8_t *out = io->bs->h + t->cpu_off;
+    const size_t n = (size_t)zg_repr_nbytes(&j->chain->repr);
+    if (t->hit) { /* the cache's copy */
+        memcpy(out, t->hit->data, n);
+        atomic_fetch_add(&io->cpu_ns, (uint64_t)((zg_now() - t0) * 1e9));
+        return ZGPU_OK;
+    }
     zg_thread_scratch *ts = zg_thread_scratch_get();
     if (!ts) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for thread scratch");
-    zgpu_status s = zg_chain_decode(j->chain, io->bs->h + t->h_off, (size_t)t->nbytes, io->bs->h + t->cpu_off, &ts->codec);
+    zgpu_status s = zg_chain_decode(j->chain, io->bs->h + t->h_off, (size_t)t->nbytes, out, &ts->codec);
     atomic_fetch_add(&io->cpu_ns, (uint64_t)((zg_now() - t0) * 1e9));
     if (s != ZGPU_OK) {
         char key[300];
         zg_error_prefix(ZG_ARRAY_WHERE_FMT ", chunk '%s': ", j->a->path, dev_task_key(j, t, key, sizeof key));
+    } else if (j->cache) {
+        const zg_chunk_task *pt = &j->plan->tasks[t->plan_i];
+        zg_chunk_cache_put(j->cache, j->a->store->id, j->plan->objects[pt->object].key, pt->inner, t->gen, out, n);
     }
     return s;
 }

@@ -122,6 +122,8 @@ typedef struct dtask {
     size_t plan_i;
     int kind;
     size_t lead;              /* T_DUP: the task (index in job.t) that decodes its chunk */
+    struct zg_cache_ref *hit; /* T_CPU whose decoded chunk the context's cache holds: copied, not read or decoded */
+    uint64_t gen;             /* a cache miss: the generation its lookup saw, for the put after a host decode */
     uint64_t h_off, nbytes;   /* stored bytes in staging */
     uint64_t cpu_off;         /* CPU-decoded chunk in staging (T_CPU) */
     uint64_t a_off, b_off;    /* device scratch slots (T_GPU) */
@@ -194,6 +196,10 @@ typedef struct job {
     uint32_t *group_of;  /* per region: its scatter group (regions with equal strides) */
     size_t n_groups;
     scatter_group *groups; /* n_groups, refilled by each wave's launch */
+    struct zg_chunk_cache *cache; /* the context's decoded-chunk cache, or NULL */
+    struct zg_cache_ref **hits;   /* per plan task: the cache's hit it holds (released with the job), or NULL */
+    uint64_t *gens;               /* per plan task: the generation its miss saw */
+    size_t n_hits;
     int64_t out_strides[ZGPU_MAX_DIMS];
     uint8_t *out;
     /* the wave being launched */
@@ -309,6 +315,6 @@ zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_d
 const struct zg_route_model *dev_route_model(zgpu_context *ctx);
 
 /* A task that reads stored bytes (a GPU or host decode): not a missing chunk, not another box's copy. */
-static inline int dev_task_reads(const dtask *t) { return t->kind == T_GPU || t->kind == T_CPU; }
+static inline int dev_task_reads(const dtask *t) { return (t->kind == T_GPU || t->kind == T_CPU) && !t->hit; }
 
 #endif

@@ -15,6 +15,7 @@
  * The chain must look like [transpose*] [delta(int)] bytes [shuffle|crc32c]* [compressor] [crc32c]* for
  * the GPU path (sharded arrays: the inner chain), as its codecs' GPU entries say (codec.h: zg_gpu_stage; read
  * once per chain by route.c); anything else decodes on the host (CPU fallback). */
+#include "cache/chunk_cache.h"
 #include "device/job.h"
 #include "route/route.h"
 
@@ -28,6 +29,25 @@ static void free_tasks(job *j) {
     }
     free(j->t);
     j->t = NULL;
+}
+
+/* The context's chunk cache looked up for every unit before anything is resolved or fetched (as host reads do):
+ * hits[i] held, or gens[i] the generation a miss saw. */
+static zgpu_status cache_lookup(job *j, zg_plan *plan, zgpu_read_stats *stats) {
+    j->hits = calloc(plan->n_tasks ? plan->n_tasks : 1, sizeof *j->hits);
+    j->gens = calloc(plan->n_tasks ? plan->n_tasks : 1, sizeof *j->gens);
+    j->n_hits = plan->n_tasks;
+    if (!j->hits || !j->gens) return zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for %zu chunks", plan->n_tasks);
+    for (size_t i = 0; i < plan->n_tasks; i++) {
+        zg_chunk_task *t = &plan->tasks[i];
+        if (!t->unit_n) continue;
+        j->hits[i] = zg_chunk_cache_get(j->cache, j->a->store->id, plan->objects[t->object].key, t->inner, &j->gens[i]);
+        t->decoded_elsewhere = j->hits[i] != NULL;
+        if (j->hits[i]) stats->cache_hits++;
+        else stats->cache_misses++;
+    }
+    zg_plan_mark_objects(plan);
+    return ZGPU_OK;
 }
 
 /* The destinations' strides (n * ndim, resolved) and their scatter groups (regions with equal strides share a
@@ -65,10 +85,16 @@ static zgpu_status regions_of(job *j, const zg_dev_request *rq) {
     return ZGPU_OK;
 }
 
+/* What regions_of and cache_lookup allocated (every return of a read after regions_of comes here). */
 static void free_regions(job *j) {
     free((void *)j->strides);
     free(j->group_of);
     free(j->groups);
+    for (size_t i = 0; j->hits && i < j->n_hits; i++) zg_chunk_cache_release(j->cache, j->hits[i]);
+    free(j->hits);
+    free(j->gens);
+    j->hits = NULL;
+    j->gens = NULL;
 }
 
 /* The cost model's view of the read (route/route.h). resolved: the plan knows which chunks are there and their
@@ -89,7 +115,8 @@ static zgpu_route pick_route(const job *j, const zg_plan *plan, const zg_dev_req
     uint64_t stored = 0;
     for (size_t i = 0; i < plan->n_tasks; i++) {
         const zg_chunk_task *t = &plan->tasks[i];
-        if (!t->unit_n || (resolved && t->state != ZG_TASK_PRESENT)) continue;
+        /* (a chunk the cache holds costs either route a copy: left out) */
+        if (!t->unit_n || t->decoded_elsewhere || (resolved && t->state != ZG_TASK_PRESENT)) continue;
         r.chunks++;
         stored += t->nbytes;
     }
@@ -162,6 +189,13 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
      * bytes are fetched (from the array's last read), else once the plan knows the chunks' sizes */
     const int remote = a->store->vt->remote;
     zgpu_route route = a->ctx->opts.gds_mode == ZGPU_GDS_ON ? ZGPU_ROUTE_DEVICE : j.tune->read_route;
+    /* chunks the context's cache holds are neither resolved nor fetched: copied to the device as host-decoded */
+    j.cache = a->ctx->cache;
+    if (j.cache && route != ZGPU_ROUTE_HOST && (rs = cache_lookup(&j, &plan, &stats)) != ZGPU_OK) {
+        zg_plan_free(&plan);
+        free_regions(&j);
+        return rs;
+    }
     if (route == ZGPU_ROUTE_AUTO && remote) route = pick_route(&j, &plan, rq, 0);
     /* a remote sharded array: inner chunks fetched wave by wave into staging (unsharded chunks come whole now:
      * their sizes lay out the waves) */
@@ -175,6 +209,8 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
         zg_plan_free(&plan);
         free_regions(&j);
         if (s != ZGPU_OK) return s;
+        memset(&stats, 0, sizeof stats); /* (the host route counts its own cache hits) */
+        stats.struct_size = sizeof stats;
         s = dev_host_route(a, st, rq, user_stream, order_user, &stats);
         if (s == ZGPU_OK) zg_array_set_stats(a, &stats);
         return s;
@@ -220,6 +256,12 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
         if (!pt->unit_n) { /* another box's copy of the chunk before it */
             t->kind = T_DUP;
             t->lead = i > 0 && j.t[i - 1].kind == T_DUP ? j.t[i - 1].lead : i - 1;
+        } else if (pt->decoded_elsewhere) { /* the cache's: copied in the wave's host phase */
+            t->kind = T_CPU;
+            t->hit = j.hits[i];
+            t->nbytes = 0;
+        } else if (j.gens) {
+            t->gen = j.gens[i];
         }
         if (dev_task_reads(t)) stats.stored_bytes += pt->nbytes;
     }
@@ -272,7 +314,7 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
         stats.gds_used = j.use_gds;
         for (size_t i = 0; i < j.n_t; i++) {
             if (j.t[i].kind == T_GPU) stats.gpu_decoded++;
-            else if (j.t[i].kind == T_CPU) stats.cpu_decoded++;
+            else if (j.t[i].kind == T_CPU && !j.t[i].hit) stats.cpu_decoded++;
             stats.chunks += j.t[i].kind != T_DUP;
         }
         zg_array_set_stats(a, &stats);
