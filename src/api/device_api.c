@@ -49,6 +49,14 @@ ZGPU_API zgpu_status zgpu_array_read_regions_device(zgpu_array *array, size_t n,
     return zg_error(ZGPU_ERR_NO_GPU, NO_CUDA_MSG);
 }
 
+ZGPU_API zgpu_status zgpu_array_read_device_ex(zgpu_array *array, const uint64_t *start, const uint64_t *count,
+                                               void *device_out, const int64_t *out_strides, void *stream,
+                                               const zgpu_read_options *opts, zgpu_event **event) {
+    (void)array, (void)start, (void)count, (void)device_out, (void)out_strides, (void)stream, (void)opts;
+    if (event) *event = NULL;
+    return zg_error(ZGPU_ERR_NO_GPU, NO_CUDA_MSG);
+}
+
 ZGPU_API void zgpu_event_free(zgpu_event *event) { (void)event; }
 
 #else /* ZGPU_HAVE_CUDA */
@@ -92,9 +100,19 @@ ZGPU_API zgpu_status zgpu_array_read_regions_device(zgpu_array *array, size_t n,
                  "zgpu_array_read_regions_device: array, and for n > 0 starts, counts and outs, are required");
     for (size_t r = 0; r < n; r++)
         ZG_RETURN_IF(!outs[r], ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_read_regions_device: outs[%zu] is NULL", r);
-    (void)opts;
     ZG_FORWARD(zg_cuda_probe());
-    const zg_dev_request rq = {n, starts, counts, outs, out_strides, NULL};
+    const zg_dev_request rq = {n, starts, counts, outs, out_strides, NULL, opts};
+    return zg_cuda_read_request(array, &rq, stream, event);
+}
+
+ZGPU_API zgpu_status zgpu_array_read_device_ex(zgpu_array *array, const uint64_t *start, const uint64_t *count,
+                                               void *device_out, const int64_t *out_strides, void *stream,
+                                               const zgpu_read_options *opts, zgpu_event **event) {
+    if (event) *event = NULL;
+    ZG_FORWARD(check_args(array, start, count, device_out));
+    ZG_FORWARD(zg_cuda_probe());
+    void *outs[1] = {device_out};
+    const zg_dev_request rq = {1, start, count, outs, out_strides, NULL, opts};
     return zg_cuda_read_request(array, &rq, stream, event);
 }
 

@@ -18,6 +18,7 @@ struct zgpu_event {
     void *stream;
     cudaEvent_t after;  /* recorded on the caller's stream at the start: the read's work waits for it (so nothing
                          * here waits for the caller's earlier work on the host) */
+    zgpu_read_options opts; /* the caller's, copied (rq.opts points here) */
 };
 
 static void *async_main(void *arg) {
@@ -50,13 +51,19 @@ static zgpu_status copy_request(struct zgpu_event *ev, const zg_dev_request *rq,
     ev->rq.outs = memcpy(p + 2 * box, rq->outs, n * sizeof(void *));
     ev->rq.strides = rq->strides ? memcpy(p + 2 * box + n * sizeof(void *), rq->strides, box) : NULL;
     ev->rq.after = NULL;
+    ev->rq.opts = NULL;
+    if (rq->opts) { /* (as much of it as both know: zgpu_read_options grows at its end) */
+        const size_t k = rq->opts->struct_size < sizeof ev->opts ? rq->opts->struct_size : sizeof ev->opts;
+        memcpy(&ev->opts, rq->opts, k);
+        ev->rq.opts = &ev->opts;
+    }
     return ZGPU_OK;
 }
 
 zgpu_status zg_cuda_read_async(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *device_out,
                                const int64_t *out_strides, void *stream, struct zgpu_event **event) {
     void *outs[1] = {device_out};
-    const zg_dev_request rq = {1, start, count, outs, out_strides, NULL};
+    const zg_dev_request rq = {1, start, count, outs, out_strides, NULL, NULL};
     return zg_cuda_read_request(a, &rq, stream, event);
 }
 

@@ -18,6 +18,7 @@ typedef struct zg_dev_request {
     const int64_t *strides;          /* n * ndim byte strides, or NULL: each destination C-contiguous */
     void *after;                     /* a cudaEvent_t the read's work waits for (the caller's stream at an async
                                       * read's start), or NULL */
+    const zgpu_read_options *opts;   /* NULL: the stored values; else converted (convert/convert.h) */
 } zg_dev_request;
 
 /** Frees the state (waits for reads in flight). Accepts NULL. */

@@ -18,8 +18,13 @@ static int c_contiguous(int nd, const uint64_t *count, size_t itemsize, const in
 zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_dev_request *rq, void *user_stream,
                            int order_user, zgpu_read_stats *stats) {
     const int nd = a->meta.ndim;
-    const size_t n = rq->n, isz = a->meta.dtype.size;
+    const size_t n = rq->n;
     const double t0 = zg_now();
+    zg_xform x; /* (the destinations' element size: the host converts while placing) */
+    char where[1100];
+    snprintf(where, sizeof where, ZG_ARRAY_WHERE_FMT, a->path);
+    ZG_FORWARD(zg_xform_make(rq->opts, a->meta.dtype.id, a->meta.dtype.size, where, &x));
+    const size_t isz = x.out_itemsize;
     size_t *off = malloc((n + 1) * sizeof *off);
     int64_t *strides = malloc((n * (size_t)nd != 0 ? n * (size_t)nd : 1) * sizeof *strides);
     void **packed = malloc((n ? n : 1) * sizeof *packed);
@@ -31,7 +36,8 @@ zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_d
         uint64_t bytes = isz;
         for (int d = 0; d < nd; d++) bytes *= c[d];
         off[r + 1] = off[r] + (size_t)bytes;
-        s = zg_resolve_strides(a, c, rq->strides ? rq->strides + r * (size_t)nd : NULL, strides + r * (size_t)nd);
+        s = zg_resolve_strides_item(a, isz, c, rq->strides ? rq->strides + r * (size_t)nd : NULL,
+                                    strides + r * (size_t)nd);
         if (s != ZGPU_OK && n > 1) zg_error_prefix("region %zu: ", r);
         if (s == ZGPU_OK && bytes && !c_contiguous(nd, c, isz, strides + r * (size_t)nd)) all_contiguous = 0;
     }
@@ -50,7 +56,7 @@ zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_d
     if (s == ZGPU_OK) s = dev_ensure_pinned(st, b, need ? need : 1, 0);
     for (size_t r = 0; s == ZGPU_OK && r < n; r++) packed[r] = b->h + off[r];
     const double t_read = zg_now();
-    if (s == ZGPU_OK) s = zg_host_read_regions(a, n, rq->starts, rq->counts, packed, NULL);
+    if (s == ZGPU_OK) s = zg_host_read_regions(a, n, rq->starts, rq->counts, packed, NULL, rq->opts);
     if (s == ZGPU_OK) zgpu_array_last_read_stats(a, stats); /* the host read's stages */
     const double t_copy = zg_now();
     cudaStream_t str = st->stream;

@@ -23,6 +23,7 @@
 #include "codec/chain.h"
 #include "codec/crc32c.h"
 #include "codec/sharding.h"
+#include "convert/convert.h"
 #include "common/endian.h"
 #include "common/status.h"
 #include "device/device.h"
@@ -197,6 +198,7 @@ typedef struct job {
     size_t n_groups;
     scatter_group *groups; /* n_groups, refilled by each wave's launch */
     struct zg_chunk_cache *cache; /* the context's decoded-chunk cache, or NULL */
+    zg_xform x;                   /* what the destinations get (zgpu_read_options; x.identity: the stored values) */
     struct zg_cache_ref **hits;   /* per plan task: the cache's hit it holds (released with the job), or NULL */
     uint64_t *gens;               /* per plan task: the generation its miss saw */
     size_t n_hits;
@@ -313,6 +315,10 @@ zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_d
                            int order_user, zgpu_read_stats *stats);
 /** The route model of the context's GPU: loaded from zgpu's cache directory, or measured once (then saved). */
 const struct zg_route_model *dev_route_model(zgpu_context *ctx);
+
+/** 1 when converting reads can run their conversion in the device's scatter (the JIT kernels, src/jit/); else
+ *  such reads take the host route, which converts on the host before the copy. */
+int dev_convert_on_device(void);
 
 /* A task that reads stored bytes (a GPU or host decode): not a missing chunk, not another box's copy. */
 static inline int dev_task_reads(const dtask *t) { return (t->kind == T_GPU || t->kind == T_CPU) && !t->hit; }

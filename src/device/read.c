@@ -64,8 +64,8 @@ static zgpu_status regions_of(job *j, const zg_dev_request *rq) {
     j->outs = (uint8_t *const *)rq->outs;
     j->n_groups = 0;
     for (size_t r = 0; r < n; r++) {
-        zgpu_status s = zg_resolve_strides(j->a, rq->counts + r * nd, rq->strides ? rq->strides + r * nd : NULL,
-                                           strides + r * nd);
+        zgpu_status s = zg_resolve_strides_item(j->a, j->x.out_itemsize, rq->counts + r * nd,
+                                                rq->strides ? rq->strides + r * nd : NULL, strides + r * nd);
         if (s != ZGPU_OK) {
             if (n > 1) zg_error_prefix("region %zu: ", r);
             return s;
@@ -151,6 +151,9 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
     j.a = a;
     j.tune = &a->ctx->tuning;
     j.st = st;
+    char where[1100];
+    snprintf(where, sizeof where, ZG_ARRAY_WHERE_FMT, a->path);
+    ZG_FORWARD(zg_xform_make(rq->opts, a->meta.dtype.id, a->meta.dtype.size, where, &j.x));
     zgpu_status rs = regions_of(&j, rq);
     zg_plan plan;
     if (rs == ZGPU_OK) rs = zg_plan_build_regions(a, rq->n, rq->starts, rq->counts, &plan);
@@ -189,6 +192,7 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
      * bytes are fetched (from the array's last read), else once the plan knows the chunks' sizes */
     const int remote = a->store->vt->remote;
     zgpu_route route = a->ctx->opts.gds_mode == ZGPU_GDS_ON ? ZGPU_ROUTE_DEVICE : j.tune->read_route;
+    if (!j.x.identity && !dev_convert_on_device()) route = ZGPU_ROUTE_HOST; /* (no NVRTC: the host converts) */
     /* chunks the context's cache holds are neither resolved nor fetched: copied to the device as host-decoded */
     j.cache = a->ctx->cache;
     if (j.cache && route != ZGPU_ROUTE_HOST && (rs = cache_lookup(&j, &plan, &stats)) != ZGPU_OK) {
@@ -328,7 +332,7 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
 zgpu_status zg_cuda_read(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *device_out,
                          const int64_t *out_strides, void *stream) {
     void *outs[1] = {device_out};
-    const zg_dev_request rq = {1, start, count, outs, out_strides, NULL};
+    const zg_dev_request rq = {1, start, count, outs, out_strides, NULL, NULL};
     return dev_run_read(a, &rq, stream, 1);
 }
 

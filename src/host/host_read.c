@@ -3,11 +3,13 @@
  * is one plan: a chunk that several boxes need is decoded once, by its unit's leader, and placed in each. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cache/chunk_cache.h"
 #include "codec/sharding.h"
+#include "convert/convert.h"
 #include "host/host_read.h"
 #include "host/scratch.h"
 #include "plan/plan.h"
@@ -27,6 +29,7 @@ typedef struct read_job {
     zg_chunk_cache *cache;
     zg_cache_ref **hits;
     uint64_t *gens;
+    zg_xform x;                 /* what the destinations get (zgpu_read_options): x.identity, the stored values */
 } read_job;
 
 static uint64_t ns_since(double t0) { return (uint64_t)((zg_now() - t0) * 1e9); }
@@ -43,8 +46,10 @@ static uint8_t *task_dst(const read_job *j, const zg_chunk_task *t) {
     return dst;
 }
 
-/* Whether a whole chunk lands as one C-contiguous block of the task's destination. */
+/* Whether a whole chunk lands as one C-contiguous block of the task's destination (as it is decoded: no
+ * conversion). */
 static int chunk_is_contiguous(const read_job *j, const zg_chunk_task *t) {
+    if (!j->x.identity) return 0;
     const int64_t *s = region_strides(j, t);
     for (int d = 0; d < j->plan->ndim; d++)
         if (j->plan->chunk[d] > 1 && s[d] != j->chunk_strides[d]) return 0;
@@ -54,8 +59,23 @@ static int chunk_is_contiguous(const read_job *j, const zg_chunk_task *t) {
 /* Every task of the unit led by t (t and the tasks after it) gets the fill value. */
 static void fill_unit(const read_job *j, const zg_chunk_task *t) {
     for (uint32_t k = 0; k < t->unit_n; k++)
-        zg_fill_box(j->plan->ndim, t[k].count, j->a->meta.dtype.size, task_dst(j, &t[k]), region_strides(j, &t[k]),
-                    j->a->meta.fill_value);
+        if (j->x.identity)
+            zg_fill_box(j->plan->ndim, t[k].count, j->a->meta.dtype.size, task_dst(j, &t[k]), region_strides(j, &t[k]),
+                        j->a->meta.fill_value);
+        else
+            zg_convert_fill(j->plan->ndim, t[k].count, &j->x, task_dst(j, &t[k]), region_strides(j, &t[k]),
+                            j->a->meta.fill_value);
+}
+
+/* A decoded chunk (C order) into the destination of task u, converted if the read asks. */
+static void place(const read_job *j, const zg_chunk_task *u, const uint8_t *chunk) {
+    const int nd = j->plan->ndim;
+    const uint8_t *src = chunk;
+    for (int d = 0; d < nd; d++) src += (int64_t)u->in_chunk[d] * j->chunk_strides[d];
+    if (j->x.identity)
+        zg_copy_box(nd, u->count, j->a->meta.dtype.size, task_dst(j, u), region_strides(j, u), src, j->chunk_strides);
+    else
+        zg_convert_box(nd, u->count, &j->x, task_dst(j, u), region_strides(j, u), src, j->chunk_strides);
 }
 
 static zgpu_status chunk_failed(const read_job *j, const zg_chunk_task *t, zgpu_status st) {
@@ -71,18 +91,9 @@ static zgpu_status read_task(void *arg, size_t i) {
     const zg_chunk_task *t = &plan->tasks[j->task_base + i];
     if (!t->unit_n) return ZGPU_OK; /* placed by its unit's leader */
     const zg_plan_object *ob = &plan->objects[t->object];
-    const int nd = plan->ndim;
-    const size_t itemsize = j->a->meta.dtype.size;
-
     const size_t ti = j->task_base + i;
     if (t->decoded_elsewhere) { /* a hit of the chunk cache: placed from there */
-        const zg_cache_ref *h = j->hits[ti];
-        for (uint32_t k = 0; k < t->unit_n; k++) {
-            const zg_chunk_task *u = &t[k];
-            const uint8_t *src = h->data;
-            for (int d = 0; d < nd; d++) src += (int64_t)u->in_chunk[d] * j->chunk_strides[d];
-            zg_copy_box(nd, u->count, itemsize, task_dst(j, u), region_strides(j, u), src, j->chunk_strides);
-        }
+        for (uint32_t k = 0; k < t->unit_n; k++) place(j, &t[k], j->hits[ti]->data);
         return ZGPU_OK;
     }
     if (t->state == ZG_TASK_MISSING) {
@@ -135,12 +146,7 @@ static zgpu_status read_task(void *arg, size_t i) {
     if (j->cache)
         zg_chunk_cache_put(j->cache, j->a->store->id, ob->key, t->inner, j->gens[ti], target,
                            (size_t)zg_repr_nbytes(&j->chain->repr));
-    for (uint32_t k = 0; !direct && k < t->unit_n; k++) {
-        const zg_chunk_task *u = &t[k];
-        const uint8_t *src = target;
-        for (int d = 0; d < nd; d++) src += (int64_t)u->in_chunk[d] * j->chunk_strides[d];
-        zg_copy_box(nd, u->count, itemsize, task_dst(j, u), region_strides(j, u), src, j->chunk_strides);
-    }
+    for (uint32_t k = 0; !direct && k < t->unit_n; k++) place(j, &t[k], target);
     atomic_fetch_add(&j->decode_ns, ns_since(t0));
     return ZGPU_OK;
 }
@@ -285,13 +291,14 @@ static zgpu_status read_remote(read_job *j, zg_plan *plan, double *fetch_s) {
 }
 
 /* The regions' byte strides (given, or C-contiguous per box), n * ndim values into *out (malloc'd). */
-static zgpu_status resolve_region_strides(const zgpu_array *a, size_t n, const uint64_t *counts,
+static zgpu_status resolve_region_strides(const zgpu_array *a, size_t itemsize, size_t n, const uint64_t *counts,
                                           const int64_t *given, int64_t **out) {
     const size_t nd = (size_t)a->meta.ndim;
     *out = malloc((n * nd != 0 ? n * nd : 1) * sizeof(int64_t));
     if (!*out) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for %zu regions", n);
     for (size_t r = 0; r < n; r++) {
-        zgpu_status st = zg_resolve_strides(a, counts + r * nd, given ? given + r * nd : NULL, *out + r * nd);
+        zgpu_status st = zg_resolve_strides_item(a, itemsize, counts + r * nd, given ? given + r * nd : NULL,
+                                                 *out + r * nd);
         if (st != ZGPU_OK) {
             if (n > 1) zg_error_prefix("region %zu: ", r);
             free(*out);
@@ -328,7 +335,7 @@ static void cache_release(read_job *j, const zg_plan *plan) {
 }
 
 zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts, const uint64_t *counts,
-                                 void *const *outs, const int64_t *out_strides) {
+                                 void *const *outs, const int64_t *out_strides, const zgpu_read_options *opts) {
     zgpu_read_stats stats;
     memset(&stats, 0, sizeof stats);
     double t_begin = zg_now();
@@ -336,8 +343,11 @@ zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts
     memset(&j, 0, sizeof j);
     j.a = a;
     j.outs = outs;
+    char where[1100];
+    snprintf(where, sizeof where, ZG_ARRAY_WHERE_FMT, a->path);
+    ZG_FORWARD(zg_xform_make(opts, a->meta.dtype.id, a->meta.dtype.size, where, &j.x));
     int64_t *strides = NULL;
-    ZG_FORWARD(resolve_region_strides(a, n, counts, out_strides, &strides));
+    ZG_FORWARD(resolve_region_strides(a, j.x.out_itemsize, n, counts, out_strides, &strides));
     j.strides = strides;
     zg_plan plan;
     zgpu_status st = zg_plan_build_regions(a, n, starts, counts, &plan);
@@ -384,5 +394,5 @@ ZGPU_API zgpu_status zgpu_array_read(zgpu_array *a, const uint64_t *start, const
     if (!a || !out || (a->meta.ndim > 0 && (!start || !count)))
         return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_read: array, start, count and out are required");
     void *outs[1] = {out};
-    return zg_host_read_regions(a, 1, start, count, outs, out_strides);
+    return zg_host_read_regions(a, 1, start, count, outs, out_strides, NULL);
 }

@@ -4,9 +4,10 @@
 #include "api/array.h"
 
 /** Reads n boxes (starts / counts: n * ndim values) into outs[i] with byte strides out_strides + i * ndim
- *  (NULL: every destination C-contiguous); a chunk several boxes need is fetched and decoded once. Sets the
- *  array's read statistics. The public zgpu_array_read and zgpu_array_read_regions come here. */
+ *  (NULL: every destination C-contiguous, of the destination's elements); a chunk several boxes need is fetched
+ *  and decoded once; opts (NULL: none) may convert the values (convert/convert.h). Sets the array's read
+ *  statistics. The public zgpu_array_read, zgpu_array_read_ex and zgpu_array_read_regions come here. */
 zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts, const uint64_t *counts,
-                                 void *const *outs, const int64_t *out_strides);
+                                 void *const *outs, const int64_t *out_strides, const zgpu_read_options *opts);
 
 #endif

@@ -659,9 +659,14 @@ zgpu_status zg_plan_resolve(zgpu_array *a, zg_plan *plan) {
 
 /* Validates the caller's layout: strides given or C-contiguous. */
 zgpu_status zg_resolve_strides(const zgpu_array *a, const uint64_t *count, const int64_t *given, int64_t *strides) {
+    return zg_resolve_strides_item(a, a->meta.dtype.size, count, given, strides);
+}
+
+zgpu_status zg_resolve_strides_item(const zgpu_array *a, size_t itemsize, const uint64_t *count, const int64_t *given,
+                                    int64_t *strides) {
     const int nd = a->meta.ndim;
     if (!given) {
-        zg_c_strides(nd, count, a->meta.dtype.size, strides);
+        zg_c_strides(nd, count, itemsize, strides);
         return ZGPU_OK;
     }
     for (int d = 0; d < nd; d++) {

@@ -122,6 +122,9 @@ void zg_fill_box(int ndim, const uint64_t *count, size_t itemsize, uint8_t *dst,
                  const uint8_t *value);
 /** The caller's byte strides for a box (given, or C-contiguous when given is NULL); rejects zero strides. */
 zgpu_status zg_resolve_strides(const zgpu_array *a, const uint64_t *count, const int64_t *given, int64_t *strides);
+/** The same for destination elements of `itemsize` bytes (a read converting to another type). */
+zgpu_status zg_resolve_strides_item(const zgpu_array *a, size_t itemsize, const uint64_t *count, const int64_t *given,
+                                    int64_t *strides);
 /** C-contiguous byte strides for a shape. */
 void zg_c_strides(int ndim, const uint64_t *shape, size_t itemsize, int64_t *strides);
 
