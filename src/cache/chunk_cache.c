@@ -267,14 +267,15 @@ void zg_chunk_cache_free(zg_chunk_cache *c) {
     free(c);
 }
 
-zg_cache_ref *zg_chunk_cache_get(zg_chunk_cache *c, const char *store_id, const char *key, uint32_t inner,
-                                 uint64_t *gen_out) {
+zg_cache_ref *zg_chunk_cache_get_sized(zg_chunk_cache *c, const char *store_id, const char *key, uint32_t inner,
+                                       size_t size, uint64_t *gen_out) {
     if (gen_out) *gen_out = 0;
     if (!c || !store_id || !key) return NULL;
     size_t ls = strlen(store_id), lk = strlen(key);
     uint64_t oh = name_hash(store_id, ls, key, lk), h = entry_hash(oh, inner);
     pthread_mutex_lock(&c->mu);
     entry *e = find(c, h, store_id, ls, key, lk, inner);
+    if (e && size != ZG_CACHE_ANY_SIZE && e->ref.size != size) e = NULL; /* decoded under other metadata */
     if (e) {
         e->refs++;
         if (c->head != e) {
@@ -288,6 +289,11 @@ zg_cache_ref *zg_chunk_cache_get(zg_chunk_cache *c, const char *store_id, const 
     }
     pthread_mutex_unlock(&c->mu);
     return e ? &e->ref : NULL;
+}
+
+zg_cache_ref *zg_chunk_cache_get(zg_chunk_cache *c, const char *store_id, const char *key, uint32_t inner,
+                                 uint64_t *gen_out) {
+    return zg_chunk_cache_get_sized(c, store_id, key, inner, ZG_CACHE_ANY_SIZE, gen_out);
 }
 
 void zg_chunk_cache_release(zg_chunk_cache *c, zg_cache_ref *ref) {
@@ -335,16 +341,17 @@ int zg_chunk_cache_put(zg_chunk_cache *c, const char *store_id, const char *key,
     e->cost = cost;
     e->name_len = name_len;
     e->inner = inner;
-    entry *dead = NULL;
+    entry *dead = NULL, *old = NULL;
     int kept = 1;
     pthread_mutex_lock(&c->mu);
     if (generation(c, e->ohash) != gen) {
         c->st.refused_stale++;
         kept = 0;
         defer_free(&dead, e);
-    } else if (find(c, e->hash, store_id, ls, key, lk, inner)) {
+    } else if ((old = find(c, e->hash, store_id, ls, key, lk, inner)) && old->ref.size == n) {
         defer_free(&dead, e); /* another reader put it first: the same generation's bytes */
     } else {
+        if (old && unlink_entry(c, old)) defer_free(&dead, old); /* of another size: the newer reader's stays */
         while (c->tail && c->bytes + cost > c->capacity) {
             entry *v = c->tail;
             c->st.evictions++;

@@ -58,6 +58,13 @@ size_t zg_chunk_cache_entry_cost(const char *store_id, const char *key, size_t n
  *  *gen_out (if not NULL) the object's generation now, for zg_chunk_cache_put. No allocation either way. */
 zg_cache_ref *zg_chunk_cache_get(zg_chunk_cache *c, const char *store_id, const char *key, uint32_t inner,
                                  uint64_t *gen_out);
+/** As zg_chunk_cache_get, but an entry of another size than `size` is a miss: what readers should call, with the
+ *  size their handle's metadata decodes the chunk to. A handle opened before its array was replaced (its old
+ *  metadata) may share the name of a chunk with a handle of the new array; a hit of the wrong size would have
+ *  the reader copy past the entry's end. ZG_CACHE_ANY_SIZE: any size (zg_chunk_cache_get). */
+#define ZG_CACHE_ANY_SIZE SIZE_MAX
+zg_cache_ref *zg_chunk_cache_get_sized(zg_chunk_cache *c, const char *store_id, const char *key, uint32_t inner,
+                                       size_t size, uint64_t *gen_out);
 /** Lets go of a hit. Accepts NULL ref. */
 void zg_chunk_cache_release(zg_chunk_cache *c, zg_cache_ref *ref);
 /** The object's generation now (what a miss reports), for a reader that fetches without a get first. */
@@ -70,8 +77,9 @@ uint64_t zg_chunk_cache_generation(zg_chunk_cache *c, const char *store_id, cons
  *  - its cost (zg_chunk_cache_entry_cost) is over a quarter of the capacity: one huge chunk would flush most
  *    of the cache for a single entry, and at least four chunks always fit, or
  *  - out of memory.
- *  An entry already there for the key stays (it holds the same generation's bytes): returns 1, as for a put
- *  kept. The copy is made before the cache's lock is taken. */
+ *  An entry already there for the key of the same size stays (it holds the same generation's bytes): returns
+ *  1, as for a put kept; one of another size (decoded under other metadata) is replaced. The copy is made
+ *  before the cache's lock is taken. */
 int zg_chunk_cache_put(zg_chunk_cache *c, const char *store_id, const char *key, uint32_t inner, uint64_t gen,
                        const void *data, size_t n);
 

@@ -85,6 +85,19 @@ static void test_hit(void) {
     CHECK_EQ_U64(s.entries, 1);
     CHECK_EQ_U64(s.bytes, zg_chunk_cache_entry_cost("/data/a.zarr", "c/0/1", sizeof d));
     CHECK(s.bytes > sizeof d && s.bytes < sizeof d + 256);
+    /* a reader whose metadata decodes the chunk to another size: a miss, and its put replaces the entry */
+    uint8_t other[300];
+    memset(other, 0x42, sizeof other);
+    CHECK(zg_chunk_cache_get_sized(c, "/data/a.zarr", "c/0/1", 0, sizeof other, &gen) == NULL);
+    r = zg_chunk_cache_get_sized(c, "/data/a.zarr", "c/0/1", 0, sizeof d, NULL);
+    CHECK(r && r->size == sizeof d);
+    zg_chunk_cache_release(c, r);
+    CHECK(zg_chunk_cache_put(c, "/data/a.zarr", "c/0/1", 0, gen, other, sizeof other) == 1);
+    CHECK(zg_chunk_cache_get_sized(c, "/data/a.zarr", "c/0/1", 0, sizeof d, NULL) == NULL);
+    CHECK(holds(c, "/data/a.zarr", "c/0/1", 0, other, sizeof other));
+    s = stats(c);
+    CHECK_EQ_U64(s.entries, 1);
+    CHECK_EQ_U64(s.bytes, zg_chunk_cache_entry_cost("/data/a.zarr", "c/0/1", sizeof other));
     /* an empty chunk is an entry too */
     CHECK(put_new(c, "s", "empty", 0, NULL, 0) == 1);
     CHECK(holds(c, "s", "empty", 0, NULL, 0));
