@@ -41,7 +41,8 @@ static zgpu_status cache_lookup(job *j, zg_plan *plan, zgpu_read_stats *stats) {
     for (size_t i = 0; i < plan->n_tasks; i++) {
         zg_chunk_task *t = &plan->tasks[i];
         if (!t->unit_n) continue;
-        j->hits[i] = zg_chunk_cache_get(j->cache, j->a->store->id, plan->objects[t->object].key, t->inner, &j->gens[i]);
+        j->hits[i] = zg_chunk_cache_get_sized(j->cache, j->a->store->id, plan->objects[t->object].key, t->inner,
+                                              (size_t)j->pp.chunk_nbytes, &j->gens[i]);
         t->decoded_elsewhere = j->hits[i] != NULL;
         if (j->hits[i]) stats->cache_hits++;
         else stats->cache_misses++;
