@@ -2,10 +2,13 @@
  * too, so a pool of N threads decodes with N workers plus the caller, and nested or concurrent callers
  * never deadlock waiting for a busy pool.
  *
- * After fork() the child has none of the workers, and the pool's lock may have been held by one of them at the
- * fork (they take it each time they wake): a pool used in a forked child (a DataLoader or multiprocessing
- * worker reading through a context its parent made) runs every job on the calling thread and never touches the
- * lock, rather than wait forever. */
+ * fork(): the threads, the lock, the condition variables and the queue live in a `core` that belongs to one
+ * process (its pid). After fork() the child has none of the parent's workers, and the core's lock may have been
+ * held by one of them at the fork (they take it each time they wake), so a pool used in a forked child (a
+ * DataLoader or multiprocessing worker reading through a context its parent made) never touches the inherited
+ * core: its first use there makes a new one (fresh lock and conditions, the configured number of threads, an
+ * empty queue: the parent's jobs are the parent's threads' business) and leaves the old one as it is, leaked on
+ * purpose (see zg_pool_free). The check is a pid comparison at every use, so a child of a child does the same. */
 #include "host/pool.h"
 
 #include <pthread.h>
@@ -14,7 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/array.h"
 #include "common/status.h"
+
+typedef struct core core;
 
 typedef struct zg_job {
     zg_pool_fn fn;
@@ -22,73 +28,139 @@ typedef struct zg_job {
     size_t n;
     atomic_size_t next;
     atomic_int failed;
-    int active;                 /* threads inside run_job (under the pool lock) */
+    int active;                 /* threads inside run_job (under the core's lock) */
     zgpu_status status;         /* first failure */
     char message[ZG_ERRMSG_MAX];
     struct zg_job *link;
-    int queued;                 /* on the pool's queue (zg_pool_start with worker threads) */
+    core *queued;               /* the core whose queue holds it (zg_pool_start with worker threads), or NULL */
 } zg_job;
 
-struct zg_pool {
-    int size;                   /* workers + the caller */
+/* One process's half of a pool: its threads and everything they synchronise on. */
+struct core {
+    pid_t pid;                  /* the process whose threads these are */
     pthread_t *threads;
-    int n_threads;
+    int n_threads;              /* workers started (the caller is not one of them) */
     pthread_mutex_t lock;
     pthread_cond_t work;        /* a job was queued, or stop */
     pthread_cond_t idle;        /* a job's active count dropped */
     zg_job *jobs;               /* queue (singly linked, newest last) */
     int stop;
-    pid_t pid;                  /* the process whose threads these are */
+    atomic_int live;            /* workers inside worker_main (tests: zg_test_pool_info) */
+    atomic_llong worker_items;  /* indices run by workers rather than by callers (tests) */
 };
 
-/* 1 in a child forked after the pool was made: no workers, and the lock may be held forever. */
-static int forked(const zg_pool *p) { return p->pid != getpid(); }
+struct zg_pool {
+    int size;                   /* configured: workers + the caller */
+    _Atomic(core *) core;       /* this process's core, or an ancestor's until the first use after a fork */
+};
 
 static int job_open(zg_job *j) {
     return atomic_load(&j->next) < j->n && !atomic_load(&j->failed);
 }
 
 /* Called without the lock; `active` was incremented under it. */
-static void run_job(zg_pool *p, zg_job *j) {
+static void run_job(core *c, zg_job *j, int worker) {
+    long long done = 0;
     for (;;) {
         if (atomic_load(&j->failed)) break;
         size_t i = atomic_fetch_add(&j->next, 1);
         if (i >= j->n) break;
         zgpu_status st = j->fn(j->arg, i);
+        done++;
         if (st != ZGPU_OK) {
-            pthread_mutex_lock(&p->lock);
+            pthread_mutex_lock(&c->lock);
             if (!atomic_load(&j->failed)) {
                 j->status = st;
                 zg_error_save(j->message);
                 atomic_store(&j->failed, 1);
             }
-            pthread_mutex_unlock(&p->lock);
+            pthread_mutex_unlock(&c->lock);
             break;
         }
     }
-    pthread_mutex_lock(&p->lock);
-    if (--j->active == 0) pthread_cond_broadcast(&p->idle);
-    pthread_mutex_unlock(&p->lock);
+    if (worker && done) atomic_fetch_add(&c->worker_items, done);
+    pthread_mutex_lock(&c->lock);
+    if (--j->active == 0) pthread_cond_broadcast(&c->idle);
+    pthread_mutex_unlock(&c->lock);
 }
 
 static void *worker_main(void *arg) {
-    zg_pool *p = arg;
-    pthread_mutex_lock(&p->lock);
+    core *c = arg;
+    atomic_fetch_add(&c->live, 1);
+    pthread_mutex_lock(&c->lock);
     for (;;) {
-        zg_job *j = p->jobs;
+        zg_job *j = c->jobs;
         while (j && !job_open(j)) j = j->link;
         if (j) {
             j->active++;
-            pthread_mutex_unlock(&p->lock);
-            run_job(p, j);
-            pthread_mutex_lock(&p->lock);
+            pthread_mutex_unlock(&c->lock);
+            run_job(c, j, 1);
+            pthread_mutex_lock(&c->lock);
             continue;
         }
-        if (p->stop) break;
-        pthread_cond_wait(&p->work, &p->lock);
+        if (c->stop) break;
+        pthread_cond_wait(&c->work, &c->lock);
     }
-    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&c->lock);
+    atomic_fetch_sub(&c->live, 1);
     return NULL;
+}
+
+/* Stops and joins the core's workers and frees it: only for a core of this process. */
+static void core_free(core *c) {
+    if (!c) return;
+    pthread_mutex_lock(&c->lock);
+    c->stop = 1;
+    pthread_cond_broadcast(&c->work);
+    pthread_mutex_unlock(&c->lock);
+    for (int i = 0; i < c->n_threads; i++) pthread_join(c->threads[i], NULL);
+    free(c->threads);
+    pthread_mutex_destroy(&c->lock);
+    pthread_cond_destroy(&c->work);
+    pthread_cond_destroy(&c->idle);
+    free(c);
+}
+
+/* A core of this process with up to `workers` threads: NULL when out of memory; *started tells how many threads
+ * did start (the rest could not be had). */
+static core *core_new(int workers, int *started) {
+    *started = 0;
+    core *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->pid = getpid();
+    atomic_init(&c->live, 0);
+    atomic_init(&c->worker_items, 0);
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_cond_init(&c->work, NULL);
+    pthread_cond_init(&c->idle, NULL);
+    if (workers > 0) {
+        c->threads = calloc((size_t)workers, sizeof *c->threads);
+        if (!c->threads) {
+            core_free(c);
+            return NULL;
+        }
+        while (c->n_threads < workers && pthread_create(&c->threads[c->n_threads], NULL, worker_main, c) == 0)
+            c->n_threads++;
+    }
+    *started = c->n_threads;
+    return c;
+}
+
+/* This process's core, made now if the pool's is an ancestor's (first use after a fork); NULL when none can be
+ * had (out of memory): the caller then runs the job on its own thread. Threads of one child racing here each make
+ * one; the first to install its core wins and the others free theirs (never used, so safe to stop). */
+static core *pool_core(zg_pool *p) {
+    const pid_t me = getpid();
+    core *c = atomic_load(&p->core);
+    while (!c || c->pid != me) {
+        int started;
+        core *n = core_new(p->size - 1, &started);
+        if (!n) return NULL;
+        /* the ancestor's core is left behind untouched (zg_pool_free says why) */
+        if (atomic_compare_exchange_strong(&p->core, &c, n)) return n;
+        core_free(n); /* another thread of this process installed one first: c is now that one */
+    }
+    return c;
 }
 
 zgpu_status zg_pool_create(int n_threads, zg_pool **out) {
@@ -97,45 +169,39 @@ zgpu_status zg_pool_create(int n_threads, zg_pool **out) {
     zg_pool *p = calloc(1, sizeof *p);
     if (!p) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory creating the thread pool");
     p->size = n_threads;
-    p->pid = getpid();
-    pthread_mutex_init(&p->lock, NULL);
-    pthread_cond_init(&p->work, NULL);
-    pthread_cond_init(&p->idle, NULL);
-    if (n_threads > 1) {
-        p->threads = calloc((size_t)n_threads - 1, sizeof *p->threads);
-        if (!p->threads) { zg_pool_free(p); return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory creating the thread pool"); }
-        for (int i = 0; i < n_threads - 1; i++) {
-            if (pthread_create(&p->threads[i], NULL, worker_main, p) != 0) {
-                zg_pool_free(p);
-                return zg_error(ZGPU_ERR_INTERNAL, "cannot start thread %d of the pool", i + 1);
-            }
-            p->n_threads++;
-        }
+    int started;
+    core *c = core_new(n_threads - 1, &started);
+    if (!c) {
+        free(p);
+        return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory creating the thread pool");
     }
+    if (started < n_threads - 1) {
+        core_free(c);
+        free(p);
+        return zg_error(ZGPU_ERR_INTERNAL, "cannot start thread %d of the pool", started + 1);
+    }
+    atomic_init(&p->core, c);
     *out = p;
     return ZGPU_OK;
 }
 
 void zg_pool_free(zg_pool *p) {
     if (!p) return;
-    if (forked(p)) { /* the workers are the parent's: nothing to stop or join; the lock may be held, so left as is */
-        free(p->threads);
-        free(p);
-        return;
-    }
-    pthread_mutex_lock(&p->lock);
-    p->stop = 1;
-    pthread_cond_broadcast(&p->work);
-    pthread_mutex_unlock(&p->lock);
-    for (int i = 0; i < p->n_threads; i++) pthread_join(p->threads[i], NULL);
-    free(p->threads);
-    pthread_mutex_destroy(&p->lock);
-    pthread_cond_destroy(&p->work);
-    pthread_cond_destroy(&p->idle);
+    core *c = atomic_load(&p->core);
+    /* A core made by another process (this is a forked child that never used the pool, e.g. a DataLoader worker
+     * changing zgpu.config) is leaked, never stopped or destroyed: its workers exist only in that process, its
+     * lock may be held forever by one of them, and glibc's pthread_cond_destroy waits for the condition's
+     * waiters (the parent's idle workers) to leave, which in the child they never do: destroying it here hung
+     * forever (issue 20). What leaks is the core's struct and thread array, once per pool and fork. */
+    if (c && c->pid == getpid()) core_free(c);
     free(p);
 }
 
-int zg_pool_size(const zg_pool *p) { return p && !forked(p) ? p->size : 1; }
+int zg_pool_size(const zg_pool *p) {
+    if (!p || p->size <= 1) return 1;
+    core *c = pool_core((zg_pool *)p); /* the struct is the caller's, not const: only the view of it is */
+    return c ? c->n_threads + 1 : 1;
+}
 
 static void job_init(zg_job *j, size_t n, zg_pool_fn fn, void *arg) {
     memset(j, 0, sizeof *j);
@@ -147,27 +213,27 @@ static void job_init(zg_job *j, size_t n, zg_pool_fn fn, void *arg) {
     j->status = ZGPU_OK;
 }
 
-/* Appends j to the queue and wakes the workers; `caller`: the calling thread counts as one of its workers. */
-static void queue_job(zg_pool *p, zg_job *j, int caller) {
-    pthread_mutex_lock(&p->lock);
-    zg_job **tail = &p->jobs;
+/* Appends j to c's queue and wakes the workers; `caller`: the calling thread counts as one of its workers. */
+static void queue_job(core *c, zg_job *j, int caller) {
+    pthread_mutex_lock(&c->lock);
+    zg_job **tail = &c->jobs;
     while (*tail) tail = &(*tail)->link;
     *tail = j;
-    j->queued = 1;
+    j->queued = c;
     j->active = caller;
-    pthread_cond_broadcast(&p->work);
-    pthread_mutex_unlock(&p->lock);
+    pthread_cond_broadcast(&c->work);
+    pthread_mutex_unlock(&c->lock);
 }
 
 /* The caller (counted in j->active) works on the queued job j until it has no indices left, waits for the
  * other workers, takes it off the queue and returns its status (the first failure's message restored here). */
-static zgpu_status join_job(zg_pool *p, zg_job *j) {
-    run_job(p, j);
-    pthread_mutex_lock(&p->lock);
-    while (j->active > 0) pthread_cond_wait(&p->idle, &p->lock);
-    for (zg_job **q = &p->jobs; *q; q = &(*q)->link)
+static zgpu_status join_job(core *c, zg_job *j) {
+    run_job(c, j, 0);
+    pthread_mutex_lock(&c->lock);
+    while (j->active > 0) pthread_cond_wait(&c->idle, &c->lock);
+    for (zg_job **q = &c->jobs; *q; q = &(*q)->link)
         if (*q == j) { *q = j->link; break; }
-    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&c->lock);
     if (atomic_load(&j->failed)) {
         zg_error_restore(j->message);
         return j->status;
@@ -175,16 +241,24 @@ static zgpu_status join_job(zg_pool *p, zg_job *j) {
     return ZGPU_OK;
 }
 
+/* The core a job of n indices is queued on, or NULL to run it on the calling thread. */
+static core *core_for(zg_pool *p, size_t n) {
+    if (!p || p->size <= 1 || n <= 1) return NULL;
+    core *c = pool_core(p);
+    return c && c->n_threads > 0 ? c : NULL;
+}
+
 zgpu_status zg_pool_run(zg_pool *p, size_t n, zg_pool_fn fn, void *arg) {
     if (n == 0) return ZGPU_OK;
-    if (!p || p->n_threads == 0 || n == 1 || forked(p)) {
+    core *c = core_for(p, n);
+    if (!c) {
         for (size_t i = 0; i < n; i++) ZG_FORWARD(fn(arg, i));
         return ZGPU_OK;
     }
     zg_job j;
     job_init(&j, n, fn, arg);
-    queue_job(p, &j, 1);
-    return join_job(p, &j);
+    queue_job(c, &j, 1);
+    return join_job(c, &j);
 }
 
 /* The queue's part of zg_pool_run, for a job on the heap. */
@@ -194,23 +268,47 @@ zgpu_status zg_pool_start(zg_pool *p, size_t n, zg_pool_fn fn, void *arg, zg_poo
     zg_job *j = malloc(sizeof *j);
     if (!j) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory queueing pool work");
     job_init(j, n, fn, arg);
-    if (p && p->n_threads > 0 && !forked(p)) queue_job(p, j, 0);
+    core *c = p && p->size > 1 ? pool_core(p) : NULL; /* queued even for n == 1: the caller does other work */
+    if (c && c->n_threads > 0) queue_job(c, j, 0);
     *out = j;
     return ZGPU_OK;
 }
 
 zgpu_status zg_pool_finish(zg_pool *p, zg_pool_job *j) {
+    (void)p; /* the job knows its core */
     if (!j) return ZGPU_OK;
     zgpu_status s = ZGPU_OK;
-    if (!j->queued) {
+    core *c = j->queued;
+    if (!c) {
         for (size_t i = 0; i < j->n && s == ZGPU_OK; i++) s = j->fn(j->arg, i);
         free(j);
         return s;
     }
-    pthread_mutex_lock(&p->lock);
+    if (c->pid != getpid()) { /* started before a fork (in a callback of the forking thread): its indices were
+                               * taken by the parent's workers, which are not here, and its core's lock may be
+                               * held: nothing here can finish it */
+        free(j);
+        return zg_error(ZGPU_ERR_INTERNAL, "a thread-pool job started before fork() cannot finish in the child");
+    }
+    pthread_mutex_lock(&c->lock);
     j->active++; /* the caller */
-    pthread_mutex_unlock(&p->lock);
-    s = join_job(p, j);
+    pthread_mutex_unlock(&c->lock);
+    s = join_job(c, j);
     free(j);
     return s;
+}
+
+/* Tests only (python/tests/test_fork.py, through ctypes; in no header): the context's pool as this process sees
+ * it, without re-creating it. out[0] configured size, out[1] worker threads running in this process, out[2]
+ * indices those workers ran (not callers). Returns 1 when the pool's threads are this process's, 0 when they are
+ * an ancestor's (a forked child that has not used the pool yet; out[1], out[2] are then 0), -1 for no pool. */
+ZGPU_API int zg_test_pool_info(const zgpu_context *ctx, long long out[3]) {
+    out[0] = out[1] = out[2] = 0;
+    if (!ctx || !ctx->pool) return -1;
+    core *c = atomic_load(&ctx->pool->core);
+    out[0] = ctx->pool->size;
+    if (!c || c->pid != getpid()) return 0;
+    out[1] = atomic_load(&c->live);
+    out[2] = atomic_load(&c->worker_items);
+    return 1;
 }

@@ -6,10 +6,13 @@
 
 typedef struct zg_pool zg_pool;
 
-/** n_threads total workers including the calling thread (1 = run inline). In a child forked afterwards the pool
- *  runs every job inline on the calling thread (the workers stay in the parent), and zg_pool_size says 1. */
+/** n_threads total workers including the calling thread (1 = run inline). In a child forked afterwards the
+ *  pool's first use there starts n_threads - 1 new workers of the child's own (the parent's stay in the parent;
+ *  their lock and queue are never touched in the child), and zg_pool_free leaves the parent's part alone. */
 zgpu_status zg_pool_create(int n_threads, zg_pool **out);
 void zg_pool_free(zg_pool *p);
+/** Workers + the caller as this process has them (a forked child's workers are started by this call if not yet;
+ *  fewer than configured only if threads could not be had): 1 means jobs run on the calling thread alone. */
 int zg_pool_size(const zg_pool *p);
 /** Runs fn for every index; returns when all are done. Indices are handed out dynamically (atomic counter).
  *  Several threads may call zg_pool_run on one pool at once (jobs queue up). fn returns a status; the

@@ -112,12 +112,57 @@ static void test_failure(int threads) {
 }
 
 /* fork() while another thread keeps the pool's workers waking (each takes the pool's lock as it wakes): the
- * child has none of the workers and may inherit the lock held, so its jobs must run on the calling thread.
- * Before the pool knew, 23 of the 40 children hung here (SIGALRM after 10 s) and none ran cleanly. */
+ * child has none of the workers and may inherit the lock held, so it must start workers of its own, on a lock of
+ * its own, and never touch the parent's. Before the pool knew, 23 of the 40 children hung here (SIGALRM after
+ * 10 s) and none ran cleanly. Children run with several threads (distinct threads ran indices), free a pool they
+ * never used without waiting on the parent's lock or condition variables, and fork a grandchild that does the
+ * same. */
 typedef struct churn {
     zg_pool *p;
     atomic_int stop;
 } churn;
+
+/* Records which thread ran each index (slowly enough that the pool's workers take some). */
+typedef struct who {
+    pthread_t t[200];
+} who;
+
+static zgpu_status note_thread(void *arg, size_t i) {
+    who *w = arg;
+    w->t[i] = pthread_self();
+    struct timespec ts = {0, 50 * 1000};
+    nanosleep(&ts, NULL);
+    return ZGPU_OK;
+}
+
+static int distinct_threads(const who *w) {
+    int n = 0;
+    for (size_t i = 0; i < 200; i++) {
+        int seen = 0;
+        for (size_t k = 0; k < i && !seen; k++) seen = pthread_equal(w->t[k], w->t[i]);
+        n += !seen;
+    }
+    return n;
+}
+
+/* A forked child's use of p: 0 if every job ran once each, with more than one thread. */
+static int child_work(zg_pool *p) {
+    counts kc;
+    counts_init(&kc, 1000, 1000, 0);
+    zgpu_status st = zg_pool_run(p, 1000, count_index, &kc);
+    int bad = st != ZGPU_OK || zg_pool_size(p) != 4;
+    for (size_t i = 0; i < 1000; i++) bad |= atomic_load(&kc.hits[i]) != 1;
+    zg_pool_job *j = NULL; /* the two halves too */
+    counts ks;
+    counts_init(&ks, 100, 100, 0);
+    bad |= zg_pool_start(p, 100, count_index, &ks, &j) != ZGPU_OK || zg_pool_finish(p, j) != ZGPU_OK;
+    for (size_t i = 0; i < 100; i++) bad |= atomic_load(&ks.hits[i]) != 1;
+    who w;
+    bad |= zg_pool_run(p, 200, note_thread, &w) != ZGPU_OK || distinct_threads(&w) < 2;
+    free(kc.hits);
+    free(ks.hits);
+    return bad;
+}
 
 static void *churn_main(void *arg) {
     churn *c = arg;
@@ -143,17 +188,35 @@ static void test_fork(void) {
         pid_t pid = fork();
         if (pid == 0) {
             alarm(10); /* a hang ends the child with SIGALRM */
-            counts kc;
-            counts_init(&kc, 1000, 1000, 0);
-            zgpu_status st = zg_pool_run(p, 1000, count_index, &kc);
-            int bad = st != ZGPU_OK || zg_pool_size(p) != 1;
-            for (size_t i = 0; i < 1000; i++) bad |= atomic_load(&kc.hits[i]) != 1;
-            zg_pool_job *j = NULL; /* the two halves too */
-            counts ks;
-            counts_init(&ks, 100, 100, 0);
-            bad |= zg_pool_start(p, 100, count_index, &ks, &j) != ZGPU_OK || zg_pool_finish(p, j) != ZGPU_OK;
-            for (size_t i = 0; i < 100; i++) bad |= atomic_load(&ks.hits[i]) != 1;
-            zg_pool_free(p); /* the parent's workers are not the child's to stop */
+            int bad = 0;
+            if (k % 4 == 3) { /* a child that changes its settings first: frees the inherited pool unused */
+                zg_pool_free(p);
+                _exit(0);
+            }
+            if (k % 4 == 2) { /* a grandchild forked before the child used the pool, then the child */
+                pid_t g = fork();
+                if (g == 0) {
+                    alarm(10);
+                    int gb = child_work(p);
+                    zg_pool_free(p);
+                    _exit(gb);
+                }
+                int gs = 0;
+                bad |= g < 0 || waitpid(g, &gs, 0) != g || !WIFEXITED(gs) || WEXITSTATUS(gs) != 0;
+            }
+            bad |= child_work(p);
+            if (k % 4 == 1) { /* a grandchild of a child that runs its own workers */
+                pid_t g = fork();
+                if (g == 0) {
+                    alarm(10);
+                    int gb = child_work(p);
+                    zg_pool_free(p);
+                    _exit(gb);
+                }
+                int gs = 0;
+                bad |= g < 0 || waitpid(g, &gs, 0) != g || !WIFEXITED(gs) || WEXITSTATUS(gs) != 0;
+            }
+            zg_pool_free(p); /* the child's own workers stop; the parent's part is left alone */
             _exit(bad ? 1 : 0);
         }
         int status = 0;
