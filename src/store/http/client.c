@@ -5,7 +5,14 @@
  * error, never a silently wrong value. A batch of many requests is split into parts run by up to `threads`
  * threads (the caller's among them), each part driving its own multi handle; a request's callbacks run in the
  * thread of its part. Taking and checking one transfer's response is response.c (transfer.h); merging ranges
- * is ranges.c. */
+ * is ranges.c.
+ *
+ * fork(): the connections (and the share's locks and the free list) live in a `net` that belongs to one process.
+ * A forked child must never send on the parent's sockets (two processes writing one connection interleave their
+ * requests and steal each other's responses), and the share's locks may have been held by a parent thread at the
+ * fork, so the child's first batch makes a net of its own (new connections, its own locks) and leaves the
+ * parent's untouched, only closing the child's copies of the parent's sockets (close() of a descriptor the parent
+ * still has sends nothing). */
 #include "store/http/client.h"
 
 #include <curl/curl.h>
@@ -17,7 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/status.h"
 #include "store/http/transfer.h"
@@ -27,15 +36,24 @@
 #define DEFAULT_USER_AGENT \
     "zgpu/" ZG_HTTP_STR(ZGPU_VERSION_MAJOR) "." ZG_HTTP_STR(ZGPU_VERSION_MINOR) "." ZG_HTTP_STR(ZGPU_VERSION_PATCH)
 #define FREE_EASY_MAX 256
+#define MAX_SOCKETS 1024 /* sockets tracked for closing in a forked child (beyond: left open there, harmless) */
 
-struct zg_http_client {
-    zg_http_client_options o; /* defaults resolved */
-    char *ca_file, *user_agent;
+/* One process's connections and what guards them. */
+typedef struct net {
+    pid_t pid;
     CURLSH *share;
     pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
     pthread_mutex_t free_mu;
     CURL *free_easy[FREE_EASY_MAX];
     size_t n_free;
+    atomic_int sockets[MAX_SOCKETS]; /* descriptor + 1 of each socket libcurl opened and has not closed; 0 free.
+                                      * Lock-free: a child reads it whatever the parent's threads were doing */
+} net;
+
+struct zg_http_client {
+    zg_http_client_options o; /* defaults resolved */
+    char *ca_file, *user_agent;
+    _Atomic(net *) net;       /* this process's, or an ancestor's until the first batch after a fork */
     atomic_uint_fast64_t requests, attempts, retries, bytes_received, connections_opened;
     atomic_int multiplexed; /* a response came over HTTP/2 or later */
 };
@@ -48,13 +66,103 @@ static void global_init(void) { global_rc = curl_global_init(CURL_GLOBAL_DEFAULT
 
 static void share_lock(CURL *h, curl_lock_data d, curl_lock_access a, void *user) {
     (void)h, (void)a;
-    zg_http_client *c = user;
-    pthread_mutex_lock(&c->locks[(unsigned)d < CURL_LOCK_DATA_LAST ? (int)d : 0]);
+    net *g = user;
+    pthread_mutex_lock(&g->locks[(unsigned)d < CURL_LOCK_DATA_LAST ? (int)d : 0]);
 }
 static void share_unlock(CURL *h, curl_lock_data d, void *user) {
     (void)h;
-    zg_http_client *c = user;
-    pthread_mutex_unlock(&c->locks[(unsigned)d < CURL_LOCK_DATA_LAST ? (int)d : 0]);
+    net *g = user;
+    pthread_mutex_unlock(&g->locks[(unsigned)d < CURL_LOCK_DATA_LAST ? (int)d : 0]);
+}
+
+/* libcurl's socket callbacks: every socket of a net is in its table from creation to close. */
+static int on_socket(void *user, curl_socket_t fd, curlsocktype purpose) {
+    (void)purpose;
+    net *g = user;
+    for (int i = 0; i < MAX_SOCKETS; i++) {
+        int free_slot = 0;
+        if (atomic_compare_exchange_strong(&g->sockets[i], &free_slot, (int)fd + 1)) break;
+    }
+    return CURL_SOCKOPT_OK;
+}
+
+static int on_close_socket(void *user, curl_socket_t fd) {
+    net *g = user;
+    for (int i = 0; i < MAX_SOCKETS; i++) { /* out of the table first: a fork in between leaves it open, not lost */
+        int mine = (int)fd + 1;
+        if (atomic_compare_exchange_strong(&g->sockets[i], &mine, 0)) break;
+    }
+    return close(fd) == 0 ? 0 : 1;
+}
+
+static void net_free(net *g) {
+    if (!g) return;
+    /* easy handles first: the share refuses to go while a handle still uses it */
+    for (size_t i = 0; i < g->n_free; i++) curl_easy_cleanup(g->free_easy[i]);
+    if (g->share) curl_share_cleanup(g->share);
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_destroy(&g->locks[i]);
+    pthread_mutex_destroy(&g->free_mu);
+    free(g);
+}
+
+/* A net of this process (no connections yet). */
+static zgpu_status net_new(net **out) {
+    *out = NULL;
+    net *g = calloc(1, sizeof *g);
+    ZG_RETURN_IF(!g, ZGPU_ERR_NO_MEMORY, "out of memory creating an HTTP client");
+    g->pid = getpid();
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_init(&g->locks[i], NULL);
+    pthread_mutex_init(&g->free_mu, NULL);
+    for (int i = 0; i < MAX_SOCKETS; i++) atomic_init(&g->sockets[i], 0);
+    g->share = curl_share_init();
+    if (!g->share) {
+        net_free(g);
+        return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory creating an HTTP client");
+    }
+    CURLSHcode sc = curl_share_setopt(g->share, CURLSHOPT_LOCKFUNC, share_lock);
+    if (sc == CURLSHE_OK) sc = curl_share_setopt(g->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+    if (sc == CURLSHE_OK) sc = curl_share_setopt(g->share, CURLSHOPT_USERDATA, g);
+    if (sc == CURLSHE_OK) sc = curl_share_setopt(g->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    if (sc == CURLSHE_OK) sc = curl_share_setopt(g->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    if (sc == CURLSHE_OK) sc = curl_share_setopt(g->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    if (sc != CURLSHE_OK) {
+        net_free(g);
+        return zg_error(ZGPU_ERR_INTERNAL, "libcurl share setup failed: %s", curl_share_strerror(sc));
+    }
+    *out = g;
+    return ZGPU_OK;
+}
+
+/* In a forked child: closes the child's copies of an ancestor's sockets (the parent's stay open: close() of one of
+ * several descriptors of a socket sends nothing), so the server sees the parent's connections end when the parent
+ * ends them. Nothing else of the ancestor's net is touched: its share's locks may be held by threads that are not
+ * here, and a cleanup of its connections would shut them down (TLS close_notify, HTTP/2 GOAWAY) under the parent. */
+static void net_drop_inherited(net *g) {
+    for (int i = 0; i < MAX_SOCKETS; i++) {
+        int v = atomic_exchange(&g->sockets[i], 0);
+        struct stat sb;
+        if (v > 0 && fstat(v - 1, &sb) == 0 && S_ISSOCK(sb.st_mode)) close(v - 1);
+    }
+}
+
+/* This process's net, made now if the client's is an ancestor's (the first batch after a fork). Threads of one
+ * child racing here each make one; the first installed wins and the others are freed unused. */
+static zgpu_status client_net(zg_http_client *c, net **out) {
+    const pid_t me = getpid();
+    net *g = atomic_load(&c->net);
+    while (!g || g->pid != me) {
+        net *n = NULL;
+        ZG_FORWARD(net_new(&n));
+        net *old = g;
+        if (atomic_compare_exchange_strong(&c->net, &g, n)) {
+            if (old) net_drop_inherited(old); /* the rest of it leaks, on purpose (above) */
+            *out = n;
+            return ZGPU_OK;
+        }
+        net_free(n);
+    }
+    *out = g;
+    return ZGPU_OK;
 }
 
 void zg_http_client_options_init(zg_http_client_options *o) {
@@ -88,34 +196,26 @@ zgpu_status zg_http_client_create(const zg_http_client_options *opt, zg_http_cli
     c->user_agent = strdup(d.user_agent ? d.user_agent : DEFAULT_USER_AGENT);
     c->o.ca_file = c->ca_file;
     c->o.user_agent = c->user_agent;
-    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_init(&c->locks[i], NULL);
-    pthread_mutex_init(&c->free_mu, NULL);
-    c->share = curl_share_init();
-    if (!c->share || !c->user_agent || (d.ca_file && !c->ca_file)) {
+    if (!c->user_agent || (d.ca_file && !c->ca_file)) {
         zg_http_client_free(c);
         return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory creating an HTTP client");
     }
-    CURLSHcode sc = curl_share_setopt(c->share, CURLSHOPT_LOCKFUNC, share_lock);
-    if (sc == CURLSHE_OK) sc = curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
-    if (sc == CURLSHE_OK) sc = curl_share_setopt(c->share, CURLSHOPT_USERDATA, c);
-    if (sc == CURLSHE_OK) sc = curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
-    if (sc == CURLSHE_OK) sc = curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-    if (sc == CURLSHE_OK) sc = curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-    if (sc != CURLSHE_OK) {
+    net *g = NULL;
+    zgpu_status st = net_new(&g);
+    if (st != ZGPU_OK) {
         zg_http_client_free(c);
-        return zg_error(ZGPU_ERR_INTERNAL, "libcurl share setup failed: %s", curl_share_strerror(sc));
+        return st;
     }
+    atomic_init(&c->net, g);
     *out = c;
     return ZGPU_OK;
 }
 
 void zg_http_client_free(zg_http_client *c) {
     if (!c) return;
-    /* easy handles first: the share refuses to go while a handle still uses it */
-    for (size_t i = 0; i < c->n_free; i++) curl_easy_cleanup(c->free_easy[i]);
-    if (c->share) curl_share_cleanup(c->share);
-    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_destroy(&c->locks[i]);
-    pthread_mutex_destroy(&c->free_mu);
+    net *g = atomic_load(&c->net);
+    if (g && g->pid == getpid()) net_free(g);
+    else if (g) net_drop_inherited(g); /* an ancestor's (a forked child that made no request): see client_net */
     free(c->ca_file);
     free(c->user_agent);
     free(c);
@@ -130,24 +230,24 @@ void zg_http_client_stats(const zg_http_client *c, zg_http_stats *out) {
     out->connections_opened = atomic_load(&m->connections_opened);
 }
 
-static CURL *easy_get(zg_http_client *c) {
+static CURL *easy_get(net *g) {
     CURL *e = NULL;
-    pthread_mutex_lock(&c->free_mu);
-    if (c->n_free) e = c->free_easy[--c->n_free];
-    pthread_mutex_unlock(&c->free_mu);
+    pthread_mutex_lock(&g->free_mu);
+    if (g->n_free) e = g->free_easy[--g->n_free];
+    pthread_mutex_unlock(&g->free_mu);
     if (e) curl_easy_reset(e);
     else e = curl_easy_init();
     return e;
 }
 
-static void easy_put(zg_http_client *c, CURL *e) {
+static void easy_put(net *g, CURL *e) {
     if (!e) return;
-    pthread_mutex_lock(&c->free_mu);
-    if (c->n_free < FREE_EASY_MAX) {
-        c->free_easy[c->n_free++] = e;
+    pthread_mutex_lock(&g->free_mu);
+    if (g->n_free < FREE_EASY_MAX) {
+        g->free_easy[g->n_free++] = e;
         e = NULL;
     }
-    pthread_mutex_unlock(&c->free_mu);
+    pthread_mutex_unlock(&g->free_mu);
     if (e) curl_easy_cleanup(e);
 }
 
@@ -189,6 +289,7 @@ void zg_http_req_clear(zg_http_req *r) {
 
 typedef struct run {
     zg_http_client *c;
+    net *g;
     CURLM *multi;
     xfer *xs;
     size_t *retry; /* indexes of requests waiting to retry */
@@ -255,13 +356,17 @@ static int start_attempt(run *u, xfer *x) {
         else h = t;
     }
     x->hdrs = h;
-    CURL *e = x->easy = ok ? easy_get(c) : NULL;
+    CURL *e = x->easy = ok ? easy_get(u->g) : NULL;
     if (!e) {
         snprintf(x->why, sizeof x->why, "out of memory starting a transfer");
         xfer_final(x, ZGPU_ERR_NO_MEMORY, 0);
         return 0;
     }
-    SETOPT(CURLOPT_SHARE, c->share);
+    SETOPT(CURLOPT_SHARE, u->g->share);
+    SETOPT(CURLOPT_SOCKOPTFUNCTION, on_socket);
+    SETOPT(CURLOPT_SOCKOPTDATA, u->g);
+    SETOPT(CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
+    SETOPT(CURLOPT_CLOSESOCKETDATA, u->g);
     SETOPT(CURLOPT_PRIVATE, x);
     SETOPT(CURLOPT_URL, r->url);
     SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
@@ -311,7 +416,7 @@ static int start_attempt(run *u, xfer *x) {
     if (!ok || mc != CURLM_OK) {
         snprintf(x->why, sizeof x->why, "libcurl refused the transfer%s%s", ok ? ": " : "",
                  ok ? curl_multi_strerror(mc) : "");
-        easy_put(c, e);
+        easy_put(u->g, e);
         x->easy = NULL;
         xfer_final(x, ZGPU_ERR_INTERNAL, 0);
         return 0;
@@ -332,7 +437,7 @@ static int end_attempt(run *u, xfer *x, CURLcode rc) {
         atomic_store(&c->multiplexed, 1);
     int verdict = xfer_judge(x, rc);
     curl_multi_remove_handle(u->multi, x->easy);
-    easy_put(c, x->easy);
+    easy_put(u->g, x->easy);
     x->easy = NULL;
     curl_slist_free_all(x->hdrs);
     x->hdrs = NULL;
@@ -405,7 +510,7 @@ static void abandon(run *u, size_t n, zgpu_status s, const char *why) {
         xfer *x = &u->xs[i];
         if (x->easy) {
             curl_multi_remove_handle(u->multi, x->easy);
-            easy_put(u->c, x->easy);
+            easy_put(u->g, x->easy);
             x->easy = NULL;
         }
         curl_slist_free_all(x->hdrs);
@@ -418,8 +523,8 @@ static void abandon(run *u, size_t n, zgpu_status s, const char *why) {
 }
 
 /* One thread's part of a batch: requests [0, n) with at most `conns` of them in flight over HTTP/1.1. */
-static zgpu_status run_part(zg_http_client *c, zg_http_req *reqs, size_t n, int conns, char *why_out) {
-    run u = {c, NULL, calloc(n, sizeof(xfer)), malloc(n * sizeof(size_t)), 0, 0};
+static zgpu_status run_part(zg_http_client *c, net *g, zg_http_req *reqs, size_t n, int conns, char *why_out) {
+    run u = {c, g, NULL, calloc(n, sizeof(xfer)), malloc(n * sizeof(size_t)), 0, 0};
     u.multi = curl_multi_init();
     if (!u.xs || !u.retry || !u.multi) {
         if (u.multi) curl_multi_cleanup(u.multi);
@@ -528,6 +633,7 @@ static zgpu_status run_part(zg_http_client *c, zg_http_req *reqs, size_t n, int 
 
 typedef struct part {
     zg_http_client *c;
+    net *g;
     zg_http_req *reqs;
     size_t n;
     int conns;
@@ -537,13 +643,15 @@ typedef struct part {
 
 static void *part_main(void *arg) {
     part *p = arg;
-    p->st = run_part(p->c, p->reqs, p->n, p->conns, p->why);
+    p->st = run_part(p->c, p->g, p->reqs, p->n, p->conns, p->why);
     return NULL;
 }
 
 zgpu_status zg_http_run(zg_http_client *c, zg_http_req *reqs, size_t n) {
     ZG_RETURN_IF(!c || (n && !reqs), ZGPU_ERR_INVALID_ARGUMENT, "zg_http_run: no client or no requests");
     if (n == 0) return ZGPU_OK;
+    net *g = NULL;
+    ZG_FORWARD(client_net(c, &g)); /* a forked child's first batch: connections of its own */
     atomic_fetch_add(&c->requests, n);
     /* many requests: contiguous parts on several threads, the connections shared out among them (a part
      * keeps its share busy: the batch as a whole still keeps max_host_connections requests in flight) */
@@ -551,7 +659,7 @@ zgpu_status zg_http_run(zg_http_client *c, zg_http_req *reqs, size_t n) {
     if ((size_t)t > n / MIN_PER_THREAD) t = (int)(n / MIN_PER_THREAD);
     if (t <= 1) {
         char why[256];
-        zgpu_status st = run_part(c, reqs, n, c->o.max_host_connections, why);
+        zgpu_status st = run_part(c, g, reqs, n, c->o.max_host_connections, why);
         return st == ZGPU_OK ? ZGPU_OK : zg_error(st, "HTTP batch of %zu requests failed: libcurl: %s", n, why);
     }
     part parts[64];
@@ -561,7 +669,7 @@ zgpu_status zg_http_run(zg_http_client *c, zg_http_req *reqs, size_t n) {
     size_t at = 0;
     for (int k = 0; k < t; k++) {
         size_t len = n / (size_t)t + ((size_t)k < n % (size_t)t);
-        parts[k] = (part){c, reqs + at, len, c->o.max_host_connections / t, ZGPU_OK, ""};
+        parts[k] = (part){c, g, reqs + at, len, c->o.max_host_connections / t, ZGPU_OK, ""};
         at += len;
     }
     for (int k = 1; k < t; k++) started[k] = pthread_create(&th[k], NULL, part_main, &parts[k]) == 0;
