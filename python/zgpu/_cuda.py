@@ -145,8 +145,23 @@ def _alloc_torch(nbytes: int, device: int) -> Optional[_LibBuffer]:
     return _LibBuffer(t, int(t.data_ptr()), nbytes, device)
 
 
+def claim() -> None:
+    """Asks the C library whether this process may use CUDA before the package's first CUDA call of a device read:
+    in a child forked from a process that initialised CUDA it raises CudaError saying so (and what to do), where
+    CUDA itself would only answer "initialization error". Also marks this process as CUDA's, so that its own
+    forked children are refused likewise. A library built without CUDA has nothing to say (no symbol)."""
+    from . import _capi
+    fn = getattr(_capi.lib, "zg_cuda_claim", None)
+    if fn is None:
+        return
+    fn.restype = c_int
+    fn.argtypes = []
+    _capi.check(fn())
+
+
 def alloc(nbytes: int, device: int) -> Any:
     """Device memory of nbytes on `device`: an object with .ptr that frees the memory when collected."""
+    claim()
     if "cupy" in sys.modules:
         b = _alloc_cupy(nbytes, device)
         if b is not None:

@@ -1,18 +1,68 @@
 /* Device state: the context's CUDA streams, events and buffer sets (pinned staging and device buffers, grown
- * in stream order and reused across reads), the kept zstd plans, and the probe. */
+ * in stream order and reused across reads), the kept zstd plans, and the probe.
+ *
+ * fork(): CUDA does not survive it. A child of a process that initialised CUDA has the parent's context, streams
+ * and memory in name only: every CUDA call there fails (cudaErrorInitializationError) or worse. So zgpu remembers
+ * which process made its first CUDA call, and in any other process (a forked child, e.g. a DataLoader worker)
+ * refuses device reads before calling CUDA at all, saying why, and never frees the parent's state with CUDA
+ * calls. A child whose parent never used CUDA through zgpu initialises it on its first device read, as any
+ * process does (nothing else of zgpu calls CUDA: not loading, contexts, or host reads). */
+/* unistd.h for getpid(); its pipe() would clash with job.h's `pipe` type, so it is declared under another name */
+#define pipe zg_unistd_pipe
+#include <unistd.h>
+#undef pipe
+
 #include "device/job.h"
+
+/* The process that made zgpu's first CUDA call (0: none yet, or only probes that found no device). */
+static atomic_int cuda_pid;
+
+static zgpu_status forked_error(int owner) {
+    return zg_error(ZGPU_ERR_CUDA,
+                    "CUDA was initialised before fork() (by process %d, this one's ancestor): a forked child cannot "
+                    "use it for device reads. Start worker processes with the 'spawn' or 'forkserver' start method "
+                    "(multiprocessing.set_start_method, or DataLoader(multiprocessing_context=...)), or keep the "
+                    "parent free of CUDA until its workers are started (zgpu itself touches CUDA only on device reads)",
+                    owner);
+}
+
+/* ZGPU_OK, or the refusal above when another process (an ancestor) initialised CUDA through zgpu. */
+static zgpu_status check_not_forked(void) {
+    int owner = atomic_load(&cuda_pid);
+    if (owner && owner != (int)getpid()) return forked_error(owner);
+    return ZGPU_OK;
+}
 
 /* ------------------------------------------------------------------------------------------------
  * Probe
  * ---------------------------------------------------------------------------------------------- */
 zgpu_status zg_cuda_probe(void) {
+    ZG_FORWARD(check_not_forked());
+    const int me = (int)getpid();
+    int none = 0;
+    /* marked before the call: a fork while it runs must already see this process as CUDA's */
+    const int marked = atomic_compare_exchange_strong(&cuda_pid, &none, me);
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
+    if (e == cudaSuccess && n > 0) return ZGPU_OK;
+    if (marked) { /* no device: nothing a child could inherit */
+        int mine = me;
+        atomic_compare_exchange_strong(&cuda_pid, &mine, 0);
+    }
+    if (e == cudaErrorInitializationError) /* what CUDA answers in a child of a process that used it */
+        return zg_error(ZGPU_ERR_CUDA,
+                        "CUDA initialisation failed (%s): the usual cause is that a parent process initialised CUDA "
+                        "(through zgpu, PyTorch, CuPy, ...) before fork(); start worker processes with the 'spawn' or "
+                        "'forkserver' start method, or keep the parent free of CUDA until they are started",
+                        cudaGetErrorString(e));
     if (e != cudaSuccess) return zg_error(ZGPU_ERR_NO_GPU, "no CUDA device: %s", cudaGetErrorString(e));
-    if (n == 0) return zg_error(ZGPU_ERR_NO_GPU, "no CUDA device: %s", cudaGetErrorString(cudaErrorNoDevice));
-    return ZGPU_OK;
+    return zg_error(ZGPU_ERR_NO_GPU, "no CUDA device: %s", cudaGetErrorString(cudaErrorNoDevice));
 }
 
+/* For the Python package (ctypes; in no header, CUDA builds only): the probe, run before the package allocates
+ * device memory itself (cudaMalloc through ctypes, CuPy, PyTorch), so that a forked child gets the refusal above
+ * rather than CUDA's bare "initialization error", and a parent is marked as CUDA's before its first CUDA call. */
+ZGPU_API zgpu_status zg_cuda_claim(void) { return zg_cuda_probe(); }
 
 /* ------------------------------------------------------------------------------------------------
  * Device state: stream, events and buffers reused across reads
@@ -29,6 +79,11 @@ static void free_pinned(struct zg_device_state *st, void *p) {
 
 void zg_device_state_free(struct zg_device_state *st) {
     if (!st) return;
+    /* The state of an ancestor (this is a forked child freeing a context it inherited) is left as it is, leaked:
+     * its streams, events and memory belong to a CUDA context this process does not have (CUDA calls fail here,
+     * or worse), its lock may be held by a thread that is not here, and a read of the parent's may have been
+     * midway through growing its host arrays at the fork, so even those are not safe to free. */
+    if (atomic_load(&cuda_pid) != (int)getpid()) return;
     cudaSetDevice(st->device);
     cudaStreamSynchronize(st->stream);
     cudaStreamSynchronize(st->copy);
@@ -58,6 +113,11 @@ void zg_device_state_free(struct zg_device_state *st) {
 }
 
 zgpu_status dev_get_state(zgpu_context *ctx, struct zg_device_state **out) {
+    *out = NULL;
+    /* before the context's lock too: in a forked child a thread of the parent may have held it at the fork */
+    ZG_FORWARD(check_not_forked());
+    int none = 0; /* (zg_cuda_probe has marked this process already, unless a caller went around it) */
+    atomic_compare_exchange_strong(&cuda_pid, &none, (int)getpid());
     pthread_mutex_lock(&ctx->device_lock);
     zgpu_status s = ZGPU_OK;
     if (!ctx->device) {
