@@ -270,6 +270,56 @@ def from_dlpack(obj: Any, stream: Optional[int]) -> ForeignTensor:
                          None, release)
 
 
+class _HostHolder:
+    """Exposes a host ForeignTensor through __array_interface__, so that the NumPy array made from it keeps the
+    tensor (and with it the producer's memory) alive, and gives it back when the array dies."""
+
+    def __init__(self, t: ForeignTensor) -> None:
+        self._t = t
+        self.__array_interface__ = {"shape": t.shape, "typestr": t.dtype.str, "data": (t.ptr, t.readonly),
+                                    "strides": t.strides, "version": 3}
+
+
+def _torch_host(obj: Any) -> Optional[np.ndarray]:
+    if obj.device.type != "cpu":
+        return None
+    if obj.requires_grad:
+        raise ValueError("out requires grad: zgpu writes into it outside autograd; pass out.detach() (the same "
+                         "memory) to read into it anyway")
+    try:
+        return obj.numpy()  # a view of the tensor's own memory (pinned too), with its strides
+    except (TypeError, RuntimeError) as e:  # bfloat16, conjugate / negative bit, sparse, quantized ...
+        raise TypeError("out: a torch %s tensor that NumPy cannot view (%s); read into a tensor of the array's "
+                        "dtype" % (obj.dtype, e)) from None
+
+
+def host_array(obj: Any) -> Optional[np.ndarray]:
+    """A NumPy array sharing memory with a host tensor that is not a NumPy array: a PyTorch CPU tensor (pinned or
+    not, any strides: through .numpy(), which views the tensor's memory), or any DLPack producer whose tensor is in
+    host memory (kDLCPU, or kDLCUDAHost: pinned). None for everything else (device arrays, lists, scalars).
+
+    Never initialises CUDA (a DataLoader worker forked from a CUDA-free parent must stay so): neither path asks
+    the CUDA runtime anything."""
+    if type(obj).__module__.startswith("torch") and hasattr(obj, "numpy") and hasattr(obj, "device"):
+        return _torch_host(obj)
+    if not (hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__")):
+        return None
+    try:
+        dev_type, _ = obj.__dlpack_device__()
+    except Exception:  # a producer that cannot say where it lives is not a host tensor we can use
+        return None
+    if int(dev_type) not in (KDL_CPU, KDL_CUDA_HOST):
+        return None
+    t = from_dlpack(obj, None)  # host memory: no stream (DLPack: None for the CPU)
+    if t.readonly:
+        t.release()
+        raise ValueError("out is read-only")
+    if 0 in t.shape:  # nothing to write (and its pointer may be NULL, which NumPy refuses)
+        t.release()
+        return np.empty(t.shape, t.dtype)
+    return np.asarray(_HostHolder(t))
+
+
 def foreign(obj: Any, stream: Optional[int] = None) -> Optional[ForeignTensor]:
     """A ForeignTensor for a device array (CUDA array interface preferred, then DLPack); None for objects
     that are neither (NumPy arrays, scalars, lists)."""

@@ -395,8 +395,9 @@ class Array:
         """Reads a selection (NumPy basic indexing) into host or device memory.
 
         device: "cpu" (default; or inferred from `out`), "cuda" (the configured device), "cuda:N".
-        out: a NumPy array (host) or any __cuda_array_interface__ / DLPack device array, of the selection's
-            shape and the array's dtype; the data is written straight into it, honouring its strides.
+        out: a NumPy array or host tensor (a PyTorch CPU tensor, pinned or not; any DLPack tensor in host
+            memory), or any __cuda_array_interface__ / DLPack device array, of the selection's shape and the
+            array's dtype; the data is written straight into it, honouring its strides.
         stream: for device reads, an int cudaStream_t, a cupy.cuda.Stream or a torch.cuda.Stream; the read
             is ordered on it and has completed when this returns.
         Returns a NumPy array or scalar (host), a :class:`DeviceArray` (device), or `out`.
@@ -404,11 +405,14 @@ class Array:
         """
         sel = normalize(selection, self.shape)
         ext = None
+        host_out = out  # `out` as a NumPy array when it is in host memory (a view of a torch CPU tensor's memory)
         if out is not None and not isinstance(out, np.ndarray):
-            ext = _dlpack.foreign(out, _dlpack_stream(_cuda.stream_handle(stream)))
-            if ext is None:
-                raise TypeError("out must be a NumPy array or a device array (__cuda_array_interface__ or "
-                                "DLPack), got %s" % type(out).__name__)
+            host_out = _dlpack.host_array(out)  # torch CPU (pinned or not) or a host DLPack tensor; never CUDA
+            if host_out is None:
+                ext = _dlpack.foreign(out, _dlpack_stream(_cuda.stream_handle(stream)))
+                if ext is None:
+                    raise TypeError("out must be a NumPy array, a host tensor (PyTorch CPU, host DLPack) or a "
+                                    "device array (__cuda_array_interface__ or DLPack), got %s" % type(out).__name__)
         dev = parse_device(device, self._ctx.device)
         if ext is not None:
             if ext.device_type not in (_dlpack.KDL_CUDA, _dlpack.KDL_CUDA_MANAGED):
@@ -421,9 +425,11 @@ class Array:
             finally:
                 ext.release()
         if dev is None:
-            return self._read_host(sel, out)
+            res = self._read_host(sel, host_out)
+            return out if out is not None else res  # the caller's object itself, a torch tensor too
         if out is not None:
-            raise ValueError("device=%r needs a device array for out, got a NumPy array" % (device,))
+            raise ValueError("device=%r needs a device array for out, got a host array (%s)"
+                             % (device, type(out).__name__))
         return self._read_device(sel, dev, _cuda.stream_handle(stream))
 
     def _check_out(self, shape: Tuple[int, ...], dtype: np.dtype, sel: Selection) -> None:
