@@ -1,4 +1,5 @@
-# CUDA device path: src/device/ and the CUDA-only files of src/gpucodec/ (*.cu, *_gpu.c). Sets
+# CUDA device path: src/device/ and the CUDA-only files of src/gpucodec/ (*.cu, *_gpu.c) and src/jit/ (*_gpu.c:
+# the launch side of the kernels built at run time; NVRTC itself is loaded with dlopen, in every build). Sets
 # ZGPU_HAVE_CUDA, ZGPU_CUDA_OBJECTS, ZGPU_CUDA_LIBS.
 #
 # ZGPU_CUDA=AUTO enables the device path when a CUDA compiler is found, ON requires one, OFF skips it.
@@ -44,7 +45,8 @@ endif()
 
 if(ZGPU_HAVE_CUDA)
   file(GLOB_RECURSE ZGPU_CUDA_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/device/*.c
-       ${CMAKE_SOURCE_DIR}/src/gpucodec/*.cu ${CMAKE_SOURCE_DIR}/src/gpucodec/*_gpu.c)
+       ${CMAKE_SOURCE_DIR}/src/gpucodec/*.cu ${CMAKE_SOURCE_DIR}/src/gpucodec/*_gpu.c
+       ${CMAKE_SOURCE_DIR}/src/jit/*_gpu.c)
   add_library(zgpu_cuda_obj OBJECT ${ZGPU_CUDA_SOURCES})
   target_include_directories(zgpu_cuda_obj PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
   target_include_directories(zgpu_cuda_obj SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
