@@ -57,6 +57,7 @@ void cli_progress_clear(cli_progress *p);
 /** Erases the line and prints "zgpu: copied N chunks, B in S s (R/s)" unless quiet. */
 void cli_progress_finish(cli_progress *p);
 
+int cli_cmd_read(int argc, char **argv);
 int cli_cmd_write(int argc, char **argv);
 int cli_cmd_cp(int argc, char **argv);
 

@@ -108,10 +108,14 @@ typedef struct cli_cuda {
     int (*memset_)(void *, int, size_t);
     int (*synchronize)(void);
     const char *(*error_string)(int);
+    int (*host_alloc)(void **, size_t); /* cudaMallocHost: pinned, so device-to-host copies run at full speed */
+    int (*host_free)(void *);
 } cli_cuda;
 /** Loads libcudart and selects `device`; fails with "no GPU: <why>". */
 int cli_cuda_load(cli_cuda *cu, int device);
 int cli_cuda_alloc(cli_cuda *cu, void **p, size_t n);
+/** Pinned host memory (cudaMallocHost); free with cu->host_free. */
+int cli_cuda_host_alloc(cli_cuda *cu, void **p, size_t n);
 int cli_cuda_to_host(cli_cuda *cu, void *host, const void *device, size_t n);
 void cli_cuda_unload(cli_cuda *cu);
 /** Parses "cuda:N" / "cuda" / "gpu" -> N; "cpu" -> -1. */

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "args.h"
+#include "slab.h"
 #include "zgpu_experimental.h"
 
 /* Bytes per slab: about 256 MiB, or the context's tuning (copy_slab_bytes; ZGPU_CLI_SLAB_BYTES sets it from the
@@ -45,14 +46,16 @@ static const char usage_cp[] =
     "names.\n"
     "Another format gets SRC's codecs converted (zgpu_metadata_convert) unless --codec is given; Zarr v2 has no\n"
     "dimension names (a warning says they are dropped) and no sharding (DST is chunked like SRC's inner chunks).\n"
-    "The copy streams slabs of about 256 MiB; the whole array is never held in memory.\n"
+    "The copy streams slabs of DST's chunks (or shards): memory stays bounded (under 300 MB where DST's shards\n"
+    "allow) whatever the array's size.\n"
     "\n"
     "  --format 2|3         Zarr format of DST\n"
     "  --chunks C0,C1,...   chunk shape of DST\n"
     "  --shards S0,...|none shard shape of DST (format 3), or none to drop sharding\n"
     "  --codec SPEC         compressor of DST (see zgpu write --help)\n"
     "  --overwrite          replace an existing array at DST\n"
-    "  --threads N          decode/encode threads (0 = all CPUs)\n"
+    "  --threads N          at most N decode/encode threads (0 = all CPUs), fewer where their scratch would not\n"
+    "                       fit in memory beside a slab\n"
     "  -q, --quiet          no progress line and no summary\n"
     "\n"
     "DST is built in a hidden directory beside it and renamed into place when complete: until then (and if the\n"
@@ -298,6 +301,158 @@ static zj_value *convert_source(zj_value *doc, int sharded, int fmt) {
     return out;
 }
 
+/* Slabs of DST's objects (whole shards or chunks, so each is written once) read from SRC and written to DST. */
+typedef struct cp_job {
+    zgpu_array *src, *dst;
+    int ndim;
+    size_t itemsize;
+    uint64_t grid[ZGPU_MAX_DIMS];
+    uint64_t start[ZGPU_MAX_DIMS], count[ZGPU_MAX_DIMS]; /* the slab in the buffer */
+    void *buf;
+    cli_progress *pr;
+    uint64_t objects_done, bytes_done;
+} cp_job;
+
+static uint64_t cp_begin(void *user, int slot, uint64_t i, const uint64_t *start, const uint64_t *count) {
+    cp_job *j = user;
+    memcpy(j->start, start, sizeof j->start);
+    memcpy(j->count, count, sizeof j->count);
+    return 1;
+}
+
+static int cp_read(void *user, int reader, int slot, uint64_t part) {
+    cp_job *j = user;
+    zgpu_status s = zgpu_array_read(j->src, j->start, j->count, j->buf, NULL);
+    return s == ZGPU_OK ? 0 : cli_err("%s", *zgpu_last_error() ? zgpu_last_error() : zgpu_status_name(s));
+}
+
+static int cp_write(void *user, int slot) {
+    cp_job *j = user;
+    zgpu_status s = zgpu_array_write(j->dst, j->start, j->count, j->buf, NULL);
+    if (s != ZGPU_OK) return cli_err("%s", *zgpu_last_error() ? zgpu_last_error() : zgpu_status_name(s));
+    uint64_t objects = 1, bytes = j->itemsize; /* the slab lies on DST's grid: the objects it meets are its own */
+    for (int d = 0; d < j->ndim; d++) {
+        objects *= (j->start[d] + j->count[d] - 1) / j->grid[d] - j->start[d] / j->grid[d] + 1;
+        bytes *= j->count[d];
+    }
+    j->objects_done += objects;
+    j->bytes_done += bytes;
+    cli_progress_update(j->pr, j->objects_done, j->bytes_done);
+    return 0;
+}
+
+static void cp_plan(void *user, uint64_t budget, cli_slabs *out) {
+    cp_job *j = user;
+    uint64_t zero[ZGPU_MAX_DIMS] = {0}, shape[ZGPU_MAX_DIMS];
+    zgpu_array_shape(j->src, shape);
+    cli_slabs_plan(out, j->ndim, zero, shape, j->itemsize, j->grid, budget, 0);
+}
+
+/* Codec stages of a metadata document's (inner) chunk, as cli_codec_stages counts them. */
+static int doc_stages(const char *meta) {
+    zj_value *v = NULL;
+    int n = 0;
+    if (cli_json_parse(meta, "metadata", &v) == 0) {
+        const zj_value *list = zj_get(v, "codecs");
+        const char *name0 = zj_string(zj_get(zj_at(list, 0), "name"));
+        if (name0 && !strcmp(name0, "sharding_indexed")) list = zj_get(zj_get(zj_at(list, 0), "configuration"), "codecs");
+        for (size_t i = 0; list && list->type == ZJ_ARRAY && i < list->n; i++) {
+            const char *name = zj_string(zj_get(list->items[i], "name"));
+            n += !name || strcmp(name, "bytes") != 0;
+        }
+        const zj_value *comp = zj_get(v, "compressor"), *filters = zj_get(v, "filters"); /* v2 */
+        n += comp && comp->type == ZJ_OBJECT;
+        n += filters && filters->type == ZJ_ARRAY ? (int)filters->n : 0;
+    }
+    zj_free(v);
+    return n > 1 ? n : 1;
+}
+
+/* Creates DST and copies SRC into it in slabs, one at a time: the slab is read on the pool, then written on it,
+ * so the pool's threads keep one set of scratch for both. The pool's size and the slabs are chosen with the
+ * memory model (slab.h): reading and writing threads hold the larger of their scratch each, one slab beside. */
+static int cp_stream(zgpu_context **ctx, zgpu_array **src, zgpu_array **dst, const char *src_path,
+                     const char *dst_path, const char *meta, const dst_spec *spec, const char *threads_text,
+                     int overwrite, int quiet) {
+    cp_job j = {.src = *src, .ndim = spec->ndim, .itemsize = spec->itemsize};
+    uint64_t obj_bytes = spec->itemsize, chunk_bytes = spec->itemsize;
+    for (int d = 0; d < spec->ndim; d++) {
+        j.grid[d] = spec->sharded ? spec->shards[d] : spec->chunks[d];
+        obj_bytes *= j.grid[d];
+        chunk_bytes *= spec->chunks[d];
+    }
+    int threads = 0;
+    cli_check_threads(threads_text, &threads); /* checked before */
+    const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    const int remote = (strstr(src_path, "://") && strncmp(src_path, "file://", 7) != 0) +
+                       (strstr(dst_path, "://") && strncmp(dst_path, "file://", 7) != 0);
+    const uint64_t rs = cli_decode_scratch(*src, 0), ws = cli_encode_scratch(obj_bytes, chunk_bytes, doc_stages(meta), spec->sharded);
+    zgpu_tuning tun;
+    zgpu_context_tuning(*ctx, &tun);
+    cli_fit f = {.scratch = rs > ws ? rs : ws,
+                 .copies = 1 + remote, /* a remote store holds about a slab of fetched or encoded bytes */
+                 .in_flight = 1,
+                 .task_bytes = obj_bytes,
+                 .fixed_budget = tun.copy_slab_bytes,
+                 .plan = cp_plan,
+                 .user = &j};
+    cli_slabs slabs;
+    const int t = cli_fit_threads(&f, threads > 0 ? threads : (ncpu > 0 ? (int)ncpu : 1), &slabs);
+    if (t > 1 || remote) { /* the context the copy runs on: t threads, remote windows near a slab */
+        zgpu_array_close(*src);
+        *src = NULL;
+        zgpu_context_free(*ctx);
+        *ctx = NULL;
+        zgpu_context_options o;
+        zgpu_context_options_init(&o);
+        zgpu_remote_options r;
+        zgpu_remote_options_init(&r);
+        r.window_bytes = slabs.max_bytes / 2 > ((uint64_t)1 << 20) ? slabs.max_bytes / 2 : (uint64_t)1 << 20;
+        o.num_threads = t;
+        o.remote = &r;
+        if (zgpu_context_create(&o, ctx) != ZGPU_OK) {
+            cli_err("cannot create a context: %s", zgpu_last_error());
+            return cli_fail();
+        }
+        zgpu_status s = zgpu_array_open(*ctx, src_path, src);
+        if (s != ZGPU_OK) return cli_fail_status(s);
+        j.src = *src;
+    }
+    /* Staged: DST keeps what it held (or stays absent) until the commit; an interrupted copy leaves no
+     * array that reads as complete. */
+    zgpu_status s = zgpu_array_create(*ctx, dst_path, meta, ZGPU_CREATE_STAGED | (overwrite ? ZGPU_CREATE_OVERWRITE : 0), dst);
+    if (s != ZGPU_OK) return cli_fail_status(s);
+    j.dst = *dst;
+
+    uint64_t nelem = 0, nbytes = 0, objects = 1;
+    if (cli_shape_nbytes(spec->ndim, spec->shape, spec->itemsize, &nelem, &nbytes)) return cli_fail();
+    for (int d = 0; d < spec->ndim; d++) objects *= (spec->shape[d] + j.grid[d] - 1) / j.grid[d];
+    cli_progress pr;
+    cli_progress_start(&pr, quiet, nelem ? objects : 0, nbytes, spec->sharded ? "shards" : "chunks");
+    j.pr = &pr;
+    if (nelem) {
+        if (slabs.max_bytes > SIZE_MAX || !(j.buf = malloc((size_t)slabs.max_bytes))) {
+            cli_err("out of memory for a %llu-byte slab", (unsigned long long)slabs.max_bytes);
+            return cli_fail();
+        }
+        cli_progress_begin_line(&pr);
+        const cli_pipe_ops ops = {cp_begin, cp_read, cp_write, &j};
+        int rc = cli_pipe_run(&slabs, 1, 1, &ops);
+        free(j.buf);
+        if (rc) {
+            cli_progress_clear(&pr);
+            return cli_fail();
+        }
+    }
+    s = zgpu_array_commit(*dst);
+    if (s != ZGPU_OK) {
+        cli_progress_clear(&pr);
+        return cli_fail_status(s);
+    }
+    cli_progress_finish(&pr);
+    return 0;
+}
+
 int cli_cmd_cp(int argc, char **argv) {
     enum { O_FORMAT, O_CHUNKS, O_SHARDS, O_CODEC, O_OVERWRITE, O_THREADS, O_QUIET };
     static const cli_opt_def defs[] = {{"format", 0, 1},    {"chunks", 0, 1},  {"shards", 0, 1}, {"codec", 0, 1},
@@ -327,11 +482,11 @@ int cli_cmd_cp(int argc, char **argv) {
     char *inner = NULL, *meta = NULL, *dimnames = NULL, *cke = NULL, *v2comp = NULL, *v2filt = NULL;
     char *fill = NULL;
     zj_value *src_doc = NULL, *conv = NULL;
-    void *buf = NULL;
     int rc = 0, usage = 0;
     zgpu_status s;
 
-    if (cli_make_context(ar.value[O_THREADS], -1, &ctx)) goto fail; /* --threads checked: a runtime failure */
+    /* a context of one thread opens SRC: the pool's size follows from both arrays' chunks (cp_stream) */
+    if (cli_make_context("1", -1, &ctx)) goto fail;
     s = zgpu_array_open(ctx, src_path, &src);
     if (s == ZGPU_OK) s = zgpu_array_metadata_json(src, &src_meta);
     if (s == ZGPU_OK) s = zgpu_array_attributes(src, &src_attrs);
@@ -433,67 +588,12 @@ int cli_cmd_cp(int argc, char **argv) {
     }
     if (build_document(&spec, &meta)) goto fail;
 
-    /* Staged: DST keeps what it held (or stays absent) until the commit; an interrupted copy leaves no
-     * array that reads as complete. */
-    s = zgpu_array_create(ctx, dst_path, meta, ZGPU_CREATE_STAGED | (ar.set[O_OVERWRITE] ? ZGPU_CREATE_OVERWRITE : 0),
-                          &dst);
-    if (s != ZGPU_OK) { rc = cli_fail_status(s); goto done; }
-
-    {
-        uint64_t nelem = 0, nbytes = 0;
-        if (cli_shape_nbytes(spec.ndim, spec.shape, spec.itemsize, &nelem, &nbytes)) goto fail;
-        const uint64_t *obj = spec.sharded ? spec.shards : spec.chunks;
-        uint64_t per_row = 1, obj_rows = 1; /* destination objects in one row of them along axis 0, and rows */
-        for (int i = 0; i < spec.ndim; i++) {
-            uint64_t n = (spec.shape[i] + obj[i] - 1) / obj[i];
-            if (i == 0) obj_rows = n;
-            else per_row *= n;
-        }
-        cli_progress pr;
-        cli_progress_start(&pr, ar.set[O_QUIET], nelem ? obj_rows * per_row : 0, nbytes,
-                           spec.sharded ? "shards" : "chunks");
-        if (nelem == 0) goto commit;
-        cli_progress_begin_line(&pr);
-        uint64_t grid0 = spec.ndim ? (spec.sharded ? spec.shards[0] : spec.chunks[0]) : 1;
-        uint64_t rows = cli_slab_rows(spec.ndim, spec.shape, grid0, spec.itemsize, slab_budget(ctx));
-        uint64_t total_rows = spec.ndim ? spec.shape[0] : 1;
-        uint64_t row_bytes = nbytes / total_rows;
-        if (rows * row_bytes > SIZE_MAX) { cli_err("slab too large for this machine"); goto fail; }
-        buf = malloc((size_t)(rows * row_bytes));
-        if (!buf) { cli_err("out of memory for a %llu-byte slab", (unsigned long long)(rows * row_bytes)); goto fail; }
-        uint64_t start[ZGPU_MAX_DIMS] = {0}, count[ZGPU_MAX_DIMS];
-        memcpy(count, spec.shape, sizeof count);
-        for (uint64_t r0 = 0; r0 < total_rows; r0 += rows) {
-            uint64_t n = total_rows - r0 < rows ? total_rows - r0 : rows;
-            if (spec.ndim) {
-                start[0] = r0;
-                count[0] = n;
-            }
-            s = zgpu_array_read(src, start, count, buf, NULL);
-            if (s == ZGPU_OK) s = write_slab(dst, spec.ndim, spec.shape, r0, n, buf);
-            if (s != ZGPU_OK) {
-                cli_progress_clear(&pr);
-                rc = cli_fail_status(s);
-                goto done;
-            }
-            /* slabs start on object rows, so the rows of objects done so far are those up to r0 + n */
-            uint64_t done_rows = spec.ndim ? (r0 + n + grid0 - 1) / grid0 : 1;
-            cli_progress_update(&pr, done_rows * per_row, (r0 + n) * row_bytes);
-        }
-    commit:
-        s = zgpu_array_commit(dst);
-        if (s != ZGPU_OK) {
-            cli_progress_clear(&pr);
-            rc = cli_fail_status(s);
-            goto done;
-        }
-        cli_progress_finish(&pr);
-    }
+    rc = cp_stream(&ctx, &src, &dst, src_path, dst_path, meta, &spec, ar.value[O_THREADS], ar.set[O_OVERWRITE],
+                   ar.set[O_QUIET]);
     goto done;
 fail:
     rc = usage ? cli_usage_error("cp ") : cli_fail();
 done:
-    free(buf);
     free(meta);
     free(inner);
     free(dimnames);

@@ -58,6 +58,8 @@ int cli_cuda_load(cli_cuda *cu, int device) {
     CLI_SYM(memset_, "cudaMemset");
     CLI_SYM(synchronize, "cudaDeviceSynchronize");
     CLI_SYM(error_string, "cudaGetErrorString");
+    CLI_SYM(host_alloc, "cudaMallocHost");
+    CLI_SYM(host_free, "cudaFreeHost");
 #undef CLI_SYM
     int rc = cu->set_device(device);
     if (rc != 0) {
@@ -76,6 +78,16 @@ int cli_cuda_alloc(cli_cuda *cu, void **p, size_t n) {
     if (rc != 0) {
         *p = NULL;
         return cuda_fail(cu, "cudaMalloc", rc);
+    }
+    return 0;
+}
+
+int cli_cuda_host_alloc(cli_cuda *cu, void **p, size_t n) {
+    *p = NULL;
+    int rc = cu->host_alloc(p, n ? n : 1);
+    if (rc != 0) {
+        *p = NULL;
+        return cuda_fail(cu, "cudaMallocHost", rc);
     }
     return 0;
 }

@@ -1,4 +1,4 @@
-/* The zgpu command: info, read, write, cp, bench. */
+/* The zgpu command: info, bench, and the dispatch to read (read.c), write and cp (copy.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,19 +90,6 @@ static const char usage_info[] =
     "codecs, dimension names, stored objects and bytes, and the compression ratio; for a group, its members.\n"
     "\n"
     "  --json               print the metadata document instead (zarr.json; for v2 .zarray with attributes)\n";
-
-static const char usage_read[] =
-    "usage: zgpu read PATH -o FILE.npy [--region R] [--device cuda:N] [--threads N]\n"
-    "\n"
-    "Reads the array at PATH (or a region of it) into a NumPy .npy file (native byte order, C order).\n"
-    "\n"
-    "  -o, --output FILE    the .npy to write; /dev/null reads without writing\n"
-    "  --region R           comma-separated per-axis selection, NumPy style without steps:\n"
-    "                         a:b, a:, :b, :  a half-open range (negative values count from the end)\n"
-    "                         i               one index; the axis is KEPT with length 1 in the output\n"
-    "                       fewer entries than dimensions select the rest whole. Example: 0:10,-5:,3\n"
-    "  --device cuda:N      read into GPU memory on device N (then copied back for the file)\n"
-    "  --threads N          host decode threads (0 = all CPUs)\n";
 
 static const char usage_bench[] =
     "usage: zgpu bench PATH [--region R] [--repeat N] [--device cuda:N] [--threads N]\n"
@@ -277,7 +264,7 @@ static int cmd_info(int argc, char **argv) {
     return rc;
 }
 
-/* ---- read and bench share the opening steps ---- */
+/* ---- bench: the opening steps ---- */
 typedef struct read_setup {
     zgpu_context *ctx;
     zgpu_array *array;
@@ -325,34 +312,6 @@ static zgpu_status read_once(read_setup *r, void *host_buf) {
     if (r->nbytes == 0) return ZGPU_OK;
     if (r->device >= 0) return zgpu_array_read_device(r->array, r->start, r->count, r->device_buf, NULL, NULL);
     return zgpu_array_read(r->array, r->start, r->count, host_buf, NULL);
-}
-
-static int cmd_read(int argc, char **argv) {
-    enum { O_OUT, O_REGION, O_DEVICE, O_THREADS };
-    static const cli_opt_def defs[] = {
-        {"output", 'o', 1}, {"region", 0, 1}, {"device", 0, 1}, {"threads", 0, 1}, {NULL, 0, 0}};
-    cli_args ar;
-    if (cli_args_parse(argc, argv, defs, &ar)) return cli_usage_error("read ");
-    if (ar.help) { fputs(usage_read, stdout); return 0; }
-    if (ar.npos != 1) { cli_err("read takes one PATH"); return cli_usage_error("read "); }
-    if (!ar.value[O_OUT]) { cli_err("read needs -o FILE.npy"); return cli_usage_error("read "); }
-    read_setup r;
-    int rc = read_setup_open(&r, "read ", ar.pos[0], ar.value[O_REGION], ar.value[O_DEVICE], ar.value[O_THREADS]);
-    if (rc) { read_setup_free(&r); return rc; }
-    void *buf = malloc(r.nbytes ? (size_t)r.nbytes : 1);
-    if (!buf) {
-        cli_err("out of memory for a %llu-byte selection", (unsigned long long)r.nbytes);
-        read_setup_free(&r);
-        return cli_fail();
-    }
-    zgpu_status s = read_once(&r, buf);
-    if (s != ZGPU_OK) rc = cli_fail_status(s);
-    else if (r.device >= 0 && cli_cuda_to_host(&r.cu, buf, r.device_buf, (size_t)r.nbytes)) rc = cli_fail();
-    else if (cli_npy_save(ar.value[O_OUT], zgpu_array_dtype(r.array), zgpu_array_itemsize(r.array), r.ndim, r.count, buf))
-        rc = cli_fail();
-    free(buf);
-    read_setup_free(&r);
-    return rc;
 }
 
 /* ---- bench ---- */
@@ -487,7 +446,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (!strcmp(cmd, "info")) return cmd_info(argc - 2, argv + 2);
-    if (!strcmp(cmd, "read")) return cmd_read(argc - 2, argv + 2);
+    if (!strcmp(cmd, "read")) return cli_cmd_read(argc - 2, argv + 2);
     if (!strcmp(cmd, "write")) return cli_cmd_write(argc - 2, argv + 2);
     if (!strcmp(cmd, "cp")) return cli_cmd_cp(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench")) return cmd_bench(argc - 2, argv + 2);

@@ -7,7 +7,8 @@
 #include <string.h>
 #include "cli.h"
 
-static char cli_errbuf[1024];
+/* Per thread: the slab pipeline (pipe.c) reads and writes on several threads, each failing with its own message. */
+static _Thread_local char cli_errbuf[1024];
 
 int cli_err(const char *fmt, ...) {
     va_list ap;

@@ -3,7 +3,8 @@
 # data byte, for each data type, format, codec and sharding layout, plus exit codes and error lines.
 # Needs only bash and coreutils. Usage: tests/cli/test_cli.sh [path/to/zgpu]   (default build/bin/zgpu)
 set -u
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$HERE/lib.sh"
 
 # data bytes of a .npy (everything after the header)
 npy_data() {
@@ -214,6 +215,96 @@ expect_rc 1 "$ZGPU" cp st/a.zarr st/d.zarr
 expect_rc 0 "$ZGPU" cp st/a.zarr st/d.zarr --overwrite -q
 [ ! -e st/d.zarr/notes.txt ] && "$ZGPU" read st/d.zarr -o f4.npy 2> err.txt && same_data f.npy f4.npy && ok ||
     bad "cp --overwrite over a plain directory: $(cat err.txt)"
+
+# ---- zgpu read streams in slabs: every slab size, region, layout and output form gives the reference's bytes ----
+# References: numpy on the source .npy when .venv has it (all checks in one run at the end), else the read in one
+# slab (the library's region read, checked above against the input).
+PY="$HERE/../../.venv/bin/python"
+"$PY" -c 'import numpy' 2> /dev/null || PY=""
+refs=()  # "source.npy region out.npy" for numpy
+# check_slabbed ARRAY SOURCE.npy REGION TAG [SLAB_BYTES...]: the read in one slab, then in slabs of each size (the
+# default 1 777 5000) to a .npy, to stdout (a stream, written in order) and to /dev/null
+check_slabbed() {
+    local a=$1 src=$2 region=$3 tag=$4 ok=1 ra=() sizes=("${@:5}")
+    [ ${#sizes[@]} -eq 0 ] && sizes=(1 777 5000)
+    [ -n "$region" ] && ra=(--region "$region")
+    "$ZGPU" read "$a" "${ra[@]}" -o "ref_$tag.npy" 2> err.txt || ok=0
+    for sb in "${sizes[@]}"; do
+        ZGPU_CLI_SLAB_BYTES=$sb "$ZGPU" read "$a" "${ra[@]}" -o "s_$tag.npy" 2>> err.txt && cmp -s "ref_$tag.npy" "s_$tag.npy" || ok=0
+    done
+    # (a stream's slabs are runs of the file: a budget under a row of chunks decodes chunks more than once)
+    ZGPU_CLI_SLAB_BYTES=${sizes[-1]} "$ZGPU" read "$a" "${ra[@]}" -o - 2>> err.txt > "p_$tag.npy" &&
+        cmp -s "ref_$tag.npy" "p_$tag.npy" || ok=0
+    ZGPU_CLI_SLAB_BYTES=${sizes[1]:-1} "$ZGPU" read "$a" "${ra[@]}" -o /dev/null 2>> err.txt || ok=0
+    [ "$ok" = 1 ] && ok || bad "slabbed read $tag ($a ${ra[*]}): $(cat err.txt)"
+    refs+=("$src|$region|ref_$tag.npy")
+}
+mknpy in.npy "<u2" "(123, 37, 5)" 45510
+k=0
+for opts in "--chunks 10,10,5" "--chunks 7,37,5 --shards 21,37,5" "--chunks 16,8,4 --format 2" "--chunks 200,1,9" \
+            "--chunks 4,4,2 --shards 8,8,4 --codec zstd+crc32c"; do
+    rm -rf a.zarr
+    "$ZGPU" write a.zarr in.npy $opts 2> err.txt || bad "write $opts: $(cat err.txt)"
+    for region in "" "5:117,3:30,1:4" "-50:,10" "99:100,:,2:3"; do
+        k=$((k + 1))
+        check_slabbed a.zarr in.npy "$region" "$k"
+    done
+done
+# chunks of 1 MiB decode in place, one call each (mode "chunks"), for whole-chunk selections; v2 and v3
+mknpy big.npy "|u1" "(6, 1024, 1024)" 6291456 False half
+for opts in "--chunks 2,512,1024 --codec lz4" "--chunks 2,1024,512 --codec zstd --format 2"; do
+    rm -rf m.zarr
+    "$ZGPU" write m.zarr big.npy $opts 2> err.txt || bad "write $opts: $(cat err.txt)"
+    for sb in 1 1500000 3000000 ""; do  # "": the memory model's slabs
+        if env ${sb:+ZGPU_CLI_SLAB_BYTES=$sb} "$ZGPU" read m.zarr -o mo.npy -v 2> err.txt && same_data big.npy mo.npy &&
+           grep -q ' decode threads\?, chunks$' err.txt; then ok; else bad "read in chunks $opts slab $sb: $(cat err.txt)"; fi
+    done
+    k=$((k + 1))
+    check_slabbed m.zarr big.npy "1:5,100:-3,7:1000" "$k" 1 1500000 3000000
+done
+if [ -n "$PY" ]; then
+    "$PY" - "${refs[@]}" > py.txt 2>&1 <<'PYEOF'
+import sys
+import numpy as np
+bad = 0
+for spec in sys.argv[1:]:
+    src, region, out = spec.split("|")
+    a = np.load(src)
+    sel = []
+    for axis, e in enumerate(region.split(",") if region else []):
+        if ":" in e:
+            lo, hi = e.split(":")
+            sel.append(slice(int(lo) if lo else None, int(hi) if hi else None))
+        else:
+            i = int(e)
+            sel.append(slice(i, i + 1 if i != -1 else None))
+    want, got = a[tuple(sel)], np.load(out)
+    if want.shape != got.shape or want.dtype != got.dtype or want.tobytes() != got.tobytes():
+        bad += 1
+        print(f"{out}: differs from {src}[{region}]: {got.shape} {got.dtype} vs {want.shape} {want.dtype}")
+print(f"{len(sys.argv) - 1} checked, {bad} differ")
+sys.exit(1 if bad else 0)
+PYEOF
+    [ $? -eq 0 ] && ok || bad "slabbed reads against numpy: $(cat py.txt)"
+else
+    echo "skipped: numpy references (no .venv); slabbed reads compared with one-slab reads only"
+fi
+
+# a failed read leaves the destination as it was (or absent) and no temporary beside it
+rm -rf bad.zarr out && mkdir out
+expect_rc 0 "$ZGPU" write bad.zarr in.npy --chunks 10,10,5
+printf 'not zstd' > bad.zarr/c/3/1/0
+printf 'keep' > out/keep.npy
+for dest in out/new.npy out/keep.npy; do
+    ZGPU_CLI_SLAB_BYTES=777 "$ZGPU" read bad.zarr -o "$dest" > out.txt 2> err.txt
+    rc=$?
+    if [ "$rc" -eq 1 ] && [ "$(wc -l < err.txt)" -eq 1 ] && grep -q "c/3/1/0" err.txt; then ok; else bad "corrupt read to $dest: rc $rc: $(cat err.txt)"; fi
+done
+[ "$(ls -A out | tr '\n' ' ')" = "keep.npy " ] && [ "$(cat out/keep.npy)" = keep ] && ok || bad "a failed read left: $(ls -A out)"
+expect_rc 1 "$ZGPU" read s.zarr -o no-such-dir/x.npy
+grep -q "no-such-dir/x.npy: cannot create" err.txt && ok || bad "read into a missing directory: $(cat err.txt)"
+# peak memory stays bounded whatever the array's size (tests/cli/test_cli_memory.sh: arrays of 1.6 GB)
+if bash "$HERE/test_cli_memory.sh" "$ZGPU" > mem.txt 2>&1; then ok; cat mem.txt; else bad "memory: $(cat mem.txt)"; fi
 
 echo "$pass passed, $fail failed ($n write/read combinations)"
 [ "$fail" -eq 0 ]
