@@ -15,7 +15,8 @@ from zgpu import _capi, errors
 _EXTERNAL_MODULES = {"zgpu._dlpack", "zgpu._cuda"}
 # The C struct each ctypes mirror of a zgpu header stands for.
 _C_NAMES = {"ContextOptions": "zgpu_context_options", "ReadStats": "zgpu_read_stats",
-            "ArraySpec": "zgpu_array_spec", "Tuning": "zgpu_tuning", "RemoteOptions": "zgpu_remote_options"}
+            "ArraySpec": "zgpu_array_spec", "Tuning": "zgpu_tuning", "RemoteOptions": "zgpu_remote_options",
+            "ReadOptions": "zgpu_read_options"}
 
 
 def _mirrors():

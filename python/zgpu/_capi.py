@@ -58,6 +58,18 @@ class ReadStats(Structure):
     ]
 
 
+class ReadOptions(Structure):
+    """zgpu_read_options: conversion on the fly."""
+
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("out_dtype", c_int),
+        ("scale", c_double), ("offset", c_double),
+        ("clamp", c_int),
+        ("clamp_min", c_double), ("clamp_max", c_double),
+    ]
+
+
 class ArraySpec(Structure):
     """zgpu_array_spec (zgpu_meta.h): what zgpu_metadata_build builds a document from."""
 
@@ -164,6 +176,13 @@ _proto("zgpu_array_read", c_int, c_void_p, _u64p, _u64p, c_void_p, _i64p)
 _proto("zgpu_array_write", c_int, c_void_p, _u64p, _u64p, c_void_p, _i64p)
 _proto("zgpu_array_read_device", c_int, c_void_p, _u64p, _u64p, c_void_p, _i64p, c_void_p)
 _proto("zgpu_array_read_device_async", c_int, c_void_p, _u64p, _u64p, c_void_p, _i64p, c_void_p,
+       _P(c_void_p))
+_proto("zgpu_read_options_init", None, _P(ReadOptions))
+_proto("zgpu_array_read_regions", c_int, c_void_p, c_size_t, _u64p, _u64p, _P(c_void_p), _i64p, _P(ReadOptions))
+_proto("zgpu_array_read_regions_device", c_int, c_void_p, c_size_t, _u64p, _u64p, _P(c_void_p), _i64p, c_void_p,
+       _P(ReadOptions), _P(c_void_p))
+_proto("zgpu_array_read_ex", c_int, c_void_p, _u64p, _u64p, c_void_p, _i64p, _P(ReadOptions))
+_proto("zgpu_array_read_device_ex", c_int, c_void_p, _u64p, _u64p, c_void_p, _i64p, c_void_p, _P(ReadOptions),
        _P(c_void_p))
 _proto("zgpu_event_wait", c_int, c_void_p)
 _proto("zgpu_event_query", c_int, c_void_p)
@@ -287,5 +306,5 @@ def gpu_available() -> bool:
     return bool(lib.zgpu_gpu_available())
 
 
-__all__ = ["lib", "check", "last_error", "ZgpuError", "ContextOptions", "ReadStats", "ArraySpec", "LIB_PATH",
+__all__ = ["lib", "check", "last_error", "ZgpuError", "ContextOptions", "ReadStats", "ReadOptions", "ArraySpec", "LIB_PATH",
            "MAX_DIMS"]

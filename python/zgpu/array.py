@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _capi, _cuda, _dlpack
+from . import _batch, _capi, _convert, _cuda, _dlpack
 from ._capi import lib
 from ._context import Context, config
 from ._device import DeviceArray, c_strides
@@ -369,17 +369,22 @@ class Array:
     def __getitem__(self, selection: Any) -> Any:
         return self.read(selection)
 
-    def _read_box_host(self, sel: Selection, ptr: int, strides: Optional[Sequence[int]]) -> None:
+    def _read_box_host(self, sel: Selection, ptr: int, strides: Optional[Sequence[int]],
+                       opts: Optional[_capi.ReadOptions] = None) -> None:
         if sel.empty:
             return
         start = _capi.u64_array(sel.start)
         count = _capi.u64_array(sel.count)
         st = _capi.i64_array(strides) if strides is not None else None
         with self._lock.shared():
-            _capi.check(lib.zgpu_array_read(self._h(), start, count, ctypes.c_void_p(ptr), st))
+            if opts is None:
+                _capi.check(lib.zgpu_array_read(self._h(), start, count, ctypes.c_void_p(ptr), st))
+            else:
+                _capi.check(lib.zgpu_array_read_ex(self._h(), start, count, ctypes.c_void_p(ptr), st,
+                                                   ctypes.byref(opts)))
 
     def _read_box_device(self, sel: Selection, device: int, ptr: int, strides: Optional[Sequence[int]],
-                         stream: int) -> None:
+                         stream: int, opts: Optional[_capi.ReadOptions] = None) -> None:
         if sel.empty:
             return
         start = _capi.u64_array(sel.start)
@@ -387,11 +392,16 @@ class Array:
         st = _capi.i64_array(strides) if strides is not None else None
         with self._lock.shared():
             h = self._handle_for(device)
-            _capi.check(lib.zgpu_array_read_device(h, start, count, ctypes.c_void_p(ptr), st,
-                                                   ctypes.c_void_p(stream)))
+            if opts is None:
+                _capi.check(lib.zgpu_array_read_device(h, start, count, ctypes.c_void_p(ptr), st,
+                                                       ctypes.c_void_p(stream)))
+            else:
+                _capi.check(lib.zgpu_array_read_device_ex(h, start, count, ctypes.c_void_p(ptr), st,
+                                                          ctypes.c_void_p(stream), ctypes.byref(opts), None))
 
     def read(self, selection: Any = Ellipsis, *, device: DeviceLike = None, out: Any = None,
-             stream: Any = None) -> Any:
+             stream: Any = None, dtype: Any = None, scale: Optional[float] = None, offset: Optional[float] = None,
+             clamp: Any = None) -> Any:
         """Reads a selection (NumPy basic indexing) into host or device memory.
 
         device: "cpu" (default; or inferred from `out`), "cuda" (the configured device), "cuda:N".
@@ -400,10 +410,15 @@ class Array:
             array's dtype; the data is written straight into it, honouring its strides.
         stream: for device reads, an int cudaStream_t, a cupy.cuda.Stream or a torch.cuda.Stream; the read
             is ordered on it and has completed when this returns.
+        dtype, scale, offset, clamp: convert while reading: each value v becomes clamp(v * scale + offset)
+            in `dtype` (default: the array's), clamp a pair (low, high) (either None); integers round to
+            nearest (ties to even) and saturate, NaN becomes 0 in integers. On the GPU the conversion is fused
+            into the scatter (a kernel compiled at run time and cached); `out` then has `dtype`.
         Returns a NumPy array or scalar (host), a :class:`DeviceArray` (device), or `out`.
         Slices with |step| > 1 read the bounding box of the selection, then take the strided view.
         """
         sel = normalize(selection, self.shape)
+        odt, opts = _convert.read_options(self._dtype, dtype, scale, offset, clamp)
         ext = None
         host_out = out  # `out` as a NumPy array when it is in host memory (a view of a torch CPU tensor's memory)
         if out is not None and not isinstance(out, np.ndarray):
@@ -421,48 +436,54 @@ class Array:
             if device is not None and dev != out_dev:
                 raise ValueError("out is on cuda:%d but device=%r" % (out_dev, device))
             try:
-                return self._read_into_device(sel, ext, out_dev, _cuda.stream_handle(stream), out)
+                return self._read_into_device(sel, ext, out_dev, _cuda.stream_handle(stream), out, odt, opts)
             finally:
                 ext.release()
         if dev is None:
-            res = self._read_host(sel, host_out)
+            res = self._read_host(sel, host_out, odt, opts)
             return out if out is not None else res  # the caller's object itself, a torch tensor too
         if out is not None:
             raise ValueError("device=%r needs a device array for out, got a host array (%s)"
                              % (device, type(out).__name__))
-        return self._read_device(sel, dev, _cuda.stream_handle(stream))
+        return self._read_device(sel, dev, _cuda.stream_handle(stream), odt, opts)
 
-    def _check_out(self, shape: Tuple[int, ...], dtype: np.dtype, sel: Selection) -> None:
+    def _check_out(self, shape: Tuple[int, ...], dtype: np.dtype, sel: Selection,
+                   want: Optional[np.dtype] = None) -> None:
+        want = self._dtype if want is None else want
         if tuple(shape) != sel.shape:
             raise ValueError("out has shape %r, the selection %r" % (tuple(shape), sel.shape))
-        if np.dtype(dtype) != self._dtype:
-            raise TypeError("out has dtype %s, the array %s" % (dtype, self._dtype))
+        if np.dtype(dtype) != want:
+            raise TypeError("out has dtype %s, the read %s" % (dtype, want))
 
-    def _read_host(self, sel: Selection, out: Optional[np.ndarray]) -> Any:
+    def _read_host(self, sel: Selection, out: Optional[np.ndarray], odt: Optional[np.dtype] = None,
+                   opts: Optional[_capi.ReadOptions] = None) -> Any:
+        odt = self._dtype if odt is None else odt
         if out is None:
-            box = np.empty(sel.count, self._dtype)
-            self._read_box_host(sel, box.ctypes.data, None)
+            box = np.empty(sel.count, odt)
+            self._read_box_host(sel, box.ctypes.data, None, opts)
             res = box[sel.view]
             if isinstance(res, np.ndarray) and not sel.dense:
                 res = res.copy()  # do not keep the whole bounding box alive
             return res
-        self._check_out(out.shape, out.dtype, sel)
+        self._check_out(out.shape, out.dtype, sel, odt)
         if not out.flags.writeable:
             raise ValueError("out is read-only")
         layout = box_layout(sel, out.strides)
         if layout is not None:
             strides, offset = layout
-            self._read_box_host(sel, out.ctypes.data + offset, strides)
+            self._read_box_host(sel, out.ctypes.data + offset, strides, opts)
         else:
-            box = np.empty(sel.count, self._dtype)
-            self._read_box_host(sel, box.ctypes.data, None)
+            box = np.empty(sel.count, odt)
+            self._read_box_host(sel, box.ctypes.data, None, opts)
             out[...] = box[sel.view]
         return out
 
-    def _read_device(self, sel: Selection, device: int, stream: int) -> DeviceArray:
+    def _read_device(self, sel: Selection, device: int, stream: int, odt: Optional[np.dtype] = None,
+                     opts: Optional[_capi.ReadOptions] = None) -> DeviceArray:
         # Axes selected with a negative step are read into the buffer reversed (negative strides in the C
         # read), so the result only has positive strides: PyTorch cannot hold negative ones.
-        item = self._dtype.itemsize
+        odt = self._dtype if odt is None else odt
+        item = odt.itemsize
         nbytes = math.prod(sel.count) * item
         mem = _cuda.alloc(nbytes, device)
         cs = c_strides(sel.count, item)
@@ -485,13 +506,13 @@ class Array:
                 view.append(slice(None, None, it.step))
             axis += 1
         reversed_any = any(b < 0 for b in box_strides)
-        self._read_box_device(sel, device, mem.ptr + base, box_strides if reversed_any else None, stream)
+        self._read_box_device(sel, device, mem.ptr + base, box_strides if reversed_any else None, stream, opts)
         shape, strides, offset = strided_view(sel.count, cs, 0, tuple(view))
-        return DeviceArray(mem, mem.ptr + offset, shape, strides, self._dtype, device)
+        return DeviceArray(mem, mem.ptr + offset, shape, strides, odt, device)
 
     def _read_into_device(self, sel: Selection, ext: "_dlpack.ForeignTensor", device: int, stream: int,
-                          out: Any) -> Any:
-        self._check_out(ext.shape, ext.dtype, sel)
+                          out: Any, odt: Optional[np.dtype] = None, opts: Optional[_capi.ReadOptions] = None) -> Any:
+        self._check_out(ext.shape, ext.dtype, sel, odt)
         if ext.readonly:
             raise ValueError("out is read-only")
         if ext.stream is not None and ext.stream != stream:
@@ -499,11 +520,25 @@ class Array:
         layout = box_layout(sel, ext.strides)
         if layout is not None:
             strides, offset = layout
-            self._read_box_device(sel, device, ext.ptr + offset, strides, stream)
+            self._read_box_device(sel, device, ext.ptr + offset, strides, stream, opts)
             return out
-        tmp = self._read_device(sel, device, stream)
+        tmp = self._read_device(sel, device, stream, odt, opts)
         _device_copy(out, tmp)
         return out
+
+    def read_batch(self, selections: Sequence[Any], *, device: DeviceLike = None, out: Any = None,
+                   stream: Any = None, dtype: Any = None, scale: Optional[float] = None,
+                   offset: Optional[float] = None, clamp: Any = None) -> Any:
+        """Reads many selections of one shape as one batch into one stacked array of shape
+        ``(len(selections),) + shape`` (NumPy basic indexing each; steps of 1 or -1).
+
+        Every chunk the selections need is fetched and decoded once, however many of them share it; into GPU
+        memory the whole batch is one plan and one batch on the GPU (or the host route for small batches, as the
+        cost model picks: docs/tuning.md). device, out, stream, dtype, scale, offset and clamp as for :meth:`read`
+        (out: the stacked array). Returns a NumPy array (host), a :class:`DeviceArray` (device), or `out`.
+        """
+        conv = _convert.read_options(self._dtype, dtype, scale, offset, clamp)
+        return _batch.read_batch(self, selections, parse_device(device, self._ctx.device), device, out, stream, conv)
 
     # ---- async -----------------------------------------------------------------------------------
     async def read_async(self, selection: Any = Ellipsis, *, device: DeviceLike = None, out: Any = None,

@@ -1,0 +1,134 @@
+"""Array.read_batch: many selections of one shape read as one batch (zgpu_array_read_regions / _device), into one
+stacked array: every chunk the selections need is fetched and decoded once, on the GPU as one batch."""
+from __future__ import annotations
+
+import ctypes
+import math
+from typing import Any, List, Sequence, Tuple
+
+import numpy as np
+
+from . import _capi, _convert, _cuda, _dlpack
+from ._capi import lib
+from ._device import DeviceArray, c_strides
+from ._indexing import Selection, box_layout, normalize
+
+
+
+def _selections(arr: Any, selections: Sequence[Any]) -> Tuple[List[Selection], Tuple[int, ...]]:
+    try:
+        sels = [normalize(s, arr.shape) for s in selections]
+    except TypeError:
+        raise TypeError("read_batch takes a sequence of selections (NumPy basic indexing each)") from None
+    if not sels:
+        raise ValueError("read_batch needs at least one selection")
+    shape = sels[0].shape
+    for i, s in enumerate(sels):
+        if s.shape != shape:
+            raise ValueError("read_batch: selection %d has shape %r, selection 0 %r (the batch is one stacked array)"
+                             % (i, s.shape, shape))
+        if not s.dense:
+            raise ValueError("read_batch: selection %d has a step other than 1 or -1; read it with read()" % i)
+    return sels, shape
+
+
+def _regions(sels: List[Selection], base: int, strides: Sequence[int], ndim: int) -> Tuple[Any, Any, Any, Any]:
+    """The C arrays of zgpu_array_read_regions: starts, counts, destinations (base + i * strides[0] + the box's
+    offset) and byte strides per box, for a stacked destination of `strides`."""
+    n = len(sels)
+    starts = (ctypes.c_uint64 * max(1, n * ndim))()
+    counts = (ctypes.c_uint64 * max(1, n * ndim))()
+    outs = (ctypes.c_void_p * n)()
+    box_strides = (ctypes.c_int64 * max(1, n * ndim))()
+    for i, s in enumerate(sels):
+        layout = box_layout(s, strides[1:])
+        assert layout is not None  # (dense: checked)
+        st, offset = layout
+        outs[i] = base + i * strides[0] + offset
+        for d in range(ndim):
+            starts[i * ndim + d] = s.start[d]
+            counts[i * ndim + d] = s.count[d]
+            # an axis selected by an integer has one element: any non-zero stride will do
+            box_strides[i * ndim + d] = st[d] if st[d] != 0 else _nonzero_stride(strides)
+    return starts, counts, outs, box_strides
+
+
+def _nonzero_stride(strides: Sequence[int]) -> int:
+    """A non-zero stride for an axis of one element (the C API refuses zero strides)."""
+    for s in strides:
+        if s:
+            return abs(int(s))
+    return 1
+
+
+def read_batch(arr: Any, selections: Sequence[Any], dev: Any, device: Any, out: Any, stream: Any,
+               conv: Tuple[np.dtype, Any]) -> Any:
+    """See Array.read_batch; dev: the device parsed from `device` (None: host); conv: (the destination's dtype,
+    the read options or None), _convert.read_options."""
+    sels, shape = _selections(arr, selections)
+    n = len(sels)
+    full = (n,) + shape
+    dtype, opts = conv
+    item = dtype.itemsize
+    ndim = arr.ndim
+    sh = _cuda.stream_handle(stream)
+    ext = None
+    host_out = out
+    if out is not None and not isinstance(out, np.ndarray):
+        host_out = _dlpack.host_array(out)
+        if host_out is None:
+            ext = _dlpack.foreign(out, sh if sh else 1)  # (DLPack: 1 is the legacy default stream)
+            if ext is None:
+                raise TypeError("out must be a NumPy array, a host tensor or a device array, got %s"
+                                % type(out).__name__)
+    if ext is None and host_out is None and dev is None:  # host, allocated here
+        host_out = np.empty(full, dtype)
+    if host_out is not None:
+        if dev is not None and out is not None:
+            raise ValueError("device=%r needs a device array for out, got a host array" % (device,))
+        _check(host_out.shape, host_out.dtype, full, dtype)
+        if not host_out.flags.writeable:
+            raise ValueError("out is read-only")
+        starts, counts, outs, bs = _regions(sels, host_out.ctypes.data, host_out.strides, ndim)
+        with arr._lock.shared():
+            _capi.check(lib.zgpu_array_read_regions(arr._h(), n, starts, counts, outs, bs, _convert.byref(opts)))
+        return out if out is not None else host_out
+    if ext is not None:
+        try:
+            if ext.device_type not in (_dlpack.KDL_CUDA, _dlpack.KDL_CUDA_MANAGED):
+                raise TypeError("out is not in CUDA device memory")
+            _check(ext.shape, ext.dtype, full, dtype)
+            if ext.readonly:
+                raise ValueError("out is read-only")
+            out_dev = ext.device_id if ext.device_id >= 0 else (dev if dev is not None else arr._ctx.device)
+            if device is not None and dev != out_dev:
+                raise ValueError("out is on cuda:%d but device=%r" % (out_dev, device))
+            if ext.stream is not None and ext.stream != sh:
+                _cuda.synchronize(int(ext.stream))
+            _device_read(arr, sels, ext.ptr, ext.strides, out_dev, sh, ndim, opts)
+        finally:
+            ext.release()
+        return out
+    mem = _cuda.alloc(max(1, math.prod(full) * item), dev)
+    strides = c_strides(full, item)
+    _device_read(arr, sels, mem.ptr, strides, dev, sh, ndim, opts)
+    return DeviceArray(mem, mem.ptr, full, strides, dtype, dev)
+
+
+def _device_read(arr: Any, sels: List[Selection], ptr: int, strides: Sequence[int], device: int, stream: int,
+                 ndim: int, opts: Any) -> None:
+    starts, counts, outs, bs = _regions(sels, ptr, strides, ndim)
+    with arr._lock.shared():
+        h = arr._handle_for(device)
+        _capi.check(lib.zgpu_array_read_regions_device(h, len(sels), starts, counts, outs, bs,
+                                                       ctypes.c_void_p(stream), _convert.byref(opts), None))
+
+
+def _check(got_shape: Sequence[int], got_dtype: Any, shape: Tuple[int, ...], dtype: np.dtype) -> None:
+    if tuple(got_shape) != shape:
+        raise ValueError("out has shape %r, the batch %r" % (tuple(got_shape), shape))
+    if np.dtype(got_dtype) != dtype:
+        raise TypeError("out has dtype %s, the array %s" % (got_dtype, dtype))
+
+
+__all__ = ["read_batch"]
