@@ -1,6 +1,8 @@
 /* Phase B and C of one wave: descriptors written behind the staged data, ONE host-to-device copy, then the
  * decoders' launches, the post stages and the scatter on the wave's stream. */
 #include "device/job.h"
+#include "jit/nvrtc_lib.h"
+#include "jit/scatter_gpu.h"
 
 /* The driver's view of a wave's chunks for its decoders (gpu_decoder.h: zg_gpu_wave). */
 static const void *wave_plan_of(const void *ctx, size_t i) {
@@ -15,6 +17,17 @@ static uint64_t wave_staged_at(const void *ctx, size_t i) {
 static int wave_map_rows(const void *ctx, void *rows) { return dev_zstd_rows((const job *)ctx, (zg_zd_rows *)rows); }
 
 /* Device temp memory for a decoder (nvCOMP's), kept with the buffer set and grown in stream order. */
+/* One scatter launch: the plain kernel, or for a converting read (zgpu_read_options) the kernel built for its
+ * conversion (src/jit/), the conversion fused into the scatter. */
+static zgpu_status scatter(const job *j, const zg_k_scatter_params *p, const zg_k_scatter *items, const uint64_t *counts,
+                           size_t n, uint64_t max_rows, cudaStream_t s) {
+    if (!n) return ZGPU_OK;
+    if (!j->x.identity) return zg_jit_scatter_launch(&j->x, p, items, counts, n, max_rows, s);
+    cudaError_t e = zg_k_scatter_launch(p, items, counts, n, max_rows, s);
+    return e == cudaSuccess ? ZGPU_OK : zg_error(ZGPU_ERR_CUDA, "CUDA error in the scatter kernel: %s",
+                                                 cudaGetErrorString(e));
+}
+
 static zgpu_status wave_temp(void *ctx, size_t bytes, void **p) {
     bufset *b = ctx;
     ZG_FORWARD(dev_ensure_device(b->stream, &b->d_temp, &b->d_temp_cap, bytes, 0));
@@ -356,22 +369,21 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     sp.ndim = nd;
     sp.itemsize = (int)itemsize;
     sp.d_fill = D + o_fill;
-    cudaError_t scatter_err = cudaSuccess;
-    for (size_t g = 0; g < j->n_groups && scatter_err == cudaSuccess; g++) {
+    zgpu_status scatter_st = ZGPU_OK;
+    for (size_t g = 0; g < j->n_groups && scatter_st == ZGPU_OK; g++) {
         const scatter_group *q = &grp[g];
         size_t r0 = 0; /* the group's first region: its strides are the group's */
         while (j->group_of[r0] != g) r0++;
         memcpy(sp.dst_strides, j->strides + r0 * (size_t)nd, sizeof(int64_t) * (size_t)nd);
         memcpy(sp.src_strides, pp->src_strides, sizeof(int64_t) * (size_t)nd);
-        scatter_err = zg_k_scatter_launch(&sp, (const zg_k_scatter *)(D + o_sc) + q->g0,
-                                          (const uint64_t *)(D + o_cnt) + q->g0 * (size_t)nd, q->g1 - q->g0, q->rows_g, s);
+        scatter_st = scatter(j, &sp, (const zg_k_scatter *)(D + o_sc) + q->g0,
+                             (const uint64_t *)(D + o_cnt) + q->g0 * (size_t)nd, q->g1 - q->g0, q->rows_g, s);
         memcpy(sp.src_strides, cpu_strides, sizeof(int64_t) * (size_t)nd);
-        if (scatter_err == cudaSuccess)
-            scatter_err = zg_k_scatter_launch(&sp, (const zg_k_scatter *)(D + o_sc2) + q->c0,
-                                              (const uint64_t *)(D + o_cnt2) + q->c0 * (size_t)nd, q->c1 - q->c0,
-                                              q->rows_c, s);
+        if (scatter_st == ZGPU_OK)
+            scatter_st = scatter(j, &sp, (const zg_k_scatter *)(D + o_sc2) + q->c0,
+                                 (const uint64_t *)(D + o_cnt2) + q->c0 * (size_t)nd, q->c1 - q->c0, q->rows_c, s);
     }
-    CU(scatter_err, "scatter kernel");
+    ZG_FORWARD(scatter_st);
     CU(cudaEventRecord(b->ev[3], s), "cudaEventRecord");
     if (res_end > res_begin)
         CU(cudaMemcpyAsync(H + res_begin, D + res_begin, res_end - res_begin, cudaMemcpyDeviceToHost, s), "D2H statuses");
@@ -387,4 +399,4 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     return ZGPU_OK;
 }
 
-int dev_convert_on_device(void) { return 0; /* (until the converting scatter is wired into dev_launch_wave) */ }
+int dev_convert_on_device(void) { return zg_nvrtc_available(NULL); }

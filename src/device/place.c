@@ -39,7 +39,8 @@ int dev_zstd_rows(const job *j, zg_zd_rows *r) {
     const int nd = j->plan->ndim;
     const uint64_t ts = j->a->meta.dtype.size, *ch = j->plan->chunk;
     memset(r, 0, sizeof *r);
-    if (nd < 1 || j->n_regions != 1) return 0; /* (several boxes: every chunk through scratch and the scatter) */
+    /* (several boxes, or a conversion: every chunk through scratch and the scatter) */
+    if (nd < 1 || j->n_regions != 1 || !j->x.identity) return 0;
     if (j->tune->zstd_rows == ZGPU_SWITCH_OFF) return 0; /* scratch and scatter instead (for measuring the difference) */
     const uint64_t row = ch[nd - 1] * ts;
     if (row < 16 || (row & (row - 1)) || j->out_strides[nd - 1] != (int64_t)ts) return 0;
@@ -95,7 +96,7 @@ uint8_t *dev_direct_target(const job *j, const dtask *t, int assume_shuffled, in
     *mapped = 0;
     *zplace = NULL;
     /* several boxes: scratch and the scatter, which also places the chunk's copies in other boxes */
-    if (j->n_regions != 1 || pt->unit_n != 1) return NULL;
+    if (j->n_regions != 1 || pt->unit_n != 1 || !j->x.identity) return NULL; /* (a conversion too) */
     if (!pt->covers_chunk || pp->n_post != 0 || pp->comp == ZG_GPU_FORMAT_NONE) return NULL;
     if (pp->comp == ZG_GPU_FORMAT_BLOSC && !assume_shuffled && (t->bh.memcpyed || t->bh.shuffle == ZG_BLOSC_NOSHUFFLE))
         return NULL;
