@@ -52,6 +52,15 @@ def torch():
     return torch
 
 
+@pytest.fixture(autouse=True, params=["device", "auto"])
+def route(request):
+    """Each test through the device route (the GPU decoders) and as the cost model picks (these small arrays:
+    mostly the host route plus one copy)."""
+    zgpu.config.set(read_route=request.param)
+    yield request.param
+    zgpu.config.set(read_route=None)
+
+
 SHAPE = (67, 45)
 CHUNKS = (16, 10)
 

@@ -338,8 +338,10 @@ def test_close_while_reads_are_held_back(arr):
     next(it)
     w.gate.clear()
     assert w.wait_started(2)
-    threading.Timer(0.1, w.gate.set).start()  # the read under way finishes; the queued ones are cancelled
+    opener = threading.Timer(0.1, w.gate.set)  # the read under way finishes; the queued ones are cancelled
+    opener.start()
     it.close()
+    opener.join()  # (the timer's own thread may outlive the gate it opened by a moment)
     assert len(w.started) <= 3
     assert _threads_settle(baseline) <= baseline
 

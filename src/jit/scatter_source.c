@@ -71,17 +71,28 @@ static const char prelude[] =
     "    return __longlong_as_double((long long)u);\n"
     "}\n";
 
-/* An element load / store at any alignment (a caller's buffer may be offset by a byte). */
+/* An element load / store at any alignment (a caller's buffer may be offset by a byte). Misaligned: byte by
+ * byte, written out (NVRTC turned a memcpy of a 2-byte value into one 2-byte store, which faults at an odd
+ * address: compute-sanitizer, H200). */
 static const char access[] =
     "template <typename T> static __device__ __forceinline__ T zg_get(const unsigned char *p) {\n"
     "    T v;\n"
-    "    if (((zg_u64)p & (sizeof(T) - 1)) == 0) v = *(const T *)p;\n"
-    "    else memcpy(&v, p, sizeof(T));\n"
+    "    if (((zg_u64)p & (sizeof(T) - 1)) == 0) return *(const T *)p;\n"
+    "    unsigned char b[sizeof(T)];\n"
+    "#pragma unroll\n"
+    "    for (int i = 0; i < (int)sizeof(T); i++) b[i] = ((const volatile unsigned char *)p)[i];\n"
+    "    memcpy(&v, b, sizeof(T));\n"
     "    return v;\n"
     "}\n"
     "template <typename T> static __device__ __forceinline__ void zg_put(unsigned char *p, T v) {\n"
-    "    if (((zg_u64)p & (sizeof(T) - 1)) == 0) *(T *)p = v;\n"
-    "    else memcpy(p, &v, sizeof(T));\n"
+    "    if (((zg_u64)p & (sizeof(T) - 1)) == 0) {\n"
+    "        *(T *)p = v;\n"
+    "        return;\n"
+    "    }\n"
+    "    unsigned char b[sizeof(T)];\n"
+    "    memcpy(b, &v, sizeof(T));\n"
+    "#pragma unroll\n"
+    "    for (int i = 0; i < (int)sizeof(T); i++) ((volatile unsigned char *)p)[i] = b[i];\n"
     "}\n";
 
 /* The kernel's head and row loop (the row body follows per layout). */

@@ -16,7 +16,7 @@
 
 /** Bumped whenever the generated text changes in a way its parameters do not show (the source hash in the cache
  *  key catches the rest). */
-#define ZG_JIT_SCATTER_GEN 1
+#define ZG_JIT_SCATTER_GEN 2
 #define ZG_JIT_SCATTER_KERNEL "zg_xscatter"
 
 /** Everything that changes the generated code. */

@@ -169,6 +169,8 @@ def child_main(req: Dict[str, Any]) -> None:
         pass
     gpu = req.get("device") not in (None, TWIN)
     if gpu:
+        # the GPU decoders are what the device mode checks: the cost model would send these small reads to the host
+        zgpu.config.set(read_route="device")
         # warm up on the device too (context, buffer sets), then what the GPU has free: buffers a read grows
         # stay with the context, so the free memory after the read shows what a bomb made zgpu allocate
         import cupy

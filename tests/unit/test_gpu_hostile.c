@@ -430,6 +430,7 @@ int main(void) {
     zgpu_tuning tune;
     zgpu_tuning_init(&tune);
     tune.deflate_decoder = ZGPU_DECODER_ZGPU; /* zgpu's decoders throughout (nvCOMP's DEFLATE needs trusted input) */
+    tune.read_route = ZGPU_ROUTE_DEVICE;      /* (the GPU decoders: small reads would take the host route) */
     o.tuning = &tune;
     zgpu_context *ctx = NULL, *ctx_nvc = NULL;
     CHECK_OK(zgpu_context_create(&o, &ctx));
