@@ -5,14 +5,14 @@
 #                compute-sanitizer, the Python tests of read_batch, the cache, prefetch, zgpu.torch and fork
 #   STEPS=bench  bench/bench_train.py (its arguments after --)
 #   STEPS=all    both
-# The route model and the kernel cache live in /tmp/zgpu-cache (ZGPU_CACHE_DIR): a warm machine keeps them, and
-# they are copied to $OUT. REUSE=1 keeps this machine's build.
+# The route model and the kernel cache live in /tmp/zgpu-cache (ZGPU_CACHE_DIR; the tests' in /tmp/zgpu-cache-tests):
+# a warm machine keeps them, and the route model is copied to $OUT. REUSE=1 keeps this machine's build.
 # Carry: [".gpudeps", ".nvcomp", ".whl", "shared"] (scripts/gpu/prepare-carry.sh); torch and cupy are the machine's.
 set -o pipefail
 R=$PWD D=$PWD/.gpudeps B=${B:-/tmp/zgpu-build} OUT=${OUT:-/tmp/zgpu-out} STEPS=${STEPS:-all}
 mkdir -p "$OUT"
 export ZGPU_NVCOMP_LIB=$R/.nvcomp LD_LIBRARY_PATH=$D/usr/lib/x86_64-linux-gnu:$D/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-export ZGPU_CACHE_DIR=/tmp/zgpu-cache
+export ZGPU_CACHE_DIR=/tmp/zgpu-cache-tests  # (the tests run side by side: the benchmark measures its own model)
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$R/python
 nvidia-smi -L
@@ -46,6 +46,7 @@ if [ "$STEPS" != bench ]; then
 fi
 [ "$STEPS" = tests ] && exit 0
 [ "${1:-}" = -- ] && shift
+export ZGPU_CACHE_DIR=/tmp/zgpu-cache  # the route model measured on a quiet machine, by the benchmark's first read
 PYTHONUNBUFFERED=1 timeout ${BENCH_TIMEOUT:-560} python3 bench/bench_train.py --lib $B/lib/libzgpu.so \
     --json $OUT/train.json "$@" 2>&1 | tee $OUT/bench-train.log | grep -vE "^\s*$" | tail -80
 cp $ZGPU_CACHE_DIR/route-*.txt $OUT/ 2>/dev/null; true
