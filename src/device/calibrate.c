@@ -1,10 +1,11 @@
 /* The route model of a GPU (route/route.h): read from zgpu's cache directory, or measured once and written there.
  *
- * Measuring: for each codec class, a low-ratio and a high-ratio synthetic array (uint16, chunks of 32 x 128 x 128 =
- * 1 MiB, 2 x the host threads of them, capped at 32, in a temporary directory, /dev/shm when there is one) is read
- * through both routes, each forced in a context of its own: a box in a chunk never written (the fixed cost), one
- * chunk, and every chunk; the least of five timed reads after one warm-up. About a second, once per machine and
- * GPU (and zgpu version): the file is keyed by the GPU's name and UUID. */
+ * Measuring: for each codec class, low-ratio and high-ratio synthetic arrays (uint16: one chunk of 32 x 128 x 128 =
+ * 1 MiB, and as many chunks of 64 x 256 x 256 = 8 MiB as the host has threads, at most 16, in a temporary
+ * directory, /dev/shm when there is one) are read through both routes, each forced in a context of its own: a box
+ * in a chunk never written (the fixed cost), one chunk of each size, and every big chunk at once; the least of five
+ * timed reads after one warm-up. A few seconds, once per machine and GPU (and zgpu version): the file is keyed by
+ * the GPU's name and UUID. */
 #include <dirent.h>
 #include <math.h>
 #include <sys/stat.h>
@@ -17,7 +18,7 @@
 
 #define CAL_CHUNK_Z 32
 #define CAL_CHUNK_YX 128
-#define CAL_MAX_CHUNKS 32
+#define CAL_MAX_CHUNKS 16
 #define CAL_REPEAT 5
 
 static pthread_mutex_t models_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -42,11 +43,11 @@ static double timed_read(zgpu_array *a, const uint64_t *start, const uint64_t *c
 /* The synthetic values, shaped like the benchmark volumes (../shared/bench/datasets.py): low ratio, a smooth
  * layered field with noise in its low 4 bits (the OCT volume, ~1.1-1.5:1); high ratio, piecewise-constant cells
  * (the label volume, several hundred to one). */
-static void fill_values(uint16_t *v, size_t n, int high) {
+static void fill_values(uint16_t *v, size_t n, int high, uint64_t cy, uint64_t cx) {
     uint32_t r = 12345;
     for (size_t i = 0; i < n; i++) {
         r = r * 1664525u + 1013904223u;
-        const size_t x = i % CAL_CHUNK_YX, y = i / CAL_CHUNK_YX % CAL_CHUNK_YX, z = i / (CAL_CHUNK_YX * CAL_CHUNK_YX);
+        const size_t x = i % cx, y = i / cx % cy, z = i / (cx * cy);
         if (high) {
             v[i] = (uint16_t)(((z / 16) * 7919 + (y / 24) * 104729 + (x / 20) * 1299709) % 50000);
         } else {
@@ -74,50 +75,74 @@ static const char *codecs_of(int c) {
     }
 }
 
-/* One calibration point: the array written, then both routes timed. 0 on success. */
-static int measure_point(zgpu_context *ctx_dev, zgpu_context *ctx_host, const char *dir, int c, int high,
-                         size_t n_chunks, void *d_out, zg_route_point *p) {
+/* An array of n chunks of (cz, cy, cx) uint16 at dir/name, written whole (one chunk more along z is never written:
+ * reads of it time the fixed cost); opened in both contexts. 0 on success. */
+static int make_array(zgpu_context *ctx_dev, zgpu_context *ctx_host, const char *dir, const char *name, int c,
+                      int high, size_t n, uint64_t cz, uint64_t cy, uint64_t cx, zgpu_array **ad, zgpu_array **ah) {
     char path[600], meta[1200];
-    snprintf(path, sizeof path, "%s/c%d-%d", dir, c, high);
-    /* one more chunk along z than is written: the fixed cost reads a box in it */
+    snprintf(path, sizeof path, "%s/%s", dir, name);
     snprintf(meta, sizeof meta,
-             "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [%zu, %d, %d], \"data_type\": \"uint16\", "
-             "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [%d, %d, %d]}}, "
-             "\"chunk_key_encoding\": {\"name\": \"default\", \"configuration\": {\"separator\": \"/\"}}, "
+             "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [%llu, %llu, %llu], \"data_type\": "
+             "\"uint16\", \"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [%llu, %llu, "
+             "%llu]}}, \"chunk_key_encoding\": {\"name\": \"default\", \"configuration\": {\"separator\": \"/\"}}, "
              "\"fill_value\": 0, \"codecs\": %s}",
-             (n_chunks + 1) * CAL_CHUNK_Z, CAL_CHUNK_YX, CAL_CHUNK_YX, CAL_CHUNK_Z, CAL_CHUNK_YX, CAL_CHUNK_YX,
-             codecs_of(c));
-    const size_t per = (size_t)CAL_CHUNK_Z * CAL_CHUNK_YX * CAL_CHUNK_YX, n = per * n_chunks;
-    uint16_t *v = malloc(n * sizeof *v);
-    zgpu_array *w = NULL, *ad = NULL, *ah = NULL;
+             (unsigned long long)((n + 1) * cz), (unsigned long long)cy, (unsigned long long)cx,
+             (unsigned long long)cz, (unsigned long long)cy, (unsigned long long)cx, codecs_of(c));
+    const size_t per = (size_t)(cz * cy * cx), total = per * n;
+    uint16_t *v = malloc(total * sizeof *v);
+    zgpu_array *w = NULL;
     int ok = v && zgpu_array_create(ctx_dev, path, meta, 1, &w) == ZGPU_OK;
-    const uint64_t z0[3] = {0, 0, 0}, all[3] = {n_chunks * CAL_CHUNK_Z, CAL_CHUNK_YX, CAL_CHUNK_YX};
-    const uint64_t one[3] = {CAL_CHUNK_Z, CAL_CHUNK_YX, CAL_CHUNK_YX};
-    const uint64_t gap[3] = {n_chunks * CAL_CHUNK_Z, 0, 0}, tiny[3] = {1, 1, 1};
-    if (ok) fill_values(v, n, high);
+    const uint64_t z0[3] = {0, 0, 0}, all[3] = {n * cz, cy, cx};
+    if (ok) fill_values(v, total, high, cy, cx);
     if (ok) ok = zgpu_array_write(w, z0, all, v, NULL) == ZGPU_OK;
     zgpu_array_close(w);
     free(v);
-    if (ok) ok = zgpu_array_open(ctx_dev, path, &ad) == ZGPU_OK && zgpu_array_open(ctx_host, path, &ah) == ZGPU_OK;
+    return ok && zgpu_array_open(ctx_dev, path, ad) == ZGPU_OK && zgpu_array_open(ctx_host, path, ah) == ZGPU_OK ? 0 : -1;
+}
+
+/* One calibration point: both routes timed on a missing chunk's box, one chunk of 1 MiB, one of 8 MiB, and
+ * n_big chunks of 8 MiB at once (the throughput: host reads of big chunks are bound by memory, not by the
+ * threads, and GPU reads of small ones by launches). 0 on success. */
+static int measure_point(zgpu_context *ctx_dev, zgpu_context *ctx_host, const char *dir, int c, int high,
+                         size_t n_big, void *d_out, zg_route_point *p) {
+    char name[64];
+    zgpu_array *ad = NULL, *ah = NULL, *bd = NULL, *bh = NULL;
+    snprintf(name, sizeof name, "c%d-%d", c, high);
+    int ok = make_array(ctx_dev, ctx_host, dir, name, c, high, 1, CAL_CHUNK_Z, CAL_CHUNK_YX, CAL_CHUNK_YX, &ad,
+                        &ah) == 0;
+    snprintf(name, sizeof name, "c%d-%d-big", c, high);
+    ok = ok && make_array(ctx_dev, ctx_host, dir, name, c, high, n_big, 64, 256, 256, &bd, &bh) == 0;
     if (ok) {
-        const double bytes = (double)per * 2;
-        const double d0 = timed_read(ad, gap, tiny, d_out, &ok), d1 = timed_read(ad, z0, one, d_out, &ok);
-        const double dn = timed_read(ad, z0, all, d_out, &ok);
+        const uint64_t z0[3] = {0, 0, 0}, all[3] = {n_big * 64, 256, 256};
+        const uint64_t one[3] = {CAL_CHUNK_Z, CAL_CHUNK_YX, CAL_CHUNK_YX}, big[3] = {64, 256, 256};
+        const uint64_t gap[3] = {CAL_CHUNK_Z, 0, 0}, tiny[3] = {1, 1, 1};
+        p->bytes = (double)CAL_CHUNK_Z * CAL_CHUNK_YX * CAL_CHUNK_YX * 2;
+        p->big_bytes = 64.0 * 256 * 256 * 2;
+        p->d0 = timed_read(ad, gap, tiny, d_out, &ok);
+        p->d1 = timed_read(ad, z0, one, d_out, &ok);
+        p->d1_big = timed_read(bd, z0, big, d_out, &ok);
+        p->dn = timed_read(bd, z0, all, d_out, &ok);
         zgpu_read_stats s;
         s.struct_size = sizeof s;
-        zgpu_array_last_read_stats(ad, &s);
-        const double h0 = timed_read(ah, gap, tiny, d_out, &ok), h1 = timed_read(ah, z0, one, d_out, &ok);
-        const double stored = (double)s.stored_bytes;
-        p->ratio = stored > 0 ? bytes * (double)n_chunks / stored : 1;
-        p->bytes = bytes;
-        p->h0 = h0;
-        p->hc = fmax(h1 - h0, 1e-6);
-        p->d0 = d0;
-        p->dc1 = fmax(d1 - d0, 1e-6);
-        p->dcn = fmax((dn - d0) / (double)n_chunks, 1e-7);
+        zgpu_array_last_read_stats(bd, &s);
+        p->ratio = s.stored_bytes > 0 ? p->big_bytes * (double)n_big / (double)s.stored_bytes : 1;
+        p->h0 = timed_read(ah, gap, tiny, d_out, &ok);
+        p->h1 = timed_read(ah, z0, one, d_out, &ok);
+        p->h1_big = timed_read(bh, z0, big, d_out, &ok);
+        p->hn = timed_read(bh, z0, all, d_out, &ok);
+        /* many chunks: each big one's share of the time past the fixed cost */
+        p->dn = fmax((p->dn - p->d0) / (double)n_big, 1e-7);
+        p->hn = fmax((p->hn - p->h0) / (double)n_big, 1e-7);
+        /* (a lone chunk never faster than the fixed cost: noise aside) */
+        p->d1 = fmax(p->d1, p->d0 * 1.01);
+        p->h1 = fmax(p->h1, p->h0 * 1.01);
+        p->d1_big = fmax(p->d1_big, p->d1);
+        p->h1_big = fmax(p->h1_big, p->h1);
     }
     zgpu_array_close(ad);
     zgpu_array_close(ah);
+    zgpu_array_close(bd);
+    zgpu_array_close(bh);
     return ok ? 0 : -1;
 }
 
@@ -156,10 +181,10 @@ static int calibrate(const zgpu_context *ctx, zg_route_model *m) {
     o.tuning = &th;
     ok = ok && zgpu_context_create(&o, &ch) == ZGPU_OK;
     const int threads = zg_pool_size(ctx->pool);
-    size_t n_chunks = (size_t)(2 * threads);
-    if (n_chunks > CAL_MAX_CHUNKS) n_chunks = CAL_MAX_CHUNKS;
-    if (n_chunks < 2) n_chunks = 2;
-    const size_t out_bytes = n_chunks * (size_t)CAL_CHUNK_Z * CAL_CHUNK_YX * CAL_CHUNK_YX * 2;
+    size_t n_big = (size_t)threads; /* (a round of chunks for every host thread) */
+    if (n_big > CAL_MAX_CHUNKS) n_big = CAL_MAX_CHUNKS;
+    if (n_big < 2) n_big = 2;
+    const size_t out_bytes = n_big * (size_t)64 * 256 * 256 * 2;
     void *d_out = NULL, *h_pin = NULL;
     ok = ok && cudaSetDevice(ctx->opts.device) == cudaSuccess && cudaMalloc(&d_out, out_bytes) == cudaSuccess &&
          cudaHostAlloc(&h_pin, out_bytes, cudaHostAllocDefault) == cudaSuccess;
@@ -180,7 +205,7 @@ static int calibrate(const zgpu_context *ctx, zg_route_model *m) {
                 m->pt[c][p] = m->pt[c][ZG_RP_LOW];
                 continue;
             }
-            ok = measure_point(cd, ch, dir, c, p == ZG_RP_HIGH, n_chunks, d_out, &m->pt[c][p]) == 0;
+            ok = measure_point(cd, ch, dir, c, p == ZG_RP_HIGH, n_big, d_out, &m->pt[c][p]) == 0;
         }
     if (d_out) cudaFree(d_out);
     if (h_pin) cudaFreeHost(h_pin);

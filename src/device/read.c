@@ -116,7 +116,7 @@ static zgpu_route pick_route(const job *j, const zg_plan *plan, const zg_dev_req
     uint64_t stored = 0;
     for (size_t i = 0; i < plan->n_tasks; i++) {
         const zg_chunk_task *t = &plan->tasks[i];
-        /* (a chunk the cache holds costs either route a copy: left out) */
+        if (t->unit_n && t->decoded_elsewhere) r.cached++; /* (a copy out of the cache, not a decode) */
         if (!t->unit_n || t->decoded_elsewhere || (resolved && t->state != ZG_TASK_PRESENT)) continue;
         r.chunks++;
         stored += t->nbytes;

@@ -11,25 +11,30 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define ROUTE_FILE_VERSION 1
+#define ROUTE_FILE_VERSION 2
 
 void zg_route_model_default(zg_route_model *m) {
-    /* H100, 16 host threads, chunks of 8 MiB decoded: the host's rates are libzstd / libdeflate / c-blosc on one
-     * thread; the device's one-chunk latency and many-chunk rate are zgpu's decoders (docs/benchmarks.md; issue
-     * 20's single-read figures: a 16 MiB label zstd chunk 5.8 ms on the GPU against 1-2 ms on the host) */
-    static const double B = 8388608.0;
-    static const struct { double ratio, hc, dc1, dcn; } d[ZG_RC_N][ZG_RP_N] = {
-        [ZG_RC_NONE] = {{1.0, B / 4e9, 1.0e-4, B / 500e9}, {1.0, B / 4e9, 1.0e-4, B / 500e9}},
-        [ZG_RC_ZSTD] = {{1.3, B / 0.6e9, 1.0e-3, B / 100e9}, {1000.0, B / 10e9, 2.9e-3, B / 80e9}},
-        [ZG_RC_DEFLATE] = {{1.3, B / 0.25e9, 5.0e-3, B / 18e9}, {40.0, B / 1.5e9, 3.0e-3, B / 55e9}},
-        [ZG_RC_LZ4] = {{1.5, B / 1.2e9, 4.0e-3, B / 78e9}, {100.0, B / 3.0e9, 1.0e-3, B / 320e9}},
+    /* An H200 with 16 host threads, rounded (docs/benchmarks.md, 2026-11-26): per codec class and ratio, one chunk
+     * of 1 MiB (h1, d1) and of 8 MiB (h1b, d1b), and an 8 MiB chunk's share of many (hn, dn); host: libzstd /
+     * libdeflate / c-blosc, one thread a chunk; device: zgpu's decoders */
+    static const double B = 1048576.0, BB = 8388608.0;
+    static const struct { double ratio, h1, h1b, hn, d1, d1b, dn; } d[ZG_RC_N][ZG_RP_N] = {
+        [ZG_RC_NONE] = {{1.0, 2.1e-4, 1.4e-3, 1.0e-3, 1.7e-4, 5.0e-4, 2.0e-4},
+                        {1.0, 2.1e-4, 1.4e-3, 1.0e-3, 1.7e-4, 5.0e-4, 2.0e-4}},
+        [ZG_RC_ZSTD] = {{1.05, 1.47e-3, 11.5e-3, 2.2e-3, 1.46e-3, 2.7e-3, 4.9e-4},
+                        {530, 1.1e-4, 1.8e-3, 7.8e-4, 3.9e-4, 4.9e-3, 3.9e-4}},
+        [ZG_RC_DEFLATE] = {{1.1, 4.2e-3, 34e-3, 3.1e-3, 6.5e-3, 13.7e-3, 1.3e-3},
+                           {88, 2.5e-4, 6.0e-3, 9.2e-4, 5.0e-3, 7.5e-3, 5.2e-4}},
+        [ZG_RC_LZ4] = {{1.5, 5.3e-4, 3.8e-3, 1.2e-3, 4.1e-3, 4.7e-3, 4.9e-4},
+                       {110, 1.5e-4, 4.2e-3, 8.8e-4, 4.1e-4, 5.4e-4, 8.7e-5}},
     };
     memset(m, 0, sizeof *m);
     m->threads = 16;
-    m->h2d_bps = 25e9;
+    m->h2d_bps = 50e9;
     for (int c = 0; c < ZG_RC_N; c++)
         for (int p = 0; p < ZG_RP_N; p++)
-            m->pt[c][p] = (zg_route_point){d[c][p].ratio, B, 30e-6, d[c][p].hc, 250e-6, d[c][p].dc1, d[c][p].dcn};
+            m->pt[c][p] = (zg_route_point){d[c][p].ratio, B, BB, 17e-6, d[c][p].h1, d[c][p].h1b, d[c][p].hn,
+                                           55e-6, d[c][p].d1, d[c][p].d1b, d[c][p].dn};
 }
 
 static double lerp(double a, double b, double w) { return a + (b - a) * w; }
@@ -42,24 +47,36 @@ static zg_route_point at_ratio(const zg_route_point *lo, const zg_route_point *h
         w = (log(ratio) - log(lo->ratio)) / (log(hi->ratio) - log(lo->ratio));
         w = w < 0 ? 0 : w > 1 ? 1 : w;
     }
-    zg_route_point p = {lerp(lo->ratio, hi->ratio, w), lo->bytes, lerp(lo->h0, hi->h0, w), lerp(lo->hc, hi->hc, w),
-                        lerp(lo->d0, hi->d0, w), lerp(lo->dc1, hi->dc1, w), lerp(lo->dcn, hi->dcn, w)};
-    if (hi->bytes != lo->bytes) p.bytes = lerp(lo->bytes, hi->bytes, w);
-    return p;
+    return (zg_route_point){lerp(lo->ratio, hi->ratio, w), lerp(lo->bytes, hi->bytes, w),
+                            lerp(lo->big_bytes, hi->big_bytes, w), lerp(lo->h0, hi->h0, w), lerp(lo->h1, hi->h1, w),
+                            lerp(lo->h1_big, hi->h1_big, w), lerp(lo->hn, hi->hn, w), lerp(lo->d0, hi->d0, w),
+                            lerp(lo->d1, hi->d1, w), lerp(lo->d1_big, hi->d1_big, w), lerp(lo->dn, hi->dn, w)};
+}
+
+/* A lone chunk's time at `bytes`, from the two measured sizes: the line through them above the small size, never
+ * less than the small one scaled down below it. */
+static double latency(double small, double big, const zg_route_point *p, double bytes) {
+    const double slope = p->big_bytes > p->bytes && big > small ? (big - small) / (p->big_bytes - p->bytes) : 0;
+    return fmax(small * fmin(1, bytes / p->bytes), small + (bytes - p->bytes) * slope);
 }
 
 zgpu_route zg_route_choose(const zg_route_model *m, const zg_route_read *r, double *t_host, double *t_device) {
     const int c = r->codec >= 0 && r->codec < ZG_RC_N ? r->codec : ZG_RC_ZSTD;
     const zg_route_point p = at_ratio(&m->pt[c][ZG_RP_LOW], &m->pt[c][ZG_RP_HIGH], r->ratio);
-    const double scale = p.bytes > 0 ? r->chunk_bytes / p.bytes : 1;
-    const double threads = r->threads > 0 ? r->threads : 1;
+    const double B = r->chunk_bytes > 0 ? r->chunk_bytes : p.bytes;
     const double h2d = m->h2d_bps > 0 ? m->h2d_bps : 25e9;
-    const double k = (double)r->chunks;
-    const double stored = k * r->chunk_bytes / (r->ratio > 0 ? r->ratio : p.ratio);
-    /* host: rounds of one chunk per thread, then the box to the device; device: its fixed cost, then the longer of
-     * one chunk's latency and the many chunks' throughput, after the stored bytes' copy */
-    const double host = p.h0 + ceil(k / threads) * p.hc * scale + r->box_bytes / h2d;
-    const double dev = p.d0 + fmax(k ? p.dc1 * scale : 0, k * p.dcn * scale) + stored / h2d;
+    /* the throughput figures were taken with m->threads host threads; the read's context may have others */
+    const double threads = r->threads > 0 ? r->threads : 1, host_share = m->threads > 0 ? m->threads / threads : 1;
+    const double k = (double)r->chunks, cached = (double)r->cached;
+    const double stored = k * B / (r->ratio > 0 ? r->ratio : p.ratio);
+    double host = p.h0 + r->box_bytes / h2d, dev = p.d0 + stored / h2d;
+    if (k > 0) {
+        const double per_big = B / p.big_bytes; /* (hn and dn are a big chunk's share of many) */
+        host += fmax(latency(p.h1 - p.h0, p.h1_big - p.h0, &p, B), k * p.hn * per_big * host_share);
+        dev += fmax(latency(p.d1 - p.d0, p.d1_big - p.d0, &p, B), k * p.dn * per_big);
+    }
+    /* chunks the cache holds: the host route copies the boxes out of them; the device route stages them whole */
+    dev += cached * B * (1 / h2d + 1 / 10e9);
     if (t_host) *t_host = host;
     if (t_device) *t_device = dev;
     if (!r->gpu_decodes) return ZGPU_ROUTE_HOST; /* the device route would decode on host threads too, and copy more */
@@ -84,8 +101,9 @@ static uint64_t fnv1a(const char *s, size_t n) {
 
 static int positive(double x) { return isfinite(x) && x > 0; }
 static int point_ok(const zg_route_point *p) {
-    return positive(p->ratio) && positive(p->bytes) && isfinite(p->h0) && p->h0 >= 0 && positive(p->hc) &&
-           isfinite(p->d0) && p->d0 >= 0 && positive(p->dc1) && positive(p->dcn);
+    return positive(p->ratio) && positive(p->bytes) && positive(p->big_bytes) && positive(p->h0) && positive(p->h1) &&
+           positive(p->h1_big) && positive(p->hn) && positive(p->d0) && positive(p->d1) && positive(p->d1_big) &&
+           positive(p->dn);
 }
 
 static int format_model(const char *key, const zg_route_model *m, char *buf, size_t n) {
@@ -97,8 +115,9 @@ static int format_model(const char *key, const zg_route_model *m, char *buf, siz
     for (int c = 0; c < ZG_RC_N; c++)
         for (int p = 0; p < ZG_RP_N; p++) {
             const zg_route_point *q = &m->pt[c][p];
-            w = snprintf(buf + at, n - at, "point %d %d %.9g %.9g %.9g %.9g %.9g %.9g %.9g\n", c, p, q->ratio, q->bytes,
-                         q->h0, q->hc, q->d0, q->dc1, q->dcn);
+            w = snprintf(buf + at, n - at, "point %d %d %.9g %.9g %.9g %.9g %.9g %.9g %.9g %.9g %.9g %.9g %.9g\n", c,
+                         p, q->ratio, q->bytes, q->big_bytes, q->h0, q->h1, q->h1_big, q->hn, q->d0, q->d1, q->d1_big,
+                         q->dn);
             if (w < 0 || (size_t)w >= n - at) return -1;
             at += (size_t)w;
         }
@@ -138,8 +157,8 @@ int zg_route_model_load(const char *path, const char *key, zg_route_model *m) {
             seen |= 2;
         } else if (sscanf(line, "h2d %lf", &t.h2d_bps) == 1) {
             seen |= 4;
-        } else if (sscanf(line, "point %d %d %lf %lf %lf %lf %lf %lf %lf", &c, &p, &q.ratio, &q.bytes, &q.h0, &q.hc,
-                          &q.d0, &q.dc1, &q.dcn) == 9) {
+        } else if (sscanf(line, "point %d %d %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf", &c, &p, &q.ratio, &q.bytes,
+                          &q.big_bytes, &q.h0, &q.h1, &q.h1_big, &q.hn, &q.d0, &q.d1, &q.d1_big, &q.dn) == 13) {
             if (c < 0 || c >= ZG_RC_N || p < 0 || p >= ZG_RP_N || !point_ok(&q)) return 0;
             t.pt[c][p] = q;
             seen |= 8 << (c * ZG_RP_N + p);

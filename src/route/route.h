@@ -20,12 +20,15 @@ typedef enum zg_route_codec {
 /* Calibration points per codec: a low-ratio and a high-ratio synthetic array. */
 enum { ZG_RP_LOW = 0, ZG_RP_HIGH, ZG_RP_N };
 
-/* One calibration point: chunks of `bytes` decoded bytes compressing `ratio`:1, each route timed reading one chunk
- * and `n` chunks (seconds): host h0 + ceil(k / threads) * hc, device d0 + max(dc1, k * dcn). */
+/* One calibration point, each route timed (seconds) on data compressing `ratio`:1: a box of a missing chunk (its
+ * fixed cost), one chunk of `bytes` and one of `big_bytes` (the latency of a lone chunk, which grows with its size
+ * differently on each side: zgpu's zstd decoder spreads a chunk's blocks over the GPU, a label chunk's matches
+ * are one chain), and many chunks of `bytes` at once (the throughput with every host thread or the whole GPU).
+ * A read of k chunks of B bytes: fixed + max(latency(B), k * per_chunk * B / bytes). */
 typedef struct zg_route_point {
-    double ratio, bytes;
-    double h0, hc;       /* host route: fixed cost, per chunk per thread (the copy to the device included) */
-    double d0, dc1, dcn; /* device route: fixed cost, one chunk alone (its latency), per chunk of many */
+    double ratio, bytes, big_bytes;
+    double h0, h1, h1_big, hn; /* host route: fixed cost; one chunk, one big chunk; a chunk's share of many */
+    double d0, d1, d1_big, dn; /* device route: the same */
 } zg_route_point;
 
 typedef struct zg_route_model {
@@ -40,6 +43,7 @@ typedef struct zg_route_read {
     zg_route_codec codec;
     int gpu_decodes;      /* 0: the chain has no GPU decoder (its chunks decode on host threads either way) */
     size_t chunks;        /* distinct chunks to decode */
+    size_t cached;        /* distinct chunks the context's cache holds (the device route copies them whole) */
     double chunk_bytes;   /* decoded bytes of one */
     double ratio;         /* decoded / stored bytes (0: unknown) */
     double box_bytes;     /* bytes the read writes into its destinations */
