@@ -25,6 +25,7 @@ static pthread_mutex_t models_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     int device, ready;
     zg_route_model m;
+    zg_route_memory mem; /* what this process's reads taught it (guarded by models_mu) */
 } models[16];
 
 /* Seconds of a device read of [start, start + count): the least of CAL_REPEAT after a warm-up (what the machine
@@ -258,4 +259,29 @@ const zg_route_model *dev_route_model(zgpu_context *ctx) {
     models[slot].ready = 1;
     pthread_mutex_unlock(&models_mu);
     return m;
+}
+
+/* The slot of the context's device (its model made first by dev_route_model). */
+static int slot_of(zgpu_context *ctx) {
+    dev_route_model(ctx);
+    for (int i = 0; i < (int)(sizeof models / sizeof *models); i++)
+        if (models[i].ready && models[i].device == ctx->opts.device) return i;
+    return -1;
+}
+
+zg_route_pick dev_route_decide(zgpu_context *ctx, const zg_route_read *r) {
+    const int i = slot_of(ctx);
+    if (i < 0) return zg_route_decide(dev_route_model(ctx), NULL, r);
+    pthread_mutex_lock(&models_mu);
+    const zg_route_pick p = zg_route_decide(&models[i].m, &models[i].mem, r);
+    pthread_mutex_unlock(&models_mu);
+    return p;
+}
+
+void dev_route_learn(zgpu_context *ctx, const zg_route_pick *p, double seconds) {
+    const int i = slot_of(ctx);
+    if (i < 0) return;
+    pthread_mutex_lock(&models_mu);
+    zg_route_learn(&models[i].mem, p, seconds);
+    pthread_mutex_unlock(&models_mu);
 }

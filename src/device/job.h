@@ -315,6 +315,12 @@ zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_d
                            int order_user, zgpu_read_stats *stats);
 /** The route model of the context's GPU: loaded from zgpu's cache directory, or measured once (then saved). */
 const struct zg_route_model *dev_route_model(zgpu_context *ctx);
+struct zg_route_read;
+struct zg_route_pick;
+/** The route for a read from the model and what this process's reads taught it (route/route.h), and the lesson
+ *  of a read that took it. */
+struct zg_route_pick dev_route_decide(zgpu_context *ctx, const struct zg_route_read *r);
+void dev_route_learn(zgpu_context *ctx, const struct zg_route_pick *p, double seconds);
 
 /** 1 when converting reads can run their conversion in the device's scatter (the JIT kernels, src/jit/); else
  *  such reads take the host route, which converts on the host before the copy. */

@@ -100,7 +100,7 @@ static void free_regions(job *j) {
 
 /* The cost model's view of the read (route/route.h). resolved: the plan knows which chunks are there and their
  * sizes; else (a remote store, before its fetch) every chunk counts and the ratio is the array's last read's. */
-static zgpu_route pick_route(const job *j, const zg_plan *plan, const zg_dev_request *rq, int resolved) {
+static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_request *rq, int resolved) {
     zg_route_read r;
     memset(&r, 0, sizeof r);
     switch (j->pp.comp) {
@@ -135,7 +135,7 @@ static zgpu_route pick_route(const job *j, const zg_plan *plan, const zg_dev_req
         for (int d = 0; d < plan->ndim; d++) b *= (double)rq->counts[k * (size_t)plan->ndim + (size_t)d];
         r.box_bytes += b;
     }
-    return zg_route_choose(dev_route_model(j->a->ctx), &r, NULL, NULL);
+    return dev_route_decide(j->a->ctx, &r);
 }
 
 /* order_user: order our stream after the caller's and the caller's after ours (the async path instead
@@ -201,7 +201,11 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
         free_regions(&j);
         return rs;
     }
-    if (route == ZGPU_ROUTE_AUTO && remote) route = pick_route(&j, &plan, rq, 0);
+    /* (the lesson of an automatic pick is learnt from local reads only: a remote read's time is mostly its fetch) */
+    zg_route_pick picked;
+    memset(&picked, 0, sizeof picked);
+    int learn = 0;
+    if (route == ZGPU_ROUTE_AUTO && remote) route = (picked = pick_route(&j, &plan, rq, 0)).route;
     /* a remote sharded array: inner chunks fetched wave by wave into staging (unsharded chunks come whole now:
      * their sizes lay out the waves) */
     const int remote_waves = remote && a->shard;
@@ -209,7 +213,11 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
     if (route != ZGPU_ROUTE_HOST)
         s = remote ? zg_plan_resolve_remote(a, &plan, ZG_FETCH_SIZES) : zg_plan_resolve(a, &plan);
     stats.plan_s = zg_now() - t_begin;
-    if (s == ZGPU_OK && route == ZGPU_ROUTE_AUTO) route = pick_route(&j, &plan, rq, 1);
+    if (s == ZGPU_OK && route == ZGPU_ROUTE_AUTO) {
+        picked = pick_route(&j, &plan, rq, 1);
+        route = picked.route;
+        learn = 1;
+    }
     if (s != ZGPU_OK || route == ZGPU_ROUTE_HOST) {
         zg_plan_free(&plan);
         free_regions(&j);
@@ -218,6 +226,7 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
         stats.struct_size = sizeof stats;
         s = dev_host_route(a, st, rq, user_stream, order_user, &stats);
         if (s == ZGPU_OK) zg_array_set_stats(a, &stats);
+        if (s == ZGPU_OK && learn) dev_route_learn(a->ctx, &picked, stats.total_s);
         return s;
     }
     j.plan = &plan;
@@ -316,6 +325,7 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
             stats.decoded_bytes += bytes;
         }
         stats.route = ZGPU_ROUTE_DEVICE;
+        if (learn) dev_route_learn(a->ctx, &picked, stats.total_s);
         stats.gds_used = j.use_gds;
         for (size_t i = 0; i < j.n_t; i++) {
             if (j.t[i].kind == T_GPU) stats.gpu_decoded++;

@@ -83,6 +83,50 @@ zgpu_route zg_route_choose(const zg_route_model *m, const zg_route_read *r, doub
     return host < dev ? ZGPU_ROUTE_HOST : ZGPU_ROUTE_DEVICE;
 }
 
+/* The ratio half a read falls in: below or above the middle (in log ratio) of the two calibration points. */
+static int band_of(const zg_route_model *m, int c, double ratio) {
+    const double lo = m->pt[c][ZG_RP_LOW].ratio, hi = m->pt[c][ZG_RP_HIGH].ratio;
+    if (ratio <= 0 || hi <= lo) return ZG_RP_LOW;
+    return log(ratio) > 0.5 * (log(lo) + log(hi)) ? ZG_RP_HIGH : ZG_RP_LOW;
+}
+
+zg_route_pick zg_route_decide(const zg_route_model *m, const zg_route_memory *mem, const zg_route_read *r) {
+    zg_route_pick p;
+    memset(&p, 0, sizeof p);
+    p.codec = r->codec >= 0 && r->codec < ZG_RC_N ? r->codec : ZG_RC_ZSTD;
+    p.band = band_of(m, p.codec, r->ratio);
+    double t[2];
+    const zgpu_route model = zg_route_choose(m, r, &t[0], &t[1]);
+    if (!r->gpu_decodes || !mem) {
+        p.route = model;
+        p.predicted = t[model == ZGPU_ROUTE_HOST ? 0 : 1];
+        return p;
+    }
+    double f[2];
+    for (int k = 0; k < 2; k++) f[k] = mem->factor[p.codec][p.band][k] > 0 ? mem->factor[p.codec][p.band][k] : 1;
+    int pick = t[0] * f[0] < t[1] * f[1] ? 0 : 1;
+    const int other = 1 - pick;
+    if (!mem->reads[p.codec][p.band][other] && mem->reads[p.codec][p.band][pick] &&
+        t[other] * f[other] < 3 * t[pick] * f[pick]) {
+        pick = other;
+        p.explored = 1;
+    }
+    p.route = pick ? ZGPU_ROUTE_DEVICE : ZGPU_ROUTE_HOST;
+    p.predicted = t[pick];
+    return p;
+}
+
+void zg_route_learn(zg_route_memory *mem, const zg_route_pick *p, double seconds) {
+    if (!mem || !(p->predicted > 0) || !(seconds > 0) || p->codec < 0 || p->codec >= ZG_RC_N) return;
+    const int k = p->route == ZGPU_ROUTE_DEVICE ? 1 : 0;
+    double ratio = seconds / p->predicted;
+    ratio = ratio < 0.05 ? 0.05 : ratio > 20 ? 20 : ratio;
+    double *f = &mem->factor[p->codec][p->band][k];
+    /* the first read sets it; then a running mean that follows the last few reads */
+    *f = *f > 0 ? 0.7 * *f + 0.3 * ratio : ratio;
+    mem->reads[p->codec][p->band][k]++;
+}
+
 void zg_route_file_name(const char *gpu_name, const char *gpu_uuid, char *out, size_t n) {
     char name[96];
     size_t k = 0;

@@ -50,6 +50,30 @@ typedef struct zg_route_read {
     int threads;          /* the context's host threads */
 } zg_route_read;
 
+/* What the reads of a process taught the model: per codec class and ratio (low or high half of the calibrated
+ * range), each route's measured time over its prediction (a running mean: the calibration's synthetic arrays are
+ * not the caller's data; the GPU DEFLATE decoder's speed, for one, depends on where its streams' blocks start), and
+ * how many reads took it. Guarded by its owner (device/calibrate.c). */
+typedef struct zg_route_memory {
+    double factor[ZG_RC_N][ZG_RP_N][2]; /* [.][.][0] host route, [1] device route; 0 = none yet (1) */
+    unsigned reads[ZG_RC_N][ZG_RP_N][2];
+} zg_route_memory;
+
+/* A decision, kept until the read's time is known (zg_route_learn). */
+typedef struct zg_route_pick {
+    zgpu_route route;
+    int codec, band;       /* the memory's slot */
+    double predicted;      /* the model's time for the route taken, before correction (seconds) */
+    int explored;          /* 1: the other route was predicted faster, this one is tried once to learn its factor */
+} zg_route_pick;
+
+/** zg_route_choose with what the process learnt: each prediction times its route's factor; and the first read of a
+ *  slot whose other route has never run, and is predicted within 3x of the chosen one, takes that other route once
+ *  (so a route the calibration misjudged gets measured). mem NULL: the model alone. */
+zg_route_pick zg_route_decide(const zg_route_model *m, const zg_route_memory *mem, const zg_route_read *r);
+/** A read that took p.route lasted `seconds`: that route's factor of the slot moves toward seconds / predicted. */
+void zg_route_learn(zg_route_memory *mem, const zg_route_pick *p, double seconds);
+
 /** zgpu's defaults (no calibration yet, or none possible): figures measured on an H100 with 16 threads. */
 void zg_route_model_default(zg_route_model *m);
 /** The route the model predicts faster for r, and both predictions (seconds; NULL allowed). */

@@ -135,8 +135,48 @@ static void file_round_trip(void) {
     CHECK(system(cmd) == 0);
 }
 
+/* A route the calibration misjudged is tried once, measured, and taken from then on. */
+static void learning(void) {
+    zg_route_model m;
+    zg_route_model_default(&m);
+    m.pt[ZG_RC_DEFLATE][ZG_RP_LOW].dn *= 6; /* as the H200's synthetic gzip arrays misjudged real OCT data */
+    zg_route_memory mem;
+    memset(&mem, 0, sizeof mem);
+    zg_route_read r = read_of(ZG_RC_DEFLATE, 16, 8388608.0, 1.1);
+    r.box_bytes = 16 * 8388608.0;
+    double th, td;
+    CHECK_EQ_U64(zg_route_choose(&m, &r, &th, &td), ZGPU_ROUTE_HOST);
+    zg_route_pick p = zg_route_decide(&m, &mem, &r);
+    CHECK(p.route == ZGPU_ROUTE_HOST && !p.explored && fabs(p.predicted - th) < 1e-12);
+    zg_route_learn(&mem, &p, th); /* the host route was as predicted */
+    p = zg_route_decide(&m, &mem, &r);
+    CHECK_MSG(p.route == ZGPU_ROUTE_DEVICE && p.explored, "the device route was not tried (host %.1f ms, device %.1f)",
+              th * 1e3, td * 1e3);
+    zg_route_learn(&mem, &p, td / 6); /* and ran 6x faster than the model said */
+    for (int k = 0; k < 3; k++) {
+        p = zg_route_decide(&m, &mem, &r);
+        CHECK(p.route == ZGPU_ROUTE_DEVICE && !p.explored);
+        zg_route_learn(&mem, &p, td / 6);
+    }
+    CHECK(mem.reads[ZG_RC_DEFLATE][ZG_RP_LOW][1] == 4 && mem.reads[ZG_RC_DEFLATE][ZG_RP_LOW][0] == 1);
+    /* a route predicted over 3x slower is never tried; other slots learn nothing from this one */
+    zg_route_read one = read_of(ZG_RC_ZSTD, 1, 16777216.0, 1463);
+    p = zg_route_decide(&m, &mem, &one);
+    CHECK(p.route == ZGPU_ROUTE_HOST && p.band == ZG_RP_HIGH);
+    zg_route_learn(&mem, &p, p.predicted);
+    zg_route_choose(&m, &one, &th, &td);
+    p = zg_route_decide(&m, &mem, &one);
+    CHECK(p.explored == (td < 3 * th));
+    /* nonsense times change nothing */
+    zg_route_memory before = mem;
+    zg_route_learn(&mem, &p, -1);
+    zg_route_learn(&mem, &p, NAN);
+    CHECK(!memcmp(&before, &mem, sizeof mem));
+}
+
 int main(void) {
     decisions();
+    learning();
     file_round_trip();
     TEST_MAIN_END();
 }
