@@ -76,8 +76,9 @@ static const char *codecs_of(int c) {
     }
 }
 
-/* An array of n chunks of (cz, cy, cx) uint16 at dir/name, written whole (one chunk more along z is never written:
- * reads of it time the fixed cost); opened in both contexts. 0 on success. */
+/* An array of n chunks of (cz, cy, cx) uint16 side by side along x (so that, as in most reads, a chunk is not one
+ * contiguous block of the output) at dir/name, written whole; one more row of chunks along z is never written
+ * (reads of it time the fixed cost). Opened in both contexts. 0 on success. */
 static int make_array(zgpu_context *ctx_dev, zgpu_context *ctx_host, const char *dir, const char *name, int c,
                       int high, size_t n, uint64_t cz, uint64_t cy, uint64_t cx, zgpu_array **ad, zgpu_array **ah) {
     char path[600], meta[1200];
@@ -87,14 +88,14 @@ static int make_array(zgpu_context *ctx_dev, zgpu_context *ctx_host, const char 
              "\"uint16\", \"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [%llu, %llu, "
              "%llu]}}, \"chunk_key_encoding\": {\"name\": \"default\", \"configuration\": {\"separator\": \"/\"}}, "
              "\"fill_value\": 0, \"codecs\": %s}",
-             (unsigned long long)((n + 1) * cz), (unsigned long long)cy, (unsigned long long)cx,
+             (unsigned long long)(2 * cz), (unsigned long long)cy, (unsigned long long)(n * cx),
              (unsigned long long)cz, (unsigned long long)cy, (unsigned long long)cx, codecs_of(c));
     const size_t per = (size_t)(cz * cy * cx), total = per * n;
     uint16_t *v = malloc(total * sizeof *v);
     zgpu_array *w = NULL;
     int ok = v && zgpu_array_create(ctx_dev, path, meta, 1, &w) == ZGPU_OK;
-    const uint64_t z0[3] = {0, 0, 0}, all[3] = {n * cz, cy, cx};
-    if (ok) fill_values(v, total, high, cy, cx);
+    const uint64_t z0[3] = {0, 0, 0}, all[3] = {cz, cy, n * cx};
+    if (ok) fill_values(v, total, high, cy, n * cx);
     if (ok) ok = zgpu_array_write(w, z0, all, v, NULL) == ZGPU_OK;
     zgpu_array_close(w);
     free(v);
@@ -114,7 +115,7 @@ static int measure_point(zgpu_context *ctx_dev, zgpu_context *ctx_host, const ch
     snprintf(name, sizeof name, "c%d-%d-big", c, high);
     ok = ok && make_array(ctx_dev, ctx_host, dir, name, c, high, n_big, 64, 256, 256, &bd, &bh) == 0;
     if (ok) {
-        const uint64_t z0[3] = {0, 0, 0}, all[3] = {n_big * 64, 256, 256};
+        const uint64_t z0[3] = {0, 0, 0}, all[3] = {64, 256, n_big * 256};
         const uint64_t one[3] = {CAL_CHUNK_Z, CAL_CHUNK_YX, CAL_CHUNK_YX}, big[3] = {64, 256, 256};
         const uint64_t gap[3] = {CAL_CHUNK_Z, 0, 0}, tiny[3] = {1, 1, 1};
         p->bytes = (double)CAL_CHUNK_Z * CAL_CHUNK_YX * CAL_CHUNK_YX * 2;

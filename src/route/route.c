@@ -107,7 +107,7 @@ zg_route_pick zg_route_decide(const zg_route_model *m, const zg_route_memory *me
     int pick = t[0] * f[0] < t[1] * f[1] ? 0 : 1;
     const int other = 1 - pick;
     if (!mem->reads[p.codec][p.band][other] && mem->reads[p.codec][p.band][pick] &&
-        t[other] * f[other] < 3 * t[pick] * f[pick]) {
+        t[other] * f[other] < 8 * t[pick] * f[pick]) {
         pick = other;
         p.explored = 1;
     }

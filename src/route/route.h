@@ -67,9 +67,10 @@ typedef struct zg_route_pick {
     int explored;          /* 1: the other route was predicted faster, this one is tried once to learn its factor */
 } zg_route_pick;
 
-/** zg_route_choose with what the process learnt: each prediction times its route's factor; and the first read of a
- *  slot whose other route has never run, and is predicted within 3x of the chosen one, takes that other route once
- *  (so a route the calibration misjudged gets measured). mem NULL: the model alone. */
+/** zg_route_choose with what the process learnt: each prediction times its route's factor; and the second read of a
+ *  slot whose other route has never run, and is predicted within 8x of the chosen one, takes that other route once
+ *  (so a route the calibration misjudged gets measured: the H200's synthetic gzip arrays made its GPU route look 6x
+ *  slower than on real data). mem NULL: the model alone. */
 zg_route_pick zg_route_decide(const zg_route_model *m, const zg_route_memory *mem, const zg_route_read *r);
 /** A read that took p.route lasted `seconds`: that route's factor of the slot moves toward seconds / predicted. */
 void zg_route_learn(zg_route_memory *mem, const zg_route_pick *p, double seconds);
