@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define ROUTE_FILE_VERSION 2
+#define ROUTE_FILE_VERSION 3
 
 void zg_route_model_default(zg_route_model *m) {
     /* An H200 with 16 host threads, rounded (docs/benchmarks.md, 2026-11-26): per codec class and ratio, one chunk
@@ -90,6 +90,15 @@ static int band_of(const zg_route_model *m, int c, double ratio) {
     return log(ratio) > 0.5 * (log(lo) + log(hi)) ? ZG_RP_HIGH : ZG_RP_LOW;
 }
 
+/* Whether many chunks' throughput, rather than a lone chunk's latency, dominates the device route's prediction
+ * (the calibration misjudges the two apart: one of them learns without touching the other). */
+static int regime_of(const zg_route_model *m, const zg_route_read *r, int c) {
+    const zg_route_point p = at_ratio(&m->pt[c][ZG_RP_LOW], &m->pt[c][ZG_RP_HIGH], r->ratio);
+    if (!(p.big_bytes > 0) || !(r->chunk_bytes > 0)) return 0;
+    const double lone = latency(p.d1 - p.d0, p.d1_big - p.d0, &p, r->chunk_bytes);
+    return (double)r->chunks * p.dn * r->chunk_bytes / p.big_bytes > lone ? 1 : 0;
+}
+
 zg_route_pick zg_route_decide(const zg_route_model *m, const zg_route_memory *mem, const zg_route_read *r) {
     zg_route_pick p;
     memset(&p, 0, sizeof p);
@@ -97,16 +106,19 @@ zg_route_pick zg_route_decide(const zg_route_model *m, const zg_route_memory *me
     p.band = band_of(m, p.codec, r->ratio);
     double t[2];
     const zgpu_route model = zg_route_choose(m, r, &t[0], &t[1]);
+    p.regime = regime_of(m, r, p.codec);
     if (!r->gpu_decodes || !mem) {
         p.route = model;
         p.predicted = t[model == ZGPU_ROUTE_HOST ? 0 : 1];
         return p;
     }
     double f[2];
-    for (int k = 0; k < 2; k++) f[k] = mem->factor[p.codec][p.band][k] > 0 ? mem->factor[p.codec][p.band][k] : 1;
+    const double *fs = mem->factor[p.codec][p.band][p.regime];
+    const unsigned *reads = mem->reads[p.codec][p.band][p.regime];
+    for (int k = 0; k < 2; k++) f[k] = fs[k] > 0 ? fs[k] : 1;
     int pick = t[0] * f[0] < t[1] * f[1] ? 0 : 1;
     const int other = 1 - pick;
-    if (!mem->reads[p.codec][p.band][other] && mem->reads[p.codec][p.band][pick] &&
+    if (!reads[other] && reads[pick] &&
         t[other] * f[other] < 8 * t[pick] * f[pick]) {
         pick = other;
         p.explored = 1;
@@ -121,10 +133,10 @@ void zg_route_learn(zg_route_memory *mem, const zg_route_pick *p, double seconds
     const int k = p->route == ZGPU_ROUTE_DEVICE ? 1 : 0;
     double ratio = seconds / p->predicted;
     ratio = ratio < 0.05 ? 0.05 : ratio > 20 ? 20 : ratio;
-    double *f = &mem->factor[p->codec][p->band][k];
+    double *f = &mem->factor[p->codec][p->band][p->regime][k];
     /* the first read sets it; then a running mean that follows the last few reads */
     *f = *f > 0 ? 0.7 * *f + 0.3 * ratio : ratio;
-    mem->reads[p->codec][p->band][k]++;
+    mem->reads[p->codec][p->band][p->regime][k]++;
 }
 
 void zg_route_file_name(const char *gpu_name, const char *gpu_uuid, char *out, size_t n) {

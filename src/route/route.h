@@ -50,19 +50,21 @@ typedef struct zg_route_read {
     int threads;          /* the context's host threads */
 } zg_route_read;
 
-/* What the reads of a process taught the model: per codec class and ratio (low or high half of the calibrated
- * range), each route's measured time over its prediction (a running mean: the calibration's synthetic arrays are
+/* What the reads of a process taught the model: per codec class, ratio (low or high half of the calibrated range)
+ * and regime (few chunks or many), each route's measured time over its prediction (a running mean: the calibration's synthetic arrays are
  * not the caller's data; the GPU DEFLATE decoder's speed, for one, depends on where its streams' blocks start), and
  * how many reads took it. Guarded by its owner (device/calibrate.c). */
 typedef struct zg_route_memory {
-    double factor[ZG_RC_N][ZG_RP_N][2]; /* [.][.][0] host route, [1] device route; 0 = none yet (1) */
-    unsigned reads[ZG_RC_N][ZG_RP_N][2];
+    /* [codec][ratio half][regime: 0 a lone chunk's latency dominates the prediction, 1 many chunks' throughput]
+     * [0 host route, 1 device route]; factor 0 = none yet (1) */
+    double factor[ZG_RC_N][ZG_RP_N][2][2];
+    unsigned reads[ZG_RC_N][ZG_RP_N][2][2];
 } zg_route_memory;
 
 /* A decision, kept until the read's time is known (zg_route_learn). */
 typedef struct zg_route_pick {
     zgpu_route route;
-    int codec, band;       /* the memory's slot */
+    int codec, band, regime; /* the memory's slot */
     double predicted;      /* the model's time for the route taken, before correction (seconds) */
     int explored;          /* 1: the other route was predicted faster, this one is tried once to learn its factor */
 } zg_route_pick;
