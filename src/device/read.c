@@ -111,6 +111,7 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
     default: r.codec = ZG_RC_ZSTD; break;
     }
     r.gpu_decodes = j->gpu_decode;
+    r.cache_on = j->cache != NULL;
     r.threads = zg_pool_size(j->a->ctx->pool);
     r.chunk_bytes = (double)j->pp.chunk_nbytes;
     uint64_t stored = 0;

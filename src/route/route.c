@@ -80,7 +80,7 @@ zgpu_route zg_route_choose(const zg_route_model *m, const zg_route_read *r, doub
     if (t_host) *t_host = host;
     if (t_device) *t_device = dev;
     if (!r->gpu_decodes) return ZGPU_ROUTE_HOST; /* the device route would decode on host threads too, and copy more */
-    return host < dev ? ZGPU_ROUTE_HOST : ZGPU_ROUTE_DEVICE;
+    return host < dev * (r->cache_on && k > 0 ? ZG_ROUTE_CACHE_BIAS : 1) ? ZGPU_ROUTE_HOST : ZGPU_ROUTE_DEVICE;
 }
 
 /* The ratio half a read falls in: below or above the middle (in log ratio) of the two calibration points. */
@@ -116,7 +116,8 @@ zg_route_pick zg_route_decide(const zg_route_model *m, const zg_route_memory *me
     const double *fs = mem->factor[p.codec][p.band][p.regime];
     const unsigned *reads = mem->reads[p.codec][p.band][p.regime];
     for (int k = 0; k < 2; k++) f[k] = fs[k] > 0 ? fs[k] : 1;
-    int pick = t[0] * f[0] < t[1] * f[1] ? 0 : 1;
+    const double bias = r->cache_on && r->chunks > 0 ? ZG_ROUTE_CACHE_BIAS : 1; /* (as zg_route_choose) */
+    int pick = t[0] * f[0] < bias * t[1] * f[1] ? 0 : 1;
     const int other = 1 - pick;
     if (!reads[other] && reads[pick] &&
         t[other] * f[other] < 8 * t[pick] * f[pick]) {

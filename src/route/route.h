@@ -17,6 +17,8 @@ typedef enum zg_route_codec {
     ZG_RC_N
 } zg_route_codec;
 
+#define ZG_ROUTE_CACHE_BIAS 2.0
+
 /* Calibration points per codec: a low-ratio and a high-ratio synthetic array. */
 enum { ZG_RP_LOW = 0, ZG_RP_HIGH, ZG_RP_N };
 
@@ -44,6 +46,9 @@ typedef struct zg_route_read {
     int gpu_decodes;      /* 0: the chain has no GPU decoder (its chunks decode on host threads either way) */
     size_t chunks;        /* distinct chunks to decode */
     size_t cached;        /* distinct chunks the context's cache holds (the device route copies them whole) */
+    int cache_on;         /* the context keeps decoded chunks: the host route fills the cache (the device route does
+                           * not: its chunks stay on the GPU), so it is taken up to ZG_ROUTE_CACHE_BIAS times the
+                           * device route's time, for the reads after it to hit */
     double chunk_bytes;   /* decoded bytes of one */
     double ratio;         /* decoded / stored bytes (0: unknown) */
     double box_bytes;     /* bytes the read writes into its destinations */

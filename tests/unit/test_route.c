@@ -44,6 +44,15 @@ static void decisions(void) {
     /* one blosc-LZ4 label chunk: the GPU (1.1 ms against 8.4 ms) */
     r = read_of(ZG_RC_LZ4, 1, MB16, 110);
     CHECK_EQ_U64(zg_route_choose(&m, &r, NULL, NULL), ZGPU_ROUTE_DEVICE);
+    /* with the cache on, the host route (which fills it) wins a read it loses by less than the bias */
+    r = read_of(ZG_RC_ZSTD, 1, 8388608.0, 1.05);
+    zg_route_choose(&m, &r, &th, &td);
+    r.cache_on = 1;
+    CHECK(zg_route_choose(&m, &r, NULL, NULL) == (th < ZG_ROUTE_CACHE_BIAS * td ? ZGPU_ROUTE_HOST : ZGPU_ROUTE_DEVICE));
+    r = read_of(ZG_RC_ZSTD, 64, MB16, 1463);
+    r.box_bytes = 64 * MB16;
+    r.cache_on = 1;
+    CHECK_EQ_U64(zg_route_choose(&m, &r, NULL, NULL), ZGPU_ROUTE_DEVICE); /* (a whole volume: far faster there) */
     /* a chunk the cache holds costs the device route its whole copy: a crop of one is the host's */
     r = read_of(ZG_RC_LZ4, 0, MB16, 110);
     r.cached = 1;
