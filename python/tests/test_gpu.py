@@ -12,19 +12,9 @@ import numpy as np
 import pytest
 
 import zgpu
-from zg_helpers import assert_same, make_data
+from zg_helpers import NO_GPU, assert_same, gpu_available, make_data
 
-NO_GPU = "skipped: no GPU"
-
-
-def _gpu_available() -> bool:
-    try:
-        return zgpu.gpu_available()
-    except Exception:
-        return False
-
-
-HAVE_GPU = _gpu_available()
+HAVE_GPU = gpu_available()
 requires_gpu = pytest.mark.skipif(not HAVE_GPU, reason=NO_GPU)
 
 

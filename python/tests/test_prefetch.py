@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gc
 import os
-import signal
 import threading
 import time
 
@@ -18,35 +17,18 @@ import numpy as np
 import pytest
 
 import zgpu
-from zg_helpers import assert_same, make_data
+from zg_helpers import NO_GPU, assert_same, gpu_available, hang_guard, make_data
 
-NO_GPU = "skipped: no GPU"
 TIMEOUT_S = 30
 
 
-def _gpu_available() -> bool:
-    try:
-        return zgpu.gpu_available()
-    except Exception:
-        return False
-
-
-HAVE_GPU = _gpu_available()
+HAVE_GPU = gpu_available()
 requires_gpu = pytest.mark.skipif(not HAVE_GPU, reason=NO_GPU)
 
 
 @pytest.fixture(autouse=True)
 def alarm():
-    def expired(signum, frame):
-        raise TimeoutError("test_prefetch: no progress in %d s (a hang?)" % TIMEOUT_S)
-
-    old = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(TIMEOUT_S)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
+    yield from hang_guard(TIMEOUT_S, "test_prefetch")
 
 
 SHAPE = (53, 30, 7)

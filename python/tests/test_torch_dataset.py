@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import signal
 import subprocess
 import sys
 
@@ -21,24 +20,14 @@ import numpy as np
 import pytest
 
 import zgpu
-from zg_helpers import assert_same, make_data
+from zg_helpers import NO_GPU, assert_same, hang_guard, make_data
 
-NO_GPU = "skipped: no GPU"
 TIMEOUT_S = 60
 
 
 @pytest.fixture(autouse=True)
 def alarm():
-    def expired(signum, frame):
-        raise TimeoutError("test_torch_dataset: no progress in %d s (a hang?)" % TIMEOUT_S)
-
-    old = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(TIMEOUT_S)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
+    yield from hang_guard(TIMEOUT_S, "test_torch_dataset")
 
 
 @pytest.fixture(scope="module")

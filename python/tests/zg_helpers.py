@@ -2,7 +2,11 @@
 when pytest also collects tests/interop, which has its own conftest.py)."""
 from __future__ import annotations
 
+import signal
+
 import numpy as np
+
+NO_GPU = "skipped: no GPU"
 
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64", "complex64", "complex128"]
@@ -37,3 +41,27 @@ def assert_same(got, expected):
         assert np.array_equal(got, expected, equal_nan=True)
     else:
         assert np.array_equal(got, expected)
+
+
+def gpu_available() -> bool:
+    """zgpu.gpu_available(), False where even asking fails (no CUDA runtime at all)."""
+    import zgpu
+    try:
+        return zgpu.gpu_available()
+    except Exception:
+        return False
+
+
+def hang_guard(seconds, what):
+    """The body of an autouse fixture (`yield from hang_guard(...)`): SIGALRM after `seconds` raises TimeoutError
+    naming `what`, so that a hang fails its test instead of blocking the suite."""
+    def expired(signum, frame):
+        raise TimeoutError("%s: no progress in %d s (a hang?)" % (what, seconds))
+
+    old = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)

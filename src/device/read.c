@@ -38,16 +38,8 @@ static zgpu_status cache_lookup(job *j, zg_plan *plan, zgpu_read_stats *stats) {
     j->gens = calloc(plan->n_tasks ? plan->n_tasks : 1, sizeof *j->gens);
     j->n_hits = plan->n_tasks;
     if (!j->hits || !j->gens) return zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for %zu chunks", plan->n_tasks);
-    for (size_t i = 0; i < plan->n_tasks; i++) {
-        zg_chunk_task *t = &plan->tasks[i];
-        if (!t->unit_n) continue;
-        j->hits[i] = zg_chunk_cache_get_sized(j->cache, j->a->store->id, plan->objects[t->object].key, t->inner,
-                                              (size_t)j->pp.chunk_nbytes, &j->gens[i]);
-        t->decoded_elsewhere = j->hits[i] != NULL;
-        if (j->hits[i]) stats->cache_hits++;
-        else stats->cache_misses++;
-    }
-    zg_plan_mark_objects(plan);
+    zg_plan_cache_lookup(plan, j->cache, j->a->store->id, (size_t)j->pp.chunk_nbytes, j->hits, j->gens,
+                         &stats->cache_hits, &stats->cache_misses);
     return ZGPU_OK;
 }
 

@@ -309,26 +309,14 @@ static zgpu_status resolve_region_strides(const zgpu_array *a, size_t itemsize, 
     return ZGPU_OK;
 }
 
-/* Every unit's chunk looked up in the context's cache before anything is resolved or fetched: a hit is held
- * (hits[i], decoded_elsewhere: its object is not fetched when all its units are hits), a miss keeps the
- * generation for its put. */
+/* Every unit's chunk looked up in the context's cache before anything is resolved or fetched (zg_plan_cache_lookup). */
 static zgpu_status cache_lookup(read_job *j, zg_plan *plan, zgpu_read_stats *stats) {
     j->hits = calloc(plan->n_tasks ? plan->n_tasks : 1, sizeof *j->hits);
     j->gens = calloc(plan->n_tasks ? plan->n_tasks : 1, sizeof *j->gens);
     if (!j->hits || !j->gens) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for %zu chunks", plan->n_tasks);
-    /* (an entry of another size is another version's chunk, e.g. from a handle of older metadata: a miss) */
     const zgpu_array *a = j->a;
     const size_t size = (size_t)zg_repr_nbytes(&(a->shard ? zg_sharding_inner_chain(a->shard) : a->chain)->repr);
-    for (size_t i = 0; i < plan->n_tasks; i++) {
-        zg_chunk_task *t = &plan->tasks[i];
-        if (!t->unit_n) continue;
-        j->hits[i] = zg_chunk_cache_get_sized(j->cache, j->a->store->id, plan->objects[t->object].key, t->inner, size,
-                                              &j->gens[i]);
-        t->decoded_elsewhere = j->hits[i] != NULL;
-        if (j->hits[i]) stats->cache_hits++;
-        else stats->cache_misses++;
-    }
-    zg_plan_mark_objects(plan);
+    zg_plan_cache_lookup(plan, j->cache, a->store->id, size, j->hits, j->gens, &stats->cache_hits, &stats->cache_misses);
     return ZGPU_OK;
 }
 

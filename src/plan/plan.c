@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/chunk_cache.h"
 #include "codec/sharding.h"
 #include "common/status.h"
 
@@ -27,7 +28,8 @@ void zg_plan_free(zg_plan *plan) {
     memset(plan, 0, sizeof *plan);
 }
 
-void zg_plan_mark_objects(zg_plan *plan) {
+/* Each object's decoded_elsewhere from its units'. */
+static void mark_objects(zg_plan *plan) {
     for (size_t o = 0; o < plan->n_objects; o++) {
         zg_plan_object *ob = &plan->objects[o];
         int all = ob->n_tasks > 0;
@@ -37,6 +39,19 @@ void zg_plan_mark_objects(zg_plan *plan) {
         }
         ob->decoded_elsewhere = all;
     }
+}
+
+void zg_plan_cache_lookup(zg_plan *plan, struct zg_chunk_cache *c, const char *store_id, size_t size,
+                          struct zg_cache_ref **hits, uint64_t *gens, int *n_hits, int *n_misses) {
+    for (size_t i = 0; i < plan->n_tasks; i++) {
+        zg_chunk_task *t = &plan->tasks[i];
+        if (!t->unit_n) continue;
+        hits[i] = zg_chunk_cache_get_sized(c, store_id, plan->objects[t->object].key, t->inner, size, &gens[i]);
+        t->decoded_elsewhere = hits[i] != NULL;
+        if (hits[i]) ++*n_hits;
+        else ++*n_misses;
+    }
+    mark_objects(plan);
 }
 
 /* Odometer increment over [lo, hi) per axis; returns 0 when done. */

@@ -108,8 +108,15 @@ zgpu_status zg_plan_fetch_tasks(zgpu_array *a, const zg_plan *plan, const size_t
 zgpu_status zg_plan_read(zg_store *s, const zg_plan_object *ob, uint64_t offset, uint64_t length, uint8_t *out,
                          int *found);
 void zg_plan_free(zg_plan *plan);
-/** Sets each object's decoded_elsewhere from its units' (after the executor marked them). */
-void zg_plan_mark_objects(zg_plan *plan);
+struct zg_chunk_cache;
+struct zg_cache_ref;
+/** Looks every unit of the plan up in a decoded-chunk cache (chunks of `size` decoded bytes: an entry of another
+ *  size is another version's chunk, e.g. seen through a handle of older metadata: a miss): a hit is held in
+ *  hits[i] (its task and, when all of an object's units hit, the object marked decoded_elsewhere: neither resolved
+ *  nor fetched), a miss leaves in gens[i] the generation it saw (for the put after its decode). hits and gens are
+ *  n_tasks long, zeroed; the counts go to *n_hits and *n_misses. */
+void zg_plan_cache_lookup(zg_plan *plan, struct zg_chunk_cache *c, const char *store_id, size_t size,
+                          struct zg_cache_ref **hits, uint64_t *gens, int *n_hits, int *n_misses);
 /** The object's bytes [offset, offset + length) when zg_plan_resolve fetched them, else NULL. */
 const uint8_t *zg_plan_bytes(const zg_plan_object *ob, uint64_t offset, uint64_t length);
 
