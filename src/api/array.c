@@ -1,9 +1,11 @@
 /* Array handles: open, create, resize, metadata queries and attributes. */
 #include "api/array.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api/stage.h"
 #include "cache/chunk_cache.h"
@@ -88,7 +90,7 @@ static zgpu_status array_alloc(zgpu_context *ctx, const char *path, zgpu_array *
         return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
     }
     a->ctx = ctx;
-    pthread_mutex_init(&a->stats_lock, NULL);
+    atomic_init(&a->stats_owner, 0);
     zgpu_status st = zg_store_open(ctx, a->path, &a->store);
     if (st != ZGPU_OK) {
         zgpu_array_close(a);
@@ -238,7 +240,7 @@ ZGPU_API void zgpu_array_close(zgpu_array *a) {
     zg_meta_free(&a->meta);
     zg_store_free(a->store);
     zg_stage_discard(a->stage); /* never committed: the stage goes, whatever was at the path stays */
-    pthread_mutex_destroy(&a->stats_lock);
+
     free(a->path);
     free(a);
 }
@@ -396,17 +398,32 @@ ZGPU_API zgpu_status zgpu_array_storage_info(const zgpu_array *a, uint64_t *n_ob
     return walk_sizes(a->store, "", n_objects, n_bytes);
 }
 
+/* The stats lock, held for a struct copy. A mutex held by a parent's thread at a fork() would stay locked in the
+ * child for ever (its next read of the array would hang at the end): the lock word is the holder's pid instead, and
+ * a word that is neither free nor this process's can only be a parent's hold, which the child takes over. */
+static void stats_lock(zgpu_array *a) {
+    const int me = (int)getpid();
+    for (;;) {
+        int cur = atomic_load(&a->stats_owner);
+        if (cur != me && atomic_compare_exchange_weak(&a->stats_owner, &cur, me)) return;
+        sched_yield();
+    }
+}
+
+static void stats_unlock(zgpu_array *a) { atomic_store(&a->stats_owner, 0); }
+
 void zg_array_set_stats(zgpu_array *a, const zgpu_read_stats *s) {
-    pthread_mutex_lock(&a->stats_lock);
+    stats_lock(a);
     a->last_stats = *s;
     a->last_stats.struct_size = sizeof a->last_stats;
-    pthread_mutex_unlock(&a->stats_lock);
+    stats_unlock(a);
 }
 
 ZGPU_API void zgpu_array_last_read_stats(const zgpu_array *a, zgpu_read_stats *stats) {
     size_t n = stats->struct_size && stats->struct_size < sizeof *stats ? stats->struct_size : sizeof *stats;
-    pthread_mutex_lock((pthread_mutex_t *)&a->stats_lock);
+    zgpu_array *w = (zgpu_array *)a; /* (the lock word changes; the array does not) */
+    stats_lock(w);
     memcpy(stats, &a->last_stats, n);
-    pthread_mutex_unlock((pthread_mutex_t *)&a->stats_lock);
+    stats_unlock(w);
     stats->struct_size = n;
 }

@@ -2,6 +2,7 @@
 #ifndef ZG_ARRAY_H
 #define ZG_ARRAY_H
 #include <pthread.h>
+#include <stdatomic.h>
 #include "zgpu.h"
 #include "zgpu_experimental.h"
 #include "codec/chain.h"
@@ -33,7 +34,8 @@ struct zgpu_array {
     const zg_codec *shard;         /* `sharding` when reads can fetch inner chunks alone (no bytes->bytes codec
                                     * follows it), else NULL: then a whole shard is the unit of decoding */
     uint64_t read_chunk[ZGPU_MAX_DIMS]; /* the unit a read decodes: the inner chunk when `shard` is set */
-    pthread_mutex_t stats_lock;
+    atomic_int stats_owner;        /* a spin lock around last_stats: 0, or the pid of the process whose thread holds
+                                    * it (a forked child takes over a hold of its parent's: zg_array_set_stats) */
     zgpu_read_stats last_stats;
     struct zg_stage *stage;        /* ZGPU_CREATE_STAGED until zgpu_array_commit: `store` is the staging
                                     * directory and metadata waits for the commit (api/stage.h) */
