@@ -28,7 +28,13 @@ zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_d
     size_t *off = malloc((n + 1) * sizeof *off);
     int64_t *strides = malloc((n * (size_t)nd != 0 ? n * (size_t)nd : 1) * sizeof *strides);
     void **packed = malloc((n ? n : 1) * sizeof *packed);
-    zgpu_status s = off && strides && packed ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory");
+    if (!off || !strides || !packed) {
+        free(off);
+        free(strides);
+        free(packed);
+        return zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for a read of %zu boxes", n);
+    }
+    zgpu_status s = ZGPU_OK;
     int all_contiguous = 1;
     off[0] = 0;
     for (size_t r = 0; s == ZGPU_OK && r < n; r++) {
