@@ -170,14 +170,15 @@ static void test_compile(void) {
                  ZGPU_ERR_INTERNAL);
     CHECK(strstr(zgpu_last_error(), "the broken one") && strstr(zgpu_last_error(), "error"));
 
-    /* the converting scatter compiles with every type as input and as output, twice each (pairs spread over
-     * the table; layouts and clamp alternating; both compute types). (All 144 pairs: ~50 s here.) */
+    /* the converting scatter compiles with every type once as input and once as output (pairs spread over the
+     * table; layouts and clamp alternating; both compute types). (All 144 pairs: ~50 s here; test_gpu_convert
+     * builds and runs many more on the GPU machine.) */
     int bad = 0, n = 0;
     t = now_s();
     const zgpu_dtype types[] = {ZGPU_BOOL,   ZGPU_INT8,   ZGPU_INT16,   ZGPU_INT32,   ZGPU_INT64,   ZGPU_UINT8,
                                 ZGPU_UINT16, ZGPU_UINT32, ZGPU_UINT64, ZGPU_FLOAT16, ZGPU_FLOAT32, ZGPU_FLOAT64};
-    for (int k = 0; k < 24; k++) {
-        const int i = k < 12 ? k : (k * 7 + 1) % 12, j = k < 12 ? (k * 5 + 3) % 12 : k - 12;
+    for (int k = 0; k < 12; k++) {
+        const int i = k, j = (k * 5 + 3) % 12;
         const zg_jit_scatter_cfg c = {types[i], types[j], !zg_convert_small_pair(types[i], types[j]),
                                       (i + j) & 1, ((i + 2 * j) & 2) != 0};
         char *src = zg_jit_scatter_source(&c);
