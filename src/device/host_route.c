@@ -15,20 +15,16 @@ static int c_contiguous(int nd, const uint64_t *count, size_t itemsize, const in
     return 1;
 }
 
-zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_dev_request *rq, void *user_stream,
-                           int order_user, zgpu_read_stats *stats) {
+zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_dev_request *rq, const zg_xform *x,
+                           void *user_stream, int order_user, zgpu_read_stats *stats) {
     const int nd = a->meta.ndim;
-    const size_t n = rq->n;
+    const size_t n = rq->n, isz = x->out_itemsize; /* (the host converts while placing) */
     const double t0 = zg_now();
-    zg_xform x; /* (the destinations' element size: the host converts while placing) */
-    char where[1100];
-    snprintf(where, sizeof where, ZG_ARRAY_WHERE_FMT, a->path);
-    ZG_FORWARD(zg_xform_make(rq->opts, a->meta.dtype.id, a->meta.dtype.size, where, &x));
-    const size_t isz = x.out_itemsize;
+    int64_t *strides = NULL;
+    ZG_FORWARD(zg_resolve_region_strides(a, isz, n, rq->counts, rq->strides, &strides));
     size_t *off = malloc((n + 1) * sizeof *off);
-    int64_t *strides = malloc((n * (size_t)nd != 0 ? n * (size_t)nd : 1) * sizeof *strides);
     void **packed = malloc((n ? n : 1) * sizeof *packed);
-    if (!off || !strides || !packed) {
+    if (!off || !packed) {
         free(off);
         free(strides);
         free(packed);
@@ -37,15 +33,12 @@ zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_d
     zgpu_status s = ZGPU_OK;
     int all_contiguous = 1;
     off[0] = 0;
-    for (size_t r = 0; s == ZGPU_OK && r < n; r++) {
+    for (size_t r = 0; r < n; r++) {
         const uint64_t *c = rq->counts + r * (size_t)nd;
         uint64_t bytes = isz;
         for (int d = 0; d < nd; d++) bytes *= c[d];
         off[r + 1] = off[r] + (size_t)bytes;
-        s = zg_resolve_strides_item(a, isz, c, rq->strides ? rq->strides + r * (size_t)nd : NULL,
-                                    strides + r * (size_t)nd);
-        if (s != ZGPU_OK && n > 1) zg_error_prefix("region %zu: ", r);
-        if (s == ZGPU_OK && bytes && !c_contiguous(nd, c, isz, strides + r * (size_t)nd)) all_contiguous = 0;
+        if (bytes && !c_contiguous(nd, c, isz, strides + r * (size_t)nd)) all_contiguous = 0;
     }
     const size_t total = off[n];
     /* scatter items for strided destinations, behind the data (8-byte aligned) */

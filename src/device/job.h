@@ -310,9 +310,10 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
 
 /* ---- host_route.c, calibrate.c: the host route and the route model ---- */
 struct zg_route_model;
-/** The host route of a device read: the host executor into pinned memory, then one copy (route/route.h). */
-zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_dev_request *rq, void *user_stream,
-                           int order_user, zgpu_read_stats *stats);
+/** The host route of a device read: the host executor into pinned memory, then one copy (route/route.h); x is the
+ *  read's conversion (the destinations' element size). */
+zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_dev_request *rq, const zg_xform *x,
+                           void *user_stream, int order_user, zgpu_read_stats *stats);
 /** The route model of the context's GPU: loaded from zgpu's cache directory, or measured once (then saved). */
 const struct zg_route_model *dev_route_model(zgpu_context *ctx);
 struct zg_route_read;

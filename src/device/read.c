@@ -47,22 +47,17 @@ static zgpu_status cache_lookup(job *j, zg_plan *plan, zgpu_read_stats *stats) {
  * scatter launch): into j, allocated (freed by free_regions). */
 static zgpu_status regions_of(job *j, const zg_dev_request *rq) {
     const size_t n = rq->n, nd = (size_t)j->a->meta.ndim;
-    int64_t *strides = malloc((n * nd != 0 ? n * nd : 1) * sizeof *strides);
+    int64_t *strides = NULL;
+    ZG_FORWARD(zg_resolve_region_strides(j->a, j->x.out_itemsize, n, rq->counts, rq->strides, &strides));
     uint32_t *group = malloc((n ? n : 1) * sizeof *group);
     j->groups = calloc(n ? n : 1, sizeof *j->groups);
     j->strides = strides;
     j->group_of = group;
-    if (!strides || !group || !j->groups) return zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for %zu regions", n);
+    if (!group || !j->groups) return zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for %zu regions", n);
     j->n_regions = n;
     j->outs = (uint8_t *const *)rq->outs;
     j->n_groups = 0;
     for (size_t r = 0; r < n; r++) {
-        zgpu_status s = zg_resolve_strides_item(j->a, j->x.out_itemsize, rq->counts + r * nd,
-                                                rq->strides ? rq->strides + r * nd : NULL, strides + r * nd);
-        if (s != ZGPU_OK) {
-            if (n > 1) zg_error_prefix("region %zu: ", r);
-            return s;
-        }
         group[r] = (uint32_t)j->n_groups;
         for (size_t q = 0; q < r; q++)
             if (!memcmp(strides + q * nd, strides + r * nd, nd * sizeof *strides)) {
@@ -145,9 +140,7 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
     j.a = a;
     j.tune = &a->ctx->tuning;
     j.st = st;
-    char where[1100];
-    snprintf(where, sizeof where, ZG_ARRAY_WHERE_FMT, a->path);
-    ZG_FORWARD(zg_xform_make(rq->opts, a->meta.dtype.id, a->meta.dtype.size, where, &j.x));
+    ZG_FORWARD(zg_read_xform(a, rq->opts, &j.x));
     zgpu_status rs = regions_of(&j, rq);
     zg_plan plan;
     if (rs == ZGPU_OK) rs = zg_plan_build_regions(a, rq->n, rq->starts, rq->counts, &plan);
@@ -217,7 +210,7 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
         if (s != ZGPU_OK) return s;
         memset(&stats, 0, sizeof stats); /* (the host route counts its own cache hits) */
         stats.struct_size = sizeof stats;
-        s = dev_host_route(a, st, rq, user_stream, order_user, &stats);
+        s = dev_host_route(a, st, rq, &j.x, user_stream, order_user, &stats);
         if (s == ZGPU_OK) zg_array_set_stats(a, &stats);
         if (s == ZGPU_OK && learn) dev_route_learn(a->ctx, &picked, stats.total_s);
         return s;

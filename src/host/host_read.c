@@ -3,7 +3,6 @@
  * is one plan: a chunk that several boxes need is decoded once, by its unit's leader, and placed in each. */
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -290,25 +289,6 @@ static zgpu_status read_remote(read_job *j, zg_plan *plan, double *fetch_s) {
     return st;
 }
 
-/* The regions' byte strides (given, or C-contiguous per box), n * ndim values into *out (malloc'd). */
-static zgpu_status resolve_region_strides(const zgpu_array *a, size_t itemsize, size_t n, const uint64_t *counts,
-                                          const int64_t *given, int64_t **out) {
-    const size_t nd = (size_t)a->meta.ndim;
-    *out = malloc((n * nd != 0 ? n * nd : 1) * sizeof(int64_t));
-    if (!*out) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for %zu regions", n);
-    for (size_t r = 0; r < n; r++) {
-        zgpu_status st = zg_resolve_strides_item(a, itemsize, counts + r * nd, given ? given + r * nd : NULL,
-                                                 *out + r * nd);
-        if (st != ZGPU_OK) {
-            if (n > 1) zg_error_prefix("region %zu: ", r);
-            free(*out);
-            *out = NULL;
-            return st;
-        }
-    }
-    return ZGPU_OK;
-}
-
 /* Every unit's chunk looked up in the context's cache before anything is resolved or fetched (zg_plan_cache_lookup). */
 static zgpu_status cache_lookup(read_job *j, zg_plan *plan, zgpu_read_stats *stats) {
     j->hits = calloc(plan->n_tasks ? plan->n_tasks : 1, sizeof *j->hits);
@@ -335,11 +315,9 @@ zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts
     memset(&j, 0, sizeof j);
     j.a = a;
     j.outs = outs;
-    char where[1100];
-    snprintf(where, sizeof where, ZG_ARRAY_WHERE_FMT, a->path);
-    ZG_FORWARD(zg_xform_make(opts, a->meta.dtype.id, a->meta.dtype.size, where, &j.x));
+    ZG_FORWARD(zg_read_xform(a, opts, &j.x));
     int64_t *strides = NULL;
-    ZG_FORWARD(resolve_region_strides(a, j.x.out_itemsize, n, counts, out_strides, &strides));
+    ZG_FORWARD(zg_resolve_region_strides(a, j.x.out_itemsize, n, counts, out_strides, &strides));
     j.strides = strides;
     zg_plan plan;
     zgpu_status st = zg_plan_build_regions(a, n, starts, counts, &plan);

@@ -3,11 +3,13 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cache/chunk_cache.h"
 #include "codec/sharding.h"
+#include "convert/convert.h"
 #include "common/status.h"
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
@@ -675,6 +677,30 @@ zgpu_status zg_plan_resolve(zgpu_array *a, zg_plan *plan) {
 /* Validates the caller's layout: strides given or C-contiguous. */
 zgpu_status zg_resolve_strides(const zgpu_array *a, const uint64_t *count, const int64_t *given, int64_t *strides) {
     return zg_resolve_strides_item(a, a->meta.dtype.size, count, given, strides);
+}
+
+zgpu_status zg_resolve_region_strides(const zgpu_array *a, size_t itemsize, size_t n, const uint64_t *counts,
+                                      const int64_t *given, int64_t **out) {
+    const size_t nd = (size_t)a->meta.ndim;
+    *out = malloc((n * nd != 0 ? n * nd : 1) * sizeof(int64_t));
+    if (!*out) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for %zu regions", n);
+    for (size_t r = 0; r < n; r++) {
+        zgpu_status st = zg_resolve_strides_item(a, itemsize, counts + r * nd, given ? given + r * nd : NULL,
+                                                 *out + r * nd);
+        if (st != ZGPU_OK) {
+            if (n > 1) zg_error_prefix("region %zu: ", r);
+            free(*out);
+            *out = NULL;
+            return st;
+        }
+    }
+    return ZGPU_OK;
+}
+
+zgpu_status zg_read_xform(const zgpu_array *a, const zgpu_read_options *opts, zg_xform *x) {
+    char where[1100];
+    snprintf(where, sizeof where, ZG_ARRAY_WHERE_FMT, a->path);
+    return zg_xform_make(opts, a->meta.dtype.id, a->meta.dtype.size, where, x);
 }
 
 zgpu_status zg_resolve_strides_item(const zgpu_array *a, size_t itemsize, const uint64_t *count, const int64_t *given,

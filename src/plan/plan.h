@@ -132,6 +132,13 @@ zgpu_status zg_resolve_strides(const zgpu_array *a, const uint64_t *count, const
 /** The same for destination elements of `itemsize` bytes (a read converting to another type). */
 zgpu_status zg_resolve_strides_item(const zgpu_array *a, size_t itemsize, const uint64_t *count, const int64_t *given,
                                     int64_t *strides);
+/** zg_resolve_strides_item for the n boxes of a region read (counts, given: n * ndim; given NULL: each box
+ *  C-contiguous) into *out (n * ndim, malloc'd; freed and NULL on failure, the error naming the region). */
+zgpu_status zg_resolve_region_strides(const zgpu_array *a, size_t itemsize, size_t n, const uint64_t *counts,
+                                      const int64_t *given, int64_t **out);
+struct zg_xform;
+/** A read's conversion (zgpu_read_options, NULL: none) compiled for the array's type, errors naming the array. */
+zgpu_status zg_read_xform(const zgpu_array *a, const zgpu_read_options *opts, struct zg_xform *x);
 /** C-contiguous byte strides for a shape. */
 void zg_c_strides(int ndim, const uint64_t *shape, size_t itemsize, int64_t *strides);
 
