@@ -8,6 +8,15 @@
 
 static int zt_pass, zt_fail;
 
+/* ZT_ASAN: built with AddressSanitizer (GCC's macro, or clang's feature test) */
+#if defined(__SANITIZE_ADDRESS__)
+#define ZT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ZT_ASAN 1
+#endif
+#endif
+
 #define CHECK(cond)                                                                      \
     do {                                                                                 \
         if (cond) zt_pass++;                                                             \

@@ -25,13 +25,6 @@ static const zgpu_dtype all_types[] = {ZGPU_BOOL,   ZGPU_INT8,   ZGPU_INT16,   Z
                                        ZGPU_UINT16, ZGPU_UINT32, ZGPU_UINT64, ZGPU_FLOAT16, ZGPU_FLOAT32, ZGPU_FLOAT64};
 #define N_ALL (sizeof all_types / sizeof all_types[0])
 
-/* zgpu_read_options' defaults (as zgpu_read_options_init documents them) */
-static void opts_init(zgpu_read_options *o) {
-    memset(o, 0, sizeof *o);
-    o->struct_size = sizeof *o;
-    o->scale = 1;
-}
-
 /* ------------------------------------------------------------------ the reference */
 static int is_small(zgpu_dtype t) {
     return t == ZGPU_BOOL || t == ZGPU_INT8 || t == ZGPU_INT16 || t == ZGPU_UINT8 || t == ZGPU_UINT16 ||
@@ -277,7 +270,7 @@ static uint8_t g_in[MAX_VALUES * 8], g_out[MAX_VALUES * 8], g_ref[8];
 
 static int test_pair(zgpu_dtype in, zgpu_dtype out, const xf *t, size_t n_vals) {
     zgpu_read_options o;
-    opts_init(&o);
+    zgpu_read_options_init(&o);
     o.out_dtype = out;
     o.scale = t->scale;
     o.offset = t->offset;
@@ -329,7 +322,7 @@ static void test_all_pairs(void) {
 /* float32 -> float16 over a sweep of bit patterns (every 127th, both rows), against the reference */
 static void test_f32_to_f16_sweep(void) {
     zgpu_read_options o;
-    opts_init(&o);
+    zgpu_read_options_init(&o);
     o.out_dtype = ZGPU_FLOAT16;
     zg_xform x;
     CHECK_OK(zg_xform_make(&o, ZGPU_FLOAT32, 4, "sweep", &x));
@@ -367,7 +360,7 @@ static void test_boxes(void) {
     uint16_t chunk[A * B * C];
     for (int i = 0; i < A * B * C; i++) chunk[i] = (uint16_t)(rnd64() & 0xffff);
     zgpu_read_options o;
-    opts_init(&o);
+    zgpu_read_options_init(&o);
     o.out_dtype = ZGPU_FLOAT32;
     o.scale = 1.0 / 65535;
     o.offset = -0.5;
@@ -435,7 +428,7 @@ static void test_boxes(void) {
 
 static void test_fill(void) {
     zgpu_read_options o;
-    opts_init(&o);
+    zgpu_read_options_init(&o);
     o.out_dtype = ZGPU_FLOAT16;
     o.scale = 1.0 / 255;
     zg_xform x;
@@ -466,7 +459,7 @@ static void test_fill(void) {
 static void test_identity(void) {
     zg_xform x;
     zgpu_read_options o;
-    opts_init(&o);
+    zgpu_read_options_init(&o);
     CHECK_OK(zg_xform_make(&o, ZGPU_FLOAT32, 4, "id", &x));
     CHECK(x.identity && x.out_dtype == ZGPU_FLOAT32 && x.out_itemsize == 4);
     o.out_dtype = ZGPU_FLOAT32;
@@ -510,13 +503,13 @@ static void test_identity(void) {
 
 static void test_checks(void) {
     zgpu_read_options o;
-    opts_init(&o);
+    zgpu_read_options_init(&o);
     CHECK_OK(zg_convert_check(NULL, ZGPU_RAW, 5, "array 'a'"));
     CHECK_OK(zg_convert_check(&o, ZGPU_COMPLEX128, 16, "array 'a'"));
     o.struct_size = 8;
     CHECK_STATUS(zg_convert_check(&o, ZGPU_UINT8, 1, "array 'a'"), ZGPU_ERR_INVALID_ARGUMENT);
     CHECK(strstr(zgpu_last_error(), "struct_size") && strstr(zgpu_last_error(), "array 'a'"));
-    opts_init(&o);
+    zgpu_read_options_init(&o);
     o.out_dtype = ZGPU_COMPLEX64;
     CHECK_STATUS(zg_convert_check(&o, ZGPU_FLOAT32, 4, "array 'img'"), ZGPU_ERR_UNSUPPORTED);
     CHECK(strstr(zgpu_last_error(), "complex64") && strstr(zgpu_last_error(), "array 'img'"));

@@ -22,13 +22,6 @@ extern const zg_codec_vtable zg_codec_zstd, zg_codec_gzip, zg_codec_zlib, zg_cod
 #define BOMB_BYTES ((size_t)64 << 20)
 #define HEADROOM ((size_t)32 << 20) /* growth of the address space a decode may cause (bz2's ~3.6 MB state...) */
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ZT_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ZT_ASAN 1
-#endif
-#endif
 
 /* ---- helpers ---- */
 static const uint64_t shape32[2] = {32, 32};

@@ -93,8 +93,7 @@ static const uint64_t out_shape[ND] = {12, 20, 80};
  * both sides; 1: every other element on both sides; 2: contiguous, the output one byte off alignment. */
 static int run_combo(const combo *cb, int layout) {
     zgpu_read_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
+    zgpu_read_options_init(&o);
     o.out_dtype = cb->out;
     o.scale = cb->scale;
     o.offset = cb->offset;
@@ -180,8 +179,7 @@ static int run_combo(const combo *cb, int layout) {
 /* cold: NVRTC + load; warm: a new process's path (disk + load); hot: a lookup */
 static void timings(void) {
     zgpu_read_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
+    zgpu_read_options_init(&o);
     o.out_dtype = ZGPU_FLOAT16;
     o.scale = 1.0 / 1023;
     o.clamp = 1;
@@ -241,8 +239,7 @@ static void bandwidth(void) {
     CUOK(cudaMemcpy(d_items, items, sizeof items, cudaMemcpyHostToDevice));
     CUOK(cudaMemcpy(d_counts, counts, sizeof counts, cudaMemcpyHostToDevice));
     zgpu_read_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
+    zgpu_read_options_init(&o);
     o.out_dtype = ZGPU_FLOAT16;
     o.scale = 1.0 / 65535;
     zg_xform x;

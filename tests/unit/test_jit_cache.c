@@ -83,6 +83,15 @@ static double now_s(void) {
 }
 
 /* ------------------------------------------------------------------ keys */
+/* The usual first step of a model: uint16 normalised into float16. */
+static void u16_to_f16(zg_xform *x) {
+    zgpu_read_options o;
+    zgpu_read_options_init(&o);
+    o.out_dtype = ZGPU_FLOAT16;
+    o.scale = 1.0 / 65535;
+    CHECK_OK(zg_xform_make(&o, ZGPU_UINT16, 2, "k", x));
+}
+
 static void test_keys(void) {
     const char *names_a[] = {"k<int>"}, *names_b[] = {"k<float>"};
     const zg_jit_key base = {"scatter gen=1 in=uint16", "src", names_a, 1, "sm_90", "13000", "13.0", "0.1.0"};
@@ -106,13 +115,8 @@ static void test_keys(void) {
     CHECK(zg_jit_key_text(&base, k1, 16) == 0); /* too small: refused, not cut */
 
     /* every code-generation parameter of the scatter changes its `what` and its source */
-    zgpu_read_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.out_dtype = ZGPU_FLOAT16;
-    o.scale = 1.0 / 65535;
     zg_xform x;
-    CHECK_OK(zg_xform_make(&o, ZGPU_UINT16, 2, "k", &x));
+    u16_to_f16(&x);
     const zg_jit_scatter_cfg c0 = zg_jit_scatter_cfg_of(&x, 2, 2);
     CHECK(c0.contiguous && !c0.clamp && !c0.compute64);
     char w0[256], w1[256];
@@ -231,13 +235,8 @@ static void test_round_trip(void) {
     CHECK(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0700);
 
     /* the real kernel: cold (compile), warm (disk), hot (memory) */
-    zgpu_read_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.out_dtype = ZGPU_FLOAT16;
-    o.scale = 1.0 / 65535;
     zg_xform x;
-    CHECK_OK(zg_xform_make(&o, ZGPU_UINT16, 2, "k", &x));
+    u16_to_f16(&x);
     const zg_jit_scatter_cfg c = zg_jit_scatter_cfg_of(&x, 2, 2);
     char what[256];
     zg_jit_scatter_what(&c, what, sizeof what);

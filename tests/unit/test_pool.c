@@ -175,13 +175,18 @@ static void *churn_main(void *arg) {
     return NULL;
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ZT_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ZT_ASAN 1
-#endif
-#endif
+/* A grandchild forked from a child: its own workers on the pool, then it exits; 1 if it failed or hung. */
+static int grandchild_work(zg_pool *p) {
+    pid_t g = fork();
+    if (g == 0) {
+        alarm(10);
+        int gb = child_work(p);
+        zg_pool_free(p);
+        _exit(gb);
+    }
+    int gs = 0;
+    return g < 0 || waitpid(g, &gs, 0) != g || !WIFEXITED(gs) || WEXITSTATUS(gs) != 0;
+}
 
 static void test_fork(void) {
     zg_pool *p = NULL;
@@ -208,27 +213,11 @@ static void test_fork(void) {
                 _exit(0);
             }
             if (k % 4 == 2) { /* a grandchild forked before the child used the pool, then the child */
-                pid_t g = fork();
-                if (g == 0) {
-                    alarm(10);
-                    int gb = child_work(p);
-                    zg_pool_free(p);
-                    _exit(gb);
-                }
-                int gs = 0;
-                bad |= g < 0 || waitpid(g, &gs, 0) != g || !WIFEXITED(gs) || WEXITSTATUS(gs) != 0;
+                bad |= grandchild_work(p);
             }
             bad |= child_work(p);
             if (k % 4 == 1) { /* a grandchild of a child that runs its own workers */
-                pid_t g = fork();
-                if (g == 0) {
-                    alarm(10);
-                    int gb = child_work(p);
-                    zg_pool_free(p);
-                    _exit(gb);
-                }
-                int gs = 0;
-                bad |= g < 0 || waitpid(g, &gs, 0) != g || !WIFEXITED(gs) || WEXITSTATUS(gs) != 0;
+                bad |= grandchild_work(p);
             }
             zg_pool_free(p); /* the child's own workers stop; the parent's part is left alone */
             _exit(bad ? 1 : 0);
