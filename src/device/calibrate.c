@@ -218,22 +218,22 @@ static int calibrate(const zgpu_context *ctx, zg_route_model *m) {
     return ok ? 0 : -1;
 }
 
-const zg_route_model *dev_route_model(zgpu_context *ctx) {
+/* The models slot of the context's device, its model loaded from the cache directory or measured first; -1 when
+ * every slot is another GPU's (zgpu's defaults then serve, without memory). A slot once ready stays as it is. */
+static int model_slot(zgpu_context *ctx) {
     const int device = ctx->opts.device;
     pthread_mutex_lock(&models_mu);
     int slot = -1;
     for (int i = 0; i < (int)(sizeof models / sizeof *models); i++) {
         if (models[i].ready && models[i].device == device) {
             pthread_mutex_unlock(&models_mu);
-            return &models[i].m;
+            return i;
         }
         if (!models[i].ready && slot < 0) slot = i;
     }
-    static zg_route_model fallback;
-    if (slot < 0) { /* (more GPUs than slots: the defaults) */
-        zg_route_model_default(&fallback);
+    if (slot < 0) {
         pthread_mutex_unlock(&models_mu);
-        return &fallback;
+        return -1;
     }
     /* (held while measuring: other threads' first AUTO reads wait for the one model rather than measure too) */
     zg_route_model *m = &models[slot].m;
@@ -259,20 +259,16 @@ const zg_route_model *dev_route_model(zgpu_context *ctx) {
     models[slot].device = device;
     models[slot].ready = 1;
     pthread_mutex_unlock(&models_mu);
-    return m;
-}
-
-/* The slot of the context's device (its model made first by dev_route_model). */
-static int slot_of(zgpu_context *ctx) {
-    dev_route_model(ctx);
-    for (int i = 0; i < (int)(sizeof models / sizeof *models); i++)
-        if (models[i].ready && models[i].device == ctx->opts.device) return i;
-    return -1;
+    return slot;
 }
 
 zg_route_pick dev_route_decide(zgpu_context *ctx, const zg_route_read *r) {
-    const int i = slot_of(ctx);
-    if (i < 0) return zg_route_decide(dev_route_model(ctx), NULL, r);
+    const int i = model_slot(ctx);
+    if (i < 0) {
+        zg_route_model defaults;
+        zg_route_model_default(&defaults);
+        return zg_route_decide(&defaults, NULL, r);
+    }
     pthread_mutex_lock(&models_mu);
     const zg_route_pick p = zg_route_decide(&models[i].m, &models[i].mem, r);
     pthread_mutex_unlock(&models_mu);
@@ -280,7 +276,7 @@ zg_route_pick dev_route_decide(zgpu_context *ctx, const zg_route_read *r) {
 }
 
 void dev_route_learn(zgpu_context *ctx, const zg_route_pick *p, double seconds) {
-    const int i = slot_of(ctx);
+    const int i = model_slot(ctx);
     if (i < 0) return;
     pthread_mutex_lock(&models_mu);
     zg_route_learn(&models[i].mem, p, seconds);

@@ -309,17 +309,14 @@ zgpu_status dev_run_waves(job *j, zgpu_read_stats *stats);
 zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_stream, int order_user);
 
 /* ---- host_route.c, calibrate.c: the host route and the route model ---- */
-struct zg_route_model;
 /** The host route of a device read: the host executor into pinned memory, then one copy (route/route.h); x is the
  *  read's conversion (the destinations' element size). */
 zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_dev_request *rq, const zg_xform *x,
                            void *user_stream, int order_user, zgpu_read_stats *stats);
-/** The route model of the context's GPU: loaded from zgpu's cache directory, or measured once (then saved). */
-const struct zg_route_model *dev_route_model(zgpu_context *ctx);
 struct zg_route_read;
 struct zg_route_pick;
-/** The route for a read from the model and what this process's reads taught it (route/route.h), and the lesson
- *  of a read that took it. */
+/** The route for a read (route/route.h) from the model of the context's GPU (loaded from zgpu's cache directory,
+ *  or measured once and saved) and what this process's reads taught it; and the lesson of a read that took it. */
 struct zg_route_pick dev_route_decide(zgpu_context *ctx, const struct zg_route_read *r);
 void dev_route_learn(zgpu_context *ctx, const struct zg_route_pick *p, double seconds);
 
