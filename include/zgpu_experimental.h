@@ -72,6 +72,11 @@ typedef struct zgpu_tuning {
     /* Device reads: ZGPU_ROUTE_AUTO (default) lets the cost model pick GPU decode or the host read plus one copy
      * (docs/tuning.md, "Routes"); DEVICE or HOST forces one. */
     zgpu_route read_route;
+
+    /* A chunk a read needs only part of decodes only as far as that part where its codec can stop short: a zstd
+     * frame up to the last byte needed, the blosc blocks that hold it (host decodes; DEFAULT = on; OFF: whole
+     * chunks). A zstd frame with a content checksum always decodes whole, so the checksum is verified. */
+    zgpu_switch partial_decode;
 } zgpu_tuning;
 
 /** Fills *t with the defaults (struct_size set). */

@@ -4,8 +4,8 @@ UNSTABLE, as the C struct: fields may change or go between versions. The default
 fastest (docs/tuning.md); set a field to measure, to work around a problem, or to force a decoder for a test.
 
 Python names are the C field names. Values: decoders as "auto" | "zgpu" | "nvcomp" | "host" (lz4: no "host"),
-``wave_shape`` as a sequence of relative wave sizes (empty = equal waves), ``wave_overlap`` / ``zstd_rows`` as
-True / False / None (None = zgpu's default), ``trace`` / ``profile`` as bools, the rest as ints.
+``wave_shape`` as a sequence of relative wave sizes (empty = equal waves), ``wave_overlap`` / ``zstd_rows`` /
+``partial_decode`` as True / False / None (None = zgpu's default), ``trace`` / ``profile`` as bools, the rest as ints.
 """
 from __future__ import annotations
 
@@ -42,6 +42,7 @@ class Tuning(Structure):
         ("profile", c_int),
         ("copy_slab_bytes", c_size_t),
         ("read_route", c_int),
+        ("partial_decode", c_int),
     ]
 
 
@@ -70,6 +71,7 @@ DEFAULTS: Dict[str, Any] = {
     "pipeline_waves": 0, "wave_shape": (), "wave_sets": 0, "wave_overlap": None,
     "zstd_rows": None, "zstd_huf_probe": -1, "inflate_parts": 0,
     "trace": False, "profile": False, "copy_slab_bytes": 0, "read_route": "auto",
+    "partial_decode": None,
 }
 ROUTES = {"auto": 0, "device": 1, "host": 2}
 _ROUTE_NAMES = {v: k for k, v in ROUTES.items()}
@@ -123,7 +125,7 @@ def validate(name: str, value: Any) -> Any:
         if n == 1:
             raise ValueError("wave_sets must be 0 or in 2..4 (a read needs two buffer sets), got 1")
         return n
-    if name in ("wave_overlap", "zstd_rows"):
+    if name in ("wave_overlap", "zstd_rows", "partial_decode"):
         return _bool(name, value)
     if name == "zstd_huf_probe":
         return _int(name, value, -1, 4096, " (-1 = the default)")
@@ -149,7 +151,7 @@ def to_struct(settings: Mapping[str, Any]) -> Tuning:
             for i, p in enumerate(value):
                 t.wave_shape[i] = p
             t.n_wave_shape = len(value)
-        elif name in ("wave_overlap", "zstd_rows"):
+        elif name in ("wave_overlap", "zstd_rows", "partial_decode"):
             setattr(t, name, _SWITCH[value])
         elif name == "read_route":
             t.read_route = ROUTES[value]
@@ -167,7 +169,7 @@ def from_struct(t: Tuning) -> Dict[str, Any]:
         elif name == "wave_shape":
             n = max(0, min(t.n_wave_shape, MAX_SHAPE))
             out[name] = tuple(t.wave_shape[i] for i in range(n))
-        elif name in ("wave_overlap", "zstd_rows"):
+        elif name in ("wave_overlap", "zstd_rows", "partial_decode"):
             out[name] = _SWITCH_VALUES.get(getattr(t, name), getattr(t, name))
         elif name in ("trace", "profile"):
             out[name] = bool(getattr(t, name))

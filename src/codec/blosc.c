@@ -15,6 +15,7 @@
 
 #include "codec/codec.h"
 #include "common/status.h"
+#include "gpucodec/blosc/blosc_parse.h"
 
 extern const zg_codec_vtable zg_codec_blosc;
 extern const zg_codec_vtable zg_codec_numcodecs_blosc;
@@ -183,6 +184,40 @@ static zgpu_status zb_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_
     return ZGPU_OK;
 }
 
+/* Part of a chunk: only the blocks that hold bytes [lo, hi) are decompressed (blosc_getitem). The header and
+ * every stream of every block are checked first (zg_blosc_parse_header / zg_blosc_streams: the checks c-blosc makes
+ * before it decodes, plus each stream's bounds), so getitem only ever reads inside the chunk. */
+static zgpu_status zb_decode_range(const zg_codec *c, const uint8_t *in, size_t n, uint8_t *out, size_t size, size_t lo,
+                                   size_t hi) {
+    zg_blosc_header h;
+    ZG_FORWARD(zg_blosc_parse_header(in, n, size, &h));
+    if (lo >= hi) return ZGPU_OK;
+    if (h.memcpyed) { /* stored as is after the header (parse_header checked n == nbytes + 16) */
+        memcpy(out + lo, in + ZG_BLOSC_HEADER + lo, hi - lo);
+        return ZGPU_OK;
+    }
+    const size_t ts = h.typesize;
+    if (size % ts) { /* getitem counts whole items: a chunk of a partial item decodes whole */
+        zg_buf whole = zg_buf_wrap(out, size);
+        return zb_decode(c, in, n, &whole, zg_out_exact(size));
+    }
+    const size_t cap = zg_blosc_max_streams(&h);
+    zg_blosc_stream *streams = malloc((cap ? cap : 1) * sizeof *streams);
+    ZG_RETURN_IF(!streams, ZGPU_ERR_NO_MEMORY, "blosc: out of memory listing %zu streams", cap);
+    size_t count = 0;
+    zgpu_status st = zg_blosc_streams(in, n, &h, streams, cap, &count);
+    free(streams);
+    ZG_FORWARD(st);
+    const size_t first = lo / ts, items = (hi + ts - 1) / ts - first;
+    int r = blosc_getitem(in, (int)first, (int)items, out + first * ts);
+    if (r < 0 || (size_t)r != items * ts) {
+        const char *lib = blosc_cbuffer_complib(in);
+        return zg_error(ZGPU_ERR_CORRUPT_DATA, "blosc: corrupt data (internal codec %s, error %d decoding bytes %zu-%zu)",
+                        lib ? lib : "unknown", r, first * ts, (first + items) * ts);
+    }
+    return ZGPU_OK;
+}
+
 /* blosc never writes more than the data plus its header (incompressible data is stored as is). */
 static size_t zb_encoded_size(const zg_codec *c, size_t decoded, int *exact) {
     (void)c;
@@ -222,6 +257,7 @@ const zg_codec_vtable zg_codec_blosc = {
     .to_json = zb_to_json,
     .to_json_v2 = zb_to_json_v2,
     .decode_bytes = zb_decode,
+    .decode_bytes_range = zb_decode_range,
     .encode_bytes = zb_encode,
     .encoded_size = zb_encoded_size,
     .gpu_stage = zb_gpu_stage,
@@ -235,6 +271,7 @@ const zg_codec_vtable zg_codec_numcodecs_blosc = {
     .to_json = zb_to_json,
     .to_json_v2 = zb_to_json_v2,
     .decode_bytes = zb_decode,
+    .decode_bytes_range = zb_decode_range,
     .encode_bytes = zb_encode,
     .encoded_size = zb_encoded_size,
     .gpu_stage = zb_gpu_stage,

@@ -235,6 +235,39 @@ zgpu_status zg_chain_decode(const zg_chain *ch, const uint8_t *in, size_t n, uin
     return ZGPU_OK;
 }
 
+int zg_chain_decodes_ranges(const zg_chain *ch) {
+    return zg_chain_is_plain(ch) && ch->n_b2b > 0 && ch->b2b[0]->vt->decode_bytes_range && ch->b2b_exact[0] &&
+           ch->b2b_size[0] == (size_t)zg_repr_nbytes(&ch->repr);
+}
+
+zgpu_status zg_chain_decode_range(const zg_chain *ch, const uint8_t *in, size_t n, uint8_t *out, size_t lo, size_t hi,
+                                  zg_scratch *s) {
+    const size_t nbytes = (size_t)zg_repr_nbytes(&ch->repr);
+    if (!zg_chain_decodes_ranges(ch) || lo >= hi || hi > nbytes || (lo == 0 && hi == nbytes))
+        return zg_chain_decode(ch, in, n, out, s);
+    /* the outer stages whole (a checksum, a second compressor: rare), the last one only as far as [lo, hi) needs */
+    const uint8_t *cur = in;
+    size_t cur_n = n;
+    zg_buf *bufs[2] = {&s->a, &s->b};
+    int next = 0;
+    for (int k = ch->n_b2b - 1; k >= 1; k--) {
+        const zg_codec *c = ch->b2b[k];
+        zg_out_size want = ch->b2b_exact[k]             ? zg_out_exact(ch->b2b_size[k])
+                           : ch->b2b_size[k] != SIZE_MAX ? zg_out_upto(ch->b2b_size[k])
+                                                         : zg_out_upto(zg_chain_decode_cap(ch));
+        zg_buf *dst = bufs[next];
+        dst->size = 0;
+        zgpu_status st = c->vt->decode_bytes(c, cur, cur_n, dst, want);
+        if (st != ZGPU_OK) return codec_failed(c, st);
+        cur = dst->data;
+        cur_n = dst->size;
+        next ^= 1;
+    }
+    const zg_codec *last = ch->b2b[0];
+    zgpu_status st = last->vt->decode_bytes_range(last, cur, cur_n, out, nbytes, lo, hi);
+    return st == ZGPU_OK ? ZGPU_OK : codec_failed(last, st);
+}
+
 zgpu_status zg_chain_encode(const zg_chain *ch, const uint8_t *chunk, zg_buf *out, zg_scratch *s) {
     const uint8_t *cur = chunk;
     zg_buf *ring[2] = {&s->a, &s->b};

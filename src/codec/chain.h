@@ -51,6 +51,14 @@ size_t zg_chain_encoded_size(const zg_chain *ch, int *exact);
  *  size it must produce (see zg_out_size): a stored chunk that decodes to more fails with
  *  ZGPU_ERR_CORRUPT_DATA before it allocates more than that. */
 zgpu_status zg_chain_decode(const zg_chain *ch, const uint8_t *in, size_t n, uint8_t *out, zg_scratch *s);
+/** 1 when zg_chain_decode_range decodes less than the whole chunk: a plain chain whose last bytes->bytes stage
+ *  (the one next to `bytes`) can decode part of its output. */
+int zg_chain_decodes_ranges(const zg_chain *ch);
+/** zg_chain_decode for a read that needs only bytes [lo, hi) of the decoded chunk (C order): where the chain
+ *  decodes ranges (zg_chain_decodes_ranges), out[lo, hi) hold the decoded bytes and the rest of out is
+ *  unspecified; elsewhere the whole chunk is decoded. out holds the whole chunk either way. */
+zgpu_status zg_chain_decode_range(const zg_chain *ch, const uint8_t *in, size_t n, uint8_t *out, size_t lo, size_t hi,
+                                  zg_scratch *s);
 /** Encodes a chunk (nbytes of repr) into out (out->size set). */
 zgpu_status zg_chain_encode(const zg_chain *ch, const uint8_t *chunk, zg_buf *out, zg_scratch *s);
 

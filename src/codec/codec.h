@@ -113,6 +113,13 @@ typedef struct zg_codec_vtable {
      * allocates, and every codec fails as soon as its output would pass the limit. Output goes to out
      * (out->size set); out may be fixed caller memory (then never exceed out->cap). */
     zgpu_status (*decode_bytes)(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, zg_out_size want);
+    /* Optional, bytes->bytes: decodes only what bytes [lo, hi) of the decoded data need (a read that needs part
+     * of a chunk), into out, which holds `size` bytes (the exact decoded size: the chain knows it). On success
+     * out[lo, hi) hold the decoded bytes and the rest of out is unspecified. The input is checked as decode_bytes
+     * checks it, as far as it is read; a format whose checksum covers the whole output (a zstd content
+     * checksum) is decoded whole, so a read never skips a checksum the data carries. */
+    zgpu_status (*decode_bytes_range)(const zg_codec *c, const uint8_t *in, size_t n, uint8_t *out, size_t size,
+                                      size_t lo, size_t hi);
     zgpu_status (*encode_bytes)(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out);
     /* Optional, bytes->bytes and array->bytes: the size of the encoded form of `decoded` bytes (for
      * array->bytes, `decoded` is nbytes of c->decoded). Leaves *exact alone when the encoded size is a function

@@ -177,6 +177,45 @@ static zgpu_status zstd_decode(const zg_codec *c, const uint8_t *in, size_t n, z
     return ZGPU_OK;
 }
 
+/* Part of a chunk: a zstd frame decodes in order, so the frame is decoded up to byte hi and no further (the rest
+ * is never touched). Whole when the data has a content checksum (it covers the whole output) or several frames. */
+static zgpu_status zstd_decode_range(const zg_codec *c, const uint8_t *in, size_t n, uint8_t *out, size_t size,
+                                     size_t lo, size_t hi) {
+    zg_buf whole = zg_buf_wrap(out, size);
+    ZG_RETURN_IF(n == 0, ZGPU_ERR_CORRUPT_DATA, "zstd: empty input (no frame)");
+    size_t fsz = ZSTD_findFrameCompressedSize(in, n);
+    ZG_RETURN_IF(ZSTD_isError(fsz), ZGPU_ERR_CORRUPT_DATA, "zstd: frame 0 at byte 0: %s", ZSTD_getErrorName(fsz));
+    /* Frame_Header_Descriptor (the byte after the magic number): bit 2 is the content checksum flag */
+    static const uint8_t magic[4] = {0x28, 0xB5, 0x2F, 0xFD};
+    const int plain_frame = n > 4 && !memcmp(in, magic, 4); /* (not a skippable frame) */
+    if (fsz != n || !plain_frame || (in[4] & 0x04)) return zstd_decode(c, in, n, &whole, zg_out_exact(size));
+    unsigned long long cs = ZSTD_getFrameContentSize(in, n);
+    ZG_RETURN_IF(cs == ZSTD_CONTENTSIZE_ERROR, ZGPU_ERR_CORRUPT_DATA, "zstd: frame 0 at byte 0: bad frame header");
+    /* (a frame that does not record its size may declare a window far larger than the chunk: decoded whole, in
+     * one call that needs no window buffer) */
+    if (cs == ZSTD_CONTENTSIZE_UNKNOWN) return zstd_decode(c, in, n, &whole, zg_out_exact(size));
+    ZG_RETURN_IF(cs != size, ZGPU_ERR_CORRUPT_DATA, "zstd: frame content size %llu does not match the expected %zu bytes",
+                 cs, size);
+    if (lo >= hi) return ZGPU_OK; /* (a frame decodes from its start: lo only says whether anything is needed) */
+    zs_tls *t = zs_get_tls();
+    if (t && !t->d) t->d = ZSTD_createDCtx();
+    ZG_RETURN_IF(!t || !t->d, ZGPU_ERR_NO_MEMORY, "zstd: out of memory allocating a decompression context");
+    ZSTD_DCtx_reset(t->d, ZSTD_reset_session_only);
+    ZSTD_inBuffer ib = {in, n, 0};
+    ZSTD_outBuffer ob = {out, hi, 0};
+    while (ob.pos < ob.size) {
+        const size_t before_in = ib.pos, before_out = ob.pos;
+        size_t ret = ZSTD_decompressStream(t->d, &ob, &ib);
+        ZG_RETURN_IF(ZSTD_isError(ret), ZGPU_ERR_CORRUPT_DATA, "zstd: %s (after %zu of %zu input bytes)",
+                     ZSTD_getErrorName(ret), ib.pos, n);
+        if (ret == 0 && ob.pos < ob.size) /* the frame ended early */
+            return zg_error(ZGPU_ERR_CORRUPT_DATA, "zstd: decoded %zu bytes, expected %zu", ob.pos, size);
+        if (ib.pos == before_in && ob.pos == before_out) /* no progress: the input ends mid-frame */
+            return zg_error(ZGPU_ERR_CORRUPT_DATA, "zstd: truncated frame (input ends mid-frame)");
+    }
+    return ZGPU_OK;
+}
+
 /* The library's bound of one frame (header and checksum included). */
 static size_t zstd_encoded_size(const zg_codec *c, size_t decoded, int *exact) {
     (void)c;
@@ -222,6 +261,7 @@ const zg_codec_vtable zg_codec_zstd = {
     .to_json = zstd_to_json,
     .to_json_v2 = zstd_to_json_v2,
     .decode_bytes = zstd_decode,
+    .decode_bytes_range = zstd_decode_range,
     .encode_bytes = zstd_encode,
     .encoded_size = zstd_encoded_size,
     .gpu_stage = zstd_gpu_stage,

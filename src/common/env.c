@@ -12,7 +12,7 @@ static struct {
     pthread_once_t once;
     zgpu_tuning t;
     int has_zstd, has_deflate, has_lz4, has_waves, has_shape, has_sets, has_overlap, has_rows, has_probe, has_parts,
-        has_trace, has_profile, has_slab, has_route;
+        has_trace, has_profile, has_slab, has_route, has_partial;
     const char *nvcomp_lib;
     char cache_dir[4096];
     int cufile_compat;
@@ -85,6 +85,7 @@ static void load(void) {
     if ((env.has_sets = read_int("ZGPU_WAVE_SETS", 2, 4, &x))) t->wave_sets = (int)x;
     env.has_overlap = read_switch("ZGPU_WAVE_OVERLAP", &t->wave_overlap);
     env.has_rows = read_switch("ZGPU_ZSTD_ROWS", &t->zstd_rows);
+    env.has_partial = read_switch("ZGPU_PARTIAL_DECODE", &t->partial_decode);
     if ((env.has_probe = read_int("ZGPU_ZSTD_HUF_PROBE", 0, 4096, &x))) t->zstd_huf_probe = (int)x;
     if ((env.has_parts = read_int("ZGPU_INFLATE_PARTS", 1, 1 << 20, &x))) t->inflate_parts = (int)x;
     if ((env.has_trace = read_int("ZGPU_TRACE", 0, 1, &x))) t->trace = (int)x;
@@ -138,6 +139,7 @@ void zg_env_apply_tuning(zgpu_tuning *t) {
     if (env.has_profile) t->profile = e->profile;
     if (env.has_slab) t->copy_slab_bytes = e->copy_slab_bytes;
     if (env.has_route) t->read_route = e->read_route;
+    if (env.has_partial) t->partial_decode = e->partial_decode;
 }
 
 const char *zg_env_cache_dir(void) {

@@ -29,6 +29,7 @@ typedef struct read_job {
     zg_cache_ref **hits;
     uint64_t *gens;
     zg_xform x;                 /* what the destinations get (zgpu_read_options): x.identity, the stored values */
+    int partial;                /* tuning partial_decode: chunks needed in part decode only that part */
 } read_job;
 
 static uint64_t ns_since(double t0) { return (uint64_t)((zg_now() - t0) * 1e9); }
@@ -75,6 +76,25 @@ static void place(const read_job *j, const zg_chunk_task *u, const uint8_t *chun
         zg_copy_box(nd, u->count, j->a->meta.dtype.size, task_dst(j, u), region_strides(j, u), src, j->chunk_strides);
     else
         zg_convert_box(nd, u->count, &j->x, task_dst(j, u), region_strides(j, u), src, j->chunk_strides);
+}
+
+/* The bytes of the decoded chunk (C order) that the unit led by t needs: from its first element to its last. */
+static void unit_range(const read_job *j, const zg_chunk_task *t, size_t *lo, size_t *hi) {
+    size_t a = SIZE_MAX, b = 0;
+    for (uint32_t k = 0; k < t->unit_n; k++) {
+        uint64_t first = 0, last = 0;
+        int empty = 0;
+        for (int d = 0; d < j->plan->ndim; d++) {
+            empty |= t[k].count[d] == 0;
+            first += t[k].in_chunk[d] * (uint64_t)j->chunk_strides[d];
+            last += (t[k].in_chunk[d] + t[k].count[d] - 1) * (uint64_t)j->chunk_strides[d];
+        }
+        if (empty) continue;
+        if (first < a) a = (size_t)first;
+        if (last + j->a->meta.dtype.size > b) b = (size_t)last + j->a->meta.dtype.size;
+    }
+    *lo = a == SIZE_MAX ? 0 : a;
+    *hi = b;
 }
 
 static zgpu_status chunk_failed(const read_job *j, const zg_chunk_task *t, zgpu_status st) {
@@ -139,7 +159,13 @@ static zgpu_status read_task(void *arg, size_t i) {
         if (st != ZGPU_OK) return st;
         target = ts->chunk.data;
     }
-    st = zg_chain_decode(j->chain, enc, enc_n, target, &ts->codec);
+    if (direct || j->cache || !j->partial) { /* (the cache keeps whole chunks) */
+        st = zg_chain_decode(j->chain, enc, enc_n, target, &ts->codec);
+    } else { /* only as much of the chunk as its boxes need, where the codecs can stop short (zstd, blosc) */
+        size_t lo, hi;
+        unit_range(j, t, &lo, &hi);
+        st = zg_chain_decode_range(j->chain, enc, enc_n, target, lo, hi, &ts->codec);
+    }
     if (st != ZGPU_OK) return chunk_failed(j, t, st);
     /* (a chunk decoded in place is one C-contiguous block of the output: kept from there) */
     if (j->cache)
@@ -327,6 +353,7 @@ zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts
     }
     const int remote = a->store->vt->remote;
     j.cache = a->ctx->cache;
+    j.partial = a->ctx->tuning.partial_decode != ZGPU_SWITCH_OFF;
     if (j.cache) st = cache_lookup(&j, &plan, &stats);
     /* shard indexes (a remote store fetches the tasks' bytes window by window, read_remote) */
     if (st == ZGPU_OK && remote) st = zg_plan_resolve_remote(a, &plan, ZG_FETCH_NONE);

@@ -1,0 +1,286 @@
+/* Partial decodes: a read that needs part of a chunk decodes only that part where the codec can stop short
+ * (zstd: up to the last byte needed; blosc: only the blocks that hold it). Checked at three levels:
+ *   codec  decode_bytes_range of zstd and blosc against the raw bytes, and that it really stopped short (the bytes
+ *          it must not touch keep a sentinel), or decoded everything where a checksum covers the whole output;
+ *   chain  a chain with an outer crc32c stage, and chains that cannot decode ranges (fall back to whole chunks);
+ *   array  random boxes of arrays in every such layout against the values written (not against another read);
+ * and hostile chunks: a range decode finds the faults the whole decode finds. */
+#include <blosc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "codec/chain.h"
+#include "codec/codec.h"
+#include "common/json.h"
+#include "meta/dtype.h"
+#include "test.h"
+
+extern const zg_codec_vtable zg_codec_zstd, zg_codec_blosc;
+
+static uint32_t rng = 77;
+static uint32_t rnd(void) {
+    rng = rng * 1664525u + 1013904223u;
+    return rng >> 8;
+}
+
+#define SENTINEL 0xEE
+
+/* 64 x 64 x 64 uint16 values, smooth with noise in the low bits: compressible, but not trivially. */
+#define NZ 64
+#define NY 64
+#define NX 64
+#define RAW_N (NZ * NY * NX * 2)
+static uint16_t value_at(size_t i) { return (uint16_t)((i / 97) * 13 + (i % 7) + ((i * 2654435761u) >> 29)); }
+
+static zg_codec *make_codec(const zg_codec_vtable *vt, const char *conf, const zg_repr *repr) {
+    zj_value *cfg = NULL;
+    if (zj_parse(conf, strlen(conf), "codec configuration", &cfg) != ZGPU_OK) return NULL;
+    zg_codec *c = NULL;
+    zgpu_status st = vt->create(cfg, repr, &c);
+    zj_free(cfg);
+    return st == ZGPU_OK ? c : NULL;
+}
+
+static int untouched(const uint8_t *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != SENTINEL) return 0;
+    return 1;
+}
+
+typedef struct codec_case {
+    const zg_codec_vtable *vt;
+    const char *conf;
+    int stops_short; /* 1: bytes past hi stay untouched; 2: so do whole blocks outside [lo, hi); 0: all decoded */
+} codec_case;
+
+static void codec_ranges(const uint8_t *raw, const zg_repr *repr) {
+    const codec_case cases[] = {
+        {&zg_codec_zstd, "{\"level\": 3, \"checksum\": false}", 1},
+        {&zg_codec_zstd, "{\"level\": 3, \"checksum\": true}", 0},
+        {&zg_codec_blosc, "{\"cname\": \"lz4\", \"clevel\": 5, \"shuffle\": \"shuffle\", \"typesize\": 2, \"blocksize\": 65536}", 2},
+        {&zg_codec_blosc, "{\"cname\": \"zstd\", \"clevel\": 3, \"shuffle\": \"bitshuffle\", \"typesize\": 2, \"blocksize\": 65536}", 2},
+        {&zg_codec_blosc, "{\"cname\": \"blosclz\", \"clevel\": 5, \"shuffle\": \"shuffle\", \"typesize\": 4, \"blocksize\": 65536}", 2},
+    };
+    uint8_t *enc_out = malloc(RAW_N), *ref = malloc(RAW_N);
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        const codec_case *cc = &cases[k];
+        zg_codec *c = make_codec(cc->vt, cc->conf, repr);
+        CHECK_MSG(c != NULL, "create %s %s: %s", cc->vt->name, cc->conf, zgpu_last_error());
+        if (!c) continue;
+        CHECK(c->vt->decode_bytes_range != NULL);
+        zg_buf enc = {0};
+        CHECK_OK(c->vt->encode_bytes(c, raw, RAW_N, &enc));
+        /* (c-blosc raises blocks below 64 KiB: the header says what it used) */
+        const size_t block = cc->stops_short == 2 ? (size_t)enc.data[8] | (size_t)enc.data[9] << 8 | (size_t)enc.data[10] << 16 : 0;
+        if (cc->stops_short == 2)
+            CHECK_MSG(block > 0 && block <= RAW_N / 2 && !(enc.data[2] & 0x02), "blosc block %zu, flags 0x%x", block,
+                      enc.data[2]);
+        for (int round = 0; round < 60; round++) {
+            size_t lo = rnd() % RAW_N, len = 1 + rnd() % (round < 30 ? 512 : RAW_N / 3);
+            if (round == 0) lo = 0;
+            size_t hi = lo + len > RAW_N ? RAW_N : lo + len;
+            memset(enc_out, SENTINEL, RAW_N);
+            zgpu_status st = c->vt->decode_bytes_range(c, enc.data, enc.size, enc_out, RAW_N, lo, hi);
+            CHECK_MSG(st == ZGPU_OK, "%s %s [%zu, %zu): %s", cc->vt->name, cc->conf, lo, hi, zgpu_last_error());
+            CHECK_MSG(!memcmp(enc_out + lo, raw + lo, hi - lo), "%s %s [%zu, %zu): wrong bytes", cc->vt->name, cc->conf,
+                      lo, hi);
+            if (cc->stops_short == 0) {
+                CHECK_MSG(!memcmp(enc_out, raw, RAW_N), "%s %s: a checksummed frame decodes whole", cc->vt->name,
+                          cc->conf);
+            } else if (cc->stops_short == 1) { /* a frame decodes from its start, up to hi and no further */
+                CHECK_MSG(!memcmp(enc_out, raw, hi), "%s: prefix [0, %zu)", cc->vt->name, hi);
+                CHECK_MSG(untouched(enc_out + hi, RAW_N - hi), "%s %s: decoded past byte %zu", cc->vt->name, cc->conf,
+                          hi);
+            } else { /* blocks before the first and after the last block needed are never decoded */
+                const size_t b0 = lo / block * block, b1 = (hi + block - 1) / block * block;
+                CHECK_MSG(untouched(enc_out, b0) && untouched(enc_out + b1, RAW_N - b1),
+                          "%s %s [%zu, %zu): decoded blocks outside [%zu, %zu)", cc->vt->name, cc->conf, lo, hi, b0, b1);
+            }
+        }
+        /* an empty range writes nothing; the whole range is the whole decode */
+        memset(enc_out, SENTINEL, RAW_N);
+        CHECK_OK(c->vt->decode_bytes_range(c, enc.data, enc.size, enc_out, RAW_N, 100, 100));
+        if (cc->stops_short) CHECK(untouched(enc_out, RAW_N));
+        CHECK_OK(c->vt->decode_bytes_range(c, enc.data, enc.size, enc_out, RAW_N, 0, RAW_N));
+        CHECK(!memcmp(enc_out, raw, RAW_N));
+
+        /* hostile chunks: what the whole decode refuses, a range refuses too */
+        uint8_t *bad = malloc(enc.size);
+        /* truncated inside the range */
+        zgpu_status st = c->vt->decode_bytes_range(c, enc.data, enc.size / 2, enc_out, RAW_N, 0, RAW_N - 1);
+        CHECK_MSG(st == ZGPU_ERR_CORRUPT_DATA, "%s %s: truncated chunk gives %d", cc->vt->name, cc->conf, (int)st);
+        /* a size that is not the chunk's */
+        st = c->vt->decode_bytes_range(c, enc.data, enc.size, enc_out, RAW_N - 2, 0, 10);
+        CHECK_MSG(st == ZGPU_ERR_CORRUPT_DATA, "%s %s: wrong size gives %d", cc->vt->name, cc->conf, (int)st);
+        if (cc->vt == &zg_codec_blosc) {
+            /* a block start of the last block (never needed by [0, 10)) pointing past the chunk: the streams of
+             * every block are checked before anything is decoded */
+            memcpy(bad, enc.data, enc.size);
+            const uint32_t nblocks = (RAW_N + (uint32_t)block - 1) / (uint32_t)block;
+            const size_t at = 16 + 4 * (nblocks - 1);
+            const uint32_t past = (uint32_t)enc.size + 100;
+            memcpy(bad + at, &past, 4);
+            st = c->vt->decode_bytes_range(c, bad, enc.size, enc_out, RAW_N, 0, 10);
+            CHECK_MSG(st == ZGPU_ERR_CORRUPT_DATA, "%s %s: bad block start gives %d", cc->vt->name, cc->conf, (int)st);
+            CHECK(strstr(zgpu_last_error(), "blosc") != NULL);
+        }
+        free(bad);
+        zg_buf_free(&enc);
+        c->vt->destroy(c);
+    }
+    /* a blosc chunk stored as is (incompressible data): ranges are plain copies */
+    uint8_t *noise = malloc(RAW_N);
+    for (size_t i = 0; i < RAW_N; i++) noise[i] = (uint8_t)(rnd() >> 3);
+    zg_codec *c = make_codec(&zg_codec_blosc, "{\"cname\": \"lz4\", \"clevel\": 1, \"shuffle\": \"noshuffle\", \"typesize\": 2}", repr);
+    CHECK(c != NULL);
+    if (c) {
+        zg_buf enc = {0};
+        CHECK_OK(c->vt->encode_bytes(c, noise, RAW_N, &enc));
+        CHECK(enc.size == RAW_N + 16 && (enc.data[2] & 0x02)); /* memcpyed */
+        memset(enc_out, SENTINEL, RAW_N);
+        CHECK_OK(c->vt->decode_bytes_range(c, enc.data, enc.size, enc_out, RAW_N, 1001, 5003));
+        CHECK(!memcmp(enc_out + 1001, noise + 1001, 4002) && untouched(enc_out, 1001) &&
+              untouched(enc_out + 5003, RAW_N - 5003));
+        zg_buf_free(&enc);
+        c->vt->destroy(c);
+    }
+    free(noise);
+    free(enc_out);
+    free(ref);
+}
+
+/* Chains: an outer crc32c over zstd still decodes ranges (the checksum is of the stored bytes, checked whole);
+ * a chain with a transpose or gzip decodes whole chunks. */
+static void chain_ranges(const uint8_t *raw, const zg_repr *repr) {
+    const struct {
+        const char *codecs;
+        int ranges;
+    } cases[] = {
+        {"[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"zstd\", \"configuration\": "
+         "{\"level\": 1, \"checksum\": false}}, {\"name\": \"crc32c\"}]", 1},
+        {"[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"gzip\", \"configuration\": "
+         "{\"level\": 1}}]", 0},
+        {"[{\"name\": \"transpose\", \"configuration\": {\"order\": [2, 1, 0]}}, {\"name\": \"bytes\", "
+         "\"configuration\": {\"endian\": \"little\"}}, {\"name\": \"zstd\", \"configuration\": {\"level\": 1, "
+         "\"checksum\": false}}]", 0},
+        {"[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"big\"}}, {\"name\": \"zstd\", \"configuration\": "
+         "{\"level\": 1, \"checksum\": false}}]", 0},
+    };
+    uint8_t *out = malloc(RAW_N);
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        zj_value *codecs = NULL;
+        CHECK_OK(zj_parse(cases[k].codecs, strlen(cases[k].codecs), "codecs", &codecs));
+        zg_chain *ch = NULL;
+        CHECK_OK(zg_chain_create(codecs, repr, &ch));
+        zj_free(codecs);
+        if (!ch) continue;
+        CHECK_MSG(zg_chain_decodes_ranges(ch) == cases[k].ranges, "chain %zu: decodes ranges %d", k,
+                  zg_chain_decodes_ranges(ch));
+        zg_scratch s = {0};
+        zg_buf enc = {0};
+        CHECK_OK(zg_chain_encode(ch, raw, &enc, &s));
+        memset(out, SENTINEL, RAW_N);
+        CHECK_OK(zg_chain_decode_range(ch, enc.data, enc.size, out, 3000, 9000, &s));
+        CHECK(!memcmp(out + 3000, raw + 3000, 6000));
+        if (cases[k].ranges) CHECK(untouched(out + 9000, RAW_N - 9000));
+        else CHECK(!memcmp(out, raw, RAW_N));
+        if (cases[k].ranges) { /* the outer checksum is still checked */
+            enc.data[enc.size - 1] ^= 1;
+            CHECK(zg_chain_decode_range(ch, enc.data, enc.size, out, 0, 10, &s) == ZGPU_ERR_CORRUPT_DATA);
+        }
+        zg_buf_free(&enc);
+        zg_scratch_free(&s);
+        zg_chain_free(ch);
+    }
+    free(out);
+}
+
+/* ---- arrays: random boxes against the values written ---- */
+#define AZ 40
+#define AY 50
+#define AX 60
+static uint16_t array_value(uint64_t z, uint64_t y, uint64_t x) { return (uint16_t)(z * 1009 + y * 31 + x * 3 + (x & 1)); }
+
+static void array_boxes(zgpu_context *ctx, const char *dir) {
+    static const char *const layouts[] = {
+        "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"zstd\", \"configuration\": "
+        "{\"level\": 1, \"checksum\": false}}]",
+        "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"zstd\", \"configuration\": "
+        "{\"level\": 1, \"checksum\": true}}]",
+        "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"blosc\", \"configuration\": "
+        "{\"cname\": \"lz4\", \"clevel\": 5, \"shuffle\": \"shuffle\", \"typesize\": 2, \"blocksize\": 1024}}]",
+        "[{\"name\": \"sharding_indexed\", \"configuration\": {\"chunk_shape\": [8, 10, 12], \"codecs\": [{\"name\": "
+        "\"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"blosc\", \"configuration\": {\"cname\": "
+        "\"zstd\", \"clevel\": 3, \"shuffle\": \"bitshuffle\", \"typesize\": 2, \"blocksize\": 256}}], "
+        "\"index_codecs\": [{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": "
+        "\"crc32c\"}], \"index_location\": \"end\"}}]",
+    };
+    uint16_t *all = malloc(AZ * AY * AX * 2);
+    for (uint64_t z = 0; z < AZ; z++)
+        for (uint64_t y = 0; y < AY; y++)
+            for (uint64_t x = 0; x < AX; x++) all[(z * AY + y) * AX + x] = array_value(z, y, x);
+    uint16_t *box = malloc(AZ * AY * AX * 2);
+    for (size_t l = 0; l < sizeof layouts / sizeof *layouts; l++) {
+        char path[512], meta[2048];
+        snprintf(path, sizeof path, "%s/a%zu", dir, l);
+        snprintf(meta, sizeof meta,
+                 "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [%d, %d, %d], \"data_type\": \"uint16\", "
+                 "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [16, 20, 24]}}, "
+                 "\"chunk_key_encoding\": {\"name\": \"default\"}, \"fill_value\": 0, \"codecs\": %s}",
+                 AZ, AY, AX, layouts[l]);
+        zgpu_array *a = NULL;
+        CHECK_OK(zgpu_array_create(ctx, path, meta, 1, &a));
+        if (!a) continue;
+        const uint64_t s0[3] = {0, 0, 0}, c0[3] = {AZ, AY, AX};
+        CHECK_OK(zgpu_array_write(a, s0, c0, all, NULL));
+        int bad = 0;
+        for (int round = 0; round < 200 && !bad; round++) {
+            uint64_t st[3], ct[3];
+            const uint64_t shape[3] = {AZ, AY, AX};
+            for (int d = 0; d < 3; d++) {
+                ct[d] = 1 + rnd() % (round % 3 == 0 ? 3 : shape[d] / 2);
+                st[d] = rnd() % (shape[d] - ct[d] + 1);
+            }
+            memset(box, SENTINEL, ct[0] * ct[1] * ct[2] * 2);
+            CHECK_OK(zgpu_array_read(a, st, ct, box, NULL));
+            for (uint64_t z = 0; z < ct[0] && !bad; z++)
+                for (uint64_t y = 0; y < ct[1] && !bad; y++)
+                    for (uint64_t x = 0; x < ct[2] && !bad; x++)
+                        if (box[(z * ct[1] + y) * ct[2] + x] != array_value(st[0] + z, st[1] + y, st[2] + x)) bad = 1;
+            CHECK_MSG(!bad, "layout %zu: box [%llu %llu %llu] + [%llu %llu %llu] differs", l,
+                      (unsigned long long)st[0], (unsigned long long)st[1], (unsigned long long)st[2],
+                      (unsigned long long)ct[0], (unsigned long long)ct[1], (unsigned long long)ct[2]);
+        }
+        zgpu_array_close(a);
+    }
+    free(all);
+    free(box);
+}
+
+int main(void) {
+    uint16_t *vals = malloc(RAW_N);
+    for (size_t i = 0; i < RAW_N / 2; i++) vals[i] = value_at(i);
+    zg_repr repr = {.ndim = 3, .shape = {NZ, NY, NX}};
+    zj_value *dt = zj_new_string("uint16");
+    CHECK_OK(zg_dtype_from_v3(dt, &repr.dtype));
+    zj_free(dt);
+    static const uint8_t zero[8] = {0};
+    repr.fill_value = zero;
+    codec_ranges((const uint8_t *)vals, &repr);
+    chain_ranges((const uint8_t *)vals, &repr);
+    free(vals);
+
+    char dir[256];
+    snprintf(dir, sizeof dir, "/tmp/zgpu_test_decode_range_%d", (int)getpid());
+    mkdir(dir, 0755);
+    zgpu_context *ctx = NULL;
+    CHECK_OK(zgpu_context_create(NULL, &ctx));
+    if (ctx) array_boxes(ctx, dir);
+    zgpu_context_free(ctx);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd)) fprintf(stderr, "could not remove %s\n", dir);
+    TEST_MAIN_END();
+}
