@@ -184,9 +184,10 @@ static zgpu_status zb_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_
     return ZGPU_OK;
 }
 
-/* Part of a chunk: only the blocks that hold bytes [lo, hi) are decompressed (blosc_getitem). The header and
- * every stream of every block are checked first (zg_blosc_parse_header / zg_blosc_streams: the checks c-blosc makes
- * before it decodes, plus each stream's bounds), so getitem only ever reads inside the chunk. */
+/* Part of a chunk: only the blocks that hold bytes [lo, hi) are decompressed (blosc_getitem). The header and the
+ * streams of those blocks are checked first (zg_blosc_parse_header: the checks c-blosc makes before it decodes;
+ * zg_blosc_check_blocks: each stream inside its block's stored span), so getitem reads only the header, the block
+ * starts and the span zb_stored_span names: a reader may leave the rest of the chunk on disk. */
 static zgpu_status zb_decode_range(const zg_codec *c, const uint8_t *in, size_t n, uint8_t *out, size_t size, size_t lo,
                                    size_t hi) {
     zg_blosc_header h;
@@ -201,13 +202,9 @@ static zgpu_status zb_decode_range(const zg_codec *c, const uint8_t *in, size_t 
         zg_buf whole = zg_buf_wrap(out, size);
         return zb_decode(c, in, n, &whole, zg_out_exact(size));
     }
-    const size_t cap = zg_blosc_max_streams(&h);
-    zg_blosc_stream *streams = malloc((cap ? cap : 1) * sizeof *streams);
-    ZG_RETURN_IF(!streams, ZGPU_ERR_NO_MEMORY, "blosc: out of memory listing %zu streams", cap);
-    size_t count = 0;
-    zgpu_status st = zg_blosc_streams(in, n, &h, streams, cap, &count);
-    free(streams);
-    ZG_FORWARD(st);
+    uint32_t b0, b1;
+    zg_blosc_blocks_of(&h, lo, hi, &b0, &b1);
+    ZG_FORWARD(zg_blosc_check_blocks(in, n, &h, b0, b1));
     const size_t first = lo / ts, items = (hi + ts - 1) / ts - first;
     int r = blosc_getitem(in, (int)first, (int)items, out + first * ts);
     if (r < 0 || (size_t)r != items * ts) {
@@ -216,6 +213,26 @@ static zgpu_status zb_decode_range(const zg_codec *c, const uint8_t *in, size_t 
                         lib ? lib : "unknown", r, first * ts, (first + items) * ts);
     }
     return ZGPU_OK;
+}
+
+static int zb_stored_span(const zg_codec *c, const uint8_t *head, size_t head_n, size_t n, size_t size, size_t lo,
+                          size_t hi, size_t *head_need, uint64_t *off, uint64_t *end) {
+    (void)c;
+    *head_need = ZG_BLOSC_HEADER;
+    if (head_n < ZG_BLOSC_HEADER) return n >= ZG_BLOSC_HEADER;
+    zg_blosc_header h;
+    if (zg_blosc_parse_header(head, n, size, &h) != ZGPU_OK || lo >= hi || size % h.typesize) return 0;
+    if (h.memcpyed) {
+        *off = ZG_BLOSC_HEADER + lo;
+        *end = ZG_BLOSC_HEADER + hi;
+        return 1;
+    }
+    *head_need = ZG_BLOSC_HEADER + 4 * (size_t)h.nblocks; /* the block starts (parse_header: within n) */
+    if (head_n < *head_need) return 1;
+    uint32_t b0, b1;
+    zg_blosc_blocks_of(&h, lo, hi, &b0, &b1);
+    zg_blosc_blocks_span(head, n, &h, b0, b1, off, end);
+    return 1;
 }
 
 /* blosc never writes more than the data plus its header (incompressible data is stored as is). */
@@ -258,6 +275,7 @@ const zg_codec_vtable zg_codec_blosc = {
     .to_json_v2 = zb_to_json_v2,
     .decode_bytes = zb_decode,
     .decode_bytes_range = zb_decode_range,
+    .stored_span = zb_stored_span,
     .encode_bytes = zb_encode,
     .encoded_size = zb_encoded_size,
     .gpu_stage = zb_gpu_stage,
@@ -272,6 +290,7 @@ const zg_codec_vtable zg_codec_numcodecs_blosc = {
     .to_json_v2 = zb_to_json_v2,
     .decode_bytes = zb_decode,
     .decode_bytes_range = zb_decode_range,
+    .stored_span = zb_stored_span,
     .encode_bytes = zb_encode,
     .encoded_size = zb_encoded_size,
     .gpu_stage = zb_gpu_stage,

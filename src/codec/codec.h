@@ -120,6 +120,14 @@ typedef struct zg_codec_vtable {
      * checksum) is decoded whole, so a read never skips a checksum the data carries. */
     zgpu_status (*decode_bytes_range)(const zg_codec *c, const uint8_t *in, size_t n, uint8_t *out, size_t size,
                                       size_t lo, size_t hi);
+    /* Optional, with decode_bytes_range: the stored bytes that decoding [lo, hi) of a `size`-byte chunk reads, so
+     * that a reader leaves the rest on disk. `head` holds the first head_n of the chunk's n stored bytes. Returns
+     * 1 and sets *head_need: with *head_need > head_n, read that many bytes from the start and ask again; else
+     * decode_bytes_range reads only the first *head_need bytes and [*off, *end), and the rest of its input may be
+     * anything. Returns 0 when the whole chunk is needed (or the head is not what the codec can read: the decode
+     * then says what is wrong). */
+    int (*stored_span)(const zg_codec *c, const uint8_t *head, size_t head_n, size_t n, size_t size, size_t lo,
+                       size_t hi, size_t *head_need, uint64_t *off, uint64_t *end);
     zgpu_status (*encode_bytes)(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out);
     /* Optional, bytes->bytes and array->bytes: the size of the encoded form of `decoded` bytes (for
      * array->bytes, `decoded` is nbytes of c->decoded). Leaves *exact alone when the encoded size is a function

@@ -3,6 +3,7 @@
  * is one plan: a chunk that several boxes need is decoded once, by its unit's leader, and placed in each. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +98,80 @@ static void unit_range(const read_job *j, const zg_chunk_task *t, size_t *lo, si
     *hi = b;
 }
 
+/* The stored bytes of a chunk the read needs only [lo, hi) of, where the chain can say which of them that takes
+ * (zg_chain_stored_span: blosc's header, block starts and the blocks holding the range): those are read into a
+ * buffer of the chunk's stored size and the rest stays on disk (a patch of a 64x256x256 blosc chunk reads 2 of its
+ * 64 blocks). Local stores only: the chunk is the object `ob` (stored = -1) or `stored` bytes at `base` of it (an
+ * inner chunk of a shard). *have = 1: io holds the chunk's n stored bytes (those the range needs, or all);
+ * *have = 0 and *found = 1: nothing read, the caller reads the whole chunk; *found = 0: the chunk is absent. */
+typedef struct part_reader {
+    zg_store *s;
+    const zg_plan_object *ob;
+    zg_store_file *f; /* the object open for this chunk (ob->file for shards) */
+    uint64_t base;
+} part_reader;
+
+static zgpu_status part_read(const part_reader *r, uint64_t off, uint64_t len, uint8_t *out) {
+    if (!len) return ZGPU_OK;
+    if (r->f) return r->s->vt->read_file(r->f, r->base + off, len, out);
+    int found = 0;
+    ZG_FORWARD(r->s->vt->get_range(r->s, r->ob->key, r->base + off, len, 0, out, &found));
+    return found ? ZGPU_OK : zg_error(ZGPU_ERR_IO, "'%s' vanished while it was read", r->ob->key);
+}
+
+static zgpu_status read_part(const read_job *j, const zg_chunk_task *t, zg_buf *io, size_t lo, size_t hi, int *found,
+                             size_t *read_n, int *have) {
+    zg_store *s = j->a->store;
+    const zg_plan_object *ob = &j->plan->objects[t->object];
+    part_reader r = {s, ob, ob->file, 0};
+    uint64_t n = 0;
+    int ranged = 0;
+    *have = 0;
+    *found = 1;
+    if (t->state == ZG_TASK_PRESENT) { /* an inner chunk at t->offset of a shard */
+        r.base = t->offset;
+        n = t->nbytes;
+        if (!r.f) return ZGPU_OK;
+    } else { /* a chunk object: opened once, so every range is of the same version of it */
+        if (!s->vt->open_file) return ZGPU_OK;
+        ZG_FORWARD(s->vt->open_file(s, ob->key, &r.f, &n, found));
+        if (!*found || !r.f) return ZGPU_OK; /* absent: the fill value; not kept open: read whole */
+    }
+    zgpu_status st = ZGPU_OK;
+    size_t head_n = 0, need = n < 4096 ? (size_t)n : 4096, total = 0;
+    uint64_t off = 0, end = 0;
+    if (n > SIZE_MAX / 2 || (st = zg_buf_reserve(io, (size_t)n)) != ZGPU_OK) goto done;
+    for (int round = 0; round < 3; round++) { /* the head (a guess, then what the codec asks for), then the span */
+        if (need > n) need = (size_t)n;
+        if (need > head_n) {
+            if ((st = part_read(&r, head_n, need - head_n, io->data + head_n)) != ZGPU_OK) goto done;
+            total += need - head_n;
+            head_n = need;
+        }
+        if (head_n == n || !zg_chain_stored_span(j->chain, io->data, head_n, (size_t)n, lo, hi, &need, &off, &end))
+            break;
+        if (need > head_n) continue;
+        if (end > n || off > end) break;
+        if (end > head_n) { /* (what the head already holds is not read again) */
+            const uint64_t from = off > head_n ? off : head_n;
+            if ((st = part_read(&r, from, end - from, io->data + from)) != ZGPU_OK) goto done;
+            total += (size_t)(end - from);
+        }
+        ranged = 1;
+        break;
+    }
+    if (!ranged && head_n < n) { /* the chain wants it all: read the rest */
+        if ((st = part_read(&r, head_n, n - head_n, io->data + head_n)) != ZGPU_OK) goto done;
+        total += (size_t)n - head_n;
+    }
+    *have = 1;
+    io->size = (size_t)n;
+    *read_n = total;
+done:
+    if (r.f && r.f != ob->file) s->vt->close_file(r.f);
+    return st;
+}
+
 static zgpu_status chunk_failed(const read_job *j, const zg_chunk_task *t, zgpu_status st) {
     const zg_plan_object *ob = &j->plan->objects[t->object];
     if (j->a->shard) zg_error_prefix(ZG_ARRAY_WHERE_FMT ", shard '%s', inner chunk %u: ", j->a->path, ob->key, t->inner);
@@ -125,22 +200,34 @@ static zgpu_status read_task(void *arg, size_t i) {
     double t0 = zg_now();
     int found = 0;
     zgpu_status st = ZGPU_OK;
-    /* the stored bytes: already in memory (fetched from a remote store by the plan), a range inside a shard,
-     * or the whole object */
+    const int direct = t->unit_n == 1 && t->covers_chunk && chunk_is_contiguous(j, t);
+    /* a chunk needed in part decodes only that part (zg_chain_decode_range), and on a local store reads only the
+     * stored bytes that takes where the codec says which they are (blosc); the cache keeps whole chunks */
+    const int partial = !direct && !j->cache && j->partial && zg_chain_decodes_ranges(j->chain);
+    size_t lo = 0, hi = 0;
+    if (partial) unit_range(j, t, &lo, &hi);
+    /* the stored bytes: already in memory (fetched from a remote store by the plan), the part a range needs, a
+     * range inside a shard, or the whole object */
     const uint8_t *enc = t->state == ZG_TASK_PRESENT ? zg_plan_bytes(ob, t->offset, t->nbytes) : NULL;
-    size_t enc_n = (size_t)t->nbytes;
+    size_t enc_n = (size_t)t->nbytes, read_n = (size_t)t->nbytes;
+    int have = 0;
     if (enc) {
         found = 1;
-    } else if (t->state == ZG_TASK_PRESENT) {
-        st = zg_buf_reserve(&ts->io, (size_t)t->nbytes);
-        if (st == ZGPU_OK) st = zg_plan_read(s, ob, t->offset, t->nbytes, ts->io.data, &found);
-        ts->io.size = (size_t)t->nbytes;
     } else {
-        ts->io.size = 0;
-        st = s->vt->get(s, ob->key, &ts->io, &found);
-    }
-    if (st != ZGPU_OK) return chunk_failed(j, t, st);
-    if (!enc) {
+        found = 1; /* (until a read says the chunk is absent) */
+        if (partial && !s->vt->remote) st = read_part(j, t, &ts->io, lo, hi, &found, &read_n, &have);
+        if (st == ZGPU_OK && !have && found) {
+            if (t->state == ZG_TASK_PRESENT) {
+                st = zg_buf_reserve(&ts->io, (size_t)t->nbytes);
+                if (st == ZGPU_OK) st = zg_plan_read(s, ob, t->offset, t->nbytes, ts->io.data, &found);
+                ts->io.size = (size_t)t->nbytes;
+            } else {
+                ts->io.size = 0;
+                st = s->vt->get(s, ob->key, &ts->io, &found);
+            }
+            read_n = ts->io.size;
+        }
+        if (st != ZGPU_OK) return chunk_failed(j, t, st);
         enc = ts->io.data;
         enc_n = ts->io.size;
     }
@@ -149,23 +236,17 @@ static zgpu_status read_task(void *arg, size_t i) {
         fill_unit(j, t);
         return ZGPU_OK;
     }
-    atomic_fetch_add(&j->stored, enc_n);
+    atomic_fetch_add(&j->stored, read_n);
 
     t0 = zg_now();
-    const int direct = t->unit_n == 1 && t->covers_chunk && chunk_is_contiguous(j, t);
     uint8_t *target = task_dst(j, t);
     if (!direct) {
         st = zg_buf_reserve(&ts->chunk, (size_t)zg_repr_nbytes(&j->chain->repr));
         if (st != ZGPU_OK) return st;
         target = ts->chunk.data;
     }
-    if (direct || j->cache || !j->partial) { /* (the cache keeps whole chunks) */
-        st = zg_chain_decode(j->chain, enc, enc_n, target, &ts->codec);
-    } else { /* only as much of the chunk as its boxes need, where the codecs can stop short (zstd, blosc) */
-        size_t lo, hi;
-        unit_range(j, t, &lo, &hi);
-        st = zg_chain_decode_range(j->chain, enc, enc_n, target, lo, hi, &ts->codec);
-    }
+    st = partial ? zg_chain_decode_range(j->chain, enc, enc_n, target, lo, hi, &ts->codec)
+                 : zg_chain_decode(j->chain, enc, enc_n, target, &ts->codec);
     if (st != ZGPU_OK) return chunk_failed(j, t, st);
     /* (a chunk decoded in place is one C-contiguous block of the output: kept from there) */
     if (j->cache)

@@ -16,6 +16,7 @@
 #include "common/json.h"
 #include "meta/dtype.h"
 #include "test.h"
+#include "zgpu_experimental.h"
 
 extern const zg_codec_vtable zg_codec_zstd, zg_codec_blosc;
 
@@ -115,16 +116,31 @@ static void codec_ranges(const uint8_t *raw, const zg_repr *repr) {
         st = c->vt->decode_bytes_range(c, enc.data, enc.size, enc_out, RAW_N - 2, 0, 10);
         CHECK_MSG(st == ZGPU_ERR_CORRUPT_DATA, "%s %s: wrong size gives %d", cc->vt->name, cc->conf, (int)st);
         if (cc->vt == &zg_codec_blosc) {
-            /* a block start of the last block (never needed by [0, 10)) pointing past the chunk: the streams of
-             * every block are checked before anything is decoded */
-            memcpy(bad, enc.data, enc.size);
+            /* a block start pointing past the chunk: refused where the block is needed; a block the range does
+             * not need is never read (a partial read may leave it on disk) */
             const uint32_t nblocks = (RAW_N + (uint32_t)block - 1) / (uint32_t)block;
-            const size_t at = 16 + 4 * (nblocks - 1);
             const uint32_t past = (uint32_t)enc.size + 100;
-            memcpy(bad + at, &past, 4);
+            memcpy(bad, enc.data, enc.size);
+            memcpy(bad + 16, &past, 4); /* block 0 */
             st = c->vt->decode_bytes_range(c, bad, enc.size, enc_out, RAW_N, 0, 10);
             CHECK_MSG(st == ZGPU_ERR_CORRUPT_DATA, "%s %s: bad block start gives %d", cc->vt->name, cc->conf, (int)st);
-            CHECK(strstr(zgpu_last_error(), "blosc") != NULL);
+            CHECK(strstr(zgpu_last_error(), "blosc: block 0") != NULL);
+            memcpy(bad, enc.data, enc.size);
+            memcpy(bad + 16 + 4 * (nblocks - 1), &past, 4); /* the last block */
+            memset(enc_out, SENTINEL, RAW_N);
+            CHECK_OK(c->vt->decode_bytes_range(c, bad, enc.size, enc_out, RAW_N, 0, 10));
+            CHECK(!memcmp(enc_out, raw, 10));
+            /* a needed block whose stream runs into the next block's bytes */
+            memcpy(bad, enc.data, enc.size);
+            uint32_t start0;
+            memcpy(&start0, bad + 16, 4);
+            uint32_t start1;
+            memcpy(&start1, bad + 20, 4);
+            const uint32_t long_cs = start1 - start0; /* longer than the block's first stream can be */
+            memcpy(bad + start0, &long_cs, 4);
+            st = c->vt->decode_bytes_range(c, bad, enc.size, enc_out, RAW_N, 0, 10);
+            CHECK_MSG(st == ZGPU_ERR_CORRUPT_DATA, "%s %s: stream past its block gives %d", cc->vt->name, cc->conf,
+                      (int)st);
         }
         free(bad);
         zg_buf_free(&enc);
@@ -259,6 +275,82 @@ static void array_boxes(zgpu_context *ctx, const char *dir) {
     free(box);
 }
 
+/* A blosc chunk needed in part is read in part: a plane of a 4-block chunk reads its header, block starts and one
+ * block; a fault in a block the read does not need does not fail it, one in a block it needs does (naming the
+ * chunk), and with partial_decode off the whole chunk is read and checked again. */
+static void ranged_reads(const char *dir) {
+    char path[512], meta[2048], file[600];
+    snprintf(path, sizeof path, "%s/ranged", dir);
+    snprintf(meta, sizeof meta,
+             "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [64, 64, 64], \"data_type\": \"uint16\", "
+             "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [64, 64, 64]}}, "
+             "\"chunk_key_encoding\": {\"name\": \"default\"}, \"fill_value\": 0, \"codecs\": [{\"name\": \"bytes\", "
+             "\"configuration\": {\"endian\": \"little\"}}, {\"name\": \"blosc\", \"configuration\": {\"cname\": "
+             "\"lz4\", \"clevel\": 5, \"shuffle\": \"shuffle\", \"typesize\": 2, \"blocksize\": 65536}}]}");
+    zgpu_context *ctx = NULL;
+    CHECK_OK(zgpu_context_create(NULL, &ctx));
+    zgpu_array *a = NULL;
+    CHECK_OK(zgpu_array_create(ctx, path, meta, 1, &a));
+    if (!a) {
+        zgpu_context_free(ctx);
+        return;
+    }
+    uint16_t *all = malloc(64 * 64 * 64 * 2), *box = malloc(64 * 64 * 2);
+    uint32_t stored = 0, nblocks = 0;
+    for (uint64_t i = 0; i < 64 * 64 * 64; i++) all[i] = array_value(i / 4096, (i / 64) % 64, i % 64);
+    const uint64_t s0[3] = {0, 0, 0}, c0[3] = {64, 64, 64};
+    CHECK_OK(zgpu_array_write(a, s0, c0, all, NULL));
+    snprintf(file, sizeof file, "%s/c/0/0/0", path);
+    FILE *fp = fopen(file, "r+b");
+    CHECK(fp != NULL);
+    if (!fp) goto out;
+    uint8_t head[32];
+    CHECK(fread(head, 1, 32, fp) == 32);
+    stored = head[12] | head[13] << 8 | head[14] << 16 | (uint32_t)head[15] << 24;
+    const uint32_t block = head[8] | head[9] << 8 | head[10] << 16 | (uint32_t)head[11] << 24;
+    nblocks = block ? (64 * 64 * 64 * 2 + block - 1) / block : 0;
+    CHECK_MSG(nblocks >= 3 && !(head[2] & 0x02), "blosc block %u, flags 0x%x", block, head[2]);
+    const uint64_t plane0[3] = {0, 0, 0}, plane63[3] = {63, 0, 0}, one_plane[3] = {1, 64, 64};
+    CHECK_OK(zgpu_array_read(a, plane0, one_plane, box, NULL));
+    CHECK(box[0] == array_value(0, 0, 0) && box[4095] == array_value(0, 63, 63));
+    zgpu_read_stats rs;
+    memset(&rs, 0, sizeof rs);
+    rs.struct_size = sizeof rs;
+    zgpu_array_last_read_stats(a, &rs);
+    CHECK_MSG(rs.stored_bytes > 0 && rs.stored_bytes < stored / 2, "a plane read %llu of the chunk's %u stored bytes",
+              (unsigned long long)rs.stored_bytes, stored);
+    /* the last block's start pointing past the chunk */
+    const uint32_t past = stored + 1000;
+    fseek(fp, 16 + 4 * (long)(nblocks - 1), SEEK_SET);
+    CHECK(fwrite(&past, 4, 1, fp) == 1);
+    fclose(fp);
+    memset(box, 0, 64 * 64 * 2);
+    CHECK_OK(zgpu_array_read(a, plane0, one_plane, box, NULL));
+    CHECK(box[0] == array_value(0, 0, 0) && box[4095] == array_value(0, 63, 63));
+    zgpu_status st = zgpu_array_read(a, plane63, one_plane, box, NULL);
+    CHECK(st == ZGPU_ERR_CORRUPT_DATA);
+    CHECK_MSG(strstr(zgpu_last_error(), "c/0/0/0") && strstr(zgpu_last_error(), "blosc: block"), "%s", zgpu_last_error());
+    /* partial_decode off: every read of the chunk reads and checks it whole */
+    zgpu_tuning t;
+    zgpu_tuning_init(&t);
+    t.partial_decode = ZGPU_SWITCH_OFF;
+    zgpu_context_options o;
+    zgpu_context_options_init(&o);
+    o.tuning = &t;
+    zgpu_context *whole = NULL;
+    CHECK_OK(zgpu_context_create(&o, &whole));
+    zgpu_array *b = NULL;
+    CHECK_OK(zgpu_array_open(whole, path, &b));
+    if (b) CHECK(zgpu_array_read(b, plane0, one_plane, box, NULL) == ZGPU_ERR_CORRUPT_DATA);
+    zgpu_array_close(b);
+    zgpu_context_free(whole);
+out:
+    free(all);
+    free(box);
+    zgpu_array_close(a);
+    zgpu_context_free(ctx);
+}
+
 int main(void) {
     uint16_t *vals = malloc(RAW_N);
     for (size_t i = 0; i < RAW_N / 2; i++) vals[i] = value_at(i);
@@ -278,6 +370,7 @@ int main(void) {
     zgpu_context *ctx = NULL;
     CHECK_OK(zgpu_context_create(NULL, &ctx));
     if (ctx) array_boxes(ctx, dir);
+    ranged_reads(dir);
     zgpu_context_free(ctx);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

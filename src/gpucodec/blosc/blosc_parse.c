@@ -132,6 +132,58 @@ zgpu_status zg_blosc_streams(const uint8_t *src, size_t n, const zg_blosc_header
     return ZGPU_OK;
 }
 
+void zg_blosc_blocks_of(const zg_blosc_header *h, size_t lo, size_t hi, uint32_t *b0, uint32_t *b1) {
+    *b0 = (uint32_t)(lo / h->blocksize);
+    *b1 = (uint32_t)((hi - 1) / h->blocksize);
+    if (*b1 >= h->nblocks) *b1 = h->nblocks - 1;
+}
+
+/* The least block start above `start` (or n): where the block starting at `start` must end. */
+static uint64_t next_start(const uint8_t *src, size_t n, const zg_blosc_header *h, uint64_t start) {
+    uint64_t end = n;
+    for (uint32_t j = 0; j < h->nblocks; j++) {
+        uint64_t s = zg_le32(src + ZG_BLOSC_HEADER + 4ull * j);
+        if (s > start && s < end) end = s;
+    }
+    return end;
+}
+
+void zg_blosc_blocks_span(const uint8_t *src, size_t n, const zg_blosc_header *h, uint32_t b0, uint32_t b1,
+                          uint64_t *off, uint64_t *end) {
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (uint32_t b = b0; b <= b1; b++) {
+        uint64_t s = zg_le32(src + ZG_BLOSC_HEADER + 4ull * b);
+        if (s < lo) lo = s;
+        if (s > hi) hi = s;
+    }
+    *off = lo > n ? n : lo;
+    *end = hi >= n ? n : next_start(src, n, h, hi);
+}
+
+zgpu_status zg_blosc_check_blocks(const uint8_t *src, size_t n, const zg_blosc_header *h, uint32_t b0, uint32_t b1) {
+    const uint64_t data_start = ZG_BLOSC_HEADER + 4ull * h->nblocks;
+    for (uint32_t b = b0; b <= b1 && b < h->nblocks; b++) {
+        const int last_short = (b == h->nblocks - 1) && h->leftover;
+        const uint32_t ns = n_splits(h, last_short);
+        uint64_t pos = zg_le32(src + ZG_BLOSC_HEADER + 4ull * b);
+        ZG_RETURN_IF(pos < data_start || pos >= n, ZGPU_ERR_CORRUPT_DATA,
+                     "blosc: block %u starts at %llu, outside the data area [%llu, %zu)", b, (unsigned long long)pos,
+                     (unsigned long long)data_start, n);
+        const uint64_t end = next_start(src, n, h, pos);
+        for (uint32_t s = 0; s < ns; s++) {
+            ZG_RETURN_IF(pos + 4 > end, ZGPU_ERR_CORRUPT_DATA, "blosc: block %u stream %u header past the block's end", b,
+                         s);
+            const uint32_t cs = zg_le32(src + pos);
+            pos += 4;
+            ZG_RETURN_IF(cs == 0 || pos + cs > end, ZGPU_ERR_CORRUPT_DATA,
+                         "blosc: block %u stream %u of %u bytes runs past the block's end (byte %llu)", b, s, cs,
+                         (unsigned long long)end);
+            pos += cs;
+        }
+    }
+    return ZGPU_OK;
+}
+
 zgpu_status zg_blosc_stream_payload(const zg_blosc_header *h, const uint8_t *chunk, zg_blosc_stream *s) {
     s->check_kind = ZG_CHECK_NONE;
     s->check = 0;

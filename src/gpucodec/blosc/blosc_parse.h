@@ -49,6 +49,17 @@ size_t zg_blosc_max_streams(const zg_blosc_header *h);
 /** Lists the streams in chunk order (checks every block start and stream size against n). */
 zgpu_status zg_blosc_streams(const uint8_t *src, size_t n, const zg_blosc_header *h, zg_blosc_stream *out,
                              size_t cap, size_t *count);
+/** The blocks holding decoded bytes [lo, hi) (lo < hi <= nbytes; not a plain copy): b0..b1. */
+void zg_blosc_blocks_of(const zg_blosc_header *h, size_t lo, size_t hi, uint32_t *b0, uint32_t *b1);
+/** Where blocks b0..b1 are stored, from the block starts (`src` holds at least the header and the block starts;
+ *  n: the chunk's stored size): [*off, *end), from the least start among them to the next start above the
+ *  greatest (or n). A partial read needs the header, the block starts and this span. */
+void zg_blosc_blocks_span(const uint8_t *src, size_t n, const zg_blosc_header *h, uint32_t b0, uint32_t b1,
+                          uint64_t *off, uint64_t *end);
+/** Checks blocks b0..b1 of a chunk of n stored bytes before a partial decode reads them: each starts in the data
+ *  area, and each of its streams lies between its start and the next block start above it (or n), so that
+ *  decoding them reads nothing outside the span zg_blosc_blocks_span gives. ZGPU_ERR_CORRUPT_DATA names the block. */
+zgpu_status zg_blosc_check_blocks(const uint8_t *src, size_t n, const zg_blosc_header *h, uint32_t b0, uint32_t b1);
 /** A compressed stream (not raw) of the chunk at `chunk` as a GPU decoder reads it, with the checksum it carries:
  *  zlib streams become their DEFLATE payload (header and Adler-32 checked off, the Adler-32 kept in s->check);
  *  a zstd frame with the content checksum flag keeps the low 32 bits of its XXH64 (the frame must then fill the
