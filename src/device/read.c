@@ -102,13 +102,25 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
     r.threads = zg_pool_size(j->a->ctx->pool);
     r.chunk_bytes = (double)j->pp.chunk_nbytes;
     uint64_t stored = 0;
+    /* the host route decodes a chunk needed in part only that far (host/host_read.c): a zstd frame up to the last
+     * byte needed, the blosc blocks that hold [lo, hi) */
+    const zg_chain *chain = j->a->shard ? zg_sharding_inner_chain(j->a->shard) : j->a->chain;
+    const int partial = !j->cache && j->a->ctx->tuning.partial_decode != ZGPU_SWITCH_OFF &&
+                        zg_chain_decodes_ranges(chain) && r.chunk_bytes > 0;
+    int64_t cs[ZGPU_MAX_DIMS];
+    if (partial) zg_c_strides(plan->ndim, plan->chunk, j->a->meta.dtype.size, cs);
+    double part = 0;
     for (size_t i = 0; i < plan->n_tasks; i++) {
         const zg_chunk_task *t = &plan->tasks[i];
         if (t->unit_n && t->decoded_elsewhere) r.cached++; /* (a copy out of the cache, not a decode) */
         if (!t->unit_n || t->decoded_elsewhere || (resolved && t->state != ZG_TASK_PRESENT)) continue;
         r.chunks++;
         stored += t->nbytes;
+        size_t lo = 0, hi = (size_t)r.chunk_bytes;
+        if (partial) zg_plan_unit_range(plan, t, j->a->meta.dtype.size, cs, &lo, &hi);
+        part += (double)(hi - (j->pp.comp == ZG_GPU_FORMAT_BLOSC ? lo : 0)) / r.chunk_bytes;
     }
+    if (r.chunks) r.host_part = part / (double)r.chunks;
     if (resolved && stored) {
         r.ratio = r.chunk_bytes * (double)r.chunks / (double)stored;
     } else {

@@ -79,25 +79,6 @@ static void place(const read_job *j, const zg_chunk_task *u, const uint8_t *chun
         zg_convert_box(nd, u->count, &j->x, task_dst(j, u), region_strides(j, u), src, j->chunk_strides);
 }
 
-/* The bytes of the decoded chunk (C order) that the unit led by t needs: from its first element to its last. */
-static void unit_range(const read_job *j, const zg_chunk_task *t, size_t *lo, size_t *hi) {
-    size_t a = SIZE_MAX, b = 0;
-    for (uint32_t k = 0; k < t->unit_n; k++) {
-        uint64_t first = 0, last = 0;
-        int empty = 0;
-        for (int d = 0; d < j->plan->ndim; d++) {
-            empty |= t[k].count[d] == 0;
-            first += t[k].in_chunk[d] * (uint64_t)j->chunk_strides[d];
-            last += (t[k].in_chunk[d] + t[k].count[d] - 1) * (uint64_t)j->chunk_strides[d];
-        }
-        if (empty) continue;
-        if (first < a) a = (size_t)first;
-        if (last + j->a->meta.dtype.size > b) b = (size_t)last + j->a->meta.dtype.size;
-    }
-    *lo = a == SIZE_MAX ? 0 : a;
-    *hi = b;
-}
-
 /* The stored bytes of a chunk the read needs only [lo, hi) of, where the chain can say which of them that takes
  * (zg_chain_stored_span: blosc's header, block starts and the blocks holding the range): those are read into a
  * buffer of the chunk's stored size and the rest stays on disk (a patch of a 64x256x256 blosc chunk reads 2 of its
@@ -205,7 +186,7 @@ static zgpu_status read_task(void *arg, size_t i) {
      * stored bytes that takes where the codec says which they are (blosc); the cache keeps whole chunks */
     const int partial = !direct && !j->cache && j->partial && zg_chain_decodes_ranges(j->chain);
     size_t lo = 0, hi = 0;
-    if (partial) unit_range(j, t, &lo, &hi);
+    if (partial) zg_plan_unit_range(j->plan, t, j->a->meta.dtype.size, j->chunk_strides, &lo, &hi);
     /* the stored bytes: already in memory (fetched from a remote store by the plan), the part a range needs, a
      * range inside a shard, or the whole object */
     const uint8_t *enc = t->state == ZG_TASK_PRESENT ? zg_plan_bytes(ob, t->offset, t->nbytes) : NULL;

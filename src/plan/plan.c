@@ -305,6 +305,25 @@ static zgpu_status resolve_object(void *arg, size_t i) {
     return st;
 }
 
+void zg_plan_unit_range(const zg_plan *plan, const zg_chunk_task *t, size_t itemsize, const int64_t *chunk_strides,
+                        size_t *lo, size_t *hi) {
+    size_t a = SIZE_MAX, b = 0;
+    for (uint32_t k = 0; k < t->unit_n; k++) {
+        uint64_t first = 0, last = 0;
+        int empty = 0;
+        for (int d = 0; d < plan->ndim; d++) {
+            empty |= t[k].count[d] == 0;
+            first += t[k].in_chunk[d] * (uint64_t)chunk_strides[d];
+            last += (t[k].in_chunk[d] + t[k].count[d] - 1) * (uint64_t)chunk_strides[d];
+        }
+        if (empty) continue;
+        if (first < a) a = (size_t)first;
+        if (last + itemsize > b) b = (size_t)last + itemsize;
+    }
+    *lo = a == SIZE_MAX ? 0 : a;
+    *hi = b;
+}
+
 const uint8_t *zg_plan_bytes(const zg_plan_object *ob, uint64_t offset, uint64_t length) {
     for (size_t i = 0; i < ob->n_spans; i++) {
         const zg_plan_span *sp = &ob->spans[i];

@@ -72,7 +72,8 @@ zgpu_route zg_route_choose(const zg_route_model *m, const zg_route_read *r, doub
     double host = p.h0 + r->box_bytes / h2d, dev = p.d0 + stored / h2d;
     if (k > 0) {
         const double per_big = B / p.big_bytes; /* (hn and dn are a big chunk's share of many) */
-        host += fmax(latency(p.h1 - p.h0, p.h1_big - p.h0, &p, B), k * p.hn * per_big * host_share);
+        const double Bh = r->host_part > 0 && r->host_part < 1 ? B * r->host_part : B;
+        host += fmax(latency(p.h1 - p.h0, p.h1_big - p.h0, &p, Bh), k * p.hn * (Bh / p.big_bytes) * host_share);
         dev += fmax(latency(p.d1 - p.d0, p.d1_big - p.d0, &p, B), k * p.dn * per_big);
     }
     /* chunks the cache holds: the host route copies the boxes out of them; the device route stages them whole */

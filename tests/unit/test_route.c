@@ -58,6 +58,19 @@ static void decisions(void) {
     r.cached = 1;
     r.box_bytes = 32 * 128 * 128 * 4;
     CHECK_EQ_U64(zg_route_choose(&m, &r, NULL, NULL), ZGPU_ROUTE_HOST);
+    /* 8 patches over 32 blosc-LZ4 OCT chunks: the host decodes 1 of their 64 blocks each (partial decodes), so the
+     * host route, slower whole, wins; its predicted time falls with the share it decodes, the device route's not */
+    r = read_of(ZG_RC_LZ4, 32, 8388608.0, 1.05);
+    r.box_bytes = 8 * 256 * 256 * 2;
+    double th_whole, td_whole;
+    CHECK_EQ_U64(zg_route_choose(&m, &r, &th_whole, &td_whole), ZGPU_ROUTE_DEVICE);
+    r.host_part = 1.0 / 64;
+    CHECK_EQ_U64(zg_route_choose(&m, &r, &th, &td), ZGPU_ROUTE_HOST);
+    CHECK_MSG(th < th_whole / 4 && td == td_whole, "patch: host %.2f -> %.2f ms, device %.2f -> %.2f ms",
+              th_whole * 1e3, th * 1e3, td_whole * 1e3, td * 1e3);
+    r.host_part = 1.0; /* all of it: as whole */
+    zg_route_choose(&m, &r, &th, NULL);
+    CHECK(th == th_whole);
     /* a whole low-ratio volume in every codec: the GPU */
     for (int c = 0; c < ZG_RC_N; c++) {
         r = read_of((zg_route_codec)c, 128, 8388608.0, 1.3);
