@@ -240,11 +240,14 @@ int zg_chain_decodes_ranges(const zg_chain *ch) {
            ch->b2b_size[0] == (size_t)zg_repr_nbytes(&ch->repr);
 }
 
+int zg_chain_reads_spans(const zg_chain *ch) {
+    return ch->n_b2b == 1 && zg_chain_decodes_ranges(ch) && ch->b2b[0]->vt->stored_span;
+}
+
 int zg_chain_stored_span(const zg_chain *ch, const uint8_t *head, size_t head_n, size_t n, size_t lo, size_t hi,
                          size_t *head_need, uint64_t *off, uint64_t *end) {
     const size_t nbytes = (size_t)zg_repr_nbytes(&ch->repr);
-    if (ch->n_b2b != 1 || !zg_chain_decodes_ranges(ch) || !ch->b2b[0]->vt->stored_span || lo >= hi || hi > nbytes ||
-        (lo == 0 && hi == nbytes))
+    if (!zg_chain_reads_spans(ch) || lo >= hi || hi > nbytes || (lo == 0 && hi == nbytes))
         return 0;
     return ch->b2b[0]->vt->stored_span(ch->b2b[0], head, head_n, n, nbytes, lo, hi, head_need, off, end);
 }

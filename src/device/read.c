@@ -102,11 +102,12 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
     r.threads = zg_pool_size(j->a->ctx->pool);
     r.chunk_bytes = (double)j->pp.chunk_nbytes;
     uint64_t stored = 0;
-    /* the host route decodes a chunk needed in part only that far (host/host_read.c): a zstd frame up to the last
-     * byte needed, the blosc blocks that hold [lo, hi) */
+    /* the host route reads and decodes of a blosc chunk needed in part only the blocks each box needs
+     * (host/host_read.c). (A zstd frame also decodes only as far as the last byte needed, but still reads the whole
+     * chunk: what that saves varies, and the model's learnt factors take it.) */
     const zg_chain *chain = j->a->shard ? zg_sharding_inner_chain(j->a->shard) : j->a->chain;
     const int partial = !j->cache && j->a->ctx->tuning.partial_decode != ZGPU_SWITCH_OFF &&
-                        zg_chain_decodes_ranges(chain) && r.chunk_bytes > 0;
+                        zg_chain_reads_spans(chain) && r.chunk_bytes > 0;
     int64_t cs[ZGPU_MAX_DIMS];
     if (partial) zg_c_strides(plan->ndim, plan->chunk, j->a->meta.dtype.size, cs);
     double part = 0;
@@ -116,9 +117,13 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
         if (!t->unit_n || t->decoded_elsewhere || (resolved && t->state != ZG_TASK_PRESENT)) continue;
         r.chunks++;
         stored += t->nbytes;
-        size_t lo = 0, hi = (size_t)r.chunk_bytes;
-        if (partial) zg_plan_unit_range(plan, t, j->a->meta.dtype.size, cs, &lo, &hi);
-        part += (double)(hi - (j->pp.comp == ZG_GPU_FORMAT_BLOSC ? lo : 0)) / r.chunk_bytes;
+        double share = 0;
+        for (uint32_t k = 0; partial && k < t->unit_n; k++) {
+            size_t lo, hi;
+            zg_plan_unit_range(plan, t + k, 1, j->a->meta.dtype.size, cs, &lo, &hi);
+            share += (double)(hi - lo) / r.chunk_bytes;
+        }
+        part += partial && share < 1 ? share : 1;
     }
     if (r.chunks) r.host_part = part / (double)r.chunks;
     if (resolved && stored) {

@@ -160,42 +160,26 @@ static zgpu_status chunk_failed(const read_job *j, const zg_chunk_task *t, zgpu_
     return st;
 }
 
-static zgpu_status read_task(void *arg, size_t i) {
-    read_job *j = arg;
+/* Fetches and decodes the chunk of unit leader t for its tasks t[first, first + n) and places them: the whole
+ * chunk, or with `partial` only the part they need (zg_chain_decode_range), reading on a local store only the
+ * stored bytes that takes where the codec says which they are (blosc). */
+static zgpu_status fetch_decode(read_job *j, const zg_chunk_task *t, size_t ti, zg_thread_scratch *ts, uint32_t first,
+                                uint32_t n, int partial) {
     const zg_plan *plan = j->plan;
-    const zg_chunk_task *t = &plan->tasks[j->task_base + i];
-    if (!t->unit_n) return ZGPU_OK; /* placed by its unit's leader */
     const zg_plan_object *ob = &plan->objects[t->object];
-    const size_t ti = j->task_base + i;
-    if (t->decoded_elsewhere) { /* a hit of the chunk cache: placed from there */
-        for (uint32_t k = 0; k < t->unit_n; k++) place(j, &t[k], j->hits[ti]->data);
-        return ZGPU_OK;
-    }
-    if (t->state == ZG_TASK_MISSING) {
-        fill_unit(j, t);
-        return ZGPU_OK;
-    }
-    zg_thread_scratch *ts = zg_thread_scratch_get();
-    if (!ts) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for thread scratch");
     zg_store *s = j->a->store;
     double t0 = zg_now();
-    int found = 0;
+    int found = 1; /* (until a read says the chunk is absent) */
     zgpu_status st = ZGPU_OK;
-    const int direct = t->unit_n == 1 && t->covers_chunk && chunk_is_contiguous(j, t);
-    /* a chunk needed in part decodes only that part (zg_chain_decode_range), and on a local store reads only the
-     * stored bytes that takes where the codec says which they are (blosc); the cache keeps whole chunks */
-    const int partial = !direct && !j->cache && j->partial && zg_chain_decodes_ranges(j->chain);
+    const int direct = n == 1 && t->unit_n == 1 && t->covers_chunk && chunk_is_contiguous(j, t);
     size_t lo = 0, hi = 0;
-    if (partial) zg_plan_unit_range(j->plan, t, j->a->meta.dtype.size, j->chunk_strides, &lo, &hi);
+    if (partial) zg_plan_unit_range(plan, t + first, n, j->a->meta.dtype.size, j->chunk_strides, &lo, &hi);
     /* the stored bytes: already in memory (fetched from a remote store by the plan), the part a range needs, a
      * range inside a shard, or the whole object */
     const uint8_t *enc = t->state == ZG_TASK_PRESENT ? zg_plan_bytes(ob, t->offset, t->nbytes) : NULL;
     size_t enc_n = (size_t)t->nbytes, read_n = (size_t)t->nbytes;
     int have = 0;
-    if (enc) {
-        found = 1;
-    } else {
-        found = 1; /* (until a read says the chunk is absent) */
+    if (!enc) {
         if (partial && !s->vt->remote) st = read_part(j, t, &ts->io, lo, hi, &found, &read_n, &have);
         if (st == ZGPU_OK && !have && found) {
             if (t->state == ZG_TASK_PRESENT) {
@@ -233,9 +217,38 @@ static zgpu_status read_task(void *arg, size_t i) {
     if (j->cache)
         zg_chunk_cache_put(j->cache, j->a->store->id, ob->key, t->inner, j->gens[ti], target,
                            (size_t)zg_repr_nbytes(&j->chain->repr));
-    for (uint32_t k = 0; !direct && k < t->unit_n; k++) place(j, &t[k], target);
+    for (uint32_t k = first; !direct && k < first + n; k++) place(j, &t[k], target);
     atomic_fetch_add(&j->decode_ns, ns_since(t0));
     return ZGPU_OK;
+}
+
+static zgpu_status read_task(void *arg, size_t i) {
+    read_job *j = arg;
+    const zg_plan *plan = j->plan;
+    const zg_chunk_task *t = &plan->tasks[j->task_base + i];
+    if (!t->unit_n) return ZGPU_OK; /* placed by its unit's leader */
+    const size_t ti = j->task_base + i;
+    if (t->decoded_elsewhere) { /* a hit of the chunk cache: placed from there */
+        for (uint32_t k = 0; k < t->unit_n; k++) place(j, &t[k], j->hits[ti]->data);
+        return ZGPU_OK;
+    }
+    if (t->state == ZG_TASK_MISSING) {
+        fill_unit(j, t);
+        return ZGPU_OK;
+    }
+    zg_thread_scratch *ts = zg_thread_scratch_get();
+    if (!ts) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for thread scratch");
+    const int direct = t->unit_n == 1 && t->covers_chunk && chunk_is_contiguous(j, t);
+    /* a chunk needed in part decodes only that part; the cache keeps whole chunks */
+    const int partial = !direct && !j->cache && j->partial && zg_chain_decodes_ranges(j->chain);
+    /* where a partial read costs what it reads and decodes (blosc blocks), the boxes of a unit go one by one: two
+     * patches far apart in one chunk read their own blocks, not everything between them (a zstd frame decodes from
+     * its start: once, as far as the last box needs) */
+    if (partial && t->unit_n > 1 && zg_chain_reads_spans(j->chain)) {
+        for (uint32_t k = 0; k < t->unit_n; k++) ZG_FORWARD(fetch_decode(j, t, ti, ts, k, 1, 1));
+        return ZGPU_OK;
+    }
+    return fetch_decode(j, t, ti, ts, 0, t->unit_n, partial);
 }
 
 /* A remote read's window: whole objects from o0 on, up to about window_bytes (zgpu_remote_options) of decoded

@@ -305,10 +305,10 @@ static zgpu_status resolve_object(void *arg, size_t i) {
     return st;
 }
 
-void zg_plan_unit_range(const zg_plan *plan, const zg_chunk_task *t, size_t itemsize, const int64_t *chunk_strides,
-                        size_t *lo, size_t *hi) {
+void zg_plan_unit_range(const zg_plan *plan, const zg_chunk_task *t, uint32_t n, size_t itemsize,
+                        const int64_t *chunk_strides, size_t *lo, size_t *hi) {
     size_t a = SIZE_MAX, b = 0;
-    for (uint32_t k = 0; k < t->unit_n; k++) {
+    for (uint32_t k = 0; k < n; k++) {
         uint64_t first = 0, last = 0;
         int empty = 0;
         for (int d = 0; d < plan->ndim; d++) {

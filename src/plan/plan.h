@@ -141,9 +141,10 @@ struct zg_xform;
 zgpu_status zg_read_xform(const zgpu_array *a, const zgpu_read_options *opts, struct zg_xform *x);
 /** C-contiguous byte strides for a shape. */
 void zg_c_strides(int ndim, const uint64_t *shape, size_t itemsize, int64_t *strides);
-/** The bytes of a decoded chunk (C order, byte strides chunk_strides) that the unit led by t needs: from its first
- *  element to its last ([0, 0) when every box is empty). Partial decodes (zg_chain_decode_range) take this. */
-void zg_plan_unit_range(const zg_plan *plan, const zg_chunk_task *t, size_t itemsize, const int64_t *chunk_strides,
-                        size_t *lo, size_t *hi);
+/** The bytes of a decoded chunk (C order, byte strides chunk_strides) that tasks t[0..n) of one unit need: from the
+ *  first element of any to the last ([0, 0) when every box is empty). Partial decodes (zg_chain_decode_range) take
+ *  this. */
+void zg_plan_unit_range(const zg_plan *plan, const zg_chunk_task *t, uint32_t n, size_t itemsize,
+                        const int64_t *chunk_strides, size_t *lo, size_t *hi);
 
 #endif
