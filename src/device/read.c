@@ -103,8 +103,8 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
     r.chunk_bytes = (double)j->pp.chunk_nbytes;
     uint64_t stored = 0;
     /* the host route reads and decodes of a blosc chunk needed in part only the blocks each box needs
-     * (host/host_read.c). (A zstd frame also decodes only as far as the last byte needed, but still reads the whole
-     * chunk: what that saves varies, and the model's learnt factors take it.) */
+     * (host/host_read.c). (With partial_decode ON a zstd frame also stops at the last byte needed; the model leaves
+     * that out: what it saves varies with the data, and on the H200 counting it misrouted OCT crops.) */
     const zg_chain *chain = j->a->shard ? zg_sharding_inner_chain(j->a->shard) : j->a->chain;
     const int partial = !j->cache && j->a->ctx->tuning.partial_decode != ZGPU_SWITCH_OFF &&
                         zg_chain_reads_spans(chain) && r.chunk_bytes > 0;

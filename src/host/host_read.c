@@ -30,7 +30,7 @@ typedef struct read_job {
     zg_cache_ref **hits;
     uint64_t *gens;
     zg_xform x;                 /* what the destinations get (zgpu_read_options): x.identity, the stored values */
-    int partial;                /* tuning partial_decode: chunks needed in part decode only that part */
+    int partial;                /* tuning partial_decode: 0 off, 1 blosc (chains that read spans), 2 also zstd */
 } read_job;
 
 static uint64_t ns_since(double t0) { return (uint64_t)((zg_now() - t0) * 1e9); }
@@ -239,8 +239,9 @@ static zgpu_status read_task(void *arg, size_t i) {
     zg_thread_scratch *ts = zg_thread_scratch_get();
     if (!ts) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for thread scratch");
     const int direct = t->unit_n == 1 && t->covers_chunk && chunk_is_contiguous(j, t);
-    /* a chunk needed in part decodes only that part; the cache keeps whole chunks */
-    const int partial = !direct && !j->cache && j->partial && zg_chain_decodes_ranges(j->chain);
+    /* a chunk needed in part decodes only that part (tuning partial_decode); the cache keeps whole chunks */
+    const int partial = !direct && !j->cache &&
+                        (j->partial == 2 ? zg_chain_decodes_ranges(j->chain) : j->partial && zg_chain_reads_spans(j->chain));
     /* where a partial read costs what it reads and decodes (blosc blocks), the boxes of a unit go one by one: two
      * patches far apart in one chunk read their own blocks, not everything between them (a zstd frame decodes from
      * its start: once, as far as the last box needs) */
@@ -428,7 +429,9 @@ zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts
     }
     const int remote = a->store->vt->remote;
     j.cache = a->ctx->cache;
-    j.partial = a->ctx->tuning.partial_decode != ZGPU_SWITCH_OFF;
+    j.partial = a->ctx->tuning.partial_decode == ZGPU_SWITCH_OFF  ? 0
+                : a->ctx->tuning.partial_decode == ZGPU_SWITCH_ON ? 2
+                                                                  : 1;
     if (j.cache) st = cache_lookup(&j, &plan, &stats);
     /* shard indexes (a remote store fetches the tasks' bytes window by window, read_remote) */
     if (st == ZGPU_OK && remote) st = zg_plan_resolve_remote(a, &plan, ZG_FETCH_NONE);

@@ -367,8 +367,15 @@ int main(void) {
     char dir[256];
     snprintf(dir, sizeof dir, "/tmp/zgpu_test_decode_range_%d", (int)getpid());
     mkdir(dir, 0755);
+    /* partial_decode ON: zstd frames stop short too (the default: blosc only) */
+    zgpu_tuning t;
+    zgpu_tuning_init(&t);
+    t.partial_decode = ZGPU_SWITCH_ON;
+    zgpu_context_options o;
+    zgpu_context_options_init(&o);
+    o.tuning = &t;
     zgpu_context *ctx = NULL;
-    CHECK_OK(zgpu_context_create(NULL, &ctx));
+    CHECK_OK(zgpu_context_create(&o, &ctx));
     if (ctx) array_boxes(ctx, dir);
     ranged_reads(dir);
     zgpu_context_free(ctx);
