@@ -140,7 +140,21 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
         for (int d = 0; d < plan->ndim; d++) b *= (double)rq->counts[k * (size_t)plan->ndim + (size_t)d];
         r.box_bytes += b;
     }
-    return dev_route_decide(j->a->ctx, &r);
+    const zg_route_pick p = dev_route_decide(j->a->ctx, &r);
+    if (j->tune->trace)
+        fprintf(stderr, "zgpu route: '%s' %zu chunks (%zu cached, %.2f decoded on the host), ratio %.1f: host %.3f ms, "
+                        "device %.3f ms -> %s%s\n",
+                j->a->path, r.chunks, r.cached, r.host_part, r.ratio, p.t_host * 1e3, p.t_device * 1e3,
+                p.route == ZGPU_ROUTE_HOST ? "host" : "device", p.explored ? " (exploring)" : "");
+    return p;
+}
+
+/* What a read that the model routed took, for the model's memory (and the trace). */
+static void learn_route(zgpu_array *a, const zg_route_pick *p, const zgpu_tuning *tune, double seconds) {
+    dev_route_learn(a->ctx, p, seconds);
+    if (tune->trace)
+        fprintf(stderr, "zgpu route: '%s' took %.3f ms on the %s route (predicted %.3f ms before what was learnt)\n",
+                a->path, seconds * 1e3, p->route == ZGPU_ROUTE_HOST ? "host" : "device", p->predicted * 1e3);
 }
 
 /* order_user: order our stream after the caller's and the caller's after ours (the async path instead
@@ -229,7 +243,7 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
         stats.struct_size = sizeof stats;
         s = dev_host_route(a, st, rq, &j.x, user_stream, order_user, &stats);
         if (s == ZGPU_OK) zg_array_set_stats(a, &stats);
-        if (s == ZGPU_OK && learn) dev_route_learn(a->ctx, &picked, stats.total_s);
+        if (s == ZGPU_OK && learn) learn_route(a, &picked, j.tune, stats.total_s);
         return s;
     }
     j.plan = &plan;
@@ -328,7 +342,7 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
             stats.decoded_bytes += bytes;
         }
         stats.route = ZGPU_ROUTE_DEVICE;
-        if (learn) dev_route_learn(a->ctx, &picked, stats.total_s);
+        if (learn) learn_route(a, &picked, j.tune, stats.total_s);
         stats.gds_used = j.use_gds;
         for (size_t i = 0; i < j.n_t; i++) {
             if (j.t[i].kind == T_GPU) stats.gpu_decoded++;

@@ -109,6 +109,8 @@ zg_route_pick zg_route_decide(const zg_route_model *m, const zg_route_memory *me
     const zgpu_route model = zg_route_choose(m, r, &t[0], &t[1]);
     p.regime = regime_of(m, r, p.codec);
     if (!r->gpu_decodes || !mem) {
+        p.t_host = t[0];
+        p.t_device = t[1];
         p.route = model;
         p.predicted = t[model == ZGPU_ROUTE_HOST ? 0 : 1];
         return p;
@@ -120,11 +122,17 @@ zg_route_pick zg_route_decide(const zg_route_model *m, const zg_route_memory *me
     const double bias = r->cache_on && r->chunks > 0 ? ZG_ROUTE_CACHE_BIAS : 1; /* (as zg_route_choose) */
     int pick = t[0] * f[0] < bias * t[1] * f[1] ? 0 : 1;
     const int other = 1 - pick;
-    if (!reads[other] && reads[pick] &&
-        t[other] * f[other] < 8 * t[pick] * f[pick]) {
+    /* the other route once if it never ran and is predicted within 8x; again every ZG_ROUTE_REEXPLORE reads of the
+     * slot if within 4x (its factor may come from a read that paid for something else: a cold buffer, a busy
+     * machine) */
+    const unsigned total = reads[0] + reads[1];
+    if (reads[pick] && ((!reads[other] && t[other] * f[other] < 8 * t[pick] * f[pick]) ||
+                        (total % ZG_ROUTE_REEXPLORE == 0 && t[other] * f[other] < 4 * t[pick] * f[pick]))) {
         pick = other;
         p.explored = 1;
     }
+    p.t_host = t[0] * f[0];
+    p.t_device = t[1] * f[1];
     p.route = pick ? ZGPU_ROUTE_DEVICE : ZGPU_ROUTE_HOST;
     p.predicted = t[pick];
     return p;
@@ -136,8 +144,11 @@ void zg_route_learn(zg_route_memory *mem, const zg_route_pick *p, double seconds
     double ratio = seconds / p->predicted;
     ratio = ratio < 0.05 ? 0.05 : ratio > 20 ? 20 : ratio;
     double *f = &mem->factor[p->codec][p->band][p->regime][k];
-    /* the first read sets it; then a running mean that follows the last few reads */
-    *f = *f > 0 ? 0.7 * *f + 0.3 * ratio : ratio;
+    /* quick to believe a route is faster than predicted, slow to believe it slower: a read is only ever slowed by
+     * what it does not measure (a first read's buffers, file opens, another process on the cores), so one slow
+     * read moves the factor a fifth of the way and one fast read all the way */
+    const double prev = *f > 0 ? *f : 1;
+    *f = ratio < prev ? ratio : 0.8 * prev + 0.2 * ratio;
     mem->reads[p->codec][p->band][p->regime][k]++;
 }
 

@@ -74,12 +74,17 @@ typedef struct zg_route_pick {
     int codec, band, regime; /* the memory's slot */
     double predicted;      /* the model's time for the route taken, before correction (seconds) */
     int explored;          /* 1: the other route was predicted faster, this one is tried once to learn its factor */
+    double t_host, t_device; /* each route's prediction with what was learnt (seconds; for traces) */
 } zg_route_pick;
+
+/* A slot's picked route gives way to the other one (predicted within 4x) once every this many reads of the slot. */
+#define ZG_ROUTE_REEXPLORE 64
 
 /** zg_route_choose with what the process learnt: each prediction times its route's factor; and the second read of a
  *  slot whose other route has never run, and is predicted within 8x of the chosen one, takes that other route once
  *  (so a route the calibration misjudged gets measured: the H200's synthetic gzip arrays made its GPU route look 6x
- *  slower than on real data). mem NULL: the model alone. */
+ *  slower than on real data), and every ZG_ROUTE_REEXPLORE-th read of the slot retries the other one when
+ *  it is predicted within 4x (a factor a slow read inflated gets measured again). mem NULL: the model alone. */
 zg_route_pick zg_route_decide(const zg_route_model *m, const zg_route_memory *mem, const zg_route_read *r);
 /** A read that took p.route lasted `seconds`: that route's factor of the slot moves toward seconds / predicted. */
 void zg_route_learn(zg_route_memory *mem, const zg_route_pick *p, double seconds);

@@ -194,6 +194,48 @@ static void learning(void) {
     zg_route_choose(&m, &one, &th, &td);
     p = zg_route_decide(&m, &mem, &one);
     CHECK(p.explored == (td < 8 * th));
+    /* one slow read (a cold first read: buffers allocated, files opened) moves a factor a fifth of the way: the label
+     * chunk's host route, 4x+ faster, keeps it; a fast read is believed at once */
+    zg_route_memory cold;
+    memset(&cold, 0, sizeof cold);
+    p = zg_route_decide(&m, &cold, &one);
+    CHECK(p.route == ZGPU_ROUTE_HOST);
+    zg_route_learn(&cold, &p, 20 * p.predicted);
+    CHECK_MSG(fabs(cold.factor[ZG_RC_ZSTD][ZG_RP_HIGH][0][0] - (0.8 + 0.2 * 20)) < 1e-9, "factor %.3f",
+              cold.factor[ZG_RC_ZSTD][ZG_RP_HIGH][0][0]);
+    zg_route_choose(&m, &one, &th, &td);
+    if (4.8 * th < td) {
+        p = zg_route_decide(&m, &cold, &one);
+        if (p.explored) zg_route_learn(&cold, &p, td); /* (the device route tried once, as predicted) */
+        p = zg_route_decide(&m, &cold, &one);
+        CHECK_MSG(p.route == ZGPU_ROUTE_HOST && !p.explored, "host %.2f ms x 4.8 against device %.2f ms", th * 1e3,
+                  td * 1e3);
+    }
+    p.route = ZGPU_ROUTE_HOST;
+    p.predicted = th;
+    zg_route_learn(&cold, &p, th / 2);
+    CHECK(fabs(cold.factor[ZG_RC_ZSTD][ZG_RP_HIGH][0][0] - 0.5) < 1e-9);
+    /* every ZG_ROUTE_REEXPLORE-th read of the chosen route retries the other when within 4x */
+    zg_route_memory re;
+    memset(&re, 0, sizeof re);
+    zg_route_read crop = read_of(ZG_RC_ZSTD, 1, 8388608.0, 1.05);
+    int found = 0; /* (a read whose device route wins by less than 4x) */
+    for (int c = 0; c < ZG_RC_N && !found; c++)
+        for (size_t k = 1; k <= 64 && !found; k *= 2) {
+            crop = read_of((zg_route_codec)c, k, 8388608.0, 1.1);
+            zg_route_choose(&m, &crop, &th, &td);
+            found = td < th && th < 4 * td;
+        }
+    CHECK(found);
+    int explored = 0, device = 0;
+    for (int k = 0; k < 3 * ZG_ROUTE_REEXPLORE; k++) {
+        p = zg_route_decide(&m, &re, &crop);
+        explored += p.explored;
+        device += p.route == ZGPU_ROUTE_DEVICE;
+        zg_route_learn(&re, &p, p.route == ZGPU_ROUTE_DEVICE ? td : th);
+    }
+    CHECK_MSG(explored >= 3 && explored <= 5 && device >= 3 * ZG_ROUTE_REEXPLORE - 5, "%d explorations, %d device reads",
+              explored, device);
     /* nonsense times change nothing */
     zg_route_memory before = mem;
     zg_route_learn(&mem, &p, -1);
