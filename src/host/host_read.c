@@ -3,7 +3,6 @@
  * is one plan: a chunk that several boxes need is decoded once, by its unit's leader, and placed in each. */
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -252,6 +251,85 @@ static zgpu_status read_task(void *arg, size_t i) {
     return fetch_decode(j, t, ti, ts, 0, t->unit_n, partial);
 }
 
+/* ---- pieces: a read of fewer chunks than threads, on a chain that reads spans (blosc), splits its boxes ----
+ * A crop of three or four chunks keeps three or four of sixteen threads busy, each decoding half of a chunk's blocks
+ * on its own. Each box is cut along axis 0 (its rows of planes are disjoint byte ranges of the chunk) into pieces of
+ * at least PIECE_MIN_BYTES of the chunk, about threads / chunks of them; each piece reads and decodes its own blocks
+ * (a block a cut falls in is decoded by both pieces) and places its part of the box. */
+#define PIECE_MIN_BYTES ((size_t)512 << 10)
+
+typedef struct read_piece {
+    size_t task;    /* the unit's leader in the plan */
+    uint32_t k;     /* its box (task leader + k); z1 == 0: the whole unit, as read_task */
+    uint64_t z0, z1; /* rows of that box along axis 0 */
+} read_piece;
+
+typedef struct piece_job {
+    read_job *j;
+    const read_piece *pieces;
+} piece_job;
+
+static zgpu_status piece_task(void *arg, size_t i) {
+    piece_job *pj = arg;
+    read_job *j = pj->j;
+    const read_piece *pc = &pj->pieces[i];
+    if (!pc->z1) return read_task(j, pc->task);
+    const zg_chunk_task *t = &j->plan->tasks[pc->task];
+    /* the leader's chunk (object, stored range, state), the box's place in it and in its destination */
+    zg_chunk_task part = *t;
+    const zg_chunk_task *box = &t[pc->k];
+    memcpy(part.in_chunk, box->in_chunk, sizeof part.in_chunk);
+    memcpy(part.in_box, box->in_box, sizeof part.in_box);
+    memcpy(part.count, box->count, sizeof part.count);
+    part.region = box->region;
+    part.in_chunk[0] += pc->z0;
+    part.in_box[0] += pc->z0;
+    part.count[0] = pc->z1 - pc->z0;
+    part.unit_n = 1;
+    part.covers_chunk = 0;
+    zg_thread_scratch *ts = zg_thread_scratch_get();
+    if (!ts) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for thread scratch");
+    return fetch_decode(j, &part, pc->task, ts, 0, 1, 1);
+}
+
+/* The pieces of a local read, or NULL (*n = 0) where splitting gains nothing: enough chunks for every thread, no
+ * partial reads, the cache on (it keeps whole chunks). */
+static read_piece *split_pieces(const read_job *j, int threads, size_t *n) {
+    const zg_plan *plan = j->plan;
+    *n = 0;
+    if (threads < 2 || plan->ndim < 1 || j->cache || j->partial == 0 || !zg_chain_reads_spans(j->chain)) return NULL;
+    size_t units = 0, tasks = 0;
+    for (size_t i = 0; i < plan->n_tasks; i++) units += plan->tasks[i].unit_n != 0;
+    if (!units || units >= (size_t)threads) return NULL;
+    const size_t want = (size_t)threads / units;
+    for (size_t i = 0; i < plan->n_tasks; i++) tasks += plan->tasks[i].unit_n;
+    read_piece *pieces = malloc((tasks * want + 1) * sizeof *pieces);
+    if (!pieces) return NULL; /* (read_task then reads each unit whole) */
+    size_t m = 0;
+    for (size_t i = 0; i < plan->n_tasks; i++) {
+        const zg_chunk_task *t = &plan->tasks[i];
+        if (!t->unit_n) continue;
+        if (t->decoded_elsewhere || t->state == ZG_TASK_MISSING || (t->unit_n == 1 && t->covers_chunk)) {
+            pieces[m++] = (read_piece){i, 0, 0, 0};
+            continue;
+        }
+        for (uint32_t k = 0; k < t->unit_n; k++) {
+            const zg_chunk_task *box = &t[k];
+            size_t lo, hi;
+            zg_plan_unit_range(plan, box, 1, j->a->meta.dtype.size, j->chunk_strides, &lo, &hi);
+            const uint64_t rows = box->count[0];
+            size_t p = hi > lo ? (hi - lo) / PIECE_MIN_BYTES : 0;
+            if (p > want) p = want;
+            if (p > rows) p = (size_t)rows;
+            if (p < 1) p = 1;
+            for (size_t q = 0; q < p && rows; q++)
+                pieces[m++] = (read_piece){i, k, rows * q / p, rows * (q + 1) / p};
+        }
+    }
+    *n = m;
+    return pieces;
+}
+
 /* A remote read's window: whole objects from o0 on, up to about window_bytes (zgpu_remote_options) of decoded
  * chunks, at least one object: a window's stored bytes are fetched (many requests in flight) while the window
  * before decodes, and the fetched bytes in memory stay bounded. */
@@ -441,7 +519,17 @@ zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts
     j.chain = a->shard ? zg_sharding_inner_chain(a->shard) : a->chain;
     zg_c_strides(plan.ndim, plan.chunk, a->meta.dtype.size, j.chunk_strides);
     if (st == ZGPU_OK && remote) st = read_remote(&j, &plan, &stats.io_s);
-    else if (st == ZGPU_OK) st = zg_pool_run(a->ctx->pool, plan.n_tasks, read_task, &j);
+    else if (st == ZGPU_OK) {
+        size_t n_pieces = 0;
+        read_piece *pieces = split_pieces(&j, zg_pool_size(a->ctx->pool), &n_pieces);
+        if (pieces) {
+            piece_job pj = {&j, pieces};
+            st = zg_pool_run(a->ctx->pool, n_pieces, piece_task, &pj);
+            free(pieces);
+        } else {
+            st = zg_pool_run(a->ctx->pool, plan.n_tasks, read_task, &j);
+        }
+    }
     if (st == ZGPU_OK) {
         int threads = zg_pool_size(a->ctx->pool);
         stats.total_s = zg_now() - t_begin;

@@ -351,6 +351,72 @@ out:
     zgpu_context_free(ctx);
 }
 
+/* A read of fewer chunks than threads splits its boxes along axis 0 into pieces, each reading and decoding its own
+ * blocks (host/host_read.c, split_pieces): 8 threads, one 2 MiB chunk of 16 blosc blocks, boxes of every height
+ * against the values written. */
+static void pieces(const char *dir) {
+    char path[512], meta[2048];
+    snprintf(path, sizeof path, "%s/pieces", dir);
+    snprintf(meta, sizeof meta,
+             "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [64, 128, 130], \"data_type\": \"uint16\", "
+             "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [64, 128, 128]}}, "
+             "\"chunk_key_encoding\": {\"name\": \"default\"}, \"fill_value\": 0, \"codecs\": [{\"name\": \"bytes\", "
+             "\"configuration\": {\"endian\": \"little\"}}, {\"name\": \"blosc\", \"configuration\": {\"cname\": "
+             "\"lz4\", \"clevel\": 5, \"shuffle\": \"shuffle\", \"typesize\": 2}}]}");
+    zgpu_context_options o;
+    zgpu_context_options_init(&o);
+    o.num_threads = 8;
+    zgpu_context *ctx = NULL;
+    CHECK_OK(zgpu_context_create(&o, &ctx));
+    zgpu_array *a = NULL;
+    CHECK_OK(zgpu_array_create(ctx, path, meta, 1, &a));
+    if (!a) {
+        zgpu_context_free(ctx);
+        return;
+    }
+    const uint64_t n = 64 * 128 * 130;
+    uint16_t *all = malloc(n * 2), *box = malloc(n * 2);
+    for (uint64_t i = 0; i < n; i++) all[i] = array_value(i / (128 * 130), (i / 130) % 128, i % 130);
+    const uint64_t s0[3] = {0, 0, 0}, c0[3] = {64, 128, 130};
+    CHECK_OK(zgpu_array_write(a, s0, c0, all, NULL));
+    int bad = 0;
+    for (int round = 0; round < 60 && !bad; round++) {
+        uint64_t st[3], ct[3];
+        ct[0] = 1 + rnd() % 64;
+        ct[1] = round % 4 == 0 ? 128 : 1 + rnd() % 128;
+        ct[2] = round % 5 == 0 ? 130 : 1 + rnd() % 128; /* (some boxes reach the second chunk along x) */
+        for (int d = 0; d < 3; d++) st[d] = rnd() % (c0[d] - ct[d] + 1);
+        CHECK_OK(zgpu_array_read(a, st, ct, box, NULL));
+        for (uint64_t z = 0; z < ct[0] && !bad; z++)
+            for (uint64_t y = 0; y < ct[1] && !bad; y++)
+                for (uint64_t x = 0; x < ct[2] && !bad; x++)
+                    bad = box[(z * ct[1] + y) * ct[2] + x] != array_value(st[0] + z, st[1] + y, st[2] + x);
+        CHECK_MSG(!bad, "box [%llu %llu %llu] + [%llu %llu %llu] differs", (unsigned long long)st[0],
+                  (unsigned long long)st[1], (unsigned long long)st[2], (unsigned long long)ct[0],
+                  (unsigned long long)ct[1], (unsigned long long)ct[2]);
+    }
+    /* several boxes in one batch, overlapping and far apart in one chunk */
+    const uint64_t starts[9] = {0, 0, 0, 40, 10, 3, 2, 1, 0}, counts[9] = {30, 128, 128, 24, 100, 120, 60, 20, 128};
+    uint16_t *b0 = malloc(30 * 128 * 128 * 2), *b1 = malloc(24 * 100 * 120 * 2), *b2 = malloc(60 * 20 * 128 * 2);
+    void *outs[3] = {b0, b1, b2};
+    CHECK_OK(zgpu_array_read_regions(a, 3, starts, counts, outs, NULL, NULL));
+    const uint16_t *bs[3] = {b0, b1, b2};
+    for (int r = 0; r < 3 && !bad; r++)
+        for (uint64_t z = 0; z < counts[3 * r] && !bad; z++)
+            for (uint64_t y = 0; y < counts[3 * r + 1] && !bad; y++)
+                for (uint64_t x = 0; x < counts[3 * r + 2] && !bad; x++)
+                    bad = bs[r][(z * counts[3 * r + 1] + y) * counts[3 * r + 2] + x] !=
+                          array_value(starts[3 * r] + z, starts[3 * r + 1] + y, starts[3 * r + 2] + x);
+    CHECK_MSG(!bad, "batch of three boxes differs");
+    free(b0);
+    free(b1);
+    free(b2);
+    free(all);
+    free(box);
+    zgpu_array_close(a);
+    zgpu_context_free(ctx);
+}
+
 int main(void) {
     uint16_t *vals = malloc(RAW_N);
     for (size_t i = 0; i < RAW_N / 2; i++) vals[i] = value_at(i);
@@ -378,6 +444,7 @@ int main(void) {
     CHECK_OK(zgpu_context_create(&o, &ctx));
     if (ctx) array_boxes(ctx, dir);
     ranged_reads(dir);
+    pieces(dir);
     zgpu_context_free(ctx);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
