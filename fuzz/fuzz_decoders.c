@@ -4,7 +4,10 @@
  *   byte 1: fixed output capacity = (byte >> 1) * 64 when < 128, else ((byte >> 1) - 63) * 8192 bytes;
  *           bit 0 set: that capacity is also passed as the expected size
  *   rest:   the payload, decoded into a growable buffer (size unknown) and into the fixed buffer.
- * Any crash, sanitizer report or inconsistency between the two decodes (abort) is a bug. */
+ * Codecs that decode ranges (zstd, blosc) also decode a range of a chunk of the fixed capacity (the range drawn from
+ * the payload's length): nothing written outside the chunk, the same bytes as the whole decode where both succeed,
+ * and (blosc) the same again when every stored byte outside the head and span stored_span names is overwritten.
+ * Any crash, sanitizer report or inconsistency between the decodes (abort) is a bug. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +96,42 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (sg == ZGPU_OK && sl != ZGPU_OK && grow.size <= cap) abort();
     if (sl == ZGPU_ERR_INTERNAL) abort();
     zg_buf_free(&lim);
+
+    /* a range [lo, hi) of a chunk of `cap` bytes */
+    if (c->vt->decode_bytes_range && cap > 0) {
+        const size_t lo = (n * 7919u) % cap, hi = lo + 1 + (n * 104729u) % (cap - lo);
+        uint8_t *part = malloc(cap + 64);
+        if (!part) abort();
+        memset(part, 0xA5, cap + 64);
+        zgpu_status sr = c->vt->decode_bytes_range(c, in, n, part, cap, lo, hi);
+        for (size_t i = cap; i < cap + 64; i++)
+            if (part[i] != 0xA5) abort(); /* wrote past the chunk */
+        if (sr == ZGPU_ERR_INTERNAL) abort();
+        zg_buf whole = ZG_BUF_INIT;
+        zgpu_status sw = c->vt->decode_bytes(c, in, n, &whole, zg_out_exact(cap));
+        if (sr == ZGPU_OK && sw == ZGPU_OK && memcmp(part + lo, whole.data + lo, hi - lo)) abort();
+        /* only the head and the span stored_span names are read */
+        size_t need = 0;
+        uint64_t off = 0, end = 0;
+        if (c->vt->stored_span && sr == ZGPU_OK &&
+            c->vt->stored_span(c, in, n, n, cap, lo, hi, &need, &off, &end) && need <= n) {
+            if (off > end || end > n) abort();
+            uint8_t *masked = malloc(n ? n : 1);
+            if (!masked) abort();
+            memset(masked, 0xEE, n);
+            memcpy(masked, in, need);
+            memcpy(masked + off, in + off, (size_t)(end - off));
+            uint8_t *again = malloc(cap);
+            if (!again) abort();
+            if (c->vt->decode_bytes_range(c, masked, n, again, cap, lo, hi) != ZGPU_OK ||
+                memcmp(again + lo, part + lo, hi - lo))
+                abort(); /* the decode read bytes outside what stored_span named */
+            free(again);
+            free(masked);
+        }
+        zg_buf_free(&whole);
+        free(part);
+    }
 
     if (round_trip) {
         zg_buf enc = ZG_BUF_INIT, dec = ZG_BUF_INIT;
