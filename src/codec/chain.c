@@ -177,6 +177,18 @@ static zgpu_status codec_failed(const zg_codec *c, zgpu_status st) {
     return st;
 }
 
+/* Bytes->bytes stage k of the chain: in -> dst, bounded by what it must produce (the exact size, else its bound,
+ * else the cap). */
+static zgpu_status b2b_decode(const zg_chain *ch, int k, const uint8_t *in, size_t n, zg_buf *dst) {
+    const zg_codec *c = ch->b2b[k];
+    zg_out_size want = ch->b2b_exact[k]             ? zg_out_exact(ch->b2b_size[k])
+                       : ch->b2b_size[k] != SIZE_MAX ? zg_out_upto(ch->b2b_size[k])
+                                                     : zg_out_upto(zg_chain_decode_cap(ch));
+    dst->size = 0;
+    zgpu_status st = c->vt->decode_bytes(c, in, n, dst, want);
+    return st == ZGPU_OK ? ZGPU_OK : codec_failed(c, st);
+}
+
 zgpu_status zg_chain_decode(const zg_chain *ch, const uint8_t *in, size_t n, uint8_t *out, zg_scratch *s) {
     const size_t nbytes = (size_t)zg_repr_nbytes(&ch->repr);
     const int plain = zg_chain_is_plain(ch);
@@ -185,18 +197,12 @@ zgpu_status zg_chain_decode(const zg_chain *ch, const uint8_t *in, size_t n, uin
     zg_buf *bufs[2] = {&s->a, &s->b};
     int next = 0;
 
-    /* bytes->bytes, last codec first, each bounded by what it must produce: the exact size, else its bound, else
-     * the cap. The stage next to a plain `bytes` codec decodes straight into out. */
+    /* bytes->bytes, last codec first (b2b_decode). The stage next to a plain `bytes` codec decodes straight into
+     * out. */
     for (int k = ch->n_b2b - 1; k >= 0; k--) {
-        const zg_codec *c = ch->b2b[k];
-        zg_out_size want = ch->b2b_exact[k]             ? zg_out_exact(ch->b2b_size[k])
-                           : ch->b2b_size[k] != SIZE_MAX ? zg_out_upto(ch->b2b_size[k])
-                                                         : zg_out_upto(zg_chain_decode_cap(ch));
         zg_buf direct = zg_buf_wrap(out, nbytes);
         zg_buf *dst = (k == 0 && plain) ? &direct : bufs[next];
-        dst->size = 0;
-        zgpu_status st = c->vt->decode_bytes(c, cur, cur_n, dst, want);
-        if (st != ZGPU_OK) return codec_failed(c, st);
+        ZG_FORWARD(b2b_decode(ch, k, cur, cur_n, dst));
         cur = dst->data;
         cur_n = dst->size;
         if (dst != &direct) next ^= 1;
@@ -263,14 +269,8 @@ zgpu_status zg_chain_decode_range(const zg_chain *ch, const uint8_t *in, size_t 
     zg_buf *bufs[2] = {&s->a, &s->b};
     int next = 0;
     for (int k = ch->n_b2b - 1; k >= 1; k--) {
-        const zg_codec *c = ch->b2b[k];
-        zg_out_size want = ch->b2b_exact[k]             ? zg_out_exact(ch->b2b_size[k])
-                           : ch->b2b_size[k] != SIZE_MAX ? zg_out_upto(ch->b2b_size[k])
-                                                         : zg_out_upto(zg_chain_decode_cap(ch));
         zg_buf *dst = bufs[next];
-        dst->size = 0;
-        zgpu_status st = c->vt->decode_bytes(c, cur, cur_n, dst, want);
-        if (st != ZGPU_OK) return codec_failed(c, st);
+        ZG_FORWARD(b2b_decode(ch, k, cur, cur_n, dst));
         cur = dst->data;
         cur_n = dst->size;
         next ^= 1;

@@ -278,6 +278,19 @@ static void array_boxes(zgpu_context *ctx, const char *dir) {
 /* A blosc chunk needed in part is read in part: a plane of a 4-block chunk reads its header, block starts and one
  * block; a fault in a block the read does not need does not fail it, one in a block it needs does (naming the
  * chunk), and with partial_decode off the whole chunk is read and checked again. */
+/* A context whose tuning sets partial_decode. */
+static zgpu_context *context_with(zgpu_switch partial) {
+    zgpu_tuning t;
+    zgpu_tuning_init(&t);
+    t.partial_decode = partial;
+    zgpu_context_options o;
+    zgpu_context_options_init(&o);
+    o.tuning = &t;
+    zgpu_context *ctx = NULL;
+    CHECK_OK(zgpu_context_create(&o, &ctx));
+    return ctx;
+}
+
 static void ranged_reads(const char *dir) {
     char path[512], meta[2048], file[600];
     snprintf(path, sizeof path, "%s/ranged", dir);
@@ -331,14 +344,7 @@ static void ranged_reads(const char *dir) {
     CHECK(st == ZGPU_ERR_CORRUPT_DATA);
     CHECK_MSG(strstr(zgpu_last_error(), "c/0/0/0") && strstr(zgpu_last_error(), "blosc: block"), "%s", zgpu_last_error());
     /* partial_decode off: every read of the chunk reads and checks it whole */
-    zgpu_tuning t;
-    zgpu_tuning_init(&t);
-    t.partial_decode = ZGPU_SWITCH_OFF;
-    zgpu_context_options o;
-    zgpu_context_options_init(&o);
-    o.tuning = &t;
-    zgpu_context *whole = NULL;
-    CHECK_OK(zgpu_context_create(&o, &whole));
+    zgpu_context *whole = context_with(ZGPU_SWITCH_OFF);
     zgpu_array *b = NULL;
     CHECK_OK(zgpu_array_open(whole, path, &b));
     if (b) CHECK(zgpu_array_read(b, plane0, one_plane, box, NULL) == ZGPU_ERR_CORRUPT_DATA);
@@ -434,14 +440,7 @@ int main(void) {
     snprintf(dir, sizeof dir, "/tmp/zgpu_test_decode_range_%d", (int)getpid());
     mkdir(dir, 0755);
     /* partial_decode ON: zstd frames stop short too (the default: blosc only) */
-    zgpu_tuning t;
-    zgpu_tuning_init(&t);
-    t.partial_decode = ZGPU_SWITCH_ON;
-    zgpu_context_options o;
-    zgpu_context_options_init(&o);
-    o.tuning = &t;
-    zgpu_context *ctx = NULL;
-    CHECK_OK(zgpu_context_create(&o, &ctx));
+    zgpu_context *ctx = context_with(ZGPU_SWITCH_ON);
     if (ctx) array_boxes(ctx, dir);
     ranged_reads(dir);
     pieces(dir);
