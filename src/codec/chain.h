@@ -59,11 +59,11 @@ int zg_chain_decodes_ranges(const zg_chain *ch);
  *  unspecified; elsewhere the whole chunk is decoded. out holds the whole chunk either way. */
 zgpu_status zg_chain_decode_range(const zg_chain *ch, const uint8_t *in, size_t n, uint8_t *out, size_t lo, size_t hi,
                                   zg_scratch *s);
-/** For a chain of one bytes->bytes codec that can say which stored bytes a range needs (blosc): the codec's
- *  stored_span (see codec.h). 0: read the whole stored chunk. */
 /** 1 when zg_chain_stored_span can name a part of the stored chunk (blosc): a partial decode then costs about what
  *  it reads and decodes, so boxes far apart in one chunk are better read and decoded apart. */
 int zg_chain_reads_spans(const zg_chain *ch);
+/** For a chain of one bytes->bytes codec that can say which stored bytes a range needs (blosc): the codec's
+ *  stored_span (see codec.h). 0: read the whole stored chunk. */
 int zg_chain_stored_span(const zg_chain *ch, const uint8_t *head, size_t head_n, size_t n, size_t lo, size_t hi,
                          size_t *head_need, uint64_t *off, uint64_t *end);
 /** Encodes a chunk (nbytes of repr) into out (out->size set). */

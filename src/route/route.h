@@ -50,8 +50,8 @@ typedef struct zg_route_read {
                            * not: its chunks stay on the GPU), so it is taken up to ZG_ROUTE_CACHE_BIAS times the
                            * device route's time, for the reads after it to hit */
     double chunk_bytes;   /* decoded bytes of one */
-    double host_part;     /* the share of chunk_bytes a host decode takes on average (partial decodes: a zstd frame up
-                           * to the last byte a read needs, the blosc blocks holding it); 0: all of it */
+    double host_part;     /* the share of chunk_bytes a host decode takes on average (partial decodes: the blosc blocks
+                           * holding what each box needs); 0: all of it */
     double ratio;         /* decoded / stored bytes (0: unknown) */
     double box_bytes;     /* bytes the read writes into its destinations */
     int threads;          /* the context's host threads */
