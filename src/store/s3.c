@@ -168,51 +168,93 @@ static zgpu_status add_entry(zg_list_entry **e, size_t *n, size_t *cap, const ch
     return ZGPU_OK;
 }
 
+/* Every page of the listing of the object keys below `want` (delimit: one level, with common prefixes), in order,
+ * each handed to fn and freed after it. A missing bucket is ZGPU_ERR_NOT_FOUND. A truncated page with the
+ * continuation token of the page before is an error: the listing would never end (a broken or lying server). */
+typedef zgpu_status (*list_page_fn)(s3_store *s, const zg_s3_list_page *page, void *arg);
+
+static zgpu_status list_pages(s3_store *s, const char *want, int delimit, list_page_fn fn, void *arg) {
+    char *token = NULL;
+    zgpu_status st;
+    do {
+        zg_s3_list_page page;
+        st = list_page(s, want, delimit, token, &page);
+        if (st == ZGPU_OK) st = fn(s, &page, arg);
+        /* (zg_s3_parse_list refuses a truncated page without a continuation token) */
+        if (st == ZGPU_OK && page.truncated && token && strcmp(token, page.continuation) == 0)
+            st = zg_error(ZGPU_ERR_IO, "store '%s', listing '%s': a truncated listing page repeats the continuation "
+                          "token of the page before it", s->r.base.root, want);
+        free(token);
+        token = NULL;
+        if (st == ZGPU_OK && page.truncated && !(token = strdup(page.continuation)))
+            st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+        zg_s3_list_page_free(&page);
+    } while (st == ZGPU_OK && token);
+    free(token);
+    return st;
+}
+
+/* s3_list's page consumer: the direct children of `want` (common prefixes are "directories"). */
+typedef struct list_acc {
+    const char *want;
+    size_t wl, n, cap;
+    zg_list_entry *e;
+} list_acc;
+
+static zgpu_status list_children(s3_store *s, const zg_s3_list_page *page, void *arg) {
+    (void)s;
+    list_acc *acc = arg;
+    zgpu_status st = ZGPU_OK;
+    for (size_t i = 0; st == ZGPU_OK && i < page->n_prefixes; i++) {
+        const char *p = page->prefixes[i];
+        size_t pl = strlen(p);
+        if (pl <= acc->wl + 1 || strncmp(p, acc->want, acc->wl) != 0) continue; /* not below it (a lying server) */
+        st = add_entry(&acc->e, &acc->n, &acc->cap, p + acc->wl, pl - acc->wl - 1, 1, 0);
+    }
+    for (size_t i = 0; st == ZGPU_OK && i < page->n_objects; i++) {
+        const char *k = page->objects[i].key;
+        if (strncmp(k, acc->want, acc->wl) != 0 || !k[acc->wl] || strchr(k + acc->wl, '/')) continue;
+        st = add_entry(&acc->e, &acc->n, &acc->cap, k + acc->wl, strlen(k + acc->wl), 0, page->objects[i].size);
+    }
+    return st;
+}
+
 static zgpu_status s3_list(zg_store *st_, const char *prefix, zg_list_entry **entries, size_t *n) {
     s3_store *s = (s3_store *)st_;
     *entries = NULL;
     *n = 0;
     char *want = list_prefix(s, prefix);
     if (!want) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
-    size_t wl = strlen(want), cap = 0;
-    zg_list_entry *e = NULL;
-    char *token = NULL;
-    zgpu_status st = ZGPU_OK;
-    do {
-        zg_s3_list_page page;
-        st = list_page(s, want, 1, token, &page);
-        free(token);
-        token = NULL;
-        if (st == ZGPU_ERR_NOT_FOUND) return st;
-        for (size_t i = 0; st == ZGPU_OK && i < page.n_prefixes; i++) {
-            const char *p = page.prefixes[i];
-            size_t pl = strlen(p);
-            if (pl <= wl + 1 || strncmp(p, want, wl) != 0) continue; /* not below it (a lying server) */
-            st = add_entry(&e, n, &cap, p + wl, pl - wl - 1, 1, 0);
-        }
-        for (size_t i = 0; st == ZGPU_OK && i < page.n_objects; i++) {
-            const char *k = page.objects[i].key;
-            if (strncmp(k, want, wl) != 0 || !k[wl] || strchr(k + wl, '/')) continue;
-            st = add_entry(&e, n, &cap, k + wl, strlen(k + wl), 0, page.objects[i].size);
-        }
-        if (st == ZGPU_OK && page.truncated) {
-            if (!page.continuation) st = zg_error(ZGPU_ERR_IO, "store '%s': a truncated listing without a "
-                                                  "continuation token", s->r.base.root);
-            else token = strdup(page.continuation);
-            if (st == ZGPU_OK && !token) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
-        }
-        zg_s3_list_page_free(&page);
-    } while (st == ZGPU_OK && token);
-    free(token);
+    list_acc acc = {want, strlen(want), 0, 0, NULL};
+    zgpu_status st = list_pages(s, want, 1, list_children, &acc);
     free(want);
     if (st != ZGPU_OK) {
-        zg_list_free(e, *n);
-        *n = 0;
+        zg_list_free(acc.e, acc.n);
         return st;
     }
-    qsort(e, *n, sizeof *e, entry_cmp);
-    *entries = e;
+    qsort(acc.e, acc.n, sizeof *acc.e, entry_cmp);
+    *entries = acc.e;
+    *n = acc.n;
     return ZGPU_OK;
+}
+
+/* s3_erase_prefix's page consumer: the page's objects below `want`, as store keys, deleted in one batch. */
+typedef struct erase_acc {
+    const char *want;
+    size_t wl, strip;
+} erase_acc;
+
+static zgpu_status erase_listed(s3_store *s, const zg_s3_list_page *page, void *arg) {
+    const erase_acc *acc = arg;
+    char **keys = calloc(page->n_objects + 1, sizeof *keys);
+    if (!keys) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    size_t nk = 0;
+    for (size_t i = 0; i < page->n_objects; i++)
+        if (strncmp(page->objects[i].key, acc->want, acc->wl) == 0 && strlen(page->objects[i].key) >= acc->strip)
+            keys[nk++] = page->objects[i].key + acc->strip;
+    zgpu_status st = zg_remote_erase_keys(&s->r, keys, nk);
+    free(keys);
+    return st;
 }
 
 /* Every object below the store's `prefix` (recursively), as store keys; then deleted in batches. */
@@ -220,33 +262,10 @@ static zgpu_status s3_erase_prefix(zg_store *st_, const char *prefix) {
     s3_store *s = (s3_store *)st_;
     char *want = list_prefix(s, prefix);
     if (!want) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
-    const size_t strip = strlen(s->prefix) + (s->prefix[0] ? 1 : 0), wl = strlen(want);
-    char *token = NULL;
-    zgpu_status st = ZGPU_OK;
-    do {
-        zg_s3_list_page page;
-        st = list_page(s, want, 0, token, &page);
-        free(token);
-        token = NULL;
-        if (st == ZGPU_ERR_NOT_FOUND) {
-            st = ZGPU_OK;
-            break;
-        }
-        char **keys = st == ZGPU_OK ? calloc(page.n_objects + 1, sizeof *keys) : NULL;
-        size_t nk = 0;
-        if (st == ZGPU_OK && !keys) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
-        for (size_t i = 0; st == ZGPU_OK && i < page.n_objects; i++)
-            if (strncmp(page.objects[i].key, want, wl) == 0 && strlen(page.objects[i].key) >= strip)
-                keys[nk++] = page.objects[i].key + strip;
-        if (st == ZGPU_OK) st = zg_remote_erase_keys(&s->r, keys, nk);
-        free(keys);
-        if (st == ZGPU_OK && page.truncated && page.continuation && !(token = strdup(page.continuation)))
-            st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
-        zg_s3_list_page_free(&page);
-    } while (st == ZGPU_OK && token);
-    free(token);
+    erase_acc acc = {want, strlen(want), strlen(s->prefix) + (s->prefix[0] ? 1 : 0)};
+    zgpu_status st = list_pages(s, want, 0, erase_listed, &acc);
     free(want);
-    return st;
+    return st == ZGPU_ERR_NOT_FOUND ? ZGPU_OK : st; /* (no bucket: nothing to erase) */
 }
 
 /* ---- writes ---- */

@@ -360,3 +360,27 @@ def test_virtual_host_addressing(s3, request, zcfg):
     zgpu.create_group(s3.url(key + "/g"))
     zgpu.create(s3.url(key + "/g/x"), shape=(2,), dtype="int8")
     assert list(zgpu.open_group(s3.url(key + "/g"))) == ["x"]
+
+
+# ---- a server that lies in its listing -----------------------------------------------------------------------------
+def test_listing_that_never_ends(httpsrv, zcfg):
+    """Truncated listing pages that repeat one continuation token: an error that says so, never an endless loop
+    (the test server answers every ListObjectsV2 request with the same page)."""
+    import json
+    root = os.path.join(httpsrv.root, "lying-bucket", "g")
+    os.makedirs(root, exist_ok=True)
+    with open(os.path.join(root, "zarr.json"), "w") as f:
+        json.dump({"zarr_format": 3, "node_type": "group", "attributes": {}}, f)
+    page = ('<?xml version="1.0" encoding="UTF-8"?>'
+            '<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>lying-bucket</Name>'
+            '<Prefix>g/</Prefix><KeyCount>1</KeyCount><MaxKeys>1</MaxKeys><Delimiter>/</Delimiter>'
+            '<IsTruncated>true</IsTruncated><CommonPrefixes><Prefix>g/m/</Prefix></CommonPrefixes>'
+            '<NextContinuationToken>same</NextContinuationToken></ListBucketResult>')
+    httpsrv.faults({"path_re": "list-type=2", "method": "GET", "kind": "status", "code": 200, "body": page,
+                    "headers": {"Content-Type": "application/xml"}})
+    zcfg(s3_endpoint=httpsrv.url, s3_anonymous=True, s3_addressing="path")
+    httpsrv.reset_stats()
+    grp = zgpu.open_group("s3://lying-bucket/g")
+    with pytest.raises(zgpu.ZgpuError, match="repeats the continuation token"):
+        grp.keys()
+    assert httpsrv.stats()["faults"] == 2  # the first page, and the second that repeated its token
