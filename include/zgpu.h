@@ -410,6 +410,11 @@ ZGPU_API zgpu_status zgpu_group_set_attributes(zgpu_group *group, const char *js
 ZGPU_API zgpu_status zgpu_node_kind(const char *path, int *kind);
 /** As zgpu_node_kind, through the context's stores (its remote options, confinement). */
 ZGPU_API zgpu_status zgpu_context_node_kind(zgpu_context *ctx, const char *path, int *kind);
+/** Opens whatever is at path, reading its metadata document once (one request on a remote store, where
+ *  zgpu_context_node_kind and then zgpu_array_open or zgpu_group_open take two): an array (*array set, *group
+ *  NULL) or a group (the other way round). Nothing there: ZGPU_ERR_NOT_FOUND. */
+ZGPU_API zgpu_status zgpu_context_open_node(zgpu_context *ctx, const char *path, zgpu_array **array,
+                                            zgpu_group **group);
 
 #ifdef __cplusplus
 }

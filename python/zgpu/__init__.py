@@ -21,7 +21,7 @@ from .attrs import Attributes
 from .errors import (BadMetadataError, CorruptDataError, CudaError, ExistsError, InternalError,
                      InvalidArgumentError, MemberNotFoundError, NoGPUError, NotFoundError, OutOfRangeError,
                      ReadOnlyError, UnsupportedError, ZgpuError, ZgpuIOError, ZgpuMemoryError)
-from .group import Group, node_kind
+from .group import Group, node_kind, open_node
 
 __version__ = "0.1.0"
 
@@ -151,15 +151,22 @@ def open(path: PathLike, mode: str = "r", **kwargs: Any) -> Union[Array, Group]:
     "w"/"w-": a new array if shape= is given (see :func:`create`), else a new group.
     """
     _check_mode(mode)
-    if mode in ("w", "w-") or (mode == "a" and node_kind(path) == 0):
+    if mode in ("w", "w-"):
         if "shape" in kwargs:
             return open_array(path, mode, **kwargs)
         return open_group(path, mode, **kwargs)
-    kind = node_kind(path)
-    if kind == 1:
-        if kwargs:
-            raise TypeError("unexpected arguments for opening an existing array: %s" % ", ".join(kwargs))
-        return Array._open(path, read_only=(mode == "r"))
-    if kind == 2:
+    # whatever is there, its metadata read once (one request on a remote store)
+    try:
+        node = open_node(path, read_only=(mode == "r"))
+    except NotFoundError:
+        if mode != "a" or node_kind(path) != 0:
+            raise
+        if "shape" in kwargs:
+            return open_array(path, mode, **kwargs)
         return open_group(path, mode, **kwargs)
-    raise _capi.make_error(_capi.ERR_NOT_FOUND, "no array or group at %r" % os.fspath(path))
+    unexpected = [k for k in kwargs if isinstance(node, Array) or k not in ("zarr_format", "attributes")]
+    if unexpected:
+        node.close()
+        raise TypeError("unexpected arguments for opening an existing %s: %s"
+                        % ("array" if isinstance(node, Array) else "group", ", ".join(unexpected)))
+    return node

@@ -197,6 +197,7 @@ _proto("zgpu_group_attributes", c_int, c_void_p, _charpp)
 _proto("zgpu_group_set_attributes", c_int, c_void_p, c_char_p)
 _proto("zgpu_node_kind", c_int, c_char_p, _P(c_int))
 _proto("zgpu_context_node_kind", c_int, c_void_p, c_char_p, _P(c_int))
+_proto("zgpu_context_open_node", c_int, c_void_p, c_char_p, _P(c_void_p), _P(c_void_p))
 _proto("zgpu_remote_options_init", None, c_void_p)
 _proto("zgpu_status_message", c_char_p, c_int)
 # zgpu_meta.h: the metadata rules live in C once

@@ -24,6 +24,17 @@ def node_kind(path: Any) -> int:
     return k.value
 
 
+def open_node(path: Any, read_only: bool) -> Union[Array, "Group"]:
+    """Whatever is at `path`, its metadata read once (one request on a remote store): an Array or a Group.
+    Nothing there: NotFoundError."""
+    ctx = config.context()
+    ha, hg = ctypes.c_void_p(), ctypes.c_void_p()
+    _capi.check(lib.zgpu_context_open_node(ctx.handle, _capi.path_bytes(path), ctypes.byref(ha), ctypes.byref(hg)))
+    if ha.value:
+        return Array(ha, ctx, read_only)
+    return Group(hg, ctx, os.fspath(path), read_only)
+
+
 def _check_name(name: str) -> str:
     if not isinstance(name, str) or not name:
         raise TypeError("member names are non-empty strings, got %r" % (name,))

@@ -100,6 +100,34 @@ static zgpu_status array_alloc(zgpu_context *ctx, const char *path, zgpu_array *
     return ZGPU_OK;
 }
 
+/* The array's metadata from its document, fetched already: zarr.json (v2 = 0) or .zarray (v2 = 1, its .zattrs
+ * read here). */
+static zgpu_status array_from_doc(zgpu_array *a, const char *where, const char *text, size_t len, int v2) {
+    if (!v2) return zg_meta_parse_v3(text, len, where, &a->meta);
+    char *attrs = NULL;
+    size_t attrs_len = 0;
+    zgpu_status st = zg_store_get_text(a->store, ".zattrs", &attrs, &attrs_len);
+    if (st == ZGPU_OK) st = zg_meta_parse_v2(text, len, attrs, attrs_len, where, &a->meta);
+    free(attrs);
+    return st;
+}
+
+zgpu_status zg_array_open_doc(zgpu_context *ctx, const char *path, const char *text, size_t len, int v2,
+                              zgpu_array **out) {
+    zgpu_array *a;
+    ZG_FORWARD(array_alloc(ctx, path, &a));
+    char where[1100];
+    snprintf(where, sizeof where, ZG_ARRAY_WHERE_FMT, path);
+    zgpu_status st = array_from_doc(a, where, text, len, v2);
+    if (st == ZGPU_OK) st = array_init(a);
+    if (st != ZGPU_OK) {
+        zgpu_array_close(a);
+        return st;
+    }
+    *out = a;
+    return ZGPU_OK;
+}
+
 ZGPU_API zgpu_status zgpu_array_open(zgpu_context *ctx, const char *path, zgpu_array **out) {
     if (!out) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_open: out is NULL");
     if (!zg_is_url(path))
@@ -108,12 +136,12 @@ ZGPU_API zgpu_status zgpu_array_open(zgpu_context *ctx, const char *path, zgpu_a
     ZG_FORWARD(array_alloc(ctx, path, &a));
     char where[1100];
     snprintf(where, sizeof where, ZG_ARRAY_WHERE_FMT, path);
-    char *text = NULL, *attrs = NULL;
-    size_t len = 0, attrs_len = 0;
+    char *text = NULL;
+    size_t len = 0;
+    int v2 = 0;
     zgpu_status st = zg_store_get_text(a->store, "zarr.json", &text, &len);
-    if (st == ZGPU_OK && text) {
-        st = zg_meta_parse_v3(text, len, where, &a->meta);
-    } else if (st == ZGPU_OK) {
+    if (st == ZGPU_OK && !text) {
+        v2 = 1;
         st = zg_store_get_text(a->store, ".zarray", &text, &len);
         if (st == ZGPU_OK && !text) {
             char *g = NULL;
@@ -123,11 +151,9 @@ ZGPU_API zgpu_status zgpu_array_open(zgpu_context *ctx, const char *path, zgpu_a
                           g ? "is a group, not an array" : "no array there (no zarr.json or .zarray)");
             free(g);
         }
-        if (st == ZGPU_OK) st = zg_store_get_text(a->store, ".zattrs", &attrs, &attrs_len);
-        if (st == ZGPU_OK) st = zg_meta_parse_v2(text, len, attrs, attrs_len, where, &a->meta);
     }
+    if (st == ZGPU_OK) st = array_from_doc(a, where, text, len, v2);
     free(text);
-    free(attrs);
     if (st == ZGPU_OK) st = array_init(a);
     if (st != ZGPU_OK) {
         zgpu_array_close(a);

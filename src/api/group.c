@@ -104,6 +104,33 @@ ZGPU_API zgpu_status zgpu_node_kind(const char *path, int *kind) {
     return st;
 }
 
+/* The group's metadata from its document, fetched already: zarr.json (v2 = 0) or .zgroup (v2 = 1, its .zattrs
+ * read here). */
+static zgpu_status group_from_doc(zgpu_group *g, const char *where, const char *text, size_t len, int v2) {
+    if (!v2) return zg_group_meta_parse_v3(text, len, where, &g->meta);
+    char *attrs = NULL;
+    size_t attrs_len = 0;
+    zgpu_status st = zg_store_get_text(g->store, ".zattrs", &attrs, &attrs_len);
+    if (st == ZGPU_OK) st = zg_group_meta_parse_v2(text, len, attrs, attrs_len, where, &g->meta);
+    free(attrs);
+    return st;
+}
+
+static zgpu_status group_open_doc(zgpu_context *ctx, const char *path, const char *text, size_t len, int v2,
+                                  zgpu_group **out) {
+    zgpu_group *g;
+    ZG_FORWARD(group_alloc(ctx, path, &g));
+    char where[1100];
+    snprintf(where, sizeof where, "group '%s'", path);
+    zgpu_status st = group_from_doc(g, where, text, len, v2);
+    if (st != ZGPU_OK) {
+        zgpu_group_close(g);
+        return st;
+    }
+    *out = g;
+    return ZGPU_OK;
+}
+
 ZGPU_API zgpu_status zgpu_group_open(zgpu_context *ctx, const char *path, zgpu_group **out) {
     if (!out) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_group_open: out is NULL");
     if (!zg_is_url(path)) zg_stage_recover(path);
@@ -111,25 +138,62 @@ ZGPU_API zgpu_status zgpu_group_open(zgpu_context *ctx, const char *path, zgpu_g
     ZG_FORWARD(group_alloc(ctx, path, &g));
     char where[1100];
     snprintf(where, sizeof where, "group '%s'", path);
-    char *text = NULL, *attrs = NULL;
-    size_t len = 0, attrs_len = 0;
+    char *text = NULL;
+    size_t len = 0;
+    int v2 = 0;
     zgpu_status st = zg_store_get_text(g->store, "zarr.json", &text, &len);
-    if (st == ZGPU_OK && text) {
-        st = zg_group_meta_parse_v3(text, len, where, &g->meta);
-    } else if (st == ZGPU_OK) {
+    if (st == ZGPU_OK && !text) {
+        v2 = 1;
         st = zg_store_get_text(g->store, ".zgroup", &text, &len);
         if (st == ZGPU_OK && !text) st = zg_error(ZGPU_ERR_NOT_FOUND, "%s: no group there (no zarr.json or .zgroup)", where);
-        if (st == ZGPU_OK) st = zg_store_get_text(g->store, ".zattrs", &attrs, &attrs_len);
-        if (st == ZGPU_OK) st = zg_group_meta_parse_v2(text, len, attrs, attrs_len, where, &g->meta);
     }
+    if (st == ZGPU_OK) st = group_from_doc(g, where, text, len, v2);
     free(text);
-    free(attrs);
     if (st != ZGPU_OK) {
         zgpu_group_close(g);
         return st;
     }
     *out = g;
     return ZGPU_OK;
+}
+
+/* node_type of a v3 document: 1 array, 2 group, 0 neither or not JSON (the opener then says what is wrong). */
+static int v3_node_type(const char *text, size_t len) {
+    zj_value *doc = NULL;
+    if (zj_parse(text, len, "zarr.json", &doc) != ZGPU_OK) return 0;
+    const zj_value *nt = doc->type == ZJ_OBJECT ? zj_get(doc, "node_type") : NULL;
+    int kind = nt && nt->type == ZJ_STRING ? (!strcmp(nt->str, "array") ? 1 : !strcmp(nt->str, "group") ? 2 : 0) : 0;
+    zj_free(doc);
+    return kind;
+}
+
+ZGPU_API zgpu_status zgpu_context_open_node(zgpu_context *ctx, const char *path, zgpu_array **array,
+                                            zgpu_group **group) {
+    if (!ctx || !path || !array || !group) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "NULL argument");
+    *array = NULL;
+    *group = NULL;
+    if (!zg_is_url(path)) zg_stage_recover(path);
+    zg_store *s;
+    ZG_FORWARD(zg_store_open(ctx, path, &s));
+    char *text = NULL;
+    size_t len = 0;
+    int v2 = 0, kind = 0;
+    zgpu_status st = zg_store_get_text(s, "zarr.json", &text, &len);
+    if (st == ZGPU_OK && text) {
+        kind = v3_node_type(text, len);
+        if (!kind) kind = 1; /* (not an array's nor a group's document: the array parser names what is wrong) */
+    } else if (st == ZGPU_OK) {
+        v2 = 1;
+        st = zg_store_get_text(s, ".zarray", &text, &len);
+        if (st == ZGPU_OK && text) kind = 1;
+        else if (st == ZGPU_OK && (st = zg_store_get_text(s, ".zgroup", &text, &len)) == ZGPU_OK && text) kind = 2;
+    }
+    zg_store_free(s);
+    if (st == ZGPU_OK && !kind) st = zg_error(ZGPU_ERR_NOT_FOUND, "no array or group at '%s'", path);
+    if (st == ZGPU_OK && kind == 1) st = zg_array_open_doc(ctx, path, text, len, v2, array);
+    if (st == ZGPU_OK && kind == 2) st = group_open_doc(ctx, path, text, len, v2, group);
+    free(text);
+    return st;
 }
 
 /* Writes a new group at its path: in place when nothing is there to lose, else built beside it and swapped in

@@ -54,6 +54,34 @@ def test_url_forms(httpsrv, request):
         np.testing.assert_array_equal(zgpu.open(url)[...], data)
 
 
+@pytest.mark.parametrize("case", ["v3-zstd", "v2-zstd"])
+def test_open_reads_metadata_once(httpsrv, request, case):
+    """zgpu.open of an array or a group reads the node's metadata document once (zgpu_context_open_node): one
+    request for a v3 node, where looking first (node_kind) then opening took two."""
+    name = unique(request)
+    _, data = write_case(_local(httpsrv, name), case)
+    gname = unique(request, suffix=".group")
+    g = zarr.open_group(_local(httpsrv, gname), mode="w", zarr_format=2 if case.startswith("v2") else 3)
+    g.attrs["k"] = 1
+    docs = ("zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata")
+    for node, kind in ((name, zgpu.Array), (gname, zgpu.Group)):
+        httpsrv.reset_stats()
+        z = zgpu.open(httpsrv.url + "/" + node)
+        assert isinstance(z, kind)
+        got = [(m, p.rsplit("/", 1)[-1]) for m, p, *_ in httpsrv.log() if p.rsplit("/", 1)[-1] in docs]
+        if case.startswith("v3"):
+            assert got == [("GET", "zarr.json")], got
+        else:  # zarr.json missing, then .zarray (missing for a group, then .zgroup) and the attributes, each once
+            docs_v2 = [".zarray"] if kind is zgpu.Array else [".zarray", ".zgroup"]
+            assert got == [("GET", d) for d in ["zarr.json"] + docs_v2 + [".zattrs"]], got
+        if kind is zgpu.Array:
+            np.testing.assert_array_equal(z[...], data)
+        else:
+            assert z.attrs["k"] == 1
+    with pytest.raises(TypeError, match="existing array"):
+        zgpu.open(httpsrv.url + "/" + name, shape=(3,))
+
+
 def test_not_found(httpsrv):
     with pytest.raises(zgpu.NotFoundError) as ei:
         zgpu.open(httpsrv.url + "/no-such-array.zarr")
