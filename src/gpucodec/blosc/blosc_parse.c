@@ -1,6 +1,7 @@
 /* Blosc1 chunk parsing for the device decoder (see blosc_parse.h). */
 #include "gpucodec/blosc/blosc_parse.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/endian.h"
@@ -160,28 +161,55 @@ void zg_blosc_blocks_span(const uint8_t *src, size_t n, const zg_blosc_header *h
     *end = hi >= n ? n : next_start(src, n, h, hi);
 }
 
+static int cmp_u32(const void *a, const void *b) {
+    const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 zgpu_status zg_blosc_check_blocks(const uint8_t *src, size_t n, const zg_blosc_header *h, uint32_t b0, uint32_t b1) {
+    if (!h->nblocks || b0 > b1 || b0 >= h->nblocks) return ZGPU_OK;
+    if (b1 >= h->nblocks) b1 = h->nblocks - 1;
     const uint64_t data_start = ZG_BLOSC_HEADER + 4ull * h->nblocks;
-    for (uint32_t b = b0; b <= b1 && b < h->nblocks; b++) {
+    /* where each block must end: the next start above its own, found in the sorted starts (c-blosc's threads store
+     * blocks in the order they finish, so starts need not grow with the block index; a linear search per block
+     * would make a chunk of many blocks quadratic) */
+    uint32_t *sorted = malloc((size_t)h->nblocks * sizeof *sorted);
+    ZG_RETURN_IF(!sorted, ZGPU_ERR_NO_MEMORY, "blosc: out of memory sorting %u block starts", h->nblocks);
+    for (uint32_t j = 0; j < h->nblocks; j++) sorted[j] = zg_le32(src + ZG_BLOSC_HEADER + 4ull * j);
+    qsort(sorted, h->nblocks, sizeof *sorted, cmp_u32);
+    zgpu_status st = ZGPU_OK;
+    for (uint32_t b = b0; st == ZGPU_OK && b <= b1; b++) {
         const int last_short = (b == h->nblocks - 1) && h->leftover;
         const uint32_t ns = n_splits(h, last_short);
         uint64_t pos = zg_le32(src + ZG_BLOSC_HEADER + 4ull * b);
-        ZG_RETURN_IF(pos < data_start || pos >= n, ZGPU_ERR_CORRUPT_DATA,
-                     "blosc: block %u starts at %llu, outside the data area [%llu, %zu)", b, (unsigned long long)pos,
-                     (unsigned long long)data_start, n);
-        const uint64_t end = next_start(src, n, h, pos);
-        for (uint32_t s = 0; s < ns; s++) {
-            ZG_RETURN_IF(pos + 4 > end, ZGPU_ERR_CORRUPT_DATA, "blosc: block %u stream %u header past the block's end", b,
-                         s);
+        if (pos < data_start || pos >= n) {
+            st = zg_error(ZGPU_ERR_CORRUPT_DATA, "blosc: block %u starts at %llu, outside the data area [%llu, %zu)", b,
+                          (unsigned long long)pos, (unsigned long long)data_start, n);
+            break;
+        }
+        size_t lo = 0, hi = h->nblocks; /* the first sorted start above pos */
+        while (lo < hi) {
+            const size_t mid = lo + (hi - lo) / 2;
+            if (sorted[mid] <= pos) lo = mid + 1;
+            else hi = mid;
+        }
+        const uint64_t end = lo < h->nblocks && sorted[lo] < n ? sorted[lo] : n;
+        for (uint32_t s = 0; st == ZGPU_OK && s < ns; s++) {
+            if (pos + 4 > end) {
+                st = zg_error(ZGPU_ERR_CORRUPT_DATA, "blosc: block %u stream %u header past the block's end", b, s);
+                break;
+            }
             const uint32_t cs = zg_le32(src + pos);
             pos += 4;
-            ZG_RETURN_IF(cs == 0 || pos + cs > end, ZGPU_ERR_CORRUPT_DATA,
-                         "blosc: block %u stream %u of %u bytes runs past the block's end (byte %llu)", b, s, cs,
-                         (unsigned long long)end);
+            if (cs == 0 || pos + cs > end)
+                st = zg_error(ZGPU_ERR_CORRUPT_DATA,
+                              "blosc: block %u stream %u of %u bytes runs past the block's end (byte %llu)", b, s, cs,
+                              (unsigned long long)end);
             pos += cs;
         }
     }
-    return ZGPU_OK;
+    free(sorted);
+    return st;
 }
 
 zgpu_status zg_blosc_stream_payload(const zg_blosc_header *h, const uint8_t *chunk, zg_blosc_stream *s) {
