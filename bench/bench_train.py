@@ -19,7 +19,7 @@ latency one read (median of --repeat after one warm-up) of: one inner chunk's bo
 loader  a PyTorch DataLoader epoch of random crops (zgpu.torch.RandomCropDataset) with 0 and 4 workers.
 
 Usage: python bench/bench_train.py [--planes 64] [--repeat 3] [--crops 256] [--cells vol.layout,..]
-           [--parts crops,latency,loader] [--cache-bytes 1073741824] [--json PATH] [--merge-json A,B] [--docs]
+           [--parts crops,latency,loader] [--cache-bytes 1073741824] [--device-cache-bytes N] [--json PATH] [--merge-json A,B] [--docs]
 """
 from __future__ import annotations
 
@@ -115,7 +115,10 @@ def crops_part(zgpu, cp, path, src, args, cell):
     rows = []
     a_by_cache = {}
     for cache in ("off", "on"):
-        zgpu.config.set(cache_bytes=args.cache_bytes if cache == "on" else 0, read_route=None)
+        on = cache == "on"
+        zgpu.config.set(cache_bytes=args.cache_bytes if on else 0,
+                        device_cache_bytes=(args.device_cache_bytes if args.device_cache_bytes >= 0 else args.cache_bytes)
+                        if on else 0, read_route=None)
         a_by_cache[cache] = zgpu.open_array(path)
     try:
         store = {c: tensorstore_store(path, args.cache_bytes if c == "on" else 0) for c in ("off", "on")}
@@ -144,7 +147,7 @@ def crops_part(zgpu, cp, path, src, args, cell):
                 print(f"  {cell:32s} {kind:16s} cache {cache:3s} batch {batch:2d}: zgpu {r['zgpu']:8.1f}/s "
                       f"({r['route']}) ts {r.get('ts', 0):8.1f}/s zarr {r.get('zarr', 0):6.1f}/s", flush=True)
                 rows.append(r)
-    zgpu.config.set(cache_bytes=0)
+    zgpu.config.set(cache_bytes=0, device_cache_bytes=0)
     return rows
 
 
@@ -232,7 +235,8 @@ def section(meta, crops, lat, loader=()):
                f"pass, {meta['crops']} crops a pass in batches, median of {meta['repeat']} passes after a checked "
                "warm-up; zgpu: `Array.read_batch(boxes, out=cupy array)` (route: what its cost model took for the last "
                "batch); ts+copy: tensorstore with every crop of a batch issued at once, then `cupy.asarray` of the "
-               "stack (its cache_pool 0, or the same bytes as zgpu's `cache_bytes` when the cache is on); zarr-python: "
+               "stack (its cache_pool 0, or the same bytes as zgpu's `cache_bytes` when the cache is on; zgpu then "
+               "also keeps GPU-decoded chunks in as many bytes of device memory, `device_cache_bytes`); zarr-python: "
                "`arr[box]` per crop under `enable_gpu()`, batch 1, cache off. Target: zgpu >= 3x ts+copy in every "
                "cell and batch size with the cache off.")
     out.append("")
@@ -283,6 +287,8 @@ def main() -> int:
     ap.add_argument("--crops", type=int, default=256)
     ap.add_argument("--zarr-crops", type=int, default=16)
     ap.add_argument("--cache-bytes", type=int, default=1 << 30)
+    ap.add_argument("--device-cache-bytes", type=int, default=-1,
+                    help="zgpu's device_cache_bytes when the cache is on (-1: as --cache-bytes)")
     ap.add_argument("--cells", default="")
     ap.add_argument("--parts", default="crops,latency")
     ap.add_argument("--skip-zarr-python", action="store_true")

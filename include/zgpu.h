@@ -154,6 +154,12 @@ typedef struct zgpu_context_options {
                                   * memory (least recently used dropped first), shared by every array and thread
                                   * of the context, serving host and device reads; a write through zgpu drops the
                                   * chunks it changes. 0 (default): off, as tensorstore's cache_pool. */
+    size_t device_cache_bytes;   /* decoded-chunk cache in device memory (the context's device): device reads that
+                                  * decode chunks on the GPU keep up to this many bytes of them there (least
+                                  * recently used dropped first; a chunk over a quarter of it is not kept), and a
+                                  * later device read of a kept chunk scatters it from there: no read, copy or
+                                  * decode. Outside device_memory_budget; a write through zgpu drops the chunks it
+                                  * changes. Independent of cache_bytes (both may be on). 0 (default): off. */
 } zgpu_context_options;
 
 /** Fills *opts with defaults (struct_size set). */
@@ -301,9 +307,10 @@ typedef struct zgpu_read_stats {
     int gds_used;      /* 1 if GPUDirect Storage served the reads */
     int gpu_decoded;   /* chunks decoded on the GPU */
     int cpu_decoded;   /* chunks decoded on host threads (CPU fallback) */
-    int cache_hits;    /* chunks served decoded by the context's cache (cache_bytes) */
-    int cache_misses;  /* chunks looked up there and not found (0 with the cache off) */
+    int cache_hits;    /* chunks served decoded by the context's caches (cache_bytes, device_cache_bytes) */
+    int cache_misses;  /* chunks looked up there and in neither (0 with the caches off) */
     int route;         /* device reads: the zgpu_route taken (ZGPU_ROUTE_DEVICE or ZGPU_ROUTE_HOST); host reads 0 */
+    int device_cache_hits; /* of cache_hits, the chunks the device cache (device_cache_bytes) served */
 } zgpu_read_stats;
 
 /**

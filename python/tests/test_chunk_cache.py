@@ -100,3 +100,42 @@ def test_stale_handle_misses_new_chunks(tmp_path, cached):
     np.testing.assert_array_equal(zgpu.open_array(tmp_path / "a")[...], data + 1)  # fills the cache anew
     with pytest.raises(zgpu.ZgpuError):
         old[...]  # its chunk keys now hold other chunks: as without a cache, an error, never a wrong size
+
+
+def test_device_cache_settings():
+    zgpu.config.set(device_cache_bytes=32 << 20)
+    try:
+        assert zgpu.config.device_cache_bytes == 32 << 20
+        assert "device_cache_bytes=33554432" in repr(zgpu.config)
+        for bad in (-1, True):
+            with pytest.raises(ValueError):
+                zgpu.config.set(device_cache_bytes=bad)
+        assert zgpu.config.device_cache_bytes == 32 << 20  # a refused value changes nothing
+    finally:
+        zgpu.config.set(device_cache_bytes=0)
+
+
+def test_device_cache_serves_device_reads(path):
+    if not zgpu.gpu_available():
+        pytest.skip("skipped: no GPU")
+    cp = pytest.importorskip("cupy")
+    p, data = path
+    zgpu.config.set(device_cache_bytes=64 << 20, read_route="device")
+    try:
+        a = zgpu.open_array(p, mode="r+")
+        first = a.read(device="cuda")
+        s = a.last_read_stats
+        assert s["device_cache_hits"] == 0 and s["gpu_decoded"] == s["chunks"] > 0
+        again = a.read(device="cuda")
+        s = a.last_read_stats
+        assert s["device_cache_hits"] == s["chunks"] and s["gpu_decoded"] == 0 and s["stored_bytes"] == 0
+        np.testing.assert_array_equal(cp.asnumpy(first), data)
+        np.testing.assert_array_equal(cp.asnumpy(again), data)
+        # a write through zgpu drops what it changed: the device read sees the new values
+        a[0:2, 0:2, 0:2] = -5
+        data = data.copy()
+        data[0:2, 0:2, 0:2] = -5
+        np.testing.assert_array_equal(cp.asnumpy(a.read(device="cuda")), data)
+        assert 0 < a.last_read_stats["gpu_decoded"] < a.last_read_stats["chunks"]
+    finally:
+        zgpu.config.set(device_cache_bytes=0, read_route=None)

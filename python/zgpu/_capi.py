@@ -41,6 +41,7 @@ class ContextOptions(Structure):
         ("confine_to_store", c_int),
         ("remote", c_void_p),  # const zgpu_remote_options * (_remote.RemoteOptions); NULL = defaults
         ("cache_bytes", c_size_t),
+        ("device_cache_bytes", c_size_t),
     ]
 
 
@@ -55,6 +56,7 @@ class ReadStats(Structure):
         ("chunks", c_int), ("waves", c_int),
         ("gds_used", c_int), ("gpu_decoded", c_int), ("cpu_decoded", c_int),
         ("cache_hits", c_int), ("cache_misses", c_int), ("route", c_int),
+        ("device_cache_hits", c_int),
     ]
 
 

@@ -18,7 +18,8 @@ class Context:
     def __init__(self, num_threads: int, device: int, budget: int, gds: str, gpu_decode: bool,
                  gpu_trust_input: bool = False, tuning: Optional[Dict[str, Any]] = None,
                  max_decoded_chunk_bytes: int = 0, confine_to_store: bool = False,
-                 remote: Optional[Dict[str, Any]] = None, cache_bytes: int = 0) -> None:
+                 remote: Optional[Dict[str, Any]] = None, cache_bytes: int = 0,
+                 device_cache_bytes: int = 0) -> None:
         opts = _capi.ContextOptions()
         lib.zgpu_context_options_init(ctypes.byref(opts))
         opts.num_threads = num_threads
@@ -30,6 +31,7 @@ class Context:
         opts.max_decoded_chunk_bytes = max_decoded_chunk_bytes
         opts.confine_to_store = 1 if confine_to_store else 0
         opts.cache_bytes = cache_bytes
+        opts.device_cache_bytes = device_cache_bytes
         t = _tuning.to_struct(tuning) if tuning else None  # the context copies it: it need not outlive the call
         opts.tuning = ctypes.addressof(t) if t is not None else None
         r = _remote.to_struct(remote or {}, lib)  # copied by the context, strings too
@@ -62,7 +64,9 @@ class Config:
     "on"), ``gpu_decode`` (decode on the GPU where a GPU decoder exists), ``gpu_trust_input`` (lets nvCOMP's
     DEFLATE decoder, chosen with ``deflate_decoder="nvcomp"``, decode gzip / zlib: it needs valid input, so only
     for data you trust; zgpu's own GPU DEFLATE decoder, the default, checks every stream and needs no trust),
-    ``cache_bytes`` (a cache of decoded chunks in host memory shared by the context's arrays, 0 = off).
+    ``cache_bytes`` (a cache of decoded chunks in host memory shared by the context's arrays, 0 = off),
+    ``device_cache_bytes`` (a cache of GPU-decoded chunks in device memory, which device reads scatter from,
+    0 = off).
 
     Tuning of the device path (experimental, unstable: zgpu_tuning in zgpu_experimental.h; docs/tuning.md says
     what each does and what was measured): ``zstd_decoder``, ``deflate_decoder``, ``lz4_decoder`` ("auto",
@@ -92,6 +96,7 @@ class Config:
         self.max_decoded_chunk_bytes = 0
         self.confine_to_store = False
         self.cache_bytes = 0
+        self.device_cache_bytes = 0
         self._tuning: Dict[str, Any] = {}  # the tuning fields set away from their defaults
         self.remote: Dict[str, Any] = {}   # the remote-store settings set away from their defaults
         self._lock = threading.Lock()
@@ -101,7 +106,7 @@ class Config:
             device_memory_budget: Optional[int] = None, gds: Optional[str] = None,
             gpu_decode: Optional[bool] = None, gpu_trust_input: Optional[bool] = None,
             max_decoded_chunk_bytes: Optional[int] = None, confine_to_store: Optional[bool] = None,
-            cache_bytes: Optional[int] = None, zstd_decoder: Any = _UNSET, deflate_decoder: Any = _UNSET, lz4_decoder: Any = _UNSET,
+            cache_bytes: Optional[int] = None, device_cache_bytes: Optional[int] = None, zstd_decoder: Any = _UNSET, deflate_decoder: Any = _UNSET, lz4_decoder: Any = _UNSET,
             pipeline_waves: Any = _UNSET, wave_shape: Any = _UNSET, wave_sets: Any = _UNSET,
             wave_overlap: Any = _UNSET, zstd_rows: Any = _UNSET, zstd_huf_probe: Any = _UNSET,
             inflate_parts: Any = _UNSET, trace: Any = _UNSET, profile: Any = _UNSET,
@@ -126,6 +131,9 @@ class Config:
                              % (max_decoded_chunk_bytes,))
         if cache_bytes is not None and (isinstance(cache_bytes, bool) or int(cache_bytes) < 0):
             raise ValueError("cache_bytes must be an integer >= 0 (0 = no cache), got %r" % (cache_bytes,))
+        if device_cache_bytes is not None and (isinstance(device_cache_bytes, bool) or int(device_cache_bytes) < 0):
+            raise ValueError("device_cache_bytes must be an integer >= 0 (0 = no cache), got %r"
+                             % (device_cache_bytes,))
         if gds is not None and gds not in _GDS:
             raise ValueError("gds must be one of 'auto', 'off', 'on', got %r" % (gds,))
         with self._lock:
@@ -152,6 +160,8 @@ class Config:
                 self.confine_to_store = bool(confine_to_store)
             if cache_bytes is not None:
                 self.cache_bytes = int(cache_bytes)
+            if device_cache_bytes is not None:
+                self.device_cache_bytes = int(device_cache_bytes)
             for k, v in remote.items():
                 if v == _remote.DEFAULTS[k]:
                     self.remote.pop(k, None)
@@ -167,7 +177,8 @@ class Config:
             if ctx is None:
                 ctx = Context(self.num_threads, dev, self.device_memory_budget, self.gds, self.gpu_decode,
                               self.gpu_trust_input, dict(self._tuning), self.max_decoded_chunk_bytes,
-                              self.confine_to_store, dict(self.remote), self.cache_bytes)
+                              self.confine_to_store, dict(self.remote), self.cache_bytes,
+                              self.device_cache_bytes)
                 self._contexts[dev] = ctx
             return ctx
 
@@ -180,10 +191,11 @@ class Config:
         tuning = "".join(", %s=%r" % kv for kv in _tuning.changed(self._tuning))
         tuning += "".join(", %s=%r" % kv for kv in sorted(self.remote.items()))
         return ("zgpu.Config(num_threads=%d, device=%d, device_memory_budget=%d, gds=%r, gpu_decode=%r, "
-                "gpu_trust_input=%r, max_decoded_chunk_bytes=%d, confine_to_store=%r, cache_bytes=%d%s)"
+                "gpu_trust_input=%r, max_decoded_chunk_bytes=%d, confine_to_store=%r, cache_bytes=%d, "
+                "device_cache_bytes=%d%s)"
                 % (self.num_threads, self.device, self.device_memory_budget, self.gds, self.gpu_decode,
                    self.gpu_trust_input, self.max_decoded_chunk_bytes, self.confine_to_store, self.cache_bytes,
-                   tuning))
+                   self.device_cache_bytes, tuning))
 
 
 config = Config()

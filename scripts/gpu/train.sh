@@ -5,6 +5,7 @@
 #                compute-sanitizer, the Python tests of read_batch, the cache, prefetch, zgpu.torch and fork
 #   STEPS=bench  bench/bench_train.py (its arguments after --)
 #   STEPS=all    both
+#   STEPS=build  the build alone (then run what you need with $B/lib/libzgpu.so: bench/bench_fixed_cost.py ...)
 # The route model and the kernel cache live in /tmp/zgpu-cache (ZGPU_CACHE_DIR; the tests' in /tmp/zgpu-cache-tests):
 # a warm machine keeps them, and the route model is copied to $OUT. REUSE=1 keeps this machine's build.
 # Carry: [".gpudeps", ".nvcomp", ".whl", "shared"] (scripts/gpu/prepare-carry.sh); torch and cupy are the machine's.
@@ -26,15 +27,16 @@ if [ "${REUSE:-0}" != 1 ] || [ ! -f $B/lib/libzgpu.so ]; then
     echo "built in $(( $(date +%s) - t0 )) s"
 fi
 export ZGPU_LIB=$B/lib/libzgpu.so ZGPU_CLI=$B/bin/zgpu
+[ "$STEPS" = build ] && exit 0
 if [ "$STEPS" != bench ]; then
     (cd $B && timeout 420 ctest -j8 --output-on-failure -E "hostile|blosc_parse|roundtrip" > $OUT/ctest.log 2>&1;
      echo "ctest rc=$?"; grep -E "tests passed|\*\*\*Failed|Skipped|Timeout" $OUT/ctest.log | head -20)
-    for t in test_read_regions test_gpu_convert test_route test_jit_cache; do
+    for t in test_read_regions test_gpu_convert test_gpu_cache test_route test_jit_cache; do
         [ -x $B/bin/$t ] || continue
         (cd $B && timeout 240 ./bin/$t > $OUT/$t.log 2>&1; echo "$t rc=$? $(tail -1 $OUT/$t.log)"; grep -iE "cold|warm|hot" $OUT/$t.log | head -5)
     done
     ls $ZGPU_CACHE_DIR 2>/dev/null && cp $ZGPU_CACHE_DIR/route-*.txt $OUT/ 2>/dev/null
-    for t in test_read_regions test_gpu_convert; do
+    for t in test_read_regions test_gpu_convert test_gpu_cache; do
         [ -x $B/bin/$t ] || continue
         (cd $B && ZGPU_TEST_QUICK=1 timeout 200 compute-sanitizer --tool memcheck --leak-check no --kernel-name-exclude kns=nvcomp \
             ./bin/$t > $OUT/san_$t.log 2>&1; echo "memcheck $t rc=$? $(grep 'ERROR SUMMARY' $OUT/san_$t.log)")

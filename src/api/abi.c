@@ -19,6 +19,7 @@ static const abi_member k_members[] = {
     M(zgpu_context_options, gpu_decode), M(zgpu_context_options, gpu_trust_input), M(zgpu_context_options, tuning),
     M(zgpu_context_options, max_decoded_chunk_bytes), M(zgpu_context_options, confine_to_store),
     M(zgpu_context_options, remote), M(zgpu_context_options, cache_bytes),
+    M(zgpu_context_options, device_cache_bytes),
 
     M(zgpu_remote_options, struct_size), M(zgpu_remote_options, max_in_flight),
     M(zgpu_remote_options, connect_timeout_ms), M(zgpu_remote_options, request_timeout_ms),
@@ -34,7 +35,7 @@ static const abi_member k_members[] = {
     M(zgpu_read_stats, stored_bytes), M(zgpu_read_stats, decoded_bytes), M(zgpu_read_stats, chunks),
     M(zgpu_read_stats, waves), M(zgpu_read_stats, gds_used), M(zgpu_read_stats, gpu_decoded),
     M(zgpu_read_stats, cpu_decoded), M(zgpu_read_stats, cache_hits), M(zgpu_read_stats, cache_misses),
-    M(zgpu_read_stats, route),
+    M(zgpu_read_stats, route), M(zgpu_read_stats, device_cache_hits),
 
     M(zgpu_read_options, struct_size), M(zgpu_read_options, out_dtype), M(zgpu_read_options, scale),
     M(zgpu_read_options, offset), M(zgpu_read_options, clamp), M(zgpu_read_options, clamp_min),

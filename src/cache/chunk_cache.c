@@ -56,6 +56,7 @@ typedef struct entry {
     uint32_t inner;
     int refs;   /* holders: the cache (while linked) counts none; each unreleased hit one */
     int linked; /* in the tables and the LRU list */
+    int external; /* ref.data is the owner's (zg_chunk_cache_create_external), given back through its release */
     char name[];
 } entry;
 
@@ -68,6 +69,8 @@ struct zg_chunk_cache {
     uint64_t epoch;
     uint64_t slot[N_SLOTS];
     zg_chunk_cache_stats st;
+    zg_cache_release_fn release_bytes; /* external caches: gives an entry's bytes back (never under mu) */
+    void *release_ctx;
     struct zg_chunk_cache *reg_prev, *reg_next; /* the process's list */
 };
 
@@ -180,10 +183,15 @@ static void defer_free(entry **list, entry *e) {
     e->lru_next = *list;
     *list = e;
 }
-static void free_list(entry *list) {
+/* An entry and, in an external cache, its bytes: never under c->mu (the owner's release may take locks). */
+static void free_entry(zg_chunk_cache *c, entry *e) {
+    if (e->external && c->release_bytes) c->release_bytes(c->release_ctx, (void *)e->ref.data, e->ref.size);
+    free(e);
+}
+static void free_list(zg_chunk_cache *c, entry *list) {
     while (list) {
         entry *n = list->lru_next;
-        free(list);
+        free_entry(c, list);
         list = n;
     }
 }
@@ -192,6 +200,15 @@ static entry *find(const zg_chunk_cache *c, uint64_t hash, const char *store_id,
                    size_t lk, uint32_t inner) {
     for (entry *e = c->tab[hash & c->mask]; e; e = e->h_next)
         if (e->hash == hash && e->inner == inner && name_is(e, store_id, ls, key, lk)) return e;
+    return NULL;
+}
+
+/* The linked entry of e's name and inner chunk, if any. */
+static entry *find_named(const zg_chunk_cache *c, const entry *e) {
+    for (entry *o = c->tab[e->hash & c->mask]; o; o = o->h_next)
+        if (o != e && o->hash == e->hash && o->inner == e->inner && o->name_len == e->name_len &&
+            !memcmp(o->name, e->name, e->name_len))
+            return o;
     return NULL;
 }
 
@@ -249,6 +266,16 @@ zg_chunk_cache *zg_chunk_cache_create(size_t capacity_bytes) {
     return c;
 }
 
+zg_chunk_cache *zg_chunk_cache_create_external(size_t capacity_bytes, zg_cache_release_fn release, void *ctx) {
+    if (!release) return NULL;
+    zg_chunk_cache *c = zg_chunk_cache_create(capacity_bytes);
+    if (c) {
+        c->release_bytes = release;
+        c->release_ctx = ctx;
+    }
+    return c;
+}
+
 void zg_chunk_cache_free(zg_chunk_cache *c) {
     if (!c) return;
     pthread_mutex_lock(&reg_mu);
@@ -259,7 +286,7 @@ void zg_chunk_cache_free(zg_chunk_cache *c) {
     pthread_mutex_unlock(&reg_mu);
     for (entry *e = c->head, *n; e; e = n) {
         n = e->lru_next;
-        free(e);
+        free_entry(c, e);
     }
     free(c->tab);
     free(c->otab);
@@ -302,7 +329,7 @@ void zg_chunk_cache_release(zg_chunk_cache *c, zg_cache_ref *ref) {
     pthread_mutex_lock(&c->mu);
     int last = --e->refs == 0 && !e->linked;
     pthread_mutex_unlock(&c->mu);
-    if (last) free(e);
+    if (last) free_entry(c, e);
 }
 
 uint64_t zg_chunk_cache_generation(zg_chunk_cache *c, const char *store_id, const char *key) {
@@ -314,45 +341,42 @@ uint64_t zg_chunk_cache_generation(zg_chunk_cache *c, const char *store_id, cons
     return g;
 }
 
-int zg_chunk_cache_put(zg_chunk_cache *c, const char *store_id, const char *key, uint32_t inner, uint64_t gen,
-                       const void *data, size_t n) {
-    if (!c || !store_id || !key || (!data && n)) return 0;
-    size_t ls = strlen(store_id), lk = strlen(key), name_len = ls + 1 + lk;
-    size_t off = data_offset(name_len), cost = off + n;
-    if (cost > c->capacity / 4 || cost < n) {
-        pthread_mutex_lock(&c->mu);
-        c->st.refused_large++;
-        pthread_mutex_unlock(&c->mu);
-        return 0;
-    }
-    /* made and filled before the lock: copying a chunk must not hold up the other readers */
-    entry *e = malloc(cost);
-    if (!e) return 0;
+/* A new entry's header and name for (store_id, key, inner) with `data_bytes` of its own bytes behind them (0 for an
+ * external entry); NULL when out of memory. *off: where its own bytes begin. */
+static entry *make_entry(const char *store_id, size_t ls, const char *key, size_t lk, uint32_t inner,
+                         size_t data_bytes, size_t *off) {
+    const size_t name_len = ls + 1 + lk;
+    *off = data_offset(name_len);
+    entry *e = malloc(*off + data_bytes);
+    if (!e) return NULL;
     memset(e, 0, sizeof *e);
     memcpy(e->name, store_id, ls);
     e->name[ls] = '/';
     memcpy(e->name + ls + 1, key, lk);
     e->name[name_len] = '\0';
-    if (n) memcpy((uint8_t *)e + off, data, n);
-    e->ref.data = (uint8_t *)e + off;
-    e->ref.size = n;
     e->ohash = name_hash(store_id, ls, key, lk);
     e->hash = entry_hash(e->ohash, inner);
-    e->cost = cost;
     e->name_len = name_len;
     e->inner = inner;
+    return e;
+}
+
+/* Links e (cost e->cost, bytes ref.size) unless its generation moved or an entry of the same size is there: 1 if
+ * kept (or one of the same size was there), else 0 (e then freed, its bytes released). */
+static int insert(zg_chunk_cache *c, entry *e, uint64_t gen) {
     entry *dead = NULL, *old = NULL;
     int kept = 1;
+    const size_t n = e->ref.size;
     pthread_mutex_lock(&c->mu);
     if (generation(c, e->ohash) != gen) {
         c->st.refused_stale++;
         kept = 0;
         defer_free(&dead, e);
-    } else if ((old = find(c, e->hash, store_id, ls, key, lk, inner)) && old->ref.size == n) {
+    } else if ((old = find_named(c, e)) && old->ref.size == n) {
         defer_free(&dead, e); /* another reader put it first: the same generation's bytes */
     } else {
         if (old && unlink_entry(c, old)) defer_free(&dead, old); /* of another size: the newer reader's stays */
-        while (c->tail && c->bytes + cost > c->capacity) {
+        while (c->tail && c->bytes + e->cost > c->capacity) {
             entry *v = c->tail;
             c->st.evictions++;
             if (unlink_entry(c, v)) defer_free(&dead, v);
@@ -362,13 +386,59 @@ int zg_chunk_cache_put(zg_chunk_cache *c, const char *store_id, const char *key,
         otab_link(c->otab, c->mask, e);
         lru_push_front(c, e);
         e->linked = 1;
-        c->bytes += cost;
+        c->bytes += e->cost;
         c->entries++;
         c->st.inserts++;
     }
     pthread_mutex_unlock(&c->mu);
-    free_list(dead);
+    free_list(c, dead);
     return kept;
+}
+
+/* Whether an entry of cost `cost` may go in (a quarter of the capacity at most); counts the refusal. */
+static int fits(zg_chunk_cache *c, size_t cost, size_t n) {
+    if (cost <= c->capacity / 4 && cost >= n) return 1;
+    pthread_mutex_lock(&c->mu);
+    c->st.refused_large++;
+    pthread_mutex_unlock(&c->mu);
+    return 0;
+}
+
+int zg_chunk_cache_put(zg_chunk_cache *c, const char *store_id, const char *key, uint32_t inner, uint64_t gen,
+                       const void *data, size_t n) {
+    if (!c || c->release_bytes || !store_id || !key || (!data && n)) return 0;
+    const size_t ls = strlen(store_id), lk = strlen(key);
+    if (!fits(c, data_offset(ls + 1 + lk) + n, n)) return 0;
+    /* made and filled before the lock: copying a chunk must not hold up the other readers */
+    size_t off;
+    entry *e = make_entry(store_id, ls, key, lk, inner, n, &off);
+    if (!e) return 0;
+    if (n) memcpy((uint8_t *)e + off, data, n);
+    e->ref.data = (uint8_t *)e + off;
+    e->ref.size = n;
+    e->cost = off + n;
+    return insert(c, e, gen);
+}
+
+int zg_chunk_cache_put_external(zg_chunk_cache *c, const char *store_id, const char *key, uint32_t inner,
+                                uint64_t gen, void *data, size_t n) {
+    if (!c || !data) return 0;
+    if (!c->release_bytes || !store_id || !key) {
+        if (c->release_bytes) c->release_bytes(c->release_ctx, data, n);
+        return 0;
+    }
+    const size_t ls = strlen(store_id), lk = strlen(key);
+    size_t off;
+    entry *e = fits(c, data_offset(ls + 1 + lk) + n, n) ? make_entry(store_id, ls, key, lk, inner, 0, &off) : NULL;
+    if (!e) {
+        c->release_bytes(c->release_ctx, data, n);
+        return 0;
+    }
+    e->external = 1;
+    e->ref.data = data;
+    e->ref.size = n;
+    e->cost = off + n;
+    return insert(c, e, gen);
 }
 
 /* Under c->mu: the entries of one object out, its slot bumped. */
@@ -416,7 +486,7 @@ void zg_chunk_cache_invalidate_object(zg_chunk_cache *c, const char *store_id, c
     pthread_mutex_lock(&c->mu);
     invalidate_object_locked(c, store_id, ls, key, lk, oh, &dead);
     pthread_mutex_unlock(&c->mu);
-    free_list(dead);
+    free_list(c, dead);
 }
 
 void zg_chunk_cache_invalidate_prefix(zg_chunk_cache *c, const char *store_id, const char *prefix) {
@@ -425,7 +495,7 @@ void zg_chunk_cache_invalidate_prefix(zg_chunk_cache *c, const char *store_id, c
     pthread_mutex_lock(&c->mu);
     invalidate_prefix_locked(c, store_id, prefix, &dead);
     pthread_mutex_unlock(&c->mu);
-    free_list(dead);
+    free_list(c, dead);
 }
 
 int zg_chunk_cache_active(void) { return atomic_load(&reg_count) > 0; }

@@ -1,5 +1,7 @@
 /* The decoded-chunk cache (zgpu_context_options.cache_bytes): a bounded LRU of decoded chunks in host memory,
- * one per context, shared by its arrays and threads.
+ * one per context, shared by its arrays and threads. An external cache (zg_chunk_cache_create_external) keeps the
+ * same names, generations and LRU over bytes its owner allocates and frees (device memory:
+ * zgpu_context_options.device_cache_bytes, src/device/chunk_cache_dev.c).
  *
  * An entry is named by where its object lives and which decoded unit of it it is: the store's identity
  * (zg_store.id: the canonical absolute directory of a filesystem store, the base URL of an HTTP store, the
@@ -48,7 +50,14 @@ typedef struct zg_chunk_cache_stats {
 
 /** A cache of up to capacity_bytes; NULL for 0 (off) or when out of memory. */
 zg_chunk_cache *zg_chunk_cache_create(size_t capacity_bytes);
-/** Frees the cache and its entries; no reference may be held. Accepts NULL. */
+/** Gives an external entry's bytes back to their owner: called once per kept entry when it is freed (evicted,
+ *  invalidated or replaced with no reader holding it, its last release, or the cache freed), and for a put that was
+ *  not kept; never under the cache's lock, from whichever thread dropped it (a writer's invalidation included). */
+typedef void (*zg_cache_release_fn)(void *ctx, void *data, size_t n);
+/** A cache of up to capacity_bytes whose entries' bytes live elsewhere (zg_chunk_cache_put_external), each counted
+ *  at its size plus its header; NULL for 0, a NULL release, or out of memory. */
+zg_chunk_cache *zg_chunk_cache_create_external(size_t capacity_bytes, zg_cache_release_fn release, void *ctx);
+/** Frees the cache and its entries (an external cache's bytes released); no reference may be held. Accepts NULL. */
 void zg_chunk_cache_free(zg_chunk_cache *c);
 
 /** What an entry of n bytes for this object costs against the capacity: n plus the entry's header and name. */
@@ -79,9 +88,14 @@ uint64_t zg_chunk_cache_generation(zg_chunk_cache *c, const char *store_id, cons
  *  - out of memory.
  *  An entry already there for the key of the same size stays (it holds the same generation's bytes): returns
  *  1, as for a put kept; one of another size (decoded under other metadata) is replaced. The copy is made
- *  before the cache's lock is taken. */
+ *  before the cache's lock is taken. An external cache refuses every put of this kind (0). */
 int zg_chunk_cache_put(zg_chunk_cache *c, const char *store_id, const char *key, uint32_t inner, uint64_t gen,
                        const void *data, size_t n);
+
+/** zg_chunk_cache_put for an external cache: data[0..n) is the owner's, and the cache takes it over whether kept
+ *  or not (refused: released at once, 0 returned). A plain cache refuses it (0, data not released). */
+int zg_chunk_cache_put_external(zg_chunk_cache *c, const char *store_id, const char *key, uint32_t inner,
+                                uint64_t gen, void *data, size_t n);
 
 /** Drops every inner chunk of one object and bumps its generation (refusing puts of reads begun before). */
 void zg_chunk_cache_invalidate_object(zg_chunk_cache *c, const char *store_id, const char *key);

@@ -70,6 +70,7 @@ zgpu_status dev_check_wave(job *j, bufset *b, wave_check *wc, zgpu_read_stats *s
                                zg_error(ZGPU_ERR_CORRUPT_DATA, "%s checksum%s does not match the decoded data (checked on the GPU)",
                                         zg_gpu_check_name(kind), what));
         }
+    if (s == ZGPU_OK && j->dcache) dev_cache_commit(j, wc); /* (checked: the device cache may keep them) */
     free(wc->refs);
     wc->refs = NULL;
     free(wc->crc_task);

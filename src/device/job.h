@@ -88,6 +88,13 @@ struct zg_device_state {
      * 0.5 us; freeing them after each read took 0.2-0.3 ms of the reading thread */
     zg_zd_plan *plans;
     size_t n_plans;
+    /* the device chunk cache (zgpu_context_options.device_cache_bytes; chunk_cache_dev.c): NULL when off; its
+     * dropped entries' device memory waits in `dead` (guarded by dead_lock: writers drop entries from any
+     * thread) for the next read to free in stream order */
+    struct zg_chunk_cache *dcache;
+    pthread_mutex_t dead_lock;
+    void **dead;
+    size_t n_dead, cap_dead;
 };
 #define PLANS_KEPT_BYTES ((size_t)64 << 20)
 
@@ -116,8 +123,9 @@ typedef struct dev_pipe {
  * One read
  * ---------------------------------------------------------------------------------------------- */
 /* T_DUP: a chunk another task of the read (its unit's leader, dtask.lead) decodes, placed in another box of a
- * multi-region read: no I/O or decode of its own, only a scatter from the leader's decoded chunk. */
-enum { T_MISSING = 0, T_GPU, T_CPU, T_DUP };
+ * multi-region read: no I/O or decode of its own, only a scatter from the leader's decoded chunk.
+ * T_DCACHED: a chunk the device chunk cache holds (dtask.dhit): no I/O or decode, scattered from its entry. */
+enum { T_MISSING = 0, T_GPU, T_CPU, T_DUP, T_DCACHED };
 
 typedef struct dtask {
     size_t plan_i;
@@ -125,6 +133,12 @@ typedef struct dtask {
     size_t lead;              /* T_DUP: the task (index in job.t) that decodes its chunk */
     struct zg_cache_ref *hit; /* T_CPU whose decoded chunk the context's cache holds: copied, not read or decoded */
     uint64_t gen;             /* a cache miss: the generation its lookup saw, for the put after a host decode */
+    struct zg_cache_ref *dhit; /* T_DCACHED: the device cache's entry it holds (released with the job) */
+    int dput;                 /* a device cache miss: once decoded on the GPU, the chunk is copied into a new entry */
+    uint64_t dgen;            /* ... with the generation its lookup saw */
+    uint64_t dsrc_off;        /* ... from D + dsrc_off (the chunk after its last decode stage) */
+    void *dentry;             /* that entry's device memory, filled by the wave and put once its checks pass (still
+                               * set when the read fails: given back with the tasks) */
     uint64_t h_off, nbytes;   /* stored bytes in staging */
     uint64_t cpu_off;         /* CPU-decoded chunk in staging (T_CPU) */
     uint64_t a_off, b_off;    /* device scratch slots (T_GPU) */
@@ -202,6 +216,9 @@ typedef struct job {
     struct zg_cache_ref **hits;   /* per plan task: the cache's hit it holds (released with the job), or NULL */
     uint64_t *gens;               /* per plan task: the generation its miss saw */
     size_t n_hits;
+    struct zg_chunk_cache *dcache; /* the device chunk cache when this read may use it (device route, GPU decode) */
+    struct zg_cache_ref **dhits;  /* per plan task: the device cache's hit it holds, or NULL */
+    uint64_t *dgens;
     int64_t out_strides[ZGPU_MAX_DIMS];
     uint8_t *out;
     /* the wave being launched */
@@ -263,6 +280,7 @@ typedef struct wave_check {
     size_t n_chk;
     struct chk_ref { uint32_t task; int kind; } *chk_task;
     int active;
+    size_t first, count;  /* the wave's tasks: their device cache entries are put once the checks pass */
     float ms_h2d, ms_decode, ms_scatter;
     size_t wave;                 /* its index, for the trace */
     double host_read, host_launch; /* ms since the fork: its I/O done, its work queued */
@@ -308,6 +326,20 @@ zgpu_status dev_check_wave(job *j, bufset *b, wave_check *wc, zgpu_read_stats *s
 zgpu_status dev_run_waves(job *j, zgpu_read_stats *stats);
 zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_stream, int order_user);
 
+/* ---- chunk_cache_dev.c: the device chunk cache ---- */
+zgpu_status dev_cache_init(struct zg_device_state *st, size_t capacity);
+void dev_cache_free(struct zg_device_state *st);
+/** Frees (in stream order on the state's stream) the device memory of entries the cache dropped; under the
+ *  state's lock, its device current. */
+void dev_cache_reap(struct zg_device_state *st);
+/** Device memory for a new entry of n bytes, in stream order on s; NULL when there is none (the chunk is then not
+ *  cached: not an error). */
+void *dev_cache_alloc(size_t n, cudaStream_t s);
+/** Gives an entry's memory back (to be freed by the next dev_cache_reap). */
+void dev_cache_drop(struct zg_device_state *st, void *p);
+/** The wave's checked chunks (tasks [wc->first, +count) with an entry) put into the device cache. */
+void dev_cache_commit(job *j, const wave_check *wc);
+
 /* ---- host_route.c, calibrate.c: the host route and the route model ---- */
 /** The host route of a device read: the host executor into pinned memory, then one copy (route/route.h); x is the
  *  read's conversion (the destinations' element size). */
@@ -326,5 +358,7 @@ int dev_convert_on_device(void);
 
 /* A task that reads stored bytes (a GPU or host decode): not a missing chunk, not another box's copy. */
 static inline int dev_task_reads(const dtask *t) { return (t->kind == T_GPU || t->kind == T_CPU) && !t->hit; }
+/* A task whose GPU-decoded chunk goes into the device cache: it decodes into scratch (not into the output). */
+static inline int dev_task_caches(const dtask *t) { return t->kind == T_GPU && t->dput; }
 
 #endif

@@ -1,5 +1,6 @@
 /* Phase B and C of one wave: descriptors written behind the staged data, ONE host-to-device copy, then the
  * decoders' launches, the post stages and the scatter on the wave's stream. */
+#include "cache/chunk_cache.h"
 #include "device/job.h"
 #include "jit/nvrtc_lib.h"
 #include "jit/scatter_gpu.h"
@@ -257,6 +258,13 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
             }
         }
     }
+    /* chunks going into the device cache: a new entry each, filled after the post stages (chunk_cache_dev.c) */
+    for (size_t i = first; i < first + count; i++) {
+        dtask *t = &j->t[i];
+        if (!dev_task_caches(t) || t->dentry) continue;
+        t->dsrc_off = cur[i - first];
+        t->dentry = dev_cache_alloc((size_t)pp->chunk_nbytes, s);
+    }
     if (j->trace) tl[1] = zg_now();
     /* scatter: GPU-decoded chunks (strides with transposes folded in) and the others (C order, or fill) */
     zg_k_scatter *scg = (zg_k_scatter *)(H + o_sc), *scc = (zg_k_scatter *)(H + o_sc2);
@@ -284,8 +292,8 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
             uint64_t rows = 1;
             for (int d = 0; d < nd - 1; d++) rows *= pt->count[d];
             uint64_t *cdst;
-            if (src_t->kind == T_GPU) {
-                src = D + cur[src_i - first];
+            if (src_t->kind == T_GPU || src_t->kind == T_DCACHED) {
+                src = src_t->kind == T_GPU ? D + cur[src_i - first] : src_t->dhit->data;
                 for (int d = 0; d < nd; d++) src += (int64_t)pt->in_chunk[d] * pp->src_strides[d];
                 cdst = cntg + ng * (size_t)nd;
                 scg[ng++] = (zg_k_scatter){src, dst};
@@ -363,6 +371,12 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
             break;
         }
     }
+    for (size_t i = first; i < first + count; i++) {
+        const dtask *t = &j->t[i];
+        if (dev_task_caches(t) && t->dentry)
+            CU(cudaMemcpyAsync(t->dentry, D + t->dsrc_off, (size_t)pp->chunk_nbytes, cudaMemcpyDeviceToDevice, s),
+               "copy into the device chunk cache");
+    }
     CU(cudaEventRecord(b->ev[2], s), "cudaEventRecord");
     zg_k_scatter_params sp;
     memset(&sp, 0, sizeof sp);
@@ -390,6 +404,8 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     CU(cudaEventRecord(b->done, s), "cudaEventRecord");
     b->in_use = 1;
     wc->active = 1;
+    wc->first = first;
+    wc->count = count;
     if (j->trace) {
         tl[4] = zg_now();
         fprintf(stderr, "zgpu trace: wave queued in %.2f ms: descriptors %.2f, scatter list %.2f, zstd block order %.2f, "

@@ -88,13 +88,14 @@ static int zstd_place(const job *j, const dtask *t, const uint8_t *dst) {
  * Returns the destination, or NULL to decode into scratch and scatter; or NULL with *zplace set: a zstd chunk
  * decoded to scratch whose blocks the decoder copies into their rows at *zplace (ZG_ZD_MAPPED_AFTER, no
  * scatter). assume_shuffled: blosc chunks count as shuffled (before their header is parsed), and only the
- * contiguous case is considered. */
+ * contiguous case is considered. A chunk going into the device cache never lands directly. */
 uint8_t *dev_direct_target(const job *j, const dtask *t, int assume_shuffled, int *mapped, uint8_t **zplace) {
     const dev_pipe *pp = &j->pp;
     const zg_chunk_task *pt = &j->plan->tasks[t->plan_i];
     const int nd = j->plan->ndim;
     *mapped = 0;
     *zplace = NULL;
+    if (dev_task_caches(t)) return NULL; /* (into scratch, whence the device cache's copy is made) */
     /* several boxes: scratch and the scatter, which also places the chunk's copies in other boxes */
     if (j->n_regions != 1 || pt->unit_n != 1 || !j->x.identity) return NULL; /* (a conversion too) */
     if (!pt->covers_chunk || pp->n_post != 0 || pp->comp == ZG_GPU_FORMAT_NONE) return NULL;

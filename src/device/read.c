@@ -24,6 +24,7 @@
  * ---------------------------------------------------------------------------------------------- */
 static void free_tasks(job *j) {
     for (size_t i = 0; i < j->n_t; i++) {
+        dev_cache_drop(j->st, j->t[i].dentry); /* (filled by a wave whose checks did not run or pass) */
         free(j->t[i].streams);
         dev_plan_drop(&j->t[i]);
     }
@@ -31,15 +32,27 @@ static void free_tasks(job *j) {
     j->t = NULL;
 }
 
-/* The context's chunk cache looked up for every unit before anything is resolved or fetched (as host reads do):
- * hits[i] held, or gens[i] the generation a miss saw. */
+/* The caches looked up for every unit before anything is resolved or fetched (as host reads do): the device cache
+ * (when the read may use it: j->dcache), then the context's host cache for the units the first did not hold.
+ * dhits[i] / hits[i] held, or dgens[i] / gens[i] the generation a miss saw. */
 static zgpu_status cache_lookup(job *j, zg_plan *plan, zgpu_read_stats *stats) {
-    j->hits = calloc(plan->n_tasks ? plan->n_tasks : 1, sizeof *j->hits);
-    j->gens = calloc(plan->n_tasks ? plan->n_tasks : 1, sizeof *j->gens);
+    const size_t n = plan->n_tasks ? plan->n_tasks : 1;
+    j->hits = calloc(n, sizeof *j->hits);
+    j->gens = calloc(n, sizeof *j->gens);
+    j->dhits = calloc(n, sizeof *j->dhits);
+    j->dgens = calloc(n, sizeof *j->dgens);
     j->n_hits = plan->n_tasks;
-    if (!j->hits || !j->gens) return zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for %zu chunks", plan->n_tasks);
-    zg_plan_cache_lookup(plan, j->cache, j->a->store->id, (size_t)j->pp.chunk_nbytes, j->hits, j->gens,
-                         &stats->cache_hits, &stats->cache_misses);
+    if (!j->hits || !j->gens || !j->dhits || !j->dgens)
+        return zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for %zu chunks", plan->n_tasks);
+    const size_t size = (size_t)j->pp.chunk_nbytes;
+    int dev_misses = 0, misses = 0;
+    if (j->dcache)
+        zg_plan_cache_lookup(plan, j->dcache, j->a->store->id, size, j->dhits, j->dgens, &stats->device_cache_hits,
+                             &dev_misses);
+    if (j->cache)
+        zg_plan_cache_lookup(plan, j->cache, j->a->store->id, size, j->hits, j->gens, &stats->cache_hits, &misses);
+    stats->cache_hits += stats->device_cache_hits;
+    stats->cache_misses = j->cache ? misses : dev_misses;
     return ZGPU_OK;
 }
 
@@ -79,10 +92,13 @@ static void free_regions(job *j) {
     free(j->group_of);
     free(j->groups);
     for (size_t i = 0; j->hits && i < j->n_hits; i++) zg_chunk_cache_release(j->cache, j->hits[i]);
+    for (size_t i = 0; j->dhits && i < j->n_hits; i++) zg_chunk_cache_release(j->dcache, j->dhits[i]);
     free(j->hits);
     free(j->gens);
-    j->hits = NULL;
-    j->gens = NULL;
+    free(j->dhits);
+    free(j->dgens);
+    j->hits = j->dhits = NULL;
+    j->gens = j->dgens = NULL;
 }
 
 /* The cost model's view of the read (route/route.h). resolved: the plan knows which chunks are there and their
@@ -98,7 +114,7 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
     default: r.codec = ZG_RC_ZSTD; break;
     }
     r.gpu_decodes = j->gpu_decode;
-    r.cache_on = j->cache != NULL;
+    r.cache_on = j->cache != NULL && !j->dcache; /* (both on: each route fills a cache) */
     r.threads = zg_pool_size(j->a->ctx->pool);
     r.chunk_bytes = (double)j->pp.chunk_nbytes;
     uint64_t stored = 0;
@@ -113,7 +129,10 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
     double part = 0;
     for (size_t i = 0; i < plan->n_tasks; i++) {
         const zg_chunk_task *t = &plan->tasks[i];
-        if (t->unit_n && t->decoded_elsewhere) r.cached++; /* (a copy out of the cache, not a decode) */
+        if (t->unit_n && t->decoded_elsewhere) { /* (a copy out of a cache, not a decode) */
+            if (j->dhits && j->dhits[i]) r.dev_cached++;
+            else r.cached++;
+        }
         if (!t->unit_n || t->decoded_elsewhere || (resolved && t->state != ZG_TASK_PRESENT)) continue;
         r.chunks++;
         stored += t->nbytes;
@@ -144,7 +163,7 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
     if (j->tune->trace)
         fprintf(stderr, "zgpu route: '%s' %zu chunks (%zu cached, %.2f decoded on the host), ratio %.1f: host %.3f ms, "
                         "device %.3f ms -> %s%s\n",
-                j->a->path, r.chunks, r.cached, r.host_part, r.ratio, p.t_host * 1e3, p.t_device * 1e3,
+                j->a->path, r.chunks, r.cached + r.dev_cached, r.host_part, r.ratio, p.t_host * 1e3, p.t_device * 1e3,
                 p.route == ZGPU_ROUTE_HOST ? "host" : "device", p.explored ? " (exploring)" : "");
     return p;
 }
@@ -211,9 +230,11 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
     const int remote = a->store->vt->remote;
     zgpu_route route = a->ctx->opts.gds_mode == ZGPU_GDS_ON ? ZGPU_ROUTE_DEVICE : j.tune->read_route;
     if (!j.x.identity && !dev_convert_on_device()) route = ZGPU_ROUTE_HOST; /* (no NVRTC: the host converts) */
-    /* chunks the context's cache holds are neither resolved nor fetched: copied to the device as host-decoded */
+    /* chunks the caches hold are neither resolved nor fetched: the device cache's scattered from there, the host
+     * cache's copied to the device as host-decoded (chunk_cache_dev.c) */
     j.cache = a->ctx->cache;
-    if (j.cache && route != ZGPU_ROUTE_HOST && (rs = cache_lookup(&j, &plan, &stats)) != ZGPU_OK) {
+    j.dcache = j.gpu_decode ? st->dcache : NULL;
+    if ((j.cache || j.dcache) && route != ZGPU_ROUTE_HOST && (rs = cache_lookup(&j, &plan, &stats)) != ZGPU_OK) {
         zg_plan_free(&plan);
         free_regions(&j);
         return rs;
@@ -233,7 +254,8 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
     if (s == ZGPU_OK && route == ZGPU_ROUTE_AUTO) {
         picked = pick_route(&j, &plan, rq, 1);
         route = picked.route;
-        learn = 1;
+        /* (a read served partly from a cache teaches nothing of the decode the model's factors correct) */
+        learn = stats.cache_hits == 0;
     }
     if (s != ZGPU_OK || route == ZGPU_ROUTE_HOST) {
         zg_plan_free(&plan);
@@ -287,12 +309,18 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
         if (!pt->unit_n) { /* another box's copy of the chunk before it */
             t->kind = T_DUP;
             t->lead = i > 0 && j.t[i - 1].kind == T_DUP ? j.t[i - 1].lead : i - 1;
-        } else if (pt->decoded_elsewhere) { /* the cache's: copied in the wave's host phase */
+        } else if (pt->decoded_elsewhere && j.dhits[i]) { /* the device cache's: scattered from its entry */
+            t->kind = T_DCACHED;
+            t->dhit = j.dhits[i];
+            t->nbytes = 0;
+        } else if (pt->decoded_elsewhere) { /* the host cache's: copied in the wave's host phase */
             t->kind = T_CPU;
             t->hit = j.hits[i];
             t->nbytes = 0;
         } else if (j.gens) {
             t->gen = j.gens[i];
+            t->dput = j.dcache && t->kind == T_GPU;
+            t->dgen = j.dgens[i];
         }
         if (dev_task_reads(t)) stats.stored_bytes += pt->nbytes;
     }
@@ -316,15 +344,20 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
             if (g != ZGPU_OK) j.use_gds = 0;
         }
     }
+    const double t_tasks = zg_now();
     pthread_mutex_lock(&st->lock);
+    const double t_locked = zg_now();
     cudaError_t ce = cudaSetDevice(st->device);
+    if (ce == cudaSuccess) dev_cache_reap(st);
     /* order our stream after the caller's earlier work */
     if (ce == cudaSuccess && order_user) ce = cudaEventRecord(st->ev[1], (cudaStream_t)user_stream);
     if (ce == cudaSuccess && order_user) ce = cudaStreamWaitEvent(st->stream, st->ev[1], 0);
     if (ce == cudaSuccess && rq->after) ce = cudaStreamWaitEvent(st->stream, (cudaEvent_t)rq->after, 0);
     if (ce != cudaSuccess) s = zg_error(ZGPU_ERR_CUDA, "CUDA error ordering after the caller's stream: %s", cudaGetErrorString(ce));
     if (s == ZGPU_OK) s = dev_reserve_plans(st, j.n_t);
+    const double t_waves = zg_now();
     if (s == ZGPU_OK) s = dev_run_waves(&j, &stats);
+    const double t_waited = zg_now();
     if (s == ZGPU_OK) {
         /* later work on the caller's stream comes after ours */
         ce = cudaEventRecord(st->ev[2], st->stream);
@@ -334,6 +367,11 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
     }
     dev_trim_plans(st);
     pthread_mutex_unlock(&st->lock);
+    if (j.tune->trace) /* where a small read's fixed cost goes (microseconds) */
+        fprintf(stderr, "zgpu trace: device read %.1f us: plan %.1f, tasks %.1f, lock %.1f, ordering %.1f, waves %.1f, "
+                "finish %.1f\n", (zg_now() - t_begin) * 1e6, stats.plan_s * 1e6, (t_tasks - t_begin - stats.plan_s) * 1e6,
+                (t_locked - t_tasks) * 1e6, (t_waves - t_locked) * 1e6, (t_waited - t_waves) * 1e6,
+                (zg_now() - t_waited) * 1e6);
     if (s == ZGPU_OK) {
         stats.total_s = zg_now() - t_begin;
         for (size_t r = 0; r < rq->n; r++) {
@@ -346,6 +384,7 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
         stats.gds_used = j.use_gds;
         for (size_t i = 0; i < j.n_t; i++) {
             if (j.t[i].kind == T_GPU) stats.gpu_decoded++;
+            /* (T_DCACHED: counted in device_cache_hits) */
             else if (j.t[i].kind == T_CPU && !j.t[i].hit) stats.cpu_decoded++;
             stats.chunks += j.t[i].kind != T_DUP;
         }

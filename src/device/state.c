@@ -105,6 +105,8 @@ void zg_device_state_free(struct zg_device_state *st) {
     free(st->retired);
     for (size_t i = 0; i < st->n_plans; i++) zg_zd_plan_free(&st->plans[i]);
     free(st->plans);
+    dev_cache_free(st); /* (frees on st->stream: then synchronised once more) */
+    cudaStreamSynchronize(st->stream);
     for (int i = 0; i < 3; i++) cudaEventDestroy(st->ev[i]);
     cudaStreamDestroy(st->stream);
     cudaStreamDestroy(st->copy);
@@ -146,6 +148,9 @@ zgpu_status dev_get_state(zgpu_context *ctx, struct zg_device_state **out) {
             if (st->auto_budget > ((size_t)16 << 30)) st->auto_budget = (size_t)16 << 30;
             if (e != cudaSuccess) {
                 s = zg_error(ZGPU_ERR_CUDA, "CUDA device %d: %s", st->device, cudaGetErrorString(e));
+                free(st);
+                st = NULL;
+            } else if ((s = dev_cache_init(st, ctx->opts.device_cache_bytes)) != ZGPU_OK) {
                 free(st);
                 st = NULL;
             } else {

@@ -47,7 +47,7 @@ void zg_plan_cache_lookup(zg_plan *plan, struct zg_chunk_cache *c, const char *s
                           struct zg_cache_ref **hits, uint64_t *gens, int *n_hits, int *n_misses) {
     for (size_t i = 0; i < plan->n_tasks; i++) {
         zg_chunk_task *t = &plan->tasks[i];
-        if (!t->unit_n) continue;
+        if (!t->unit_n || t->decoded_elsewhere) continue; /* (a hit in a cache looked up before) */
         hits[i] = zg_chunk_cache_get_sized(c, store_id, plan->objects[t->object].key, t->inner, size, &gens[i]);
         t->decoded_elsewhere = hits[i] != NULL;
         if (hits[i]) ++*n_hits;

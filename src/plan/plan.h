@@ -114,7 +114,8 @@ struct zg_cache_ref;
  *  size is another version's chunk, e.g. seen through a handle of older metadata: a miss): a hit is held in
  *  hits[i] (its task and, when all of an object's units hit, the object marked decoded_elsewhere: neither resolved
  *  nor fetched), a miss leaves in gens[i] the generation it saw (for the put after its decode). hits and gens are
- *  n_tasks long, zeroed; the counts go to *n_hits and *n_misses. */
+ *  n_tasks long, zeroed; the counts go to *n_hits and *n_misses. Units already decoded_elsewhere (hits of a cache
+ *  looked up before: the device cache, then the host cache) are skipped. */
 void zg_plan_cache_lookup(zg_plan *plan, struct zg_chunk_cache *c, const char *store_id, size_t size,
                           struct zg_cache_ref **hits, uint64_t *gens, int *n_hits, int *n_misses);
 /** The object's bytes [offset, offset + length) when zg_plan_resolve fetched them, else NULL. */

@@ -67,17 +67,20 @@ zgpu_route zg_route_choose(const zg_route_model *m, const zg_route_read *r, doub
     const double h2d = m->h2d_bps > 0 ? m->h2d_bps : 25e9;
     /* the throughput figures were taken with m->threads host threads; the read's context may have others */
     const double threads = r->threads > 0 ? r->threads : 1, host_share = m->threads > 0 ? m->threads / threads : 1;
-    const double k = (double)r->chunks, cached = (double)r->cached;
+    const double k = (double)r->chunks, cached = (double)r->cached, kh = k + (double)r->dev_cached;
     const double stored = k * B / (r->ratio > 0 ? r->ratio : p.ratio);
     double host = p.h0 + r->box_bytes / h2d, dev = p.d0 + stored / h2d;
+    if (kh > 0) {
+        const double Bh = r->host_part > 0 && r->host_part < 1 ? B * r->host_part : B;
+        host += fmax(latency(p.h1 - p.h0, p.h1_big - p.h0, &p, Bh), kh * p.hn * (Bh / p.big_bytes) * host_share);
+    }
     if (k > 0) {
         const double per_big = B / p.big_bytes; /* (hn and dn are a big chunk's share of many) */
-        const double Bh = r->host_part > 0 && r->host_part < 1 ? B * r->host_part : B;
-        host += fmax(latency(p.h1 - p.h0, p.h1_big - p.h0, &p, Bh), k * p.hn * (Bh / p.big_bytes) * host_share);
         dev += fmax(latency(p.d1 - p.d0, p.d1_big - p.d0, &p, B), k * p.dn * per_big);
     }
-    /* chunks the cache holds: the host route copies the boxes out of them; the device route stages them whole */
-    dev += cached * B * (1 / h2d + 1 / 10e9);
+    /* chunks the host cache holds: the host route copies the boxes out of them; the device route stages them
+     * whole. The device cache's: the device route's scatter reads them from device memory (~1.5 TB/s) */
+    dev += cached * B * (1 / h2d + 1 / 10e9) + (double)r->dev_cached * B / 1.5e12;
     if (t_host) *t_host = host;
     if (t_device) *t_device = dev;
     if (!r->gpu_decodes) return ZGPU_ROUTE_HOST; /* the device route would decode on host threads too, and copy more */

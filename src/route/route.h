@@ -46,8 +46,10 @@ typedef struct zg_route_read {
     int gpu_decodes;      /* 0: the chain has no GPU decoder (its chunks decode on host threads either way) */
     size_t chunks;        /* distinct chunks to decode */
     size_t cached;        /* distinct chunks the context's cache holds (the device route copies them whole) */
-    int cache_on;         /* the context keeps decoded chunks: the host route fills the cache (the device route does
-                           * not: its chunks stay on the GPU), so it is taken up to ZG_ROUTE_CACHE_BIAS times the
+    size_t dev_cached;    /* distinct chunks the device cache holds: the device route scatters them from device
+                           * memory; the host route decodes them as any other */
+    int cache_on;         /* the host cache is on and the device cache off: the host route fills a cache and the
+                           * device route does not, so the host route is taken up to ZG_ROUTE_CACHE_BIAS times the
                            * device route's time, for the reads after it to hit */
     double chunk_bytes;   /* decoded bytes of one */
     double host_part;     /* the share of chunk_bytes a host decode takes on average (partial decodes: the blosc blocks

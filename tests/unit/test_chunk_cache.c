@@ -304,6 +304,89 @@ static void test_refs(void) {
     zg_chunk_cache_free(c);
 }
 
+/* ---- an external cache (device memory in zgpu; malloc'd blocks here): every block released exactly once ---- */
+
+typedef struct owner {
+    int released;        /* blocks given back */
+    size_t released_bytes;
+    void *last;
+} owner;
+static void give_back(void *ctx, void *data, size_t n) {
+    owner *o = ctx;
+    o->released++;
+    o->released_bytes += n;
+    o->last = data;
+    free(data);
+}
+static void *block(size_t n, int tag) {
+    uint8_t *p = malloc(n);
+    for (size_t i = 0; p && i < n; i++) p[i] = (uint8_t)(tag * 7 + i);
+    return p;
+}
+
+static void test_external(void) {
+    owner o = {0, 0, NULL};
+    CHECK(zg_chunk_cache_create_external(0, give_back, &o) == NULL);
+    CHECK(zg_chunk_cache_create_external(1000, NULL, NULL) == NULL);
+    const size_t n = 500, cost = zg_chunk_cache_entry_cost("D", "k0", n);
+    zg_chunk_cache *c = zg_chunk_cache_create_external(4 * cost, give_back, &o);
+    CHECK(c != NULL);
+    /* a plain put is refused (its bytes would be the cache's own, which an external cache does not free) */
+    CHECK(zg_chunk_cache_put(c, "D", "k0", 0, 0, "xyz", 3) == 0);
+    /* kept: the hit hands out the owner's pointer itself, not a copy */
+    void *b0 = block(n, 0);
+    uint64_t gen = 0;
+    CHECK(zg_chunk_cache_get(c, "D", "k0", 0, &gen) == NULL);
+    CHECK(zg_chunk_cache_put_external(c, "D", "k0", 0, gen, b0, n) == 1);
+    zg_cache_ref *r = zg_chunk_cache_get_sized(c, "D", "k0", 0, n, NULL);
+    CHECK(r && r->data == b0 && r->size == n);
+    CHECK_EQ_U64(o.released, 0);
+    /* held across its eviction: released by the last release, not before */
+    for (int k = 1; k <= 4; k++) {
+        char key[8];
+        snprintf(key, sizeof key, "k%d", k);
+        CHECK(zg_chunk_cache_put_external(c, "D", key, 0, zg_chunk_cache_generation(c, "D", key), block(n, k), n) == 1);
+    }
+    CHECK(!present(c, "D", "k0", 0));
+    CHECK_EQ_U64(o.released, 0);
+    CHECK(r && ((const uint8_t *)r->data)[3] == 3);
+    zg_chunk_cache_release(c, r);
+    CHECK_EQ_U64(o.released, 1);
+    CHECK(o.last == b0);
+    CHECK(stats(c).bytes == 4 * cost && stats(c).entries == 4);
+    /* refused puts give the bytes back at once: stale, too large, or already there at that size */
+    uint64_t g1 = zg_chunk_cache_generation(c, "D", "new");
+    zg_chunk_cache_invalidate_object(c, "D", "new");
+    void *stale = block(n, 9);
+    CHECK(zg_chunk_cache_put_external(c, "D", "new", 0, g1, stale, n) == 0);
+    CHECK_EQ_U64(o.released, 2);
+    CHECK(o.last == stale);
+    void *big = block(4 * cost, 1);
+    CHECK(zg_chunk_cache_put_external(c, "D", "big", 0, zg_chunk_cache_generation(c, "D", "big"), big, 4 * cost) == 0);
+    CHECK_EQ_U64(o.released, 3);
+    CHECK(o.last == big);
+    void *again = block(n, 4);
+    CHECK(zg_chunk_cache_put_external(c, "D", "k4", 0, zg_chunk_cache_generation(c, "D", "k4"), again, n) == 1);
+    CHECK_EQ_U64(o.released, 4);
+    CHECK(o.last == again);
+    CHECK(stats(c).refused_stale == 1 && stats(c).refused_large == 1);
+    /* a writer's invalidation (through the process's list) releases what no reader holds */
+    zg_chunk_cache_invalidate_object_all("D", "k1");
+    CHECK_EQ_U64(o.released, 5);
+    CHECK(!present(c, "D", "k1", 0));
+    /* the rest go with the cache */
+    zg_chunk_cache_free(c);
+    CHECK_EQ_U64(o.released, 8);
+    CHECK_EQ_U64(o.released_bytes, 7 * n + 4 * cost);
+    /* a plain cache will not take an external block (and leaves it to its owner) */
+    zg_chunk_cache *plain = zg_chunk_cache_create(4 * cost);
+    void *mine = block(n, 5);
+    CHECK(zg_chunk_cache_put_external(plain, "D", "k", 0, 0, mine, n) == 0);
+    CHECK_EQ_U64(o.released, 8);
+    free(mine);
+    zg_chunk_cache_free(plain);
+}
+
 /* ---- eight threads at once ---- */
 
 enum { N_STORES = 2, N_OBJ = 48, N_INNER = 4, N_THREADS = 8 };
@@ -645,6 +728,7 @@ int main(void) {
     test_prefix();
     test_stale_put();
     test_refs();
+    test_external();
     test_threads();
     test_fork();
     char dir[] = "/tmp/zgpu_cache_XXXXXX";

@@ -58,6 +58,23 @@ static void decisions(void) {
     r.cached = 1;
     r.box_bytes = 32 * 128 * 128 * 4;
     CHECK_EQ_U64(zg_route_choose(&m, &r, NULL, NULL), ZGPU_ROUTE_HOST);
+    /* chunks the device cache holds: the device route scatters them (a label chunk, host-routed above, goes there
+     * once held), while the host route must decode them like any other; a read mixing both counts each */
+    zg_route_read miss = read_of(ZG_RC_ZSTD, 1, MB16, 1463);
+    r = read_of(ZG_RC_ZSTD, 0, MB16, 1463);
+    r.dev_cached = 1;
+    r.box_bytes = miss.box_bytes;
+    CHECK_EQ_U64(zg_route_choose(&m, &r, &th, &td), ZGPU_ROUTE_DEVICE);
+    double th_miss, td_miss;
+    zg_route_choose(&m, &miss, &th_miss, &td_miss);
+    CHECK_MSG(th == th_miss && td < td_miss / 20 && td < 1e-3,
+              "device-cached label chunk: host %.3f ms (a miss %.3f), device %.3f ms (a miss %.3f)", th * 1e3,
+              th_miss * 1e3, td * 1e3, td_miss * 1e3);
+    r = read_of(ZG_RC_ZSTD, 1, MB16, 1463);
+    r.dev_cached = 7;
+    double th8;
+    zg_route_choose(&m, &r, &th8, &td);
+    CHECK_MSG(th8 > th_miss && td < td_miss * 1.05, "1 miss + 7 held: host %.3f ms, device %.3f ms", th8 * 1e3, td * 1e3);
     /* 8 patches over 32 blosc-LZ4 OCT chunks: the host decodes 1 of their 64 blocks each (partial decodes), so the
      * host route, slower whole, wins; its predicted time falls with the share it decodes, the device route's not */
     r = read_of(ZG_RC_LZ4, 32, 8388608.0, 1.05);
