@@ -166,3 +166,29 @@ def test_zero_dimensional_array(tmp_path):
     assert a[...] == 2.25
     with pytest.raises(TypeError):
         len(a)
+
+
+def test_plain_slices_fast_path_matches_the_general_one():
+    """normalize() takes a fast path for one step-1 slice per axis (a training loop's crops); it must give what
+    the general path gives for every such selection, empty and out-of-range bounds included."""
+    import random
+
+    from zgpu import _indexing as ix
+    rng = random.Random(7)
+    checked = 0
+    for _ in range(5000):
+        shape = tuple(rng.randint(0, 9) for _ in range(rng.randint(1, 4)))
+
+        def bound():
+            return rng.choice([None, rng.randint(-12, 12)])
+        sel = tuple(slice(bound(), bound(), rng.choice([None, 1])) for _ in shape)
+        fast = ix._plain_slices(sel, shape)
+        assert fast is not None
+        # the general path: the same selection with an Ellipsis, which the fast path does not take
+        general = ix.normalize(sel + (Ellipsis,), shape)
+        assert (fast.start, fast.count, fast.shape, fast.items, fast.scalar) == \
+            (general.start, general.count, general.shape, general.items, general.scalar), (sel, shape)
+        assert np.zeros(shape)[sel].shape == fast.shape
+        checked += 1
+    assert checked == 5000
+    assert ix._plain_slices((slice(0, 4, 2),), (9,)) is None and ix._plain_slices((3,), (9,)) is None

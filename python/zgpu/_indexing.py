@@ -58,8 +58,39 @@ def _as_index(x: Any) -> Optional[int]:
         return None
 
 
+_FULL_ITEMS: dict = {}  # Item("slice", 1, n) by n: shared (frozen), the fast path's
+
+
+def _slice_item(n: int) -> Item:
+    it = _FULL_ITEMS.get(n)
+    if it is None:
+        if len(_FULL_ITEMS) > 4096:
+            _FULL_ITEMS.clear()
+        it = _FULL_ITEMS[n] = Item("slice", 1, n)
+    return it
+
+
+def _plain_slices(sel: tuple, shape: Sequence[int]) -> Optional[Selection]:
+    """The common case fast (a training loop's crops): one slice of step 1 (or None) per axis. None otherwise."""
+    start: List[int] = []
+    count: List[int] = []
+    for s, dim in zip(sel, shape):
+        if type(s) is not slice or (s.step is not None and s.step != 1):
+            return None
+        first, stop, _ = s.indices(dim)
+        n = stop - first if stop > first else 0
+        start.append(first if n else min(first, dim))
+        count.append(n)
+    c = tuple(count)
+    return Selection(tuple(start), c, (slice(None),) * len(c), tuple(_slice_item(n) for n in c), c, False)
+
+
 def normalize(selection: Any, shape: Sequence[int]) -> Selection:
     """Normalises `selection` for an array of `shape`, with NumPy's rules and error types."""
+    if type(selection) is tuple and len(selection) == len(shape) and len(shape):
+        fast = _plain_slices(selection, shape)
+        if fast is not None:
+            return fast
     shape = tuple(int(s) for s in shape)
     ndim = len(shape)
     sel = selection if isinstance(selection, tuple) else (selection,)

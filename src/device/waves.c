@@ -231,7 +231,10 @@ zgpu_status dev_run_waves(job *j, zgpu_read_stats *stats) {
     if (j->trace)
         fprintf(stderr, "zgpu trace: %zu waves on %zu buffer sets, largest %llu bytes, budget %zu\n", nw, n_sets,
                 (unsigned long long)zg_waves_largest(waves, nw), budget);
-    for (int k = 0; k < ZG_MAX_SETS && s == ZGPU_OK; k++)
+    /* only the sets this read's waves use fork and join: a set left out has no work of this read, and what an
+     * earlier read left on it was joined and synchronised with that read (each pair costs the small reads 2-3 us) */
+    const size_t used = nw < n_sets ? nw : n_sets;
+    for (size_t k = 0; k < used && s == ZGPU_OK; k++)
         if (cudaStreamWaitEvent(st->set[k].stream, st->ev[0], 0) != cudaSuccess)
             s = zg_error(ZGPU_ERR_CUDA, "CUDA error starting the read's streams");
     /* Wave w's reads, then its host work and launch. When wave w + 1's buffer set is free at once (its last wave
@@ -275,9 +278,9 @@ zgpu_status dev_run_waves(job *j, zgpu_read_stats *stats) {
         free(wc[k].refs);
         free(wc[k].crc_task);
         free(wc[k].chk_task);
-        /* join: the read's stream continues after both sets' work */
-        if (cudaEventRecord(st->set[k].done, st->set[k].stream) != cudaSuccess ||
-            cudaStreamWaitEvent(st->stream, st->set[k].done, 0) != cudaSuccess)
+        /* join: the read's stream continues after its sets' work */
+        if ((size_t)k < used && (cudaEventRecord(st->set[k].done, st->set[k].stream) != cudaSuccess ||
+                                 cudaStreamWaitEvent(st->stream, st->set[k].done, 0) != cudaSuccess))
             if (s == ZGPU_OK) s = zg_error(ZGPU_ERR_CUDA, "CUDA error joining the read's streams");
     }
     if (s != ZGPU_OK) { /* nothing may still write into the caller's buffer or read the staging */
