@@ -17,6 +17,7 @@
  * once per chain by route.c); anything else decodes on the host (CPU fallback). */
 #include "cache/chunk_cache.h"
 #include "device/job.h"
+#include "host/host_read.h"
 #include "route/route.h"
 
 /* ------------------------------------------------------------------------------------------------
@@ -126,7 +127,11 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
                         zg_chain_reads_spans(chain) && r.chunk_bytes > 0;
     int64_t cs[ZGPU_MAX_DIMS];
     if (partial) zg_c_strides(plan->ndim, plan->chunk, j->a->meta.dtype.size, cs);
-    double part = 0;
+    double part = 0, split = 0;
+    size_t units = 0;
+    for (size_t i = 0; i < plan->n_tasks; i++) units += plan->tasks[i].unit_n && !plan->tasks[i].decoded_elsewhere;
+    /* the host read's pieces (host/host_read.h): fewer chunks than threads split their boxes over the threads */
+    const size_t want = partial && units && units < (size_t)r.threads ? (size_t)r.threads / units : 1;
     for (size_t i = 0; i < plan->n_tasks; i++) {
         const zg_chunk_task *t = &plan->tasks[i];
         if (t->unit_n && t->decoded_elsewhere) { /* (a copy out of a cache, not a decode) */
@@ -137,14 +142,23 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
         r.chunks++;
         stored += t->nbytes;
         double share = 0;
+        size_t pieces = 0;
         for (uint32_t k = 0; partial && k < t->unit_n; k++) {
             size_t lo, hi;
             zg_plan_unit_range(plan, t + k, 1, j->a->meta.dtype.size, cs, &lo, &hi);
             share += (double)(hi - lo) / r.chunk_bytes;
+            size_t p = hi > lo ? (hi - lo) / ZG_HOST_PIECE_MIN_BYTES : 0;
+            if (p > want) p = want;
+            if (p > t[k].count[0]) p = (size_t)t[k].count[0];
+            pieces += p ? p : 1;
         }
         part += partial && share < 1 ? share : 1;
+        split += partial && share < 1 && pieces > 1 ? (double)pieces : 1;
     }
-    if (r.chunks) r.host_part = part / (double)r.chunks;
+    if (r.chunks) {
+        r.host_part = part / (double)r.chunks;
+        r.host_split = split / (double)r.chunks;
+    }
     if (resolved && stored) {
         r.ratio = r.chunk_bytes * (double)r.chunks / (double)stored;
     } else {
@@ -161,9 +175,10 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
     }
     const zg_route_pick p = dev_route_decide(j->a->ctx, &r);
     if (j->tune->trace)
-        fprintf(stderr, "zgpu route: '%s' %zu chunks (%zu cached, %.2f decoded on the host), ratio %.1f: host %.3f ms, "
+        fprintf(stderr, "zgpu route: '%s' %zu chunks (%zu cached, %.2f decoded on the host in %.1f pieces), ratio %.1f: "
+                        "host %.3f ms, "
                         "device %.3f ms -> %s%s\n",
-                j->a->path, r.chunks, r.cached + r.dev_cached, r.host_part, r.ratio, p.t_host * 1e3, p.t_device * 1e3,
+                j->a->path, r.chunks, r.cached + r.dev_cached, r.host_part, r.host_split, r.ratio, p.t_host * 1e3, p.t_device * 1e3,
                 p.route == ZGPU_ROUTE_HOST ? "host" : "device", p.explored ? " (exploring)" : "");
     return p;
 }

@@ -254,9 +254,8 @@ static zgpu_status read_task(void *arg, size_t i) {
 /* ---- pieces: a read of fewer chunks than threads, on a chain that reads spans (blosc), splits its boxes ----
  * A crop of three or four chunks keeps three or four of sixteen threads busy, each decoding half of a chunk's blocks
  * on its own. Each box is cut along axis 0 (its rows of planes are disjoint byte ranges of the chunk) into pieces of
- * at least PIECE_MIN_BYTES of the chunk, about threads / chunks of them; each piece reads and decodes its own blocks
- * (a block a cut falls in is decoded by both pieces) and places its part of the box. */
-#define PIECE_MIN_BYTES ((size_t)512 << 10)
+ * at least ZG_HOST_PIECE_MIN_BYTES of the chunk, about threads / chunks of them; each piece reads and decodes its own
+ * blocks (a block a cut falls in is decoded by both pieces) and places its part of the box. */
 
 typedef struct read_piece {
     size_t task;    /* the unit's leader in the plan */
@@ -318,7 +317,7 @@ static read_piece *split_pieces(const read_job *j, int threads, size_t *n) {
             size_t lo, hi;
             zg_plan_unit_range(plan, box, 1, j->a->meta.dtype.size, j->chunk_strides, &lo, &hi);
             const uint64_t rows = box->count[0];
-            size_t p = hi > lo ? (hi - lo) / PIECE_MIN_BYTES : 0;
+            size_t p = hi > lo ? (hi - lo) / ZG_HOST_PIECE_MIN_BYTES : 0;
             if (p > want) p = want;
             if (p > rows) p = (size_t)rows;
             if (p < 1) p = 1;

@@ -7,6 +7,11 @@
  *  (NULL: every destination C-contiguous, of the destination's elements); a chunk several boxes need is fetched
  *  and decoded once; opts (NULL: none) may convert the values (convert/convert.h). Sets the array's read
  *  statistics. The public zgpu_array_read, zgpu_array_read_ex and zgpu_array_read_regions come here. */
+/** A read of fewer chunks than threads on a chain that reads spans (blosc) splits each box along axis 0 into
+ *  pieces of at least this many bytes of the chunk, about threads / chunks of them, read and decoded side by side
+ *  (the route model counts them: src/device/read.c). */
+#define ZG_HOST_PIECE_MIN_BYTES ((size_t)512 << 10)
+
 zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts, const uint64_t *counts,
                                  void *const *outs, const int64_t *out_strides, const zgpu_read_options *opts);
 

@@ -72,7 +72,8 @@ zgpu_route zg_route_choose(const zg_route_model *m, const zg_route_read *r, doub
     double host = p.h0 + r->box_bytes / h2d, dev = p.d0 + stored / h2d;
     if (kh > 0) {
         const double Bh = r->host_part > 0 && r->host_part < 1 ? B * r->host_part : B;
-        host += fmax(latency(p.h1 - p.h0, p.h1_big - p.h0, &p, Bh), kh * p.hn * (Bh / p.big_bytes) * host_share);
+        const double split = r->host_split > 1 ? r->host_split : 1;
+        host += fmax(latency(p.h1 - p.h0, p.h1_big - p.h0, &p, Bh) / split, kh * p.hn * (Bh / p.big_bytes) * host_share);
     }
     if (k > 0) {
         const double per_big = B / p.big_bytes; /* (hn and dn are a big chunk's share of many) */
@@ -95,12 +96,14 @@ static int band_of(const zg_route_model *m, int c, double ratio) {
 }
 
 /* Whether many chunks' throughput, rather than a lone chunk's latency, dominates the device route's prediction
- * (the calibration misjudges the two apart: one of them learns without touching the other). */
+ * (the calibration misjudges the two apart: one of them learns without touching the other); and of the lone
+ * chunk's reads, those whose host decode is partial (zg_route_memory). */
 static int regime_of(const zg_route_model *m, const zg_route_read *r, int c) {
     const zg_route_point p = at_ratio(&m->pt[c][ZG_RP_LOW], &m->pt[c][ZG_RP_HIGH], r->ratio);
     if (!(p.big_bytes > 0) || !(r->chunk_bytes > 0)) return 0;
     const double lone = latency(p.d1 - p.d0, p.d1_big - p.d0, &p, r->chunk_bytes);
-    return (double)r->chunks * p.dn * r->chunk_bytes / p.big_bytes > lone ? 1 : 0;
+    if ((double)r->chunks * p.dn * r->chunk_bytes / p.big_bytes > lone) return 1;
+    return r->host_part > 0 && r->host_part < 0.5 ? 2 : 0;
 }
 
 zg_route_pick zg_route_decide(const zg_route_model *m, const zg_route_memory *mem, const zg_route_read *r) {

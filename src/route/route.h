@@ -54,6 +54,8 @@ typedef struct zg_route_read {
     double chunk_bytes;   /* decoded bytes of one */
     double host_part;     /* the share of chunk_bytes a host decode takes on average (partial decodes: the blosc blocks
                            * holding what each box needs); 0: all of it */
+    double host_split;    /* the host read's pieces a chunk's decode is split into on average (fewer chunks than
+                           * threads: host/host_read.h), which divide a lone chunk's latency; 0 or 1: none */
     double ratio;         /* decoded / stored bytes (0: unknown) */
     double box_bytes;     /* bytes the read writes into its destinations */
     int threads;          /* the context's host threads */
@@ -63,11 +65,14 @@ typedef struct zg_route_read {
  * and regime (few chunks or many), each route's measured time over its prediction (a running mean: the calibration's synthetic arrays are
  * not the caller's data; the GPU DEFLATE decoder's speed, for one, depends on where its streams' blocks start), and
  * how many reads took it. Guarded by its owner (device/calibrate.c). */
+#define ZG_ROUTE_REGIMES 3
 typedef struct zg_route_memory {
-    /* [codec][ratio half][regime: 0 a lone chunk's latency dominates the prediction, 1 many chunks' throughput]
-     * [0 host route, 1 device route]; factor 0 = none yet (1) */
-    double factor[ZG_RC_N][ZG_RP_N][2][2];
-    unsigned reads[ZG_RC_N][ZG_RP_N][2][2];
+    /* [codec][ratio half][regime: 0 a lone chunk's latency dominates the prediction, 1 many chunks' throughput,
+     * 2 as 0 with the host decoding under half of each chunk (partial decodes: the model's error there is not a
+     * whole chunk's, so a whole chunk's reads must not teach it)][0 host route, 1 device route]; factor 0 = none
+     * yet (1) */
+    double factor[ZG_RC_N][ZG_RP_N][ZG_ROUTE_REGIMES][2];
+    unsigned reads[ZG_RC_N][ZG_RP_N][ZG_ROUTE_REGIMES][2];
 } zg_route_memory;
 
 /* A decision, kept until the read's time is known (zg_route_learn). */
