@@ -96,14 +96,16 @@ static int band_of(const zg_route_model *m, int c, double ratio) {
 }
 
 /* Whether many chunks' throughput, rather than a lone chunk's latency, dominates the device route's prediction
- * (the calibration misjudges the two apart: one of them learns without touching the other); and of the lone
- * chunk's reads, those whose host decode is partial (zg_route_memory). */
+ * (the calibration misjudges the two apart: one of them learns without touching the other); and whether the read
+ * wants under half of what it decodes (zg_route_memory). */
 static int regime_of(const zg_route_model *m, const zg_route_read *r, int c) {
     const zg_route_point p = at_ratio(&m->pt[c][ZG_RP_LOW], &m->pt[c][ZG_RP_HIGH], r->ratio);
     if (!(p.big_bytes > 0) || !(r->chunk_bytes > 0)) return 0;
     const double lone = latency(p.d1 - p.d0, p.d1_big - p.d0, &p, r->chunk_bytes);
-    if ((double)r->chunks * p.dn * r->chunk_bytes / p.big_bytes > lone) return 1;
-    return r->host_part > 0 && r->host_part < 0.5 ? 2 : 0;
+    const int many = (double)r->chunks * p.dn * r->chunk_bytes / p.big_bytes > lone;
+    const double decoded = (double)r->chunks * r->chunk_bytes;
+    const int part = (r->host_part > 0 && r->host_part < 0.5) || (decoded > 0 && r->box_bytes < 0.5 * decoded);
+    return many + 2 * part;
 }
 
 zg_route_pick zg_route_decide(const zg_route_model *m, const zg_route_memory *mem, const zg_route_read *r) {

@@ -65,12 +65,13 @@ typedef struct zg_route_read {
  * and regime (few chunks or many), each route's measured time over its prediction (a running mean: the calibration's synthetic arrays are
  * not the caller's data; the GPU DEFLATE decoder's speed, for one, depends on where its streams' blocks start), and
  * how many reads took it. Guarded by its owner (device/calibrate.c). */
-#define ZG_ROUTE_REGIMES 3
+#define ZG_ROUTE_REGIMES 4
 typedef struct zg_route_memory {
-    /* [codec][ratio half][regime: 0 a lone chunk's latency dominates the prediction, 1 many chunks' throughput,
-     * 2 as 0 with the host decoding under half of each chunk (partial decodes: the model's error there is not a
-     * whole chunk's, so a whole chunk's reads must not teach it)][0 host route, 1 device route]; factor 0 = none
-     * yet (1) */
+    /* [codec][ratio half][regime: 0 a lone chunk's latency dominates the prediction, 1 many chunks' throughput;
+     * plus 2 when the read wants under half of what it decodes (its boxes, or the host's partial decodes, under
+     * half of its chunks' bytes): the model's error for a plane or a crop is not a whole read's (on the H200 a
+     * plane of the sharded label volume took 0.4x its host prediction, and the whole volume, taught by it, went to
+     * the host at 13 ms against 5.5 ms)][0 host route, 1 device route]; factor 0 = none yet (1) */
     double factor[ZG_RC_N][ZG_RP_N][ZG_ROUTE_REGIMES][2];
     unsigned reads[ZG_RC_N][ZG_RP_N][ZG_ROUTE_REGIMES][2];
 } zg_route_memory;

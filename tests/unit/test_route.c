@@ -211,6 +211,7 @@ static void learning(void) {
     /* lone chunks of the same codec learnt nothing from it: a slot of their own (as on the H200, where single gzip
      * chunks were predicted right and whole arrays 6x wrong) */
     zg_route_read lone = read_of(ZG_RC_DEFLATE, 1, 8388608.0, 1.1);
+    lone.box_bytes = lone.chunk_bytes; /* (the whole chunk: a box under half of it learns apart, below) */
     p = zg_route_decide(&m, &mem, &lone);
     CHECK(p.regime == 0 && !p.explored && mem.reads[ZG_RC_DEFLATE][ZG_RP_LOW][0][0] == 0);
     /* a lone chunk the host decodes a small part of learns in a slot of its own too: its host route's error is
@@ -223,8 +224,17 @@ static void learning(void) {
           mem.factor[ZG_RC_DEFLATE][ZG_RP_LOW][0][0] == 0 && mem.factor[ZG_RC_DEFLATE][ZG_RP_LOW][0][1] == 0);
     lone.host_part = 0.75; /* (most of each chunk: a whole chunk's slot) */
     CHECK(zg_route_decide(&m, &mem, &lone).regime == 0);
+    /* so does a read whose boxes want under half of what it decodes (a plane across many chunks, a crop), apart
+     * from whole reads of as many chunks (on the H200 a sharded label plane's lesson sent the whole volume to the
+     * host at 2.4x the device route's time) */
+    zg_route_read plane = read_of(ZG_RC_ZSTD, 64, 2097152.0, 940), whole = plane;
+    plane.box_bytes = 64 * 2097152.0 / 32;
+    whole.box_bytes = 64 * 2097152.0;
+    const zg_route_pick pp = zg_route_decide(&m, &mem, &plane), pw = zg_route_decide(&m, &mem, &whole);
+    CHECK_MSG(pp.regime == pw.regime + 2, "plane regime %d, whole %d", pp.regime, pw.regime);
     /* a route predicted over 8x slower is never tried; other slots learn nothing from this one */
     zg_route_read one = read_of(ZG_RC_ZSTD, 1, 16777216.0, 1463);
+    one.box_bytes = one.chunk_bytes;
     p = zg_route_decide(&m, &mem, &one);
     CHECK(p.route == ZGPU_ROUTE_HOST && p.band == ZG_RP_HIGH);
     zg_route_learn(&mem, &p, p.predicted);
