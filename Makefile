@@ -43,6 +43,11 @@ CMAKE_COMMON := -DZGPU_WERROR=ON -DZGPU_CUDA=$(ZGPU_CUDA) -DZGPU_CUDA_ARCHS="$(Z
 # (g++) would pull GCC's ASan runtime into a clang-built library.
 CMAKE_HOST_ONLY := -DZGPU_WERROR=ON -DZGPU_CUDA=OFF
 
+# Inside `make test` the stages run with ZGPU_TEST_BUILT=1: deps and build have run once already, and a stage does
+# not run cmake again (a configure and a no-op build cost seconds a stage, and a stage beside another must not
+# regenerate the build tree the other is testing).
+STAGE_PRE := $(if $(ZGPU_TEST_BUILT),,deps build)
+
 .PHONY: all deps build python test test-long test-fast test-unit test-interop test-python test-hostile test-remote \
         test-asan demo bench fuzz clean
 
@@ -56,21 +61,29 @@ build:
 	cmake --build $(BUILD) -j$(JOBS)
 
 # The Python package, pip-installed into .venv (only once python/pyproject.toml exists). It packages the
-# library just built (no second CMake build) and uses the pinned setuptools of requirements-dev.txt.
-python: deps build
+# library just built (no second CMake build) and uses the pinned setuptools of requirements-dev.txt. Not again
+# while nothing changed: $(PY_STAMP) names the library installed, newer than it and than every file of python/
+# outside tests/ (and what pip writes there); a new .venv (make deps) has no stamp.
+PY_STAMP := .venv/.zgpu-python-installed
+python: $(STAGE_PRE)
 ifneq ($(wildcard python/pyproject.toml),)
-	ZGPU_PREBUILT_LIB=$(CURDIR)/$(BUILD)/lib/libzgpu.so .venv/bin/pip install -q --no-build-isolation ./python
+	@lib=$(CURDIR)/$(BUILD)/lib/libzgpu.so; \
+	if [ -f "$$lib" ] && [ -f $(PY_STAMP) ] && [ "$$(cat $(PY_STAMP))" = "$$lib" ] && [ -z "$$(find $$lib python -newer $(PY_STAMP) \
+	     -type f -not -path 'python/tests/*' -not -path 'python/build/*' -not -path 'python/*.egg-info/*' \
+	     -not -name '*.pyc' -print -quit)" ]; then echo "python package: installed and up to date ($(PY_STAMP))"; \
+	else rm -f $(PY_STAMP); echo "ZGPU_PREBUILT_LIB=$$lib .venv/bin/pip install -q --no-build-isolation ./python"; \
+	  ZGPU_PREBUILT_LIB=$$lib .venv/bin/pip install -q --no-build-isolation ./python && echo "$$lib" > $(PY_STAMP); fi
 else
 	@echo "python/pyproject.toml not present: no Python package to install"
 endif
 
-test-unit: build
+test-unit: $(STAGE_PRE)
 	ctest --test-dir $(BUILD) --output-on-failure -j$(CTEST_JOBS)
 
-test-interop: deps build
+test-interop: $(STAGE_PRE)
 	ZGPU_CLI=$(ZGPU_BIN) $(VENV_PY) -m pytest tests/interop -q
 
-test-python: deps build python
+test-python: $(STAGE_PRE) python
 ifneq ($(wildcard python/tests),)
 	ZGPU_LIB=$(CURDIR)/$(BUILD)/lib/libzgpu.so $(VENV_PY) -m pytest python/tests -q
 endif
@@ -80,13 +93,13 @@ endif
 # against the library just built (no pip install needed); ZGPU_HOSTILE=full runs every case (make test-long), and
 # ZGPU_HOSTILE_JSON=path writes the counts per family. On the GPU machine: scripts/gpu/hostile.sh.
 ZGPU_HOSTILE ?=
-test-hostile: deps build
+test-hostile: $(STAGE_PRE)
 	ZGPU_HOSTILE=$(ZGPU_HOSTILE) ZGPU_LIB=$(CURDIR)/$(BUILD)/lib/libzgpu.so PYTHONPATH=$(CURDIR)/python \
 	  $(VENV_PY) -m pytest tests/hostile -q -p no:cacheprovider
 
 # Remote stores end to end (tests/remote): zgpu, its CLI and zarr-python against a local HTTP server with fault
 # injection (tests/remote/http_server.py) and a moto S3 server, both in the pytest process on 127.0.0.1.
-test-remote: deps build
+test-remote: $(STAGE_PRE)
 	ZGPU_LIB=$(CURDIR)/$(BUILD)/lib/libzgpu.so PYTHONPATH=$(CURDIR)/python ZGPU_CLI=$(ZGPU_BIN) \
 	  $(VENV_PY) -m pytest tests/remote -q -p no:cacheprovider
 
@@ -112,7 +125,7 @@ ASAN_LOG    := $(ASAN_BUILD)/make-test-asan.log
 test: deps
 	@mkdir -p $(ASAN_BUILD); $(MAKE) --no-print-directory test-asan > $(ASAN_LOG) 2>&1 & asan=$$!; failed=""; \
 	if $(MAKE) --no-print-directory build; then \
-	  for t in $(TEST_STAGES); do echo "==== make $$t"; $(MAKE) --no-print-directory $$t || failed="$$failed $$t"; done; \
+	  for t in $(TEST_STAGES); do echo "==== make $$t"; $(MAKE) --no-print-directory $$t ZGPU_TEST_BUILT=1 || failed="$$failed $$t"; done; \
 	else failed=" build"; fi; \
 	echo "==== make test-asan (ran beside the stages above; its output, also in $(ASAN_LOG):)"; \
 	wait $$asan || failed="$$failed test-asan"; cat $(ASAN_LOG); \
