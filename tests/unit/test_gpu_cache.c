@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 #endif
 
+#ifdef ZGPU_HAVE_CUDA
 static char tmpdir[256];
 
 #define SHAPE "[40, 50, 60]"
@@ -52,7 +53,6 @@ static const layout layouts[] = {
 
 #define N_ELEMS (40 * 50 * 60)
 
-#ifdef ZGPU_HAVE_CUDA
 static zgpu_read_stats last(zgpu_array *a) {
     zgpu_read_stats s;
     memset(&s, 0, sizeof s);
