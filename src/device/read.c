@@ -266,8 +266,12 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
     if (route != ZGPU_ROUTE_HOST)
         s = remote ? zg_plan_resolve_remote(a, &plan, ZG_FETCH_SIZES) : zg_plan_resolve(a, &plan);
     stats.plan_s = zg_now() - t_begin;
+    double t_pick = 0; /* the pick's own time: the process's first one measures the model (seconds), which no
+                        * route's lesson may include (it had sent OCT crops to the host at 5x the device's time) */
     if (s == ZGPU_OK && route == ZGPU_ROUTE_AUTO) {
+        t_pick = zg_now();
         picked = pick_route(&j, &plan, rq, 1);
+        t_pick = zg_now() - t_pick;
         route = picked.route;
         /* (a read served partly from a cache teaches nothing of the decode the model's factors correct) */
         learn = stats.cache_hits == 0;
@@ -280,7 +284,7 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
         stats.struct_size = sizeof stats;
         s = dev_host_route(a, st, rq, &j.x, user_stream, order_user, &stats);
         if (s == ZGPU_OK) zg_array_set_stats(a, &stats);
-        if (s == ZGPU_OK && learn) learn_route(a, &picked, j.tune, stats.total_s);
+        if (s == ZGPU_OK && learn) learn_route(a, &picked, j.tune, stats.total_s); /* (timed after the pick) */
         return s;
     }
     j.plan = &plan;
@@ -395,7 +399,7 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
             stats.decoded_bytes += bytes;
         }
         stats.route = ZGPU_ROUTE_DEVICE;
-        if (learn) learn_route(a, &picked, j.tune, stats.total_s);
+        if (learn) learn_route(a, &picked, j.tune, stats.total_s - t_pick);
         stats.gds_used = j.use_gds;
         for (size_t i = 0; i < j.n_t; i++) {
             if (j.t[i].kind == T_GPU) stats.gpu_decoded++;
