@@ -134,7 +134,8 @@ typedef struct dtask {
     struct zg_cache_ref *hit; /* T_CPU whose decoded chunk the context's cache holds: copied, not read or decoded */
     uint64_t gen;             /* a cache miss: the generation its lookup saw, for the put after a host decode */
     struct zg_cache_ref *dhit; /* T_DCACHED: the device cache's entry it holds (released with the job) */
-    int dput;                 /* a device cache miss: once decoded on the GPU, the chunk is copied into a new entry */
+    int dput;                 /* a device cache miss: once decoded on the GPU (or, a host cache hit, once copied to
+                               * the device), the chunk is copied into a new entry */
     uint64_t dgen;            /* ... with the generation its lookup saw */
     uint64_t dsrc_off;        /* ... from D + dsrc_off (the chunk after its last decode stage) */
     void *dentry;             /* that entry's device memory, filled by the wave and put once its checks pass (still
@@ -360,5 +361,7 @@ int dev_convert_on_device(void);
 static inline int dev_task_reads(const dtask *t) { return (t->kind == T_GPU || t->kind == T_CPU) && !t->hit; }
 /* A task whose GPU-decoded chunk goes into the device cache: it decodes into scratch (not into the output). */
 static inline int dev_task_caches(const dtask *t) { return t->kind == T_GPU && t->dput; }
+/* A host cache hit that goes into the device cache once staged on the device (from its C-order copy there). */
+static inline int dev_task_promotes(const dtask *t) { return t->kind == T_CPU && t->hit && t->dput; }
 
 #endif

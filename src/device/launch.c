@@ -261,8 +261,8 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     /* chunks going into the device cache: a new entry each, filled after the post stages (chunk_cache_dev.c) */
     for (size_t i = first; i < first + count; i++) {
         dtask *t = &j->t[i];
-        if (!dev_task_caches(t) || t->dentry) continue;
-        t->dsrc_off = cur[i - first];
+        if (t->dentry || (!dev_task_caches(t) && !dev_task_promotes(t))) continue;
+        t->dsrc_off = dev_task_caches(t) ? cur[i - first] : t->cpu_off;
         t->dentry = dev_cache_alloc((size_t)pp->chunk_nbytes, s);
     }
     if (j->trace) tl[1] = zg_now();
@@ -382,7 +382,7 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     }
     for (size_t i = first; i < first + count; i++) {
         const dtask *t = &j->t[i];
-        if (dev_task_caches(t) && t->dentry)
+        if ((dev_task_caches(t) || dev_task_promotes(t)) && t->dentry)
             CU(cudaMemcpyAsync(t->dentry, D + t->dsrc_off, (size_t)pp->chunk_nbytes, cudaMemcpyDeviceToDevice, s),
                "copy into the device chunk cache");
     }

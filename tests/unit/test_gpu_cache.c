@@ -317,6 +317,46 @@ static void capacity_case(zgpu_tuning *t) {
     free(ref);
 }
 
+/* With both caches on, chunks a host read kept in the host cache go into the device cache once a device read has
+ * copied them to the device: the read after that scatters them from device memory. A transposing chain's chunks
+ * (laid out otherwise on the device) are not promoted, and still read right. */
+static void promote_case(zgpu_tuning *t) {
+    zgpu_context_options o;
+    zgpu_context_options_init(&o);
+    o.tuning = t; /* (the device route) */
+    o.cache_bytes = (size_t)64 << 20;
+    o.device_cache_bytes = (size_t)64 << 20;
+    for (int l = 0; l < 4; l += 3) { /* layouts[0] (zstd), layouts[3] (transpose) */
+        zgpu_context *ctx = NULL;
+        CHECK_OK(zgpu_context_create(&o, &ctx));
+        char path[512];
+        snprintf(path, sizeof path, "%s/promote_%s", tmpdir, layouts[l].name);
+        zgpu_array *a = NULL;
+        CHECK_OK(zgpu_array_create(ctx, path, layouts[l].meta, 1, &a));
+        uint16_t *ref = malloc(N_ELEMS * 2), *host = malloc(N_ELEMS * 2);
+        fill(ref, N_ELEMS, 5);
+        const uint64_t z0[3] = {0, 0, 0}, all[3] = {40, 50, 60}, st[3] = {2, 3, 4}, ct[3] = {20, 30, 40};
+        if (a) {
+            CHECK_OK(zgpu_array_write(a, z0, all, ref, NULL));
+            CHECK_OK(zgpu_array_read(a, z0, all, host, NULL)); /* fills the host cache */
+            const int n = chunks_of(st, ct, layouts[l].chunk), promoted = l == 0;
+            device_box_equals(a, ref, st, ct, "device read of host-cached chunks", layouts[l].name);
+            zgpu_read_stats s = last(a);
+            CHECK_MSG(s.cache_hits == n && s.device_cache_hits == 0 && s.gpu_decoded == 0,
+                      "%s: %d hits (%d device), %d decoded of %d", layouts[l].name, s.cache_hits, s.device_cache_hits,
+                      s.gpu_decoded, n);
+            device_box_equals(a, ref, st, ct, "device read again", layouts[l].name);
+            s = last(a);
+            CHECK_MSG(s.device_cache_hits == (promoted ? n : 0) && s.cache_hits == n,
+                      "%s: again: %d device hits of %d (promoted: %d)", layouts[l].name, s.device_cache_hits, n, promoted);
+        }
+        zgpu_array_close(a);
+        zgpu_context_free(ctx);
+        free(ref);
+        free(host);
+    }
+}
+
 /* The host route neither fills nor reads the device cache. */
 static void host_route_case(void) {
     zgpu_tuning t;
@@ -368,6 +408,7 @@ int main(void) {
         for (size_t l = 0; ctx && other && l < sizeof layouts / sizeof *layouts; l++) layout_case(&layouts[l], ctx, other);
         if (ctx) corrupt_case(ctx);
         capacity_case(&t);
+        promote_case(&t);
         host_route_case();
         zgpu_context_free(ctx);
         zgpu_context_free(other);
