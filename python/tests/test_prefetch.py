@@ -320,10 +320,22 @@ def test_close_while_reads_are_held_back(arr):
     next(it)
     w.gate.clear()
     assert w.wait_started(2)
-    opener = threading.Timer(0.1, w.gate.set)  # the read under way finishes; the queued ones are cancelled
+    pool = it._pool
+
+    def open_once_cancelled():
+        # the gate opens (the read under way finishes) only once close() has cancelled the queued reads: the
+        # executor's shutdown marks it shut down and cancels its queue under its lock (a timer here failed under
+        # load: close() had not got that far when it fired)
+        deadline = time.monotonic() + TIMEOUT_S
+        while not pool._shutdown and time.monotonic() < deadline:
+            time.sleep(0.001)
+        with pool._shutdown_lock:
+            w.gate.set()
+
+    opener = threading.Thread(target=open_once_cancelled)
     opener.start()
     it.close()
-    opener.join()  # (the timer's own thread may outlive the gate it opened by a moment)
+    opener.join()
     assert len(w.started) <= 3
     assert _threads_settle(baseline) <= baseline
 
