@@ -151,7 +151,8 @@ zgpu_status dev_get_state(zgpu_context *ctx, struct zg_device_state **out) {
                 free(st);
                 st = NULL;
             } else if ((s = dev_cache_init(st, ctx->opts.device_cache_bytes)) != ZGPU_OK) {
-                free(st);
+                pthread_mutex_init(&st->lock, NULL);
+                zg_device_state_free(st); /* (its streams and events made above) */
                 st = NULL;
             } else {
                 pthread_mutex_init(&st->lock, NULL);
