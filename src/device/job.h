@@ -115,6 +115,7 @@ typedef struct dev_pipe {
                                                           * zg_gpu_post and its parameter */
     int needs_b;              /* some stage works out of place */
     int64_t src_strides[ZGPU_MAX_DIMS]; /* decoded chunk buffer strides (transposes folded in) */
+    int src_c_order;          /* those strides are C order on every axis longer than 1 (no transpose moves data) */
     uint64_t chunk_nbytes;
 } dev_pipe;
 

@@ -326,7 +326,7 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
      * decode stream waits for it. A wave of nothing but scatters from the device cache and fills (nothing staged,
      * nothing decoded) has its scatter read its few descriptors straight from the pinned buffer (mapped: one
      * address space), with no copy and no wait on the copy stream: 5-8 us of a small read's fixed cost. */
-    const int host_desc = data_end == 0 && n_gpu == 0 && n_refs == 0 && kc == 0 && ku == 0;
+    const int host_desc = data_end == 0 && n_gpu == 0; /* (no GPU task: no streams, copies or unshuffles) */
     uint8_t *const X = host_desc ? H : D; /* where the scatter reads its descriptors */
     const uint64_t h2d_from = j->h2d_done;
     if (host_desc) {
@@ -382,7 +382,7 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
     }
     for (size_t i = first; i < first + count; i++) {
         const dtask *t = &j->t[i];
-        if ((dev_task_caches(t) || dev_task_promotes(t)) && t->dentry)
+        if (t->dentry) /* (set above, for this wave's tasks only) */
             CU(cudaMemcpyAsync(t->dentry, D + t->dsrc_off, (size_t)pp->chunk_nbytes, cudaMemcpyDeviceToDevice, s),
                "copy into the device chunk cache");
     }

@@ -101,14 +101,12 @@ uint8_t *dev_direct_target(const job *j, const dtask *t, int assume_shuffled, in
     if (!pt->covers_chunk || pp->n_post != 0 || pp->comp == ZG_GPU_FORMAT_NONE) return NULL;
     if (pp->comp == ZG_GPU_FORMAT_BLOSC && !assume_shuffled && (t->bh.memcpyed || t->bh.shuffle == ZG_BLOSC_NOSHUFFLE))
         return NULL;
+    if (!pp->src_c_order) return NULL;
     int64_t c[ZGPU_MAX_DIMS];
     zg_c_strides(nd, j->plan->chunk, j->a->meta.dtype.size, c);
     int contiguous = 1;
-    for (int d = 0; d < nd; d++) {
-        if (j->plan->chunk[d] <= 1) continue;
-        if (pp->src_strides[d] != c[d]) return NULL;
-        if (j->out_strides[d] != c[d]) contiguous = 0;
-    }
+    for (int d = 0; d < nd; d++)
+        if (j->plan->chunk[d] > 1 && j->out_strides[d] != c[d]) contiguous = 0;
     uint8_t *dst = dev_box_dst(j, pt);
     if (!contiguous) {
         if (assume_shuffled) return NULL;

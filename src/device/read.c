@@ -319,12 +319,6 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
         free_regions(&j);
         return zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for %zu chunk tasks", plan.n_tasks);
     }
-    int c_layout = 1; /* the device route's decoded layout is C order (no transpose folded in) */
-    {
-        int64_t cs[ZGPU_MAX_DIMS];
-        zg_c_strides(plan.ndim, plan.chunk, a->meta.dtype.size, cs);
-        for (int d = 0; d < plan.ndim; d++) c_layout &= plan.chunk[d] <= 1 || j.pp.src_strides[d] == cs[d];
-    }
     for (size_t i = 0; i < j.n_t; i++) {
         const zg_chunk_task *pt = &plan.tasks[i];
         dtask *t = &j.t[i];
@@ -344,7 +338,7 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
             t->nbytes = 0;
             /* once on the device it goes into the device cache too, where its layout (C order) is the device
              * route's (no transpose): the next read scatters it from there instead of copying it again */
-            t->dput = j.dcache && c_layout;
+            t->dput = j.dcache && j.pp.src_c_order;
             t->dgen = j.dgens[i];
         } else if (j.gens) {
             t->gen = j.gens[i];

@@ -80,6 +80,10 @@ static void analyse(const zg_chain *ch, dev_pipe *p) {
         }
     }
     memcpy(p->src_strides, cur, sizeof(int64_t) * (size_t)nd);
+    int64_t c[ZGPU_MAX_DIMS];
+    zg_c_strides(nd, ch->repr.shape, ch->repr.dtype.size, c);
+    p->src_c_order = 1;
+    for (int d = 0; d < nd; d++) p->src_c_order &= ch->repr.shape[d] <= 1 || cur[d] == c[d];
 }
 
 /* The chain's pipe: analysed on its first device read and kept with the chain (chain.h: device_route); a
