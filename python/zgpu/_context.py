@@ -73,8 +73,9 @@ class Config:
     "zgpu", "nvcomp", "host"; lz4 has no "host"), ``pipeline_waves``, ``wave_shape`` (relative wave sizes),
     ``wave_sets``, ``wave_overlap`` and ``zstd_rows`` (True / False / None = default), ``zstd_huf_probe``,
     ``inflate_parts``, ``trace``, ``profile``, ``copy_slab_bytes``, ``read_route`` ("auto", "device",
-    "host": how device reads decode), ``partial_decode`` (None: blosc chunks a read needs in part read and
-    decode only the blocks it needs; True: zstd frames also stop at the last byte needed; False: whole chunks). Given as None, a tuning field goes back to
+    "host": how device reads decode), ``partial_decode`` (None or True: blosc chunks a read needs in part read and
+    decode only the blocks it needs, zstd frames stop after the block holding the last byte needed; False: whole
+    chunks). Given as None, a tuning field goes back to
     its default. :meth:`tuning` shows what a context runs with (ZGPU_* environment overrides included).
 
     Remote stores (http://, https://, s3:// paths; docs/remote.md): ``s3_endpoint``, ``s3_region``,

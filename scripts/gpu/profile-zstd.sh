@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine: build test_gpu_zstd, run its cases, then time the decoder's kernels (ZGPU_PROFILE) on
-# 64 copies of one chunk of each benchmark volume (tuning aid; needs only .gpudeps and shared/ carried).
+# batches of $COPIES (64; a list: 1,8,64) copies of one chunk of each benchmark volume (tuning aid; needs only
+# .gpudeps and shared/ carried).
 set -o pipefail
 D=$PWD/.gpudeps B=/tmp/zgpu-build OUT=${OUT:-/tmp/zgpu-out}
 mkdir -p "$OUT"
@@ -16,5 +17,5 @@ for n in ["oct_u16", "field_f32", "labels_u32"]:
 PY
 cd $B
 [ -z "$SAMPLES_ONLY" ] && { ./bin/test_gpu_zstd > $OUT/zstd.log 2>&1; echo "zstd rc=$? $(tail -1 $OUT/zstd.log)"; grep -E "speed|damaged|valid" $OUT/zstd.log; }
-ZGPU_PROFILE=1 ZGPU_ZSTD_SAMPLE_ONLY=1 ZGPU_ZSTD_SAMPLE=/tmp/oct_u16.raw:/tmp/field_f32.raw:/tmp/labels_u32.raw \
+ZGPU_PROFILE=1 ZGPU_ZSTD_SAMPLE_ONLY=1 ZGPU_ZSTD_SAMPLE_COPIES=${COPIES:-64} ZGPU_ZSTD_SAMPLE=/tmp/oct_u16.raw:/tmp/field_f32.raw:/tmp/labels_u32.raw \
     ./bin/test_gpu_zstd 2>&1 | awk '/zstd decoder/ { if (++n % 5 == 0) print; next } { print }'

@@ -5,6 +5,7 @@
  * more than the chunk can hold. Only a caller that gives no limit at all gets the streaming decode. */
 #include <stdlib.h>
 #include <string.h>
+#define ZSTD_STATIC_LINKING_ONLY /* the buffer-less decode of zstd_decode_range (exported by libzstd 1.4 and later) */
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -200,19 +201,29 @@ static zgpu_status zstd_decode_range(const zg_codec *c, const uint8_t *in, size_
     zs_tls *t = zs_get_tls();
     if (t && !t->d) t->d = ZSTD_createDCtx();
     ZG_RETURN_IF(!t || !t->d, ZGPU_ERR_NO_MEMORY, "zstd: out of memory allocating a decompression context");
-    ZSTD_DCtx_reset(t->d, ZSTD_reset_session_only);
-    ZSTD_inBuffer ib = {in, n, 0};
-    ZSTD_outBuffer ob = {out, hi, 0};
-    while (ob.pos < ob.size) {
-        const size_t before_in = ib.pos, before_out = ob.pos;
-        size_t ret = ZSTD_decompressStream(t->d, &ob, &ib);
-        ZG_RETURN_IF(ZSTD_isError(ret), ZGPU_ERR_CORRUPT_DATA, "zstd: %s (after %zu of %zu input bytes)",
-                     ZSTD_getErrorName(ret), ib.pos, n);
-        if (ret == 0 && ob.pos < ob.size) /* the frame ended early */
-            return zg_error(ZGPU_ERR_CORRUPT_DATA, "zstd: decoded %zu bytes, expected %zu", ob.pos, size);
-        if (ib.pos == before_in && ob.pos == before_out) /* no progress: the input ends mid-frame */
-            return zg_error(ZGPU_ERR_CORRUPT_DATA, "zstd: truncated frame (input ends mid-frame)");
+    /* Block by block straight into out (zstd's buffer-less API: each block's matches read the output before it),
+     * stopping at the first block that ends at or past hi. The streaming API decodes into its own window buffer
+     * and copies out, which cost what stopping short saved on a label chunk (2-core machine, half a 16 MiB label
+     * chunk: streaming 3.0-4.0 ms, this 1.6-2.1, the whole chunk 5.1). */
+    size_t r = ZSTD_decompressBegin(t->d);
+    ZG_RETURN_IF(ZSTD_isError(r), ZGPU_ERR_INTERNAL, "zstd: %s", ZSTD_getErrorName(r));
+    size_t ip = 0, op = 0;
+    for (;;) {
+        const size_t need = ZSTD_nextSrcSizeToDecompress(t->d);
+        if (need == 0) break; /* the frame's end */
+        if (op >= hi) return ZGPU_OK;
+        ZG_RETURN_IF(need > n - ip, ZGPU_ERR_CORRUPT_DATA, "zstd: truncated frame (input ends mid-frame)");
+        r = ZSTD_decompressContinue(t->d, out + op, size - op, in + ip, need);
+        if (ZSTD_isError(r)) {
+            if (ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall)
+                return zg_error(ZGPU_ERR_CORRUPT_DATA, "zstd: data decodes to more than the %zu bytes this chunk can hold",
+                                size);
+            return zg_error(ZGPU_ERR_CORRUPT_DATA, "zstd: %s (after %zu of %zu input bytes)", ZSTD_getErrorName(r), ip, n);
+        }
+        ip += need;
+        op += r;
     }
+    ZG_RETURN_IF(op != size, ZGPU_ERR_CORRUPT_DATA, "zstd: decoded %zu bytes, expected %zu", op, size);
     return ZGPU_OK;
 }
 

@@ -29,7 +29,7 @@ typedef struct read_job {
     zg_cache_ref **hits;
     uint64_t *gens;
     zg_xform x;                 /* what the destinations get (zgpu_read_options): x.identity, the stored values */
-    int partial;                /* tuning partial_decode: 0 off, 1 blosc (chains that read spans), 2 also zstd */
+    int partial;                /* how chunks needed in part decode: ZG_PARTIAL_* (zg_host_partial_kind) */
 } read_job;
 
 static uint64_t ns_since(double t0) { return (uint64_t)((zg_now() - t0) * 1e9); }
@@ -239,12 +239,11 @@ static zgpu_status read_task(void *arg, size_t i) {
     if (!ts) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for thread scratch");
     const int direct = t->unit_n == 1 && t->covers_chunk && chunk_is_contiguous(j, t);
     /* a chunk needed in part decodes only that part (tuning partial_decode); the cache keeps whole chunks */
-    const int partial = !direct && !j->cache &&
-                        (j->partial == 2 ? zg_chain_decodes_ranges(j->chain) : j->partial && zg_chain_reads_spans(j->chain));
+    const int partial = !direct && !j->cache && j->partial != ZG_PARTIAL_NONE;
     /* where a partial read costs what it reads and decodes (blosc blocks), the boxes of a unit go one by one: two
      * patches far apart in one chunk read their own blocks, not everything between them (a zstd frame decodes from
      * its start: once, as far as the last box needs) */
-    if (partial && t->unit_n > 1 && zg_chain_reads_spans(j->chain)) {
+    if (partial && t->unit_n > 1 && j->partial == ZG_PARTIAL_SPANS) {
         for (uint32_t k = 0; k < t->unit_n; k++) ZG_FORWARD(fetch_decode(j, t, ti, ts, k, 1, 1));
         return ZGPU_OK;
     }
@@ -296,7 +295,7 @@ static zgpu_status piece_task(void *arg, size_t i) {
 static read_piece *split_pieces(const read_job *j, int threads, size_t *n) {
     const zg_plan *plan = j->plan;
     *n = 0;
-    if (threads < 2 || plan->ndim < 1 || j->cache || j->partial == 0 || !zg_chain_reads_spans(j->chain)) return NULL;
+    if (threads < 2 || plan->ndim < 1 || j->cache || j->partial != ZG_PARTIAL_SPANS) return NULL;
     size_t units = 0, tasks = 0;
     for (size_t i = 0; i < plan->n_tasks; i++) units += plan->tasks[i].unit_n != 0;
     if (!units || units >= (size_t)threads) return NULL;
@@ -485,6 +484,14 @@ static void cache_release(read_job *j, const zg_plan *plan) {
     free(j->gens);
 }
 
+int zg_host_partial_kind(const zgpu_tuning *tune, const zg_chain *chain) {
+    if (tune->partial_decode == ZGPU_SWITCH_OFF) return ZG_PARTIAL_NONE;
+    if (zg_chain_reads_spans(chain)) return ZG_PARTIAL_SPANS;
+    /* (zstd: since it decodes block by block straight into the chunk, what it skips is saved, 1.2-2x on a crop or
+     * patch of the benchmark volumes on the 2-core machine; before, zstd's streaming copy ate the saving) */
+    return zg_chain_decodes_ranges(chain) ? ZG_PARTIAL_PREFIX : ZG_PARTIAL_NONE;
+}
+
 zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts, const uint64_t *counts,
                                  void *const *outs, const int64_t *out_strides, const zgpu_read_options *opts) {
     zgpu_read_stats stats;
@@ -506,9 +513,6 @@ zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts
     }
     const int remote = a->store->vt->remote;
     j.cache = a->ctx->cache;
-    j.partial = a->ctx->tuning.partial_decode == ZGPU_SWITCH_OFF  ? 0
-                : a->ctx->tuning.partial_decode == ZGPU_SWITCH_ON ? 2
-                                                                  : 1;
     if (j.cache) st = cache_lookup(&j, &plan, &stats);
     /* shard indexes (a remote store fetches the tasks' bytes window by window, read_remote) */
     if (st == ZGPU_OK && remote) st = zg_plan_resolve_remote(a, &plan, ZG_FETCH_NONE);
@@ -516,6 +520,7 @@ zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts
     stats.plan_s = zg_now() - t_begin;
     j.plan = &plan;
     j.chain = a->shard ? zg_sharding_inner_chain(a->shard) : a->chain;
+    j.partial = zg_host_partial_kind(&a->ctx->tuning, j.chain);
     zg_c_strides(plan.ndim, plan.chunk, a->meta.dtype.size, j.chunk_strides);
     if (st == ZGPU_OK && remote) st = read_remote(&j, &plan, &stats.io_s);
     else if (st == ZGPU_OK) {

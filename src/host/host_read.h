@@ -12,6 +12,13 @@
  *  (the route model counts them: src/device/read.c). */
 #define ZG_HOST_PIECE_MIN_BYTES ((size_t)512 << 10)
 
+/** How a host read decodes a chunk it needs only in part (tuning partial_decode, for the chunks' chain: the inner
+ *  chain of a sharded array): ZG_PARTIAL_NONE whole; ZG_PARTIAL_SPANS only the blocks its boxes need, read and
+ *  decoded apart (blosc: the cost is what the boxes take); ZG_PARTIAL_PREFIX from the start up to the last byte
+ *  its boxes need (zstd: the cost is that prefix). The route model (src/device/read.c) counts the same. */
+enum { ZG_PARTIAL_NONE = 0, ZG_PARTIAL_SPANS = 1, ZG_PARTIAL_PREFIX = 2 };
+int zg_host_partial_kind(const zgpu_tuning *tune, const zg_chain *chain);
+
 zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts, const uint64_t *counts,
                                  void *const *outs, const int64_t *out_strides, const zgpu_read_options *opts);
 

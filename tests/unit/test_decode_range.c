@@ -14,6 +14,7 @@
 #include "codec/chain.h"
 #include "codec/codec.h"
 #include "common/json.h"
+#include "host/host_read.h"
 #include "meta/dtype.h"
 #include "test.h"
 #include "zgpu_experimental.h"
@@ -50,10 +51,20 @@ static int untouched(const uint8_t *p, size_t n) {
     return 1;
 }
 
+/* A zstd frame decodes block by block from its start and stops after the block holding byte hi - 1 (a block
+ * decodes to at most 128 KiB): out[0, hi) is the raw prefix, and the bytes from hi + 128 KiB on are not the decoded
+ * data. (They need not stay untouched: libzstd may keep a block's literals in the free end of the output.) */
+#define ZSTD_BLOCK_MAX ((size_t)128 << 10)
+static int stopped_after_block(const uint8_t *out, const uint8_t *raw, size_t hi, size_t n) {
+    if (memcmp(out, raw, hi)) return 0;
+    const size_t e = hi + ZSTD_BLOCK_MAX;
+    return e >= n || memcmp(out + e, raw + e, n - e);
+}
+
 typedef struct codec_case {
     const zg_codec_vtable *vt;
     const char *conf;
-    int stops_short; /* 1: bytes past hi stay untouched; 2: so do whole blocks outside [lo, hi); 0: all decoded */
+    int stops_short; /* 1: decoded no further than the block holding byte hi - 1; 2: so do whole blocks outside [lo, hi); 0: all decoded */
 } codec_case;
 
 static void codec_ranges(const uint8_t *raw, const zg_repr *repr) {
@@ -91,9 +102,8 @@ static void codec_ranges(const uint8_t *raw, const zg_repr *repr) {
                 CHECK_MSG(!memcmp(enc_out, raw, RAW_N), "%s %s: a checksummed frame decodes whole", cc->vt->name,
                           cc->conf);
             } else if (cc->stops_short == 1) { /* a frame decodes from its start, up to hi and no further */
-                CHECK_MSG(!memcmp(enc_out, raw, hi), "%s: prefix [0, %zu)", cc->vt->name, hi);
-                CHECK_MSG(untouched(enc_out + hi, RAW_N - hi), "%s %s: decoded past byte %zu", cc->vt->name, cc->conf,
-                          hi);
+                CHECK_MSG(stopped_after_block(enc_out, raw, hi, RAW_N), "%s %s: prefix [0, %zu), then the block "
+                          "holding it and no further", cc->vt->name, cc->conf, hi);
             } else { /* blocks before the first and after the last block needed are never decoded */
                 const size_t b0 = lo / block * block, b1 = (hi + block - 1) / block * block;
                 CHECK_MSG(untouched(enc_out, b0) && untouched(enc_out + b1, RAW_N - b1),
@@ -234,13 +244,21 @@ static void chain_ranges(const uint8_t *raw, const zg_repr *repr) {
         if (!ch) continue;
         CHECK_MSG(zg_chain_decodes_ranges(ch) == cases[k].ranges, "chain %zu: decodes ranges %d", k,
                   zg_chain_decodes_ranges(ch));
+        /* what a host read makes of it: by default (and ON) a zstd frame from its start, nothing when OFF */
+        zgpu_tuning t;
+        zgpu_tuning_init(&t);
+        CHECK_EQ_U64(zg_host_partial_kind(&t, ch), cases[k].ranges ? ZG_PARTIAL_PREFIX : ZG_PARTIAL_NONE);
+        t.partial_decode = ZGPU_SWITCH_ON;
+        CHECK_EQ_U64(zg_host_partial_kind(&t, ch), cases[k].ranges ? ZG_PARTIAL_PREFIX : ZG_PARTIAL_NONE);
+        t.partial_decode = ZGPU_SWITCH_OFF;
+        CHECK_EQ_U64(zg_host_partial_kind(&t, ch), ZG_PARTIAL_NONE);
         zg_scratch s = {0};
         zg_buf enc = {0};
         CHECK_OK(zg_chain_encode(ch, raw, &enc, &s));
         memset(out, SENTINEL, RAW_N);
         CHECK_OK(zg_chain_decode_range(ch, enc.data, enc.size, out, 3000, 9000, &s));
         CHECK(!memcmp(out + 3000, raw + 3000, 6000));
-        if (cases[k].ranges) CHECK(untouched(out + 9000, RAW_N - 9000));
+        if (cases[k].ranges) CHECK(stopped_after_block(out, raw, 9000, RAW_N));
         else CHECK(!memcmp(out, raw, RAW_N));
         if (cases[k].ranges) { /* the outer checksum is still checked */
             enc.data[enc.size - 1] ^= 1;
@@ -397,6 +415,78 @@ out:
     zgpu_context_free(ctx);
 }
 
+/* A zstd chunk needed in part decodes from its start up to the last byte needed, by default: a plane of a chunk of
+ * four 128 KiB zstd blocks never decodes its last block, so garbage there fails only reads that need it (and every
+ * read with partial_decode off, which decodes whole chunks). */
+static void prefix_reads(const char *dir) {
+    char path[512], meta[2048], file[600];
+    snprintf(path, sizeof path, "%s/prefix", dir);
+    snprintf(meta, sizeof meta,
+             "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [4, 256, 256], \"data_type\": \"uint16\", "
+             "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [4, 256, 256]}}, "
+             "\"chunk_key_encoding\": {\"name\": \"default\"}, \"fill_value\": 0, \"codecs\": [{\"name\": \"bytes\", "
+             "\"configuration\": {\"endian\": \"little\"}}, {\"name\": \"zstd\", \"configuration\": {\"level\": 3, "
+             "\"checksum\": false}}]}");
+    zgpu_context *ctx = NULL;
+    CHECK_OK(zgpu_context_create(NULL, &ctx));
+    zgpu_array *a = NULL;
+    CHECK_OK(zgpu_array_create(ctx, path, meta, 1, &a));
+    if (!a) {
+        zgpu_context_free(ctx);
+        return;
+    }
+    const size_t n = 4 * 256 * 256;
+    uint16_t *all = malloc(n * 2), *box = malloc(256 * 256 * 2);
+    for (size_t i = 0; i < n; i++) all[i] = value_at(i);
+    const uint64_t s0[3] = {0, 0, 0}, c0[3] = {4, 256, 256};
+    CHECK_OK(zgpu_array_write(a, s0, c0, all, NULL));
+    snprintf(file, sizeof file, "%s/c/0/0/0", path);
+    FILE *fp = fopen(file, "r+b");
+    CHECK(fp != NULL);
+    if (!fp) goto out;
+    uint8_t *enc = malloc(n * 2 + 1024);
+    const size_t en = fread(enc, 1, n * 2 + 1024, fp);
+    /* the last block: walk the block headers after the frame header (magic, descriptor, content size) */
+    const uint8_t fhd = en > 5 ? enc[4] : 0;
+    const size_t fcs = (size_t[]){(fhd & 0x20) ? 1 : 0, 2, 4, 8}[fhd >> 6];
+    size_t at = 5 + ((fhd & 0x20) ? 0 : 1) + (size_t[]){0, 1, 2, 4}[fhd & 3] + fcs, last = 0;
+    int blocks = 0;
+    while (at + 3 <= en) {
+        const uint32_t bh = enc[at] | enc[at + 1] << 8 | (uint32_t)enc[at + 2] << 16;
+        const uint32_t size = (bh >> 3 & 3) == 1 ? 1 : bh >> 3; /* (an RLE block stores one byte) */
+        last = at;
+        blocks++;
+        at += 3 + size;
+        if (bh & 1) break;
+    }
+    CHECK_MSG(blocks == 4 && at == en && (enc[last] >> 1 & 3) == 2, "%d blocks, the last of type %d", blocks,
+              enc[last] >> 1 & 3);
+    /* the last block's content: garbage */
+    for (size_t k = last + 3; k < en; k++) enc[k] = 0xFF;
+    fseek(fp, 0, SEEK_SET);
+    CHECK(fwrite(enc, 1, en, fp) == en);
+    fclose(fp);
+    free(enc);
+    const uint64_t plane0[3] = {0, 0, 0}, plane3[3] = {3, 0, 0}, one_plane[3] = {1, 256, 256};
+    memset(box, 0, 256 * 256 * 2);
+    CHECK_OK(zgpu_array_read(a, plane0, one_plane, box, NULL));
+    CHECK(!memcmp(box, all, 256 * 256 * 2));
+    zgpu_status st = zgpu_array_read(a, plane3, one_plane, box, NULL);
+    CHECK(st == ZGPU_ERR_CORRUPT_DATA);
+    CHECK_MSG(strstr(zgpu_last_error(), "c/0/0/0") && strstr(zgpu_last_error(), "zstd"), "%s", zgpu_last_error());
+    zgpu_context *whole = context_with(ZGPU_SWITCH_OFF);
+    zgpu_array *b = NULL;
+    CHECK_OK(zgpu_array_open(whole, path, &b));
+    if (b) CHECK(zgpu_array_read(b, plane0, one_plane, box, NULL) == ZGPU_ERR_CORRUPT_DATA);
+    zgpu_array_close(b);
+    zgpu_context_free(whole);
+out:
+    free(all);
+    free(box);
+    zgpu_array_close(a);
+    zgpu_context_free(ctx);
+}
+
 /* A read of fewer chunks than threads splits its boxes along axis 0 into pieces, each reading and decoding its own
  * blocks (host/host_read.c, split_pieces): 8 threads, one 2 MiB chunk of 16 blosc blocks, boxes of every height
  * against the values written. */
@@ -479,10 +569,17 @@ int main(void) {
     char dir[256];
     snprintf(dir, sizeof dir, "/tmp/zgpu_test_decode_range_%d", (int)getpid());
     mkdir(dir, 0755);
-    /* partial_decode ON: zstd frames stop short too (the default: blosc only) */
+    /* partial_decode ON and the default (the same: zstd frames stop short, blosc reads blocks) */
     zgpu_context *ctx = context_with(ZGPU_SWITCH_ON);
     if (ctx) array_boxes(ctx, dir);
+    char dir2[300];
+    snprintf(dir2, sizeof dir2, "%s/default", dir);
+    mkdir(dir2, 0755);
+    zgpu_context *dflt = context_with(ZGPU_SWITCH_DEFAULT);
+    if (dflt) array_boxes(dflt, dir2);
+    zgpu_context_free(dflt);
     ranged_reads(dir);
+    prefix_reads(dir);
     pieces(dir);
     zgpu_context_free(ctx);
     char cmd[300];

@@ -358,8 +358,8 @@ static void test_huf_not_consumed(void) {
 }
 
 /* Throughput on copies of one raw chunk from a file ($ZGPU_ZSTD_SAMPLE, e.g. a benchmark volume's chunk),
- * compressed at level 3 (zarr's default), for tuning. */
-static void test_sample(const char *path) {
+ * compressed at level 3 (zarr's default), for tuning: batches of $ZGPU_ZSTD_SAMPLE_COPIES copies (64; a list). */
+static void test_sample(const char *path, int copies) {
     FILE *fp = fopen(path, "rb");
     if (!fp) return;
     fseek(fp, 0, SEEK_END);
@@ -368,11 +368,12 @@ static void test_sample(const char *path) {
     uint8_t *raw = (uint8_t *)malloc(sz);
     if (fread(raw, 1, sz, fp) != sz) sz = 0;
     fclose(fp);
-    enum { N = 64 };
-    uint8_t *comp = (uint8_t *)malloc(ZSTD_compressBound(sz)), *out[N];
+    enum { N_MAX = 64 };
+    const int N = copies < 1 ? 1 : copies > N_MAX ? N_MAX : copies;
+    uint8_t *comp = (uint8_t *)malloc(ZSTD_compressBound(sz)), *out[N_MAX];
     size_t cn = zc_compress(raw, sz, comp, ZSTD_compressBound(sz), 3, 0, 0, 0);
-    frame_in fr[N];
-    int planned[N], err[N];
+    frame_in fr[N_MAX];
+    int planned[N_MAX], err[N_MAX];
     for (int i = 0; i < N; i++) {
         fr[i] = (frame_in){comp, cn, sz};
         out[i] = (uint8_t *)malloc(sz);
@@ -465,7 +466,11 @@ int main(void) {
         char one[4096];
         size_t k = strcspn(p, ":");
         snprintf(one, sizeof one, "%.*s", (int)k, p);
-        test_sample(one);
+        for (const char *c = getenv("ZGPU_ZSTD_SAMPLE_COPIES") ? getenv("ZGPU_ZSTD_SAMPLE_COPIES") : "64"; *c;) {
+            test_sample(one, atoi(c)); /* copies a batch: a ','-separated list */
+            c += strcspn(c, ",");
+            c += *c == ',';
+        }
         p += k + (p[k] == ':');
     }
     TEST_MAIN_END();
