@@ -75,6 +75,16 @@ static void zc_fill(uint8_t *p, size_t n, int kind, uint64_t seed) {
         for (size_t i = 0; i < n; i++) p[i] = (uint8_t)('a' + (i % period));
         break;
     }
+    case 8: { /* a segmentation's labels: uint32 cells of 16 planes x 24 rows x 20 columns, rows of 256 (the label
+               * benchmark volume's chunks: long chains of short matches in a frame's first plane) */
+        for (size_t i = 0; i + 4 <= n; i += 4) {
+            const size_t e = i / 4, z = e >> 16, y = (e >> 8) & 255, x = e & 255;
+            const uint32_t v = (uint32_t)(((z / 16) * 7919 + (y / 24) * 104729 + (x / 20) * 1299709 + seed) % 50000);
+            memcpy(p + i, &v, 4);
+        }
+        for (size_t i = n & ~(size_t)3; i < n; i++) p[i] = 3;
+        break;
+    }
     default: {
         size_t i = 0;
         while (i < n) {
@@ -107,7 +117,7 @@ static size_t zc_build(zcase **out, int small) {
     size_t cap = 1024, n = 0;
     zcase *cs = (zcase *)calloc(cap, sizeof *cs);
     uint64_t seed = 1;
-    for (int kind = 0; kind < 8; kind++)
+    for (int kind = 0; kind < 9; kind++)
         for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
             for (size_t li = 0; li < sizeof levels / sizeof *levels; li++) {
                 size_t sz = sizes[si];
