@@ -120,16 +120,22 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
     r.chunk_bytes = (double)j->pp.chunk_nbytes;
     uint64_t stored = 0;
     /* the host route decodes a chunk needed in part only in part (host/host_read.c, zg_host_partial_kind): of a
-     * blosc chunk the blocks each box needs, of a zstd frame its start up to the last byte its boxes need */
+     * blosc chunk the blocks each box needs, of a zstd frame its start up to the last byte its boxes need. The
+     * model counts the blosc blocks; a zstd prefix it leaves to the learning (a host read faster than predicted
+     * moves the host's factor at once) until the prefix is measured on the GPU machine: counted with zstd's
+     * streaming decode, which saved a third of an OCT crop where the model assumed a half, it sent OCT crops on
+     * the H200 to the host route at 91 crops/s against 271 on the device. */
     const zg_chain *chain = j->a->shard ? zg_sharding_inner_chain(j->a->shard) : j->a->chain;
-    const int partial = !j->cache && r.chunk_bytes > 0 ? zg_host_partial_kind(j->tune, chain) : ZG_PARTIAL_NONE;
+    const int partial = !j->cache && r.chunk_bytes > 0 && zg_host_partial_kind(j->tune, chain) == ZG_PARTIAL_SPANS
+                            ? ZG_PARTIAL_SPANS
+                            : ZG_PARTIAL_NONE;
     int64_t cs[ZGPU_MAX_DIMS];
     if (partial) zg_c_strides(plan->ndim, plan->chunk, j->a->meta.dtype.size, cs);
     double part = 0, split = 0;
     size_t units = 0;
     for (size_t i = 0; i < plan->n_tasks; i++) units += plan->tasks[i].unit_n && !plan->tasks[i].decoded_elsewhere;
     /* the host read's pieces (host/host_read.h): fewer chunks than threads split their boxes over the threads */
-    const size_t want = partial == ZG_PARTIAL_SPANS && units && units < (size_t)r.threads ? (size_t)r.threads / units : 1;
+    const size_t want = partial && units && units < (size_t)r.threads ? (size_t)r.threads / units : 1;
     for (size_t i = 0; i < plan->n_tasks; i++) {
         const zg_chunk_task *t = &plan->tasks[i];
         if (t->unit_n && t->decoded_elsewhere) { /* (a copy out of a cache, not a decode) */
@@ -140,20 +146,15 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
         r.chunks++;
         stored += t->nbytes;
         double share = 0;
-        size_t pieces = 0, end = 0;
+        size_t pieces = 0;
         for (uint32_t k = 0; partial && k < t->unit_n; k++) {
             size_t lo, hi;
             zg_plan_unit_range(plan, t + k, 1, j->a->meta.dtype.size, cs, &lo, &hi);
-            if (hi > end) end = hi;
             share += (double)(hi - lo) / r.chunk_bytes;
             size_t p = hi > lo ? (hi - lo) / ZG_HOST_PIECE_MIN_BYTES : 0;
             if (p > want) p = want;
             if (p > t[k].count[0]) p = (size_t)t[k].count[0];
             pieces += p ? p : 1;
-        }
-        if (partial == ZG_PARTIAL_PREFIX) { /* one decode a chunk, from its start */
-            share = (double)end / r.chunk_bytes;
-            pieces = 1;
         }
         part += partial && share < 1 ? share : 1;
         split += partial && share < 1 && pieces > 1 ? (double)pieces : 1;

@@ -53,7 +53,8 @@ typedef struct zg_route_read {
                            * device route's time, for the reads after it to hit */
     double chunk_bytes;   /* decoded bytes of one */
     double host_part;     /* the share of chunk_bytes a host decode takes on average (partial decodes: the blosc blocks
-                           * holding what each box needs, a zstd frame up to the last byte needed); 0: all of it */
+                           * holding what each box needs; a zstd frame's prefix is left to the learning,
+                           * src/device/read.c); 0: all of it */
     double host_split;    /* the host read's pieces a chunk's decode is split into on average (fewer chunks than
                            * threads: host/host_read.h), which divide a lone chunk's latency; 0 or 1: none */
     double ratio;         /* decoded / stored bytes (0: unknown) */
