@@ -119,12 +119,10 @@ static void print_attributes(const char *json) {
     zj_free(v);
 }
 
-static int info_group(zgpu_context *ctx, const char *path, int json) {
-    zgpu_group *g = NULL;
-    zgpu_status s = zgpu_group_open(ctx, path, &g);
-    if (s != ZGPU_OK) return cli_fail_status(s);
+/* (info_group and info_array close the node they are given) */
+static int info_group(zgpu_group *g, const char *path, int json) {
     char *members = NULL, *attrs = NULL;
-    s = zgpu_group_members(g, &members);
+    zgpu_status s = zgpu_group_members(g, &members);
     if (s == ZGPU_OK) s = zgpu_group_attributes(g, &attrs);
     if (s != ZGPU_OK) {
         int rc = cli_fail_status(s);
@@ -158,9 +156,7 @@ static int info_group(zgpu_context *ctx, const char *path, int json) {
     return 0;
 }
 
-static int info_array(zgpu_context *ctx, const char *path, int json) {
-    zgpu_array *a = NULL;
-    if (open_array(ctx, path, &a)) return 1;
+static int info_array(zgpu_array *a, const char *path, int json) {
     char *meta = NULL, *codecs = NULL;
     zgpu_status s = zgpu_array_metadata_json(a, &meta);
     if (s != ZGPU_OK) goto fail;
@@ -249,17 +245,19 @@ static int cmd_info(int argc, char **argv) {
     if (ar.help) { fputs(usage_info, stdout); return 0; }
     if (ar.npos != 1) { cli_err("info takes one PATH"); return cli_usage_error("info "); }
     const char *path = ar.pos[0];
-    int kind = 0;
     zgpu_context *ctx = NULL;
     if (cli_make_context(NULL, -1, &ctx)) return cli_fail();
-    zgpu_status s = zgpu_context_node_kind(ctx, path, &kind);
-    if (s != ZGPU_OK || kind == 0) {
+    /* one read of the node's metadata (one request on a remote store) */
+    zgpu_array *a = NULL;
+    zgpu_group *g = NULL;
+    zgpu_status s = zgpu_context_open_node(ctx, path, &a, &g);
+    if (s != ZGPU_OK) {
         zgpu_context_free(ctx);
-        if (s != ZGPU_OK) return cli_fail_status(s);
+        if (s != ZGPU_ERR_NOT_FOUND) return cli_fail_status(s);
         cli_err("no Zarr array or group at '%s'", path);
         return cli_fail();
     }
-    int rc = kind == 1 ? info_array(ctx, path, ar.set[0]) : info_group(ctx, path, ar.set[0]);
+    int rc = a ? info_array(a, path, ar.set[0]) : info_group(g, path, ar.set[0]);
     zgpu_context_free(ctx);
     return rc;
 }

@@ -6,6 +6,7 @@ import json
 import os
 
 import numpy as np
+import pytest
 import zarr
 
 from conftest import make_data, unique, write_case
@@ -123,3 +124,20 @@ def test_info_http(cli, http, request):
     assert "[40, 36, 50]" in r.stdout, r.stdout
     assert "blosc" in r.stdout and "lz4" in r.stdout, r.stdout
     assert "zarr_format:      2" in r.stdout, r.stdout
+
+
+@pytest.mark.parametrize("case", ["v3-zstd", "v2-zstd"])
+def test_info_http_reads_metadata_once(cli, httpsrv, request, case):
+    """zgpu info opens the node once (zgpu_context_open_node): a v3 array's zarr.json is one GET, where looking at
+    the node first and then opening it took two."""
+    name = unique(request)
+    write_case(os.path.join(httpsrv.root, name), case)
+    httpsrv.reset_stats()
+    r = cli.ok("info", "%s/%s" % (httpsrv.url, name))
+    assert "[40, 36, 50]" in r.stdout, r.stdout
+    docs = ("zarr.json", ".zarray", ".zgroup", ".zattrs")
+    got = [(m, p.rsplit("/", 1)[-1]) for m, p, *_ in httpsrv.log() if p.rsplit("/", 1)[-1] in docs]
+    if case.startswith("v3"):
+        assert got == [("GET", "zarr.json")], got
+    else:  # zarr.json missing, then .zarray and the attributes, each once
+        assert got == [("GET", "zarr.json"), ("GET", ".zarray"), ("GET", ".zattrs")], got
