@@ -117,6 +117,10 @@ typedef struct zgpu_remote_options {
                                   * and the stored bytes held at once stay near it; 0 = 256 MiB */
     int fetch_threads;           /* threads receiving one batch of requests (each with a share of the connections);
                                   * 0 = 4 */
+    long long shard_index_cache_bytes; /* sharded arrays: decoded shard indexes kept for later reads (each checked
+                                  * against its shard's ETag with If-Match on every inner-chunk request: a shard
+                                  * replaced meanwhile is read again, index and all), per context; 0 = 32 MiB,
+                                  * -1 = off (every read fetches its shards' indexes) */
 } zgpu_remote_options;
 
 /** Fills *o with defaults (struct_size set). */

@@ -83,7 +83,7 @@ class Config:
     ``max_host_connections``,
     ``connect_timeout_ms``, ``request_timeout_ms``, ``max_retries``, ``retry_base_ms``, ``tls_verify``,
     ``ca_file``, ``range_merge_gap``, ``multipart_threshold``, ``multipart_part_size``, ``window_bytes``,
-    ``fetch_threads``; :attr:`remote` holds
+    ``fetch_threads``, ``shard_index_cache_bytes``; :attr:`remote` holds
     those set away from their defaults. Given as None, one goes back to its default.
     """
 

@@ -28,6 +28,7 @@ DEFAULTS: Dict[str, Any] = {
     "multipart_part_size": 0,   # 0 = 16 MiB (at least 5 MiB)
     "fetch_threads": 0,         # threads receiving one batch of requests; 0 = 4
     "window_bytes": 0,          # host reads and writes in windows of about this many bytes of chunks; 0 = 256 MiB
+    "shard_index_cache_bytes": 0,  # decoded shard indexes kept for later reads (checked by ETag); 0 = 32 MiB, -1 = off
 }
 
 
@@ -54,6 +55,7 @@ class RemoteOptions(Structure):
         ("max_host_connections", c_int),
         ("window_bytes", c_ulonglong),
         ("fetch_threads", c_int),
+        ("shard_index_cache_bytes", c_longlong),
     ]
 
 
@@ -76,7 +78,7 @@ def validate(name: str, value: Any) -> Any:
             raise ValueError("s3_addressing must be one of 'auto', 'path', 'virtual', got %r" % (value,))
         return value
     v = int(value)
-    lo = -1 if name in ("max_retries", "range_merge_gap") else 0
+    lo = -1 if name in ("max_retries", "range_merge_gap", "shard_index_cache_bytes") else 0
     if v < lo:
         raise ValueError("%s must be >= %d, got %r" % (name, lo, value))
     if name == "multipart_part_size" and 0 < v < 5 << 20:
@@ -90,7 +92,8 @@ def to_struct(settings: Dict[str, Any], lib: Any) -> RemoteOptions:
     lib.zgpu_remote_options_init(ctypes.byref(o))
     s = dict(DEFAULTS, **settings)
     for k in ("max_in_flight", "max_host_connections", "connect_timeout_ms", "request_timeout_ms", "max_retries", "retry_base_ms",
-              "range_merge_gap", "multipart_threshold", "multipart_part_size", "window_bytes", "fetch_threads"):
+              "range_merge_gap", "multipart_threshold", "multipart_part_size", "window_bytes", "fetch_threads",
+              "shard_index_cache_bytes"):
         setattr(o, k, s[k])
     o.tls_no_verify = 0 if s["tls_verify"] else 1
     o.s3_anonymous = 1 if s["s3_anonymous"] else 0

@@ -29,6 +29,7 @@ static const abi_member k_members[] = {
     M(zgpu_remote_options, s3_addressing), M(zgpu_remote_options, multipart_threshold),
     M(zgpu_remote_options, multipart_part_size), M(zgpu_remote_options, max_host_connections),
     M(zgpu_remote_options, window_bytes), M(zgpu_remote_options, fetch_threads),
+    M(zgpu_remote_options, shard_index_cache_bytes),
 
     M(zgpu_read_stats, struct_size), M(zgpu_read_stats, plan_s), M(zgpu_read_stats, io_s), M(zgpu_read_stats, h2d_s),
     M(zgpu_read_stats, decode_s), M(zgpu_read_stats, scatter_s), M(zgpu_read_stats, total_s),

@@ -22,6 +22,8 @@ struct zgpu_context {
     pthread_mutex_t remote_lock;   /* guards lazy creation of `http` */
     struct zg_http_client *http;   /* shared by every remote store of the context: one pool of connections */
     struct zg_chunk_cache *cache;  /* decoded chunks (opts.cache_bytes; cache/chunk_cache.h); NULL when off */
+    struct zg_chunk_cache *shard_indexes; /* decoded shard indexes of remote arrays with their shards' ETags
+                                   * (remote.shard_index_cache_bytes; plan/plan.c); NULL when off */
 };
 
 struct zgpu_array {
@@ -40,6 +42,7 @@ struct zgpu_array {
     struct zg_stage *stage;        /* ZGPU_CREATE_STAGED until zgpu_array_commit: `store` is the staging
                                     * directory and metadata waits for the commit (api/stage.h) */
     int remote_staged;             /* ZGPU_CREATE_STAGED on an object store: the metadata waits for the commit */
+    atomic_uint shard_changes;     /* remote shards found replaced mid-read (plan/plan.h zg_plan_shard_changes) */
 };
 
 struct zgpu_group {

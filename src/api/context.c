@@ -6,6 +6,7 @@
 
 #include "api/array.h"
 #include "cache/chunk_cache.h"
+#include "plan/plan.h"
 #include "device/device.h"
 #include "common/env.h"
 #include "common/status.h"
@@ -70,6 +71,7 @@ static zgpu_status take_remote(const zgpu_remote_options *in, zgpu_remote_option
                       : r->max_retries < -1 || r->max_retries > 100            ? "max_retries (-1..100)"
                       : r->retry_base_ms < 0                                    ? "retry_base_ms (>= 0)"
                       : r->range_merge_gap < -1                                 ? "range_merge_gap (-1 or >= 0)"
+                      : r->shard_index_cache_bytes < -1 ? "shard_index_cache_bytes (-1 or >= 0)"
                       : (unsigned)r->s3_addressing > ZGPU_S3_ADDRESSING_VIRTUAL ? "s3_addressing"
                       : r->multipart_part_size && r->multipart_part_size < (5ull << 20)
                           ? "multipart_part_size (S3 parts are at least 5 MiB)"
@@ -169,6 +171,13 @@ ZGPU_API zgpu_status zgpu_context_create(const zgpu_context_options *opts, zgpu_
         zg_pool_free(ctx->pool);
         st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for the chunk cache");
     }
+    const long long index_bytes = ctx->remote.shard_index_cache_bytes;
+    if (st == ZGPU_OK && index_bytes >= 0 &&
+        !(ctx->shard_indexes = zg_chunk_cache_create(index_bytes ? (size_t)index_bytes : ZG_SHARD_INDEX_CACHE_DEFAULT))) {
+        zg_chunk_cache_free(ctx->cache);
+        zg_pool_free(ctx->pool);
+        st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for the shard index cache");
+    }
     if (st != ZGPU_OK) {
         pthread_mutex_destroy(&ctx->device_lock);
         pthread_mutex_destroy(&ctx->remote_lock);
@@ -186,6 +195,7 @@ ZGPU_API void zgpu_context_free(zgpu_context *ctx) {
     zg_pool_free(ctx->pool);
     zg_http_client_free(ctx->http);
     zg_chunk_cache_free(ctx->cache);
+    zg_chunk_cache_free(ctx->shard_indexes);
     pthread_mutex_destroy(&ctx->device_lock);
     pthread_mutex_destroy(&ctx->remote_lock);
     free_remote(&ctx->remote);

@@ -197,7 +197,7 @@ static void learn_route(zgpu_array *a, const zg_route_pick *p, const zgpu_tuning
 
 /* order_user: order our stream after the caller's and the caller's after ours (the async path instead
  * synchronised the caller's stream up front and gates it with a host function). */
-zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_stream, int order_user) {
+static zgpu_status dev_read_once(zgpu_array *a, const zg_dev_request *rq, void *user_stream, int order_user) {
     zgpu_read_stats stats;
     memset(&stats, 0, sizeof stats);
     stats.struct_size = sizeof stats;
@@ -421,6 +421,15 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
     zg_plan_free(&plan);
     free_regions(&j);
     return s;
+}
+
+/* A read that failed because a remote shard was replaced on the server meanwhile runs once more, from a fresh
+ * index (plan/plan.h zg_plan_shard_changes). */
+zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_stream, int order_user) {
+    const unsigned changes = zg_plan_shard_changes(a);
+    zgpu_status st = dev_read_once(a, rq, user_stream, order_user);
+    if (st != ZGPU_OK && zg_plan_shard_changes(a) != changes) st = dev_read_once(a, rq, user_stream, order_user);
+    return st;
 }
 
 zgpu_status zg_cuda_read(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *device_out,

@@ -492,8 +492,8 @@ int zg_host_partial_kind(const zgpu_tuning *tune, const zg_chain *chain) {
     return zg_chain_decodes_ranges(chain) ? ZG_PARTIAL_PREFIX : ZG_PARTIAL_NONE;
 }
 
-zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts, const uint64_t *counts,
-                                 void *const *outs, const int64_t *out_strides, const zgpu_read_options *opts) {
+static zgpu_status host_read_once(zgpu_array *a, size_t n, const uint64_t *starts, const uint64_t *counts,
+                                  void *const *outs, const int64_t *out_strides, const zgpu_read_options *opts) {
     zgpu_read_stats stats;
     memset(&stats, 0, sizeof stats);
     double t_begin = zg_now();
@@ -562,4 +562,15 @@ ZGPU_API zgpu_status zgpu_array_read(zgpu_array *a, const uint64_t *start, const
         return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_read: array, start, count and out are required");
     void *outs[1] = {out};
     return zg_host_read_regions(a, 1, start, count, outs, out_strides, NULL);
+}
+
+/* A read that failed because a remote shard was replaced on the server meanwhile runs once more, from a fresh
+ * index (plan/plan.h zg_plan_shard_changes). */
+zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts, const uint64_t *counts,
+                                 void *const *outs, const int64_t *out_strides, const zgpu_read_options *opts) {
+    const unsigned changes = zg_plan_shard_changes(a);
+    zgpu_status st = host_read_once(a, n, starts, counts, outs, out_strides, opts);
+    if (st != ZGPU_OK && zg_plan_shard_changes(a) != changes)
+        st = host_read_once(a, n, starts, counts, outs, out_strides, opts);
+    return st;
 }

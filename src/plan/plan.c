@@ -21,6 +21,7 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); 
 void zg_plan_free(zg_plan *plan) {
     for (size_t i = 0; i < plan->n_objects; i++) {
         free(plan->objects[i].key);
+        free(plan->objects[i].etag);
         free(plan->objects[i].spans);
         zg_buf_free(&plan->objects[i].fetched);
         if (plan->objects[i].file) plan->store->vt->close_file(plan->objects[i].file);
@@ -356,6 +357,98 @@ static zgpu_status add_span(zg_plan_object *ob, uint64_t offset, uint64_t length
     return ZGPU_OK;
 }
 
+/* A shard's tasks from its decoded index (offsets and lengths of its n_inner inner chunks). */
+static void apply_index(zg_plan *plan, zg_plan_object *ob, const uint64_t *offsets, const uint64_t *lengths) {
+    zg_chunk_task *tasks = plan->tasks + ob->first_task;
+    for (size_t k = 0; k < ob->n_tasks; k++) {
+        zg_chunk_task *t = &tasks[k];
+        if (offsets[t->inner] == ZG_SHARD_EMPTY && lengths[t->inner] == ZG_SHARD_EMPTY) {
+            t->state = ZG_TASK_MISSING;
+        } else {
+            t->state = ZG_TASK_PRESENT;
+            t->offset = offsets[t->inner];
+            t->nbytes = lengths[t->inner];
+        }
+    }
+}
+
+/* ---- the shard index cache (zgpu_context.shard_indexes): a remote shard's decoded index, kept with the shard's
+ * size and strong ETag. Reads that take an index from it send that ETag as If-Match with every inner-chunk
+ * request: a shard replaced on the server since fails them with 412 (zg_store_get.changed), which drops the
+ * entry (and the shard's decoded chunks) and makes the read run again (zg_plan_shard_changes). zgpu's own writes
+ * drop entries as they drop decoded chunks (zg_chunk_cache_invalidate_object_all). */
+typedef struct index_head {
+    uint64_t size;
+    char etag[ZG_STORE_ETAG_MAX];
+} index_head;
+
+static int strong_etag(const char *etag) { return etag && etag[0] && strncmp(etag, "W/", 2) != 0; }
+
+static size_t index_entry_bytes(const zgpu_array *a) {
+    return sizeof(index_head) + (size_t)(2 * zg_sharding_n_inner(a->shard)) * sizeof(uint64_t);
+}
+
+/* A cached index: the shard's size, ETag and tasks. 0 on a miss (*gen: the shard's generation, for the put). */
+static int index_from_cache(zgpu_array *a, zg_plan *plan, zg_plan_object *ob, uint64_t *gen) {
+    zg_chunk_cache *c = a->ctx->shard_indexes;
+    zg_cache_ref *ref = zg_chunk_cache_get_sized(c, a->store->id, ob->key, 0, index_entry_bytes(a), gen);
+    if (!ref) return 0;
+    index_head h;
+    memcpy(&h, ref->data, sizeof h);
+    h.etag[ZG_STORE_ETAG_MAX - 1] = 0;
+    const uint64_t n_inner = zg_sharding_n_inner(a->shard);
+    char *etag = strdup(h.etag);
+    uint64_t *decoded = malloc(ref->size - sizeof h); /* (copied out: an entry's bytes need not be aligned) */
+    const int ok = etag && decoded;
+    if (ok) {
+        memcpy(decoded, ref->data + sizeof h, ref->size - sizeof h);
+        ob->found = 1;
+        ob->size = h.size;
+        ob->etag = etag;
+        apply_index(plan, ob, decoded, decoded + n_inner);
+    } else {
+        free(etag);
+    }
+    free(decoded);
+    zg_chunk_cache_release(c, ref);
+    return ok;
+}
+
+/* Keeps a shard's decoded index (offsets then lengths) with its size and ETag: only a strong ETag, which If-Match
+ * can check (a weak one never matches a range request's). */
+static void index_to_cache(zgpu_array *a, const zg_plan_object *ob, const uint64_t *decoded, uint64_t gen) {
+    zg_chunk_cache *c = a->ctx->shard_indexes;
+    if (!c || !strong_etag(ob->etag)) return;
+    const size_t n = index_entry_bytes(a);
+    uint8_t *e = malloc(n);
+    if (!e) return;
+    index_head h;
+    memset(&h, 0, sizeof h);
+    h.size = ob->size;
+    snprintf(h.etag, sizeof h.etag, "%s", ob->etag);
+    memcpy(e, &h, sizeof h);
+    memcpy(e + sizeof h, decoded, n - sizeof h);
+    zg_chunk_cache_put(c, a->store->id, ob->key, 0, gen, e, n);
+    free(e);
+}
+
+/* A read found a shard replaced on the server (412 to an If-Match request): its cached index and decoded
+ * chunks go, and the read's error says so; zg_plan_shard_changes tells the caller to read again. */
+static zgpu_status shard_changed(zgpu_array *a, const zg_store_get *g, size_t n) {
+    const char *key = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (g[i].changed) {
+            key = g[i].key;
+            zg_chunk_cache_invalidate_object_all(a->store->id, g[i].key);
+        }
+    if (!key) return ZGPU_OK;
+    atomic_fetch_add(&a->shard_changes, 1u);
+    return zg_error(ZGPU_ERR_IO, ZG_ARRAY_WHERE_FMT ", shard '%s': the shard was replaced on the server while it was "
+                    "being read (HTTP 412 to If-Match)", a->path, key);
+}
+
+unsigned zg_plan_shard_changes(const zgpu_array *a) { return atomic_load(&((zgpu_array *)a)->shard_changes); }
+
 /* What a batch of fetch_whole / fetch_inner reads, finished read by read (fetched_one) as each arrives. */
 typedef struct fetch_batch {
     zgpu_array *a;
@@ -424,8 +517,10 @@ static zgpu_status run_fetch(zgpu_array *a, zg_plan *plan, zg_store_get *g, size
         g[i].user = &b;
     }
     zgpu_status st = zg_store_get_batch(a->store, g, n);
-    if (st != ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", a->path);
-    else if (b.st != ZGPU_OK) {
+    if (st != ZGPU_OK) {
+        if (shard_changed(a, g, n) == ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", a->path);
+        else st = ZGPU_ERR_IO;
+    } else if (b.st != ZGPU_OK) {
         st = b.st;
         zg_error_restore(b.err);
     }
@@ -487,26 +582,17 @@ static int fetch_shard_whole(const zgpu_array *a, const zg_plan *plan, const zg_
 }
 
 /* The byte ranges of a shard's tasks from its index (raw, index_n bytes) and its size; offsets: scratch of
- * 2 * n_inner. */
+ * 2 * n_inner, holding the decoded index afterwards (offsets, then lengths). */
 static zgpu_status tasks_from_index(zgpu_array *a, zg_plan *plan, zg_plan_object *ob, const uint8_t *raw,
                                     uint64_t *offsets) {
     const uint64_t index_n = zg_sharding_index_nbytes(a->shard), n_inner = zg_sharding_n_inner(a->shard);
     uint64_t *lengths = offsets + n_inner;
-    zg_chunk_task *tasks = plan->tasks + ob->first_task;
     zgpu_status st = zg_sharding_decode_index(a->shard, raw, (size_t)index_n, ob->size, offsets, lengths);
-    for (size_t k = 0; st == ZGPU_OK && k < ob->n_tasks; k++) {
-        zg_chunk_task *t = &tasks[k];
-        if (offsets[t->inner] == ZG_SHARD_EMPTY && lengths[t->inner] == ZG_SHARD_EMPTY) {
-            t->state = ZG_TASK_MISSING;
-        } else {
-            t->state = ZG_TASK_PRESENT;
-            t->offset = offsets[t->inner];
-            t->nbytes = lengths[t->inner];
-        }
-    }
-    if (st != ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ", shard '%s': ", a->path, ob->key);
+    if (st == ZGPU_OK) apply_index(plan, ob, offsets, lengths);
+    else zg_error_prefix(ZG_ARRAY_WHERE_FMT ", shard '%s': ", a->path, ob->key);
     return st;
 }
+
 
 /* A shard fetched whole (into ob->fetched): its tasks from the index inside it, and all of it one span. */
 static zgpu_status whole_shard_fetched(zgpu_array *a, zg_plan *plan, zg_plan_object *ob, int found) {
@@ -541,7 +627,11 @@ static zgpu_status fetch_indexes(zgpu_array *a, zg_plan *plan, int whole_now) {
     size_t *of = calloc(no ? no : 1, sizeof *of); /* object of each get */
     uint8_t *raw = malloc(no && index_n ? (size_t)(no * index_n) : 1);
     uint64_t *offsets = malloc((size_t)(2 * n_inner) * sizeof(uint64_t) + 1);
-    zgpu_status st = g && of && raw && offsets ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for shard indexes");
+    uint64_t *gens = calloc(no ? no : 1, sizeof *gens);              /* cache generations of the misses */
+    char *etags = calloc(no ? no : 1, ZG_STORE_ETAG_MAX);            /* the index answers' ETags */
+    zgpu_status st = g && of && raw && offsets && gens && etags
+                         ? ZGPU_OK
+                         : zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for shard indexes");
     size_t ng = 0;
     for (size_t i = 0; st == ZGPU_OK && i < no; i++) {
         zg_plan_object *ob = &plan->objects[i];
@@ -550,8 +640,9 @@ static zgpu_status fetch_indexes(zgpu_array *a, zg_plan *plan, int whole_now) {
             if (whole_now) g[ng] = (zg_store_get){.key = ob->key, .length = ZG_STORE_WHOLE, .buf = &ob->fetched};
             else continue;
         } else {
+            if (a->ctx->shard_indexes && index_from_cache(a, plan, ob, &gens[i])) continue;
             g[ng] = (zg_store_get){.key = ob->key, .offset = 0, .length = index_n, .from_end = at_end,
-                                   .out = raw + i * index_n};
+                                   .out = raw + i * index_n, .etag = etags + i * ZG_STORE_ETAG_MAX};
         }
         of[ng++] = i;
     }
@@ -574,7 +665,13 @@ static zgpu_status fetch_indexes(zgpu_array *a, zg_plan *plan, int whole_now) {
         if (ob->size == ZG_STORE_WHOLE) st = a->store->vt->size(a->store, ob->key, &ob->size, &found);
         if (st == ZGPU_OK && !found) st = zg_error(ZGPU_ERR_IO, "the shard vanished while reading it");
         if (st == ZGPU_OK) st = tasks_from_index(a, plan, ob, raw + of[k] * index_n, offsets);
+        /* the version the index came from: its inner chunks are asked for with If-Match, and the index kept */
+        if (st == ZGPU_OK && strong_etag(g[k].etag) && !(ob->etag = strdup(g[k].etag)))
+            st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+        if (st == ZGPU_OK) index_to_cache(a, ob, offsets, gens[of[k]]);
     }
+    free(gens);
+    free(etags);
     free(raw);
     free(offsets);
     free(of);
@@ -619,7 +716,8 @@ static zgpu_status fetch_inner(zgpu_array *a, zg_plan *plan, size_t o0, size_t o
             if (t->state != ZG_TASK_PRESENT || !t->unit_n || t->decoded_elsewhere) continue;
             uint8_t *dst = ob->fetched.data + at;
             of[n_get] = o;
-            g[n_get++] = (zg_store_get){.key = ob->key, .offset = t->offset, .length = t->nbytes, .out = dst};
+            g[n_get++] = (zg_store_get){.key = ob->key, .offset = t->offset, .length = t->nbytes, .out = dst,
+                                        .if_match = ob->etag};
             st = add_span(ob, t->offset, t->nbytes, dst);
             at += t->nbytes;
         }
@@ -656,9 +754,15 @@ zgpu_status zg_plan_fetch_tasks(zgpu_array *a, const zg_plan *plan, const size_t
         const zg_plan_object *ob = &plan->objects[t->object];
         const uint8_t *mem = zg_plan_bytes(ob, t->offset, t->nbytes); /* a shard fetched whole */
         if (mem) memcpy(outs[i], mem, (size_t)t->nbytes);
-        else g[ng++] = (zg_store_get){.key = ob->key, .offset = t->offset, .length = t->nbytes, .out = outs[i]};
+        else
+            g[ng++] = (zg_store_get){.key = ob->key, .offset = t->offset, .length = t->nbytes, .out = outs[i],
+                                     .if_match = ob->etag};
     }
     zgpu_status st = zg_store_get_batch(a->store, g, ng);
+    if (st != ZGPU_OK && shard_changed(a, g, ng) != ZGPU_OK) {
+        free(g);
+        return ZGPU_ERR_IO;
+    }
     for (size_t i = 0; st == ZGPU_OK && i < ng; i++)
         if (!g[i].found) st = zg_error(ZGPU_ERR_IO, "shard '%s' vanished while reading its inner chunks", g[i].key);
     if (st != ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", a->path);

@@ -47,6 +47,8 @@ typedef struct zg_plan_object {
     zg_buf fetched;                   /* remote stores: the object whole, or its needed inner chunks */
     int fetch_failed;                 /* remote stores: its fetch (or what it brought) failed */
     int decoded_elsewhere;            /* every unit of it is decoded_elsewhere: not resolved, not fetched */
+    char *etag;                       /* remote shards: the strong ETag of the version whose index the tasks come
+                                       * from (sent as If-Match with its inner-chunk requests), or NULL */
 } zg_plan_object;
 
 typedef struct zg_plan {
@@ -61,6 +63,13 @@ typedef struct zg_plan {
     uint64_t stored_bytes;            /* sum of task nbytes after resolve */
     zg_store *store;                  /* set by zg_plan_resolve: the store of the objects' open files */
 } zg_plan;
+
+/** Default capacity of a context's shard index cache (zgpu_remote_options.shard_index_cache_bytes). */
+#define ZG_SHARD_INDEX_CACHE_DEFAULT ((size_t)32 << 20)
+
+/** How often the array's reads found one of its shards replaced on the server mid-read (a cached index or an
+ *  index read moments before no longer matching): a read that failed while this count moved is run again. */
+unsigned zg_plan_shard_changes(const zgpu_array *a);
 
 /** Checks the box against the array (ZGPU_ERR_OUT_OF_RANGE) and lists tasks and objects. */
 zgpu_status zg_plan_build(const zgpu_array *a, const uint64_t *start, const uint64_t *count, zg_plan *plan);

@@ -1,6 +1,7 @@
 /* The part of the HTTP and S3 stores that does not depend on the kind of server (remote.h). */
 #include "store/remote.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -185,6 +186,14 @@ static void request_done(void *user, zg_http_req *h) {
         zg_store_get *g = &md->g[i1 - 1];
         g->status = h->status;
         g->found = h->status == ZGPU_OK && h->found;
+        g->changed = h->http_status == 412 && g->if_match;
+        /* (and where a server ignored If-Match, the answer's own ETag tells of another version) */
+        if (g->if_match && h->status == ZGPU_OK && h->etag[0] && strcmp(h->etag, g->if_match) != 0) {
+            g->changed = 1;
+            g->found = 0;
+            g->status = ZGPU_ERR_IO;
+        }
+        if (g->etag) snprintf(g->etag, ZG_STORE_ETAG_MAX, "%s", h->status == ZGPU_OK ? h->etag : "");
         g->object_size = h->object_size == ZG_HTTP_WHOLE ? ZG_STORE_WHOLE : h->object_size;
         if (g->found && g->length == ZG_STORE_WHOLE) {
             g->status = take_body(h, g->buf);
@@ -194,6 +203,12 @@ static void request_done(void *user, zg_http_req *h) {
         }
         if (g->on_done) g->on_done(g);
     }
+}
+
+/* A get's version check and ETag wish on the request serving it. */
+static zgpu_status conditional(zg_http_req *q, const zg_store_get *g) {
+    if (g->etag || g->if_match) q->want_etag = 1;
+    return g->if_match ? zg_http_req_set_header(q, "If-Match", g->if_match) : ZGPU_OK;
 }
 
 /* Largest request that merged ranges may make: past it the bytes between ranges cost more memory than a
@@ -221,7 +236,9 @@ zgpu_status zg_remote_get_many(zg_store *s, zg_store_get *g, size_t n) {
     if (st == ZGPU_OK) {
         for (size_t i = 0; i < n; i++) {
             g[i].found = 0;
+            g[i].changed = 0;
             g[i].object_size = ZG_STORE_WHOLE;
+            if (g[i].etag) g[i].etag[0] = 0;
             if (g[i].length != ZG_STORE_WHOLE && !g[i].from_end && r->set.merge_gap != UINT64_MAX)
                 ref[nr++] = (range_ref){g[i].key, g[i].offset, i};
         }
@@ -244,6 +261,8 @@ zgpu_status zg_remote_get_many(zg_store *s, zg_store_get *g, size_t n) {
             q[nq + k].range_length = glen[k];
             req_base[nq + k] = goff[k];
         }
+        for (size_t k = a; k < b && st == ZGPU_OK; k++) /* (the gets of one object name one version) */
+            st = conditional(&q[nq + group[k - a]], &g[order[k]]);
         size_t *members = calloc(ng, sizeof *members);
         if (!members && st == ZGPU_OK) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
         for (size_t k = a; k < b && st == ZGPU_OK; k++) {
@@ -275,6 +294,7 @@ zgpu_status zg_remote_get_many(zg_store *s, zg_store_get *g, size_t n) {
             q[nq].range_suffix = g[i].from_end;
             q[nq].out = g[i].out;
         }
+        if (st == ZGPU_OK) st = conditional(&q[nq], &g[i]);
         req_of[i] = nq++;
     }
     /* each request's gets (a merged range serves several), finished as the request ends */

@@ -43,6 +43,8 @@ typedef struct zg_store_put {
 
 /* One read of a batch (get_many): a whole value into `buf`, or a range into `out`. */
 #define ZG_STORE_WHOLE UINT64_MAX
+#define ZG_STORE_ETAG_MAX 128
+
 typedef struct zg_store_get {
     const char *key;
     uint64_t offset;      /* ignored for a whole value */
@@ -54,6 +56,12 @@ typedef struct zg_store_get {
     uint64_t object_size; /* result: the value's whole size where the store learnt it (a range read of a remote
                            * object does), else ZG_STORE_WHOLE */
     zgpu_status status;   /* result: this read's own status (the batch returns the first failure) */
+    /* Remote stores only (others ignore them). if_match: an ETag the object must still have (sent as If-Match: a
+     * server holding another version answers 412, and the read fails with `changed` set); etag: where to keep the
+     * object's ETag from the answer (ZG_STORE_ETAG_MAX bytes; "" when the server sent none). */
+    const char *if_match;
+    char *etag;
+    int changed;          /* result: the object is no longer the version if_match named */
     /* Optional: called once this read has its result (found, object_size, status and its bytes in place), maybe
      * while the rest of the batch is still in flight, from any thread fetching for the batch. */
     void (*on_done)(struct zg_store_get *g);

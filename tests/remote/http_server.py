@@ -15,7 +15,9 @@ Kinds: status (answer `code` with `body`/`headers`), slow (sleep delay_s, then a
 and half the body, then sleep delay_s and close), reset (headers and half the body, then a TCP reset), short
 (the full Content-Length declared, half the body sent, then close), ignore_range (200 with the whole file when a
 range was asked), bad_range (206 with the bytes and Content-Range of a range shifted by one), wrong_total (206
-whose Content-Range total is 1000 more than the file's), plain (no fault: for "chunked" alone). "chunked": true
+whose Content-Range total is 1000 more than the file's), plain (no fault: for "chunked" alone), weak_etag (a weak
+ETag, W/"...", which If-Match never matches), no_etag (no ETag header). A GET or HEAD whose If-Match does not name
+the file's (strong) ETag is answered 412. "chunked": true
 on a rule sends its GET body chunked, without Content-Length. Body kinds apply to GET only; the first rule that
 matches with times left applies.
 
@@ -164,7 +166,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         kind = rule.get("kind") if rule else None
         st = os.fstat(fd)
         total = st.st_size
-        hdrs = {"ETag": '"%x-%x"' % (st.st_size, st.st_mtime_ns), "Accept-Ranges": "bytes"}
+        etag = '"%x-%x"' % (st.st_size, st.st_mtime_ns)
+        if kind == "weak_etag":
+            etag = "W/" + etag
+        hdrs = {"Accept-Ranges": "bytes"}
+        if kind != "no_etag":
+            hdrs["ETag"] = etag
+        want = self.headers.get("If-Match")  # RFC 9110 13.1.1: strong comparison, so a weak ETag never matches
+        if want is not None and want.strip() != "*" and (
+                etag.startswith("W/") or etag not in [w.strip() for w in want.split(",")]):
+            return self._answer(412, b"precondition failed\n", hdrs, head)
         rng = self.headers.get("Range")
         m = re.fullmatch(r"\s*bytes=(\d*)-(\d*)\s*", rng) if rng else None
         if m is None or m.group(1) == m.group(2) == "" or kind == "ignore_range":

@@ -200,6 +200,118 @@ def test_whole_read_of_unsharded_array_one_get_per_chunk(httpsrv, request):
     assert httpsrv.stats()["GET"] == 1, httpsrv.log()
 
 
+# ---- the shard index cache ----------------------------------------------------------------------------------------
+def _index_gets(httpsrv):
+    """GETs of shard indexes (suffix ranges: the index ends the shard) and of anything else under c/, with codes."""
+    gets = [e for e in httpsrv.log() if e[0] == "GET" and "/c/" in e[1]]
+    return [e for e in gets if e[2] and e[2].startswith("bytes=-")], [e for e in gets if not (e[2] or "").startswith("bytes=-")]
+
+
+def _sharded(httpsrv, request, seed=3):
+    name = unique(request)
+    data = make_data((64, 64, 64), seed=seed)
+    z = zarr.create_array(_local(httpsrv, name), shape=data.shape, chunks=(16, 16, 16), shards=(32, 32, 32),
+                          dtype=data.dtype, compressors=zarr.codecs.ZstdCodec(level=1))
+    z[...] = data
+    return name, data
+
+
+def test_shard_index_cached(httpsrv, request):
+    """A shard's index is fetched once: later reads of the shard ask for its inner chunks alone (with If-Match on
+    the shard's ETag)."""
+    name, data = _sharded(httpsrv, request)
+    a = zgpu.open(httpsrv.url + "/" + name)
+    httpsrv.reset_stats()
+    np.testing.assert_array_equal(a[1:3, 2:9, 4:30], data[1:3, 2:9, 4:30])  # shard (0, 0, 0)
+    index, chunks = _index_gets(httpsrv)
+    assert len(index) == 1 and chunks, httpsrv.log()
+    for box in [(slice(17, 20), slice(0, 5), slice(3, 4)), (slice(0, 32), slice(30, 32), slice(0, 32))]:
+        httpsrv.reset_stats()
+        np.testing.assert_array_equal(a[box], data[box])
+        index, chunks = _index_gets(httpsrv)
+        assert not index and chunks and all(e[3] == 206 for e in chunks), httpsrv.log()
+    # another handle of the context (zgpu.open again) shares the cache; another shard is fetched once
+    b = zgpu.open(httpsrv.url + "/" + name)
+    httpsrv.reset_stats()
+    np.testing.assert_array_equal(b[0:2, 0:2, 40:42], data[0:2, 0:2, 40:42])  # shard (0, 0, 1)
+    index, _ = _index_gets(httpsrv)
+    assert len(index) == 1 and index[0][1].endswith("/c/0/0/1"), httpsrv.log()
+    httpsrv.reset_stats()
+    np.testing.assert_array_equal(b[0:2, 0:2, 0:2], data[0:2, 0:2, 0:2])
+    assert not _index_gets(httpsrv)[0], httpsrv.log()
+
+
+@pytest.mark.parametrize("device", [None, "cuda"])
+def test_shard_replaced_on_the_server(httpsrv, request, device):
+    """A shard rewritten behind zgpu's back (zarr-python writing the same array anew) after its index was cached:
+    the inner-chunk request's If-Match gets a 412, and the read runs again from a fresh index, returning the new
+    values (never the old index's ranges cut out of the new shard)."""
+    if device and not zgpu.gpu_available():
+        pytest.skip("skipped: no GPU")
+    name, data = _sharded(httpsrv, request)
+    a = zgpu.open(httpsrv.url + "/" + name)
+    box = (slice(1, 20), slice(2, 9), slice(4, 30))
+
+    def read():
+        v = a.read(box, device=device)
+        return v if device is None else v.get()
+
+    np.testing.assert_array_equal(read(), data[box])
+    new = make_data((64, 64, 64), seed=4)
+    zarr.open_array(_local(httpsrv, name), mode="r+")[...] = new
+    httpsrv.reset_stats()
+    np.testing.assert_array_equal(read(), new[box])
+    codes = [e[3] for e in httpsrv.log() if e[0] == "GET" and "/c/" in e[1]]
+    assert 412 in codes, httpsrv.log()
+    index, _ = _index_gets(httpsrv)
+    assert index, httpsrv.log()  # read again
+    httpsrv.reset_stats()
+    np.testing.assert_array_equal(read(), new[box])  # the fresh index is kept
+    index, chunks = _index_gets(httpsrv)
+    assert not index and all(e[3] == 206 for e in chunks), httpsrv.log()
+
+
+@pytest.mark.parametrize("kind", ["weak_etag", "no_etag"])
+def test_shard_index_not_cached_without_a_strong_etag(httpsrv, request, kind):
+    """If-Match compares ETags strongly: with a weak ETag (or none) nothing could check a cached index, so every
+    read fetches its shards' indexes, and no request is refused."""
+    name, data = _sharded(httpsrv, request)
+    httpsrv.faults({"path_re": "/c/", "kind": kind})
+    try:
+        a = zgpu.open(httpsrv.url + "/" + name)
+        for _ in range(2):
+            httpsrv.reset_stats()
+            np.testing.assert_array_equal(a[1:3, 2:9, 4:30], data[1:3, 2:9, 4:30])
+            index, chunks = _index_gets(httpsrv)
+            assert len(index) == 1 and chunks and all(e[3] == 206 for e in index + chunks), httpsrv.log()
+    finally:
+        httpsrv.clear_faults()
+
+
+def test_shard_index_cache_off(httpsrv, request, zcfg):
+    name, data = _sharded(httpsrv, request)
+    zcfg(shard_index_cache_bytes=-1)
+    a = zgpu.open(httpsrv.url + "/" + name)
+    for _ in range(2):
+        httpsrv.reset_stats()
+        np.testing.assert_array_equal(a[1:3, 2:9, 4:30], data[1:3, 2:9, 4:30])
+        assert len(_index_gets(httpsrv)[0]) == 1, httpsrv.log()
+
+
+def test_zgpu_write_drops_the_cached_index(httpsrv, request):
+    """A write through zgpu replaces the shard and drops its cached index (as it drops decoded chunks): the next
+    read fetches the new index at once, with no 412 on the way."""
+    name, data = _sharded(httpsrv, request)
+    a = zgpu.open(httpsrv.url + "/" + name, mode="r+")
+    np.testing.assert_array_equal(a[1:3, 2:9, 4:30], data[1:3, 2:9, 4:30])
+    a[0:4, 0:4, 0:4] = 7
+    data[0:4, 0:4, 0:4] = 7
+    httpsrv.reset_stats()
+    np.testing.assert_array_equal(a[0:3, 2:9, 2:30], data[0:3, 2:9, 2:30])
+    codes = [e[3] for e in httpsrv.log() if e[0] == "GET"]
+    assert 412 not in codes and len(_index_gets(httpsrv)[0]) == 1, httpsrv.log()
+
+
 # ---- faults -------------------------------------------------------------------------------------------------------
 def _fault_array(httpsrv, request, case="v3-zstd"):
     name = unique(request)
