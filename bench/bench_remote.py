@@ -551,6 +551,8 @@ def main() -> int:
     ap.add_argument("--stores", default="http,s3")
     ap.add_argument("--targets", default="host,gpu")
     ap.add_argument("--skip-zarr-python", action="store_true")
+    ap.add_argument("--shard-index-cache", type=int, default=None,
+                    help="zgpu's shard_index_cache_bytes (-1: off, every read fetches its shards' indexes)")
     ap.add_argument("--docs", action="store_true", help=f"write section '{SECTION}' of docs/benchmarks.md")
     ap.add_argument("--json", default=None, help="also write the rows as JSON here")
     ap.add_argument("--server", choices=["c", "python"], default=None,
@@ -587,6 +589,8 @@ def main() -> int:
     cp = gpu_module(targets)
     cp_by_target = {t: (cp if t == "gpu" else None) for t in targets}
     env = setup(args, lib)
+    if args.shard_index_cache is not None:
+        lib.zgpu.config.set(shard_index_cache_bytes=args.shard_index_cache)
     rows, src, src_name = [], None, None
     try:
         for vol, lay in cells:
