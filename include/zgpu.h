@@ -416,6 +416,12 @@ ZGPU_API int zgpu_group_zarr_format(const zgpu_group *group);
 ZGPU_API zgpu_status zgpu_group_members(const zgpu_group *group, char **json);
 ZGPU_API zgpu_status zgpu_group_attributes(const zgpu_group *group, char **json);
 ZGPU_API zgpu_status zgpu_group_set_attributes(zgpu_group *group, const char *json);
+/** Consolidates the metadata of every node below the group into it, as zarr-python's consolidate_metadata does
+ *  (v2: the group's .zmetadata; v3: its zarr.json's "consolidated_metadata"), so that zarr-python and xarray open
+ *  the hierarchy in one request. The store must list (ZGPU_ERR_UNSUPPORTED over plain HTTP). zgpu keeps it
+ *  current afterwards: every array or group zgpu creates, resizes or gives attributes below a group with
+ *  consolidated metadata (written by zgpu or by zarr-python) is copied into it. */
+ZGPU_API zgpu_status zgpu_group_consolidate(zgpu_group *group);
 /** What is at path: 1 array, 2 group, 0 nothing (ZGPU_OK in all three cases). A URL is reached with default
  *  remote options; zgpu_context_node_kind uses a context's. */
 ZGPU_API zgpu_status zgpu_node_kind(const char *path, int *kind);

@@ -28,7 +28,7 @@ __version__ = "0.1.0"
 __all__ = [
     "open", "open_array", "open_group", "create", "create_group", "Array", "Group", "DeviceArray",
     "Attributes", "config", "set_threads", "gpu_available", "library_version", "library_path",
-    "iter_slabs", "SlabIterator",
+    "iter_slabs", "SlabIterator", "consolidate_metadata",
     "ZgpuError", "InvalidArgumentError", "NotFoundError", "MemberNotFoundError", "ExistsError",
     "ZgpuIOError", "BadMetadataError", "UnsupportedError", "CorruptDataError", "OutOfRangeError",
     "ZgpuMemoryError", "NoGPUError", "CudaError", "InternalError", "ReadOnlyError",
@@ -142,6 +142,12 @@ def open_group(path: PathLike, mode: str = "r", *, zarr_format: Optional[int] = 
     if kind == 1:
         raise _capi.make_error(_capi.ERR_NOT_FOUND, "%r is an array, not a group" % os.fspath(path))
     return Group._open(path, read_only=(mode == "r"))
+
+
+def consolidate_metadata(path: PathLike) -> Group:
+    """Consolidates the metadata of the hierarchy below the group at `path` into it, as zarr-python's
+    ``zarr.consolidate_metadata`` (see :meth:`Group.consolidate_metadata`); returns the group."""
+    return Group._open(path, read_only=False).consolidate_metadata()
 
 
 def open(path: PathLike, mode: str = "r", **kwargs: Any) -> Union[Array, Group]:  # noqa: A001

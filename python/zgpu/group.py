@@ -198,5 +198,16 @@ class Group:
         kwargs.setdefault("zarr_format", self.zarr_format)
         return create(self._child(name), shape=shape, dtype=dtype, **kwargs)
 
+    def consolidate_metadata(self) -> "Group":
+        """Writes the metadata of every node below this group into it, as ``zarr.consolidate_metadata`` does
+        (v2: ``.zmetadata``; v3: ``consolidated_metadata`` in its ``zarr.json``), for zarr-python and xarray to open
+        the hierarchy in one request. zgpu keeps it current afterwards: what zgpu creates, resizes or gives
+        attributes below a group with consolidated metadata (made by zgpu or zarr-python) is copied into it.
+        Returns the group."""
+        if self._read_only:
+            raise ReadOnlyError("group %r was opened read-only (mode='r')" % self._path)
+        _capi.check(lib.zgpu_group_consolidate(self._h()))
+        return self
+
     def __repr__(self) -> str:
         return "<zgpu.Group %r zarr_format=%d>" % (self._path, self.zarr_format)

@@ -1,5 +1,6 @@
 /* Array handles: open, create, resize, metadata queries and attributes. */
 #include "api/array.h"
+#include "api/consolidated.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -52,7 +53,10 @@ static zgpu_status write_metadata_now(zgpu_array *a) {
 /* Writes the metadata document(s), except in a staged array, whose metadata waits for the commit: a staging
  * directory never looks like a complete array. */
 static zgpu_status write_metadata(zgpu_array *a) {
-    return a->stage ? ZGPU_OK : write_metadata_now(a);
+    if (a->stage) return ZGPU_OK;
+    ZG_FORWARD(write_metadata_now(a));
+    /* (the groups above keep a copy where they consolidate their members' metadata) */
+    return a->remote_staged ? ZGPU_OK : zg_consolidated_changed(a->ctx, a->path, ZG_NODE_WRITTEN);
 }
 
 /* Binds the codec chain once metadata is parsed. */
@@ -177,12 +181,13 @@ static zgpu_status commit_stage(zgpu_array *a, int overwrite, const char *where)
     ZG_FORWARD(write_metadata_now(a));
     if (a->remote_staged) { /* an object store: the metadata, written last, is what makes the array appear */
         a->remote_staged = 0;
-        return ZGPU_OK;
+        return zg_consolidated_changed(a->ctx, a->path, ZG_NODE_REPLACED);
     }
     ZG_FORWARD(zg_stage_commit(a->stage, overwrite, where));
     zg_stage_discard(a->stage); /* committed: frees it, removes nothing */
     a->stage = NULL;
-    return open_store(a, a->path);
+    ZG_FORWARD(open_store(a, a->path));
+    return zg_consolidated_changed(a->ctx, a->path, ZG_NODE_REPLACED);
 }
 
 #define CREATE_FLAGS (ZGPU_CREATE_OVERWRITE | ZGPU_CREATE_STAGED)
@@ -198,7 +203,8 @@ static zgpu_status place_new_remote(zgpu_array *a, int overwrite, int staged, co
         a->remote_staged = 1;
         return ZGPU_OK;
     }
-    return write_metadata_now(a);
+    ZG_FORWARD(write_metadata_now(a));
+    return zg_consolidated_changed(a->ctx, a->path, ZG_NODE_REPLACED);
 }
 
 static zgpu_status place_new(zgpu_array *a, int flags, const char *where) {
@@ -225,6 +231,7 @@ static zgpu_status place_new(zgpu_array *a, int flags, const char *where) {
         /* a new array in place of nothing, or of what only outside zgpu deleted: nothing cached of it stands
          * (a swap in, above, drops the destination's chunks in zg_stage_commit) */
         if (st == ZGPU_OK) zg_chunk_cache_invalidate_prefix_all(a->store->id, "");
+        if (st == ZGPU_OK) st = zg_consolidated_changed(a->ctx, a->path, ZG_NODE_REPLACED);
     }
     free(dir);
     free(name);

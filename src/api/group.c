@@ -4,16 +4,44 @@
 #include <string.h>
 
 #include "api/array.h"
+#include "api/consolidated.h"
 #include "api/stage.h"
 #include "cache/chunk_cache.h"
 #include "common/status.h"
 #include "store/url.h"
 
+/* (v3: the consolidated_metadata written is the store's, which zgpu's writes below this group may have updated
+ * since this handle read it) */
+static zgpu_status fresh_consolidated(zgpu_group *g) {
+    if (g->meta.zarr_format != 3) return ZGPU_OK;
+    char *text = NULL;
+    size_t len = 0;
+    ZG_FORWARD(zg_store_get_text(g->store, "zarr.json", &text, &len));
+    zj_value *v = NULL;
+    zgpu_status st = text ? zj_parse(text, len, "zarr.json", &v) : ZGPU_OK;
+    free(text);
+    zj_value *cm = st == ZGPU_OK ? zj_get(v, "consolidated_metadata") : NULL;
+    if (cm) {
+        zj_value *c = zj_clone(cm);
+        st = c ? zj_set(g->meta.doc, "consolidated_metadata", c) : zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    }
+    zj_free(v);
+    return st;
+}
+
 static zgpu_status write_group(zgpu_group *g) {
-    char *doc = zg_group_meta_to_json(&g->meta);
-    if (!doc) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
     const char *key = g->meta.zarr_format == 3 ? "zarr.json" : ".zgroup";
-    zgpu_status st = g->store->vt->set(g->store, key, doc, strlen(doc));
+    /* a consolidating group's document under its write lock, which member writes take to update it too (and
+     * with the consolidated metadata stored now, which may be newer than this handle's) */
+    zgpu_status st = fresh_consolidated(g);
+    const int consolidating = st == ZGPU_OK && g->meta.zarr_format == 3 && zj_get(g->meta.doc, "consolidated_metadata");
+    zg_store_lock lk;
+    const int locked = consolidating && g->store->vt->lock && (st = g->store->vt->lock(g->store, key, &lk)) == ZGPU_OK;
+    if (locked) st = fresh_consolidated(g);
+    char *doc = st == ZGPU_OK ? zg_group_meta_to_json(&g->meta) : NULL;
+    if (st == ZGPU_OK && !doc) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    if (st == ZGPU_OK) st = g->store->vt->set(g->store, key, doc, strlen(doc));
+    if (locked) g->store->vt->unlock(g->store, &lk);
     free(doc);
     if (st != ZGPU_OK || g->meta.zarr_format == 3) return st;
     char *attrs = zj_write(g->meta.attributes, 2);
@@ -246,6 +274,7 @@ ZGPU_API zgpu_status zgpu_group_create(zgpu_context *ctx, const char *path, int 
     ZG_FORWARD(group_alloc(ctx, path, &g)); /* directories appear with the first write */
     zgpu_status st = zg_group_meta_new(zarr_format, attributes_json, &g->meta);
     if (st == ZGPU_OK) st = place_group(g, overwrite);
+    if (st == ZGPU_OK) st = zg_consolidated_changed(ctx, g->path, ZG_NODE_REPLACED);
     if (st != ZGPU_OK) {
         zgpu_group_close(g);
         return st;
@@ -264,11 +293,72 @@ ZGPU_API void zgpu_group_close(zgpu_group *g) {
 
 ZGPU_API int zgpu_group_zarr_format(const zgpu_group *g) { return g->meta.zarr_format; }
 
+/* Direct members named by the group's consolidated metadata (v3: keys without '/' in its zarr.json's; v2: "<name>/
+ * .zarray" or ".zgroup" keys of its .zmetadata), for a store that cannot list (plain HTTP). NULL *out: none. */
+static int by_name(const void *a, const void *b) {
+    return strcmp(zj_string(zj_get(*(zj_value *const *)a, "name")), zj_string(zj_get(*(zj_value *const *)b, "name")));
+}
+
+static zgpu_status consolidated_members(const zgpu_group *g, zj_value **out) {
+    *out = NULL;
+    zj_value *v2doc = NULL;
+    const zj_value *md = NULL;
+    if (g->meta.zarr_format == 3) {
+        md = zj_get(zj_get(g->meta.doc, "consolidated_metadata"), "metadata");
+    } else {
+        char *text = NULL;
+        size_t len = 0;
+        ZG_FORWARD(zg_store_get_text(g->store, ".zmetadata", &text, &len));
+        zgpu_status st = text ? zj_parse(text, len, ".zmetadata", &v2doc) : ZGPU_OK;
+        free(text);
+        ZG_FORWARD(st);
+        md = zj_get(v2doc, "metadata");
+    }
+    zgpu_status st = ZGPU_OK;
+    if (md && md->type == ZJ_OBJECT && !(*out = zj_new_array())) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    for (size_t i = 0; *out && st == ZGPU_OK && i < md->n; i++) {
+        const char *k = md->keys[i], *slash = strchr(k, '/');
+        char name[1024];
+        const char *kind = NULL;
+        if (g->meta.zarr_format == 3 && !slash) {
+            const char *nt = zj_string(zj_get(md->items[i], "node_type"));
+            kind = nt && !strcmp(nt, "group") ? "group" : nt && !strcmp(nt, "array") ? "array" : NULL;
+            snprintf(name, sizeof name, "%s", k);
+        } else if (g->meta.zarr_format == 2 && slash && (size_t)(slash - k) < sizeof name &&
+                   (!strcmp(slash, "/.zarray") || !strcmp(slash, "/.zgroup"))) {
+            kind = slash[3] == 'a' ? "array" : "group";
+            snprintf(name, sizeof name, "%.*s", (int)(slash - k), k);
+        }
+        if (!kind || !name[0]) continue;
+        zj_value *m = zj_new_object();
+        if (!m || zj_set(m, "name", zj_new_string(name)) != ZGPU_OK || zj_set(m, "kind", zj_new_string(kind)) != ZGPU_OK ||
+            zj_append(*out, m) != ZGPU_OK)
+            st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    }
+    if (*out && st == ZGPU_OK) qsort((*out)->items, (*out)->n, sizeof *(*out)->items, by_name);
+    zj_free(v2doc);
+    if (st != ZGPU_OK) {
+        zj_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 ZGPU_API zgpu_status zgpu_group_members(const zgpu_group *g, char **json) {
     if (!g || !json) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "NULL argument");
     zg_list_entry *e;
     size_t n;
-    ZG_FORWARD(g->store->vt->list(g->store, "", &e, &n));
+    zgpu_status ls = g->store->vt->list(g->store, "", &e, &n);
+    if (ls == ZGPU_ERR_UNSUPPORTED) { /* a server that cannot list: the consolidated metadata, where there is some */
+        zj_value *cl = NULL;
+        ZG_FORWARD(consolidated_members(g, &cl));
+        if (!cl) return zg_error(ZGPU_ERR_UNSUPPORTED, "group '%s': the store cannot list its members and the group "
+                                 "has no consolidated metadata", g->path);
+        *json = zj_write(cl, 0);
+        zj_free(cl);
+        return *json ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    }
+    ZG_FORWARD(ls);
     zj_value *list = zj_new_array();
     zgpu_status st = list ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
     for (size_t i = 0; i < n && st == ZGPU_OK; i++) {
@@ -309,6 +399,7 @@ ZGPU_API zgpu_status zgpu_group_set_attributes(zgpu_group *g, const char *json) 
     zj_value *old = g->meta.attributes;
     g->meta.attributes = v;
     zgpu_status st = write_group(g);
+    if (st == ZGPU_OK) st = zg_consolidated_changed(g->ctx, g->path, ZG_NODE_WRITTEN);
     if (st != ZGPU_OK) {
         g->meta.attributes = old;
         zj_free(v);
@@ -316,4 +407,27 @@ ZGPU_API zgpu_status zgpu_group_set_attributes(zgpu_group *g, const char *json) 
     }
     zj_free(old);
     return ZGPU_OK;
+}
+
+ZGPU_API zgpu_status zgpu_group_consolidate(zgpu_group *g) {
+    if (!g) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "NULL group");
+    zgpu_status st = zg_consolidate_group(g);
+    if (st != ZGPU_OK) return st;
+    /* this handle's own document carries it from now on (written back as it is by the next attribute change) */
+    if (g->meta.zarr_format == 3) {
+        char *text = NULL;
+        size_t len = 0;
+        ZG_FORWARD(zg_store_get_text(g->store, "zarr.json", &text, &len));
+        zj_value *v = NULL;
+        st = text ? zj_parse(text, len, "zarr.json", &v) : ZGPU_OK;
+        free(text);
+        zj_value *cm = zj_get(v, "consolidated_metadata");
+        if (st == ZGPU_OK && cm) {
+            zj_value *c = zj_clone(cm);
+            st = c ? zj_set(g->meta.doc, "consolidated_metadata", c) : zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+        }
+        zj_free(v);
+    }
+    /* the groups above this one that consolidate see its new document */
+    return st == ZGPU_OK ? zg_consolidated_changed(g->ctx, g->path, ZG_NODE_WRITTEN) : st;
 }

@@ -629,3 +629,21 @@ def test_write_over_http_put_404_raises(httpsrv, request, zcfg):
     with pytest.raises(zgpu.ZgpuError) as ei:
         a[...] = 1
     assert "404" in str(ei.value), str(ei.value)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_group_members_from_consolidated_metadata(httpsrv, request, fmt):
+    """A plain HTTP server cannot list: a group's members come from its consolidated metadata, and without any
+    the listing is a clear UNSUPPORTED."""
+    name = unique(request)
+    g = zarr.open_group(_local(httpsrv, name), mode="w", zarr_format=fmt)
+    g.create_array("b", shape=(3,), dtype="u1")
+    g.create_group("a").create_array("deep", shape=(2,), dtype="u1")
+    zg = zgpu.open_group(httpsrv.url + "/" + name)
+    with pytest.raises(zgpu.UnsupportedError, match="consolidated"):
+        zg.keys()
+    zarr.consolidate_metadata(_local(httpsrv, name))
+    zg = zgpu.open_group(httpsrv.url + "/" + name)
+    assert zg.keys() == ["a", "b"] and zg.group_keys() == ["a"] and zg.array_keys() == ["b"]
+    assert zg["b"].shape == (3,)

@@ -402,3 +402,19 @@ def test_shard_replaced_in_the_bucket(s3, request):
     zarr.open_array(s3.store(key), mode="r+")[...] = new
     np.testing.assert_array_equal(a[box], new[box])
     np.testing.assert_array_equal(a[...], new)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_array_added_to_consolidated_group(s3, request, fmt):
+    """zgpu keeps a bucket's consolidated metadata current: an array it adds to a group that zarr-python
+    consolidated is listed by zarr-python from the consolidated copy alone."""
+    key = unique(request)
+    g = zarr.open_group(s3.store(key), mode="w", zarr_format=fmt)
+    g.create_array("old", shape=(3,), dtype="u1")
+    zarr.consolidate_metadata(s3.store(key))
+    a = zgpu.open_group(s3.url(key), mode="r+").create_array("new", shape=(8, 8), dtype="u2", chunks=(4, 4))
+    a[...] = np.arange(64, dtype="u2").reshape(8, 8)
+    z = zarr.open_group(s3.store(key, read_only=True), mode="r", use_consolidated=True)
+    assert sorted(n for n, _ in z.members()) == ["new", "old"]
+    np.testing.assert_array_equal(z["new"][...], np.arange(64, dtype="u2").reshape(8, 8))
