@@ -119,8 +119,94 @@ static void print_attributes(const char *json) {
     zj_free(v);
 }
 
+/* A transformation list's scale and translation ([scale] or [scale, translation]), n numbers each; 0 if it is
+ * not one (the line then says so). */
+static int ome_transforms(const zj_value *t, int n, double *scale, double *trans) {
+    for (int d = 0; d < n; d++) scale[d] = 1, trans[d] = 0;
+    if (!t) return 1;
+    if (t->type != ZJ_ARRAY || t->n < 1 || t->n > 2) return 0;
+    for (size_t k = 0; k < t->n; k++) {
+        const char *type = zj_string(zj_get(t->items[k], "type"));
+        const int is_scale = k == 0;
+        if (!type || strcmp(type, is_scale ? "scale" : "translation")) return 0;
+        const zj_value *v = zj_get(t->items[k], is_scale ? "scale" : "translation");
+        if (!v || v->type != ZJ_ARRAY || (int)v->n != n) return 0;
+        for (int d = 0; d < n; d++) {
+            if (v->items[d]->type != ZJ_NUMBER) return 0;
+            (is_scale ? scale : trans)[d] = v->items[d]->num;
+        }
+    }
+    return 1;
+}
+
+static void print_doubles(const char *label, int n, const double *v) {
+    printf("%s [", label);
+    for (int d = 0; d < n; d++) printf("%s%g", d ? ", " : "", v[d]);
+    printf("]");
+}
+
+/* OME-Zarr images (OME-NGFF 0.5: the attributes' "ome"; 0.4: their "multiscales"): version, axes with types and
+ * units, and each level's shape, scale and translation (the dataset's composed with the multiscale's). */
+static void print_ome(zgpu_context *ctx, const char *path, const zj_value *attrs) {
+    const zj_value *ome = zj_get(attrs, "ome"), *ms = zj_get(ome, "multiscales");
+    const char *version = zj_string(zj_get(ome, "version"));
+    if (!ms) {
+        ms = zj_get(attrs, "multiscales");
+        version = zj_string(zj_get(zj_at(ms, 0), "version"));
+    }
+    if (!ms || ms->type != ZJ_ARRAY) return;
+    for (size_t i = 0; i < ms->n; i++) {
+        const zj_value *m = ms->items[i], *axes = zj_get(m, "axes"), *ds = zj_get(m, "datasets");
+        const char *name = zj_string(zj_get(m, "name"));
+        printf("%-18sOME-NGFF %s%s%s%s\n", "multiscale:", version ? version : "0.4", name ? " \"" : "",
+               name ? name : "", name ? "\"" : "");
+        const int n = axes && axes->type == ZJ_ARRAY && axes->n <= ZGPU_MAX_DIMS ? (int)axes->n : 0;
+        printf("%-18s", "  axes:");
+        for (int d = 0; d < n; d++) {
+            const zj_value *a = axes->items[d];
+            const char *an = a->type == ZJ_STRING ? zj_string(a) : zj_string(zj_get(a, "name"));
+            const char *type = zj_string(zj_get(a, "type")), *unit = zj_string(zj_get(a, "unit"));
+            printf("%s%s", d ? ", " : "", an ? an : "?");
+            if (type || unit) printf(" (%s%s%s)", type ? type : "", type && unit ? ", " : "", unit ? unit : "");
+        }
+        printf("\n");
+        double gs[ZGPU_MAX_DIMS], gt[ZGPU_MAX_DIMS];
+        const int global_ok = ome_transforms(zj_get(m, "coordinateTransformations"), n, gs, gt);
+        for (size_t k = 0; ds && ds->type == ZJ_ARRAY && k < ds->n; k++) {
+            const char *dp = zj_string(zj_get(ds->items[k], "path"));
+            printf("  level %-10zu'%s'", k, dp ? dp : "?");
+            char child[4200];
+            snprintf(child, sizeof child, "%s/%s", path, dp ? dp : "");
+            zgpu_array *a = NULL;
+            if (dp && zgpu_array_open(ctx, child, &a) == ZGPU_OK) {
+                uint64_t shape[ZGPU_MAX_DIMS];
+                const int nd = zgpu_array_ndim(a);
+                zgpu_array_shape(a, shape);
+                printf("  ");
+                print_u64_list(stdout, nd, shape);
+                printf(" %s", zgpu_array_dtype_name(a));
+                zgpu_array_close(a);
+            } else {
+                printf("  (no array there)");
+            }
+            double s[ZGPU_MAX_DIMS], t[ZGPU_MAX_DIMS];
+            if (global_ok && n && ome_transforms(zj_get(ds->items[k], "coordinateTransformations"), n, s, t)) {
+                for (int d = 0; d < n; d++) {
+                    t[d] = gs[d] * t[d] + gt[d];
+                    s[d] *= gs[d];
+                }
+                print_doubles("  scale", n, s);
+                print_doubles("  translation", n, t);
+            } else {
+                printf("  (transformations not [scale] or [scale, translation])");
+            }
+            printf("\n");
+        }
+    }
+}
+
 /* (info_group and info_array close the node they are given) */
-static int info_group(zgpu_group *g, const char *path, int json) {
+static int info_group(zgpu_context *ctx, zgpu_group *g, const char *path, int json) {
     char *members = NULL, *attrs = NULL;
     zgpu_status s = zgpu_group_members(g, &members);
     if (s == ZGPU_OK) s = zgpu_group_attributes(g, &attrs);
@@ -138,6 +224,9 @@ static int info_group(zgpu_group *g, const char *path, int json) {
         printf("%-18s%s\n", "node:", "group");
         printf("%-18s%d\n", "zarr_format:", zgpu_group_zarr_format(g));
         print_attributes(attrs);
+        zj_value *av = NULL;
+        if (cli_json_parse(attrs, "attributes", &av) == 0) print_ome(ctx, path, av);
+        zj_free(av);
         printf("members:\n");
         zj_value *list = NULL;
         cli_json_parse(members, "group members", &list);
@@ -257,7 +346,7 @@ static int cmd_info(int argc, char **argv) {
         cli_err("no Zarr array or group at '%s'", path);
         return cli_fail();
     }
-    int rc = a ? info_array(a, path, ar.set[0]) : info_group(g, path, ar.set[0]);
+    int rc = a ? info_array(a, path, ar.set[0]) : info_group(ctx, g, path, ar.set[0]);
     zgpu_context_free(ctx);
     return rc;
 }

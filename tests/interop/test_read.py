@@ -63,3 +63,28 @@ def test_region_forms(region, sl, zgpu, fixture_paths, tmp_path):
     out = tmp_path / "out.npy"
     zgpu.ok("read", path, "--region", region, "-o", out)
     assert_same_array(np.load(out), zarr.open_array(path, mode="r")[sl], f"region {region!r}")
+
+
+@pytest.mark.parametrize("version", ["0.4", "0.5"])
+def test_info_ome_image(zgpu, tmp_path, version):
+    """zgpu info of an OME-Zarr image shows its multiscale: version, name, axes with types and units, and every
+    level's array, shape, dtype, and scale and translation composed with the multiscale's own."""
+    fmt = 3 if version == "0.5" else 2
+    g = zarr.open_group(str(tmp_path / "img.zarr"), mode="w", zarr_format=fmt)
+    for k in range(2):
+        g.create_array(str(k), shape=(3, 16 >> k, 16 >> k), dtype="u2")
+    axes = [{"name": "c", "type": "channel"}, {"name": "y", "type": "space", "unit": "micrometer"},
+            {"name": "x", "type": "space", "unit": "micrometer"}]
+    m = {"name": "img", "axes": axes, "datasets": [
+        {"path": str(k), "coordinateTransformations": [{"type": "scale", "scale": [1, 0.5 * 2 ** k, 0.5 * 2 ** k]},
+                                                       {"type": "translation", "translation": [0, 0, 0.25 * k]}]}
+        for k in range(2)], "coordinateTransformations": [{"type": "scale", "scale": [1, 2, 2]}]}
+    if version == "0.5":
+        g.attrs["ome"] = {"version": "0.5", "multiscales": [m]}
+    else:
+        g.attrs["multiscales"] = [dict(m, version="0.4")]
+    out = zgpu.ok("info", tmp_path / "img.zarr").stdout
+    assert 'multiscale:       OME-NGFF %s "img"' % version in out, out
+    assert "axes:           c (channel), y (space, micrometer), x (space, micrometer)" in out, out
+    assert "level 0         '0'  [3, 16, 16] uint16  scale [1, 1, 1]  translation [0, 0, 0]" in out, out
+    assert "level 1         '1'  [3, 8, 8] uint16  scale [1, 2, 2]  translation [0, 0, 0.5]" in out, out
