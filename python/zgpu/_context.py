@@ -40,6 +40,13 @@ class Context:
         _capi.check(lib.zgpu_context_create(ctypes.byref(opts), ctypes.byref(handle)))
         self.handle = handle
         self.device = device
+        # what made it: a pickled array or group carries these, and the process that unpickles it opens it with
+        # a context of the same settings (context_like)
+        self.settings = dict(num_threads=num_threads, device=device, budget=budget, gds=gds, gpu_decode=gpu_decode,
+                             gpu_trust_input=gpu_trust_input, tuning=dict(tuning or {}),
+                             max_decoded_chunk_bytes=max_decoded_chunk_bytes, confine_to_store=confine_to_store,
+                             remote=dict(remote or {}), cache_bytes=cache_bytes,
+                             device_cache_bytes=device_cache_bytes)
 
     def __del__(self) -> None:
         h = getattr(self, "handle", None)
@@ -205,3 +212,22 @@ config = Config()
 def set_threads(n: int) -> None:
     """Number of host decode threads for arrays opened from now on (0 = number of online CPUs)."""
     config.set(num_threads=n)
+
+
+_unpickled: Dict[str, Context] = {}  # contexts made for unpickled arrays and groups, by their settings
+_unpickled_lock = threading.Lock()
+
+
+def context_like(settings: Dict[str, Any]) -> Context:
+    """A context with these settings (Context.settings): zgpu.config's own for that device when its settings are
+    the same, else one shared by every unpickled array and group of these settings (a Dask worker unpickles many
+    tasks: they share one context, its threads and caches)."""
+    ctx = config.context(settings.get("device", 0))
+    if ctx.settings == settings:
+        return ctx
+    key = repr(sorted((k, repr(v)) for k, v in settings.items()))
+    with _unpickled_lock:
+        ctx = _unpickled.get(key)
+        if ctx is None:
+            ctx = _unpickled[key] = Context(**settings)
+        return ctx

@@ -179,6 +179,15 @@ class Array:
             _staged.add(a)
         return a
 
+    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
+        """Pickles as its path, mode and context settings: unpickled (in this process or another: a Dask or
+        multiprocessing worker) it is the array opened anew there, with a context of the same settings."""
+        if self._staged:
+            raise TypeError("array %r is staged (made with mode='w' / overwrite=True, not committed yet): close() "
+                            "commits it; only then can it be pickled" % self._path)
+        self._h()  # (a closed array raises)
+        return (_unpickle_array, (self._path, self._read_only, self._ctx.settings))
+
     def close(self) -> None:
         """Closes the C handles now (otherwise done when the object is garbage collected).
 
@@ -675,3 +684,8 @@ def _device_copy(dst: Any, src: DeviceArray) -> None:
         pass
     raise UnsupportedError("reading a selection with |step| > 1 into a device `out` needs CuPy or PyTorch "
                            "for the strided copy; read without out= to get a strided DeviceArray view")
+
+
+def _unpickle_array(path: str, read_only: bool, settings: Dict[str, Any]) -> Array:
+    from ._context import context_like
+    return Array._open(path, read_only, context_like(settings))

@@ -198,6 +198,11 @@ class Group:
         kwargs.setdefault("zarr_format", self.zarr_format)
         return create(self._child(name), shape=shape, dtype=dtype, **kwargs)
 
+    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
+        """Pickles as its path, mode and context settings (see Array.__reduce__)."""
+        self._h()
+        return (_unpickle_group, (self._path, self._read_only, self._ctx.settings))
+
     def consolidate_metadata(self) -> "Group":
         """Writes the metadata of every node below this group into it, as ``zarr.consolidate_metadata`` does
         (v2: ``.zmetadata``; v3: ``consolidated_metadata`` in its ``zarr.json``), for zarr-python and xarray to open
@@ -211,3 +216,11 @@ class Group:
 
     def __repr__(self) -> str:
         return "<zgpu.Group %r zarr_format=%d>" % (self._path, self.zarr_format)
+
+
+def _unpickle_group(path: str, read_only: bool, settings: Dict[str, Any]) -> Group:
+    from ._context import context_like
+    ctx = context_like(settings)
+    h = ctypes.c_void_p()
+    _capi.check(lib.zgpu_group_open(ctx.handle, _capi.path_bytes(path), ctypes.byref(h)))
+    return Group(h, ctx, path, read_only)
