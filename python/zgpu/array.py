@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _batch, _capi, _convert, _cuda, _dlpack
+from . import _batch, _capi, _convert, _cuda, _dlpack, _fancy
 from ._capi import lib
 from ._context import Context, config
 from ._device import DeviceArray, c_strides
@@ -443,7 +443,12 @@ class Array:
             into the scatter (a kernel compiled at run time and cached); `out` then has `dtype`.
         Returns a NumPy array or scalar (host), a :class:`DeviceArray` (device), or `out`.
         Slices with |step| > 1 read the bounding box of the selection, then take the strided view.
+        A selection with integer arrays or boolean masks is read as zarr-python reads it (orthogonal, or
+        coordinate when every axis has an integer array: see :attr:`oindex`, :attr:`vindex`).
         """
+        if _fancy.is_fancy(selection):
+            kind = "vindex" if _pure_fancy(selection, self._ndim) else "oindex"
+            return self._fancy_read(kind, selection, device, out, stream, dtype, scale, offset, clamp)
         sel = normalize(selection, self.shape)
         odt, opts = _convert.read_options(self._dtype, dtype, scale, offset, clamp)
         ext = None
@@ -592,6 +597,8 @@ class Array:
         if self._read_only:
             raise ReadOnlyError("array %r was opened read-only (mode='r')" % self._path)
         value = _to_host(value)
+        if _fancy.is_fancy(selection):
+            return self._fancy_write("vindex" if _pure_fancy(selection, self._ndim) else "oindex", selection, value)
         sel = normalize(selection, self.shape)
         if sel.empty:
             np.broadcast_to(np.asarray(value), sel.shape)  # same error as NumPy for a bad shape
@@ -621,6 +628,64 @@ class Array:
             _capi.check(lib.zgpu_array_read(h, start, count, ctypes.c_void_p(box.ctypes.data), None))
             box[sel.view] = value
             _capi.check(lib.zgpu_array_write(h, start, count, ctypes.c_void_p(box.ctypes.data), None))
+            self._drop_device_handles()
+
+    # ---- orthogonal, coordinate and block selections (zarr-python's oindex, vindex, blocks) -----------------
+    @property
+    def oindex(self) -> "_Indexer":
+        """Orthogonal selection, as zarr-python's ``oindex``: per axis an integer, a slice, an integer array (any
+        order, repeats allowed) or a boolean mask; the result is their outer product. ``a.oindex[[0, 5], :, m]``
+        reads; ``a.oindex[...] = v`` writes; ``a.oindex.read(sel, device="cuda")`` reads into GPU memory (a CuPy
+        array)."""
+        return _Indexer(self, "oindex")
+
+    @property
+    def vindex(self) -> "_Indexer":
+        """Coordinate selection, as zarr-python's ``vindex``: one integer array per axis, broadcast together (the
+        result has their shape: a point each), or one boolean mask of the array's shape (the selected elements
+        in C order)."""
+        return _Indexer(self, "vindex")
+
+    @property
+    def blocks(self) -> "_Indexer":
+        """Block selection, as zarr-python's ``blocks``: integers and step-1 slices of the chunk grid (of a sharded
+        array, the shard grid, as in zarr-python): ``a.blocks[1, :2]`` is chunk row 1, chunk columns 0 and 1."""
+        return _Indexer(self, "blocks")
+
+    def _fancy_boxes(self, kind: str, selection: Any) -> Tuple[Tuple[int, ...], "_fancy.Boxes"]:
+        chunks = self.chunks
+        if kind == "oindex":
+            return _fancy.orthogonal(selection, self.shape, chunks)
+        return _fancy.coordinate(selection, self.shape, chunks)
+
+    def _fancy_read(self, kind: str, selection: Any, device: DeviceLike = None, out: Any = None,
+                    stream: Any = None, dtype: Any = None, scale: Optional[float] = None,
+                    offset: Optional[float] = None, clamp: Any = None) -> Any:
+        if kind == "blocks":
+            return self.read(_fancy.blocks(selection, self.shape, self.shards or self.chunks), device=device, out=out,
+                             stream=stream, dtype=dtype, scale=scale, offset=offset, clamp=clamp)
+        if out is not None or dtype is not None or scale is not None or offset is not None or clamp is not None:
+            raise TypeError("out=, dtype=, scale=, offset= and clamp= apply to basic, block and batch selections; "
+                            "an orthogonal or coordinate selection returns a new array (convert it afterwards)")
+        shape, boxes = self._fancy_boxes(kind, selection)
+        dev = parse_device(device, self._ctx.device)
+        with self._lock.shared():
+            if dev is None:
+                views = _fancy.read_boxes_host(self._h(), boxes, self._dtype)
+                return _fancy.gather_host(boxes, views, shape, self._dtype)
+            s = _cuda.stream_handle(stream)
+            buf = _fancy.read_boxes_device(self._handle_for(dev), boxes, self._dtype, dev, s)
+        return _fancy.gather_device(boxes, buf, shape, self._dtype, dev, s)
+
+    def _fancy_write(self, kind: str, selection: Any, value: Any) -> None:
+        if self._read_only:
+            raise ReadOnlyError("array %r was opened read-only (mode='r')" % self._path)
+        if kind == "blocks":
+            return self.write(_fancy.blocks(selection, self.shape, self.shards or self.chunks), value)
+        value = _to_host(value)
+        shape, boxes = self._fancy_boxes(kind, selection)
+        with self._lock.exclusive():  # read-merge-write of the boxes, as one step for this handle
+            _fancy.write_boxes(self._h(), boxes, value, shape, self._dtype)
             self._drop_device_handles()
 
     def resize(self, *shape: Any) -> None:
@@ -689,3 +754,42 @@ def _device_copy(dst: Any, src: DeviceArray) -> None:
 def _unpickle_array(path: str, read_only: bool, settings: Dict[str, Any]) -> Array:
     from ._context import context_like
     return Array._open(path, read_only, context_like(settings))
+
+
+def _pure_fancy(selection: Any, ndim: int) -> bool:
+    """zarr-python's choice for ``a[...]`` with arrays (is_pure_fancy_indexing): a coordinate selection when every
+    axis is an integer or an integer array (one at least), or (as NumPy) one boolean mask covers the array; else
+    orthogonal."""
+    items = selection if isinstance(selection, tuple) else (selection,)
+    if len(items) == 1 and _fancy._is_array_like(items[0]):
+        v = np.asarray(items[0])
+        return v.ndim == ndim and (v.dtype != bool or ndim > 1)
+    if len(items) != ndim:
+        return False
+    arrays = 0
+    for x in items:
+        if _fancy._is_array_like(x):
+            if np.asarray(x).dtype == bool:
+                return False
+            arrays += 1
+        elif _fancy._int_index(x) is None:  # a slice or an Ellipsis
+            return False
+    return arrays > 0
+
+
+class _Indexer:
+    """``a.oindex`` / ``a.vindex`` / ``a.blocks``: [] reads into host memory, []= writes, read(sel, device=...)
+    reads into host or GPU memory."""
+
+    def __init__(self, array: Array, kind: str) -> None:
+        self._a = array
+        self._kind = kind
+
+    def __getitem__(self, selection: Any) -> Any:
+        return self._a._fancy_read(self._kind, selection)
+
+    def read(self, selection: Any, *, device: DeviceLike = None, stream: Any = None) -> Any:
+        return self._a._fancy_read(self._kind, selection, device=device, stream=stream)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self._a._fancy_write(self._kind, selection, value)
