@@ -86,13 +86,20 @@ def test_bad_selections_raise_like_numpy(arr, sel, exc):
         a[sel]
 
 
-@pytest.mark.parametrize("sel", [[1, 2], np.array([0, 1]), True, np.zeros(SHAPE, bool), (0, [1])], ids=repr)
-def test_advanced_indexing_is_refused(arr, sel):
+@pytest.mark.parametrize("sel", [[1, 2], np.array([0, 1]), np.zeros(SHAPE, bool), (0, [1])], ids=repr)
+def test_array_indices_read_as_numpy(arr, sel):
+    """Arrays in a selection: zarr-python's orthogonal or coordinate selection (test_fancy_indexing.py), which
+    for these equals NumPy's."""
+    a, data = arr
+    np.testing.assert_array_equal(a[sel], data[sel])
+
+
+def test_bool_scalar_is_refused(arr):
     a, _ = arr
     with pytest.raises(IndexError, match="basic indexing"):
-        a[sel]
+        a[True]
     with pytest.raises(IndexError, match="basic indexing"):
-        a[sel] = 0
+        a[True] = 0
 
 
 def test_out_of_bounds_integer_is_out_of_range_error(arr):

@@ -1,4 +1,4 @@
-"""NumPy basic indexing mapped onto zgpu's box reads.
+"""NumPy basic indexing mapped onto zgpu's box reads (selections with arrays: _fancy.py).
 
 A selection (integers, slices with any non-zero step, Ellipsis, np.newaxis) becomes one bounding box
 [start, start+count) read from the array, plus a view taken of the box, exactly as NumPy would index it.
@@ -15,8 +15,8 @@ from .errors import OutOfRangeError
 
 Shape = Tuple[int, ...]
 
-_VALID = ("only integers, slices (`:`), ellipsis (`...`) and numpy.newaxis (`None`) are valid indices "
-          "(zgpu supports NumPy basic indexing)")
+_VALID = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`), integer arrays and boolean masks "
+          "are valid indices (NumPy basic indexing; arrays as zarr-python's oindex / vindex)")
 
 
 @dataclass(frozen=True)
