@@ -23,13 +23,14 @@ from .errors import (BadMetadataError, CorruptDataError, CudaError, ExistsError,
                      ReadOnlyError, UnsupportedError, ZgpuError, ZgpuIOError, ZgpuMemoryError)
 from .group import Group, node_kind, open_node
 from . import ome
+from .dask import to_dask, to_zarr
 
 __version__ = "0.1.0"
 
 __all__ = [
     "open", "open_array", "open_group", "create", "create_group", "Array", "Group", "DeviceArray",
     "Attributes", "config", "set_threads", "gpu_available", "library_version", "library_path",
-    "iter_slabs", "SlabIterator", "consolidate_metadata", "ome",
+    "iter_slabs", "SlabIterator", "consolidate_metadata", "ome", "to_dask", "to_zarr",
     "ZgpuError", "InvalidArgumentError", "NotFoundError", "MemberNotFoundError", "ExistsError",
     "ZgpuIOError", "BadMetadataError", "UnsupportedError", "CorruptDataError", "OutOfRangeError",
     "ZgpuMemoryError", "NoGPUError", "CudaError", "InternalError", "ReadOnlyError",
