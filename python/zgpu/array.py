@@ -7,6 +7,7 @@ import ctypes
 import functools
 import json
 import math
+import operator
 import sys
 import threading
 import warnings
@@ -334,6 +335,69 @@ class Array:
     def codecs(self) -> List[Dict[str, Any]]:
         """The codec chain as Zarr v3 codec dicts (v2 compressor/filters/order expressed the same way)."""
         return json.loads(_capi.call_string(lib.zgpu_array_codecs_json, self._h()))
+
+    # ---- zarr-python's names for the same things ---------------------------------------------------
+    @property
+    def dimension_names(self) -> Optional[Tuple[Optional[str], ...]]:
+        """Zarr v3 ``dimension_names`` (None where unset; always None for v2, as in zarr-python)."""
+        names = self.metadata.get("dimension_names") if self.zarr_format == 3 else None
+        return tuple(names) if names is not None else None
+
+    def _codec_parts(self) -> Tuple[Tuple[Dict[str, Any], ...], Optional[Dict[str, Any]], Tuple[Dict[str, Any], ...]]:
+        """(filters, serializer, compressors) of the codec chain, as zarr-python splits it: array -> array codecs,
+        the array -> bytes codec, bytes -> bytes codecs."""
+        codecs = self.codecs
+        at = next((i for i, c in enumerate(codecs) if c.get("name") in _ARRAY_TO_BYTES), None)
+        if at is None:
+            return tuple(codecs), None, ()
+        return tuple(codecs[:at]), codecs[at], tuple(codecs[at + 1:])
+
+    @property
+    def filters(self) -> Tuple[Dict[str, Any], ...]:
+        """The array -> array codecs (v3 codec dicts; v2 filters expressed the same way)."""
+        return self._codec_parts()[0]
+
+    @property
+    def serializer(self) -> Optional[Dict[str, Any]]:
+        """The array -> bytes codec (``bytes``, or ``sharding_indexed`` with its inner codecs)."""
+        return self._codec_parts()[1]
+
+    @property
+    def compressors(self) -> Tuple[Dict[str, Any], ...]:
+        """The bytes -> bytes codecs (a v2 array's compressor among them)."""
+        return self._codec_parts()[2]
+
+    @property
+    def order(self) -> str:
+        """The memory order of a chunk: a v2 array's ``order``; "C" for v3 (a transpose codec is a filter)."""
+        return str(self.metadata.get("order", "C")) if self.zarr_format == 2 else "C"
+
+    @property
+    def info(self) -> "ArrayInfo":
+        """What zarr-python's ``Array.info`` shows (printable), from the metadata alone."""
+        return ArrayInfo(self, complete=False)
+
+    def info_complete(self) -> "ArrayInfo":
+        """``info`` with what storage holds (lists the store): bytes stored, storage ratio, chunks initialised."""
+        return ArrayInfo(self, complete=True)
+
+    def append(self, data: Any, axis: int = 0) -> Tuple[int, ...]:
+        """Grows the array along `axis` by `data` (every other axis as the array's) and writes it there, as
+        zarr-python's ``append``; returns the new shape."""
+        data = np.asarray(_to_host(data))
+        shape = self.shape
+        axis = operator.index(axis)
+        if not -len(shape) <= axis < len(shape):
+            raise ValueError("axis %d is out of range for an array of %d dimensions" % (axis, len(shape)))
+        axis %= len(shape)
+        if data.ndim != len(shape) or any(d != s for k, (d, s) in enumerate(zip(data.shape, shape)) if k != axis):
+            raise ValueError("cannot append data of shape %r to an array of shape %r along axis %d"
+                             % (data.shape, shape, axis))
+        new = tuple(s + data.shape[axis] if k == axis else s for k, s in enumerate(shape))
+        self.resize(new)
+        sel = tuple(slice(shape[axis], None) if k == axis else slice(None) for k in range(len(shape)))
+        self.write(sel, data)
+        return new
 
     @property
     def attrs(self) -> Attributes:
@@ -793,3 +857,65 @@ class _Indexer:
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         self._a._fancy_write(self._kind, selection, value)
+
+
+_ARRAY_TO_BYTES = ("bytes", "sharding_indexed", "vlen-utf8", "vlen-bytes")
+
+
+class ArrayInfo:
+    """``Array.info``: printed, the lines zarr-python's ``Array.info`` prints (codecs as v3 dicts); its fields are
+    attributes (type, zarr_format, data_type, shape, chunk_shape, shard_shape, order, read_only, store_type, filters,
+    serializer, compressors, count_bytes, and with info_complete() count_bytes_stored, storage_ratio,
+    count_chunks_initialized)."""
+
+    def __init__(self, a: Array, complete: bool) -> None:
+        self.type = "Array"
+        self.zarr_format = a.zarr_format
+        self.data_type = str(a.dtype)
+        self.shape = a.shape
+        self.shard_shape = a.shards
+        self.chunk_shape = a.chunks
+        self.order = a.order
+        self.read_only = a.read_only
+        p = a.path
+        self.store_type = ("S3 (zgpu)" if p.startswith("s3://") else "HTTP (zgpu)" if p.startswith(("http://", "https://"))
+                           else "local (zgpu)")
+        self.filters, self.serializer, self.compressors = a._codec_parts()
+        self.count_bytes = a.nbytes
+        self.count_bytes_stored: Optional[int] = None
+        self.storage_ratio: Optional[float] = None
+        self.count_chunks_initialized: Optional[int] = None
+        self.count_chunks = math.prod(-(-n // c) if c else 0 for n, c in zip(a.shape, a.shards or a.chunks))
+        if complete:
+            n, b = a._storage_info()
+            self.count_chunks_initialized, self.count_bytes_stored = n, b
+            self.storage_ratio = self.count_bytes / b if b else None
+
+    def __repr__(self) -> str:
+        def codec(c: Any) -> str:
+            return json.dumps(c, separators=(", ", ": "))
+        rows = [("Type", self.type), ("Zarr format", self.zarr_format), ("Data type", self.data_type),
+                ("Shape", self.shape)]
+        if self.shard_shape is not None:
+            rows.append(("Shard shape", self.shard_shape))
+        rows += [("Chunk shape", self.chunk_shape), ("Order", self.order), ("Read-only", self.read_only),
+                 ("Store type", self.store_type),
+                 ("Filters", "(%s)" % ", ".join(codec(c) for c in self.filters)),
+                 ("Serializer", codec(self.serializer) if self.serializer else "-"),
+                 ("Compressors", "(%s)" % ", ".join(codec(c) for c in self.compressors)),
+                 ("No. bytes", "%d (%s)" % (self.count_bytes, _human(self.count_bytes)))]
+        if self.count_bytes_stored is not None:
+            rows.append(("No. bytes stored", "%d (%s)" % (self.count_bytes_stored, _human(self.count_bytes_stored))))
+            rows.append(("Storage ratio", "%.1f" % self.storage_ratio if self.storage_ratio else "-"))
+            rows.append(("Chunks Initialized", "%d/%d" % (self.count_chunks_initialized, self.count_chunks)))
+        return "\n".join("%-19s: %s" % (k, v) for k, v in rows)
+
+    __str__ = __repr__
+
+
+def _human(n: int) -> str:
+    for unit in ("", "K", "M", "G", "T"):
+        if n < 1024 or unit == "T":
+            return ("%d B" % n) if not unit else "%.1f %siB" % (n, unit)
+        n /= 1024  # type: ignore[assignment]
+    return str(n)
