@@ -40,7 +40,7 @@ def test_with_block_commits_or_discards(tmp_path):
     p = tmp_path / "b"
     with zgpu.open(p, mode="w", shape=(8,), dtype="uint8", chunks=(4,)) as a:
         a[...] = 3
-        assert zgpu.node_kind(str(p)) == 0  # a new path: nothing there until the commit
+        assert zgpu.group.node_kind(str(p)) == 0  # a new path: nothing there until the commit
     np.testing.assert_array_equal(zgpu.open_array(p)[...], np.full(8, 3, np.uint8))
     with pytest.raises(RuntimeError, match="boom"):
         with zgpu.open(p, mode="w", shape=(8,), dtype="uint8", chunks=(4,)) as a:

@@ -8,20 +8,21 @@
 """
 from __future__ import annotations
 
-import os
-from typing import Any, Dict, Optional, Sequence, Union
+import os as _os
+from typing import Any as _Any, Dict as _Dict, Optional as _Optional, Sequence as _Sequence, Union as _Union
 
 from . import _capi
 from ._context import config, set_threads
 from ._device import DeviceArray
-from ._metadata import build_document
+from ._metadata import build_document as _build_document
 from ._prefetch import SlabIterator, iter_slabs
 from .array import Array
 from .attrs import Attributes
 from .errors import (BadMetadataError, CorruptDataError, CudaError, ExistsError, InternalError,
                      InvalidArgumentError, MemberNotFoundError, NoGPUError, NotFoundError, OutOfRangeError,
                      ReadOnlyError, UnsupportedError, ZgpuError, ZgpuIOError, ZgpuMemoryError)
-from .group import Group, node_kind, open_node
+from .group import Group
+from .group import node_kind as _node_kind, open_node as _open_node
 from . import ome
 from .dask import to_dask, to_zarr
 
@@ -36,7 +37,7 @@ __all__ = [
     "ZgpuMemoryError", "NoGPUError", "CudaError", "InternalError", "ReadOnlyError",
 ]
 
-PathLike = Union[str, "os.PathLike[str]"]
+_PathLike = _Union[str, "_os.PathLike[str]"]
 _MODES = ("r", "r+", "a", "w", "w-")
 
 
@@ -60,12 +61,12 @@ def library_path() -> str:
     return _capi.LIB_PATH
 
 
-def create(path: PathLike, shape: Union[int, Sequence[int]], dtype: Any, chunks: Any = None,
-           shards: Any = None, fill_value: Any = 0, compressors: Any = "auto", filters: Any = None,
-           serializer: Any = "auto", zarr_format: int = 3, overwrite: bool = False,
-           attributes: Optional[Dict[str, Any]] = None,
-           dimension_names: Optional[Sequence[Optional[str]]] = None, order: str = "C",
-           chunk_key_encoding: Any = None, dimension_separator: Optional[str] = None) -> Array:
+def create(path: _PathLike, shape: _Union[int, _Sequence[int]], dtype: _Any, chunks: _Any = None,
+           shards: _Any = None, fill_value: _Any = 0, compressors: _Any = "auto", filters: _Any = None,
+           serializer: _Any = "auto", zarr_format: int = 3, overwrite: bool = False,
+           attributes: _Optional[_Dict[str, _Any]] = None,
+           dimension_names: _Optional[_Sequence[_Optional[str]]] = None, order: str = "C",
+           chunk_key_encoding: _Any = None, dimension_separator: _Optional[str] = None) -> Array:
     """Creates an array, with zarr-python 3's argument names and meanings.
 
     chunks: chunk shape (an int for every axis; None guesses ~1 MiB chunks, one chunk under 4 MiB; -1 or None in a
@@ -88,20 +89,20 @@ def create(path: PathLike, shape: Union[int, Sequence[int]], dtype: Any, chunks:
         the process dies; the next writer of the path removes such leftovers. Until then, read it on the array's
         own device only.
     """
-    doc = build_document(shape, dtype, chunks, shards, fill_value, compressors, filters, serializer,
+    doc = _build_document(shape, dtype, chunks, shards, fill_value, compressors, filters, serializer,
                          zarr_format, attributes, dimension_names, order, chunk_key_encoding,
                          dimension_separator)
     return Array._create(path, doc, overwrite)
 
 
-def create_group(path: PathLike, *, zarr_format: int = 3, attributes: Optional[Dict[str, Any]] = None,
+def create_group(path: _PathLike, *, zarr_format: int = 3, attributes: _Optional[_Dict[str, _Any]] = None,
                  overwrite: bool = False) -> Group:
     """Creates a group. overwrite: a node (or non-empty directory) at `path` is replaced, with its members, in
     one atomic swap (an interruption leaves the old one whole); else ExistsError."""
     return Group._create(path, zarr_format, attributes, overwrite)
 
 
-def open_array(path: PathLike, mode: str = "r", **create_kwargs: Any) -> Array:
+def open_array(path: _PathLike, mode: str = "r", **create_kwargs: _Any) -> Array:
     """Opens an array.
 
     mode: "r" read-only; "r+" read/write, must exist; "a" read/write, created from `create_kwargs` if
@@ -116,43 +117,43 @@ def open_array(path: PathLike, mode: str = "r", **create_kwargs: Any) -> Array:
             raise TypeError("open_array(mode=%r) creates the array: pass shape= and dtype= (or use "
                             "zgpu.create)" % mode)
         return create(path, overwrite=(mode == "w"), **create_kwargs)
-    if mode == "a" and node_kind(path) == 0:
+    if mode == "a" and _node_kind(path) == 0:
         if "shape" not in create_kwargs or "dtype" not in create_kwargs:
-            raise NotFoundError("no array at %r; pass shape= and dtype= to create one" % os.fspath(path))
+            raise NotFoundError("no array at %r; pass shape= and dtype= to create one" % _os.fspath(path))
         return create(path, **create_kwargs)
     if create_kwargs:
         raise TypeError("unexpected arguments for opening an existing array: %s" % ", ".join(create_kwargs))
     try:  # (the open itself tells an array from nothing: one round trip less on a remote store)
         return Array._open(path, read_only=(mode == "r"))
     except (NotFoundError, BadMetadataError):  # a v2 group has no .zarray; a v3 one says node_type "group"
-        if node_kind(path) == 2:
-            raise _capi.make_error(_capi.ERR_NOT_FOUND, "%r is a group, not an array" % os.fspath(path)) from None
+        if _node_kind(path) == 2:
+            raise _capi.make_error(_capi.ERR_NOT_FOUND, "%r is a group, not an array" % _os.fspath(path)) from None
         raise
 
 
-def open_group(path: PathLike, mode: str = "r", *, zarr_format: Optional[int] = None,
-               attributes: Optional[Dict[str, Any]] = None) -> Group:
+def open_group(path: _PathLike, mode: str = "r", *, zarr_format: _Optional[int] = None,
+               attributes: _Optional[_Dict[str, _Any]] = None) -> Group:
     """Opens a group. mode as for :func:`open_array`; created groups use zarr_format (default 3) and
     attributes."""
     _check_mode(mode)
     fmt = 3 if zarr_format is None else zarr_format
     if mode in ("w", "w-"):
         return Group._create(path, fmt, attributes, overwrite=(mode == "w"))
-    kind = node_kind(path)
+    kind = _node_kind(path)
     if mode == "a" and kind == 0:
         return Group._create(path, fmt, attributes, overwrite=False)
     if kind == 1:
-        raise _capi.make_error(_capi.ERR_NOT_FOUND, "%r is an array, not a group" % os.fspath(path))
+        raise _capi.make_error(_capi.ERR_NOT_FOUND, "%r is an array, not a group" % _os.fspath(path))
     return Group._open(path, read_only=(mode == "r"))
 
 
-def consolidate_metadata(path: PathLike) -> Group:
+def consolidate_metadata(path: _PathLike) -> Group:
     """Consolidates the metadata of the hierarchy below the group at `path` into it, as zarr-python's
     ``zarr.consolidate_metadata`` (see :meth:`Group.consolidate_metadata`); returns the group."""
     return Group._open(path, read_only=False).consolidate_metadata()
 
 
-def open(path: PathLike, mode: str = "r", **kwargs: Any) -> Union[Array, Group]:  # noqa: A001
+def open(path: _PathLike, mode: str = "r", **kwargs: _Any) -> _Union[Array, Group]:  # noqa: A001
     """Opens the array or group at `path` (like zarr.open).
 
     "r"/"r+": whatever is there. "a": whatever is there, else an array if shape= is given, else a group.
@@ -165,9 +166,9 @@ def open(path: PathLike, mode: str = "r", **kwargs: Any) -> Union[Array, Group]:
         return open_group(path, mode, **kwargs)
     # whatever is there, its metadata read once (one request on a remote store)
     try:
-        node = open_node(path, read_only=(mode == "r"))
+        node = _open_node(path, read_only=(mode == "r"))
     except NotFoundError:
-        if mode != "a" or node_kind(path) != 0:
+        if mode != "a" or _node_kind(path) != 0:
             raise
         if "shape" in kwargs:
             return open_array(path, mode, **kwargs)
@@ -178,3 +179,6 @@ def open(path: PathLike, mode: str = "r", **kwargs: Any) -> Union[Array, Group]:
         raise TypeError("unexpected arguments for opening an existing %s: %s"
                         % ("array" if isinstance(node, Array) else "group", ", ".join(unexpected)))
     return node
+
+
+del annotations  # (the __future__ import: not part of the namespace)

@@ -58,14 +58,17 @@ class DeviceArray:
 
     @property
     def ndim(self) -> int:
+        """Number of dimensions."""
         return len(self._shape)
 
     @property
     def size(self) -> int:
+        """Number of elements."""
         return math.prod(self._shape)
 
     @property
     def nbytes(self) -> int:
+        """Bytes of the elements (size times the item size)."""
         return self.size * self._dtype.itemsize
 
     @property
@@ -80,6 +83,7 @@ class DeviceArray:
 
     @property
     def is_c_contiguous(self) -> bool:
+        """Whether the elements lie in C order without gaps."""
         return self.size <= 1 or all(
             st == cs for n, st, cs in zip(self._shape, self._strides, c_strides(self._shape, self._dtype.itemsize))
             if n > 1)

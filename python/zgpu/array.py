@@ -280,6 +280,7 @@ class Array:
 
     @property
     def ndim(self) -> int:
+        """Number of dimensions."""
         return self._ndim
 
     def _shape_of(self, fn: Any) -> Tuple[int, ...]:
@@ -312,6 +313,7 @@ class Array:
 
     @property
     def size(self) -> int:
+        """Number of elements."""
         return math.prod(self.shape)
 
     @property
@@ -415,6 +417,7 @@ class Array:
 
     @property
     def read_only(self) -> bool:
+        """Whether the array was opened read-only (mode="r")."""
         return self._read_only
 
     def _storage_info(self) -> Tuple[int, int]:

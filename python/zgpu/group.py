@@ -74,6 +74,7 @@ class Group:
         return cls(h, ctx, os.fspath(path), False)
 
     def close(self) -> None:
+        """Closes the C handle now (otherwise done when the object is garbage collected)."""
         h, self._handle = self._handle, None
         if h is not None and h.value:
             lib.zgpu_group_close(h)
@@ -99,14 +100,17 @@ class Group:
 
     @property
     def path(self) -> str:
+        """The path or URL the group was opened at."""
         return self._path
 
     @property
     def zarr_format(self) -> int:
+        """Zarr format of the group: 2 or 3."""
         return lib.zgpu_group_zarr_format(self._h())
 
     @property
     def read_only(self) -> bool:
+        """Whether the group was opened read-only (mode="r")."""
         return self._read_only
 
     @property
@@ -133,6 +137,7 @@ class Group:
                                MemberNotFoundError)
 
     def get(self, name: str, default: Any = None) -> Any:
+        """The member `name`, or `default` when there is none."""
         try:
             return self[name]
         except KeyError:
@@ -157,9 +162,11 @@ class Group:
         return [m["name"] for m in self._member_list()]
 
     def array_keys(self) -> List[str]:
+        """Names of the member arrays, sorted."""
         return [m["name"] for m in self._member_list() if m["kind"] == "array"]
 
     def group_keys(self) -> List[str]:
+        """Names of the member groups, sorted."""
         return [m["name"] for m in self._member_list() if m["kind"] == "group"]
 
     def members(self) -> Tuple[Tuple[str, Union[Array, "Group"]], ...]:
