@@ -5,7 +5,8 @@ pip >= 21.3 builds a local directory in place, so `pip install ./python` (run fr
 sees ../CMakeLists.txt. Environment knobs:
   ZGPU_CMAKE_ARGS   extra arguments for the CMake configure step (e.g. "-DZGPU_CUDA=OFF")
   ZGPU_BUILD_DIR    build directory (default: python/build/cmake)
-  ZGPU_PREBUILT_LIB use this libzgpu.so instead of building one
+  ZGPU_PREBUILT_LIB use this libzgpu.so instead of building one (the `zgpu` command is then taken from ../bin/
+                    beside it, where there is one)
   CMAKE_BUILD_PARALLEL_LEVEL  parallel build jobs (default: the number of CPUs, at most 8)
 """
 import glob
@@ -47,7 +48,7 @@ def build_library() -> str:
     configure = [cmake, "-S", REPO, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release", "-DZGPU_CUDA=AUTO"]
     configure += shlex.split(os.environ.get("ZGPU_CMAKE_ARGS", ""))
     jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(min(8, os.cpu_count() or 1))
-    build = [cmake, "--build", build_dir, "--target", "zgpu", "-j", jobs]
+    build = [cmake, "--build", build_dir, "--target", "zgpu", "zgpu_cli", "-j", jobs]
     for cmd in (configure, build):
         print("zgpu: running", " ".join(shlex.quote(c) for c in cmd), flush=True)
         try:
@@ -71,6 +72,15 @@ class BuildPyWithLib(build_py):
         dest_dir = os.path.join(self.build_lib, "zgpu", "_lib")
         os.makedirs(dest_dir, exist_ok=True)
         shutil.copyfile(src, os.path.join(dest_dir, "libzgpu.so"))
+        # the `zgpu` command (statically linked against libzgpu), run by the console script zgpu._cli:main
+        cli = os.path.join(os.path.dirname(os.path.dirname(src)), "bin", "zgpu")
+        if os.path.isfile(cli):
+            bin_dir = os.path.join(self.build_lib, "zgpu", "_bin")
+            os.makedirs(bin_dir, exist_ok=True)
+            shutil.copyfile(cli, os.path.join(bin_dir, "zgpu"))
+            os.chmod(os.path.join(bin_dir, "zgpu"), 0o755)
+        else:
+            print("zgpu: no command-line tool at %s: the `zgpu` console script will say so" % cli, flush=True)
         # An editable install (pip install -e) imports zgpu from this directory; zgpu/_capi.py then finds
         # the library in python/build/cmake/lib/ without a copy in the source tree.
 

@@ -40,3 +40,16 @@ def test_one_version():
     except PackageNotFoundError:
         pytest.skip("the zgpu package is not installed (run from a checkout)")
     assert installed == zgpu.__version__
+
+
+def test_console_script(tmp_path):
+    """pip installs the `zgpu` command beside the Python that has the package (make test installs it)."""
+    import os
+    import subprocess
+    import sys
+    exe = os.path.join(os.path.dirname(sys.executable), "zgpu")
+    if not os.path.isfile(exe):
+        pytest.skip("the zgpu package is not installed here with its console script")
+    a = zgpu.create(str(tmp_path / "a.zarr"), shape=(6, 4), dtype="u2", chunks=(3, 4))
+    r = subprocess.run([exe, "info", a.path], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "[6, 4]" in r.stdout and "uint16" in r.stdout, (r.returncode, r.stdout, r.stderr)
