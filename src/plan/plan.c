@@ -593,7 +593,6 @@ static zgpu_status tasks_from_index(zgpu_array *a, zg_plan *plan, zg_plan_object
     return st;
 }
 
-
 /* A shard fetched whole (into ob->fetched): its tasks from the index inside it, and all of it one span. */
 static zgpu_status whole_shard_fetched(zgpu_array *a, zg_plan *plan, zg_plan_object *ob, int found) {
     zg_chunk_task *tasks = plan->tasks + ob->first_task;

@@ -187,8 +187,9 @@ static void request_done(void *user, zg_http_req *h) {
         g->status = h->status;
         g->found = h->status == ZGPU_OK && h->found;
         g->changed = h->http_status == 412 && g->if_match;
-        /* (and where a server ignored If-Match, the answer's own ETag tells of another version) */
-        if (g->if_match && h->status == ZGPU_OK && h->etag[0] && strcmp(h->etag, g->if_match) != 0) {
+        /* (and where a server ignored If-Match, the answer's own ETag tells of another version; a 404 where a
+         * version was named: the object was deleted since) */
+        if (g->if_match && h->status == ZGPU_OK && (!h->found || (h->etag[0] && strcmp(h->etag, g->if_match) != 0))) {
             g->changed = 1;
             g->found = 0;
             g->status = ZGPU_ERR_IO;

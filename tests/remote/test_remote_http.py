@@ -271,6 +271,16 @@ def test_shard_replaced_on_the_server(httpsrv, request, device):
     assert not index and all(e[3] == 206 for e in chunks), httpsrv.log()
 
 
+def test_shard_deleted_on_the_server(httpsrv, request):
+    """A shard deleted behind zgpu's back after its index was cached: the inner-chunk request's 404 (its version is
+    gone) makes the read run again, which finds no shard: the fill value, not an error."""
+    name, data = _sharded(httpsrv, request)
+    a = zgpu.open(httpsrv.url + "/" + name)
+    np.testing.assert_array_equal(a[1:3, 2:9, 4:30], data[1:3, 2:9, 4:30])
+    os.unlink(os.path.join(_local(httpsrv, name), "c", "0", "0", "0"))
+    np.testing.assert_array_equal(a[1:3, 2:9, 4:30], 0)
+
+
 @pytest.mark.parametrize("kind", ["weak_etag", "no_etag"])
 def test_shard_index_not_cached_without_a_strong_etag(httpsrv, request, kind):
     """If-Match compares ETags strongly: with a weak ETag (or none) nothing could check a cached index, so every
