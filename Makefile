@@ -48,7 +48,7 @@ CMAKE_HOST_ONLY := -DZGPU_WERROR=ON -DZGPU_CUDA=OFF
 # regenerate the build tree the other is testing).
 STAGE_PRE := $(if $(ZGPU_TEST_BUILT),,deps build)
 
-.PHONY: all deps build python test test-long test-fast test-unit test-interop test-python test-hostile test-remote \
+.PHONY: all deps build python test test-long test-fast test-unit test-interop test-python test-hostile test-remote test-zarr-suite \
         test-asan demo bench fuzz clean
 
 all: build
@@ -103,6 +103,17 @@ test-remote: $(STAGE_PRE)
 	ZGPU_LIB=$(CURDIR)/$(BUILD)/lib/libzgpu.so PYTHONPATH=$(CURDIR)/python ZGPU_CLI=$(ZGPU_BIN) \
 	  $(VENV_PY) -m pytest tests/remote -q -p no:cacheprovider
 
+# zarr-python's own array, indexing, codec and v2 tests with zgpu's codec pipeline (codec_pipeline.path through
+# zarr's environment variable; the entry point of the package test-python installed registers it). The suite's
+# sdist is unpacked by scripts/install-deps.sh; its pyproject's addopts need plugins the suite does not use here.
+test-zarr-suite: $(STAGE_PRE) python
+	@suite=$$(ls -d $(CURDIR)/.venv/share/zarr-suite/zarr-*/ 2>/dev/null | head -1); \
+	[ -n "$$suite" ] || { echo "zarr-python's test suite is missing: make deps unpacks it"; exit 1; }; \
+	echo "zarr-python's tests in $$suite with ZARR_CODEC_PIPELINE__PATH=zgpu.zarr.ZgpuCodecPipeline"; \
+	cd $$suite && ZARR_CODEC_PIPELINE__PATH=zgpu.zarr.ZgpuCodecPipeline ZGPU_LIB=$(CURDIR)/$(BUILD)/lib/libzgpu.so \
+	  $(CURDIR)/$(VENV_PY) -m pytest -o addopts="" -q -p no:cacheprovider \
+	  tests/test_indexing.py tests/test_array.py tests/test_v2.py tests/test_codecs
+
 # Unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer (Debug with -O1, ASan's advice: the same
 # checks, 2-4x faster than -O0; clang when available; -Wno-unknown-warning-option lets clang skip GCC-only -Wno-*
 # flags under -Werror). The long exhaustive suites (tests/unit/sampling.h) run about 1 case in ASAN_SAMPLE there,
@@ -122,8 +133,8 @@ test-asan:
 # waiting on its subprocesses), and the sanitizer stage (its own host-only build); the second and third keep their
 # output in $(PY_LOG) and $(ASAN_LOG), shown when they end. In line, one core sat idle for two minutes of the
 # five (the 2-core machine: 5m06s in line, 4m02s side by side, a rebuild of the changed files included).
-TEST_STAGES := test-unit test-interop test-python test-hostile test-remote
-PY_STAGES   := test-interop test-python test-hostile test-remote
+TEST_STAGES := test-unit test-interop test-python test-hostile test-remote test-zarr-suite
+PY_STAGES   := test-interop test-python test-hostile test-remote test-zarr-suite
 ASAN_LOG    := $(ASAN_BUILD)/make-test-asan.log
 PY_LOG      := $(BUILD)/make-test-python.log
 

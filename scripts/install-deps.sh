@@ -77,5 +77,17 @@ log "pip install -r requirements-dev.txt"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$ROOT/requirements-dev.txt"
 "$VENV/bin/python" -m pip check >/dev/null || { "$VENV/bin/python" -m pip check; exit 1; }
 
+# zarr-python's own test suite, for `make test-zarr-suite` (its tests run with zgpu's codec pipeline): the sdist of
+# the pinned zarr, unpacked into .venv/share/zarr-suite/ (the tests never reach the network themselves)
+ZARR_VERSION=$(sed -n 's/^zarr==//p' "$ROOT/requirements-dev.txt")
+SUITE="$VENV/share/zarr-suite"
+if [ ! -d "$SUITE/zarr-$ZARR_VERSION/tests" ]; then
+    log "zarr-python $ZARR_VERSION's test suite (sdist)"
+    rm -rf "$SUITE" && mkdir -p "$SUITE"
+    "$VENV/bin/python" -m pip download -q --disable-pip-version-check --no-deps --no-binary :all: \
+        -d "$SUITE" "zarr==$ZARR_VERSION"
+    tar -xzf "$SUITE/zarr-$ZARR_VERSION.tar.gz" -C "$SUITE" "zarr-$ZARR_VERSION/tests" "zarr-$ZARR_VERSION/pyproject.toml"
+fi
+
 want_hash >"$STAMP"
 log "done ($("$VENV/bin/python" -c 'import zarr, numcodecs, numpy; print("zarr", zarr.__version__, "numcodecs", numcodecs.__version__, "numpy", numpy.__version__)'))"

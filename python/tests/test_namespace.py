@@ -9,7 +9,7 @@ import pytest
 
 import zgpu
 
-SUBMODULES = {"array", "attrs", "dask", "errors", "group", "ome", "torch", "xarray"}  # (as imported so far)
+SUBMODULES = {"array", "attrs", "dask", "errors", "group", "ome", "torch", "xarray", "zarr"}  # (as imported so far)
 
 
 def test_no_helpers_in_the_namespace():
@@ -51,5 +51,7 @@ def test_console_script(tmp_path):
     if not os.path.isfile(exe):
         pytest.skip("the zgpu package is not installed here with its console script")
     a = zgpu.create(str(tmp_path / "a.zarr"), shape=(6, 4), dtype="u2", chunks=(3, 4))
-    r = subprocess.run([exe, "info", a.path], capture_output=True, text=True, timeout=60)
+    # (the installed package, not a checkout on PYTHONPATH)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ZGPU_LIB")}
+    r = subprocess.run([exe, "info", a.path], capture_output=True, text=True, timeout=60, env=env)
     assert r.returncode == 0 and "[6, 4]" in r.stdout and "uint16" in r.stdout, (r.returncode, r.stdout, r.stderr)
