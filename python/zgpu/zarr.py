@@ -191,13 +191,18 @@ class ZgpuCodecPipeline(CodecPipeline):
             boxes.append((start, box[1], out_sel, chunk_sel))
         return (arr, boxes) if arr is not None else None
 
+    def _plan(self, batch: List[Any], buf: Any, what: str, eligible: bool = True) -> Optional[Tuple[Array, List[Any]]]:
+        """_boxes for a request zgpu may serve, else None (with the debug line saying why)."""
+        plan = self._boxes(batch, buf) if batch and eligible else None
+        if plan is None and self._why_not:
+            log.debug("zgpu.zarr: zarr-python's pipeline %s: %s", what, self._why_not)
+        return plan
+
     # ---- read and write ---------------------------------------------------------------------------------
     async def read(self, batch_info: Any, out: Any, drop_axes: Tuple[int, ...] = ()) -> None:
         batch = list(batch_info)
-        plan = self._boxes(batch, out) if batch else None
+        plan = self._plan(batch, out, "reads")
         if plan is None:
-            if self._why_not:
-                log.debug("zgpu.zarr: zarr-python's pipeline reads: %s", self._why_not)
             return await self.fallback.read(batch, out, drop_axes)
         arr, boxes = plan
         dest = out._data
@@ -225,10 +230,8 @@ class ZgpuCodecPipeline(CodecPipeline):
         batch = list(batch_info)
         # (a read-only store: zarr-python's pipeline, whose store refuses the write as zarr-python does)
         writable = not getattr(self.store, "read_only", False)
-        plan = self._boxes(batch, value) if batch and not drop_axes and writable else None
+        plan = self._plan(batch, value, "writes", eligible=not drop_axes and writable)
         if plan is None:
-            if self._why_not:
-                log.debug("zgpu.zarr: zarr-python's pipeline writes: %s", self._why_not)
             return await self.fallback.write(batch, value, drop_axes)
         arr, boxes = plan
         src = value._data

@@ -349,23 +349,49 @@ static zgpu_context *context_with(zgpu_switch partial) {
     return ctx;
 }
 
+/* The metadata of a uint16 array of one chunk (shape: "d0, d1, ..."), bytes then `codec`. */
+static void one_chunk_meta(char *meta, size_t n, const char *shape, const char *codec) {
+    snprintf(meta, n,
+             "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [%s], \"data_type\": \"uint16\", "
+             "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [%s]}}, "
+             "\"chunk_key_encoding\": {\"name\": \"default\"}, \"fill_value\": 0, \"codecs\": [{\"name\": \"bytes\", "
+             "\"configuration\": {\"endian\": \"little\"}}, %s]}",
+             shape, shape, codec);
+}
+
+/* A new array at path (metadata meta) in a context of its own; NULL (nothing to free) when either fails. */
+static zgpu_array *array_at(const char *path, const char *meta, zgpu_context **ctx) {
+    *ctx = NULL;
+    CHECK_OK(zgpu_context_create(NULL, ctx));
+    zgpu_array *a = NULL;
+    if (*ctx) CHECK_OK(zgpu_array_create(*ctx, path, meta, 1, &a));
+    if (!a) {
+        zgpu_context_free(*ctx);
+        *ctx = NULL;
+    }
+    return a;
+}
+
+/* With partial_decode off every read of a chunk reads and checks it whole: one of a damaged chunk fails, whatever
+ * part of it the read needs. */
+static void whole_read_fails(const char *path, const uint64_t *start, const uint64_t *count, void *box) {
+    zgpu_context *whole = context_with(ZGPU_SWITCH_OFF);
+    zgpu_array *b = NULL;
+    CHECK_OK(zgpu_array_open(whole, path, &b));
+    if (b) CHECK(zgpu_array_read(b, start, count, box, NULL) == ZGPU_ERR_CORRUPT_DATA);
+    zgpu_array_close(b);
+    zgpu_context_free(whole);
+}
+
 static void ranged_reads(const char *dir) {
     char path[512], meta[2048], file[600];
     snprintf(path, sizeof path, "%s/ranged", dir);
-    snprintf(meta, sizeof meta,
-             "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [64, 64, 64], \"data_type\": \"uint16\", "
-             "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [64, 64, 64]}}, "
-             "\"chunk_key_encoding\": {\"name\": \"default\"}, \"fill_value\": 0, \"codecs\": [{\"name\": \"bytes\", "
-             "\"configuration\": {\"endian\": \"little\"}}, {\"name\": \"blosc\", \"configuration\": {\"cname\": "
-             "\"lz4\", \"clevel\": 5, \"shuffle\": \"shuffle\", \"typesize\": 2, \"blocksize\": 65536}}]}");
+    one_chunk_meta(meta, sizeof meta, "64, 64, 64",
+                   "{\"name\": \"blosc\", \"configuration\": {\"cname\": \"lz4\", \"clevel\": 5, \"shuffle\": "
+                   "\"shuffle\", \"typesize\": 2, \"blocksize\": 65536}}");
     zgpu_context *ctx = NULL;
-    CHECK_OK(zgpu_context_create(NULL, &ctx));
-    zgpu_array *a = NULL;
-    CHECK_OK(zgpu_array_create(ctx, path, meta, 1, &a));
-    if (!a) {
-        zgpu_context_free(ctx);
-        return;
-    }
+    zgpu_array *a = array_at(path, meta, &ctx);
+    if (!a) return;
     uint16_t *all = malloc(64 * 64 * 64 * 2), *box = malloc(64 * 64 * 2);
     uint32_t stored = 0, nblocks = 0;
     for (uint64_t i = 0; i < 64 * 64 * 64; i++) all[i] = array_value(i / 4096, (i / 64) % 64, i % 64);
@@ -401,13 +427,7 @@ static void ranged_reads(const char *dir) {
     zgpu_status st = zgpu_array_read(a, plane63, one_plane, box, NULL);
     CHECK(st == ZGPU_ERR_CORRUPT_DATA);
     CHECK_MSG(strstr(zgpu_last_error(), "c/0/0/0") && strstr(zgpu_last_error(), "blosc: block"), "%s", zgpu_last_error());
-    /* partial_decode off: every read of the chunk reads and checks it whole */
-    zgpu_context *whole = context_with(ZGPU_SWITCH_OFF);
-    zgpu_array *b = NULL;
-    CHECK_OK(zgpu_array_open(whole, path, &b));
-    if (b) CHECK(zgpu_array_read(b, plane0, one_plane, box, NULL) == ZGPU_ERR_CORRUPT_DATA);
-    zgpu_array_close(b);
-    zgpu_context_free(whole);
+    whole_read_fails(path, plane0, one_plane, box);
 out:
     free(all);
     free(box);
@@ -421,20 +441,11 @@ out:
 static void prefix_reads(const char *dir) {
     char path[512], meta[2048], file[600];
     snprintf(path, sizeof path, "%s/prefix", dir);
-    snprintf(meta, sizeof meta,
-             "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [4, 256, 256], \"data_type\": \"uint16\", "
-             "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [4, 256, 256]}}, "
-             "\"chunk_key_encoding\": {\"name\": \"default\"}, \"fill_value\": 0, \"codecs\": [{\"name\": \"bytes\", "
-             "\"configuration\": {\"endian\": \"little\"}}, {\"name\": \"zstd\", \"configuration\": {\"level\": 3, "
-             "\"checksum\": false}}]}");
+    one_chunk_meta(meta, sizeof meta, "4, 256, 256",
+                   "{\"name\": \"zstd\", \"configuration\": {\"level\": 3, \"checksum\": false}}");
     zgpu_context *ctx = NULL;
-    CHECK_OK(zgpu_context_create(NULL, &ctx));
-    zgpu_array *a = NULL;
-    CHECK_OK(zgpu_array_create(ctx, path, meta, 1, &a));
-    if (!a) {
-        zgpu_context_free(ctx);
-        return;
-    }
+    zgpu_array *a = array_at(path, meta, &ctx);
+    if (!a) return;
     const size_t n = 4 * 256 * 256;
     uint16_t *all = malloc(n * 2), *box = malloc(256 * 256 * 2);
     for (size_t i = 0; i < n; i++) all[i] = value_at(i);
@@ -474,12 +485,7 @@ static void prefix_reads(const char *dir) {
     zgpu_status st = zgpu_array_read(a, plane3, one_plane, box, NULL);
     CHECK(st == ZGPU_ERR_CORRUPT_DATA);
     CHECK_MSG(strstr(zgpu_last_error(), "c/0/0/0") && strstr(zgpu_last_error(), "zstd"), "%s", zgpu_last_error());
-    zgpu_context *whole = context_with(ZGPU_SWITCH_OFF);
-    zgpu_array *b = NULL;
-    CHECK_OK(zgpu_array_open(whole, path, &b));
-    if (b) CHECK(zgpu_array_read(b, plane0, one_plane, box, NULL) == ZGPU_ERR_CORRUPT_DATA);
-    zgpu_array_close(b);
-    zgpu_context_free(whole);
+    whole_read_fails(path, plane0, one_plane, box);
 out:
     free(all);
     free(box);
