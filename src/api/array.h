@@ -23,7 +23,8 @@ struct zgpu_context {
     struct zg_http_client *http;   /* shared by every remote store of the context: one pool of connections */
     struct zg_chunk_cache *cache;  /* decoded chunks (opts.cache_bytes; cache/chunk_cache.h); NULL when off */
     struct zg_chunk_cache *shard_indexes; /* decoded shard indexes of remote arrays with their shards' ETags
-                                   * (remote.shard_index_cache_bytes; plan/plan.c); NULL when off */
+                                   * (remote.shard_index_cache_bytes; plan/plan.c), made with `http`; NULL when off
+                                   * or before the first remote store */
 };
 
 struct zgpu_array {

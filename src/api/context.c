@@ -6,7 +6,6 @@
 
 #include "api/array.h"
 #include "cache/chunk_cache.h"
-#include "plan/plan.h"
 #include "device/device.h"
 #include "common/env.h"
 #include "common/status.h"
@@ -170,13 +169,6 @@ ZGPU_API zgpu_status zgpu_context_create(const zgpu_context_options *opts, zgpu_
     if (st == ZGPU_OK && ctx->opts.cache_bytes && !(ctx->cache = zg_chunk_cache_create(ctx->opts.cache_bytes))) {
         zg_pool_free(ctx->pool);
         st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for the chunk cache");
-    }
-    const long long index_bytes = ctx->remote.shard_index_cache_bytes;
-    if (st == ZGPU_OK && index_bytes >= 0 &&
-        !(ctx->shard_indexes = zg_chunk_cache_create(index_bytes ? (size_t)index_bytes : ZG_SHARD_INDEX_CACHE_DEFAULT))) {
-        zg_chunk_cache_free(ctx->cache);
-        zg_pool_free(ctx->pool);
-        st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for the shard index cache");
     }
     if (st != ZGPU_OK) {
         pthread_mutex_destroy(&ctx->device_lock);

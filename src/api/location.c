@@ -7,13 +7,20 @@
 #include "api/array.h"
 #include "store/remote.h"
 #include "store/url.h"
+#include "cache/chunk_cache.h"
 #include "common/status.h"
+#include "plan/plan.h"
 
-/* The context's HTTP client, made at the first remote store. */
+/* The context's HTTP client, made at the first remote store, and its shard index cache (plan/plan.c; made here, not
+ * with the context: a cache in the process makes every writer work out what it invalidates). */
 static zgpu_status context_client(zgpu_context *ctx, zg_http_client **out) {
     pthread_mutex_lock(&ctx->remote_lock);
     zgpu_status st = ZGPU_OK;
-    if (!ctx->http) {
+    const long long index_bytes = ctx->remote.shard_index_cache_bytes;
+    if (!ctx->shard_indexes && index_bytes >= 0 &&
+        !(ctx->shard_indexes = zg_chunk_cache_create(index_bytes ? (size_t)index_bytes : ZG_SHARD_INDEX_CACHE_DEFAULT)))
+        st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for the shard index cache");
+    if (st == ZGPU_OK && !ctx->http) {
         const zgpu_remote_options *r = &ctx->remote;
         zg_http_client_options o;
         zg_http_client_options_init(&o);
