@@ -10,6 +10,8 @@
 #   make test-long  make test with those suites whole under ASan too, the whole hostile-input suite, 50 kill -9
 #                   rounds per fault scenario (ZGPU_FAULT_ROUNDS), and CUDA built for every current GPU
 #   make test-fast  build + ctest only
+#   make wheel      the CPU wheel for pip (manylinux, its libraries bundled) in dist/; make test-wheel also installs
+#                   it into a fresh venv and runs the Python tests against it
 #   make demo       build, write a sample array, read it back (GPU if present) and report the speed
 #   make bench      CPU read-all benchmark vs tensorstore and zarr-python (BENCH_ARGS="--planes 64" for a quick run)
 #   make fuzz       libFuzzer targets (clang) in build-fuzz/; FUZZ_SECONDS=60 also runs each that long
@@ -48,7 +50,7 @@ CMAKE_HOST_ONLY := -DZGPU_WERROR=ON -DZGPU_CUDA=OFF
 # regenerate the build tree the other is testing).
 STAGE_PRE := $(if $(ZGPU_TEST_BUILT),,deps build)
 
-.PHONY: all deps build python test test-long test-fast test-unit test-interop test-python test-hostile test-remote test-zarr-suite \
+.PHONY: all deps build python test test-long test-fast test-unit test-interop test-python test-hostile test-remote test-zarr-suite wheel test-wheel \
         test-asan demo bench fuzz clean
 
 all: build
@@ -156,6 +158,14 @@ test: deps
 test-long:
 	@ZGPU_FAULT_ROUNDS=$${ZGPU_FAULT_ROUNDS:-50} $(MAKE) --no-print-directory test ASAN_SAMPLE=1 ZGPU_CUDA_ARCHS= \
 	  ZGPU_HOSTILE=full
+
+# The CPU wheel (manylinux, the shared libraries bundled) into dist/; test-wheel installs it into a fresh venv and
+# runs python/tests against it (scripts/build-wheel.sh).
+wheel:
+	bash scripts/build-wheel.sh
+
+test-wheel:
+	bash scripts/build-wheel.sh --test
 
 test-fast: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(CTEST_JOBS)

@@ -92,4 +92,18 @@ class BinaryDistribution(Distribution):
         return True
 
 
-setup(cmdclass={"build_py": BuildPyWithLib}, distclass=BinaryDistribution)
+try:
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:  # (setuptools < 70.1)
+    from wheel.bdist_wheel import bdist_wheel
+
+
+class BdistWheelAnyPython(bdist_wheel):
+    """The package loads libzgpu through ctypes, with no extension module: one wheel serves every Python 3 of the
+    platform (py3-none-<platform>; scripts/build-wheel.sh makes it manylinux)."""
+
+    def get_tag(self):
+        return ("py3", "none", super().get_tag()[2])
+
+
+setup(cmdclass={"build_py": BuildPyWithLib, "bdist_wheel": BdistWheelAnyPython}, distclass=BinaryDistribution)
