@@ -42,7 +42,7 @@ class ZgpuBackendArray(BackendArray):
     def __getitem__(self, key: indexing.ExplicitIndexer) -> Any:
         return indexing.explicit_indexing_adapter(key, self.shape, indexing.IndexingSupport.VECTORIZED, self._raw)
 
-    def _raw(self, key: Tuple[Any, ...]) -> Any:
+    def _raw(self, key: Any) -> Any:
         if isinstance(key, indexing.VectorizedIndexer):
             return self.array.vindex[key.tuple]
         if isinstance(key, indexing.OuterIndexer):
