@@ -221,13 +221,14 @@ def blocks(selection: Any, shape: Shape, chunks: Shape) -> Tuple[slice, ...]:
 
 
 # ---- reading and writing the boxes --------------------------------------------------------------------------
-def _region_args(boxes: Boxes, base: int, itemsize: int) -> Tuple[Any, Any, Any]:
-    n, nd = len(boxes.starts), boxes.ndim
+def _region_args(box_starts: Sequence[Sequence[int]], box_counts: Sequence[Sequence[int]], nd: int, base: int,
+                 itemsize: int) -> Tuple[Any, Any, Any]:
+    n = len(box_starts)
     starts = (ctypes.c_uint64 * max(1, n * nd))()
     counts = (ctypes.c_uint64 * max(1, n * nd))()
     outs = (ctypes.c_void_p * max(1, n))()
     at = 0
-    for i, (s, c) in enumerate(zip(boxes.starts, boxes.counts)):
+    for i, (s, c) in enumerate(zip(box_starts, box_counts)):
         for d in range(nd):
             starts[i * nd + d] = s[d]
             counts[i * nd + d] = c[d]
@@ -236,18 +237,24 @@ def _region_args(boxes: Boxes, base: int, itemsize: int) -> Tuple[Any, Any, Any]
     return starts, counts, outs
 
 
-def read_boxes_host(handle: Any, boxes: Boxes, dtype: np.dtype) -> List[np.ndarray]:
-    """Every box, read in one batch, as flat arrays (views of one buffer)."""
-    sizes = boxes.sizes()
+def read_regions_host(handle: Any, box_starts: Sequence[Sequence[int]], box_counts: Sequence[Sequence[int]],
+                      nd: int, dtype: np.dtype) -> List[np.ndarray]:
+    """Boxes (starts, counts: one row each) read in one batch, as flat arrays (views of one buffer)."""
+    sizes = [math.prod(c) for c in box_counts]
     buf = np.empty(max(1, sum(sizes)), dtype)
-    if boxes.starts:
-        starts, counts, outs = _region_args(boxes, buf.ctypes.data, dtype.itemsize)
+    if sizes:
+        starts, counts, outs = _region_args(box_starts, box_counts, nd, buf.ctypes.data, dtype.itemsize)
         _capi.check(lib.zgpu_array_read_regions(handle, len(sizes), starts, counts, outs, None, None))
     views, at = [], 0
     for n in sizes:
         views.append(buf[at:at + n])
         at += n
     return views
+
+
+def read_boxes_host(handle: Any, boxes: Boxes, dtype: np.dtype) -> List[np.ndarray]:
+    """Every box of a selection, read in one batch, as flat arrays."""
+    return read_regions_host(handle, boxes.starts, boxes.counts, boxes.ndim, dtype)
 
 
 def gather_host(boxes: Boxes, views: List[np.ndarray], out_shape: Shape, dtype: np.dtype) -> np.ndarray:
@@ -264,7 +271,7 @@ def read_boxes_device(handle: Any, boxes: Boxes, dtype: np.dtype, device: int, s
     with cp.cuda.Device(device):
         buf = cp.empty(max(1, sum(sizes)), dtype)
     if boxes.starts:
-        starts, counts, outs = _region_args(boxes, buf.data.ptr, dtype.itemsize)
+        starts, counts, outs = _region_args(boxes.starts, boxes.counts, boxes.ndim, buf.data.ptr, dtype.itemsize)
         _capi.check(lib.zgpu_array_read_regions_device(handle, len(sizes), starts, counts, outs, None,
                                                        ctypes.c_void_p(stream), None, None))
     return buf

@@ -719,6 +719,10 @@ class Array:
         array, the shard grid, as in zarr-python): ``a.blocks[1, :2]`` is chunk row 1, chunk columns 0 and 1."""
         return _Indexer(self, "blocks")
 
+    def _block_slices(self, selection: Any) -> Tuple[slice, ...]:
+        """A block selection's element slices: zarr-python's blocks are the stored objects (shards if sharded)."""
+        return _fancy.blocks(selection, self.shape, self.shards or self.chunks)
+
     def _fancy_boxes(self, kind: str, selection: Any) -> Tuple[Tuple[int, ...], "_fancy.Boxes"]:
         chunks = self.chunks
         if kind == "oindex":
@@ -729,7 +733,7 @@ class Array:
                     stream: Any = None, dtype: Any = None, scale: Optional[float] = None,
                     offset: Optional[float] = None, clamp: Any = None) -> Any:
         if kind == "blocks":
-            return self.read(_fancy.blocks(selection, self.shape, self.shards or self.chunks), device=device, out=out,
+            return self.read(self._block_slices(selection), device=device, out=out,
                              stream=stream, dtype=dtype, scale=scale, offset=offset, clamp=clamp)
         if out is not None or dtype is not None or scale is not None or offset is not None or clamp is not None:
             raise TypeError("out=, dtype=, scale=, offset= and clamp= apply to basic, block and batch selections; "
@@ -748,7 +752,7 @@ class Array:
         if self._read_only:
             raise ReadOnlyError("array %r was opened read-only (mode='r')" % self._path)
         if kind == "blocks":
-            return self.write(_fancy.blocks(selection, self.shape, self.shards or self.chunks), value)
+            return self.write(self._block_slices(selection), value)
         value = _to_host(value)
         shape, boxes = self._fancy_boxes(kind, selection)
         with self._lock.exclusive():  # read-merge-write of the boxes, as one step for this handle

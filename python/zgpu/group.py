@@ -55,8 +55,8 @@ class Group:
         self._read_only = read_only
 
     @classmethod
-    def _open(cls, path: Any, read_only: bool = False) -> "Group":
-        ctx = config.context()
+    def _open(cls, path: Any, read_only: bool = False, ctx: Optional[Context] = None) -> "Group":
+        ctx = ctx or config.context()
         h = ctypes.c_void_p()
         _capi.check(lib.zgpu_group_open(ctx.handle, _capi.path_bytes(path), ctypes.byref(h)))
         return cls(h, ctx, os.fspath(path), read_only)
@@ -227,7 +227,4 @@ class Group:
 
 def _unpickle_group(path: str, read_only: bool, settings: Dict[str, Any]) -> Group:
     from ._context import context_like
-    ctx = context_like(settings)
-    h = ctypes.c_void_p()
-    _capi.check(lib.zgpu_group_open(ctx.handle, _capi.path_bytes(path), ctypes.byref(h)))
-    return Group(h, ctx, path, read_only)
+    return Group._open(path, read_only, context_like(settings))

@@ -209,11 +209,9 @@ class ZgpuCodecPipeline(CodecPipeline):
 
         def run() -> None:
             from . import _fancy
-            b = _fancy.Boxes(arr.ndim)
-            for start, count, _, _ in boxes:
-                b.add(start, count, np.empty(0, np.int64), np.empty(0, np.int64))
             with arr._lock.shared():
-                views = _fancy.read_boxes_host(arr._h(), b, arr.dtype)
+                views = _fancy.read_regions_host(arr._h(), [b[0] for b in boxes], [b[1] for b in boxes], arr.ndim,
+                                                 arr.dtype)
             for (start, count, out_sel, chunk_sel), v in zip(boxes, views):
                 tile = v.reshape(count)
                 # the chunk selection's integer axes stay as length-1 axes in the box: dropped as zarr drops them

@@ -36,6 +36,17 @@ zgpu_status zg_store_get_text(zg_store *s, const char *key, char **text, size_t 
     return ZGPU_OK;
 }
 
+zgpu_status zg_store_get_json(zg_store *s, const char *key, zj_value **out) {
+    char *text = NULL;
+    size_t len = 0;
+    *out = NULL;
+    ZG_FORWARD(zg_store_get_text(s, key, &text, &len));
+    if (!text) return ZGPU_OK;
+    zgpu_status st = zj_parse(text, len, key, out);
+    free(text);
+    return st;
+}
+
 static zgpu_status write_text(zg_store *s, const char *key, char *text) {
     if (!text) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory serialising %s", key);
     zgpu_status st = s->vt->set(s, key, text, strlen(text));

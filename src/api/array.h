@@ -72,6 +72,8 @@ zgpu_status zg_store_node_kind(zg_store *s, int *kind, int *format);
  *  overwrite is 0, else its objects deleted. `where` names the node for messages. */
 zgpu_status zg_remote_clear_node(zg_store *s, int overwrite, const char *where);
 zgpu_status zg_store_get_text(zg_store *s, const char *key, char **text, size_t *len);
+/** zg_store_get_text parsed as JSON (messages name the key); *out = NULL when absent. */
+zgpu_status zg_store_get_json(zg_store *s, const char *key, zj_value **out);
 /** zgpu_array_open with the array's document fetched already: zarr.json (v2 = 0), or .zarray (v2 = 1; .zattrs
  *  is read here). For zgpu_context_open_node, which fetches a node's document once whatever the node is. */
 zgpu_status zg_array_open_doc(zgpu_context *ctx, const char *path, const char *text, size_t len, int v2,

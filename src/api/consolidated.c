@@ -30,17 +30,6 @@ static int split_parent(const char *loc, char **parent, const char **name) {
     return 1;
 }
 
-static zgpu_status read_json(zg_store *s, const char *key, zj_value **out) {
-    char *text = NULL;
-    size_t len = 0;
-    *out = NULL;
-    ZG_FORWARD(zg_store_get_text(s, key, &text, &len));
-    if (!text) return ZGPU_OK;
-    zgpu_status st = zj_parse(text, len, key, out);
-    free(text);
-    return st;
-}
-
 static zgpu_status write_json(zg_store *s, const char *key, const zj_value *v) {
     char *text = zj_write(v, 2);
     if (!text) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
@@ -64,21 +53,21 @@ static void docs_free(node_docs *d) {
 
 static zgpu_status read_docs(zg_store *s, node_docs *d) {
     memset(d, 0, sizeof *d);
-    ZG_FORWARD(read_json(s, "zarr.json", &d->main));
+    ZG_FORWARD(zg_store_get_json(s, "zarr.json", &d->main));
     if (d->main) {
         const char *nt = zj_string(zj_get(d->main, "node_type"));
         d->format = 3;
         d->group = nt && !strcmp(nt, "group");
         return ZGPU_OK;
     }
-    ZG_FORWARD(read_json(s, ".zarray", &d->main));
+    ZG_FORWARD(zg_store_get_json(s, ".zarray", &d->main));
     if (!d->main) {
-        ZG_FORWARD(read_json(s, ".zgroup", &d->main));
+        ZG_FORWARD(zg_store_get_json(s, ".zgroup", &d->main));
         d->group = d->main != NULL;
     }
     if (!d->main) return ZGPU_OK;
     d->format = 2;
-    zgpu_status st = read_json(s, ".zattrs", &d->attrs);
+    zgpu_status st = zg_store_get_json(s, ".zattrs", &d->attrs);
     if (st == ZGPU_OK && !d->attrs && !(d->attrs = zj_new_object())) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
     return st;
 }
@@ -148,7 +137,7 @@ static zgpu_status consolidated_of(zg_store *s, int format, zj_value **holder, z
     zgpu_status st;
     if (format == 3) {
         *key = "zarr.json";
-        st = read_json(s, "zarr.json", holder);
+        st = zg_store_get_json(s, "zarr.json", holder);
         const char *nt = *holder ? zj_string(zj_get(*holder, "node_type")) : NULL;
         *is_group = nt && !strcmp(nt, "group");
         zj_value *m = *is_group ? zj_get(zj_get(*holder, "consolidated_metadata"), "metadata") : NULL;
@@ -157,7 +146,7 @@ static zgpu_status consolidated_of(zg_store *s, int format, zj_value **holder, z
         uint64_t size;
         *key = ".zmetadata";
         st = s->vt->size(s, ".zgroup", &size, is_group);
-        if (st == ZGPU_OK && *is_group) st = read_json(s, ".zmetadata", holder);
+        if (st == ZGPU_OK && *is_group) st = zg_store_get_json(s, ".zmetadata", holder);
         zj_value *m = *holder ? zj_get(*holder, "metadata") : NULL;
         if (m && m->type == ZJ_OBJECT) *md = m;
     }
@@ -274,7 +263,7 @@ zgpu_status zg_consolidate_group(zgpu_group *g) {
     if (st == ZGPU_OK) st = collect(g->ctx, g->path, "", format, md, 0);
     zj_value *holder = NULL;
     if (st == ZGPU_OK && format == 3) {
-        st = read_json(g->store, "zarr.json", &holder);
+        st = zg_store_get_json(g->store, "zarr.json", &holder);
         if (st == ZGPU_OK && !holder) st = zg_error(ZGPU_ERR_NOT_FOUND, "group '%s': zarr.json is gone", g->path);
         zj_value *cm = st == ZGPU_OK ? empty_consolidated() : NULL;
         if (st == ZGPU_OK && !cm) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");

@@ -14,12 +14,8 @@
  * since this handle read it) */
 static zgpu_status fresh_consolidated(zgpu_group *g) {
     if (g->meta.zarr_format != 3) return ZGPU_OK;
-    char *text = NULL;
-    size_t len = 0;
-    ZG_FORWARD(zg_store_get_text(g->store, "zarr.json", &text, &len));
     zj_value *v = NULL;
-    zgpu_status st = text ? zj_parse(text, len, "zarr.json", &v) : ZGPU_OK;
-    free(text);
+    zgpu_status st = zg_store_get_json(g->store, "zarr.json", &v);
     zj_value *cm = st == ZGPU_OK ? zj_get(v, "consolidated_metadata") : NULL;
     if (cm) {
         zj_value *c = zj_clone(cm);
@@ -306,12 +302,7 @@ static zgpu_status consolidated_members(const zgpu_group *g, zj_value **out) {
     if (g->meta.zarr_format == 3) {
         md = zj_get(zj_get(g->meta.doc, "consolidated_metadata"), "metadata");
     } else {
-        char *text = NULL;
-        size_t len = 0;
-        ZG_FORWARD(zg_store_get_text(g->store, ".zmetadata", &text, &len));
-        zgpu_status st = text ? zj_parse(text, len, ".zmetadata", &v2doc) : ZGPU_OK;
-        free(text);
-        ZG_FORWARD(st);
+        ZG_FORWARD(zg_store_get_json(g->store, ".zmetadata", &v2doc));
         md = zj_get(v2doc, "metadata");
     }
     zgpu_status st = ZGPU_OK;
@@ -414,20 +405,7 @@ ZGPU_API zgpu_status zgpu_group_consolidate(zgpu_group *g) {
     zgpu_status st = zg_consolidate_group(g);
     if (st != ZGPU_OK) return st;
     /* this handle's own document carries it from now on (written back as it is by the next attribute change) */
-    if (g->meta.zarr_format == 3) {
-        char *text = NULL;
-        size_t len = 0;
-        ZG_FORWARD(zg_store_get_text(g->store, "zarr.json", &text, &len));
-        zj_value *v = NULL;
-        st = text ? zj_parse(text, len, "zarr.json", &v) : ZGPU_OK;
-        free(text);
-        zj_value *cm = zj_get(v, "consolidated_metadata");
-        if (st == ZGPU_OK && cm) {
-            zj_value *c = zj_clone(cm);
-            st = c ? zj_set(g->meta.doc, "consolidated_metadata", c) : zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
-        }
-        zj_free(v);
-    }
+    st = fresh_consolidated(g);
     /* the groups above this one that consolidate see its new document */
     return st == ZGPU_OK ? zg_consolidated_changed(g->ctx, g->path, ZG_NODE_WRITTEN) : st;
 }

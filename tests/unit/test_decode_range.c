@@ -333,9 +333,6 @@ static void array_boxes(zgpu_context *ctx, const char *dir) {
     free(box);
 }
 
-/* A blosc chunk needed in part is read in part: a plane of a 4-block chunk reads its header, block starts and one
- * block; a fault in a block the read does not need does not fail it, one in a block it needs does (naming the
- * chunk), and with partial_decode off the whole chunk is read and checked again. */
 /* A context whose tuning sets partial_decode. */
 static zgpu_context *context_with(zgpu_switch partial) {
     zgpu_tuning t;
@@ -383,6 +380,9 @@ static void whole_read_fails(const char *path, const uint64_t *start, const uint
     zgpu_context_free(whole);
 }
 
+/* A blosc chunk needed in part is read in part: a plane of a 4-block chunk reads its header, block starts and one
+ * block; a fault in a block the read does not need does not fail it, one in a block it needs does (naming the
+ * chunk), and with partial_decode off the whole chunk is read and checked again. */
 static void ranged_reads(const char *dir) {
     char path[512], meta[2048], file[600];
     snprintf(path, sizeof path, "%s/ranged", dir);
