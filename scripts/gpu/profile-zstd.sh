@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # On the GPU machine: build test_gpu_zstd, run its cases, then time the decoder's kernels (ZGPU_PROFILE) on
 # batches of $COPIES (64; a list: 1,8,64) copies of one chunk of each benchmark volume (tuning aid; needs only
-# .gpudeps and shared/ carried). SAMPLES_ONLY=1 skips the test's cases; SANITIZE=1 adds compute-sanitizer runs.
+# .gpudeps and shared/ carried). SAMPLES_ONLY=1 skips the test's cases; SANITIZE=1 adds compute-sanitizer runs;
+# BLOCK_TIMES=1 prints when each K3b block of a one-frame batch ended (us after the kernel's start).
 set -o pipefail
 D=$PWD/.gpudeps B=/tmp/zgpu-build OUT=${OUT:-/tmp/zgpu-out}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH=$D/usr/lib/x86_64-linux-gnu:$D/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DZGPU_CUDA=ON -DCMAKE_PREFIX_PATH=$D/usr -DCMAKE_INCLUDE_PATH=$D/usr/include \
+cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DZGPU_CUDA=ON ${BLOCK_TIMES:+-DCMAKE_CUDA_FLAGS=-DZG_ZD_BLOCK_TIMES} -DCMAKE_PREFIX_PATH=$D/usr -DCMAKE_INCLUDE_PATH=$D/usr/include \
     -DCMAKE_LIBRARY_PATH="$D/usr/lib/x86_64-linux-gnu;$D/lib/x86_64-linux-gnu" > $OUT/cmake.log 2>&1 || { tail -30 $OUT/cmake.log; exit 1; }
 cmake --build $B -j16 --target test_gpu_zstd > $OUT/build.log 2>&1 || { grep error $OUT/build.log | head; exit 1; }
 python3 - <<'PY'

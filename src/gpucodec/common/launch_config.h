@@ -89,10 +89,10 @@ zg_lc_dims zg_lc_lz4_decode(const zg_gpu_limits *L, size_t n);
 #define ZG_LC_ZD_FRAME_THREADS 128u /* K2, K4: a thread a frame */
 /* static shared memory: K1's FSE tables (512 + 512 + 256 cells of 4 bytes, 3 x 64 scratch halves); K1h's
  * decoding table (2^11 halves), symbol starts (256 halves) and its lanes' rings (32 x 8 x 16 bytes); K3b's ticket
- * and the starts of the frame's last 1024 blocks before it (with 3 words) */
+ * and the starts of the frame's last 1024 blocks before it (with 3 words), and its window of 4 KiB of output */
 #define ZG_LC_ZD_K1_SMEM ((512u + 512u + 256u) * 4u + 3u * 64u * 2u)
 #define ZG_LC_ZD_K1H_SMEM ((1u << 11) * 2u + 256u * 2u + ZG_LC_ZD_HUF_THREADS * 8u * 16u)
-#define ZG_LC_ZD_K3B_SMEM (4u + (3u + 1024u) * 4u)
+#define ZG_LC_ZD_K3B_SMEM (4u + (3u + 1024u) * 4u + 4096u)
 typedef struct zg_lc_zstd {
     zg_lc_dims k1, k1h, k2, k3a, k3b, k4;
 } zg_lc_zstd;

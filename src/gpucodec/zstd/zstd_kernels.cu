@@ -10,6 +10,16 @@ namespace {
 
 __constant__ zg_zd_consts kConsts = ZG_ZD_CONSTS_INIT;
 
+#ifdef ZG_ZD_BLOCK_TIMES /* tuning aid (scripts/gpu/profile-zstd.sh BLOCK_TIMES=1): each K3b block's start and end */
+constexpr uint32_t kTimesMax = 1024;
+__device__ unsigned long long g_times[kTimesMax][2];
+__device__ __forceinline__ unsigned long long gtimer() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+#endif
+
 constexpr unsigned kFull = 0xffffffffu;
 
 // Loads: CG (through L2 only) for output bytes other warps may have written, plain for everything else.
@@ -622,19 +632,134 @@ __device__ void copy_matches(const DP &out, zg_zd_seq *seq, uint32_t i, const zg
     if (mine) *(volatile uint32_t *)&seq[i].ml = m.ml | kDone;
 }
 
+// ---- K3b's matches in order, through a window of the block's last kWin output bytes in shared memory
+// A label volume's first plane is thousands of short matches each reading the bytes the one before wrote (cell
+// values repeated at offset 4, rows at offset ~1 KiB): copied in rounds through global memory, each link cost a
+// round trip to L2 and a fence (3,500 links a block, 6.3 ms of K3b for one 16 MiB frame on an H100). Here the warp
+// takes the block's remaining sequences one by one, in order: a match whose source lies in the window is read from
+// shared memory (each byte k of it is byte k mod offset of its source: no lane waits for another's byte), written
+// there and to the output; others (sources in earlier blocks, long matches) go through global memory as before,
+// and the window is refilled from what they wrote. Literal runs (final since K3a) are loaded for a group of 32
+// sequences at once, a lane each. Matches through global memory are marked copied at once, the others a group at
+// a time, after one fence.
+constexpr uint32_t kWin = 4096, kWinMask = kWin - 1;
+constexpr uint32_t kLitCarry = 8; /* literal bytes a lane loads ahead for its sequence; longer runs are read then */
+static_assert((kWin & kWinMask) == 0, "the window is a ring of a power of two bytes");
+
+// Output bytes [a, b) (final) into the window: only the last kWin of them are kept.
+template <class DP> __device__ void win_fill(const DP &out, uint8_t *win, uint32_t a, uint32_t b, int lane) {
+    if (b - a > kWin) a = b - kWin;
+    for (uint32_t p = a + (uint32_t)lane; p < b; p += 32) win[p & kWinMask] = __ldcg(out.at(p));
+}
+
+// The block's sequences from `from` on (every one before it copied, so every byte of the block before the first
+// of them is final), whole warp.
+template <class DP>
+__device__ void block_matches_in_order(const DP &out, const earlier &E, const zg_zd_block *blocks, const zg_zd_bres *res,
+                                       zg_zd_seq *seq, uint32_t nseq, uint32_t from, uint32_t bstart, uint8_t *win,
+                                       int lane) {
+    if (from >= nseq) return;
+    /* where sequence `from`'s literals start: the end of the match before it, or the block's start */
+    uint32_t pos = bstart;
+    if (from) pos = seq[from - 1].ll + (*(volatile const uint32_t *)&seq[from - 1].ml & ~kDone);
+    win_fill(out, win, pos - bstart > kWin ? pos - kWin : bstart, pos, lane);
+    __syncwarp();
+    uint32_t final_from = bstart; /* matches of earlier blocks in [final_from, bstart) are known copied */
+    for (uint32_t g = from; g < nseq; g += 32) {
+        const uint32_t i = g + (uint32_t)lane, n = min(32u, nseq - g);
+        zg_zd_seq m = {pos, 0, 1};
+        if (i < nseq) {
+            m = seq[i];
+            m.ml = *(volatile const uint32_t *)&seq[i].ml;
+        }
+        /* my sequence's literal run [lit, m.ll): from the end of the match before */
+        const uint32_t end = m.ll + (m.ml & ~kDone);
+        uint32_t lit = __shfl_up_sync(kFull, end, 1);
+        if (lane == 0) lit = pos;
+        const uint32_t nlit = i < nseq ? m.ll - lit : 0;
+        uint64_t carry = 0; /* (unrolled: the loads go out together, one round trip) */
+        uint8_t cb[kLitCarry];
+#pragma unroll
+        for (uint32_t k = 0; k < kLitCarry; k++) cb[k] = k < nlit && nlit <= kLitCarry ? __ldcg(out.at(lit + k)) : 0;
+#pragma unroll
+        for (uint32_t k = 0; k < kLitCarry; k++) carry |= (uint64_t)cb[k] << (8 * k);
+        for (uint32_t q = 0; q < n; q++) {
+            const uint32_t mp = __shfl_sync(kFull, m.ll, q), mlf = __shfl_sync(kFull, m.ml, q);
+            const uint32_t mo = __shfl_sync(kFull, m.of, q), lp = __shfl_sync(kFull, lit, q);
+            const uint32_t ln = __shfl_sync(kFull, nlit, q);
+            const uint64_t cv = __shfl_sync(kFull, carry, q);
+            if (ln <= kLitCarry) {
+                if ((uint32_t)lane < ln) win[(lp + (uint32_t)lane) & kWinMask] = (uint8_t)(cv >> (8 * lane));
+            } else {
+                win_fill(out, win, lp, mp, lane);
+            }
+            __syncwarp();
+            const uint32_t ml = mlf & ~kDone;
+            if (mlf & kDone) { /* copied by a sweep: final */
+                win_fill(out, win, mp, mp + ml, lane);
+            } else if (mp - mo >= bstart && mo + ml <= kWin) {
+                /* from the window: reads only bytes before mp, writes only from mp on, and ml + mo <= kWin keeps
+                 * the two apart in the ring */
+                const uint32_t src = mp - mo;
+                if (mo >= ml) {
+                    for (uint32_t k = (uint32_t)lane; k < ml; k += 32) {
+                        const uint8_t v = win[(src + k) & kWinMask];
+                        win[(mp + k) & kWinMask] = v;
+                        *out.at(mp + k) = v;
+                    }
+                } else {
+                    for (uint32_t k = (uint32_t)lane; k < ml; k += 32) {
+                        const uint8_t v = win[(src + k % mo) & kWinMask];
+                        win[(mp + k) & kWinMask] = v;
+                        *out.at(mp + k) = v;
+                    }
+                }
+            } else { /* through global memory, as the sweeps copy */
+                const uint32_t a = mp - mo, e = a + min(ml, mo);
+                if (a < bstart && a < final_from) {
+                    const uint32_t ek = min(e, bstart);
+                    wait_matches(E, blocks, res, a, ek, lane);
+                    if (ek == bstart) final_from = a;
+                }
+                wmatch(out, mp, mo, ml, lane);
+                win_fill(out, win, mp, mp + ml, lane);
+                /* marked at once: later blocks (the next plane of a label volume) wait on such matches, and start
+                 * as soon as theirs are copied (marked a group at a time, a plane's link took 76 us, not 30) */
+                __syncwarp();
+                __threadfence();
+                if ((uint32_t)lane == q) *(volatile uint32_t *)&seq[i].ml = m.ml | kDone;
+            }
+            __syncwarp();
+        }
+        pos = __shfl_sync(kFull, end, (int)n - 1);
+        /* the group's copies, then their marks (other blocks wait on them) */
+        __threadfence();
+        if (i < nseq && !(m.ml & kDone)) *(volatile uint32_t *)&seq[i].ml = m.ml | kDone;
+    }
+}
+
 // The matches of each block. First in sweeps over those not yet copied: a sweep copies every match whose source
 // bytes are final (all literals, or copied matches), in any order. The first sweep takes almost every match of
 // low-ratio data (sources of literals only) and the next ones follow its short chains, so such a block never
-// waits for whole earlier blocks. When a sweep copies under a quarter of what was pending (long chains, as in
-// label volumes, which would cost a sweep a link), the rest go in order, 32 at a time, each group waiting for
-// the matches of earlier blocks its sources copy. Thread blocks take tickets in launch order, and ticket t
+// waits for whole earlier blocks. When a sweep copies under a quarter of what was pending (long chains, which
+// would cost a sweep a link), the rest go in order, 32 at a time, each group waiting for the matches of earlier
+// blocks its sources copy. A block of few literals a sequence (label volumes) skips the sweeps and copies its
+// matches one by one through a window in shared memory (block_matches_in_order). Thread blocks take tickets in launch order, and ticket t
 // decodes zstd block order[t] (round robin over the frames, zg_zd_ticket_order): a block depends only on
 // earlier blocks of its frame, which hold smaller tickets and have all started, so every wait ends. Output
 // bytes are read through L2 (__ldcg): L1 is not coherent across SMs.
+constexpr uint32_t kChainLits = 4; /* literal bytes a sequence below which a block's matches go in order at once */
 template <class DP>
 __device__ void block_matches_copy(const DP &out, const earlier &E, const zg_zd_block *blocks, const zg_zd_bres *res,
-                                   const zg_zd_block &b, zg_zd_seq *seq, uint32_t bstart, int lane) {
+                                   const zg_zd_block &b, zg_zd_seq *seq, uint32_t bstart, uint8_t *win, int lane) {
     uint32_t from_group = 0; /* groups before it are all copied */
+    /* A block of few literals a sequence copies its matches mostly from one another (a label volume's first plane:
+     * 174 literal bytes for 3,499 sequences; its other blocks: none for 12): a sweep would find little ready, at two
+     * binary searches in global memory a match, so such a block goes in order from the start. */
+    if (b.lit_n < kChainLits * b.nseq) {
+        block_matches_in_order(out, E, blocks, res, seq, b.nseq, 0, bstart, win, lane);
+        return;
+    }
     for (;;) {
         uint32_t n_pending = 0, n_copied = 0;
         for (uint32_t g = from_group; g < b.nseq; g += 32) {
@@ -660,7 +785,7 @@ __device__ void block_matches_copy(const DP &out, const earlier &E, const zg_zd_
         if (from_group >= b.nseq) return;
         if (4 * n_copied < n_pending) break;
     }
-    /* the rest in order: earlier groups of this block are then all copied */
+    /* the rest in order, 32 at a time: earlier groups of this block are then all copied */
     uint32_t final_from = bstart; /* matches of earlier blocks in [final_from, bstart) are known copied */
     for (uint32_t g = from_group; g < b.nseq; g += 32) {
         const uint32_t i = g + lane;
@@ -703,11 +828,15 @@ __global__ void __launch_bounds__(32) k3b_matches(const zg_zd_block *blocks, con
                                                   int *status, zg_zd_rows rows) {
     __shared__ uint32_t ticket;
     __shared__ earlier E;
-    static_assert(sizeof(ticket) + sizeof(E) == ZG_LC_ZD_K3B_SMEM, "launch_config.h: K3b's shared memory");
+    __shared__ uint8_t win[kWin];
+    static_assert(sizeof(ticket) + sizeof(E) + sizeof(win) == ZG_LC_ZD_K3B_SMEM, "launch_config.h: K3b's shared memory");
     const int lane = threadIdx.x;
     if (lane == 0) ticket = atomicAdd(&sync[0], 1u);
     __syncwarp();
     const uint32_t bi = order[ticket];
+#ifdef ZG_ZD_BLOCK_TIMES
+    if (lane == 0 && bi < kTimesMax) g_times[bi][0] = gtimer();
+#endif
     const zg_zd_block b = blocks[bi];
     const zg_zd_frame fr = frames[b.frame];
     if (status[fr.status_index] != 0) return; /* rejected by K1-K3a: no block of the frame runs */
@@ -720,9 +849,9 @@ __global__ void __launch_bounds__(32) k3b_matches(const zg_zd_block *blocks, con
         for (uint32_t k = E.base + lane; k < bi; k += 32) E.start[k - E.base] = (uint32_t)res[k].out;
         __syncwarp();
         if (fr.mapped == ZG_ZD_MAPPED)
-            block_matches_copy(Rows{(uint8_t *)fr.dst, rows}, E, blocks, res, b, seq, bstart, lane);
+            block_matches_copy(Rows{(uint8_t *)fr.dst, rows}, E, blocks, res, b, seq, bstart, win, lane);
         else
-            block_matches_copy(flat((void *)fr.dst), E, blocks, res, b, seq, bstart, lane);
+            block_matches_copy(flat((void *)fr.dst), E, blocks, res, b, seq, bstart, win, lane);
     }
     /* The block's bytes are final (its literals since K3a, its matches copied by this warp): into their rows.
      * Highly compressible frames (a label volume's long match chains) are latency bound, and these copies of
@@ -730,6 +859,9 @@ __global__ void __launch_bounds__(32) k3b_matches(const zg_zd_block *blocks, con
      * block's copy is left at the end, instead of a scatter pass over everything (0.8 ms a GB). */
     if (fr.mapped == ZG_ZD_MAPPED_AFTER)
         wcopy<true>(Rows{(uint8_t *)fr.place, rows}, bstart, flat((void *)fr.dst), bstart, res[bi].size, lane);
+#ifdef ZG_ZD_BLOCK_TIMES
+    if (lane == 0 && bi < kTimesMax) g_times[bi][1] = gtimer();
+#endif
 }
 
 // ---------------------------------------------------------------- K4: content checksums
@@ -800,6 +932,18 @@ extern "C" cudaError_t zg_zd_decode(const zg_zd_batch *b, cudaStream_t s) {
         for (int i = 0; i < K; i++) cudaEventElapsedTime(&ms[i], ev[i], ev[i + 1]);
         fprintf(stderr, "zstd decoder: %u frames, %u blocks: K1 %.3f K2 %.3f K3a %.3f K3b %.3f K4 %.3f ms\n",
                 b->n_frames, b->n_blocks, ms[0], ms[1], ms[2], ms[3], ms[4]);
+#ifdef ZG_ZD_BLOCK_TIMES
+        if (b->n_frames == 1 && b->n_blocks <= kTimesMax) { /* us from K3b's first block start: start+length */
+            static unsigned long long t[kTimesMax][2];
+            cudaMemcpyFromSymbol(t, g_times, sizeof t);
+            unsigned long long t0 = ~0ull;
+            for (uint32_t i = 0; i < b->n_blocks; i++) t0 = t[i][0] < t0 ? t[i][0] : t0;
+            fprintf(stderr, "zstd K3b blocks:");
+            for (uint32_t i = 0; i < b->n_blocks; i++)
+                fprintf(stderr, " %u:%.0f+%.0f", i, (t[i][0] - t0) * 1e-3, (t[i][1] - t[i][0]) * 1e-3);
+            fprintf(stderr, "\n");
+        }
+#endif
         for (int i = 0; i <= K; i++) cudaEventDestroy(ev[i]);
     }
     return cudaGetLastError();
