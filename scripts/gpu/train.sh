@@ -14,7 +14,7 @@ R=$PWD D=$PWD/.gpudeps B=${B:-/tmp/zgpu-build} OUT=${OUT:-/tmp/zgpu-out} STEPS=$
 mkdir -p "$OUT"
 export ZGPU_NVCOMP_LIB=$R/.nvcomp LD_LIBRARY_PATH=$D/usr/lib/x86_64-linux-gnu:$D/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 export ZGPU_CACHE_DIR=/tmp/zgpu-cache-tests  # (the tests run side by side: the benchmark measures its own model)
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site ${WHL:-.whl}/*.whl
 export PYTHONPATH=/tmp/site:$R/python
 nvidia-smi -L
 if [ "${REUSE:-0}" != 1 ] || [ ! -f $B/lib/libzgpu.so ]; then
