@@ -495,6 +495,14 @@ int cli_cmd_cp(int argc, char **argv) {
 
     int src_fmt = zgpu_array_zarr_format(src);
     if (!fmt) fmt = src_fmt;
+    /* the copy is made from (dtype, itemsize): datetimes would become int64, records raw bytes */
+    const char *dt_name = zgpu_array_dtype_name(src);
+    if (strchr(dt_name, '.') || !strcmp(dt_name, "structured") || !strcmp(dt_name, "string") ||
+        !strcmp(dt_name, "variable_length_bytes")) {
+        cli_err("%s: data type %s is not copied by the zgpu command (copy it with the Python package)", src_path,
+                dt_name);
+        goto fail;
+    }
     dst_spec spec = {.zarr_format = fmt, .ndim = zgpu_array_ndim(src), .dtype = zgpu_array_dtype(src),
                            .itemsize = zgpu_array_itemsize(src), .attributes = src_attrs};
     zgpu_array_shape(src, spec.shape);

@@ -5,6 +5,9 @@
 
 int cli_dtype_from_descr(const char *descr, zgpu_dtype *dt, size_t *itemsize, int *nonnative) {
     int big = 0;
+    /* the library reads datetimes as int64 counts, but a .npy of them would lose its unit here */
+    const char *kind = descr[0] == '<' || descr[0] == '>' || descr[0] == '=' || descr[0] == '|' ? descr + 1 : descr;
+    if (*kind == 'M' || *kind == 'm') return cli_err("unsupported NumPy type: %s (datetimes)", descr);
     zgpu_status s = zgpu_dtype_from_typestr(descr, dt, itemsize, &big);
     if (s != ZGPU_OK) return cli_err("unsupported NumPy type: %s", zgpu_last_error());
     *nonnative = *itemsize > 1 && *dt != ZGPU_RAW && big == cli_host_little_endian();

@@ -255,8 +255,15 @@ ZGPU_API void zgpu_array_chunk_shape(const zgpu_array *array, uint64_t *chunk_sh
 ZGPU_API int zgpu_array_shard_shape(const zgpu_array *array, uint64_t *shard_shape);
 ZGPU_API zgpu_dtype zgpu_array_dtype(const zgpu_array *array);
 ZGPU_API size_t zgpu_array_itemsize(const zgpu_array *array);
-/** Zarr v3 data type name ("uint16", "complex64", "r24"...), also for v2 arrays. */
+/** Zarr v3 data type name ("uint16", "complex64", "r24", "numpy.datetime64", "structured", "string",
+ *  "variable_length_bytes"...), also for v2 arrays. */
 ZGPU_API const char *zgpu_array_dtype_name(const zgpu_array *array);
+/** The NumPy dtype of the elements as reads produce them, as JSON (*json: zgpu_free): a typestring in this host's
+ *  byte order ("<u2", "|b1", "|V3", "<M8[10ms]", "<m8[s]"; "|O" for variable-length strings and bytes), or for a
+ *  v2 structured array its field list as the .zarray stores it (records are read as stored: each field keeps its
+ *  byte order). numpy.datetime64 / timedelta64 arrays report ZGPU_INT64 from zgpu_array_dtype (their values are
+ *  int64 counts of the unit, NaT = INT64_MIN) and structured ones ZGPU_RAW of the record size. Thread-safe. */
+ZGPU_API zgpu_status zgpu_array_numpy_dtype(const zgpu_array *array, char **json);
 /** itemsize bytes of the fill value, native-endian (zeros for a v2 null fill value). */
 ZGPU_API const void *zgpu_array_fill_value(const zgpu_array *array);
 /** Whole metadata document as JSON (zarr.json for v3, .zarray merged with "attributes" for v2). */

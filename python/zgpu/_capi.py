@@ -95,6 +95,7 @@ class ArraySpec(Structure):
         ("chunk_key_encoding", c_char_p),
         ("separator", c_char),
         ("order", c_char),
+        ("data_type", c_char_p),  # JSON of the data type in the target format; NULL = dtype and itemsize
     ]
 
 
@@ -169,6 +170,7 @@ _proto("zgpu_array_dtype", c_int, c_void_p)
 _proto("zgpu_array_itemsize", c_size_t, c_void_p)
 _proto("zgpu_array_dtype_name", c_char_p, c_void_p)
 _proto("zgpu_array_fill_value", c_void_p, c_void_p)
+_proto("zgpu_array_numpy_dtype", c_int, c_void_p, _charpp)
 _proto("zgpu_array_metadata_json", c_int, c_void_p, _charpp)
 _proto("zgpu_array_codecs_json", c_int, c_void_p, _charpp)
 _proto("zgpu_array_attributes", c_int, c_void_p, _charpp)

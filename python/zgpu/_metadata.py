@@ -28,6 +28,20 @@ def _c_dtype(dt: np.dtype) -> Tuple[int, int]:
     return code.value, size.value
 
 
+def _numpy_descr(descr: Any) -> Any:
+    """A structured dtype's JSON field list ([name, type] or [name, type, shape], nested) as np.dtype takes it."""
+    if isinstance(descr, str):
+        return descr
+    return [(f[0], _numpy_descr(f[1])) + ((tuple(f[2]),) if len(f) > 2 else ()) for f in descr]
+
+
+def array_dtype(handle: Any) -> np.dtype:
+    """The NumPy dtype of an open array's elements as reads produce them (zgpu_array_numpy_dtype): native byte
+    order, datetime64 / timedelta64 with their unit, structured records as stored."""
+    descr = json.loads(_capi.call_string(lib.zgpu_array_numpy_dtype, handle))
+    return np.dtype(_numpy_descr(descr))
+
+
 def dtype_from_enum(code: int, itemsize: int) -> np.dtype:
     """NumPy dtype (native byte order) of a zgpu_dtype; raw types become void dtypes 'V<n>'."""
     buf = ctypes.create_string_buffer(32)
@@ -200,6 +214,8 @@ def build_document(shape: Sequence[int], dtype: Any, chunks: Any, shards: Any, f
     spec.shape = shape_c
     spec.dtype, spec.itemsize = code, size
     spec.big_endian = 1 if dt.byteorder == ">" else 0
+    if dt.kind in "Mm":  # datetime64 / timedelta64: the typestring carries the unit (C writes each format's form)
+        spec.data_type = text(json.dumps(dt.str))
     if zarr_format == 2:
         if shards is not None:
             raise ValueError("shards need zarr_format=3 (Zarr v2 has no sharding)")

@@ -22,7 +22,7 @@ from ._capi import lib
 from ._context import Context, config
 from ._device import DeviceArray, c_strides
 from ._indexing import Selection, box_layout, normalize, strided_view
-from ._metadata import dtype_from_enum
+from ._metadata import array_dtype
 from .attrs import Attributes
 from .errors import InvalidArgumentError, ReadOnlyError, UnsupportedError
 
@@ -157,7 +157,7 @@ class Array:
         self._handles_lock = threading.Lock()  # readers share _lock; this guards the lazy opens
         self._path = lib.zgpu_array_path(handle).decode("utf-8", "surrogateescape")
         self._ndim = lib.zgpu_array_ndim(handle)
-        self._dtype = dtype_from_enum(lib.zgpu_array_dtype(handle), lib.zgpu_array_itemsize(handle))
+        self._dtype = array_dtype(handle)
 
     # ---- opening ---------------------------------------------------------------------------------
     @classmethod

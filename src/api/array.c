@@ -355,6 +355,18 @@ static zgpu_status json_out(zj_value *v, int indent, int owned, char **json) {
     return ZGPU_OK;
 }
 
+ZGPU_API zgpu_status zgpu_array_numpy_dtype(const zgpu_array *a, char **json) {
+    if (!a || !json) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_numpy_dtype: NULL argument");
+    const zg_dtype *dt = &a->meta.dtype;
+    if (dt->kind == ZG_KIND_STRUCT) /* records are read as stored: the fields keep their byte order */
+        return json_out((zj_value *)zj_get(a->meta.doc, "dtype"), 0, 0, json);
+    const uint16_t one = 1;
+    uint8_t low;
+    memcpy(&low, &one, 1);
+    char typestr[ZG_DTYPE_V2_MAX];
+    return json_out(zj_new_string(zg_dtype_to_v2(dt, low == 0, typestr)), 0, 1, json);
+}
+
 ZGPU_API zgpu_status zgpu_array_metadata_json(const zgpu_array *a, char **json) {
     if (!a || !json) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "NULL argument");
     char *doc = zg_meta_to_json(&a->meta);

@@ -86,7 +86,7 @@ ZGPU_API zgpu_status zgpu_dtype_typestr(zgpu_dtype dtype, size_t itemsize, char 
     if (byte_order != '<' && byte_order != '>' && byte_order != '=')
         return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_dtype_typestr: byte order '%c' is not <, > or =", byte_order);
     int big = byte_order == '>' || (byte_order == '=' && host_big_endian());
-    char tmp[16];
+    char tmp[ZG_DTYPE_V2_MAX];
     return copy_out(zg_dtype_to_v2(&dt, big, tmp), buf, bufsize, "zgpu_dtype_typestr");
 }
 

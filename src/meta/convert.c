@@ -164,7 +164,7 @@ static zgpu_status to_v2(const zg_array_meta *m, unsigned flags, zj_value **out)
                      m->separator ? m->separator : '/');
     v2_codecs c;
     ZG_FORWARD(chain_to_v2(m, &c));
-    char typestr[16], order[2] = {c.order, 0};
+    char typestr[ZG_DTYPE_V2_MAX], order[2] = {c.order, 0};
     zj_value *doc = zj_new_object();
     zgpu_status st = doc ? zg_json_put(doc, "dtype", zj_new_string(zg_dtype_to_v2(&m->dtype, c.big_endian, typestr))) : OOM();
     if (st == ZGPU_OK) st = zg_json_put(doc, "order", zj_new_string(order));

@@ -71,13 +71,13 @@ static zgpu_status splice(zj_value *to, zj_value *from) {
 }
 
 /* The codec chain of one (inner) chunk, v3. */
-static zgpu_status v3_chain(const zgpu_array_spec *s, const zg_dtype *dt, zj_value **out) {
+static zgpu_status v3_chain(const zgpu_array_spec *s, const zg_dtype *dt, int big_endian, zj_value **out) {
     zj_value *chain = zj_new_array();
     if (!chain) return OOM();
     zgpu_status st = ZGPU_OK;
     if (!s->codecs) {
         zj_value *tail = NULL;
-        st = zg_json_put_append(chain, bytes_codec(dt, s->big_endian));
+        st = zg_json_put_append(chain, bytes_codec(dt, big_endian));
         if (st == ZGPU_OK) st = zg_codec_spec_to_json(s->codec_spec ? s->codec_spec : "none", dt, 3, &tail);
         if (st == ZGPU_OK) st = splice(chain, tail);
         if (st != ZGPU_OK) zj_free(chain);
@@ -120,7 +120,7 @@ static zgpu_status v3_chain(const zgpu_array_spec *s, const zg_dtype *dt, zj_val
     }
     zj_free(given);
     if (st == ZGPU_OK && !has_array_to_bytes) { /* the serializer goes after the array->array codecs */
-        zj_value *b = bytes_codec(dt, s->big_endian);
+        zj_value *b = bytes_codec(dt, big_endian);
         st = zg_json_put_append(chain, b);
         if (st == ZGPU_OK) {
             memmove(chain->items + n_leading_a2a + 1, chain->items + n_leading_a2a,
@@ -165,11 +165,17 @@ static zgpu_status sharding_codec(int ndim, const uint64_t *chunks, zj_value *in
     return *out ? ZGPU_OK : OOM();
 }
 
-static zgpu_status build_v3(const zgpu_array_spec *s, const zg_dtype *dt, const uint64_t *chunks, zj_value *doc) {
+/* dt_json (taken): the data type member. */
+static zgpu_status build_v3(const zgpu_array_spec *s, const zg_dtype *dt, int big_endian, zj_value *dt_json,
+                            const uint64_t *chunks, zj_value *doc) {
     zgpu_status st = zg_json_put(doc, "zarr_format", zj_new_int(3));
     if (st == ZGPU_OK) st = zg_json_put(doc, "node_type", zj_new_string("array"));
     if (st == ZGPU_OK) st = zg_json_put(doc, "shape", u64_list(s->ndim, s->shape));
-    if (st == ZGPU_OK) st = zg_json_put(doc, "data_type", zj_new_string(dt->name));
+    if (st == ZGPU_OK) {
+        st = zg_json_put(doc, "data_type", dt_json);
+        dt_json = NULL;
+    }
+    zj_free(dt_json);
     zj_value *grid = NULL, *gconf = NULL, *cke = NULL, *v = NULL;
     if (st == ZGPU_OK) {
         gconf = zj_new_object();
@@ -223,7 +229,7 @@ static zgpu_status build_v3(const zgpu_array_spec *s, const zg_dtype *dt, const 
         v = NULL;
     }
     zj_value *chain = NULL;
-    if (st == ZGPU_OK) st = v3_chain(s, dt, &chain);
+    if (st == ZGPU_OK) st = v3_chain(s, dt, big_endian, &chain);
     if (st == ZGPU_OK && s->shards) {
         zj_value *shard = NULL;
         st = sharding_codec(s->ndim, chunks, chain, &shard);
@@ -256,20 +262,32 @@ static zgpu_status build_v3(const zgpu_array_spec *s, const zg_dtype *dt, const 
     return st;
 }
 
-static zgpu_status build_v2(const zgpu_array_spec *s, const zg_dtype *dt, const uint64_t *chunks, zj_value *doc) {
-    if (s->shards) return BAD("sharding needs Zarr format 3");
-    if (s->dimension_names) return BAD("dimension names need Zarr format 3");
-    if (s->codecs) return BAD("a v3 codec list was given for a Zarr v2 array (use v2_compressor / v2_filters)");
+/* dt_json (taken): the data type member. */
+static zgpu_status build_v2(const zgpu_array_spec *s, const zg_dtype *dt, int big_endian, zj_value *dt_json,
+                            const uint64_t *chunks, zj_value *doc) {
+    (void)big_endian; /* (in dt_json's typestring) */
+    zgpu_status st = ZGPU_OK;
+    if (s->shards) st = BAD("sharding needs Zarr format 3");
+    else if (s->dimension_names) st = BAD("dimension names need Zarr format 3");
+    else if (s->codecs) st = BAD("a v3 codec list was given for a Zarr v2 array (use v2_compressor / v2_filters)");
     char order = s->order ? s->order : 'C';
-    if (order != 'C' && order != 'F') return BAD("order '%c' is not C or F", order);
+    if (st == ZGPU_OK && order != 'C' && order != 'F') st = BAD("order '%c' is not C or F", order);
     char sep = s->separator ? s->separator : '.';
-    if (sep != '.' && sep != '/') return BAD("dimension separator '%c' is not '.' or '/'", sep);
-    char typestr[16], text[2] = {0, 0};
+    if (st == ZGPU_OK && sep != '.' && sep != '/') st = BAD("dimension separator '%c' is not '.' or '/'", sep);
+    if (st != ZGPU_OK) {
+        zj_free(dt_json);
+        return st;
+    }
+    char text[2] = {0, 0};
     zj_value *v = NULL;
-    zgpu_status st = zg_json_put(doc, "zarr_format", zj_new_int(2));
+    st = zg_json_put(doc, "zarr_format", zj_new_int(2));
     if (st == ZGPU_OK) st = zg_json_put(doc, "shape", u64_list(s->ndim, s->shape));
     if (st == ZGPU_OK) st = zg_json_put(doc, "chunks", u64_list(s->ndim, chunks));
-    if (st == ZGPU_OK) st = zg_json_put(doc, "dtype", zj_new_string(zg_dtype_to_v2(dt, s->big_endian, typestr)));
+    if (st == ZGPU_OK) {
+        st = zg_json_put(doc, "dtype", dt_json);
+        dt_json = NULL;
+    }
+    zj_free(dt_json);
     if (st == ZGPU_OK && s->v2_compressor) st = parse_member(s->v2_compressor, "compressor", -1, &v);
     else if (st == ZGPU_OK) st = zg_codec_spec_to_json(s->codec_spec ? s->codec_spec : "none", dt, 2, &v);
     if (st == ZGPU_OK && v->type != ZJ_NULL && v->type != ZJ_OBJECT) {
@@ -296,6 +314,50 @@ static zgpu_status build_v2(const zgpu_array_spec *s, const zg_dtype *dt, const 
     return st;
 }
 
+static int host_big_endian(void) {
+    const uint16_t one = 1;
+    uint8_t low;
+    memcpy(&low, &one, 1);
+    return low == 0;
+}
+
+/* The spec's data type: data_type (JSON in the target format) when given, else (dtype, itemsize). *dt_json: the
+ * document's data type member as zgpu writes it (v3 "data_type", v2 "dtype"); *big_endian: the stored byte order. */
+static zgpu_status spec_dtype(const zgpu_array_spec *s, int fmt, zg_dtype *dt, int *big_endian, zj_value **dt_json) {
+    *dt_json = NULL;
+    *big_endian = s->big_endian != 0;
+    if (!s->data_type) {
+        if (!zg_dtype_for(s->dtype, s->itemsize, dt))
+            return BAD("unknown data type %d (item size %zu)", (int)s->dtype, s->itemsize);
+        char typestr[ZG_DTYPE_V2_MAX];
+        *dt_json = fmt == 3 ? zg_dtype_to_v3_json(dt) : zj_new_string(zg_dtype_to_v2(dt, *big_endian, typestr));
+        return *dt_json ? ZGPU_OK : OOM();
+    }
+    zj_value *given = NULL;
+    ZG_FORWARD(parse_member(s->data_type, "data_type", -1, &given));
+    zgpu_status st;
+    /* a NumPy typestring names the type in either format ("<M8[ns]": datetime64 of ns, stored little-endian) */
+    int typestr = given->type == ZJ_STRING && given->len > 0 && strchr("<>|=", given->str[0]);
+    if (typestr && given->str[0] == '=') given->str[0] = host_big_endian() ? '>' : '<';
+    if (fmt == 3 && !typestr) {
+        st = zg_dtype_from_v3(given, dt);
+        if (st == ZGPU_OK) *dt_json = zg_dtype_to_v3_json(dt);
+    } else if (typestr) {
+        st = zg_dtype_from_v2(given->str, dt, big_endian);
+        char v2[ZG_DTYPE_V2_MAX];
+        if (st == ZGPU_OK)
+            *dt_json = fmt == 3 ? zg_dtype_to_v3_json(dt) : zj_new_string(zg_dtype_to_v2(dt, *big_endian, v2));
+    } else {
+        st = BAD("a Zarr v2 dtype must be a NumPy typestring");
+    }
+    zj_free(given);
+    if (st != ZGPU_OK) {
+        zg_error_prefix("data_type: ");
+        return st == ZGPU_ERR_UNSUPPORTED ? st : ZGPU_ERR_INVALID_ARGUMENT;
+    }
+    return *dt_json ? ZGPU_OK : OOM();
+}
+
 ZGPU_API zgpu_status zgpu_metadata_build(const zgpu_array_spec *s, char **json) {
     if (!json) return BAD("zgpu_metadata_build: json is NULL");
     *json = NULL;
@@ -306,20 +368,30 @@ ZGPU_API zgpu_status zgpu_metadata_build(const zgpu_array_spec *s, char **json) 
     if (s->ndim < 0 || s->ndim > ZGPU_MAX_DIMS) return BAD("ndim %d is not in [0, %d]", s->ndim, ZGPU_MAX_DIMS);
     if (s->ndim && !s->shape) return BAD("shape is NULL");
     zg_dtype dt;
-    if (!zg_dtype_for(s->dtype, s->itemsize, &dt))
-        return BAD("unknown data type %d (item size %zu)", (int)s->dtype, s->itemsize);
+    int big_endian;
+    zj_value *dt_json;
+    ZG_FORWARD(spec_dtype(s, fmt, &dt, &big_endian, &dt_json));
     uint64_t chunks[ZGPU_MAX_DIMS];
     if (s->chunks) memcpy(chunks, s->chunks, (size_t)s->ndim * sizeof *chunks);
     else zgpu_default_chunks(s->ndim, s->shape, dt.size, s->shards, 0, chunks);
     for (int i = 0; i < s->ndim; i++) {
-        if (!chunks[i]) return BAD("chunk extent on axis %d is 0", i);
-        if (s->shards && (!s->shards[i] || s->shards[i] % chunks[i]))
-            return BAD("shard extent %llu on axis %d is not a multiple of the chunk extent %llu",
-                       (unsigned long long)s->shards[i], i, (unsigned long long)chunks[i]);
+        zgpu_status bad = ZGPU_OK;
+        if (!chunks[i]) bad = BAD("chunk extent on axis %d is 0", i);
+        else if (s->shards && (!s->shards[i] || s->shards[i] % chunks[i]))
+            bad = BAD("shard extent %llu on axis %d is not a multiple of the chunk extent %llu",
+                      (unsigned long long)s->shards[i], i, (unsigned long long)chunks[i]);
+        if (bad != ZGPU_OK) {
+            zj_free(dt_json);
+            return bad;
+        }
     }
     zj_value *doc = zj_new_object();
-    if (!doc) return OOM();
-    zgpu_status st = fmt == 3 ? build_v3(s, &dt, chunks, doc) : build_v2(s, &dt, chunks, doc);
+    if (!doc) {
+        zj_free(dt_json);
+        return OOM();
+    }
+    zgpu_status st = fmt == 3 ? build_v3(s, &dt, big_endian, dt_json, chunks, doc)
+                              : build_v2(s, &dt, big_endian, dt_json, chunks, doc);
     if (st == ZGPU_OK) {
         *json = zj_write(doc, 0);
         if (!*json) st = OOM();

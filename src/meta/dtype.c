@@ -74,6 +74,104 @@ int zg_dtype_from_name(const char *name, zg_dtype *out) {
     return 0;
 }
 
+/* ---------------------------------------------------------------------------------------------------
+ * numpy.datetime64 / numpy.timedelta64: int64 counts of scale x unit
+ * ------------------------------------------------------------------------------------------------- */
+
+/* NumPy's units; zarr-python also writes "μs" (U+03BC) for microseconds, which NumPy calls "us". */
+static const char *const k_time_units[] = {"Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as",
+                                           "generic", NULL};
+
+/* The unit as NumPy names it, or NULL when s[0..len) is not one. */
+static const char *time_unit(const char *s, size_t len) {
+    if (len == 3 && memcmp(s, "\xce\xbcs", 3) == 0) return "us";
+    for (const char *const *u = k_time_units; *u; u++)
+        if (strlen(*u) == len && memcmp(*u, s, len) == 0) return *u;
+    return NULL;
+}
+
+static void set_time(zg_dtype *out, int timedelta, const char *unit, uint32_t scale) {
+    set_dtype(out, ZGPU_INT64, 8, timedelta ? "numpy.timedelta64" : "numpy.datetime64");
+    out->kind = timedelta ? ZG_KIND_TIMEDELTA : ZG_KIND_DATETIME;
+    snprintf(out->unit, sizeof out->unit, "%s", unit);
+    out->scale = scale;
+}
+
+/* {"name": ..., "configuration": {"unit": U, "scale_factor": N}}: both members and no others, as zarr-python
+ * requires; scale_factor in [1, 2^31). */
+static zgpu_status time_from_v3(const zj_value *v, const char *name, zg_dtype *out) {
+    const zj_value *conf = zj_get(v, "configuration");
+    static const char *const members[] = {"name", "configuration", NULL};
+    for (size_t i = 0; i < v->n; i++) {
+        int known = 0;
+        for (const char *const *m = members; *m; m++) known |= strcmp(v->keys[i], *m) == 0;
+        if (!known)
+            return zg_error(ZGPU_ERR_BAD_METADATA, "data_type '%s': member \"%.64s\" is not allowed", name, v->keys[i]);
+    }
+    if (!conf || conf->type != ZJ_OBJECT)
+        return zg_error(ZGPU_ERR_BAD_METADATA, "data_type '%s' needs a configuration {\"unit\", \"scale_factor\"}", name);
+    for (size_t i = 0; i < conf->n; i++)
+        if (strcmp(conf->keys[i], "unit") != 0 && strcmp(conf->keys[i], "scale_factor") != 0)
+            return zg_error(ZGPU_ERR_BAD_METADATA, "data_type '%s': configuration member \"%.64s\" is not allowed",
+                            name, conf->keys[i]);
+    const zj_value *unit = zj_get(conf, "unit");
+    uint64_t scale;
+    const char *u = unit && unit->type == ZJ_STRING ? time_unit(unit->str, unit->len) : NULL;
+    if (!u) {
+        char q[96];
+        return zg_error(ZGPU_ERR_BAD_METADATA,
+                        "data_type '%s': configuration.unit %s is not a NumPy time unit (Y M W D h m s ms us ns ps fs "
+                        "as generic)", name, unit && unit->type == ZJ_STRING ? zg_meta_quote(unit->str, unit->len, q, sizeof q) : "(missing or not a string)");
+    }
+    if (!zj_is_uint(zj_get(conf, "scale_factor"), &scale) || scale < 1 || scale >= (UINT64_C(1) << 31))
+        return zg_error(ZGPU_ERR_BAD_METADATA, "data_type '%s': configuration.scale_factor must be an integer in "
+                        "[1, 2147483647]", name);
+    set_time(out, name[6] == 't', u, (uint32_t)scale);
+    return ZGPU_OK;
+}
+
+/* The part of a v2 typestring after "<M8" / ">m8": "" (generic) or "[" [digits] unit "]". */
+static int time_from_v2_suffix(const char *s, int timedelta, zg_dtype *out) {
+    if (!*s) {
+        set_time(out, timedelta, "generic", 1);
+        return 1;
+    }
+    size_t len = strlen(s);
+    if (s[0] != '[' || s[len - 1] != ']' || len < 3) return 0;
+    const char *p = s + 1, *end = s + len - 1;
+    uint64_t scale = 0;
+    int digits = 0;
+    while (p < end && *p >= '0' && *p <= '9') {
+        if (digits == 0 && *p == '0') return 0; /* NumPy writes no leading zeros (and no scale 0) */
+        scale = scale * 10 + (uint64_t)(*p++ - '0');
+        if (++digits > 10) return 0;
+    }
+    if (!digits) scale = 1;
+    if (scale < 1 || scale >= (UINT64_C(1) << 31)) return 0;
+    const char *u = time_unit(p, (size_t)(end - p));
+    if (!u) return 0;
+    set_time(out, timedelta, u, (uint32_t)scale);
+    return 1;
+}
+
+zj_value *zg_dtype_to_v3_json(const zg_dtype *dt) {
+    if (dt->kind != ZG_KIND_DATETIME && dt->kind != ZG_KIND_TIMEDELTA) return zj_new_string(dt->name);
+    zj_value *conf = zj_new_object();
+    if (!conf || zj_set(conf, "unit", zj_new_string(dt->unit)) != ZGPU_OK ||
+        zj_set(conf, "scale_factor", zj_new_uint(dt->scale)) != ZGPU_OK) {
+        zj_free(conf);
+        return NULL;
+    }
+    zj_value *o = zj_new_object();
+    /* (zj_set takes its value, also when it fails) */
+    if (!o || zj_set(o, "name", zj_new_string(dt->name)) != ZGPU_OK || zj_set(o, "configuration", conf) != ZGPU_OK) {
+        if (!o || !zj_get(o, "name")) zj_free(conf);
+        zj_free(o);
+        return NULL;
+    }
+    return o;
+}
+
 zgpu_status zg_dtype_from_v3(const zj_value *v, zg_dtype *out) {
     if (!v) return zg_error(ZGPU_ERR_BAD_METADATA, "data_type is missing");
     if (v->type == ZJ_STRING) {
@@ -102,6 +200,8 @@ zgpu_status zg_dtype_from_v3(const zj_value *v, zg_dtype *out) {
                                 (unsigned long long)n, ZG_RAW_MAX_BYTES);
             return ZGPU_OK;
         }
+        if (strcmp(name, "numpy.datetime64") == 0 || strcmp(name, "numpy.timedelta64") == 0)
+            return time_from_v3(v, name, out);
         /* A plain name wrapped in an object without configuration is the same data type. */
         if (!conf && zg_dtype_from_name(name, out)) return ZGPU_OK;
         return zg_error(ZGPU_ERR_UNSUPPORTED, "data_type '%s' is not supported", name);
@@ -117,6 +217,15 @@ zgpu_status zg_dtype_from_v2(const char *typestr, zg_dtype *out, int *big_endian
         return zg_error(ZGPU_ERR_BAD_METADATA, "dtype '%s' is not a NumPy typestring (byte order <, > or | first)",
                         typestr);
     char kind = typestr[1];
+    if ((kind == 'M' || kind == 'm') && typestr[2] == '8') {
+        if (order == '|' || !time_from_v2_suffix(typestr + 3, kind == 'm', out))
+            return zg_error(ZGPU_ERR_BAD_METADATA,
+                            "dtype '%.64s' is not a NumPy %s typestring ('<' or '>', then %s8, then nothing or "
+                            "[N unit], e.g. \"<%s8[10ms]\")", typestr, kind == 'M' ? "datetime64" : "timedelta64",
+                            kind == 'M' ? "M" : "m", kind == 'M' ? "M" : "m");
+        if (big_endian) *big_endian = order == '>';
+        return ZGPU_OK;
+    }
     uint32_t size;
     int size_ok = parse_small_decimal(typestr + 2, &size);
     zgpu_dtype id = 0;
@@ -137,7 +246,7 @@ zgpu_status zg_dtype_from_v2(const char *typestr, zg_dtype *out, int *big_endian
         case 'U': what = " (unicode strings)"; break;
         case 'S': case 'a': what = " (byte strings)"; break;
         case 'O': what = " (Python objects)"; break;
-        case 'M': case 'm': what = " (datetimes)"; break;
+        case 'M': case 'm': what = " (datetimes are 8 bytes: M8, m8)"; break;
         default: break;
         }
         return zg_error(ZGPU_ERR_UNSUPPORTED, "dtype '%s'%s is not supported", typestr, what);
@@ -157,6 +266,17 @@ zgpu_status zg_dtype_from_v2(const char *typestr, zg_dtype *out, int *big_endian
 }
 
 const char *zg_dtype_to_v2(const zg_dtype *dt, int big_endian, char *buf) {
+    if (dt->kind == ZG_KIND_DATETIME || dt->kind == ZG_KIND_TIMEDELTA) {
+        char c = dt->kind == ZG_KIND_DATETIME ? 'M' : 'm', o = big_endian ? '>' : '<';
+        if (strcmp(dt->unit, "generic") == 0 && dt->scale == 1) snprintf(buf, ZG_DTYPE_V2_MAX, "%c%c8", o, c);
+        else if (dt->scale == 1) snprintf(buf, ZG_DTYPE_V2_MAX, "%c%c8[%s]", o, c, dt->unit);
+        else snprintf(buf, ZG_DTYPE_V2_MAX, "%c%c8[%u%s]", o, c, dt->scale, dt->unit);
+        return buf;
+    }
+    if (zg_dtype_is_vlen(dt)) {
+        snprintf(buf, ZG_DTYPE_V2_MAX, "|O");
+        return buf;
+    }
     char order = (dt->size == 1 || dt->id == ZGPU_RAW) ? '|' : big_endian ? '>' : '<';
     char kind;
     switch (dt->id) {
@@ -444,6 +564,17 @@ zgpu_status zg_fill_from_json(const zj_value *v, const zg_dtype *dt, int zarr_fo
         return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value for bool must be true or false");
     case ZGPU_INT8: case ZGPU_INT16: case ZGPU_INT32: case ZGPU_INT64:
     case ZGPU_UINT8: case ZGPU_UINT16: case ZGPU_UINT32: case ZGPU_UINT64:
+        if ((dt->kind == ZG_KIND_DATETIME || dt->kind == ZG_KIND_TIMEDELTA) && v->type == ZJ_STRING) {
+            /* zarr-python writes NaT as the integer INT64_MIN and reads the string "NaT" too */
+            if (!str_is(v, "NaT")) {
+                char q[96];
+                return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value %s for %s must be an integer or \"NaT\"",
+                                zg_meta_quote(v->str, v->len, q, sizeof q), dt->name);
+            }
+            int64_t nat = INT64_MIN;
+            memcpy(out, &nat, 8);
+            return ZGPU_OK;
+        }
         return int_from_json(v, dt, zarr_format, out);
     case ZGPU_FLOAT16: case ZGPU_FLOAT32: case ZGPU_FLOAT64:
         return float_from_json(v, dt->size, zarr_format, dt->name, out);

@@ -669,7 +669,7 @@ static zgpu_status build_v3(const zg_array_meta *m, zj_value *o) {
     ZG_FORWARD(set_member(o, "shape", uint_list(m->shape, m->ndim)));
     const zj_value *doc_dt = zj_get(m->doc, "data_type");
     int dt_object = doc_dt && doc_dt->type == ZJ_OBJECT;
-    ZG_FORWARD(set_member(o, "data_type", dt_object ? zj_clone(doc_dt) : zj_new_string(m->dtype.name)));
+    ZG_FORWARD(set_member(o, "data_type", dt_object ? zj_clone(doc_dt) : zg_dtype_to_v3_json(&m->dtype)));
 
     zj_value *grid = zj_new_object(), *gconf = zj_new_object();
     zgpu_status s = (grid && gconf) ? set_member(gconf, "chunk_shape", uint_list(m->chunk_shape, m->ndim)) : ZG_NOMEM();
@@ -726,7 +726,7 @@ static zgpu_status build_v2(const zg_array_meta *m, zj_value *o) {
     ZG_FORWARD(set_member(o, "shape", uint_list(m->shape, m->ndim)));
     ZG_FORWARD(set_member(o, "chunks", uint_list(m->chunk_shape, m->ndim)));
     const zj_value *dt = zj_get(m->doc, "dtype");
-    char buf[16];
+    char buf[ZG_DTYPE_V2_MAX];
     ZG_FORWARD(set_member(o, "dtype", dt ? zj_clone(dt) : zj_new_string(zg_dtype_to_v2(&m->dtype, 0, buf))));
     ZG_FORWARD(set_member(o, "fill_value", m->fill_is_null ? zj_new_null() : zg_fill_to_json(m->fill_value, &m->dtype, 2)));
     ZG_FORWARD(set_member(o, "order", clone_or(zj_get(m->doc, "order"), zj_new_string("C"))));

@@ -59,7 +59,9 @@ static void test_dtypes(void) {
     char buf[32];
     CHECK_OK(zgpu_dtype_typestr(ZGPU_UINT16, 0, '=', buf, sizeof buf));
     CHECK_STR(buf, "<u2");
-    CHECK(zgpu_dtype_from_typestr("<M8[ns]", &dt, &size, &big) == ZGPU_ERR_UNSUPPORTED && last_error_has("M8"));
+    CHECK_OK(zgpu_dtype_from_typestr("<M8[ns]", &dt, &size, &big)); /* datetimes are int64 counts */
+    CHECK(dt == ZGPU_INT64 && size == 8 && big == 0);
+    CHECK(zgpu_dtype_from_typestr("<M8[0s]", &dt, &size, &big) == ZGPU_ERR_BAD_METADATA && last_error_has("M8"));
     CHECK(zgpu_dtype_from_typestr("<U4", &dt, &size, &big) == ZGPU_ERR_UNSUPPORTED && last_error_has("unicode"));
     CHECK(zgpu_dtype_from_typestr("<u2x", &dt, &size, &big) != ZGPU_OK);
     CHECK(zgpu_dtype_from_typestr("|u2", &dt, &size, &big) == ZGPU_ERR_BAD_METADATA);

@@ -1,0 +1,225 @@
+/* The data types beyond plain numbers: numpy.datetime64 / timedelta64 (v2 typestrings and v3 objects, fill values,
+ * whole arrays), v2 structured records, and variable-length strings and bytes (the vlen codec, its hostile
+ * inputs, and the vlen read/write entry points). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/json.h"
+#include "common/status.h"
+#include "meta/dtype.h"
+#include "meta/metadata.h"
+#include "test.h"
+#include "meta_helpers.h"
+#include "zgpu_meta.h"
+
+static char g_dir[64];
+
+static zj_value *parse(const char *text) {
+    zj_value *v = NULL;
+    if (zj_parse(text, strlen(text), "test", &v) != ZGPU_OK) {
+        fprintf(stderr, "bad test JSON: %s\n", text);
+        exit(2);
+    }
+    return v;
+}
+
+static void path_in_dir(char *buf, size_t n, const char *name) { snprintf(buf, n, "%s/%s", g_dir, name); }
+
+/* ---- numpy.datetime64 / numpy.timedelta64 ---- */
+
+static void test_time_v3(void) {
+    static const struct { const char *json; zg_dtype_kind kind; const char *unit; uint32_t scale; const char *v2; } ok[] = {
+        {"{\"name\": \"numpy.datetime64\", \"configuration\": {\"unit\": \"ns\", \"scale_factor\": 1}}",
+         ZG_KIND_DATETIME, "ns", 1, "<M8[ns]"},
+        {"{\"name\": \"numpy.datetime64\", \"configuration\": {\"unit\": \"ms\", \"scale_factor\": 10}}",
+         ZG_KIND_DATETIME, "ms", 10, "<M8[10ms]"},
+        {"{\"name\": \"numpy.timedelta64\", \"configuration\": {\"scale_factor\": 1, \"unit\": \"generic\"}}",
+         ZG_KIND_TIMEDELTA, "generic", 1, "<m8"},
+        {"{\"name\": \"numpy.timedelta64\", \"configuration\": {\"unit\": \"\\u03bcs\", \"scale_factor\": 3}}",
+         ZG_KIND_TIMEDELTA, "us", 3, "<m8[3us]"},
+        {"{\"name\": \"numpy.datetime64\", \"configuration\": {\"unit\": \"D\", \"scale_factor\": 2147483647}}",
+         ZG_KIND_DATETIME, "D", 2147483647u, "<M8[2147483647D]"},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        zj_value *v = parse(ok[i].json);
+        zg_dtype dt;
+        CHECK_OK(zg_dtype_from_v3(v, &dt));
+        CHECK(dt.id == ZGPU_INT64 && dt.size == 8 && dt.kind == ok[i].kind && dt.scale == ok[i].scale);
+        CHECK_STR(dt.unit, ok[i].unit);
+        char buf[ZG_DTYPE_V2_MAX];
+        CHECK_STR(zg_dtype_to_v2(&dt, 0, buf), ok[i].v2);
+        /* the v2 typestring names the same type */
+        zg_dtype back;
+        int big = 1;
+        CHECK_OK(zg_dtype_from_v2(buf, &back, &big));
+        CHECK(big == 0 && back.kind == dt.kind && back.scale == dt.scale && !strcmp(back.unit, dt.unit));
+        zj_value *j = zg_dtype_to_v3_json(&dt);
+        zg_dtype again;
+        CHECK_OK(zg_dtype_from_v3(j, &again));
+        CHECK(again.kind == dt.kind && again.scale == dt.scale && !strcmp(again.unit, dt.unit));
+        zj_free(j);
+        zj_free(v);
+    }
+    static const struct { const char *json; const char *needle; } bad[] = {
+        {"{\"name\": \"numpy.datetime64\"}", "needs a configuration"},
+        {"{\"name\": \"numpy.datetime64\", \"configuration\": {\"unit\": \"ns\"}}", "scale_factor"},
+        {"{\"name\": \"numpy.datetime64\", \"configuration\": {\"unit\": \"ns\", \"scale_factor\": 0}}", "scale_factor"},
+        {"{\"name\": \"numpy.datetime64\", \"configuration\": {\"unit\": \"ns\", \"scale_factor\": 2147483648}}",
+         "scale_factor"},
+        {"{\"name\": \"numpy.datetime64\", \"configuration\": {\"unit\": \"ns\", \"scale_factor\": 1.5}}", "scale_factor"},
+        {"{\"name\": \"numpy.datetime64\", \"configuration\": {\"unit\": \"nanos\", \"scale_factor\": 1}}",
+         "\"nanos\" is not a NumPy time unit"},
+        {"{\"name\": \"numpy.datetime64\", \"configuration\": {\"unit\": 5, \"scale_factor\": 1}}", "unit"},
+        {"{\"name\": \"numpy.timedelta64\", \"configuration\": {\"unit\": \"s\", \"scale_factor\": 1, \"x\": 1}}",
+         "\"x\" is not allowed"},
+        {"{\"name\": \"numpy.timedelta64\", \"configuration\": {\"unit\": \"s\", \"scale_factor\": 1}, \"y\": 2}",
+         "\"y\" is not allowed"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        zj_value *v = parse(bad[i].json);
+        zg_dtype dt;
+        CHECK_STATUS(zg_dtype_from_v3(v, &dt), ZGPU_ERR_BAD_METADATA);
+        CHECK_MSG(last_error_has(bad[i].needle), "%s: '%s'", bad[i].json, zgpu_last_error());
+        zj_free(v);
+    }
+}
+
+static void test_time_v2(void) {
+    static const struct { const char *ts; int big; zg_dtype_kind kind; const char *unit; uint32_t scale; } ok[] = {
+        {"<M8[ns]", 0, ZG_KIND_DATETIME, "ns", 1},  {">M8[10ms]", 1, ZG_KIND_DATETIME, "ms", 10},
+        {"<M8", 0, ZG_KIND_DATETIME, "generic", 1}, {"<m8[s]", 0, ZG_KIND_TIMEDELTA, "s", 1},
+        {">m8[7D]", 1, ZG_KIND_TIMEDELTA, "D", 7},  {"<M8[as]", 0, ZG_KIND_DATETIME, "as", 1},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        zg_dtype dt;
+        int big = -1;
+        CHECK_OK(zg_dtype_from_v2(ok[i].ts, &dt, &big));
+        CHECK_MSG(big == ok[i].big && dt.kind == ok[i].kind && dt.scale == ok[i].scale && !strcmp(dt.unit, ok[i].unit),
+                  "%s", ok[i].ts);
+        CHECK(zg_dtype_swap_unit(&dt) == 8);
+        char buf[ZG_DTYPE_V2_MAX];
+        CHECK_STR(zg_dtype_to_v2(&dt, ok[i].big, buf), ok[i].ts);
+    }
+    static const char *const bad[] = {"<M8[]", "<M8[10]", "<M8[010ms]", "<M8ms", "<M8[ms", "<M8[0ms]",
+                                      "<M8[2147483648s]", "<M8[99999999999s]", "|M8[s]", "<M8[ns]x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        zg_dtype dt;
+        int big;
+        CHECK_MSG(zg_dtype_from_v2(bad[i], &dt, &big) == ZGPU_ERR_BAD_METADATA, "%s", bad[i]);
+        CHECK_MSG(last_error_has(bad[i]), "%s: '%s'", bad[i], zgpu_last_error());
+    }
+}
+
+static void test_time_fill(void) {
+    zg_dtype dt;
+    int big;
+    CHECK_OK(zg_dtype_from_v2("<M8[s]", &dt, &big));
+    for (int fmt = 2; fmt <= 3; fmt++) {
+        uint8_t out[8];
+        int64_t v;
+        zj_value *nat = parse("\"NaT\""), *num = parse("-5"), *low = parse("-9223372036854775808");
+        CHECK_OK(zg_fill_from_json(nat, &dt, fmt, out, NULL));
+        memcpy(&v, out, 8);
+        CHECK(v == INT64_MIN);
+        /* written back as zarr-python writes NaT: the integer */
+        zj_value *back = zg_fill_to_json(out, &dt, fmt);
+        CHECK_JSON(back, "-9223372036854775808");
+        zj_free(back);
+        CHECK_OK(zg_fill_from_json(low, &dt, fmt, out, NULL));
+        memcpy(&v, out, 8);
+        CHECK(v == INT64_MIN);
+        CHECK_OK(zg_fill_from_json(num, &dt, fmt, out, NULL));
+        memcpy(&v, out, 8);
+        CHECK(v == -5);
+        zj_value *lower = parse("\"nat\""), *text = parse("\"2020-01-01\"");
+        CHECK_STATUS(zg_fill_from_json(lower, &dt, fmt, out, NULL), ZGPU_ERR_BAD_METADATA);
+        CHECK(last_error_has("\"NaT\""));
+        CHECK_STATUS(zg_fill_from_json(text, &dt, fmt, out, NULL), ZGPU_ERR_BAD_METADATA);
+        zj_free(nat), zj_free(num), zj_free(low), zj_free(lower), zj_free(text);
+    }
+}
+
+/* A datetime array built, written, read and reopened through the public API, in both formats. */
+static void test_time_array(zgpu_context *ctx) {
+    for (int fmt = 2; fmt <= 3; fmt++) {
+        uint64_t shape[1] = {7}, chunks[1] = {3};
+        zgpu_array_spec s;
+        memset(&s, 0, sizeof s);
+        s.struct_size = sizeof s;
+        s.zarr_format = fmt;
+        s.ndim = 1;
+        s.shape = shape;
+        s.chunks = chunks;
+        s.data_type = fmt == 3 ? "{\"name\": \"numpy.timedelta64\", \"configuration\": {\"unit\": \"ms\", "
+                                 "\"scale_factor\": 10}}"
+                               : "\">m8[10ms]\"";
+        s.big_endian = fmt == 3; /* (v2: the typestring's order) */
+        s.fill_value = "\"NaT\"";
+        char *doc = NULL;
+        CHECK_OK(zgpu_metadata_build(&s, &doc));
+        char path[128];
+        path_in_dir(path, sizeof path, fmt == 3 ? "td3" : "td2");
+        zgpu_array *a = NULL;
+        CHECK_OK(zgpu_array_create(ctx, path, doc, 0, &a));
+        zgpu_free(doc);
+        if (!a) continue;
+        CHECK(zgpu_array_dtype(a) == ZGPU_INT64 && zgpu_array_itemsize(a) == 8);
+        CHECK_STR(zgpu_array_dtype_name(a), "numpy.timedelta64");
+        char *np = NULL;
+        CHECK_OK(zgpu_array_numpy_dtype(a, &np));
+        CHECK_STR(np, "\"<m8[10ms]\"");
+        zgpu_free(np);
+        int64_t in[2] = {-3, 40}, out[7];
+        uint64_t start[1] = {2}, count[1] = {2}, all[1] = {0};
+        CHECK_OK(zgpu_array_write(a, start, count, in, NULL));
+        zgpu_array_close(a);
+        CHECK_OK(zgpu_array_open(ctx, path, &a));
+        if (!a) continue;
+        CHECK_OK(zgpu_array_read(a, all, shape, out, NULL));
+        CHECK(out[0] == INT64_MIN && out[2] == -3 && out[3] == 40 && out[6] == INT64_MIN);
+        char *meta = NULL;
+        CHECK_OK(zgpu_array_metadata_json(a, &meta));
+        if (fmt == 3)
+            CHECK_MSG(meta && strstr(meta, "\"scale_factor\": 10") && strstr(meta, "\"endian\": \"big\"") &&
+                          strstr(meta, "-9223372036854775808"), "%s", meta);
+        else
+            CHECK_MSG(meta && strstr(meta, "\">m8[10ms]\"") && strstr(meta, "-9223372036854775808"), "%s", meta);
+        zgpu_free(meta);
+        zgpu_array_close(a);
+        /* the other format: the conversion writes each format's form of the type */
+        char *conv = NULL, *text = NULL;
+        size_t len;
+        char file[160];
+        snprintf(file, sizeof file, "%s/%s", path, fmt == 3 ? "zarr.json" : ".zarray");
+        FILE *f = fopen(file, "rb");
+        CHECK(f != NULL);
+        if (!f) continue;
+        text = calloc(1, 1 << 16);
+        len = fread(text, 1, (1 << 16) - 1, f);
+        fclose(f);
+        (void)len;
+        CHECK_OK(zgpu_metadata_convert(text, fmt == 3 ? 2 : 3, 0, &conv));
+        if (fmt == 3) CHECK_MSG(conv && strstr(conv, "\"dtype\": \">m8[10ms]\""), "%s", conv);
+        else CHECK_MSG(conv && strstr(conv, "\"numpy.timedelta64\"") && strstr(conv, "\"unit\": \"ms\""), "%s", conv);
+        zgpu_free(conv);
+        free(text);
+    }
+}
+
+int main(void) {
+    snprintf(g_dir, sizeof g_dir, "/tmp/zgpu_dtypes_XXXXXX");
+    if (!mkdtemp(g_dir)) return 1;
+    zgpu_context *ctx = NULL;
+    CHECK_OK(zgpu_context_create(NULL, &ctx));
+    test_time_v3();
+    test_time_v2();
+    test_time_fill();
+    test_time_array(ctx);
+    zgpu_context_free(ctx);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);
+    TEST_MAIN_END();
+}
