@@ -106,7 +106,8 @@ typedef struct zgpu_array_spec {
     const char *data_type;        /* JSON; NULL = dtype and itemsize. The data type as the format writes it, for the
                                    * types that no (dtype, itemsize) pair names: v3 the "data_type" value (e.g.
                                    * {"name": "numpy.datetime64", "configuration": {"unit": "ns", "scale_factor":
-                                   * 1}}), v2 the "dtype" value; or in either format a NumPy typestring (e.g.
+                                   * 1}}), v2 the "dtype" value (a structured field list too, e.g.
+                                   * [["a", "<i4"], ["b", "<f8", [2]]]); or in either format a NumPy typestring (e.g.
                                    * "<M8[ns]", "=m8[10s]"), whose byte order replaces big_endian. Replaces
                                    * dtype and itemsize. */
 } zgpu_array_spec;

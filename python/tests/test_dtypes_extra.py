@@ -130,3 +130,128 @@ def test_time_device_read_is_int64_like(tmp_path):
     z[:] = np.arange(4).astype("M8[s]")
     d = z.read(device="cuda")
     assert d.dtype == np.dtype("M8[s]")
+
+
+# ---- v2 structured dtypes ---------------------------------------------------------------------------------
+
+# zarr-python 3.1 reads flat records only (no nested records, no subarray fields): those are zgpu's alone below
+RECORD = np.dtype([("a", "<i4"), ("b", ">f8"), ("y", ">i2"), ("s", "S3")])
+RECORD_SUB = np.dtype([("a", "<i4"), ("b", "<f8", (2, 3)), ("c", [("x", "u1", (4,)), ("y", "<u2")])])
+
+
+def _records(dt: np.dtype, n: int) -> np.ndarray:
+    rng = np.random.default_rng(5)
+    return np.frombuffer(rng.integers(0, 256, n * dt.itemsize, dtype=np.uint8).tobytes(), dtype=dt)
+
+
+def test_struct_zgpu_writes_zarr_reads(tmp_path):
+    p = str(tmp_path / "a")
+    fill = (7, 2.5, -4, b"ab")
+    z = zgpu.create(p, shape=(7,), chunks=(3,), dtype=RECORD, zarr_format=2, fill_value=fill, compressors="zstd")
+    assert z.dtype == RECORD
+    vals = _records(RECORD, 4)
+    z[1:5] = vals
+    z.close()
+    meta = json.loads((tmp_path / "a" / ".zarray").read_text())
+    assert meta["dtype"] == [["a", "<i4"], ["b", ">f8"], ["y", ">i2"], ["s", "|S3"]]
+    r = zarr.open_array(p, mode="r")
+    assert r.dtype == RECORD
+    got = r[:]
+    assert got[1:5].tobytes() == vals.tobytes()
+    assert got[0].tobytes() == np.array(fill, RECORD).tobytes() == r.fill_value.tobytes()
+    # the fill value is the base64 of the record's bytes, as zarr-python writes it
+    ref = zarr.create_array(str(tmp_path / "ref"), shape=(7,), chunks=(3,), dtype=RECORD, zarr_format=2,
+                            fill_value=np.array(fill, RECORD).tobytes())
+    assert meta["fill_value"] == json.loads((tmp_path / "ref" / ".zarray").read_text())["fill_value"]
+    del ref
+
+
+def test_struct_zarr_writes_zgpu_reads(tmp_path):
+    p = str(tmp_path / "a")
+    fill = np.array((1, -1.0, 9, b"zz"), RECORD)
+    r = zarr.create_array(p, shape=(5, 4), chunks=(2, 3), dtype=RECORD, zarr_format=2,
+                          fill_value=fill.tobytes(), compressors=None)
+    vals = _records(RECORD, 6).reshape(2, 3)
+    r[1:3, 1:4] = vals
+    z = zgpu.open_array(p)
+    assert z.dtype == RECORD and z.zarr_format == 2
+    assert z[:].tobytes() == r[:].tobytes()
+    assert z.fill_value.tobytes() == fill.tobytes()
+    assert z[2, 1]["y"] == r[2, 1]["y"]
+    # zgpu writes into it; zarr-python reads the change
+    w = zgpu.open_array(p, mode="r+")
+    w[0, 0] = vals[0, 0]
+    assert zarr.open_array(p, mode="r")[0, 0].tobytes() == vals[0, 0].tobytes()
+
+
+def test_struct_subarray_fields(tmp_path):
+    """Subarray fields (zarr-python 3.1 cannot read these; NumPy's bytes are the reference)."""
+    p = tmp_path / "a"
+    z = zgpu.create(str(p), shape=(5,), chunks=(2,), dtype=RECORD_SUB, zarr_format=2, fill_value=None,
+                    compressors=None)
+    vals = _records(RECORD_SUB, 5)
+    z[:] = vals
+    meta = json.loads((p / ".zarray").read_text())
+    assert meta["dtype"] == [["a", "<i4"], ["b", "<f8", [2, 3]], ["c", [["x", "|u1", [4]], ["y", "<u2"]]]]
+    assert (p / "0").read_bytes() == vals[:2].tobytes()
+    back = zgpu.open_array(str(p))
+    assert back.dtype == RECORD_SUB
+    assert back[:].tobytes() == vals.tobytes()
+    assert back[3]["b"].shape == (2, 3)
+
+
+def test_struct_v3_is_refused(tmp_path):
+    with pytest.raises(zgpu.UnsupportedError, match="Zarr v2 only"):
+        zgpu.create(str(tmp_path / "a"), shape=(2,), dtype=RECORD, zarr_format=3)
+
+
+def test_struct_device_read_refused_clearly(tmp_path):
+    p = str(tmp_path / "a")
+    z = zgpu.create(p, shape=(2,), dtype=RECORD, zarr_format=2)
+    with pytest.raises(zgpu.UnsupportedError, match="'.*a'.*no record types"):
+        z._handle_for(0)  # (where every device read starts, GPU or not)
+
+
+HOSTILE_STRUCT = [
+    ([["a", "<i4"], ["a", "<f8"]], zgpu.BadMetadataError, "appears twice"),
+    ([["", "<i4"]], zgpu.BadMetadataError, "empty name"),
+    ([["a", "|O"]], zgpu.UnsupportedError, "fixed-size"),
+    ([["a", "<U0"]], zgpu.UnsupportedError, "fixed-size"),
+    ([["a", "<f8", [1 << 20, 1 << 20]]], zgpu.UnsupportedError, "larger than"),
+    ([["a", "<f8", [0]]], zgpu.BadMetadataError, "positive"),
+    ([["a", "<f8", [-1]]], zgpu.BadMetadataError, "positive"),
+    ([["a", "<f8", "3"]], zgpu.BadMetadataError, "shape"),
+    ([["a"]], zgpu.BadMetadataError, "field 0"),
+    ([], zgpu.BadMetadataError, "non-empty"),
+    ([["a", "<i4"], 5], zgpu.BadMetadataError, "field 1"),
+    ([["a\u0000b", "<i4"]], zgpu.BadMetadataError, "control"),
+    ([["f%d" % i, "<i4"] for i in range(5000)], zgpu.UnsupportedError, "more than 4096"),
+]
+
+
+def _deep(n: int):
+    t = "<i4"
+    for _ in range(n):
+        t = [["x", t]]
+    return t
+
+
+@pytest.mark.parametrize("descr,exc,words", HOSTILE_STRUCT + [(_deep(40), zgpu.UnsupportedError, "deeper")],
+                         ids=lambda x: None)
+def test_struct_hostile_metadata(tmp_path, descr, exc, words):
+    p = tmp_path / "a"
+    p.mkdir()
+    (p / ".zarray").write_text(json.dumps({"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": descr,
+                                           "fill_value": None, "order": "C", "filters": None, "compressor": None}))
+    with pytest.raises(exc, match=words) as info:
+        zgpu.open_array(str(p))
+    assert "'%s'" % p in str(info.value) or str(p) in str(info.value)
+
+
+def test_struct_corrupt_chunk_named(tmp_path):
+    p = tmp_path / "a"
+    z = zgpu.create(str(p), shape=(4,), chunks=(2,), dtype=RECORD, zarr_format=2, compressors=None)
+    z[:] = _records(RECORD, 4)
+    (p / "1").write_bytes(b"\0" * 5)  # short
+    with pytest.raises(zgpu.CorruptDataError, match="chunk '1'"):
+        zgpu.open_array(str(p))[:]

@@ -20,9 +20,11 @@ lib = _capi.lib
 
 def _c_dtype(dt: np.dtype) -> Tuple[int, int]:
     """(zgpu_dtype, itemsize) of a NumPy dtype, by its typestring (the C library decides what is supported)."""
-    if dt.fields is not None or dt.subdtype is not None:
-        raise _capi.make_error(_capi.ERR_UNSUPPORTED, "data type %s is not supported by zgpu (structured and "
-                                                      "subarray types are not Zarr data types)" % dt)
+    if dt.fields is not None:  # records: opaque bytes of their size to the C library
+        return _capi.RAW, dt.itemsize
+    if dt.subdtype is not None:
+        raise _capi.make_error(_capi.ERR_UNSUPPORTED, "data type %s is not supported by zgpu (a subarray type is "
+                                                      "not a Zarr data type; as a field of a record it is)" % dt)
     code, size = ctypes.c_int(), ctypes.c_size_t()
     _capi.check(lib.zgpu_dtype_from_typestr(dt.str.encode(), ctypes.byref(code), ctypes.byref(size), None))
     return code.value, size.value
@@ -67,6 +69,8 @@ def v2_typestr(dt: np.dtype) -> str:
 
 def _fill_bytes(value: Any, dt: np.dtype) -> bytes:
     """itemsize native-endian bytes of a fill value given as any NumPy-convertible value (or bytes for raw)."""
+    if dt.fields is not None and isinstance(value, (tuple, np.void)):
+        return np.array(value, dtype=dt).tobytes()  # a record, fields in their stored byte order
     if dt.kind == "V":
         if isinstance(value, (bytes, bytearray)):
             b = bytes(value)
@@ -216,6 +220,8 @@ def build_document(shape: Sequence[int], dtype: Any, chunks: Any, shards: Any, f
     spec.big_endian = 1 if dt.byteorder == ">" else 0
     if dt.kind in "Mm":  # datetime64 / timedelta64: the typestring carries the unit (C writes each format's form)
         spec.data_type = text(json.dumps(dt.str))
+    elif dt.fields is not None:  # a v2 structured dtype: its field list (C refuses it for v3)
+        spec.data_type = text(json.dumps(dt.descr))
     if zarr_format == 2:
         if shards is not None:
             raise ValueError("shards need zarr_format=3 (Zarr v2 has no sharding)")

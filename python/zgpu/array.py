@@ -252,6 +252,11 @@ class Array:
 
     def _handle_for(self, device: int) -> ctypes.c_void_p:
         """A handle whose context reads into CUDA device `device` (the array's own when it matches)."""
+        if self._dtype.fields is not None or self._dtype.kind in "OT":  # (every device read comes here first)
+            raise UnsupportedError("array %r: data type %s cannot be read into device memory: %s; read it on the "
+                                   "host" % (self._path, self._dtype, "variable-length elements cannot live in a "
+                                   "strided device array" if self._dtype.fields is None else "DLPack and the CUDA "
+                                   "array interface have no record types"))
         if device == self._ctx.device:
             return self._h()
         if self._staged:  # another handle would open the path, where the old array still is

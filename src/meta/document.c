@@ -339,7 +339,9 @@ static zgpu_status spec_dtype(const zgpu_array_spec *s, int fmt, zg_dtype *dt, i
     /* a NumPy typestring names the type in either format ("<M8[ns]": datetime64 of ns, stored little-endian) */
     int typestr = given->type == ZJ_STRING && given->len > 0 && strchr("<>|=", given->str[0]);
     if (typestr && given->str[0] == '=') given->str[0] = host_big_endian() ? '>' : '<';
-    if (fmt == 3 && !typestr) {
+    if (fmt == 3 && given->type == ZJ_ARRAY) {
+        st = zg_error(ZGPU_ERR_UNSUPPORTED, "structured data types are written in Zarr v2 only");
+    } else if (fmt == 3 && !typestr) {
         st = zg_dtype_from_v3(given, dt);
         if (st == ZGPU_OK) *dt_json = zg_dtype_to_v3_json(dt);
     } else if (typestr) {
@@ -347,8 +349,11 @@ static zgpu_status spec_dtype(const zgpu_array_spec *s, int fmt, zg_dtype *dt, i
         char v2[ZG_DTYPE_V2_MAX];
         if (st == ZGPU_OK)
             *dt_json = fmt == 3 ? zg_dtype_to_v3_json(dt) : zj_new_string(zg_dtype_to_v2(dt, *big_endian, v2));
+    } else if (fmt == 2 && given->type == ZJ_ARRAY) {
+        st = zg_dtype_from_v2_struct(given, dt);
+        if (st == ZGPU_OK) *dt_json = zj_clone(given);
     } else {
-        st = BAD("a Zarr v2 dtype must be a NumPy typestring");
+        st = BAD("a Zarr v2 dtype must be a NumPy typestring or a structured field list");
     }
     zj_free(given);
     if (st != ZGPU_OK) {

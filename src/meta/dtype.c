@@ -154,6 +154,99 @@ static int time_from_v2_suffix(const char *s, int timedelta, zg_dtype *out) {
     return 1;
 }
 
+/* ---------------------------------------------------------------------------------------------------
+ * v2 structured dtypes: [[name, type], [name, type, shape], ...], types typestrings or nested lists
+ * ------------------------------------------------------------------------------------------------- */
+
+/* Limits on documents that could otherwise demand deep recursion or huge records (NumPy has its own). */
+#define ZG_STRUCT_MAX_DEPTH 16
+#define ZG_STRUCT_MAX_FIELDS 4096
+
+/* Bytes of one leaf typestring of a record field: the plain types, raw V, datetimes, and the fixed-width strings
+ * S<n> / U<n> that only live inside records here (records are opaque bytes to zgpu). 0 if not one. */
+static uint64_t struct_leaf_size(const char *ts) {
+    zg_dtype dt;
+    int big;
+    if (ts[0] && ts[1] && (ts[0] == '<' || ts[0] == '>' || ts[0] == '|') && (ts[1] == 'S' || ts[1] == 'U')) {
+        uint32_t n;
+        if (!parse_small_decimal(ts + 2, &n) || n == 0) return 0;
+        if (ts[1] == 'U' && ts[0] == '|') return 0;
+        return ts[1] == 'U' ? 4 * (uint64_t)n : n;
+    }
+    zgpu_status st = zg_dtype_from_v2(ts, &dt, &big);
+    return st == ZGPU_OK ? dt.size : 0;
+}
+
+/* The record size of a field list, at nesting `depth`; *fields counts fields over the whole tree. */
+static zgpu_status struct_size(const zj_value *list, int depth, uint32_t *fields, uint64_t *size) {
+    if (depth > ZG_STRUCT_MAX_DEPTH)
+        return zg_error(ZGPU_ERR_UNSUPPORTED, "structured dtype nests deeper than %d levels", ZG_STRUCT_MAX_DEPTH);
+    if (list->type != ZJ_ARRAY || list->n == 0)
+        return zg_error(ZGPU_ERR_BAD_METADATA, "structured dtype: a field list must be a non-empty list");
+    uint64_t total = 0;
+    for (size_t i = 0; i < list->n; i++) {
+        const zj_value *f = list->items[i];
+        if (++*fields > ZG_STRUCT_MAX_FIELDS)
+            return zg_error(ZGPU_ERR_UNSUPPORTED, "structured dtype has more than %d fields", ZG_STRUCT_MAX_FIELDS);
+        if (f->type != ZJ_ARRAY || (f->n != 2 && f->n != 3) || f->items[0]->type != ZJ_STRING)
+            return zg_error(ZGPU_ERR_BAD_METADATA,
+                            "structured dtype: field %zu must be [name, type] or [name, type, shape]", i);
+        const zj_value *name = f->items[0];
+        char q[96];
+        if (name->len == 0)
+            return zg_error(ZGPU_ERR_BAD_METADATA, "structured dtype: field %zu has an empty name (padding is not "
+                            "supported)", i);
+        ZG_FORWARD(zg_meta_check_name(name, "structured dtype field name"));
+        for (size_t k = 0; k < i; k++)
+            if (list->items[k]->items[0]->len == name->len && !memcmp(list->items[k]->items[0]->str, name->str, name->len))
+                return zg_error(ZGPU_ERR_BAD_METADATA, "structured dtype: field name %s appears twice",
+                                zg_meta_quote(name->str, name->len, q, sizeof q));
+        const zj_value *type = f->items[1];
+        uint64_t item;
+        if (type->type == ZJ_STRING) {
+            ZG_FORWARD(zg_meta_check_name(type, "structured dtype field type"));
+            item = struct_leaf_size(type->str);
+            if (!item)
+                return zg_error(ZGPU_ERR_UNSUPPORTED, "structured dtype: field %s has type %s, which is not a "
+                                "fixed-size NumPy typestring zgpu reads", zg_meta_quote(name->str, name->len, q, sizeof q),
+                                type->str);
+        } else {
+            ZG_FORWARD(struct_size(type, depth + 1, fields, &item));
+        }
+        if (f->n == 3) {
+            const zj_value *shape = f->items[2];
+            if (shape->type != ZJ_ARRAY || shape->n == 0 || shape->n > ZGPU_MAX_DIMS)
+                return zg_error(ZGPU_ERR_BAD_METADATA, "structured dtype: the shape of field %s must be a list of 1 "
+                                "to %d extents", zg_meta_quote(name->str, name->len, q, sizeof q), ZGPU_MAX_DIMS);
+            for (size_t d = 0; d < shape->n; d++) {
+                uint64_t e;
+                if (!zj_is_uint(shape->items[d], &e) || e == 0)
+                    return zg_error(ZGPU_ERR_BAD_METADATA, "structured dtype: the shape of field %s has an extent "
+                                    "that is not a positive integer", zg_meta_quote(name->str, name->len, q, sizeof q));
+                if (e > ZG_RAW_MAX_BYTES || item > ZG_RAW_MAX_BYTES / e) goto too_big;
+                item *= e;
+            }
+        }
+        total += item;
+        if (total > ZG_RAW_MAX_BYTES) goto too_big;
+    }
+    *size = total;
+    return ZGPU_OK;
+too_big:
+    return zg_error(ZGPU_ERR_UNSUPPORTED, "structured dtype: records larger than %u bytes are not supported",
+                    ZG_RAW_MAX_BYTES);
+}
+
+zgpu_status zg_dtype_from_v2_struct(const zj_value *fields, zg_dtype *out) {
+    uint32_t count = 0;
+    uint64_t size = 0;
+    ZG_FORWARD(struct_size(fields, 1, &count, &size));
+    set_raw((uint32_t)size, out);
+    snprintf(out->name, sizeof out->name, "structured");
+    out->kind = ZG_KIND_STRUCT;
+    return ZGPU_OK;
+}
+
 zj_value *zg_dtype_to_v3_json(const zg_dtype *dt) {
     if (dt->kind != ZG_KIND_DATETIME && dt->kind != ZG_KIND_TIMEDELTA) return zj_new_string(dt->name);
     zj_value *conf = zj_new_object();

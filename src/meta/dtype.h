@@ -41,6 +41,10 @@ zgpu_status zg_dtype_from_v3(const zj_value *v, zg_dtype *out);
 /** v2 NumPy typestring ("<u2", ">f8", "|b1", "<c16", "|u1", "|V3" -> raw r24, "<M8[10ms]", ">m8").
  *  *big_endian: 1 for '>' (0 for '|'). "|O" is not a data type by itself (see zg_dtype_object_v2). */
 zgpu_status zg_dtype_from_v2(const char *typestr, zg_dtype *out, int *big_endian);
+/** A v2 structured dtype (the .zarray "dtype" list: [name, type] or [name, type, shape] fields, types typestrings
+ *  or nested lists) as ZGPU_RAW records of its size, kind ZG_KIND_STRUCT. Refused: empty or repeated names,
+ *  object or unknown field types, nesting past 16 levels, more than 4096 fields, records over 1 MiB. */
+zgpu_status zg_dtype_from_v2_struct(const zj_value *fields, zg_dtype *out);
 /** The variable-length type of a v2 "|O" array from the id of its object codec ("vlen-utf8", "vlen-bytes");
  *  ZGPU_ERR_UNSUPPORTED naming the id otherwise (vlen-array, pickle, json2, msgpack2: Python objects). */
 zgpu_status zg_dtype_object_v2(const char *codec_id, zg_dtype *out);

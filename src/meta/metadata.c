@@ -446,15 +446,20 @@ static zgpu_status parse_v2_fields(zg_array_meta *m, const zj_value *attrs) {
     int big_endian = 0;
     if (!dt) return zg_error(ZGPU_ERR_BAD_METADATA, "dtype is missing");
     if (dt->type == ZJ_ARRAY) {
-        char *text = zj_write(dt, 0);
-        zgpu_status s = zg_error(ZGPU_ERR_UNSUPPORTED, "structured dtype %.200s is not supported",
-                                 text ? text : "(list)");
-        free(text);
-        return s;
+        /* records are opaque bytes, read and written as stored (each field keeps its byte order) */
+        zgpu_status s = zg_dtype_from_v2_struct(dt, &m->dtype);
+        if (s != ZGPU_OK) {
+            char *text = zj_write(dt, 0);
+            zg_error_prefix("dtype %.120s%s: ", text ? text : "(list)", text && strlen(text) > 120 ? "..." : "");
+            free(text);
+            return s;
+        }
+    } else if (dt->type != ZJ_STRING) {
+        return zg_error(ZGPU_ERR_BAD_METADATA, "dtype must be a string or a structured field list");
+    } else {
+        ZG_FORWARD(zg_meta_check_name(dt, "dtype"));
+        ZG_FORWARD(zg_dtype_from_v2(dt->str, &m->dtype, &big_endian));
     }
-    if (dt->type != ZJ_STRING) return zg_error(ZGPU_ERR_BAD_METADATA, "dtype must be a string");
-    ZG_FORWARD(zg_meta_check_name(dt, "dtype"));
-    ZG_FORWARD(zg_dtype_from_v2(dt->str, &m->dtype, &big_endian));
 
     ZG_FORWARD(alloc_fill(m));
     const zj_value *fv = zj_get(doc, "fill_value");

@@ -717,6 +717,13 @@ def _v2doc(**over: Any) -> Dict[str, Any]:
     return _override(d, over)
 
 
+def _nested_fields(depth: int) -> Any:
+    t: Any = "<i4"
+    for _ in range(depth):
+        t = [["x", t]]
+    return t
+
+
 _DROP = object()
 BAD = ("BadMetadataError",)
 BAD_OR_UNSUP = ("BadMetadataError", "UnsupportedError")
@@ -832,7 +839,10 @@ def _metadata_table() -> List[Tuple[str, int, Any, Tuple[str, ...]]]:
         ("v2-chunks-zero", 2, _v2doc(chunks=[0, 4]), BAD),
         ("v2-dtype-i3", 2, _v2doc(dtype="<i3"), BAD_OR_UNSUP),
         ("v2-dtype-object", 2, _v2doc(dtype="|O"), BAD_OR_UNSUP),
-        ("v2-dtype-structured", 2, _v2doc(dtype=[["a", "<i4"]]), BAD_OR_UNSUP),
+        ("v2-dtype-structured-duplicate", 2, _v2doc(dtype=[["a", "<i4"], ["a", "<i4"]]), BAD),
+        ("v2-dtype-structured-huge", 2, _v2doc(dtype=[["a", "<f8", [1 << 30, 1 << 30]]]), UNSUP),
+        ("v2-dtype-structured-deep", 2, _v2doc(dtype=_nested_fields(64)), UNSUP),
+        ("v2-dtype-structured-object", 2, _v2doc(dtype=[["a", "|O"]]), UNSUP),
         ("v2-dtype-nul", 2, _v2doc(dtype="<i4\u0000"), BAD_OR_UNSUP),
         ("v2-order-z", 2, _v2doc(order="Z"), BAD),
         ("v2-compressor-unknown", 2, _v2doc(compressor={"id": "nope"}), UNSUP),
