@@ -12,6 +12,9 @@
 #   make test-fast  build + ctest only
 #   make wheel      the CPU wheel for pip (manylinux, its libraries bundled) in dist/; make test-wheel also installs
 #                   it into a fresh venv and runs the Python tests against it
+#   make wheel-cuda CUDA=13|12  the CUDA plugin wheel zgpu-cuda13 / zgpu-cuda12 (pip install zgpu[cu13]) in dist/;
+#                   make test-wheel-cuda CUDA=13|12 installs zgpu[cuN] into a fresh venv, runs the Python tests
+#                   (docs/install.md; slow: not part of make test)
 #   make demo       build, write a sample array, read it back (GPU if present) and report the speed
 #   make bench      CPU read-all benchmark vs tensorstore and zarr-python (BENCH_ARGS="--planes 64" for a quick run)
 #   make fuzz       libFuzzer targets (clang) in build-fuzz/; FUZZ_SECONDS=60 also runs each that long
@@ -51,6 +54,7 @@ CMAKE_HOST_ONLY := -DZGPU_WERROR=ON -DZGPU_CUDA=OFF
 STAGE_PRE := $(if $(ZGPU_TEST_BUILT),,deps build)
 
 .PHONY: all deps build python test test-long test-fast test-unit test-interop test-python test-hostile test-remote test-zarr-suite wheel test-wheel \
+        wheel-cuda test-wheel-cuda \
         test-asan demo bench fuzz clean
 
 all: build
@@ -166,6 +170,15 @@ wheel:
 
 test-wheel:
 	bash scripts/build-wheel.sh --test
+
+# The CUDA variants: plugin wheels holding libzgpu built with CUDA 13 (this machine's toolkit) or CUDA 12 (compiled
+# against PyPI's CUDA 12.9 wheels: scripts/cuda12-toolkit.sh), for every current GPU (scripts/build-wheel-cuda.sh).
+CUDA ?= 13
+wheel-cuda:
+	bash scripts/build-wheel-cuda.sh $(CUDA)
+
+test-wheel-cuda:
+	bash scripts/build-wheel-cuda.sh --test $(CUDA)
 
 test-fast: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(CTEST_JOBS)

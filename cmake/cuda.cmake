@@ -19,6 +19,12 @@ set(ZGPU_CUDA_DEFAULT_ARCHS "75-real;80-real;86-real;89-real;90-real;100-real;12
 set(ZGPU_CUDA_ARCHS "" CACHE STRING
     "CUDA architectures: empty = every current GPU (${ZGPU_CUDA_DEFAULT_ARCHS}), native, or a list such as 90 or 80;90")
 
+# Wheels (scripts/build-wheel-cuda.sh): the CUDA runtime linked as libcudart.so.N, which the pip-installed
+# nvidia-cuda-runtime wheel or the system provides (the Python package preloads it), instead of a static copy; and
+# no directory of the build machine compiled in (ZGPU_NVCOMP_CONFIGURED_DIR below: a wheel finds nvCOMP at run time).
+set(ZGPU_CUDART "static" CACHE STRING "CUDA runtime: static (libcudart_static.a) or shared (libcudart.so.N)")
+option(ZGPU_RELOCATABLE "Compile in no path of the build machine (wheels)" OFF)
+
 string(TOUPPER "${ZGPU_CUDA}" ZGPU_CUDA_MODE)
 if(NOT ZGPU_CUDA_MODE STREQUAL "OFF")
   include(CheckLanguage)
@@ -64,10 +70,10 @@ if(ZGPU_HAVE_CUDA)
   list(APPEND _nvc_hints ${_venv_nvc})
   find_path(ZGPU_NVCOMP_INCLUDE nvcomp/zstd.h HINTS ${_nvc_hints} PATH_SUFFIXES include NO_DEFAULT_PATH)
   find_path(ZGPU_NVCOMP_LIBDIR libnvcomp.so.6 HINTS ${_nvc_hints} PATH_SUFFIXES lib64 lib NO_DEFAULT_PATH)
-  if(ZGPU_NVCOMP_LIBDIR)
+  if(ZGPU_NVCOMP_LIBDIR AND NOT ZGPU_RELOCATABLE)
     target_compile_definitions(zgpu_cuda_obj PRIVATE ZGPU_NVCOMP_CONFIGURED_DIR="${ZGPU_NVCOMP_LIBDIR}")
   endif()
-  message(STATUS "zgpu: CUDA ${CMAKE_CUDA_COMPILER_VERSION}, archs ${CMAKE_CUDA_ARCHITECTURES}; nvCOMP headers: ${ZGPU_NVCOMP_INCLUDE}; nvCOMP lib dir: ${ZGPU_NVCOMP_LIBDIR}")
+  message(STATUS "zgpu: CUDA ${CMAKE_CUDA_COMPILER_VERSION}, archs ${CMAKE_CUDA_ARCHITECTURES}, cudart ${ZGPU_CUDART}; nvCOMP headers: ${ZGPU_NVCOMP_INCLUDE}; nvCOMP lib dir: ${ZGPU_NVCOMP_LIBDIR}")
 
   target_compile_definitions(zgpu_obj PRIVATE ZGPU_HAVE_CUDA=1)
   target_include_directories(zgpu_obj SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
@@ -75,6 +81,10 @@ if(ZGPU_HAVE_CUDA)
   # Consumers of the library (tests, CLI) see ZGPU_HAVE_CUDA and the CUDA headers through this target.
   add_library(zgpu_cuda_iface INTERFACE)
   target_compile_definitions(zgpu_cuda_iface INTERFACE ZGPU_HAVE_CUDA=1)
-  target_link_libraries(zgpu_cuda_iface INTERFACE CUDA::cudart_static ${CMAKE_DL_LIBS} rt)
+  if(ZGPU_CUDART STREQUAL "shared")
+    target_link_libraries(zgpu_cuda_iface INTERFACE CUDA::cudart ${CMAKE_DL_LIBS} rt)
+  else()
+    target_link_libraries(zgpu_cuda_iface INTERFACE CUDA::cudart_static ${CMAKE_DL_LIBS} rt)
+  endif()
   set(ZGPU_CUDA_LIBS zgpu_cuda_iface)
 endif()

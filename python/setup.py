@@ -106,4 +106,26 @@ class BdistWheelAnyPython(bdist_wheel):
         return ("py3", "none", super().get_tag()[2])
 
 
-setup(cmdclass={"build_py": BuildPyWithLib, "bdist_wheel": BdistWheelAnyPython}, distclass=BinaryDistribution)
+def zgpu_version() -> str:
+    """zgpu.__version__, read from zgpu/__init__.py without importing the package (which loads the library)."""
+    import ast
+    with open(os.path.join(HERE, "zgpu", "__init__.py")) as f:
+        for node in ast.parse(f.read()).body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__version__" for t in node.targets):
+                return ast.literal_eval(node.value)
+    _fail("no __version__ in zgpu/__init__.py")
+
+
+# The CUDA variants are plugin wheels (python/cuda/, scripts/build-wheel-cuda.sh) holding libzgpu built with CUDA 12 or
+# 13, each pulling the CUDA runtime, NVRTC and nvCOMP wheels from PyPI; zgpu loads the plugin's library in place of
+# its own (docs/install.md). Pinned to this very version: the library must match the package's bindings.
+EXTRAS = {
+    "test": ["pytest", "zarr>=3", "numcodecs"],
+    "xarray": ["xarray", "dask[array]"],
+    "dask": ["dask[array]"],
+    "cu12": ["zgpu-cuda12==%s" % zgpu_version()],
+    "cu13": ["zgpu-cuda13==%s" % zgpu_version()],
+}
+
+setup(cmdclass={"build_py": BuildPyWithLib, "bdist_wheel": BdistWheelAnyPython}, distclass=BinaryDistribution,
+      extras_require=EXTRAS)

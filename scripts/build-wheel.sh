@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds zgpu's CPU wheel for pip: `make wheel` (WHEEL_DIR, default dist/).
-#   - libzgpu.so and the zgpu command built without CUDA (a wheel that works where no CUDA exists);
+#   - libzgpu.so and the zgpu command built without CUDA (a wheel that works where no CUDA exists; the CUDA
+#     variants are plugin wheels: `make wheel-cuda`, scripts/build-wheel-cuda.sh);
 #   - a py3-none wheel (the package loads the library through ctypes: one wheel for every Python 3);
 #   - auditwheel repair: the compression, HTTP and TLS libraries bundled (zgpu.libs/), the tag manylinux_2_X.
 # With --test, a fresh venv (build-wheel/venv) installs it with the pinned test packages, and python/tests run

@@ -11,7 +11,10 @@ from __future__ import annotations
 import os as _os
 from typing import Any as _Any, Dict as _Dict, Optional as _Optional, Sequence as _Sequence, Union as _Union
 
-from . import _capi
+# before the imports: _capi checks that an installed CUDA plugin (zgpu-cuda12/13) is of this version
+__version__ = "0.1.0"
+
+from . import _capi  # noqa: E402
 from ._context import config, set_threads
 from ._device import DeviceArray
 from ._metadata import build_document as _build_document
@@ -25,8 +28,6 @@ from .group import Group
 from .group import node_kind as _node_kind, open_node as _open_node
 from . import ome
 from .dask import to_dask, to_zarr
-
-__version__ = "0.1.0"
 
 __all__ = [
     "open", "open_array", "open_group", "create", "create_group", "Array", "Group", "DeviceArray",

@@ -3,17 +3,23 @@
 ctypes.CDLL releases the GIL for the duration of every foreign call, so reads and writes from several
 Python threads run in parallel, and an asyncio executor thread never blocks the event loop.
 
-The library is found, in order: the ZGPU_LIB environment variable (a path to libzgpu.so), the copy packaged
-in zgpu/_lib/ by ``pip install``, then the build trees of a source checkout (build/lib, python/build/cmake/lib).
+The library is found, in order: the ZGPU_LIB environment variable (a path to libzgpu.so), the CUDA build of an
+installed zgpu-cuda13 / zgpu-cuda12 plugin (``pip install zgpu[cu13]``; docs/install.md), the copy packaged in
+zgpu/_lib/ by ``pip install`` (built without CUDA in the published wheel), then the build trees of a source
+checkout (build/lib, python/build/cmake/lib). ZGPU_VARIANT=cpu|cu12|cu13 picks one variant where several are
+installed; by default the one the driver supports (CUDA 13 from driver 580), and a CUDA build that cannot load
+(its CUDA runtime missing) gives way to the next with a warning.
 """
 from __future__ import annotations
 
 import ctypes
+import importlib
 import os
+import warnings
 from ctypes import (POINTER, Structure, c_char, c_char_p, c_double, c_int, c_int64, c_long, c_size_t, c_uint,
                     c_uint64, c_void_p)
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 from .errors import ZgpuError, make_error, register_statuses
 
@@ -99,12 +105,59 @@ class ArraySpec(Structure):
     ]
 
 
+_VARIANTS = ("cu13", "cu12")
+
+
+def _driver_cuda_version() -> int:
+    """The CUDA version the installed driver supports (13000 for 13.0), 0 without a driver. cuDriverGetVersion
+    needs no cuInit and no GPU."""
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+        v = c_int(0)
+        return v.value if cuda.cuDriverGetVersion(ctypes.byref(v)) == 0 else 0
+    except (OSError, AttributeError):
+        return 0
+
+
+def _cuda_plugins() -> List[Any]:
+    """The installed CUDA plugins (zgpu_cuda13, zgpu_cuda12 modules) in the order to try them: ZGPU_VARIANT's alone
+    when set (none for "cpu"), else the newest CUDA the driver supports first. A plugin of another zgpu version is
+    skipped: its library may not match this package's bindings."""
+    want = os.environ.get("ZGPU_VARIANT", "").strip().lower()
+    if want == "cpu":
+        return []
+    if want and want not in _VARIANTS:
+        warnings.warn("ZGPU_VARIANT=%s: expected cpu, cu12 or cu13; ignored" % want, RuntimeWarning, stacklevel=3)
+        want = ""
+    names = [want] if want else list(_VARIANTS)
+    if not want and 0 < _driver_cuda_version() < 13000:
+        names.reverse()  # a CUDA 12 driver cannot run the CUDA 13 build
+    from . import __version__
+    out = []
+    for name in names:
+        try:
+            mod = importlib.import_module("zgpu_cuda" + name[2:])
+        except ImportError:
+            continue
+        if getattr(mod, "__version__", None) != __version__:
+            warnings.warn("zgpu %s cannot use %s %s (install zgpu[%s]==%s): it is skipped"
+                          % (__version__, mod.__name__, getattr(mod, "__version__", "?"), name, __version__),
+                          RuntimeWarning, stacklevel=3)
+            continue
+        out.append(mod)
+    if want and not out:
+        raise ImportError("ZGPU_VARIANT=%s but zgpu-cuda%s %s is not installed (pip install zgpu[%s])"
+                          % (want, want[2:], __version__, want))
+    return out
+
+
 def _candidates() -> List[Path]:
     here = Path(__file__).resolve().parent
     out: List[Path] = []
     env = os.environ.get("ZGPU_LIB")
     if env:
         out.append(Path(env))
+    out.extend(Path(m.library_path()) for m in _cuda_plugins())
     out.append(here / "_lib" / "libzgpu.so")
     repo = here.parent.parent  # python/zgpu -> repository root, when imported from a source checkout
     out.append(repo / "build" / "lib" / "libzgpu.so")
@@ -114,23 +167,37 @@ def _candidates() -> List[Path]:
 
 def _load() -> ctypes.CDLL:
     env = os.environ.get("ZGPU_LIB")
+    plugins = {} if env else {m.library_path(): m for m in _cuda_plugins()}
     errors = []
     for path in _candidates():
         if not path.exists():
             if env and str(path) == env:
                 raise ImportError("ZGPU_LIB=%s: no such file" % env)
             continue
+        plugin = plugins.get(str(path))
+        if plugin is not None:
+            plugin.preload()  # the CUDA runtime, NVRTC and nvCOMP of the nvidia-* wheels, by full path
         try:
-            return ctypes.CDLL(str(path))
+            loaded = ctypes.CDLL(str(path))
+            global PLUGIN
+            PLUGIN = plugin
+            return loaded
         except OSError as e:  # e.g. a missing dependency (libzstd, libblosc, libcudart)
             errors.append("%s: %s" % (path, e))
             if env and str(path) == env:
                 break
+            if plugin is not None:
+                # the CUDA build cannot load here (no libcudart.so.N): the next candidate, the CPU library, can
+                warnings.warn("zgpu: %s could not be loaded (%s); falling back to the next library. Install its "
+                              "CUDA runtime with pip install zgpu[cu%d]." % (path, e, plugin.CUDA_MAJOR),
+                              RuntimeWarning, stacklevel=2)
     detail = "; ".join(errors) if errors else "looked in: " + ", ".join(str(p) for p in _candidates())
     raise ImportError("zgpu: cannot load libzgpu.so (%s). Install with `pip install ./python` from the "
                       "repository root, or set ZGPU_LIB=/path/to/libzgpu.so." % detail)
 
 
+# the CUDA plugin module (zgpu_cuda13 / zgpu_cuda12) whose library was loaded, else None
+PLUGIN: Optional[Any] = None
 lib = _load()
 LIB_PATH: str = lib._name
 
