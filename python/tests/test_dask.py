@@ -67,3 +67,27 @@ def test_device_blocks(stored):
     assert isinstance(x._meta, cp.ndarray)
     got = x.sum(axis=(1, 2)).compute()
     np.testing.assert_allclose(cp.asnumpy(got), data.sum(axis=(1, 2)), rtol=1e-5)
+
+
+def test_gpu_dask_cuda_cluster_reduction(tmp_path):
+    """A reduction over a label volume on a dask-cuda LocalCUDACluster (a worker a GPU, every GPU of the machine):
+    the blocks are zgpu reads into each worker's GPU (workers reopen the array by path)."""
+    if not zgpu.gpu_available():
+        pytest.skip("skipped: no GPU")
+    cp = pytest.importorskip("cupy", reason="skipped: no GPU (CuPy is not installed)")
+    dask_cuda = pytest.importorskip("dask_cuda", reason="dask-cuda is not installed")
+    distributed = pytest.importorskip("distributed")
+    z, y, x = np.meshgrid(np.arange(48), np.arange(64), np.arange(80), indexing="ij")
+    labels = ((z // 16) * 7919 + (y // 24) * 104729 + (x // 20) * 1299709).astype(np.uint32) % 50000
+    a = zgpu.create(str(tmp_path / "labels.zarr"), shape=labels.shape, dtype=labels.dtype, chunks=(16, 32, 40),
+                    compressors="zstd")
+    a[...] = labels
+    n = cp.cuda.runtime.getDeviceCount()
+    with dask_cuda.LocalCUDACluster(n_workers=n, threads_per_worker=2, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        xs = zgpu.to_dask(a.path, device="cuda")
+        assert int(client.compute(xs.sum()).result()) == int(labels.sum(dtype=np.uint64))
+        per_plane = client.compute(xs.max(axis=(1, 2))).result()
+        np.testing.assert_array_equal(cp.asnumpy(per_plane), labels.max(axis=(1, 2)))
+        # every worker took part: each holds its own GPU
+        assert len(client.scheduler_info()["workers"]) == n

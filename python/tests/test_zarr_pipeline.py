@@ -65,3 +65,50 @@ def test_fallback_per_array(tmp_path, caplog):
         assert list(s[...]) == ["a", "bc", "def"]
     text = caplog.text
     assert "MemoryStore, not a local directory" in text and "zgpu cannot open it" in text, text
+
+
+def _refuse(*args, **kwargs):
+    raise AssertionError("a read went through zarr-python's own pipeline")
+
+
+def test_box_reads_are_zgpu_reads(stored, monkeypatch):
+    """Box selections never reach zarr-python's pipeline: each chunk's box is read straight into zarr's output."""
+    from zarr.core.codec_pipeline import BatchedCodecPipeline
+    path, data = stored
+    with zarr.config.set({"codec_pipeline.path": PATH}):
+        a = zarr.open_array(path)
+        monkeypatch.setattr(BatchedCodecPipeline, "read", _refuse)
+        for sel in SELS:
+            np.testing.assert_array_equal(a[sel], data[sel])
+        out = np.zeros((40, 50, 70), "i4")
+        out[...] = a  # (numpy's __array__ of a zarr array: a whole read)
+        np.testing.assert_array_equal(out, data)
+
+
+def test_gpu_enable_gpu_decodes_into_cupy(stored, monkeypatch):
+    """With zarr.config.enable_gpu(), arr[...] returns CuPy arrays read by zgpu on the GPU (zarr-python's pipeline,
+    which decodes on the host, is never asked), and GPU buffers can be written."""
+    import zgpu
+    if not zgpu.gpu_available():
+        pytest.skip("skipped: no GPU")
+    cupy = pytest.importorskip("cupy", reason="skipped: no GPU (CuPy is not installed)")
+    from zarr.core.codec_pipeline import BatchedCodecPipeline
+    path, data = stored
+    with zarr.config.enable_gpu(), zarr.config.set({"codec_pipeline.path": PATH}):
+        a = zarr.open_array(path, mode="r+")
+        with monkeypatch.context() as m:
+            m.setattr(BatchedCodecPipeline, "read", _refuse)
+            for sel in SELS:
+                r = a[sel]
+                assert isinstance(r, cupy.ndarray), type(r)
+                np.testing.assert_array_equal(cupy.asnumpy(r), data[sel])
+            # a stream of the caller's: the read is ordered on it
+            s = cupy.cuda.Stream(non_blocking=True)
+            with s:
+                r = a[3:37, 5, 10:70] * 2
+            s.synchronize()
+            np.testing.assert_array_equal(cupy.asnumpy(r), data[3:37, 5, 10:70] * 2)
+        a[5:25, 3:9, 7] = cupy.full((20, 6), -7, "i4")
+        data[5:25, 3:9, 7] = -7
+        np.testing.assert_array_equal(cupy.asnumpy(a[...]), data)
+    np.testing.assert_array_equal(zarr.open_array(path)[...], data)

@@ -214,6 +214,49 @@ def synchronize(stream: int) -> None:
     raise NoGPUError("no CUDA runtime to synchronise a stream with")
 
 
+_peer_lock = threading.Lock()
+_peer: dict = {}  # (device, peer) -> whether kernels on `device` may write `peer`'s memory
+
+
+def enable_peer_access(device: int, peer: int) -> bool:
+    """Lets kernels on `device` read and write memory of `peer` (cudaDeviceEnablePeerAccess, once a pair); False
+    where the two GPUs cannot reach each other's memory (no NVLink or PCIe peer path)."""
+    if device == peer:
+        return True
+    with _peer_lock:
+        known = _peer.get((device, peer))
+        if known is not None:
+            return known
+        ok = False
+        rt = cudart()
+        if rt is not None:
+            can = c_int(0)
+            if rt.cudaDeviceCanAccessPeer(ctypes.byref(can), device, peer) == 0 and can.value:
+                cur = c_int()
+                _check(rt, rt.cudaGetDevice(ctypes.byref(cur)), "cudaGetDevice")
+                try:
+                    _check(rt, rt.cudaSetDevice(device), "cudaSetDevice(%d)" % device)
+                    err = rt.cudaDeviceEnablePeerAccess(peer, 0)
+                    if err == 704:  # cudaErrorPeerAccessAlreadyEnabled (by CuPy, PyTorch or the user)
+                        rt.cudaGetLastError()
+                        err = 0
+                    ok = err == 0
+                finally:
+                    rt.cudaSetDevice(cur.value)
+        elif _try_import("cupy"):
+            import cupy
+            if cupy.cuda.runtime.deviceCanAccessPeer(device, peer):
+                with cupy.cuda.Device(device):
+                    try:
+                        cupy.cuda.runtime.deviceEnablePeerAccess(peer)
+                    except cupy.cuda.runtime.CUDARuntimeError as e:
+                        if "AlreadyEnabled" not in str(e):
+                            raise
+                ok = True
+        _peer[(device, peer)] = ok
+        return ok
+
+
 def _try_import(name: str) -> bool:
     try:
         __import__(name)

@@ -252,6 +252,54 @@ def read_regions_host(handle: Any, box_starts: Sequence[Sequence[int]], box_coun
     return views
 
 
+def _placed_args(box_starts: Sequence[Sequence[int]], box_counts: Sequence[Sequence[int]],
+                 places: Sequence[Tuple[int, Sequence[int]]], nd: int) -> Tuple[Any, Any, Any, Any]:
+    starts, counts, _ = _region_args(box_starts, box_counts, nd, 0, 1)
+    n = len(places)
+    outs = (ctypes.c_void_p * max(1, n))()
+    strides = (ctypes.c_int64 * max(1, n * nd))()
+    for i, (ptr, st) in enumerate(places):
+        outs[i] = ptr
+        for d in range(nd):
+            strides[i * nd + d] = st[d]
+    return starts, counts, outs, strides
+
+
+def read_regions_into_host(handle: Any, box_starts: Sequence[Sequence[int]], box_counts: Sequence[Sequence[int]],
+                           places: Sequence[Tuple[int, Sequence[int]]], nd: int) -> None:
+    """Boxes read in one batch, each straight into host memory at places[i] = (address, byte strides)."""
+    if places:
+        starts, counts, outs, strides = _placed_args(box_starts, box_counts, places, nd)
+        _capi.check(lib.zgpu_array_read_regions(handle, len(places), starts, counts, outs, strides, None))
+
+
+def read_regions_into_device(handle: Any, box_starts: Sequence[Sequence[int]], box_counts: Sequence[Sequence[int]],
+                             places: Sequence[Tuple[int, Sequence[int]]], nd: int, stream: int) -> None:
+    """As read_regions_into_host into device memory (the handle's device), ordered on `stream`."""
+    if places:
+        starts, counts, outs, strides = _placed_args(box_starts, box_counts, places, nd)
+        _capi.check(lib.zgpu_array_read_regions_device(handle, len(places), starts, counts, outs, strides,
+                                                       ctypes.c_void_p(stream), None, None))
+
+
+def read_regions_device(handle: Any, box_starts: Sequence[Sequence[int]], box_counts: Sequence[Sequence[int]],
+                        nd: int, dtype: np.dtype, device: int, stream: int) -> List[Any]:
+    """As read_regions_host into one CuPy buffer on `device` (the handle's): flat CuPy views, one a box."""
+    import cupy as cp
+    sizes = [math.prod(c) for c in box_counts]
+    with cp.cuda.Device(device):
+        buf = cp.empty(max(1, sum(sizes)), dtype)
+    if sizes:
+        starts, counts, outs = _region_args(box_starts, box_counts, nd, buf.data.ptr, dtype.itemsize)
+        _capi.check(lib.zgpu_array_read_regions_device(handle, len(sizes), starts, counts, outs, None,
+                                                       ctypes.c_void_p(stream), None, None))
+    views, at = [], 0
+    for n in sizes:
+        views.append(buf[at:at + n])
+        at += n
+    return views
+
+
 def read_boxes_host(handle: Any, boxes: Boxes, dtype: np.dtype) -> List[np.ndarray]:
     """Every box of a selection, read in one batch, as flat arrays."""
     return read_regions_host(handle, boxes.starts, boxes.counts, boxes.ndim, dtype)

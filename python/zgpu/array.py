@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _batch, _capi, _convert, _cuda, _dlpack, _fancy
+from . import _batch, _capi, _convert, _cuda, _dlpack, _fancy, _spread
 from ._capi import lib
 from ._context import Context, config
 from ._device import DeviceArray, c_strides
@@ -483,8 +483,15 @@ class Array:
                                                    ctypes.byref(opts)))
 
     def _read_box_device(self, sel: Selection, device: int, ptr: int, strides: Optional[Sequence[int]],
-                         stream: int, opts: Optional[_capi.ReadOptions] = None) -> None:
+                         stream: int, opts: Optional[_capi.ReadOptions] = None,
+                         spread: Optional[Sequence[int]] = None) -> None:
+        """The box of `sel` into device memory at ptr (byte strides; None: C-contiguous) on `device`; with
+        `spread` (several GPUs, strides given) read by those GPUs together (zgpu/_spread.py)."""
         if sel.empty:
+            return
+        if spread is not None and any(d != device for d in spread):
+            assert strides is not None
+            _spread.read_spread(self, sel.start, sel.count, ptr, strides, spread, device, stream, opts)
             return
         start = _capi.u64_array(sel.start)
         count = _capi.u64_array(sel.count)
@@ -500,10 +507,14 @@ class Array:
 
     def read(self, selection: Any = Ellipsis, *, device: DeviceLike = None, out: Any = None,
              stream: Any = None, dtype: Any = None, scale: Optional[float] = None, offset: Optional[float] = None,
-             clamp: Any = None) -> Any:
+             clamp: Any = None, devices: Optional[Sequence[DeviceLike]] = None) -> Any:
         """Reads a selection (NumPy basic indexing) into host or device memory.
 
-        device: "cpu" (default; or inferred from `out`), "cuda" (the configured device), "cuda:N".
+        device: "cpu" (default; or inferred from `out`), "cuda" (the configured device), "cuda:N". Any thread
+            may read into any GPU: the read runs with that device current and leaves the caller's as it was.
+        devices: several GPUs ("cuda:N" or N each) that read the selection together, each a part of whole chunks,
+            into one result on `device` (default: the first of them, or out's), written over the peer path
+            (NVLink / PCIe P2P); decoding, the bound of large reads, then scales with the GPUs.
         out: a NumPy array or host tensor (a PyTorch CPU tensor, pinned or not; any DLPack tensor in host
             memory), or any __cuda_array_interface__ / DLPack device array, of the selection's shape and the
             array's dtype; the data is written straight into it, honouring its strides.
@@ -533,6 +544,15 @@ class Array:
                     raise TypeError("out must be a NumPy array, a host tensor (PyTorch CPU, host DLPack) or a "
                                     "device array (__cuda_array_interface__ or DLPack), got %s" % type(out).__name__)
         dev = parse_device(device, self._ctx.device)
+        spread = None
+        if devices is not None:
+            spread = [parse_device(d, self._ctx.device) for d in devices]
+            if not spread or any(d is None for d in spread):
+                raise ValueError("devices must name one or more GPUs ('cuda:N' or N), got %r" % (devices,))
+            if device is not None and dev is None:
+                raise ValueError("devices=%r reads into GPU memory, but device=%r" % (devices, device))
+            if dev is None and ext is None:
+                dev = spread[0]
         if ext is not None:
             if ext.device_type not in (_dlpack.KDL_CUDA, _dlpack.KDL_CUDA_MANAGED):
                 raise TypeError("out is not in CUDA device memory")
@@ -540,7 +560,8 @@ class Array:
             if device is not None and dev != out_dev:
                 raise ValueError("out is on cuda:%d but device=%r" % (out_dev, device))
             try:
-                return self._read_into_device(sel, ext, out_dev, _cuda.stream_handle(stream), out, odt, opts)
+                return self._read_into_device(sel, ext, out_dev, _cuda.stream_handle(stream), out, odt, opts,
+                                              spread)
             finally:
                 ext.release()
         if dev is None:
@@ -549,7 +570,7 @@ class Array:
         if out is not None:
             raise ValueError("device=%r needs a device array for out, got a host array (%s)"
                              % (device, type(out).__name__))
-        return self._read_device(sel, dev, _cuda.stream_handle(stream), odt, opts)
+        return self._read_device(sel, dev, _cuda.stream_handle(stream), odt, opts, spread)
 
     def _check_out(self, shape: Tuple[int, ...], dtype: np.dtype, sel: Selection,
                    want: Optional[np.dtype] = None) -> None:
@@ -583,7 +604,7 @@ class Array:
         return out
 
     def _read_device(self, sel: Selection, device: int, stream: int, odt: Optional[np.dtype] = None,
-                     opts: Optional[_capi.ReadOptions] = None) -> DeviceArray:
+                     opts: Optional[_capi.ReadOptions] = None, spread: Optional[List[int]] = None) -> DeviceArray:
         # Axes selected with a negative step are read into the buffer reversed (negative strides in the C
         # read), so the result only has positive strides: PyTorch cannot hold negative ones.
         odt = self._dtype if odt is None else odt
@@ -609,13 +630,14 @@ class Array:
             else:
                 view.append(slice(None, None, it.step))
             axis += 1
-        reversed_any = any(b < 0 for b in box_strides)
-        self._read_box_device(sel, device, mem.ptr + base, box_strides if reversed_any else None, stream, opts)
+        explicit = spread is not None or any(b < 0 for b in box_strides)
+        self._read_box_device(sel, device, mem.ptr + base, box_strides if explicit else None, stream, opts, spread)
         shape, strides, offset = strided_view(sel.count, cs, 0, tuple(view))
         return DeviceArray(mem, mem.ptr + offset, shape, strides, odt, device)
 
     def _read_into_device(self, sel: Selection, ext: "_dlpack.ForeignTensor", device: int, stream: int,
-                          out: Any, odt: Optional[np.dtype] = None, opts: Optional[_capi.ReadOptions] = None) -> Any:
+                          out: Any, odt: Optional[np.dtype] = None, opts: Optional[_capi.ReadOptions] = None,
+                          spread: Optional[List[int]] = None) -> Any:
         self._check_out(ext.shape, ext.dtype, sel, odt)
         if ext.readonly:
             raise ValueError("out is read-only")
@@ -624,9 +646,9 @@ class Array:
         layout = box_layout(sel, ext.strides)
         if layout is not None:
             strides, offset = layout
-            self._read_box_device(sel, device, ext.ptr + offset, strides, stream, opts)
+            self._read_box_device(sel, device, ext.ptr + offset, strides, stream, opts, spread)
             return out
-        tmp = self._read_device(sel, device, stream, odt, opts)
+        tmp = self._read_device(sel, device, stream, odt, opts, spread)
         _device_copy(out, tmp)
         return out
 

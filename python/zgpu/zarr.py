@@ -10,8 +10,12 @@ lock), instead of one asyncio task a chunk.
 
 Anything zgpu cannot do falls back to zarr-python's own pipeline (BatchedCodecPipeline), per array, with a debug
 log saying why: a store other than a local directory, a codec, data type or layout zgpu does not read, a selection
-other than a box per chunk (fancy indexing hands the chunks index arrays), or memory that is not NumPy's (GPU
-buffers under ``zarr.config.enable_gpu()``).
+other than a box per chunk (fancy indexing hands the chunks index arrays).
+
+Under ``zarr.config.enable_gpu()`` zarr-python's output buffers are CuPy arrays: zgpu then reads the request's chunks
+into them as one device read (decoded on the GPU, or on the host with one copy where its cost model finds that
+faster: docs/tuning.md), on CuPy's current stream, so ``arr[...]`` returns a CuPy array that zarr-python never
+decoded on the host. Writes of GPU buffers are encoded on the host (one copy of the value).
 """
 from __future__ import annotations
 
@@ -40,22 +44,78 @@ def _fallback_for(metadata: Any) -> BatchedCodecPipeline:
     return BatchedCodecPipeline.from_codecs(metadata.codecs)
 
 
-def _box_of(selection: Any, chunk_shape: Tuple[int, ...]) -> Optional[Tuple[Tuple[int, ...], Tuple[int, ...]]]:
-    """(start, count) within a chunk of a selection of step-1 slices (and integers); None for anything else."""
-    start, count = [], []
+def _box_of(selection: Any, chunk_shape: Tuple[int, ...]
+            ) -> Optional[Tuple[Tuple[int, ...], Tuple[int, ...], Tuple[int, ...]]]:
+    """(start, count, steps) within a chunk of a selection of slices with positive steps (and integers): the box
+    that bounds it and the step along each axis (1 for integers); None for anything else."""
+    start, count, steps = [], [], []
     for s, n in zip(selection, chunk_shape):
         if isinstance(s, slice):
             a, b, step = s.indices(n)
-            if step != 1:
+            if step < 1:
                 return None
+            k = len(range(a, b, step))
             start.append(a)
-            count.append(max(0, b - a))
+            count.append((k - 1) * step + 1 if k else 0)
+            steps.append(step)
         elif isinstance(s, (int, np.integer)):
             start.append(int(s))
             count.append(1)
+            steps.append(1)
         else:
             return None
-    return tuple(start), tuple(count)
+    return tuple(start), tuple(count), tuple(steps)
+
+
+def _gpu_available() -> bool:
+    from . import gpu_available
+    return gpu_available()
+
+
+def _current_stream() -> int:
+    import cupy
+    return int(cupy.cuda.get_current_stream().ptr)
+
+
+def _int_axes(chunk_sel: Any) -> Tuple[int, ...]:
+    return tuple(k for k, s in enumerate(chunk_sel) if isinstance(s, (int, np.integer)))
+
+
+def _tile(v: Any, count: Tuple[int, ...], steps: Tuple[int, ...], chunk_sel: Any, drop_axes: Tuple[int, ...]) -> Any:
+    """A box read flat, shaped as zarr-python's output selection expects it: its steps taken, the chunk selection's
+    integer axes (length-1 axes of the box) dropped as zarr drops them, then the request's drop_axes."""
+    tile = v.reshape(count)
+    if any(st != 1 for st in steps):
+        tile = tile[tuple(slice(None, None, st) for st in steps)]
+    ints = _int_axes(chunk_sel)
+    if ints:
+        tile = tile.reshape([n for k, n in enumerate(tile.shape) if k not in ints])
+    if drop_axes:
+        tile = tile.squeeze(axis=tuple(a for a in drop_axes if a < tile.ndim and tile.shape[a] == 1))
+    return tile
+
+
+def _place_in(dest: Any, out_sel: Any, chunk_sel: Any, count: Tuple[int, ...],
+              drop_axes: Tuple[int, ...]) -> Optional[Tuple[int, Tuple[int, ...]]]:
+    """Where a box goes inside zarr's output buffer, as (address, byte strides of the box's axes), when
+    dest[out_sel] is a view whose axes are the box's (less the dropped ones); else None (then: read, then copy)."""
+    if not isinstance(out_sel, tuple) or not all(isinstance(x, (slice, int, np.integer)) for x in out_sel):
+        return None
+    view = dest[out_sel]
+    if not isinstance(view, np.ndarray) and not hasattr(view, "__cuda_array_interface__"):
+        return None  # (a NumPy scalar: every axis taken by an integer)
+    ints = _int_axes(chunk_sel)
+    kept = [k for k in range(len(count)) if k not in ints]
+    if drop_axes:  # (as _tile: the dropped axes are positions among the kept ones, taken where their length is 1)
+        gone = {kept[a] for a in drop_axes if a < len(kept) and count[kept[a]] == 1}
+        kept = [k for k in kept if k not in gone]
+    if tuple(view.shape) != tuple(count[k] for k in kept):
+        return None
+    strides = [0] * len(count)
+    for k, st in zip(kept, view.strides):
+        strides[k] = st
+    ptr = view.ctypes.data if isinstance(view, np.ndarray) else int(view.data.ptr)
+    return ptr, tuple(strides)
 
 
 class ZgpuCodecPipeline(CodecPipeline):
@@ -82,13 +142,17 @@ class ZgpuCodecPipeline(CodecPipeline):
     # ---- construction (zarr.core.array.create_codec_pipeline) --------------------------------------------
     @classmethod
     def from_codecs(cls, codecs: Iterable[Any]) -> "ZgpuCodecPipeline":
+        """zarr-python's constructor: a pipeline of these codecs, with no array behind it yet (zarr-python's own
+        pipeline does all its work)."""
         return cls(BatchedCodecPipeline.from_codecs(codecs))
 
     @classmethod
     def from_array_metadata_and_store(cls, array_metadata: Any, store: Any) -> "ZgpuCodecPipeline":
+        """zarr-python's constructor for an array: its reads and writes go through zgpu where they can."""
         return cls(_fallback_for(array_metadata), array_metadata, store)
 
     def evolve_from_array_spec(self, array_spec: Any) -> "ZgpuCodecPipeline":
+        """The pipeline with its codecs evolved for the array spec (as zarr-python's), the same array behind it."""
         return type(self)(self.fallback.evolve_from_array_spec(array_spec), self.metadata, self.store)
 
     # ---- what zarr-python's own pipeline answers --------------------------------------------------------
@@ -97,22 +161,28 @@ class ZgpuCodecPipeline(CodecPipeline):
 
     @property
     def supports_partial_decode(self) -> bool:
+        """As zarr-python's own pipeline for these codecs."""
         return self.fallback.supports_partial_decode
 
     @property
     def supports_partial_encode(self) -> bool:
+        """As zarr-python's own pipeline for these codecs."""
         return self.fallback.supports_partial_encode
 
     def validate(self, *, shape: Any, dtype: Any, chunk_grid: Any) -> None:
+        """zarr-python's own pipeline checks the codecs against the array."""
         self.fallback.validate(shape=shape, dtype=dtype, chunk_grid=chunk_grid)
 
     def compute_encoded_size(self, byte_length: int, array_spec: Any) -> int:
+        """As zarr-python's own pipeline for these codecs."""
         return self.fallback.compute_encoded_size(byte_length, array_spec)
 
     async def decode(self, chunk_bytes_and_specs: Any) -> Any:
+        """Decodes chunks already fetched, with zarr-python's own pipeline (zgpu takes whole reads: `read`)."""
         return await self.fallback.decode(chunk_bytes_and_specs)
 
     async def encode(self, chunk_arrays_and_specs: Any) -> Any:
+        """Encodes chunks with zarr-python's own pipeline (zgpu takes whole writes: `write`)."""
         return await self.fallback.encode(chunk_arrays_and_specs)
 
     # ---- the zgpu array behind the chunks --------------------------------------------------------------
@@ -172,8 +242,16 @@ class ZgpuCodecPipeline(CodecPipeline):
 
     def _boxes(self, batch: List[Any], out: Any) -> Optional[Tuple[Array, List[Any]]]:
         """Per chunk of the batch: the box (array coordinates) it contributes and where it goes, or None."""
-        if self._why_not is not None or not isinstance(getattr(out, "_data", None), np.ndarray):
-            return None  # (GPU buffers: zarr-python's pipeline)
+        if self._why_not is not None:
+            return None
+        data = getattr(out, "_data", None)
+        if not isinstance(data, np.ndarray):
+            if not hasattr(data, "__cuda_array_interface__"):
+                self._why_not = "its buffers are %s, neither NumPy nor CUDA arrays" % type(data).__name__
+                return None
+            if not _gpu_available():
+                self._why_not = "its buffers are in GPU memory and this zgpu has no usable GPU"
+                return None
         arr = None
         boxes = []
         m = self.metadata
@@ -188,7 +266,7 @@ class ZgpuCodecPipeline(CodecPipeline):
             if box is None:
                 return None
             start = tuple(c * g + s for c, g, s in zip(coords, grid, box[0]))
-            boxes.append((start, box[1], out_sel, chunk_sel))
+            boxes.append((start, box[1], out_sel, chunk_sel, box[2]))
         return (arr, boxes) if arr is not None else None
 
     def _plan(self, batch: List[Any], buf: Any, what: str, eligible: bool = True) -> Optional[Tuple[Array, List[Any]]]:
@@ -200,42 +278,73 @@ class ZgpuCodecPipeline(CodecPipeline):
 
     # ---- read and write ---------------------------------------------------------------------------------
     async def read(self, batch_info: Any, out: Any, drop_axes: Tuple[int, ...] = ()) -> None:
+        """Reads a batch of chunk selections into zarr-python's output buffer: with zgpu (host or GPU memory)
+        where the array and selections allow, else with zarr-python's own pipeline."""
         batch = list(batch_info)
         plan = self._plan(batch, out, "reads")
         if plan is None:
             return await self.fallback.read(batch, out, drop_axes)
         arr, boxes = plan
         dest = out._data
+        on_gpu = not isinstance(dest, np.ndarray)
+        # (CuPy's current stream is the caller's thread's: taken here, before the read moves to a worker thread)
+        stream = _current_stream() if on_gpu else 0
 
         def run() -> None:
+            if not on_gpu:
+                return place(None)
+            import cupy
+            with cupy.cuda.Device(dest.device.id), cupy.cuda.ExternalStream(stream):
+                return place(dest.device.id)
+
+        def place(device: Optional[int]) -> None:
             from . import _fancy
+            if dest.dtype == arr.dtype:
+                places = [_place_in(dest, out_sel, chunk_sel, count, drop_axes)
+                          if all(st == 1 for st in steps) else None
+                          for _start, count, out_sel, chunk_sel, steps in boxes]
+                if all(p is not None for p in places):
+                    # each box straight into zarr's output buffer: one batch, no copy after it
+                    starts = [b[0] for b in boxes]
+                    counts = [b[1] for b in boxes]
+                    with arr._lock.shared():
+                        if device is not None:
+                            _fancy.read_regions_into_device(arr._handle_for(device), starts, counts, places,
+                                                            arr.ndim, stream)
+                        else:
+                            _fancy.read_regions_into_host(arr._h(), starts, counts, places, arr.ndim)
+                    return
             with arr._lock.shared():
-                views = _fancy.read_regions_host(arr._h(), [b[0] for b in boxes], [b[1] for b in boxes], arr.ndim,
-                                                 arr.dtype)
-            for (start, count, out_sel, chunk_sel), v in zip(boxes, views):
-                tile = v.reshape(count)
-                # the chunk selection's integer axes stay as length-1 axes in the box: dropped as zarr drops them
-                ints = tuple(k for k, s in enumerate(chunk_sel) if isinstance(s, (int, np.integer)))
-                if ints:
-                    tile = tile.reshape([n for k, n in enumerate(count) if k not in ints])
-                if drop_axes:
-                    tile = tile.squeeze(axis=tuple(a for a in drop_axes if a < tile.ndim and tile.shape[a] == 1))
-                dest[out_sel] = tile
+                if device is not None:
+                    views = _fancy.read_regions_device(arr._handle_for(device), [b[0] for b in boxes],
+                                                       [b[1] for b in boxes], arr.ndim, arr.dtype, device, stream)
+                else:
+                    views = _fancy.read_regions_host(arr._h(), [b[0] for b in boxes], [b[1] for b in boxes],
+                                                     arr.ndim, arr.dtype)
+            for (_start, count, out_sel, chunk_sel, steps), v in zip(boxes, views):
+                dest[out_sel] = _tile(v, count, steps, chunk_sel, drop_axes)
 
         await asyncio.to_thread(run)
 
     async def write(self, batch_info: Any, value: Any, drop_axes: Tuple[int, ...] = ()) -> None:
+        """Writes a batch of chunk selections from `value`: with zgpu where the array and selections allow, else
+        with zarr-python's own pipeline."""
         batch = list(batch_info)
         # (a read-only store: zarr-python's pipeline, whose store refuses the write as zarr-python does)
         writable = not getattr(self.store, "read_only", False)
         plan = self._plan(batch, value, "writes", eligible=not drop_axes and writable)
+        if plan is not None and any(st != 1 for b in plan[1] for st in b[4]):
+            plan = None  # (strided writes: zgpu writes boxes)
         if plan is None:
             return await self.fallback.write(batch, value, drop_axes)
         arr, boxes = plan
         src = value._data
+        if not isinstance(src, np.ndarray):  # (GPU buffers: zgpu encodes on the host; one copy of the value)
+            import cupy
+            src = cupy.asnumpy(src)
 
         def run() -> None:
-            for start, count, out_sel, _ in boxes:
+            for start, count, out_sel, _, _ in boxes:
                 if not all(count):
                     continue
                 v = src[out_sel] if src.ndim else src  # (a scalar value: every chunk gets it)

@@ -73,11 +73,25 @@ static zgpu_status check_args(const zgpu_array *array, const uint64_t *start, co
     return ZGPU_OK;
 }
 
+/* Every entry below runs with the array's device current and puts the caller's back (any thread may read into
+ * any GPU): the async forms too, whose event and the caller's stream belong to that device. */
+static zgpu_status read_in_scope(zgpu_array *array, const zg_dev_request *rq, void *stream, zgpu_event **event) {
+    zg_device_scope sc;
+    ZG_FORWARD(zg_device_scope_enter(array->ctx->opts.device, &sc));
+    zgpu_status s = zg_cuda_read_request(array, rq, stream, event);
+    zg_device_scope_leave(&sc);
+    return s;
+}
+
 ZGPU_API zgpu_status zgpu_array_read_device(zgpu_array *array, const uint64_t *start, const uint64_t *count,
                                             void *device_out, const int64_t *out_strides, void *stream) {
     ZG_FORWARD(check_args(array, start, count, device_out));
     ZG_FORWARD(zg_cuda_probe());
-    return zg_cuda_read(array, start, count, device_out, out_strides, stream);
+    zg_device_scope sc;
+    ZG_FORWARD(zg_device_scope_enter(array->ctx->opts.device, &sc));
+    zgpu_status s = zg_cuda_read(array, start, count, device_out, out_strides, stream);
+    zg_device_scope_leave(&sc);
+    return s;
 }
 
 ZGPU_API zgpu_status zgpu_array_read_device_async(zgpu_array *array, const uint64_t *start,
@@ -87,7 +101,11 @@ ZGPU_API zgpu_status zgpu_array_read_device_async(zgpu_array *array, const uint6
     *event = NULL;
     ZG_FORWARD(check_args(array, start, count, device_out));
     ZG_FORWARD(zg_cuda_probe());
-    return zg_cuda_read_async(array, start, count, device_out, out_strides, stream, event);
+    zg_device_scope sc;
+    ZG_FORWARD(zg_device_scope_enter(array->ctx->opts.device, &sc));
+    zgpu_status s = zg_cuda_read_async(array, start, count, device_out, out_strides, stream, event);
+    zg_device_scope_leave(&sc);
+    return s;
 }
 
 ZGPU_API zgpu_status zgpu_array_read_regions_device(zgpu_array *array, size_t n, const uint64_t *starts,
@@ -102,7 +120,7 @@ ZGPU_API zgpu_status zgpu_array_read_regions_device(zgpu_array *array, size_t n,
         ZG_RETURN_IF(!outs[r], ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_read_regions_device: outs[%zu] is NULL", r);
     ZG_FORWARD(zg_cuda_probe());
     const zg_dev_request rq = {n, starts, counts, outs, out_strides, NULL, opts};
-    return zg_cuda_read_request(array, &rq, stream, event);
+    return read_in_scope(array, &rq, stream, event);
 }
 
 ZGPU_API zgpu_status zgpu_array_read_device_ex(zgpu_array *array, const uint64_t *start, const uint64_t *count,
@@ -113,7 +131,7 @@ ZGPU_API zgpu_status zgpu_array_read_device_ex(zgpu_array *array, const uint64_t
     ZG_FORWARD(zg_cuda_probe());
     void *outs[1] = {device_out};
     const zg_dev_request rq = {1, start, count, outs, out_strides, NULL, opts};
-    return zg_cuda_read_request(array, &rq, stream, event);
+    return read_in_scope(array, &rq, stream, event);
 }
 
 ZGPU_API zgpu_status zgpu_event_wait(zgpu_event *event) {

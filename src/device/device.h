@@ -37,6 +37,15 @@ zgpu_status zg_cuda_read_async(zgpu_array *a, const uint64_t *start, const uint6
 /** A request of any number of boxes: synchronous (event NULL: returns when the data is in place and `stream` is
  *  ordered after it) or asynchronous (the request is copied; *event completes when the data is in place). */
 zgpu_status zg_cuda_read_request(zgpu_array *a, const zg_dev_request *rq, void *stream, struct zgpu_event **event);
+/* The calling thread's CUDA context, saved by zg_device_scope_enter (which makes `device` current) and put back by
+ * zg_device_scope_leave: a public device call leaves the caller's current device (or none) as it found it, so a
+ * thread may read into several GPUs in turn, and one that never used CUDA gets no context made current. */
+typedef struct zg_device_scope {
+    void *saved;  /* the CUcontext current at entry (NULL: none) */
+    int restore;  /* 1: leave puts `saved` back */
+} zg_device_scope;
+zgpu_status zg_device_scope_enter(int device, zg_device_scope *sc);
+void zg_device_scope_leave(zg_device_scope *sc);
 zgpu_status zg_cuda_event_wait(struct zgpu_event *ev);
 int zg_cuda_event_query(struct zgpu_event *ev);
 void zg_cuda_event_free(struct zgpu_event *ev);

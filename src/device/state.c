@@ -65,6 +65,57 @@ zgpu_status zg_cuda_probe(void) {
 ZGPU_API zgpu_status zg_cuda_claim(void) { return zg_cuda_probe(); }
 
 /* ------------------------------------------------------------------------------------------------
+ * Device scope: the caller's current context, saved and put back around a public call
+ * ---------------------------------------------------------------------------------------------- */
+/* The driver's cuCtxGetCurrent / cuCtxSetCurrent, reached through the runtime (zgpu links no libcuda): the
+ * runtime can set a device but not say whether a thread had one, nor go back to "none". */
+typedef int (*ctx_get_fn)(void **ctx);
+typedef int (*ctx_set_fn)(void *ctx);
+static ctx_get_fn ctx_get;
+static ctx_set_fn ctx_set;
+static pthread_once_t ctx_fns_once = PTHREAD_ONCE_INIT;
+
+static void load_ctx_fns(void) {
+    void *g = NULL, *s = NULL;
+    enum cudaDriverEntryPointQueryResult qg, qs;
+    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &g, 12000, cudaEnableDefault, &qg) == cudaSuccess &&
+        cudaGetDriverEntryPointByVersion("cuCtxSetCurrent", &s, 12000, cudaEnableDefault, &qs) == cudaSuccess &&
+        qg == cudaDriverEntryPointSuccess && qs == cudaDriverEntryPointSuccess) {
+        ctx_get = (ctx_get_fn)g;
+        ctx_set = (ctx_set_fn)s;
+    }
+}
+
+zgpu_status zg_device_scope_enter(int device, zg_device_scope *sc) {
+    sc->saved = NULL;
+    sc->restore = 0;
+    pthread_once(&ctx_fns_once, load_ctx_fns);
+    int cur = -1;
+    if (ctx_get) {
+        if (ctx_get(&sc->saved) != 0) sc->saved = NULL;
+        /* already on `device`: nothing to set or put back (the common case, a read's fixed cost) */
+        if (sc->saved && cudaGetDevice(&cur) == cudaSuccess && cur == device) return ZGPU_OK;
+        sc->restore = 1;
+    } else if (cudaGetDevice(&cur) == cudaSuccess) {
+        if (cur == device) return ZGPU_OK;
+        sc->saved = (void *)(intptr_t)(cur + 1); /* (no driver entry points: the runtime's device, put back) */
+        sc->restore = 2;
+    }
+    cudaError_t e = cudaSetDevice(device);
+    if (e != cudaSuccess) {
+        zg_device_scope_leave(sc);
+        return zg_error(ZGPU_ERR_CUDA, "cudaSetDevice(%d): %s", device, cudaGetErrorString(e));
+    }
+    return ZGPU_OK;
+}
+
+void zg_device_scope_leave(zg_device_scope *sc) {
+    if (sc->restore == 1) ctx_set(sc->saved);
+    else if (sc->restore == 2) cudaSetDevice((int)(intptr_t)sc->saved - 1);
+    sc->restore = 0;
+}
+
+/* ------------------------------------------------------------------------------------------------
  * Device state: stream, events and buffers reused across reads
  * ---------------------------------------------------------------------------------------------- */
 
@@ -84,7 +135,8 @@ void zg_device_state_free(struct zg_device_state *st) {
      * or worse), its lock may be held by a thread that is not here, and a read of the parent's may have been
      * midway through growing its host arrays at the fork, so even those are not safe to free. */
     if (atomic_load(&cuda_pid) != (int)getpid()) return;
-    cudaSetDevice(st->device);
+    zg_device_scope sc; /* (a context freed on any thread: that thread's device stays as it was) */
+    (void)zg_device_scope_enter(st->device, &sc); /* (failing: the calls below fail as they did before) */
     cudaStreamSynchronize(st->stream);
     cudaStreamSynchronize(st->copy);
     for (int k = 0; k < ZG_MAX_SETS; k++) {
@@ -112,6 +164,7 @@ void zg_device_state_free(struct zg_device_state *st) {
     cudaStreamDestroy(st->copy);
     pthread_mutex_destroy(&st->lock);
     free(st);
+    zg_device_scope_leave(&sc);
 }
 
 zgpu_status dev_get_state(zgpu_context *ctx, struct zg_device_state **out) {
