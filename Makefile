@@ -15,6 +15,7 @@
 #   make wheel-cuda CUDA=13|12  the CUDA plugin wheel zgpu-cuda13 / zgpu-cuda12 (pip install zgpu[cu13]) in dist/;
 #                   make test-wheel-cuda CUDA=13|12 installs zgpu[cuN] into a fresh venv, runs the Python tests
 #                   (docs/install.md; slow: not part of make test)
+#   make api-docs   docs/api/python.md from the docstrings (python/tests/test_api_docs.py checks it is current)
 #   make demo       build, write a sample array, read it back (GPU if present) and report the speed
 #   make bench      CPU read-all benchmark vs tensorstore and zarr-python (BENCH_ARGS="--planes 64" for a quick run)
 #   make fuzz       libFuzzer targets (clang) in build-fuzz/; FUZZ_SECONDS=60 also runs each that long
@@ -54,7 +55,7 @@ CMAKE_HOST_ONLY := -DZGPU_WERROR=ON -DZGPU_CUDA=OFF
 STAGE_PRE := $(if $(ZGPU_TEST_BUILT),,deps build)
 
 .PHONY: all deps build python test test-long test-fast test-unit test-interop test-python test-hostile test-remote test-zarr-suite wheel test-wheel \
-        wheel-cuda test-wheel-cuda \
+        wheel-cuda test-wheel-cuda api-docs \
         test-asan demo bench fuzz clean
 
 all: build
@@ -179,6 +180,10 @@ wheel-cuda:
 
 test-wheel-cuda:
 	bash scripts/build-wheel-cuda.sh --test $(CUDA)
+
+# The Python API reference, from the docstrings of the package in python/ with the library just built.
+api-docs: $(STAGE_PRE)
+	ZGPU_LIB=$(CURDIR)/$(BUILD)/lib/libzgpu.so $(VENV_PY) scripts/gen-api-docs.py
 
 test-fast: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(CTEST_JOBS)

@@ -62,6 +62,7 @@ class Attributes(MutableMapping):
         self.put(d)
 
     def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        """As dict.update; the attributes are written once, after the update."""
         d = self.asdict()
         d.update(*args, **kwargs)
         self.put(d)

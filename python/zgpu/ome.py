@@ -42,6 +42,7 @@ class Level:
 
     @property
     def shape(self) -> Tuple[int, ...]:
+        """The level's array shape."""
         return self.array.shape
 
 
@@ -61,6 +62,7 @@ class Image:
 
     @property
     def path(self) -> str:
+        """Path of the image's group."""
         return self.group.path
 
     def __len__(self) -> int:

@@ -72,6 +72,7 @@ class ZgpuDataStore(AbstractDataStore):
         self.group = group
 
     def get_variables(self) -> Dict[str, Variable]:
+        """The group's arrays as lazily indexed xarray variables, their dimension names from the metadata."""
         out = {}
         for name in self.group.array_keys():
             a = self.group[name]
@@ -86,15 +87,18 @@ class ZgpuDataStore(AbstractDataStore):
         return out
 
     def get_attrs(self) -> Dict[str, Any]:
+        """The group's attributes."""
         return dict(self.group.attrs)
 
     def get_dimensions(self) -> Dict[str, int]:
+        """Every dimension name of the variables, with its length."""
         dims: Dict[str, int] = {}
         for v in self.get_variables().values():
             dims.update(zip(v.dims, v.shape))
         return dims
 
     def close(self) -> None:
+        """Closes the group."""
         self.group.close()
 
 
@@ -107,6 +111,7 @@ class ZgpuBackendEntrypoint(BackendEntrypoint):
                                "concat_characters", "decode_coords", "use_cftime", "decode_timedelta", "device")
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
+        """True for a path ending in .zarr (xarray asks each backend when no engine is given)."""
         try:
             p = os.fspath(filename_or_obj)
         except TypeError:
@@ -117,6 +122,9 @@ class ZgpuBackendEntrypoint(BackendEntrypoint):
                      mask_and_scale: bool = True, decode_times: bool = True, concat_characters: bool = True,
                      decode_coords: bool = True, use_cftime: Any = None, decode_timedelta: Any = None,
                      device: Any = None) -> Any:
+        """The Zarr group at `filename_or_obj` as an xarray Dataset, its arrays the variables, read with zgpu;
+        xarray's decoding options as its zarr engine. device="cuda" (or a GPU index) reads the data variables
+        into GPU memory as CuPy arrays."""
         node = open_node(os.fspath(filename_or_obj), True)
         if not isinstance(node, Group):
             raise ValueError("zgpu backend: %r is an array; open_dataset opens a group (its arrays are the "
