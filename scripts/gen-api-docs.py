@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes docs/api/python.md, the Python API reference, from the docstrings (`make api-docs`).
+"""Writes docs/api/python.md, the Python API reference, from the docstrings, and docs/api/c.md, the C API reference,
+from the comments of include/zgpu.h and include/zgpu_meta.h (`make api-docs`).
 
 Every name of zgpu.__all__ and of the public submodules' __all__ (MODULES below): functions with their signature
 and docstring, classes with their public methods and properties (those the class itself defines; bases are named),
@@ -250,6 +251,109 @@ def generate() -> Tuple[str, List[str]]:
     return "\n".join(ref.lines).rstrip() + "\n", ref.missing
 
 
+# ---- the C API: docs/api/c.md from the comments of the public headers ----------------------------------------------
+C_OUT = ROOT / "docs" / "api" / "c.md"
+C_HEADERS = ["include/zgpu.h", "include/zgpu_meta.h"]  # (zgpu_experimental.h: unstable, docs/tuning.md)
+
+
+def _comment_text(lines: List[str]) -> str:
+    """The text of a C comment's lines, its /*, /**, * and */ markers removed, dedented."""
+    out = []
+    for line in lines:
+        t = re.sub(r"^\s*/\*\*?", "", line.rstrip())
+        t = re.sub(r"\*/\s*$", "", t)
+        t = re.sub(r"^\s*\* ?", "", t) if not line.lstrip().startswith("/*") else t.lstrip()
+        out.append(t.rstrip())
+    return inspect.cleandoc("\n".join(out))
+
+
+def _c_markdown(text: str) -> str:
+    """A header comment as Markdown: its " - " lists stay lists, the rest is prose with its line breaks kept as
+    paragraphs would join them."""
+    out = []
+    for line in text.splitlines():
+        if re.match(r"^\s*- ", line):
+            out.append(line.strip())
+        elif not out or not line.startswith(" "):
+            out.append(line)
+        else:
+            out.append("  " + line.strip())
+    return "\n".join(out).strip()
+
+
+def generate_c() -> str:
+    """docs/api/c.md: each public header's sections (its banner comments), and in them every function, type and
+    constant with the comment above it and its declaration."""
+    md = ["# C API reference", "",
+          "Generated from the comments of the public headers by `scripts/gen-api-docs.py` (`make api-docs`); do not "
+          "edit by hand. The headers are the source: `include/zgpu.h` (the stable API) and `include/zgpu_meta.h` "
+          "(metadata builders). `include/zgpu_experimental.h`, the unstable tuning struct, is described in "
+          "[docs/tuning.md](../tuning.md). The Python API: [python.md](python.md).", ""]
+    for header in C_HEADERS:
+        lines = (ROOT / header).read_text().splitlines()
+        md += ["## %s" % header, ""]
+        doc: Optional[str] = None
+        i = 0
+        first = True
+        while i < len(lines):
+            line = lines[i]
+            st = line.strip()
+            if st.startswith("/*"):  # a comment: the file's, a banner (a section), or the next declaration's
+                j = i
+                while "*/" not in lines[j]:
+                    j += 1
+                block = lines[i:j + 1]
+                i = j + 1
+                if first:
+                    md += [_c_markdown(_comment_text(block)), ""]
+                    first = False
+                elif st.startswith("/* ---"):
+                    text = _comment_text([b for b in block if "-----" not in b])
+                    title, _, rest = text.partition("\n")
+                    title, _, lead = (re.split(r"(: |\. )", title, maxsplit=1) + ["", ""])[:3]
+                    md += ["### %s" % title.rstrip(".").strip(), ""]
+                    body = (lead[:1].upper() + lead[1:] + "\n" + rest).strip()
+                    if body:
+                        md += [_c_markdown(body), ""]
+                else:
+                    doc = _c_markdown(_comment_text(block))
+                continue
+            first = False
+            m = re.match(r"^typedef (enum|struct) (\w+) \{", st)
+            if st.startswith("ZGPU_API") or m:
+                j = i
+                end = re.compile(r"^\}\s*\w+;") if m else re.compile(r";\s*(/\*.*)?$")
+                while not end.search(lines[j].strip() if m else lines[j]):
+                    j += 1
+                decl = "\n".join(lines[i:j + 1])
+                name = m.group(2) if m else re.search(r"(\w+)\s*\(", decl).group(1)
+                md += ["#### `%s`" % name, ""]
+                if doc:
+                    md += [doc, ""]
+                md += ["```c", decl, "```", ""]
+                doc = None
+                i = j + 1
+                continue
+            m = re.match(r"^typedef struct (\w+) \1;", st)
+            if m:
+                md += ["#### `%s`" % m.group(1), "", (doc + "\n\n" if doc else "") + "An opaque handle.", ""]
+                doc = None
+            elif re.match(r"^#define ZGPU_\w+ ", st) and not st.startswith("#define ZGPU_API"):
+                j = i
+                while j + 1 < len(lines) and re.match(r"^#define ZGPU_\w+ ", lines[j + 1].strip()):
+                    j += 1
+                names = [re.match(r"#define (\w+)", l.strip()).group(1) for l in lines[i:j + 1]]
+                md += ["#### %s" % ", ".join("`%s`" % n for n in names), ""]
+                if doc:
+                    md += [doc, ""]
+                md += ["```c"] + lines[i:j + 1] + ["```", ""]
+                doc = None
+                i = j + 1
+                continue
+            i += 1
+    return "\n".join(md).rstrip() + "\n"
+
+
 def _import_zgpu(installed: bool) -> None:
     if not installed:
         sys.path.insert(0, str(ROOT / "python"))
@@ -266,17 +370,20 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = ap.parse_args(argv)
     _import_zgpu(args.installed)
     text, missing = generate()
+    c_text = generate_c()
     for name in missing:
         print("no docstring: %s" % name, file=sys.stderr)
     if args.check:
-        current = args.output.read_text() if args.output.exists() else ""
-        if current != text:
-            print("%s is out of date: run make api-docs" % args.output, file=sys.stderr)
-            return 1
-        return 1 if missing else 0
+        stale = [str(path) for path, want in ((args.output, text), (C_OUT, c_text))
+                 if not path.exists() or path.read_text() != want]
+        for path in stale:
+            print("%s is out of date: run make api-docs" % path, file=sys.stderr)
+        return 1 if missing or stale else 0
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(text)
-    print("wrote %s (%d lines; %d names without a docstring)" % (args.output, text.count("\n"), len(missing)))
+    C_OUT.write_text(c_text)
+    print("wrote %s (%d lines; %d names without a docstring) and %s (%d lines)"
+          % (args.output, text.count("\n"), len(missing), C_OUT, c_text.count("\n")))
     return 1 if missing else 0
 
 

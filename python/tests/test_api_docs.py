@@ -1,5 +1,6 @@
-"""The Python API reference (docs/api/python.md) is what scripts/gen-api-docs.py writes from the docstrings now, and
-every public name has a docstring. Regenerate it with `make api-docs`.
+"""The API references (docs/api/python.md, docs/api/c.md) are what scripts/gen-api-docs.py writes now from the
+docstrings and the headers' comments, and every public Python name has a docstring. Regenerate them with
+`make api-docs`.
 
 Runs where the checkout is at hand (make test-python); a copy of the tests beside an installed wheel skips it.
 """
@@ -26,19 +27,21 @@ def generated():
     spec = importlib.util.spec_from_file_location("gen_api_docs", SCRIPT)
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
-    return gen.generate()  # documents the zgpu imported here
+    return gen.generate() + (gen.generate_c(),)  # documents the zgpu imported here, and the C headers
 
 
 def test_every_public_name_has_a_docstring(generated):
-    _, missing = generated
+    _, missing, _ = generated
     assert not missing, "public names without a docstring: %s" % ", ".join(missing)
 
 
-def test_reference_is_current(generated):
-    text, _ = generated
-    current = REFERENCE.read_text()
+@pytest.mark.parametrize("which", ["python", "c"])
+def test_reference_is_current(generated, which):
+    text = generated[0] if which == "python" else generated[2]
+    path = REFERENCE.parent / ("%s.md" % which)
+    current = path.read_text() if path.exists() else ""
     if current != text:
         import difflib
         diff = "".join(list(difflib.unified_diff(current.splitlines(True), text.splitlines(True),
-                                                 "docs/api/python.md", "generated", n=1))[:60])
-        pytest.fail("docs/api/python.md is out of date: run `make api-docs`\n" + diff)
+                                                 "docs/api/%s.md" % which, "generated", n=1))[:60])
+        pytest.fail("docs/api/%s.md is out of date: run `make api-docs`\n%s" % (which, diff))
