@@ -184,7 +184,9 @@ typedef enum zgpu_dtype {
     ZGPU_UINT8, ZGPU_UINT16, ZGPU_UINT32, ZGPU_UINT64,
     ZGPU_FLOAT16, ZGPU_FLOAT32, ZGPU_FLOAT64,
     ZGPU_COMPLEX64, ZGPU_COMPLEX128,
-    ZGPU_RAW /* Zarr v3 "rN": N/8 opaque bytes per element */
+    ZGPU_RAW, /* Zarr v3 "rN": N/8 opaque bytes per element (also v2 structured records: zgpu_array_numpy_dtype) */
+    ZGPU_STRING, /* variable-length UTF-8 strings (v3 "string", v2 "|O" + vlen-utf8); itemsize 0: zgpu_array_read_vlen */
+    ZGPU_BYTES   /* variable-length bytes (v3 "variable_length_bytes", v2 "|O" + vlen-bytes); itemsize 0 */
 } zgpu_dtype;
 
 /* ------------------------------------------------------------------------------------------------
@@ -294,6 +296,40 @@ ZGPU_API zgpu_status zgpu_array_read(zgpu_array *array, const uint64_t *start, c
  */
 ZGPU_API zgpu_status zgpu_array_write(zgpu_array *array, const uint64_t *start, const uint64_t *count,
                                       const void *in, const int64_t *in_strides);
+
+/* ------------------------------------------------------------------------------------------------
+ * Variable-length elements: data types "string" (ZGPU_STRING) and "variable_length_bytes" (ZGPU_BYTES), stored
+ * with the vlen-utf8 / vlen-bytes codecs (Zarr v3, and v2 "|O" arrays with those object codecs). Their elements have
+ * no fixed size, so zgpu_array_read / _write / _read_regions and every device read refuse these arrays
+ * (ZGPU_ERR_UNSUPPORTED naming the array and data type: variable-length elements cannot live in a strided host or
+ * device array); a box of them is read and written as offsets + bytes instead. Chunks are handled one at a time
+ * on the calling thread; sharded vlen arrays are not supported yet (ZGPU_ERR_UNSUPPORTED).
+ * ---------------------------------------------------------------------------------------------- */
+/**
+ * Reads the box [start, start+count) of a variable-length array. Element i of the box (C order) is
+ * (*data)[(*offsets)[i], (*offsets)[i+1]): UTF-8 without a terminator for strings, the bytes as stored for bytes.
+ * *offsets: count-product + 1 entries, (*offsets)[0] = 0; *data: *data_size bytes (never NULL on success, also when
+ * empty). Both are allocated by zgpu and owned by the caller: zgpu_free() each. Missing chunks read as the fill
+ * value (zgpu_array_vlen_fill_value). Errors: ZGPU_ERR_INVALID_ARGUMENT for an array of fixed-size elements,
+ * ZGPU_ERR_OUT_OF_RANGE, ZGPU_ERR_CORRUPT_DATA naming the array, the chunk and the codec (a truncated chunk, an item
+ * count or length that does not fit the chunk, bytes after the last item, invalid UTF-8 in a string array). On
+ * error nothing is returned (*offsets and *data NULL). Thread-safe as zgpu_array_read.
+ */
+ZGPU_API zgpu_status zgpu_array_read_vlen(zgpu_array *array, const uint64_t *start, const uint64_t *count,
+                                          uint64_t **offsets, void **data, size_t *data_size);
+/**
+ * Writes the box [start, start+count) of a variable-length array: element i (C order) is
+ * data[offsets[i], offsets[i+1]) (offsets: count-product + 1 non-decreasing entries, elements under 4 GiB;
+ * data may be NULL when every element is empty). Both stay owned by the caller. String elements must be valid
+ * UTF-8 (ZGPU_ERR_INVALID_ARGUMENT naming the element, before anything is written). Chunks partly covered are
+ * read and merged; a chunk whose every element equals the fill value is deleted. Each chunk is written under the
+ * store's write lock for it, as zgpu_array_write. Needs the same external serialisation as zgpu_array_write.
+ */
+ZGPU_API zgpu_status zgpu_array_write_vlen(zgpu_array *array, const uint64_t *start, const uint64_t *count,
+                                           const uint64_t *offsets, const void *data);
+/** The fill value of a variable-length array: *nbytes bytes (UTF-8 for strings), owned by the array; "" with
+ *  *nbytes 0 for other arrays. nbytes may be NULL. */
+ZGPU_API const void *zgpu_array_vlen_fill_value(const zgpu_array *array, size_t *nbytes);
 
 /* ------------------------------------------------------------------------------------------------
  * Device reads (GPU). On a build or machine without a GPU these return ZGPU_ERR_NO_GPU.

@@ -107,7 +107,9 @@ typedef struct zgpu_array_spec {
                                    * types that no (dtype, itemsize) pair names: v3 the "data_type" value (e.g.
                                    * {"name": "numpy.datetime64", "configuration": {"unit": "ns", "scale_factor":
                                    * 1}}), v2 the "dtype" value (a structured field list too, e.g.
-                                   * [["a", "<i4"], ["b", "<f8", [2]]]); or in either format a NumPy typestring (e.g.
+                                   * [["a", "<i4"], ["b", "<f8", [2]]], or "string" / "variable_length_bytes":
+                                   * "|O" with the vlen-utf8 / vlen-bytes filter first); or in either format a
+                                   * NumPy typestring (e.g.
                                    * "<M8[ns]", "=m8[10s]"), whose byte order replaces big_endian. Replaces
                                    * dtype and itemsize. */
 } zgpu_array_spec;

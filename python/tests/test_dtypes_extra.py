@@ -255,3 +255,124 @@ def test_struct_corrupt_chunk_named(tmp_path):
     (p / "1").write_bytes(b"\0" * 5)  # short
     with pytest.raises(zgpu.CorruptDataError, match="chunk '1'"):
         zgpu.open_array(str(p))[:]
+
+
+# ---- variable-length strings and bytes --------------------------------------------------------------------
+
+from zarr.core.dtype import VariableLengthBytes  # noqa: E402
+
+STRS = np.array([["a", "", "h\u00e9llo"], ["\U0001f600" * 3, "x" * 300, "\u0000nul"]], dtype=object)
+BYTS = np.array([[b"a", b"", b"\xff\x00"], [b"\x00" * 3, b"x" * 300, b"z"]], dtype=object)
+
+
+def _as_list(a):
+    return np.asarray(a, dtype=object).tolist()
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("kind", ["string", "bytes"])
+def test_vlen_zgpu_writes_zarr_reads(tmp_path, fmt, kind):
+    p = str(tmp_path / "a")
+    strings = kind == "string"
+    fill = "f\u00fcll" if strings else b"\x01fill"
+    z = zgpu.create(p, shape=(5, 4), chunks=(2, 3), dtype=str if strings else "variable_length_bytes",
+                    zarr_format=fmt, fill_value=fill)
+    vals = STRS if strings else BYTS
+    z[1:3, 1:4] = vals
+    z[4, ::3] = ["s0", "s1"] if strings else [b"s0", b"s1"]  # a strided write: read, merge, rewrite
+    z.close()
+    r = zarr.open_array(p, mode="r")
+    got = r[:]
+    assert got.dtype == zgpu.open_array(p).dtype
+    want = np.full((5, 4), fill, dtype=object)
+    want[1:3, 1:4] = vals
+    want[4, 0], want[4, 3] = (("s0", "s1") if strings else (b"s0", b"s1"))
+    assert _as_list(got) == _as_list(want)
+    assert r.fill_value == fill
+    back = zgpu.open_array(p)
+    assert _as_list(back[:]) == _as_list(want)
+    assert back.fill_value == fill
+    assert _as_list(back[1:3, ::-2]) == _as_list(want[1:3, ::-2])
+    assert back[2, 2] == want[2, 2]
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("kind", ["string", "bytes"])
+def test_vlen_zarr_writes_zgpu_reads(tmp_path, fmt, kind):
+    p = str(tmp_path / "a")
+    strings = kind == "string"
+    r = zarr.create_array(p, shape=(7,), chunks=(3,), dtype=str if strings else VariableLengthBytes(),
+                          zarr_format=fmt, compressors=zarr.codecs.ZstdCodec() if fmt == 3 else None)
+    vals = STRS.reshape(-1) if strings else BYTS.reshape(-1)
+    r[1:7] = vals
+    z = zgpu.open_array(p)
+    want = r[:]
+    assert z.dtype == want.dtype
+    assert _as_list(z[:]) == _as_list(want)
+    assert z.fill_value == r.fill_value
+    w = zgpu.open_array(p, mode="r+")
+    w[0] = "zero" if strings else b"zero"
+    assert zarr.open_array(p, mode="r")[0] == ("zero" if strings else b"zero")
+
+
+def test_vlen_refusals_are_clear(tmp_path):
+    p = str(tmp_path / "a")
+    z = zgpu.create(p, shape=(4,), chunks=(2,), dtype=str)
+    with pytest.raises(zgpu.UnsupportedError, match="cannot be read into device memory: variable-length elements cannot live in a strided"):
+        z._handle_for(0)  # every device read starts here
+    with pytest.raises(zgpu.UnsupportedError, match="orthogonal and coordinate"):
+        z[[0, 2]]
+    with pytest.raises(zgpu.UnsupportedError, match="sharded"):
+        zgpu.create(str(tmp_path / "b"), shape=(4,), chunks=(2,), shards=(4,), dtype=str)
+    # the fixed-size C entry point refuses the array by name
+    import ctypes
+    from zgpu import _capi
+    buf = ctypes.create_string_buffer(64)
+    st = _capi.lib.zgpu_array_read(z._h(), _capi.u64_array([0]), _capi.u64_array([4]), buf, None)
+    assert st == _capi.ERR_UNSUPPORTED and "variable-length" in _capi.last_error() and "'%s'" % p in _capi.last_error()
+
+
+def _vlen_chunk(items):
+    out = len(items).to_bytes(4, "little")
+    for b in items:
+        out += len(b).to_bytes(4, "little") + b
+    return out
+
+
+VLEN_HOSTILE = [
+    ("truncated-count", b"\x03\x00", "too short"),
+    ("count-lies", _vlen_chunk([b"a", b"b"]), "holds 2 items, its shape holds 3"),
+    ("length-lies", _vlen_chunk([b"a", b"b", b"c"])[:-1] + b"", "says it has 1 bytes"),
+    ("huge-length", b"\x03\x00\x00\x00" + b"\xff\xff\xff\xff" + b"abc", "says it has 4294967295 bytes"),
+    ("missing-length", _vlen_chunk([b"a", b"b"])[:4].replace(b"\x02", b"\x03") + _vlen_chunk([b"a", b"b"])[4:],
+     "before the length of item 2"),
+    ("trailing", _vlen_chunk([b"a", b"b", b"c"]) + b"junk", "follow the last"),
+    ("bad-utf8", _vlen_chunk([b"a", b"\xc3\x28", b"c"]), "item 1 is not valid UTF-8"),
+    ("surrogate", _vlen_chunk([b"\xed\xa0\x80", b"", b""]), "item 0 is not valid UTF-8"),
+    ("overlong", _vlen_chunk([b"", b"\xc0\xaf", b""]), "item 1 is not valid UTF-8"),
+]
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("name,chunk,words", VLEN_HOSTILE, ids=[c[0] for c in VLEN_HOSTILE])
+def test_vlen_hostile_chunks(tmp_path, fmt, name, chunk, words):
+    p = tmp_path / "a"
+    z = zgpu.create(str(p), shape=(6,), chunks=(3,), dtype=str, zarr_format=fmt, compressors=None)
+    z[:] = ["a", "b", "c", "d", "e", "f"]
+    key = p / ("c/1" if fmt == 3 else "1")
+    key.write_bytes(chunk)
+    a = zgpu.open_array(str(p))
+    assert _as_list(a[:3]) == ["a", "b", "c"]
+    with pytest.raises(zgpu.CorruptDataError) as info:
+        a[:]
+    msg = str(info.value)
+    assert words in msg and "vlen-utf8" in msg and ("'c/1'" in msg or "'1'" in msg) and str(p) in msg, msg
+
+
+def test_vlen_bytes_take_any_bytes(tmp_path):
+    p = tmp_path / "a"
+    z = zgpu.create(str(p), shape=(3,), chunks=(3,), dtype="variable_length_bytes", compressors=None)
+    z[:] = [b"\xc3\x28", b"", b"\xff"]
+    assert _as_list(zgpu.open_array(str(p))[:]) == [b"\xc3\x28", b"", b"\xff"]
+    with pytest.raises(TypeError, match="takes bytes"):
+        z[0] = "text"

@@ -26,6 +26,7 @@ from .errors import ZgpuError, make_error, register_statuses
 # zgpu_dtype enum values
 BOOL, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64 = range(1, 10)
 FLOAT16, FLOAT32, FLOAT64, COMPLEX64, COMPLEX128, RAW = range(10, 16)
+STRING, BYTES = 16, 17  # variable-length (zgpu_array_read_vlen)
 
 # zgpu_gds_mode
 GDS_AUTO, GDS_OFF, GDS_ON = 0, 1, 2
@@ -238,6 +239,9 @@ _proto("zgpu_array_itemsize", c_size_t, c_void_p)
 _proto("zgpu_array_dtype_name", c_char_p, c_void_p)
 _proto("zgpu_array_fill_value", c_void_p, c_void_p)
 _proto("zgpu_array_numpy_dtype", c_int, c_void_p, _charpp)
+_proto("zgpu_array_read_vlen", c_int, c_void_p, _u64p, _u64p, _P(_P(c_uint64)), _P(c_void_p), _P(c_size_t))
+_proto("zgpu_array_write_vlen", c_int, c_void_p, _u64p, _u64p, _u64p, c_void_p)
+_proto("zgpu_array_vlen_fill_value", c_void_p, c_void_p, _P(c_size_t))
 _proto("zgpu_array_metadata_json", c_int, c_void_p, _charpp)
 _proto("zgpu_array_codecs_json", c_int, c_void_p, _charpp)
 _proto("zgpu_array_attributes", c_int, c_void_p, _charpp)

@@ -40,6 +40,10 @@ def _numpy_descr(descr: Any) -> Any:
 def array_dtype(handle: Any) -> np.dtype:
     """The NumPy dtype of an open array's elements as reads produce them (zgpu_array_numpy_dtype): native byte
     order, datetime64 / timedelta64 with their unit, structured records as stored."""
+    from . import _vlen
+    vlen = _vlen.numpy_dtype(lib.zgpu_array_dtype_name(handle).decode())
+    if vlen is not None:
+        return vlen
     descr = json.loads(_capi.call_string(lib.zgpu_array_numpy_dtype, handle))
     return np.dtype(_numpy_descr(descr))
 
@@ -191,6 +195,11 @@ def build_document(shape: Sequence[int], dtype: Any, chunks: Any, shards: Any, f
     shape = tuple(int(s) for s in shape)
     if any(s < 0 for s in shape):
         raise ValueError("shape must be non-negative, got %r" % (shape,))
+    from . import _vlen
+    vlen = _vlen.is_vlen_request(dtype)
+    if vlen is not None:
+        return _build_vlen_document(shape, vlen, chunks, shards, fill_value, compressors, filters, zarr_format,
+                                    attributes, dimension_names, chunk_key_encoding, dimension_separator)
     dt = np.dtype(dtype)
     code, size = _c_dtype(dt)
     if order not in ("C", "F"):
@@ -261,6 +270,57 @@ def build_document(shape: Sequence[int], dtype: Any, chunks: Any, shards: Any, f
     chunks_c = _capi.u64_array(chunk_shape)
     spec.chunks = chunks_c
     spec.fill_value = text(fill_json_text(fill_value, dt, zarr_format))
+    return json.loads(_capi.call_out_string(lib.zgpu_metadata_build, ctypes.byref(spec)))
+
+
+def _build_vlen_document(shape: Tuple[int, ...], name: str, chunks: Any, shards: Any, fill_value: Any,
+                         compressors: Any, filters: Any, zarr_format: int, attributes: Optional[Dict[str, Any]],
+                         dimension_names: Any, chunk_key_encoding: Any, dimension_separator: Optional[str]) -> Dict[str, Any]:
+    """build_document for "string" / "variable_length_bytes": the data type by name (C writes v2's "|O" with the
+    vlen filter first, v3's vlen codec as serializer), compressors as for other types, no sharding yet. Chunks are
+    guessed as for 16-byte elements."""
+    from . import _vlen
+    if shards is not None:
+        raise _capi.make_error(_capi.ERR_UNSUPPORTED, "sharded %s arrays are not supported yet" % name)
+    if filters:
+        raise _capi.make_error(_capi.ERR_UNSUPPORTED, "filters on %s arrays are not supported" % name)
+    if isinstance(compressors, str) and compressors == "auto":
+        compressors = ["zstd"]
+    keep: List[Any] = []
+
+    def text(value: Optional[str]) -> Optional[bytes]:
+        if value is None:
+            return None
+        b = value.encode()
+        keep.append(b)
+        return b
+
+    spec = _capi.ArraySpec()
+    spec.struct_size = ctypes.sizeof(spec)
+    spec.zarr_format = zarr_format
+    spec.ndim = len(shape)
+    shape_c = _capi.u64_array(shape)
+    spec.shape = shape_c
+    spec.data_type = text(json.dumps(name))
+    chunk_shape = normalize_chunks(chunks, shape, 16)
+    chunks_c = _capi.u64_array(chunk_shape)
+    spec.chunks = chunks_c
+    comps = _as_list(compressors)
+    if zarr_format == 2:
+        if len(comps) > 1:
+            raise ValueError("Zarr v2 arrays take at most one compressor, got %d" % len(comps))
+        raw = np.dtype("V1")
+        spec.v2_compressor = text(json.dumps(_v2_codec(comps[0], raw) if comps else None))
+    else:
+        spec.codecs = text(json.dumps([_codec_to_plain(c) for c in comps]))
+        spec.chunk_key_encoding = text(_chunk_key_encoding(chunk_key_encoding, dimension_separator))
+        if dimension_names is not None:
+            spec.dimension_names = text(json.dumps(list(dimension_names)))
+    if attributes:
+        spec.attributes = text(json.dumps(dict(attributes), allow_nan=True))
+    if dimension_separator:
+        spec.separator = dimension_separator.encode()
+    spec.fill_value = text(json.dumps(_vlen.fill_json(fill_value, name == _vlen.STRING_NAME)))
     return json.loads(_capi.call_out_string(lib.zgpu_metadata_build, ctypes.byref(spec)))
 
 

@@ -23,6 +23,7 @@ from ._context import Context, config
 from ._device import DeviceArray, c_strides
 from ._indexing import Selection, box_layout, normalize, strided_view
 from ._metadata import array_dtype
+from . import _vlen
 from .attrs import Attributes
 from .errors import InvalidArgumentError, ReadOnlyError, UnsupportedError
 
@@ -158,6 +159,9 @@ class Array:
         self._path = lib.zgpu_array_path(handle).decode("utf-8", "surrogateescape")
         self._ndim = lib.zgpu_array_ndim(handle)
         self._dtype = array_dtype(handle)
+        # variable-length strings / bytes: read and written by _vlen (offsets + bytes), never on a device
+        self._vlen = _vlen.numpy_dtype(lib.zgpu_array_dtype_name(handle).decode()) is not None
+        self._vlen_strings = self._vlen and lib.zgpu_array_dtype(handle) == _capi.STRING
 
     # ---- opening ---------------------------------------------------------------------------------
     @classmethod
@@ -328,7 +332,9 @@ class Array:
 
     @property
     def fill_value(self) -> Any:
-        """The fill value as a NumPy scalar."""
+        """The fill value as a NumPy scalar (a str or bytes for variable-length arrays)."""
+        if self._vlen:
+            return _vlen.fill_value(self._h(), self._vlen_strings)
         p = lib.zgpu_array_fill_value(self._h())
         raw = ctypes.string_at(p, self._dtype.itemsize)
         return np.frombuffer(raw, dtype=self._dtype)[0]
@@ -529,6 +535,8 @@ class Array:
         A selection with integer arrays or boolean masks is read as zarr-python reads it (orthogonal, or
         coordinate when every axis has an integer array: see :attr:`oindex`, :attr:`vindex`).
         """
+        if self._vlen and device is None and out is None and dtype is None and scale is None and offset is None:
+            return _vlen.read(self, selection)  # strings, bytes: host only (the device path refuses them by name)
         if _fancy.is_fancy(selection):
             kind = "vindex" if _pure_fancy(selection, self._ndim) else "oindex"
             return self._fancy_read(kind, selection, device, out, stream, dtype, scale, offset, clamp)
@@ -690,6 +698,8 @@ class Array:
         read, merge and rewrite the bounding box."""
         if self._read_only:
             raise ReadOnlyError("array %r was opened read-only (mode='r')" % self._path)
+        if self._vlen:
+            return _vlen.write(self, selection, value)
         value = _to_host(value)
         if _fancy.is_fancy(selection):
             return self._fancy_write("vindex" if _pure_fancy(selection, self._ndim) else "oindex", selection, value)

@@ -66,6 +66,9 @@ static zgpu_status bytes_create(const zj_value *config, const zg_repr *decoded, 
         else if (strcmp(endian, "big") == 0) big = 1;
         else return zg_error(ZGPU_ERR_BAD_METADATA, "bytes: endian must be \"little\" or \"big\", found \"%s\"", endian);
     }
+    ZG_RETURN_IF(zg_dtype_is_vlen(&decoded->dtype), ZGPU_ERR_BAD_METADATA,
+                 "bytes: the variable-length data type %s needs the %s codec", decoded->dtype.name,
+                 decoded->dtype.kind == ZG_KIND_STRING ? "vlen-utf8" : "vlen-bytes");
     uint32_t unit = zg_dtype_swap_unit(&decoded->dtype);
     /* raw rN elements are opaque bytes: byte order does not apply to them */
     ZG_RETURN_IF(!endian && zg_dtype_swap_unit(&decoded->dtype) > 1, ZGPU_ERR_BAD_METADATA,

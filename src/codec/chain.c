@@ -144,6 +144,12 @@ void zg_chain_set_decode_cap(zg_chain *ch, size_t bytes) {
 
 size_t zg_chain_decode_cap(const zg_chain *ch) {
     if (ch->decode_cap) return ch->decode_cap;
+    if (zg_dtype_is_vlen(&ch->repr.dtype)) {
+        /* no size follows from the shape: 4 KiB an element, at least 64 MiB */
+        uint64_t n = zg_repr_count(&ch->repr), cap = n > UINT64_MAX >> 12 ? UINT64_MAX : n << 12;
+        if (cap < ((uint64_t)64 << 20)) cap = (uint64_t)64 << 20;
+        return cap > SIZE_MAX ? SIZE_MAX : (size_t)cap;
+    }
     uint64_t nbytes = zg_repr_nbytes(&ch->repr);
     uint64_t cap = nbytes > UINT64_MAX / 4 ? UINT64_MAX : 4 * nbytes;
     if (cap < ((uint64_t)1 << 20)) cap = (uint64_t)1 << 20;
@@ -278,6 +284,43 @@ zgpu_status zg_chain_decode_range(const zg_chain *ch, const uint8_t *in, size_t 
     const zg_codec *last = ch->b2b[0];
     zgpu_status st = last->vt->decode_bytes_range(last, cur, cur_n, out, nbytes, lo, hi);
     return st == ZGPU_OK ? ZGPU_OK : codec_failed(last, st);
+}
+
+zgpu_status zg_chain_decode_serialized(const zg_chain *ch, const uint8_t *in, size_t n, const uint8_t **out,
+                                       size_t *out_n, zg_scratch *s) {
+    const uint8_t *cur = in;
+    size_t cur_n = n;
+    zg_buf *bufs[2] = {&s->a, &s->b};
+    int next = 0;
+    for (int k = ch->n_b2b - 1; k >= 0; k--) {
+        ZG_FORWARD(b2b_decode(ch, k, cur, cur_n, bufs[next]));
+        cur = bufs[next]->data;
+        cur_n = bufs[next]->size;
+        next ^= 1;
+    }
+    *out = cur;
+    *out_n = cur_n;
+    return ZGPU_OK;
+}
+
+zgpu_status zg_chain_encode_serialized(const zg_chain *ch, const uint8_t *in, size_t n, zg_buf *out, zg_scratch *s) {
+    const uint8_t *cur = in;
+    size_t cur_n = n;
+    zg_buf *bufs[2] = {&s->a, &s->b};
+    int next = 0;
+    out->size = 0;
+    if (ch->n_b2b == 0) return zg_buf_append(out, in, n);
+    for (int k = 0; k < ch->n_b2b; k++) {
+        const zg_codec *c = ch->b2b[k];
+        zg_buf *dst = k == ch->n_b2b - 1 ? out : bufs[next]; /* never the buffer it reads: that is bufs[next ^ 1] */
+        dst->size = 0;
+        zgpu_status st = c->vt->encode_bytes(c, cur, cur_n, dst);
+        if (st != ZGPU_OK) return codec_failed(c, st);
+        cur = dst->data;
+        cur_n = dst->size;
+        next ^= 1;
+    }
+    return ZGPU_OK;
 }
 
 zgpu_status zg_chain_encode(const zg_chain *ch, const uint8_t *chunk, zg_buf *out, zg_scratch *s) {

@@ -66,6 +66,14 @@ int zg_chain_reads_spans(const zg_chain *ch);
  *  stored_span (see codec.h). 0: read the whole stored chunk. */
 int zg_chain_stored_span(const zg_chain *ch, const uint8_t *head, size_t head_n, size_t n, size_t lo, size_t hi,
                          size_t *head_need, uint64_t *off, uint64_t *end);
+/** For chains whose array->bytes codec has no fixed-size decoded form (vlen-utf8, vlen-bytes): the bytes->bytes
+ *  stages only, undone, so that *out[0, *out_n) is what the array->bytes codec wrote (in itself when there are
+ *  none; else scratch a or b). Bounded as zg_chain_decode's stages. */
+zgpu_status zg_chain_decode_serialized(const zg_chain *ch, const uint8_t *in, size_t n, const uint8_t **out,
+                                       size_t *out_n, zg_scratch *s);
+/** The inverse: the bytes->bytes stages over in[0, n) (the array->bytes codec's output, which must not be in
+ *  scratch a or b), into out (out->size set). */
+zgpu_status zg_chain_encode_serialized(const zg_chain *ch, const uint8_t *in, size_t n, zg_buf *out, zg_scratch *s);
 /** Encodes a chunk (nbytes of repr) into out (out->size set). */
 zgpu_status zg_chain_encode(const zg_chain *ch, const uint8_t *chunk, zg_buf *out, zg_scratch *s);
 

@@ -5,7 +5,8 @@
 
 extern const zg_codec_vtable zg_codec_bytes, zg_codec_transpose, zg_codec_crc32c, zg_codec_sharding,
     zg_codec_blosc, zg_codec_numcodecs_blosc, zg_codec_gzip, zg_codec_zstd, zg_codec_zlib, zg_codec_bz2,
-    zg_codec_lz4, zg_codec_delta, zg_codec_shuffle, zg_codec_fixedscaleoffset;
+    zg_codec_lz4, zg_codec_delta, zg_codec_shuffle, zg_codec_fixedscaleoffset, zg_codec_vlen_utf8,
+    zg_codec_vlen_bytes;
 
 typedef struct {
     const char *name;
@@ -30,6 +31,8 @@ static const zg_codec_entry registry[] = {
     {"numcodecs.delta", &zg_codec_delta},
     {"numcodecs.shuffle", &zg_codec_shuffle},
     {"numcodecs.fixedscaleoffset", &zg_codec_fixedscaleoffset},
+    {"vlen-utf8", &zg_codec_vlen_utf8},
+    {"vlen-bytes", &zg_codec_vlen_bytes},
 };
 #define N_REGISTRY (sizeof registry / sizeof registry[0])
 

@@ -49,6 +49,11 @@ static zgpu_status parse_member(const char *text, const char *member, int want, 
 
 /* The `bytes` codec for dt: 1-byte types carry no endian (as zarr-python writes them). */
 static zj_value *bytes_codec(const zg_dtype *dt, int big_endian) {
+    /* variable-length types: their serializer, with the empty configuration zarr-python writes */
+    if (zg_dtype_is_vlen(dt)) {
+        zj_value *conf = zj_new_object();
+        return conf ? zg_codec_json(dt->kind == ZG_KIND_STRING ? "vlen-utf8" : "vlen-bytes", conf) : NULL;
+    }
     /* No byte order for 1-byte and raw types, as the v2 reader's chain and creation defaults (meta/metadata.c). */
     if (dt->size == 1 || dt->id == ZGPU_RAW) return zg_codec_json("bytes", NULL);
     zj_value *conf = zj_new_object();
@@ -218,7 +223,10 @@ static zgpu_status build_v3(const zgpu_array_spec *s, const zg_dtype *dt, int bi
     }
     zj_free(cke);
     if (st == ZGPU_OK) st = parse_member(s->fill_value, "fill_value", -1, &v);
-    if (st == ZGPU_OK && !v) {
+    if (st == ZGPU_OK && !v && zg_dtype_is_vlen(dt)) {
+        v = zj_new_string("");
+        if (!v) st = OOM();
+    } else if (st == ZGPU_OK && !v) {
         uint8_t *zero = calloc(1, dt->size);
         v = zero ? zg_fill_to_json(zero, dt, 3) : NULL;
         free(zero);
@@ -304,6 +312,24 @@ static zgpu_status build_v2(const zgpu_array_spec *s, const zg_dtype *dt, int bi
         zj_free(v);
         st = BAD("filters must be null or a list");
     }
+    if (st == ZGPU_OK && zg_dtype_is_vlen(dt)) {
+        /* "|O" says "objects": the first filter (numcodecs' object codec) says which */
+        zj_value *list = zj_new_array(), *first = zj_new_object();
+        st = list && first ? zg_json_put(first, "id", zj_new_string(dt->kind == ZG_KIND_STRING ? "vlen-utf8"
+                                                                                             : "vlen-bytes"))
+                           : OOM();
+        if (st == ZGPU_OK) {
+            st = zg_json_put_append(list, first);
+            first = NULL;
+        }
+        for (size_t i = 0; st == ZGPU_OK && v && v->type == ZJ_ARRAY && i < v->n; i++) {
+            st = zg_json_put_append(list, v->items[i]);
+            v->items[i] = NULL;
+        }
+        zj_free(first);
+        zj_free(v);
+        v = list;
+    }
     if (st == ZGPU_OK) st = zg_json_put(doc, "filters", v ? v : zj_new_null());
     text[0] = sep;
     if (st == ZGPU_OK) st = zg_json_put(doc, "dimension_separator", zj_new_string(text));
@@ -344,6 +370,11 @@ static zgpu_status spec_dtype(const zgpu_array_spec *s, int fmt, zg_dtype *dt, i
     } else if (fmt == 3 && !typestr) {
         st = zg_dtype_from_v3(given, dt);
         if (st == ZGPU_OK) *dt_json = zg_dtype_to_v3_json(dt);
+    } else if (fmt == 2 && given->type == ZJ_STRING && !typestr) {
+        /* the variable-length types by their v3 names: "|O" has no type of its own */
+        st = zg_dtype_from_v3(given, dt);
+        if (st == ZGPU_OK && !zg_dtype_is_vlen(dt)) st = BAD("'%s' is not a Zarr v2 dtype", given->str);
+        if (st == ZGPU_OK) *dt_json = zj_new_string("|O");
     } else if (typestr) {
         st = zg_dtype_from_v2(given->str, dt, big_endian);
         char v2[ZG_DTYPE_V2_MAX];

@@ -265,12 +265,32 @@ zj_value *zg_dtype_to_v3_json(const zg_dtype *dt) {
     return o;
 }
 
+static void set_vlen(zg_dtype *out, zg_dtype_kind kind) {
+    set_dtype(out, kind == ZG_KIND_STRING ? ZGPU_STRING : ZGPU_BYTES, 0,
+              kind == ZG_KIND_STRING ? "string" : "variable_length_bytes");
+    out->kind = kind;
+}
+
+zgpu_status zg_dtype_object_v2(const char *codec_id, zg_dtype *out) {
+    if (codec_id && !strcmp(codec_id, "vlen-utf8")) set_vlen(out, ZG_KIND_STRING);
+    else if (codec_id && !strcmp(codec_id, "vlen-bytes")) set_vlen(out, ZG_KIND_BYTES);
+    else
+        return zg_error(ZGPU_ERR_UNSUPPORTED, "dtype '|O' with object codec '%.64s' is not supported (Python objects; "
+                        "zgpu reads vlen-utf8 and vlen-bytes)", codec_id ? codec_id : "(none: no filters)");
+    return ZGPU_OK;
+}
+
 zgpu_status zg_dtype_from_v3(const zj_value *v, zg_dtype *out) {
     if (!v) return zg_error(ZGPU_ERR_BAD_METADATA, "data_type is missing");
     if (v->type == ZJ_STRING) {
         /* "int32\u0000x" would compare equal to "int32" as a C string. */
         ZG_FORWARD(zg_meta_check_name(v, "data_type"));
         if (zg_dtype_from_name(v->str, out)) return ZGPU_OK;
+        /* variable-length: zarr-python 3.1 writes "string" and "variable_length_bytes" (and reads "bytes") */
+        if (!strcmp(v->str, "string") || !strcmp(v->str, "variable_length_bytes") || !strcmp(v->str, "bytes")) {
+            set_vlen(out, v->str[0] == 's' ? ZG_KIND_STRING : ZG_KIND_BYTES);
+            return ZGPU_OK;
+        }
         if (v->str[0] == 'r' && v->str[1] >= '1' && v->str[1] <= '9')
             return zg_error(ZGPU_ERR_UNSUPPORTED,
                             "data_type '%s': raw types need a bit count that is a multiple of 8, at most %u",
@@ -712,6 +732,80 @@ zgpu_status zg_fill_from_json(const zj_value *v, const zg_dtype *dt, int zarr_fo
     default:
         return zg_error(ZGPU_ERR_INTERNAL, "fill_value: unknown data type id %d", (int)dt->id);
     }
+}
+
+/* ---------------------------------------------------------------------------------------------------
+ * Variable-length fill values and UTF-8
+ * ------------------------------------------------------------------------------------------------- */
+
+int zg_utf8_valid(const uint8_t *p, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        uint8_t c = p[i];
+        if (c < 0x80) { i++; continue; }
+        size_t len;
+        uint32_t cp, min;
+        if (c >= 0xc2 && c <= 0xdf) len = 2, cp = c & 0x1f, min = 0x80;
+        else if (c >= 0xe0 && c <= 0xef) len = 3, cp = c & 0x0f, min = 0x800;
+        else if (c >= 0xf0 && c <= 0xf4) len = 4, cp = c & 0x07, min = 0x10000;
+        else return 0; /* a continuation byte first, an overlong 2-byte lead (c0, c1), or past U+10FFFF (f5..) */
+        if (n - i < len) return 0;
+        for (size_t k = 1; k < len; k++) {
+            if ((p[i + k] & 0xc0) != 0x80) return 0;
+            cp = cp << 6 | (p[i + k] & 0x3f);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+        i += len;
+    }
+    return 1;
+}
+
+zgpu_status zg_fill_vlen_from_json(const zj_value *v, const zg_dtype *dt, int zarr_format, uint8_t **out, size_t *n) {
+    *out = NULL;
+    *n = 0;
+    if (!v || (v->type == ZJ_NULL && zarr_format == 2)) return ZGPU_OK; /* empty, as zarr-python's default */
+    if (v->type != ZJ_STRING)
+        return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value for %s must be a string", dt->name);
+    if (dt->kind == ZG_KIND_STRING) {
+        /* (the JSON reader made it UTF-8; a lone surrogate escape would not be) */
+        if (!zg_utf8_valid((const uint8_t *)v->str, v->len))
+            return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value for string is not valid UTF-8");
+        *out = malloc(v->len ? v->len : 1);
+        if (!*out) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+        memcpy(*out, v->str, v->len);
+        *n = v->len;
+        return ZGPU_OK;
+    }
+    size_t cap = v->len / 4 * 3;
+    *out = malloc(cap ? cap : 1);
+    if (!*out) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    size_t pad = v->len >= 1 && v->str[v->len - 1] == '=' ? (v->len >= 2 && v->str[v->len - 2] == '=' ? 2 : 1) : 0;
+    if (v->len % 4 || !base64_decode_exact(v->str, v->len, *out, cap - pad)) {
+        free(*out);
+        *out = NULL;
+        char q[96];
+        return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value %s for %s is not base64",
+                        zg_meta_quote(v->str, v->len, q, sizeof q), dt->name);
+    }
+    *n = cap - pad;
+    return ZGPU_OK;
+}
+
+zj_value *zg_fill_vlen_to_json(const uint8_t *p, size_t n, const zg_dtype *dt) {
+    if (dt->kind == ZG_KIND_STRING) {
+        char *s = malloc(n + 1);
+        if (!s) return NULL;
+        if (n) memcpy(s, p, n);
+        s[n] = 0;
+        zj_value *v = zj_new_string_len(s, n);
+        free(s);
+        return v;
+    }
+    char *s = base64_encode(p, n);
+    if (!s) return NULL;
+    zj_value *v = zj_new_string(s);
+    free(s);
+    return v;
 }
 
 /* zj_append that also fails cleanly when the item could not be allocated. */

@@ -289,7 +289,14 @@ static zgpu_status parse_v3_fields(zg_array_meta *m) {
     if (sep) ZG_FORWARD(parse_separator(sep, "chunk_key_encoding.separator", &m->separator));
 
     ZG_FORWARD(alloc_fill(m));
-    ZG_FORWARD(zg_fill_from_json(zj_get(doc, "fill_value"), &m->dtype, 3, m->fill_value, &m->fill_is_null));
+    if (zg_dtype_is_vlen(&m->dtype)) {
+        const zj_value *fv = zj_get(doc, "fill_value");
+        if (!fv || fv->type == ZJ_NULL) return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value must be a string for %s",
+                                                       m->dtype.name);
+        ZG_FORWARD(zg_fill_vlen_from_json(fv, &m->dtype, 3, &m->vlen_fill, &m->vlen_fill_len));
+    } else {
+        ZG_FORWARD(zg_fill_from_json(zj_get(doc, "fill_value"), &m->dtype, 3, m->fill_value, &m->fill_is_null));
+    }
 
     ZG_FORWARD(parse_v3_codecs(zj_get(doc, "codecs"), &m->codecs));
     ZG_FORWARD(parse_attributes(zj_get(doc, "attributes"), "attributes", &m->attributes));
@@ -401,6 +408,28 @@ static zgpu_status synthesize_v2_codecs(zg_array_meta *m, int big_endian, char o
     }
     size_t nf = filters && filters->type == ZJ_ARRAY ? filters->n : 0;
     size_t i = 0;
+    if (zg_dtype_is_vlen(&m->dtype)) {
+        /* filters[0] is the object codec (vlen-utf8 / vlen-bytes): the chain's array->bytes codec, as in v3 */
+        const zj_value *conf = zj_get(filters->items[0], "id");
+        zj_value *e = zj_new_object();
+        if (!e) return ZG_NOMEM();
+        zgpu_status s = set_member(e, "name", zj_new_string(zj_string(conf)));
+        for (size_t k = 0; s == ZGPU_OK && k < filters->items[0]->n; k++)
+            if (strcmp(filters->items[0]->keys[k], "id") != 0)
+                s = zg_error(ZGPU_ERR_BAD_METADATA, "filters[0] '%s': unknown member \"%.64s\"", zj_string(conf),
+                             filters->items[0]->keys[k]);
+        if (s != ZGPU_OK) { zj_free(e); return s; }
+        ZG_FORWARD(append_item(list, e));
+        for (i = 1; i < nf; i++) {
+            const char *id = zj_string(zj_get(filters->items[i], "id"));
+            if (zg_meta_v2_array_filter(id))
+                return zg_error(ZGPU_ERR_UNSUPPORTED, "filters[%zu] '%s' works on array elements, which %s arrays "
+                                "do not have", i, id, m->dtype.name);
+            ZG_FORWARD(append_item(list, numcodecs_entry(filters->items[i])));
+        }
+        if (compressor && compressor->type == ZJ_OBJECT) ZG_FORWARD(append_item(list, numcodecs_entry(compressor)));
+        return ZGPU_OK;
+    }
     for (; i < nf && zg_meta_v2_array_filter(zj_string(zj_get(filters->items[i], "id"))); i++) {
         ZG_FORWARD(check_filter_byte_order(filters->items[i], i, big_endian));
         ZG_FORWARD(append_item(list, numcodecs_entry(filters->items[i])));
@@ -456,6 +485,11 @@ static zgpu_status parse_v2_fields(zg_array_meta *m, const zj_value *attrs) {
         }
     } else if (dt->type != ZJ_STRING) {
         return zg_error(ZGPU_ERR_BAD_METADATA, "dtype must be a string or a structured field list");
+    } else if (dt->len == 2 && !strcmp(dt->str, "|O")) {
+        /* objects: the first filter says what they are (numcodecs' object codec; zarr-python's object_codec_id) */
+        const zj_value *f = zj_get(doc, "filters");
+        const zj_value *first = f && f->type == ZJ_ARRAY && f->n ? f->items[0] : NULL;
+        ZG_FORWARD(zg_dtype_object_v2(zj_string(zj_get(first, "id")), &m->dtype));
     } else {
         ZG_FORWARD(zg_meta_check_name(dt, "dtype"));
         ZG_FORWARD(zg_dtype_from_v2(dt->str, &m->dtype, &big_endian));
@@ -463,7 +497,10 @@ static zgpu_status parse_v2_fields(zg_array_meta *m, const zj_value *attrs) {
 
     ZG_FORWARD(alloc_fill(m));
     const zj_value *fv = zj_get(doc, "fill_value");
-    if (fv) {
+    if (zg_dtype_is_vlen(&m->dtype)) {
+        ZG_FORWARD(zg_fill_vlen_from_json(fv, &m->dtype, 2, &m->vlen_fill, &m->vlen_fill_len));
+        m->fill_is_null = !fv || fv->type == ZJ_NULL;
+    } else if (fv) {
         ZG_FORWARD(zg_fill_from_json(fv, &m->dtype, 2, m->fill_value, &m->fill_is_null));
     } else {
         m->fill_is_null = 1; /* absent: treated as null (zeros), as zarr-python does */
@@ -564,6 +601,7 @@ static zj_value *zero_fill(const zj_value *doc, int fmt) {
     const zj_value *v = zj_get(doc, fmt == 3 ? "data_type" : "dtype");
     if (fmt == 3 ? zg_dtype_from_v3(v, &dt) != ZGPU_OK : (!zj_string(v) || zg_dtype_from_v2(v->str, &dt, &be) != ZGPU_OK))
         return NULL;
+    if (zg_dtype_is_vlen(&dt)) return zj_new_string("");
     uint8_t *zeros = calloc(1, dt.size);
     if (!zeros) return NULL;
     zj_value *fv = zg_fill_to_json(zeros, &dt, fmt);
@@ -589,8 +627,10 @@ static zgpu_status fill_create_defaults(zj_value *doc, int fmt) {
             int one_byte = zg_dtype_from_v3(zj_get(doc, "data_type"), &dt) == ZGPU_OK &&
                            (dt.size == 1 || dt.id == ZGPU_RAW);
             zj_value *list = zj_new_array(), *bytes = zj_new_object();
-            zgpu_status s = (list && bytes) ? set_member(bytes, "name", zj_new_string("bytes")) : ZG_NOMEM();
-            if (s == ZGPU_OK && !one_byte) {
+            int vlen = zg_dtype_from_v3(zj_get(doc, "data_type"), &dt) == ZGPU_OK && zg_dtype_is_vlen(&dt);
+            const char *serializer = !vlen ? "bytes" : dt.kind == ZG_KIND_STRING ? "vlen-utf8" : "vlen-bytes";
+            zgpu_status s = (list && bytes) ? set_member(bytes, "name", zj_new_string(serializer)) : ZG_NOMEM();
+            if (s == ZGPU_OK && !one_byte && !vlen) {
                 zj_value *conf = zj_new_object();
                 s = conf ? set_member(conf, "endian", zj_new_string("little")) : ZG_NOMEM();
                 if (s == ZGPU_OK) s = set_member(bytes, "configuration", conf);
@@ -697,7 +737,9 @@ static zgpu_status build_v3(const zg_array_meta *m, zj_value *o) {
 
     /* zarr-python's raw_bytes data type stores its fill value as base64, like v2. */
     int fill_fmt = dt_object && m->dtype.id == ZGPU_RAW ? 2 : 3;
-    ZG_FORWARD(set_member(o, "fill_value", zg_fill_to_json(m->fill_value, &m->dtype, fill_fmt)));
+    ZG_FORWARD(set_member(o, "fill_value", zg_dtype_is_vlen(&m->dtype)
+                                               ? zg_fill_vlen_to_json(m->vlen_fill, m->vlen_fill_len, &m->dtype)
+                                               : zg_fill_to_json(m->fill_value, &m->dtype, fill_fmt)));
     ZG_FORWARD(set_member(o, "codecs", m->codecs ? zj_clone(m->codecs) : zj_new_array()));
     ZG_FORWARD(set_member(o, "attributes", m->attributes ? zj_clone(m->attributes) : zj_new_object()));
 
@@ -733,7 +775,10 @@ static zgpu_status build_v2(const zg_array_meta *m, zj_value *o) {
     const zj_value *dt = zj_get(m->doc, "dtype");
     char buf[ZG_DTYPE_V2_MAX];
     ZG_FORWARD(set_member(o, "dtype", dt ? zj_clone(dt) : zj_new_string(zg_dtype_to_v2(&m->dtype, 0, buf))));
-    ZG_FORWARD(set_member(o, "fill_value", m->fill_is_null ? zj_new_null() : zg_fill_to_json(m->fill_value, &m->dtype, 2)));
+    ZG_FORWARD(set_member(o, "fill_value", m->fill_is_null ? zj_new_null()
+                                           : zg_dtype_is_vlen(&m->dtype)
+                                               ? zg_fill_vlen_to_json(m->vlen_fill, m->vlen_fill_len, &m->dtype)
+                                               : zg_fill_to_json(m->fill_value, &m->dtype, 2)));
     ZG_FORWARD(set_member(o, "order", clone_or(zj_get(m->doc, "order"), zj_new_string("C"))));
     ZG_FORWARD(set_member(o, "filters", clone_or(zj_get(m->doc, "filters"), zj_new_null())));
     char sep[2] = {m->separator ? m->separator : '.', 0};
@@ -793,6 +838,7 @@ void zg_meta_chunk_key(const zg_array_meta *m, const uint64_t *coords, char *buf
 void zg_meta_free(zg_array_meta *m) {
     if (!m) return;
     free(m->fill_value);
+    free(m->vlen_fill);
     zj_free(m->codecs);
     zj_free(m->attributes);
     zj_free(m->doc);

@@ -16,6 +16,8 @@ typedef struct zg_array_meta {
     zg_dtype dtype;
     uint8_t *fill_value;                   /* dtype.size bytes, native-endian, never NULL */
     int fill_is_null;                      /* v2 "fill_value": null */
+    uint8_t *vlen_fill;                    /* vlen kinds: the fill value's bytes (UTF-8 or raw), malloc'd; else NULL */
+    size_t vlen_fill_len;
     int key_v2;                            /* chunk keys: 0 = "c" + sep + coords (v3 default), 1 = coords only (v2 style) */
     char separator;                        /* '/' or '.' */
     zj_value *codecs;                      /* v3 codec list: [{"name":..., "configuration":{...}}, ...] */

@@ -78,9 +78,20 @@ static zgpu_status check_box(const zgpu_array *a, const uint64_t *start, const u
     return ZGPU_OK;
 }
 
+/* Every read and write of fixed-size elements, host or device, is planned here: the one place to refuse variable-
+ * length ones, which have no strided form (api/vlen.c reads and writes them). */
+static zgpu_status check_fixed_size(const zgpu_array *a) {
+    if (!zg_dtype_is_vlen(&a->meta.dtype)) return ZGPU_OK;
+    return zg_error(ZGPU_ERR_UNSUPPORTED,
+                    ZG_ARRAY_WHERE_FMT ": data type %s has variable-length elements, which cannot live in a strided "
+                    "host or device array: read and write them with zgpu_array_read_vlen / zgpu_array_write_vlen",
+                    a->path, a->meta.dtype.name);
+}
+
 zgpu_status zg_plan_build_units(const zgpu_array *a, const uint64_t *start, const uint64_t *count, int whole_objects,
                                 zg_plan *plan) {
     memset(plan, 0, sizeof *plan);
+    ZG_FORWARD(check_fixed_size(a));
     ZG_FORWARD(check_box(a, start, count));
     const zg_array_meta *m = &a->meta;
     const int nd = m->ndim;
@@ -183,6 +194,7 @@ zgpu_status zg_plan_build_regions(const zgpu_array *a, size_t n, const uint64_t 
                                   zg_plan *plan) {
     memset(plan, 0, sizeof *plan);
     const int nd = a->meta.ndim;
+    ZG_FORWARD(check_fixed_size(a));
     if (n == 1) return zg_plan_build(a, starts, counts, plan);
     plan->ndim = nd;
     plan->n_regions = n;

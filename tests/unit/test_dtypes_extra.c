@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "codec/chain.h"
+#include "codec/vlen.h"
 #include "common/json.h"
 #include "common/status.h"
 #include "meta/dtype.h"
@@ -307,6 +309,146 @@ static void test_struct_array(zgpu_context *ctx) {
     CHECK(last_error_has("Zarr v2 only"));
 }
 
+/* ---- variable-length strings and bytes ---- */
+
+/* A chain of one vlen codec over `count` elements of the given kind. */
+static zg_chain *vlen_chain(const char *dtype, const char *codec, uint64_t count) {
+    zj_value *dt = parse(dtype);
+    zg_repr r;
+    memset(&r, 0, sizeof r);
+    r.ndim = 1;
+    r.shape[0] = count;
+    if (zg_dtype_from_v3(dt, &r.dtype) != ZGPU_OK) exit(2);
+    zj_free(dt);
+    char text[128];
+    snprintf(text, sizeof text, "[{\"name\": \"%s\", \"configuration\": {}}]", codec);
+    zj_value *codecs = parse(text);
+    zg_chain *ch = NULL;
+    CHECK_OK(zg_chain_create(codecs, &r, &ch));
+    zj_free(codecs);
+    return ch;
+}
+
+static void test_vlen_codec(void) {
+    zg_chain *ch = vlen_chain("\"string\"", "vlen-utf8", 3);
+    if (!ch) return;
+    const uint8_t *ptrs[3] = {(const uint8_t *)"ab", (const uint8_t *)"", (const uint8_t *)"\xc3\xa9"};
+    uint32_t lens[3] = {2, 0, 2};
+    zg_buf out = ZG_BUF_INIT;
+    CHECK_OK(zg_vlen_encode(ch->a2b, 3, ptrs, lens, &out));
+    static const uint8_t want[] = {3, 0, 0, 0, 2, 0, 0, 0, 'a', 'b', 0, 0, 0, 0, 2, 0, 0, 0, 0xc3, 0xa9};
+    CHECK(out.size == sizeof want && !memcmp(out.data, want, sizeof want));
+    uint64_t offs[3];
+    uint32_t got[3];
+    CHECK_OK(zg_vlen_parse(ch->a2b, out.data, out.size, 3, offs, got));
+    CHECK(offs[0] == 8 && got[0] == 2 && got[1] == 0 && offs[2] == 18 && got[2] == 2);
+    /* every truncation of a valid chunk is an error, never a read past it */
+    for (size_t n = 0; n < out.size; n++) {
+        uint8_t *copy = malloc(n ? n : 1); /* exactly n bytes: ASan sees any read past them */
+        memcpy(copy, out.data, n);
+        CHECK_MSG(zg_vlen_parse(ch->a2b, copy, n, 3, offs, got) == ZGPU_ERR_CORRUPT_DATA, "truncated at %zu", n);
+        free(copy);
+    }
+    static const struct { const char *bytes; size_t n; const char *needle; } bad[] = {
+        {"\x02\x00\x00\x00", 4, "holds 2 items, its shape holds 3"},
+        {"\x03\x00\x00\x00\xff\xff\xff\xff", 8, "says it has 4294967295 bytes"},
+        {"\x03\x00\x00\x00\x01\x00\x00\x00\x80\x00\x00\x00\x00\x00\x00\x00\x00", 17, "item 0 is not valid UTF-8"},
+        {"\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00!", 17, "1 bytes follow the last"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_STATUS(zg_vlen_parse(ch->a2b, (const uint8_t *)bad[i].bytes, bad[i].n, 3, offs, got),
+                     ZGPU_ERR_CORRUPT_DATA);
+        CHECK_MSG(last_error_has(bad[i].needle) && last_error_has("vlen-utf8"), "%zu: '%s'", i, zgpu_last_error());
+    }
+    const uint8_t *badp[3] = {(const uint8_t *)"\xff", (const uint8_t *)"", (const uint8_t *)""};
+    uint32_t badl[3] = {1, 0, 0};
+    out.size = 0;
+    CHECK_STATUS(zg_vlen_encode(ch->a2b, 3, badp, badl, &out), ZGPU_ERR_INVALID_ARGUMENT);
+    /* the fixed-element entry points refuse the chain */
+    uint8_t sink[8];
+    CHECK_STATUS(zg_chain_decode(ch, want, sizeof want, sink, &(zg_scratch){0}), ZGPU_ERR_UNSUPPORTED);
+    zg_buf_free(&out);
+    zg_chain_free(ch);
+    /* bytes elements are not checked as text; the pairing of data type and codec is */
+    ch = vlen_chain("\"variable_length_bytes\"", "vlen-bytes", 1);
+    CHECK_OK(zg_vlen_parse(ch->a2b, (const uint8_t *)"\x01\x00\x00\x00\x01\x00\x00\x00\xff", 9, 1, offs, got));
+    zg_chain_free(ch);
+    zj_value *codecs = parse("[{\"name\": \"vlen-bytes\"}]"), *dt = parse("\"string\"");
+    zg_repr r;
+    memset(&r, 0, sizeof r);
+    r.ndim = 1;
+    r.shape[0] = 2;
+    CHECK_OK(zg_dtype_from_v3(dt, &r.dtype));
+    CHECK_STATUS(zg_chain_create(codecs, &r, &ch), ZGPU_ERR_BAD_METADATA);
+    CHECK(last_error_has("not variable_length_bytes"));
+    zj_free(codecs);
+    zj_free(dt);
+    /* UTF-8 rules */
+    CHECK(zg_utf8_valid((const uint8_t *)"\xf0\x9f\x98\x80", 4));
+    CHECK(!zg_utf8_valid((const uint8_t *)"\xf4\x90\x80\x80", 4)); /* past U+10FFFF */
+    CHECK(!zg_utf8_valid((const uint8_t *)"\xe0\x80\xaf", 3));     /* overlong */
+    CHECK(!zg_utf8_valid((const uint8_t *)"\xed\xa0\x80", 3));     /* a surrogate */
+    CHECK(!zg_utf8_valid((const uint8_t *)"\xe2\x82", 2));          /* cut short */
+}
+
+/* The public vlen entry points over both formats, with a compressor. */
+static void test_vlen_array(zgpu_context *ctx) {
+    for (int fmt = 2; fmt <= 3; fmt++) {
+        uint64_t shape[2] = {3, 4}, chunks[2] = {2, 3};
+        zgpu_array_spec s;
+        memset(&s, 0, sizeof s);
+        s.struct_size = sizeof s;
+        s.zarr_format = fmt;
+        s.ndim = 2;
+        s.shape = shape;
+        s.chunks = chunks;
+        s.data_type = "\"string\"";
+        s.codec_spec = "zstd";
+        s.fill_value = "\"-\"";
+        char *doc = NULL;
+        CHECK_OK(zgpu_metadata_build(&s, &doc));
+        char path[128];
+        path_in_dir(path, sizeof path, fmt == 3 ? "vs3" : "vs2");
+        zgpu_array *a = NULL;
+        CHECK_OK(zgpu_array_create(ctx, path, doc, 0, &a));
+        zgpu_free(doc);
+        if (!a) continue;
+        CHECK(zgpu_array_dtype(a) == ZGPU_STRING && zgpu_array_itemsize(a) == 0);
+        /* write the box [1..3) x [1..4): "a", "", "ccc" / "dd", "e", "" */
+        uint64_t start[2] = {1, 1}, count[2] = {2, 3}, offs_in[7] = {0, 1, 1, 4, 6, 7, 7};
+        CHECK_OK(zgpu_array_write_vlen(a, start, count, offs_in, "acccdde"));
+        uint64_t all0[2] = {0, 0}, *offs = NULL;
+        void *data = NULL;
+        size_t size = 0;
+        CHECK_OK(zgpu_array_read_vlen(a, all0, shape, &offs, &data, &size));
+        static const char *const want[12] = {"-", "-", "-", "-", "-", "a", "", "ccc", "-", "dd", "e", ""};
+        for (int i = 0; offs && i < 12; i++)
+            CHECK_MSG(offs[i + 1] - offs[i] == strlen(want[i]) && !memcmp((char *)data + offs[i], want[i], strlen(want[i])),
+                      "fmt %d element %d", fmt, i);
+        zgpu_free(offs);
+        zgpu_free(data);
+        /* fixed-size paths refuse it by name */
+        uint8_t sink[64];
+        CHECK_STATUS(zgpu_array_read(a, all0, shape, sink, NULL), ZGPU_ERR_UNSUPPORTED);
+        CHECK(last_error_has("variable-length") && last_error_has(path));
+        CHECK_STATUS(zgpu_array_write(a, all0, shape, sink, NULL), ZGPU_ERR_UNSUPPORTED);
+        /* bad input: invalid UTF-8, offsets going back, a box outside */
+        uint64_t one[2] = {1, 1}, offs_bad[2] = {0, 1}, offs_back[2] = {3, 1}, far[2] = {3, 0};
+        CHECK_STATUS(zgpu_array_write_vlen(a, all0, one, offs_bad, "\xff"), ZGPU_ERR_INVALID_ARGUMENT);
+        CHECK(last_error_has("not valid UTF-8"));
+        CHECK_STATUS(zgpu_array_write_vlen(a, all0, one, offs_back, "abc"), ZGPU_ERR_INVALID_ARGUMENT);
+        CHECK_STATUS(zgpu_array_read_vlen(a, far, one, &offs, &data, &size), ZGPU_ERR_OUT_OF_RANGE);
+        CHECK(offs == NULL && data == NULL);
+        /* writing the fill value everywhere deletes the chunk */
+        uint64_t c0[2] = {0, 0}, c0n[2] = {2, 3}, fills[7] = {0, 1, 2, 3, 4, 5, 6};
+        CHECK_OK(zgpu_array_write_vlen(a, c0, c0n, fills, "------"));
+        char chunk[160];
+        snprintf(chunk, sizeof chunk, "%s/%s", path, fmt == 3 ? "c/0/0" : "0.0");
+        CHECK(access(chunk, F_OK) != 0);
+        zgpu_array_close(a);
+    }
+}
+
 int main(void) {
     snprintf(g_dir, sizeof g_dir, "/tmp/zgpu_dtypes_XXXXXX");
     if (!mkdtemp(g_dir)) return 1;
@@ -318,6 +460,8 @@ int main(void) {
     test_time_array(ctx);
     test_struct_parse();
     test_struct_array(ctx);
+    test_vlen_codec();
+    test_vlen_array(ctx);
     zgpu_context_free(ctx);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);

@@ -184,7 +184,7 @@ static const strict_case k_cases[] = {
     {V2, "{'zarr_format': 3}", ZGPU_ERR_BAD_METADATA, "zarr_format is 3, expected 2"},
     {V2, "{'compressor': 'zstd'}", ZGPU_ERR_BAD_METADATA, "compressor must be null or an object"},
     {V2, "{'filters': {'id': 'delta'}}", ZGPU_ERR_BAD_METADATA, "filters must be null or a list"},
-    {V2, "{'dtype': [['a', '<i4']], 'fill_value': null}", ZGPU_ERR_UNSUPPORTED, "structured dtype"},
+    {V2, "{'dtype': [['a', '<i4'], ['a', '<i4']], 'fill_value': null}", ZGPU_ERR_BAD_METADATA, "appears twice"},
     /* --- groups --- */
     {GROUP, "{'node_type': 'group\\u0000'}", ZGPU_ERR_BAD_METADATA, "node_type \"group\\u0000\" contains"},
     {GROUP, "{'zarr_format': 2}", ZGPU_ERR_BAD_METADATA, "zarr_format is 2, expected 3"},
