@@ -127,9 +127,12 @@ int zg_cuda_event_query(struct zgpu_event *ev) {
 
 void zg_cuda_event_free(struct zgpu_event *ev) {
     zg_cuda_event_wait(ev);
+    zg_device_scope sc; /* (the caller's stream and the event are the read's device's; the caller's stays current) */
+    const int scoped = zg_device_scope_enter(ev->a->ctx->opts.device, &sc) == ZGPU_OK;
     /* the stream's host function may still be about to return: wait for the stream to pass it */
     cudaStreamSynchronize((cudaStream_t)ev->stream);
     if (ev->after) cudaEventDestroy(ev->after);
+    if (scoped) zg_device_scope_leave(&sc);
     pthread_cond_destroy(&ev->cv);
     pthread_mutex_destroy(&ev->mu);
     free(ev->copy);

@@ -28,6 +28,18 @@ static zgpu_status cpu_decode(wave_io *io, dtask *t) {
     return s;
 }
 
+/* Phase A runs on pool threads, whose current device is CUDA's default, not necessarily the read's: each task makes
+ * the read's device current before its CUDA calls (segment copies on the read's stream, GDS reads into its memory). */
+static zgpu_status on_read_device(const job *j) {
+    int cur = -1;
+    cudaError_t e = cudaGetDevice(&cur);
+    if (e == cudaSuccess && cur != j->st->device) e = cudaSetDevice(j->st->device);
+    if (e != cudaSuccess)
+        return zg_error(ZGPU_ERR_CUDA, "a read thread could not make device %d current: %s", j->st->device,
+                        cudaGetErrorString(e));
+    return ZGPU_OK;
+}
+
 /* Task i of the wave is staged: the last of its segment queues the segment's copy to the device. */
 static zgpu_status segment_done(wave_io *io, size_t i) {
     segment *g = &io->seg[io->task_seg[i]];
@@ -154,12 +166,12 @@ zgpu_status dev_phase_a_piece(void *arg, size_t p) {
     const zg_plan_object *ob = &j->plan->objects[pt->object];
     double t0 = zg_now();
     zg_store *s = j->a->store;
-    zgpu_status e = ZGPU_OK;
-    if (j->use_gds) {
+    zgpu_status e = on_read_device(j);
+    if (e == ZGPU_OK && j->use_gds) {
         char path[ZG_PATH_MAX];
         e = zg_store_fs_path(s, ob->key, path);
         if (e == ZGPU_OK) e = zg_gds_read(path, pt->offset, t->nbytes, io->bs->d + t->h_off);
-    } else {
+    } else if (e == ZGPU_OK) {
         zg_store_file *f = NULL;
         if (tp->n > 1) e = piece_file(j, tp, ob, &f);
         if (e == ZGPU_OK && f) { /* one piece */
@@ -197,7 +209,7 @@ zgpu_status dev_phase_a_remote(void *arg, size_t unused) {
     job *j = io->j;
     size_t *tk = malloc((io->count ? io->count : 1) * sizeof *tk);
     uint8_t **outs = malloc((io->count ? io->count : 1) * sizeof *outs);
-    zgpu_status e = tk && outs ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for a wave's requests");
+    zgpu_status e = tk && outs ? on_read_device(j) : zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for a wave's requests");
     size_t n = 0;
     for (size_t i = 0; e == ZGPU_OK && i < io->count; i++) {
         const dtask *t = &j->t[io->first + i];
