@@ -34,8 +34,11 @@ fi
 NVCC=$TOOLKIT/bin/nvcc
 [ -x "$NVCC" ] || { echo "no nvcc at $NVCC (set CUDA${MAJOR}_HOME)" >&2; exit 1; }
 # the runtime's headers say which CUDA the library is built for (the hybrid CUDA 12 toolkit's nvcc is CUDA 13's)
-HDR=$(ls "$TOOLKIT"/include/cuda_runtime_api.h "$TOOLKIT"/targets/x86_64-linux/include/cuda_runtime_api.h 2>/dev/null | head -1)
-CUDART_VERSION=$(sed -n 's/^#define CUDART_VERSION *\([0-9]*\).*/\1/p' "${HDR:-/dev/null}")
+HDR=/dev/null
+for h in "$TOOLKIT"/include/cuda_runtime_api.h "$TOOLKIT"/targets/x86_64-linux/include/cuda_runtime_api.h; do
+    [ -f "$h" ] && HDR=$h && break
+done
+CUDART_VERSION=$(sed -n 's/^#define CUDART_VERSION *\([0-9]*\).*/\1/p' "$HDR")
 [ "$((${CUDART_VERSION:-0} / 1000))" = "$MAJOR" ] || { echo "$TOOLKIT is not CUDA $MAJOR (CUDART_VERSION ${CUDART_VERSION:-?})" >&2; exit 1; }
 # CUDA 12: fatbinary images uncompressed (CUDA 13's fatbinary may use a compression older CUDA 12 drivers lack)
 CUDA_FLAGS=""

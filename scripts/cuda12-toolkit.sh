@@ -38,6 +38,7 @@ P=$DIR/pypi/nvidia
 # CUDA 13's profile), the other CUDA 13 tools linked
 cp "$CUDA13/bin/nvcc" "$DIR/bin/nvcc"
 for t in cudafe++ fatbinary nvlink bin2c; do ln -s "$(readlink -f "$CUDA13/bin/$t")" "$DIR/bin/$t"; done
+ln -s "$(readlink -f "$CUDA13/bin/crt")" "$DIR/bin/crt"  # device-link stubs (CMake's compiler check links one)
 ln -s "$(readlink -f "$CUDA13/nvvm/bin/cicc")" "$DIR/nvvm/bin/cicc"
 ln -s "$P/cuda_nvcc/nvvm/libdevice" "$DIR/nvvm/libdevice"
 cp -rs "$P/cuda_runtime/include/." "$DIR/include/"
