@@ -127,10 +127,11 @@ def xarray_part(zgpu, cp, lib, data_dir, vols, args):
         open(done, "w").close()
     total = sum(int(v.nbytes) for v in vols.values())
     rows = []
+    from zgpu.xarray import ZgpuBackendEntrypoint  # (engine="zgpu" where the package is installed: the same class)
     runs = [("zarr", "host", dict(engine="zarr", consolidated=False)),
-            ("zgpu", "host", dict(engine="zgpu"))]
+            ("zgpu", "host", dict(engine=ZgpuBackendEntrypoint))]
     if cp is not None:
-        runs.append(("zgpu", "gpu", dict(engine="zgpu", device="cuda")))
+        runs.append(("zgpu", "gpu", dict(engine=ZgpuBackendEntrypoint, device="cuda")))
     for engine, where, kw in runs:
         def load():
             ds = xr.open_dataset(gpath, **kw).load()
@@ -160,7 +161,7 @@ def spread_part(zgpu, cp, path, src, args, cell):
     return rows
 
 
-def dask_part(zgpu, path, src, args):
+def dask_part(zgpu, path, src, args, n_gpus):
     import dask
     rows = []
     expect = int(src.sum(dtype=np.uint64))
@@ -172,7 +173,7 @@ def dask_part(zgpu, path, src, args):
     print(f"dask host: {s * 1e3:.0f} ms", flush=True)
     from dask_cuda import LocalCUDACluster
     from distributed import Client
-    for n in (1, 2):
+    for n in range(1, min(2, n_gpus) + 1):
         visible = ",".join(str(i) for i in range(n))
         with LocalCUDACluster(CUDA_VISIBLE_DEVICES=visible, n_workers=n, threads_per_worker=4) as cluster, \
                 Client(cluster) as client:
@@ -210,8 +211,9 @@ def section(meta, pipe, xa, spread, dk):
         for r in xa:
             L.append(f"| {r['engine']} | {r['where']} | {r['seconds'] * 1e3:.0f} | {r['bytes'] / r['seconds'] / 1e9:.2f} |")
     if spread:
-        L += ["", "One array read whole into GPU 0 by one GPU (`device=\"cuda:0\"`) and by two (`devices=[0, 1]`: "
-              "each decodes half the chunks and writes them into GPU 0 over the peer path):", "",
+        L += ["", f"One array ({meta.get('spread_planes', meta['planes'])} planes) read whole into GPU 0 by one GPU "
+              "(`device=\"cuda:0\"`) and by two (`devices=[0, 1]`: each reads and decodes half the chunks and writes "
+              "them into GPU 0 over the peer path):", "",
               "| cell | 1 GPU ms | 2 GPUs ms | 1 GPU GB/s | 2 GPUs GB/s | speed-up |", "|---|---|---|---|---|---|"]
         by = {}
         for r in spread:
@@ -224,7 +226,7 @@ def section(meta, pipe, xa, spread, dk):
     if dk:
         L += ["", f"A Dask reduction over the label volume (zstd, {meta.get('dask_planes')} planes): "
               "`zgpu.to_dask(path, device=\"cuda\").sum()` on a dask-cuda `LocalCUDACluster` (a worker a GPU, "
-              "4 threads each), and `zgpu.to_dask(path).sum()` on the threaded scheduler for reference:", "",
+              "4 threads each; blocks of whole chunks merged up to 256 MiB), and `zgpu.to_dask(path).sum()` on the threaded scheduler for reference:", "",
               "| where | GPUs | ms | GB/s |", "|---|---|---|---|"]
         for r in dk:
             L.append(f"| {r['where']} | {r['gpus']} | {r['seconds'] * 1e3:.0f} | {r['bytes'] / r['seconds'] / 1e9:.2f} |")
@@ -236,6 +238,8 @@ def main() -> int:
     ap.add_argument("--lib", default=os.path.join(ROOT, "build", "lib", "libzgpu.so"))
     ap.add_argument("--planes", type=int, default=64)
     ap.add_argument("--dask-planes", type=int, default=256)
+    ap.add_argument("--spread-planes", type=int, default=0, help="the spread part's volumes (0: --planes)")
+    ap.add_argument("--spread-cells", default="", help="the spread part's cells (default: --cells)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--crops", type=int, default=32)
     ap.add_argument("--cells", default="")
@@ -276,24 +280,33 @@ def main() -> int:
             return path, src
 
         n_gpus = cp.cuda.runtime.getDeviceCount() if cp is not None else 0
-        for vol, lay in cells:
-            if "pipeline" not in parts and not ("spread" in parts and n_gpus >= 2):
-                break
+        def run(part, fn):
+            """One part; a part that fails is reported and the others still run."""
+            try:
+                return fn()
+            except Exception as e:  # noqa: BLE001
+                print(f"{part} FAILED: {type(e).__name__}: {e}", flush=True)
+                return []
+
+        for vol, lay in cells if "pipeline" in parts else []:
             path, src = stored(vol, lay, args.planes)
-            cell = f"{vol} {lay}"
-            if "pipeline" in parts:
-                got["pipeline"] += pipeline_part(cp, path, src, args, cell)
-            if "spread" in parts and n_gpus >= 2:
-                got["spread"] += spread_part(zgpu, cp, path, src, args, cell)
-        if "xarray" in parts:
-            vols = {v: datasets.make(v, planes=args.planes) for v in bg.VOLUMES}
-            got["xarray"] = xarray_part(zgpu, cp, lib, data_dir, vols, args)
+            got["pipeline"] += run("pipeline", lambda: pipeline_part(cp, path, src, args, f"{vol} {lay}"))
+        if "spread" in parts and n_gpus >= 2:
+            spread_cells = [c.split(".") for c in args.spread_cells.split(",")] if args.spread_cells else cells
+            for vol, lay in spread_cells:
+                path, src = stored(vol, lay, args.spread_planes or args.planes)
+                got["spread"] += run("spread", lambda: spread_part(zgpu, cp, path, src, args, f"{vol} {lay}"))
+                del src
         if "dask" in parts and n_gpus >= 1:
             path, src = stored("labels_u32", "zstd", args.dask_planes)
-            got["dask"] = dask_part(zgpu, path, src, args)
-        meta = {"machine": bg.machine(), "date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
+            got["dask"] = run("dask", lambda: dask_part(zgpu, path, src, args, n_gpus))
+            del src
+        if "xarray" in parts:
+            vols = {v: datasets.make(v, planes=args.planes) for v in bg.VOLUMES}
+            got["xarray"] = run("xarray", lambda: xarray_part(zgpu, cp, lib, data_dir, vols, args))
+        meta = {"machine": bg.machine(), "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                 "command": cmd, "planes": args.planes, "crops": args.crops, "repeat": args.repeat,
-                "dask_planes": args.dask_planes}
+                "dask_planes": args.dask_planes, "spread_planes": args.spread_planes or args.planes}
     if args.json:
         json.dump({"meta": meta, **got}, open(args.json, "w"), indent=1)
     text = section(meta, got["pipeline"], got["xarray"], got["spread"], got["dask"])

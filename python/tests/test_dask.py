@@ -91,3 +91,17 @@ def test_gpu_dask_cuda_cluster_reduction(tmp_path):
         np.testing.assert_array_equal(cp.asnumpy(per_plane), labels.max(axis=(1, 2)))
         # every worker took part: each holds its own GPU
         assert len(client.scheduler_info()["workers"]) == n
+
+
+def test_device_blocks_merge_stored_chunks():
+    from zgpu.dask import merged_blocks
+    # the label volume: 64x256x256 chunks of 4 bytes (16 MiB) merge to whole planes of 64 (256 MiB)
+    assert merged_blocks((256, 1024, 1024), (64, 256, 256), 4, 256 << 20) == (64, 1024, 1024)
+    # a smaller limit: the last axis whole, then as many rows of chunks as fit
+    assert merged_blocks((256, 1024, 1024), (64, 256, 256), 4, 64 << 20) == (64, 256, 1024)
+    assert merged_blocks((256, 1024, 1024), (64, 256, 256), 4, 128 << 20) == (64, 512, 1024)
+    # a unit over the limit stays one unit; small arrays become one block
+    assert merged_blocks((100, 100), (80, 80), 8, 1 << 10) == (80, 80)
+    assert merged_blocks((100, 100), (10, 10), 8, 256 << 20) == (100, 100)
+    assert merged_blocks((0, 5), (4, 4), 1, 100) == (0, 4)
+    assert merged_blocks((), (), 4, 100) == ()

@@ -8,8 +8,9 @@ writes one through zgpu, each task writing its block (partial chunks are merged 
 """
 from __future__ import annotations
 
+import math
 import os
-from typing import Any, Optional
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -36,20 +37,46 @@ class _Blocks:
         return cupy.asarray(self.array.read(key, device=self.device))
 
 
+DEVICE_BLOCK_BYTES = 256 << 20
+
+
+def merged_blocks(shape: Sequence[int], unit: Sequence[int], itemsize: int, limit: int) -> Tuple[int, ...]:
+    """A block shape of whole units (stored chunks or shards) of at most `limit` bytes (one unit if a unit is
+    larger): grown along the last axes first, to the whole axis where it fits, so a block is one run of C order
+    where it can be."""
+    block = [min(u, n) for u, n in zip(unit, shape)]
+    if not all(block):
+        return tuple(block)
+    for ax in range(len(shape) - 1, -1, -1):
+        others = itemsize * math.prod(b for k, b in enumerate(block) if k != ax)
+        fits = max(1, limit // max(1, others)) // max(1, block[ax])  # units along ax that fit
+        if fits <= 1:
+            break
+        whole = -(-shape[ax] // block[ax])
+        block[ax] = min(shape[ax], block[ax] * min(fits, whole))
+        if block[ax] < shape[ax]:
+            break
+    return tuple(block)
+
+
 def to_dask(array: Any, chunks: Any = None, device: DeviceLike = None, *, name: Optional[str] = None) -> Any:
     """A Dask array of the zgpu array (or the array at a path / URL, opened read-only).
 
     chunks: Dask's chunk specification (a tuple, "auto", a dict per axis...); None: the stored grid, one block per
-        shard of a sharded array, else per chunk.
+        shard of a sharded array, else per chunk; with `device`, whole stored units merged into blocks of up to
+        about 256 MiB (a GPU decodes a block's chunks as one batch, where one chunk a read would leave it idle and
+        pay a read's fixed cost per chunk).
     device: None (NumPy blocks) or "cuda" / "cuda:N" (CuPy blocks, read straight into that GPU's memory; the
         Dask array's meta is a CuPy array).
     """
     import dask.array as da
     from dask.base import tokenize
     a = array if isinstance(array, Array) else Array._open(os.fspath(array), read_only=True)
+    dev = parse_device(device, a._ctx.device)
     if chunks is None:
         chunks = a.shards or a.chunks
-    dev = parse_device(device, a._ctx.device)
+        if dev is not None:
+            chunks = merged_blocks(a.shape, chunks, a.dtype.itemsize, DEVICE_BLOCK_BYTES)
     spec = None if dev is None else "cuda:%d" % dev
     if spec is None:
         meta = np.empty((0,) * a.ndim, a.dtype)
