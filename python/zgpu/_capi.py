@@ -152,13 +152,13 @@ def _cuda_plugins() -> List[Any]:
     return out
 
 
-def _candidates() -> List[Path]:
+def _candidates(plugins: Optional[List[Any]] = None) -> List[Path]:
     here = Path(__file__).resolve().parent
     out: List[Path] = []
     env = os.environ.get("ZGPU_LIB")
     if env:
         out.append(Path(env))
-    out.extend(Path(m.library_path()) for m in _cuda_plugins())
+    out.extend(Path(m.library_path()) for m in (_cuda_plugins() if plugins is None else plugins))
     out.append(here / "_lib" / "libzgpu.so")
     repo = here.parent.parent  # python/zgpu -> repository root, when imported from a source checkout
     out.append(repo / "build" / "lib" / "libzgpu.so")
@@ -168,9 +168,10 @@ def _candidates() -> List[Path]:
 
 def _load() -> ctypes.CDLL:
     env = os.environ.get("ZGPU_LIB")
-    plugins = {} if env else {m.library_path(): m for m in _cuda_plugins()}
+    found = [] if env else _cuda_plugins()  # (once: its warnings too)
+    plugins = {m.library_path(): m for m in found}
     errors = []
-    for path in _candidates():
+    for path in _candidates(found):
         if not path.exists():
             if env and str(path) == env:
                 raise ImportError("ZGPU_LIB=%s: no such file" % env)
@@ -192,7 +193,7 @@ def _load() -> ctypes.CDLL:
                 warnings.warn("zgpu: %s could not be loaded (%s); falling back to the next library. Install its "
                               "CUDA runtime with pip install zgpu[cu%d]." % (path, e, plugin.CUDA_MAJOR),
                               RuntimeWarning, stacklevel=2)
-    detail = "; ".join(errors) if errors else "looked in: " + ", ".join(str(p) for p in _candidates())
+    detail = "; ".join(errors) if errors else "looked in: " + ", ".join(str(p) for p in _candidates(found))
     raise ImportError("zgpu: cannot load libzgpu.so (%s). Install with `pip install ./python` from the "
                       "repository root, or set ZGPU_LIB=/path/to/libzgpu.so." % detail)
 
