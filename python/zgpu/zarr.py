@@ -228,6 +228,10 @@ class ZgpuCodecPipeline(CodecPipeline):
                 self._why_not = "zgpu cannot open it (%s)" % e
                 log.debug("zgpu.zarr: array under %r goes through zarr-python's pipeline: %s", full, self._why_not)
                 return None
+            if self._array._vlen:  # (zgpu's fixed-size boxes cannot hold them; zarr-python decodes them itself)
+                self._why_not = "its %s elements have variable length" % self._array.dtype
+                log.debug("zgpu.zarr: array under %r goes through zarr-python's pipeline: %s", full, self._why_not)
+                return None
             if self._array.shape != tuple(self.metadata.shape) or self._array.dtype != np.dtype(self.metadata.dtype.to_native_dtype()):
                 self._why_not = "zgpu reads it as %r %s, zarr-python as %r" % (
                     self._array.shape, self._array.dtype, tuple(self.metadata.shape))
