@@ -79,6 +79,7 @@ def crop_boxes(shape, n, seed):
 # ---------------------------------------------------------------------------------------------------
 def pipeline_part(cp, path, src, args, cell):
     import zarr
+    import zgpu.zarr  # noqa: F401 (registers the pipeline where the package's entry point is not installed)
     rows = []
     boxes = crop_boxes(src.shape, args.crops, 1)
     sync = cp.cuda.Device().synchronize if cp is not None else None
