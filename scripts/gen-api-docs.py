@@ -223,9 +223,18 @@ class Reference:
             self.name(modname, name, getattr(mod, name))
 
 
+# Classes whose name depends on what is installed: the reference reads the same with PyTorch and without it (where
+# zgpu.torch defines a stand-in IterableDataset).
+STABLE_NAMES = {("torch.utils.data.dataset", "IterableDataset"): "torch.utils.data.IterableDataset",
+                ("zgpu.torch", "IterableDataset"): "torch.utils.data.IterableDataset"}
+
+
 def _qualname(cls: type) -> str:
     if cls.__module__ == "builtins":
         return cls.__qualname__
+    stable = STABLE_NAMES.get((cls.__module__, cls.__qualname__))
+    if stable:
+        return stable
     public = {"zgpu.errors": "zgpu", "zgpu.array": "zgpu", "zgpu.group": "zgpu", "zgpu._device": "zgpu",
               "zgpu.attrs": "zgpu", "zgpu._prefetch": "zgpu"}.get(cls.__module__, cls.__module__)
     return "%s.%s" % (public, cls.__qualname__)

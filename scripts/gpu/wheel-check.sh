@@ -49,6 +49,8 @@ rm -rf "$V" "$T"
 # a venv that sees the machine's packages (numpy, pytest, CuPy, PyTorch) but whose zgpu is the wheels'; Ubuntu's
 # python3 may lack ensurepip, so pip comes from the system (pip --python) when the venv has none
 python3 -m venv --system-site-packages "$V" 2>/dev/null || python3 -m venv --system-site-packages --without-pip "$V"
+# (the machine's python3 may itself be a venv, whose packages --system-site-packages does not reach: a .pth adds them)
+python3 -c 'import site; print("\n".join(site.getsitepackages()))' > "$(echo "$V"/lib/python3*/site-packages)/machine.pth"
 if "$V/bin/python" -m pip --version >/dev/null 2>&1; then PIP=("$V/bin/python" -m pip); else PIP=(python3 -m pip --python "$V/bin/python"); fi
 # --no-deps: the extra's NVRTC wheel (and for 12 nvCOMP's) is not carried: the system's libnvrtc.so.13 serves
 "${PIP[@]}" install -q --no-index --no-deps --no-compile --disable-pip-version-check "$CARRY"/*.whl
