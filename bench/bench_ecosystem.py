@@ -189,17 +189,26 @@ def dask_part(zgpu, path, src, args, n_gpus):
 # ---------------------------------------------------------------------------------------------------
 # Report
 # ---------------------------------------------------------------------------------------------------
-def section(meta, pipe, xa, spread, dk):
+def run_line(meta):
+    machine = " / ".join(dict.fromkeys(meta["machine"].split("\n")))  # (one line a GPU: two alike on the 2-GPU kind)
+    return (f"Run: {machine}; {meta['date']}; `{meta['command']}`; median of {meta['repeat']} after a "
+            "warm-up.")
+
+
+def section(metas, pipe, xa, spread, dk):
+    """The docs section; metas: the run (machine, date, command) of each part, by part name."""
+    first = next(iter(metas.values()))
     L = [f"## {SECTION}", ""]
-    L.append(f"Machine: {meta['machine']}. Date: {meta['date']}. Command: `{meta['command']}`. Volumes of "
-             f"{meta['planes']} planes (x1024x1024), Zarr v3 written by zgpu (chunks 64x256x256; sharded: 128x512x512 "
-             f"shards of 32x128x128), files in the page cache; median of {meta['repeat']} after a warm-up.")
+    L.append(f"Volumes of {first['planes']} planes (x1024x1024) unless a table says otherwise, Zarr v3 written by zgpu "
+             "(chunks 64x256x256; sharded: 128x512x512 shards of 32x128x128), files in the page cache. "
+             "`python bench/bench_ecosystem.py --help` tells the parts.")
     if pipe:
+        meta = metas["pipeline"]
         L += ["", "zarr-python 3 with its own codec pipeline against zgpu's (`codec_pipeline.path` = "
               f"`{PIPELINE}`), the same `zarr.open_array(path)` code: whole array `a[...]` (ms) and "
               f"{meta.get('crops', 32)} random 32x128x128 crops `a[box]` one after another (crops/s); host: NumPy "
               "results, gpu: under `zarr.config.enable_gpu()` (CuPy results). Target: zgpu >= 5x on the host, "
-              ">= 20x with enable_gpu().", "",
+              ">= 20x with enable_gpu(). " + run_line(meta), "",
               "| cell | memory | whole: zarr-python ms | whole: zgpu ms | x | crops/s: zarr-python | crops/s: zgpu | x |",
               "|---|---|---|---|---|---|---|---|"]
         for r in pipe:
@@ -208,13 +217,14 @@ def section(meta, pipe, xa, spread, dk):
                      f"{r['zgpu_crops_s'] / r['zarr_crops_s']:.1f}x |")
     if xa:
         L += ["", "xarray: `xr.open_dataset(group, engine=...).load()` of a group of the three zstd volumes "
-              "(dims z, y, x):", "", "| engine | memory | ms | GB/s |", "|---|---|---|---|"]
+              "(dims z, y, x). " + run_line(metas["xarray"]), "", "| engine | memory | ms | GB/s |", "|---|---|---|---|"]
         for r in xa:
             L.append(f"| {r['engine']} | {r['where']} | {r['seconds'] * 1e3:.0f} | {r['bytes'] / r['seconds'] / 1e9:.2f} |")
     if spread:
+        meta = metas["spread"]
         L += ["", f"One array ({meta.get('spread_planes', meta['planes'])} planes) read whole into GPU 0 by one GPU "
               "(`device=\"cuda:0\"`) and by two (`devices=[0, 1]`: each reads and decodes half the chunks and writes "
-              "them into GPU 0 over the peer path):", "",
+              "them into GPU 0 over the peer path). " + run_line(meta), "",
               "| cell | 1 GPU ms | 2 GPUs ms | 1 GPU GB/s | 2 GPUs GB/s | speed-up |", "|---|---|---|---|---|---|"]
         by = {}
         for r in spread:
@@ -225,9 +235,11 @@ def section(meta, pipe, xa, spread, dk):
                      f"{one['bytes'] / one['seconds'] / 1e9:.1f} | {two['bytes'] / two['seconds'] / 1e9:.1f} | "
                      f"{one['seconds'] / two['seconds']:.2f}x |")
     if dk:
+        meta = metas["dask"]
         L += ["", f"A Dask reduction over the label volume (zstd, {meta.get('dask_planes')} planes): "
               "`zgpu.to_dask(path, device=\"cuda\").sum()` on a dask-cuda `LocalCUDACluster` (a worker a GPU, "
-              "4 threads each; blocks of whole chunks merged up to 256 MiB), and `zgpu.to_dask(path).sum()` on the threaded scheduler for reference:", "",
+              "4 threads each; blocks of whole chunks merged up to 256 MiB), and `zgpu.to_dask(path).sum()` on the "
+              "threaded scheduler for reference. " + run_line(meta), "",
               "| where | GPUs | ms | GB/s |", "|---|---|---|---|"]
         for r in dk:
             L.append(f"| {r['where']} | {r['gpus']} | {r['seconds'] * 1e3:.0f} | {r['bytes'] / r['seconds'] / 1e9:.2f} |")
@@ -252,9 +264,15 @@ def main() -> int:
     cmd = "python bench/bench_ecosystem.py " + " ".join(sys.argv[1:])
     keys = ("pipeline", "xarray", "spread", "dask")
     if args.merge_json:
+        # each part from the first file that has it (runs on different machines: the 2-GPU parts on the 2-GPU kind)
         parts = [json.load(open(p)) for p in args.merge_json.split(",")]
-        meta = parts[0]["meta"]
-        got = {k: [r for p in parts for r in p.get(k, [])] for k in keys}
+        got, metas = {k: [] for k in keys}, {}
+        for k in keys:
+            for p in parts:
+                if p.get(k):
+                    got[k], metas[k] = p[k], p["meta"]
+                    break
+        metas = metas or {"all": parts[0]["meta"]}
     else:
         try:
             import cupy as cp
@@ -310,7 +328,9 @@ def main() -> int:
                 "dask_planes": args.dask_planes, "spread_planes": args.spread_planes or args.planes}
     if args.json:
         json.dump({"meta": meta, **got}, open(args.json, "w"), indent=1)
-    text = section(meta, got["pipeline"], got["xarray"], got["spread"], got["dask"])
+    if not args.merge_json:
+        metas = {k: meta for k in keys} | {"all": meta}
+    text = section(metas, got["pipeline"], got["xarray"], got["spread"], got["dask"])
     print(text)
     if args.docs:
         bg.replace_section(os.path.join(ROOT, "docs", "benchmarks.md"), text, SECTION)
