@@ -64,7 +64,7 @@ def test_fallback_per_array(tmp_path, caplog):
         s[...] = np.array(["a", "bc", "def"])
         assert list(s[...]) == ["a", "bc", "def"]
     text = caplog.text
-    assert "MemoryStore, not a local directory" in text and "elements have variable length" in text, text
+    assert "MemoryStore, neither a local directory" in text and "elements have variable length" in text, text
 
 
 def _refuse(*args, **kwargs):

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import _batch, _capi, _convert, _cuda, _dlpack, _fancy, _spread
 from ._capi import lib
-from ._context import Context, config
+from ._context import Context, config, context_like
 from ._device import DeviceArray, c_strides
 from ._indexing import Selection, box_layout, normalize, strided_view
 from ._metadata import array_dtype
@@ -269,7 +269,8 @@ class Array:
         with self._handles_lock:
             entry = self._device_handles.get(device)
             if entry is None:
-                ctx = config.context(device)
+                # (the array's own settings on that device: its remote settings, cache sizes, ...)
+                ctx = context_like({**self._ctx.settings, "device": device})
                 h = ctypes.c_void_p()
                 _capi.check(lib.zgpu_array_open(ctx.handle, _capi.path_bytes(self._path), ctypes.byref(h)))
                 entry = (h, ctx)
@@ -860,7 +861,6 @@ def _device_copy(dst: Any, src: DeviceArray) -> None:
 
 
 def _unpickle_array(path: str, read_only: bool, settings: Dict[str, Any]) -> Array:
-    from ._context import context_like
     return Array._open(path, read_only, context_like(settings))
 
 

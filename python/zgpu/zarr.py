@@ -3,14 +3,17 @@
     zarr.config.set({"codec_pipeline.path": "zgpu.zarr.ZgpuCodecPipeline"})
 
 (or ``ZARR_CODEC_PIPELINE__PATH=zgpu.zarr.ZgpuCodecPipeline`` in the environment) existing zarr-python code reads and
-writes arrays of a local store through zgpu: the chunks one zarr-python request needs are read and decoded as one
+writes arrays of a local store (LocalStore), or of HTTP or S3 (FsspecStore over fsspec's HTTP or s3fs filesystems:
+zgpu's own HTTP and S3 stores reach the same URL, with the s3fs filesystem's endpoint, region and anonymity) through
+zgpu: the chunks one zarr-python request needs are read and decoded as one
 zgpu batch (zgpu_array_read_regions: every chunk once, on the context's threads, zstd stopping short where the
 request needs part of a chunk), and written as zgpu writes (partial chunks merged under zgpu's per-chunk write
 lock), instead of one asyncio task a chunk.
 
 Anything zgpu cannot do falls back to zarr-python's own pipeline (BatchedCodecPipeline), per array, with a debug
-log saying why: a store other than a local directory, a codec, data type or layout zgpu does not read, a selection
-other than a box per chunk (fancy indexing hands the chunks index arrays).
+log saying why: another store (zarr's MemoryStore, ZipStore, fsspec's other filesystems; an s3fs filesystem given
+credentials other than the environment's, as zgpu takes them from the environment or a profile), a codec, data type
+or layout zgpu does not read, a selection other than a box per chunk (fancy indexing hands the chunks index arrays).
 
 Under ``zarr.config.enable_gpu()`` zarr-python's output buffers are CuPy arrays: zgpu then reads the request's chunks
 into them as one device read (decoded on the GPU, or on the host with one copy where its cost model finds that
@@ -22,12 +25,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from typing import Any, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 import numpy as np
 from zarr.abc.codec import CodecPipeline
 from zarr.core.codec_pipeline import BatchedCodecPipeline
 
+from ._context import config, context_like
 from .array import Array
 from .errors import ZgpuError
 
@@ -65,6 +69,35 @@ def _box_of(selection: Any, chunk_shape: Tuple[int, ...]
         else:
             return None
     return tuple(start), tuple(count), tuple(steps)
+
+
+def _fsspec_target(store: Any) -> Any:
+    """For a zarr-python FsspecStore: (zgpu's URL of the store's root, the zgpu remote settings that make zgpu reach
+    it as the fsspec filesystem does), or a string saying why zgpu is not to (then: zarr-python's pipeline)."""
+    fs = store.fs
+    protocols = fs.protocol if isinstance(fs.protocol, (tuple, list)) else (fs.protocol,)
+    path = str(store.path).rstrip("/")
+    if any(p in ("http", "https") for p in protocols):
+        if not path.startswith(("http://", "https://")):
+            return "fsspec's HTTP filesystem at %r, not a URL" % (path,)
+        return path, {}
+    if any(p in ("s3", "s3a") for p in protocols):
+        ck = getattr(fs, "client_kwargs", None) or {}
+        remote: Dict[str, Any] = {}
+        endpoint = getattr(fs, "endpoint_url", None) or ck.get("endpoint_url")
+        if endpoint:
+            remote["s3_endpoint"] = endpoint
+        if ck.get("region_name"):
+            remote["s3_region"] = ck["region_name"]
+        if getattr(fs, "anon", False):
+            remote["s3_anonymous"] = True
+        given = (getattr(fs, "key", None), getattr(fs, "secret", None), getattr(fs, "token", None))
+        if any(given) and given != (os.environ.get("AWS_ACCESS_KEY_ID"), os.environ.get("AWS_SECRET_ACCESS_KEY"),
+                                    os.environ.get("AWS_SESSION_TOKEN")):
+            return ("s3fs was given credentials of its own; zgpu takes them from the environment (AWS_ACCESS_KEY_ID, "
+                    "...) or a profile")
+        return "s3://" + path.split("://", 1)[-1].strip("/"), remote
+    return "the store is fsspec's %r filesystem (zgpu reads local, HTTP and S3 stores)" % (protocols[0],)
 
 
 def _gpu_available() -> bool:
@@ -126,11 +159,20 @@ class ZgpuCodecPipeline(CodecPipeline):
         self.metadata = metadata
         self.store = store
         self._array: Optional[Array] = None
-        self._array_dir: Optional[str] = None
+        self._array_dir: Optional[str] = None  # (local) the array's directory
+        self._array_key: Optional[str] = None  # (remote) the array's path in the store
+        self._remote: Optional[Tuple[str, Dict[str, Any]]] = None  # (remote) the store's URL, its zgpu settings
         self._why_not: Optional[str] = None if metadata is not None else "no array metadata and store were given"
-        root = getattr(store, "root", None)
-        if self._why_not is None and (root is None or type(store).__name__ != "LocalStore"):
-            self._why_not = "the store is a %s, not a local directory" % type(store).__name__
+        if self._why_not is None:
+            kind = type(store).__name__
+            if kind == "FsspecStore":
+                target = _fsspec_target(store)
+                if isinstance(target, str):
+                    self._why_not = target
+                else:
+                    self._remote = target
+            elif kind != "LocalStore" or getattr(store, "root", None) is None:
+                self._why_not = "the store is a %s, neither a local directory nor fsspec's HTTP or S3" % kind
 
     def __eq__(self, other: object) -> bool:  # (as zarr-python's pipelines: by value; arrays compare them)
         return (type(other) is type(self) and self.fallback == other.fallback  # type: ignore[attr-defined]
@@ -208,13 +250,22 @@ class ZgpuCodecPipeline(CodecPipeline):
             raise ValueError("%d indices for %d dimensions" % (len(coords), len(m.shape)))
         return coords
 
-    def _locate(self, byte_getter: Any) -> Optional[Tuple[Array, Tuple[int, ...]]]:
-        """The zgpu array and the chunk's grid coordinates of one of zarr-python's chunk paths, or None (and
-        _why_not says why) where zgpu is not to read it."""
-        if self._why_not is not None:
-            return None
-        full = os.path.join(self.store.root, byte_getter.path)
-        if self._array is None:
+    def _key_depth(self) -> int:
+        """How many trailing parts of a chunk's path (split at "/") its chunk key takes."""
+        m = self.metadata
+        if m.zarr_format == 3:
+            sep, name = m.chunk_key_encoding.separator, m.chunk_key_encoding.name
+            if name == "default":
+                return len(m.shape) + 1 if sep == "/" else 1
+        else:
+            sep = getattr(m, "dimension_separator", None) or "."
+        return max(1, len(m.shape)) if sep == "/" else 1
+
+    def _open_array(self, byte_getter: Any) -> bool:
+        """Opens the zgpu array behind the chunks (the first time a chunk is asked for); False with _why_not."""
+        read_only = bool(getattr(self.store, "read_only", False))
+        if self._remote is None:
+            full = os.path.join(self.store.root, byte_getter.path)
             # the array's directory: the nearest above the chunk's file that holds its metadata
             d = os.path.dirname(full)
             while d and not any(os.path.exists(os.path.join(d, f)) for f in ("zarr.json", ".zarray")):
@@ -222,24 +273,50 @@ class ZgpuCodecPipeline(CodecPipeline):
                 if parent == d:
                     break
                 d = parent
-            try:
-                self._array = Array._open(d, read_only=bool(getattr(self.store, "read_only", False)))
-            except ZgpuError as e:
-                self._why_not = "zgpu cannot open it (%s)" % e
-                log.debug("zgpu.zarr: array under %r goes through zarr-python's pipeline: %s", full, self._why_not)
-                return None
-            if self._array._vlen:  # (zgpu's fixed-size boxes cannot hold them; zarr-python decodes them itself)
-                self._why_not = "its %s elements have variable length" % self._array.dtype
-                log.debug("zgpu.zarr: array under %r goes through zarr-python's pipeline: %s", full, self._why_not)
-                return None
-            if self._array.shape != tuple(self.metadata.shape) or self._array.dtype != np.dtype(self.metadata.dtype.to_native_dtype()):
-                self._why_not = "zgpu reads it as %r %s, zarr-python as %r" % (
-                    self._array.shape, self._array.dtype, tuple(self.metadata.shape))
-                return None
-            self._array_dir = d
-        rel = os.path.relpath(full, self._array_dir)
+            where, ctx = d, None
+        else:
+            # the array's path: the chunk's path less its chunk key (which has a fixed number of parts)
+            parts = byte_getter.path.split("/")
+            self._array_key = "/".join(parts[:len(parts) - self._key_depth()])
+            base, remote = self._remote
+            where = base + ("/" + self._array_key if self._array_key else "")
+            ctx = None
+            if remote:  # (the fsspec filesystem's endpoint, region, anonymity: a context with them)
+                settings = dict(config.context().settings)
+                settings["remote"] = {**settings["remote"], **remote}
+                ctx = context_like(settings)
         try:
-            return self._array, self._chunk_coords(rel.replace(os.sep, "/"))
+            self._array = Array._open(where, read_only=read_only, ctx=ctx)
+        except ZgpuError as e:
+            self._why_not = "zgpu cannot open it (%s)" % e
+            log.debug("zgpu.zarr: array %r goes through zarr-python's pipeline: %s", where, self._why_not)
+            return False
+        if self._array._vlen:  # (zgpu's fixed-size boxes cannot hold them; zarr-python decodes them itself)
+            self._why_not = "its %s elements have variable length" % self._array.dtype
+        elif self._array.shape != tuple(self.metadata.shape) or \
+                self._array.dtype != np.dtype(self.metadata.dtype.to_native_dtype()):
+            self._why_not = "zgpu reads it as %r %s, zarr-python as %r" % (
+                self._array.shape, self._array.dtype, tuple(self.metadata.shape))
+        if self._why_not is not None:
+            log.debug("zgpu.zarr: array %r goes through zarr-python's pipeline: %s", where, self._why_not)
+            return False
+        self._array_dir = where if self._remote is None else None
+        return True
+
+    def _locate(self, byte_getter: Any) -> Optional[Tuple[Array, Tuple[int, ...]]]:
+        """The zgpu array and the chunk's grid coordinates of one of zarr-python's chunk paths, or None (and
+        _why_not says why) where zgpu is not to read it."""
+        if self._why_not is not None:
+            return None
+        if self._array is None and not self._open_array(byte_getter):
+            return None
+        if self._remote is None:
+            rel = os.path.relpath(os.path.join(self.store.root, byte_getter.path), self._array_dir)
+            rel = rel.replace(os.sep, "/")
+        else:
+            rel = byte_getter.path[len(self._array_key) + 1:] if self._array_key else byte_getter.path
+        try:
+            return self._array, self._chunk_coords(rel)
         except (ValueError, TypeError) as e:
             self._why_not = "chunk key %r: %s" % (rel, e)
             return None
