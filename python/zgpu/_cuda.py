@@ -214,6 +214,24 @@ def synchronize(stream: int) -> None:
     raise NoGPUError("no CUDA runtime to synchronise a stream with")
 
 
+def synchronize_on(device: int, stream: int) -> None:
+    """synchronize(stream) with `device` current (the default streams 0, 1 and 2 are per device), the caller's
+    device put back."""
+    rt = cudart()
+    if rt is None:
+        import cupy  # (synchronize's other ways have no device to name)
+        with cupy.cuda.Device(device):
+            cupy.cuda.ExternalStream(stream).synchronize()
+        return
+    cur = c_int()
+    _check(rt, rt.cudaGetDevice(ctypes.byref(cur)), "cudaGetDevice")
+    _check(rt, rt.cudaSetDevice(device), "cudaSetDevice(%d)" % device)
+    try:
+        synchronize(stream)
+    finally:
+        rt.cudaSetDevice(cur.value)
+
+
 _peer_lock = threading.Lock()
 _peer: dict = {}  # (device, peer) -> whether kernels on `device` may write `peer`'s memory
 

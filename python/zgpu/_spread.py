@@ -64,8 +64,10 @@ def read_spread(arr: Any, start: Sequence[int], count: Sequence[int], ptr: int, 
     for i, (dev, s, c, p) in enumerate(jobs):
         if not _cuda.enable_peer_access(dev, dst):
             jobs[i] = (dst, s, c, p)
-    if any(dev != dst for dev, _, _, _ in jobs) and stream not in (0, 1, 2):
-        _cuda.synchronize(stream)  # other GPUs write the destination: the caller's pending work on it comes first
+    if any(dev != dst for dev, _, _, _ in jobs):
+        # other GPUs write the destination, ordered on none of its streams: the caller's pending work on it (its
+        # stream's, or the default stream's, where CuPy's zeros() and the like run) must be done first
+        _cuda.synchronize_on(dst, stream)
 
     errors: List[Optional[BaseException]] = [None] * len(jobs)
 

@@ -87,11 +87,9 @@ ZGPU_API zgpu_status zgpu_array_read_device(zgpu_array *array, const uint64_t *s
                                             void *device_out, const int64_t *out_strides, void *stream) {
     ZG_FORWARD(check_args(array, start, count, device_out));
     ZG_FORWARD(zg_cuda_probe());
-    zg_device_scope sc;
-    ZG_FORWARD(zg_device_scope_enter(array->ctx->opts.device, &sc));
-    zgpu_status s = zg_cuda_read(array, start, count, device_out, out_strides, stream);
-    zg_device_scope_leave(&sc);
-    return s;
+    void *outs[1] = {device_out};
+    const zg_dev_request rq = {1, start, count, outs, out_strides, NULL, NULL};
+    return read_in_scope(array, &rq, stream, NULL);
 }
 
 ZGPU_API zgpu_status zgpu_array_read_device_async(zgpu_array *array, const uint64_t *start,
@@ -101,11 +99,9 @@ ZGPU_API zgpu_status zgpu_array_read_device_async(zgpu_array *array, const uint6
     *event = NULL;
     ZG_FORWARD(check_args(array, start, count, device_out));
     ZG_FORWARD(zg_cuda_probe());
-    zg_device_scope sc;
-    ZG_FORWARD(zg_device_scope_enter(array->ctx->opts.device, &sc));
-    zgpu_status s = zg_cuda_read_async(array, start, count, device_out, out_strides, stream, event);
-    zg_device_scope_leave(&sc);
-    return s;
+    void *outs[1] = {device_out};
+    const zg_dev_request rq = {1, start, count, outs, out_strides, NULL, NULL};
+    return read_in_scope(array, &rq, stream, event);
 }
 
 ZGPU_API zgpu_status zgpu_array_read_regions_device(zgpu_array *array, size_t n, const uint64_t *starts,

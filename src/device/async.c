@@ -60,12 +60,6 @@ static zgpu_status copy_request(struct zgpu_event *ev, const zg_dev_request *rq,
     return ZGPU_OK;
 }
 
-zgpu_status zg_cuda_read_async(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *device_out,
-                               const int64_t *out_strides, void *stream, struct zgpu_event **event) {
-    void *outs[1] = {device_out};
-    const zg_dev_request rq = {1, start, count, outs, out_strides, NULL, NULL};
-    return zg_cuda_read_request(a, &rq, stream, event);
-}
 
 zgpu_status zg_cuda_read_request(zgpu_array *a, const zg_dev_request *rq, void *stream, struct zgpu_event **event) {
     if (!event) return dev_run_read(a, rq, stream, 1);

@@ -27,13 +27,6 @@ void zg_device_state_free(struct zg_device_state *st);
 #ifdef ZGPU_HAVE_CUDA
 /** ZGPU_OK if a CUDA device is usable; else ZGPU_ERR_NO_GPU "no CUDA device: <cuda error string>". */
 zgpu_status zg_cuda_probe(void);
-/** The whole device read (plan, I/O, H2D, decode, scatter), synchronous on the caller's side: returns
- *  when the data is in place and `stream` is ordered after it. */
-zgpu_status zg_cuda_read(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *device_out,
-                         const int64_t *out_strides, void *stream);
-/** Starts the read on a background thread; *event completes when it is done. */
-zgpu_status zg_cuda_read_async(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *device_out,
-                               const int64_t *out_strides, void *stream, struct zgpu_event **event);
 /** A request of any number of boxes: synchronous (event NULL: returns when the data is in place and `stream` is
  *  ordered after it) or asynchronous (the request is copied; *event completes when the data is in place). */
 zgpu_status zg_cuda_read_request(zgpu_array *a, const zg_dev_request *rq, void *stream, struct zgpu_event **event);
@@ -41,8 +34,8 @@ zgpu_status zg_cuda_read_request(zgpu_array *a, const zg_dev_request *rq, void *
  * zg_device_scope_leave: a public device call leaves the caller's current device (or none) as it found it, so a
  * thread may read into several GPUs in turn, and one that never used CUDA gets no context made current. */
 typedef struct zg_device_scope {
-    void *saved;  /* the CUcontext current at entry (NULL: none) */
-    int restore;  /* 1: leave puts `saved` back */
+    void *saved;  /* restore 1: the CUcontext current at entry (NULL: none); 2: the runtime's device + 1 */
+    int restore;  /* 0: nothing to put back (the device was current already); 1 or 2: as `saved` says */
 } zg_device_scope;
 zgpu_status zg_device_scope_enter(int device, zg_device_scope *sc);
 void zg_device_scope_leave(zg_device_scope *sc);

@@ -8,7 +8,7 @@
  *   launch.c one wave's descriptors, its host-to-device copy and its launches
  *   check.c  per-chunk statuses -> errors naming the array, chunk and codec
  *   waves.c  waves, the ring of buffer sets, overlap of one wave's reads with the last one's launch
- *   read.c   one read (zg_cuda_read)
+ *   read.c   one read (dev_run_read)
  *   async.c  zgpu_event and async reads */
 #ifndef ZG_DEVICE_JOB_H
 #define ZG_DEVICE_JOB_H

@@ -1,4 +1,5 @@
-/* One device read (zg_cuda_read): plan, chain analysis and decoder choice, tasks, then the waves.
+/* One device read (dev_run_read, behind zg_cuda_read_request in async.c): plan, chain analysis and decoder choice,
+ * tasks, then the waves.
  *
  * The device executor: a selection read straight into device memory as one batch per wave.
  *
@@ -431,11 +432,3 @@ zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_str
     if (st != ZGPU_OK && zg_plan_shard_changes(a) != changes) st = dev_read_once(a, rq, user_stream, order_user);
     return st;
 }
-
-zgpu_status zg_cuda_read(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *device_out,
-                         const int64_t *out_strides, void *stream) {
-    void *outs[1] = {device_out};
-    const zg_dev_request rq = {1, start, count, outs, out_strides, NULL, NULL};
-    return dev_run_read(a, &rq, stream, 1);
-}
-

@@ -221,7 +221,7 @@ def _v2_doc():
 BAD_V2 = [
     ("v2_not_json", "{{{", None),
     ("v2_bad_dtype", _edit(dtype="<x9"), None),
-    ("v2_struct_dtype", _edit(dtype=[["a", "<i4"]]), None),
+    ("v2_struct_dtype_duplicate_field", _edit(dtype=[["a", "<i4"], ["a", "<f8"]]), None),  # (records are read; not this)
     ("v2_unknown_compressor", _edit(compressor={"id": "snappy9"}), "snappy9"),
     ("v2_unknown_filter", _edit(filters=[{"id": "wavelet"}]), "wavelet"),
     ("v2_rank_mismatch", _edit(chunks=[5]), None),
