@@ -465,6 +465,10 @@ ZGPU_API zgpu_status zgpu_group_set_attributes(zgpu_group *group, const char *js
  *  current afterwards: every array or group zgpu creates, resizes or gives attributes below a group with
  *  consolidated metadata (written by zgpu or by zarr-python) is copied into it. */
 ZGPU_API zgpu_status zgpu_group_consolidate(zgpu_group *group);
+/** Sets *has to 1 if the group holds consolidated metadata (v3: a "consolidated_metadata" object in its zarr.json;
+ *  v2: a .zmetadata object beside its .zgroup), else 0. Errors: the store's, reading .zmetadata (v2), naming the
+ *  group. Thread-safe as zgpu_group_members. */
+ZGPU_API zgpu_status zgpu_group_has_consolidated(const zgpu_group *group, int *has);
 /** What is at path: 1 array, 2 group, 0 nothing (ZGPU_OK in all three cases). A URL is reached with default
  *  remote options; zgpu_context_node_kind uses a context's. */
 ZGPU_API zgpu_status zgpu_node_kind(const char *path, int *kind);

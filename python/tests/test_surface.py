@@ -58,3 +58,46 @@ def test_append(tmp_path):
         a.append(np.zeros((1, 2), "i4"))
     with pytest.raises(ValueError, match="out of range"):
         a.append(np.zeros((5, 5), "i4"), axis=2)
+
+
+def _hierarchy(path):
+    g = zarr.open_group(path, mode="w")
+    g.create_array("a", shape=(2,), dtype="i8")
+    s = g.create_group("b")
+    s.create_array("c", shape=(3, 4), dtype="f4")
+    s.create_group("e").create_array("f", shape=(1,), dtype="u1")
+    g.create_group("z")
+    return g
+
+
+@pytest.mark.parametrize("depth", [0, 1, 2, None])
+def test_members_max_depth_and_tree_as_zarr_python(tmp_path, depth):
+    ref = _hierarchy(str(tmp_path / "g.zarr"))
+    g = zgpu.open_group(str(tmp_path / "g.zarr"))
+    got = g.members(max_depth=depth)
+    assert [n for n, _ in got] == sorted(n for n, _ in ref.members(max_depth=depth))
+    kinds = {n: type(node).__name__ for n, node in got}
+    assert all(kinds[n] == ("Group" if isinstance(node, zarr.Group) else "Array")
+               for n, node in ref.members(max_depth=depth))
+    assert repr(g.tree(level=depth)) == repr(ref.tree(level=depth))
+    with pytest.raises(ValueError):
+        g.members(max_depth=-1)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_open_consolidated(tmp_path, fmt):
+    path = str(tmp_path / "g.zarr")
+    g = zarr.open_group(path, mode="w", zarr_format=fmt)
+    g.create_array("a", shape=(4,), dtype="u2")[...] = [1, 2, 3, 4]
+    assert not zgpu.open_group(path).has_consolidated_metadata()
+    with pytest.raises(zgpu.BadMetadataError, match="no consolidated metadata"):
+        zgpu.open_consolidated(path)
+    zarr.consolidate_metadata(path)
+    c = zgpu.open_consolidated(path)
+    assert c.has_consolidated_metadata() and list(c) == ["a"]
+    np.testing.assert_array_equal(c["a"][...], [1, 2, 3, 4])
+    # zgpu's own consolidation is found the same way
+    path2 = str(tmp_path / "h.zarr")
+    zgpu.create_group(path2, zarr_format=fmt).create_array("x", shape=(2,), dtype="i4")
+    zgpu.consolidate_metadata(path2)
+    assert zgpu.open_consolidated(path2).has_consolidated_metadata()

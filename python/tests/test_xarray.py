@@ -97,3 +97,21 @@ def test_device(written):
     got = xr.open_dataset(path, engine=ENGINE, device="cuda")
     assert isinstance(got["count"].data, cp.ndarray) and isinstance(got["temp"].data, cp.ndarray)
     np.testing.assert_array_equal(cp.asnumpy(got["count"].data), ds["count"].values)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_open_datatree_as_xarrays_zarr_backend(tmp_path, fmt):
+    """xr.open_datatree / open_groups with the zgpu engine: the same tree as xarray's zarr engine, every group a
+    node (an empty group included), and group= opens a subgroup as a Dataset."""
+    ds = _dataset()
+    tree = xr.DataTree.from_dict({"/": ds[["count"]], "/sub": ds[["temp"]], "/sub/deeper": ds[["scaled"]],
+                                  "/empty": xr.Dataset(attrs={"note": "no variables"})})
+    path = str(tmp_path / "tree.zarr")
+    tree.to_zarr(path, zarr_format=fmt, consolidated=False)
+    got = xr.open_datatree(path, engine=ENGINE)
+    ref = xr.open_datatree(path, engine="zarr", consolidated=False)
+    xr.testing.assert_identical(got.load(), ref.load())
+    assert sorted(xr.open_groups(path, engine=ENGINE)) == ["/", "/empty", "/sub", "/sub/deeper"]
+    sub = xr.open_dataset(path, engine=ENGINE, group="sub/deeper")
+    xr.testing.assert_identical(sub.load(), xr.open_dataset(path, engine="zarr", group="sub/deeper",
+                                                            consolidated=False).load())

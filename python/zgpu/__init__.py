@@ -32,7 +32,7 @@ from .dask import to_dask, to_zarr
 __all__ = [
     "open", "open_array", "open_group", "create", "create_group", "Array", "Group", "DeviceArray",
     "Attributes", "config", "set_threads", "gpu_available", "library_version", "library_path",
-    "iter_slabs", "SlabIterator", "consolidate_metadata", "ome", "to_dask", "to_zarr",
+    "iter_slabs", "SlabIterator", "consolidate_metadata", "open_consolidated", "ome", "to_dask", "to_zarr",
     "ZgpuError", "InvalidArgumentError", "NotFoundError", "MemberNotFoundError", "ExistsError",
     "ZgpuIOError", "BadMetadataError", "UnsupportedError", "CorruptDataError", "OutOfRangeError",
     "ZgpuMemoryError", "NoGPUError", "CudaError", "InternalError", "ReadOnlyError",
@@ -146,6 +146,18 @@ def open_group(path: _PathLike, mode: str = "r", *, zarr_format: _Optional[int] 
     if kind == 1:
         raise _capi.make_error(_capi.ERR_NOT_FOUND, "%r is an array, not a group" % _os.fspath(path))
     return Group._open(path, read_only=(mode == "r"))
+
+
+def open_consolidated(path: _PathLike, mode: str = "r", **kwargs: _Any) -> Group:
+    """Opens a group that holds consolidated metadata, as zarr-python's ``zarr.open_consolidated``: mode and
+    keywords as for :func:`open_group`; BadMetadataError where the group has none (:func:`consolidate_metadata`
+    writes it). zgpu lists members from it on stores that cannot list (plain HTTP)."""
+    g = open_group(path, mode, **kwargs)
+    if not g.has_consolidated_metadata():
+        raise _capi.make_error(_capi.ERR_BAD_METADATA, "group %r has no consolidated metadata (v2: .zmetadata; v3: "
+                               "consolidated_metadata in zarr.json); zgpu.consolidate_metadata(path) writes it"
+                               % _os.fspath(path))
+    return g
 
 
 def consolidate_metadata(path: _PathLike) -> Group:

@@ -272,6 +272,7 @@ _proto("zgpu_group_members", c_int, c_void_p, _charpp)
 _proto("zgpu_group_attributes", c_int, c_void_p, _charpp)
 _proto("zgpu_group_set_attributes", c_int, c_void_p, c_char_p)
 _proto("zgpu_group_consolidate", c_int, c_void_p)
+_proto("zgpu_group_has_consolidated", c_int, c_void_p, POINTER(c_int))
 _proto("zgpu_node_kind", c_int, c_char_p, _P(c_int))
 _proto("zgpu_context_node_kind", c_int, c_void_p, c_char_p, _P(c_int))
 _proto("zgpu_context_open_node", c_int, c_void_p, c_char_p, _P(c_void_p), _P(c_void_p))
@@ -316,6 +317,7 @@ _STATUS = {name: number for number, name in _STATUS_NAMES.items()}
 ERR_INVALID_ARGUMENT = _STATUS["ZGPU_ERR_INVALID_ARGUMENT"]
 ERR_NOT_FOUND = _STATUS["ZGPU_ERR_NOT_FOUND"]
 ERR_UNSUPPORTED = _STATUS["ZGPU_ERR_UNSUPPORTED"]
+ERR_BAD_METADATA = _STATUS["ZGPU_ERR_BAD_METADATA"]
 
 
 def last_error() -> str:

@@ -169,10 +169,46 @@ class Group:
         """Names of the member groups, sorted."""
         return [m["name"] for m in self._member_list() if m["kind"] == "group"]
 
-    def members(self) -> Tuple[Tuple[str, Union[Array, "Group"]], ...]:
-        """(name, Array | Group) pairs of the direct members, sorted by name (as zarr-python;
-        ``dict(g.members())`` gives a name -> node mapping)."""
-        return tuple((m["name"], self[m["name"]]) for m in self._member_list())
+    def members(self, max_depth: Optional[int] = 0) -> Tuple[Tuple[str, Union[Array, "Group"]], ...]:
+        """(name, Array | Group) pairs of the members, sorted by name (``dict(g.members())`` gives a name -> node
+        mapping). max_depth as zarr-python's: 0 (default) the direct members, k also the members of member groups
+        down to k levels below them, None every node below this group; deeper names are paths ("sub/name")."""
+        if max_depth is not None and (isinstance(max_depth, bool) or int(max_depth) < 0):
+            raise ValueError("max_depth must be None or an integer >= 0, got %r" % (max_depth,))
+        out: List[Tuple[str, Union[Array, "Group"]]] = []
+        for m in self._member_list():
+            node = self[m["name"]]
+            out.append((m["name"], node))
+            if isinstance(node, Group) and (max_depth is None or max_depth > 0):
+                below = node.members(None if max_depth is None else max_depth - 1)
+                out += [(m["name"] + "/" + n, child) for n, child in below]
+        return tuple(sorted(out, key=lambda kv: kv[0]))
+
+    def tree(self, expand: Optional[bool] = None, level: Optional[int] = None) -> "Tree":
+        """The hierarchy below this group as text, as zarr-python's ``Group.tree()`` prints it: the group as "/",
+        then each member, groups by name and arrays as "name shape dtype", children indented under their group
+        with box-drawing branches. level: as zarr-python's, the max_depth of the members shown (0: the direct
+        members; None: all); expand: accepted for zarr-python's signature (the text is always expanded)."""
+        del expand
+        lines = ["/"]
+
+        def walk(g: "Group", prefix: str, depth: int) -> None:
+            members = g.members()
+            for i, (name, node) in enumerate(members):
+                last = i == len(members) - 1
+                label = name if isinstance(node, Group) else "%s %s %s" % (name, tuple(node.shape), node.dtype)
+                lines.append(prefix + ("└── " if last else "├── ") + label)
+                if isinstance(node, Group) and (level is None or depth < level):
+                    walk(node, prefix + ("    " if last else "│   "), depth + 1)
+
+        walk(self, "", 0)
+        return Tree("\n".join(lines) + "\n")
+
+    def has_consolidated_metadata(self) -> bool:
+        """True if the group holds consolidated metadata (v3: in its zarr.json; v2: a .zmetadata)."""
+        has = ctypes.c_int()
+        _capi.check(lib.zgpu_group_has_consolidated(self._h(), ctypes.byref(has)))
+        return bool(has.value)
 
     def arrays(self) -> Tuple[Tuple[str, Array], ...]:
         """(name, Array) pairs of the member arrays."""
@@ -223,6 +259,21 @@ class Group:
 
     def __repr__(self) -> str:
         return "<zgpu.Group %r zarr_format=%d>" % (self._path, self.zarr_format)
+
+
+class Tree:
+    """Group.tree()'s result: its text as repr (and as HTML in Jupyter)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Dict[str, str]:
+        """The tree for Jupyter: the text, and the same in a <pre> block."""
+        import html
+        return {"text/plain": self.text, "text/html": "<pre>%s</pre>" % html.escape(self.text)}
 
 
 def _unpickle_group(path: str, read_only: bool, settings: Dict[str, Any]) -> Group:

@@ -108,7 +108,9 @@ class ZgpuBackendEntrypoint(BackendEntrypoint):
     description = "Open Zarr v2 / v3 groups with zgpu (host or GPU memory)"
     url = "https://github.com/zgpu/zgpu"
     open_dataset_parameters = ("filename_or_obj", "drop_variables", "mask_and_scale", "decode_times",
-                               "concat_characters", "decode_coords", "use_cftime", "decode_timedelta", "device")
+                               "concat_characters", "decode_coords", "use_cftime", "decode_timedelta", "device",
+                               "group")
+    supports_groups = True
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
         """True for a path ending in .zarr (xarray asks each backend when no engine is given)."""
@@ -121,24 +123,57 @@ class ZgpuBackendEntrypoint(BackendEntrypoint):
     def open_dataset(self, filename_or_obj: Any, *, drop_variables: Optional[Iterable[str]] = None,
                      mask_and_scale: bool = True, decode_times: bool = True, concat_characters: bool = True,
                      decode_coords: bool = True, use_cftime: Any = None, decode_timedelta: Any = None,
-                     device: Any = None) -> Any:
-        """The Zarr group at `filename_or_obj` as an xarray Dataset, its arrays the variables, read with zgpu;
-        xarray's decoding options as its zarr engine. device="cuda" (or a GPU index) reads the data variables
-        into GPU memory as CuPy arrays."""
-        node = open_node(os.fspath(filename_or_obj), True)
-        if not isinstance(node, Group):
-            raise ValueError("zgpu backend: %r is an array; open_dataset opens a group (its arrays are the "
-                             "variables)" % (os.fspath(filename_or_obj),))
-        store = ZgpuDataStore(node)
-        ds = StoreBackendEntrypoint().open_dataset(
-            store, mask_and_scale=mask_and_scale, decode_times=decode_times, concat_characters=concat_characters,
-            decode_coords=decode_coords, drop_variables=drop_variables, use_cftime=use_cftime,
-            decode_timedelta=decode_timedelta)
-        ds.set_close(store.close)
-        if device is not None:
-            ds.encoding["zgpu_device"] = device
-            ds = _to_device(ds, device)
-        return ds
+                     device: Any = None, group: Optional[str] = None) -> Any:
+        """The Zarr group at `filename_or_obj` (or its member group `group`, a path such as "a/b") as an xarray
+        Dataset, its arrays the variables, read with zgpu; xarray's decoding options as its zarr engine.
+        device="cuda" (or a GPU index) reads the data variables into GPU memory as CuPy arrays."""
+        decode = dict(drop_variables=drop_variables, mask_and_scale=mask_and_scale, decode_times=decode_times,
+                      concat_characters=concat_characters, decode_coords=decode_coords, use_cftime=use_cftime,
+                      decode_timedelta=decode_timedelta)
+        return _dataset(_open_group(filename_or_obj, group), device, decode)
+
+    def open_groups_as_dict(self, filename_or_obj: Any, *, drop_variables: Optional[Iterable[str]] = None,
+                            mask_and_scale: bool = True, decode_times: bool = True, concat_characters: bool = True,
+                            decode_coords: bool = True, use_cftime: Any = None, decode_timedelta: Any = None,
+                            device: Any = None, group: Optional[str] = None) -> Dict[str, Any]:
+        """Every group of the hierarchy at `filename_or_obj` (below `group`, if given) as a Dataset, by path ("/"
+        the root, "/a/b" below it), as xarray.open_groups asks; decoding options and device as open_dataset."""
+        decode = dict(drop_variables=drop_variables, mask_and_scale=mask_and_scale, decode_times=decode_times,
+                      concat_characters=concat_characters, decode_coords=decode_coords, use_cftime=use_cftime,
+                      decode_timedelta=decode_timedelta)
+        root = _open_group(filename_or_obj, group)
+        out = {"/": _dataset(root, device, decode)}
+        for name, node in root.members(max_depth=None):
+            if isinstance(node, Group):
+                out["/" + name] = _dataset(node, device, decode)
+        return out
+
+    def open_datatree(self, filename_or_obj: Any, **kwargs: Any) -> Any:
+        """The hierarchy at `filename_or_obj` as an xarray DataTree (xr.open_datatree(path, engine="zgpu")): a
+        node a group, its arrays the node's variables; keywords as open_groups_as_dict."""
+        from xarray import DataTree
+        return DataTree.from_dict(self.open_groups_as_dict(filename_or_obj, **kwargs))
+
+
+def _open_group(filename_or_obj: Any, group: Optional[str]) -> Group:
+    path = os.fspath(filename_or_obj)
+    if group:
+        path = path.rstrip("/") + "/" + group.strip("/")
+    node = open_node(path, True)
+    if not isinstance(node, Group):
+        raise ValueError("zgpu backend: %r is an array; xarray opens a group (its arrays are the variables)"
+                         % (path,))
+    return node
+
+
+def _dataset(node: Group, device: Any, decode: Dict[str, Any]) -> Any:
+    store = ZgpuDataStore(node)
+    ds = StoreBackendEntrypoint().open_dataset(store, **decode)
+    ds.set_close(store.close)
+    if device is not None:
+        ds.encoding["zgpu_device"] = device
+        ds = _to_device(ds, device)
+    return ds
 
 
 def _to_device(ds: Any, device: Any) -> Any:

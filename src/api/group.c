@@ -335,6 +335,23 @@ static zgpu_status consolidated_members(const zgpu_group *g, zj_value **out) {
     return st;
 }
 
+ZGPU_API zgpu_status zgpu_group_has_consolidated(const zgpu_group *g, int *has) {
+    ZG_RETURN_IF(!g || !has, ZGPU_ERR_INVALID_ARGUMENT, "zgpu_group_has_consolidated: group and has are required");
+    *has = 0;
+    if (g->meta.zarr_format == 3) {
+        const zj_value *cm = zj_get(g->meta.doc, "consolidated_metadata");
+        *has = cm && cm->type == ZJ_OBJECT && zj_get(cm, "metadata") != NULL;
+        return ZGPU_OK;
+    }
+    zj_value *doc = NULL;
+    zgpu_status st = zg_store_get_json(g->store, ".zmetadata", &doc);
+    if (st != ZGPU_OK) zg_error_prefix("group '%s': ", g->path);
+    const zj_value *md = zj_get(doc, "metadata");
+    *has = md && md->type == ZJ_OBJECT;
+    zj_free(doc);
+    return st;
+}
+
 ZGPU_API zgpu_status zgpu_group_members(const zgpu_group *g, char **json) {
     if (!g || !json) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "NULL argument");
     zg_list_entry *e;
