@@ -184,6 +184,34 @@ def _chunk_key_encoding(cke: Any, separator: Optional[str]) -> Optional[str]:
     return json.dumps(cke)
 
 
+class _Spec:
+    """A zgpu_array_spec being filled, with the C strings and arrays it points at kept alive beside it."""
+
+    def __init__(self, zarr_format: int, shape: Sequence[int]) -> None:
+        self.keep: List[Any] = []
+        self.spec = _capi.ArraySpec()
+        self.spec.struct_size = ctypes.sizeof(self.spec)
+        self.spec.zarr_format = zarr_format
+        self.spec.ndim = len(shape)
+        self.spec.shape = self.u64(shape)
+
+    def text(self, value: Optional[str]) -> Optional[bytes]:
+        if value is None:
+            return None
+        b = value.encode()
+        self.keep.append(b)
+        return b
+
+    def u64(self, values: Sequence[int]) -> Any:
+        a = _capi.u64_array(values)
+        self.keep.append(a)
+        return a
+
+    def build(self) -> Dict[str, Any]:
+        """The document zgpu_metadata_build makes of the spec."""
+        return json.loads(_capi.call_out_string(lib.zgpu_metadata_build, ctypes.byref(self.spec)))
+
+
 def build_document(shape: Sequence[int], dtype: Any, chunks: Any, shards: Any, fill_value: Any,
                    compressors: Any, filters: Any, serializer: Any, zarr_format: int,
                    attributes: Optional[Dict[str, Any]], dimension_names: Optional[Sequence[Optional[str]]],
@@ -210,21 +238,8 @@ def build_document(shape: Sequence[int], dtype: Any, chunks: Any, shards: Any, f
         raise ValueError("dimension_separator must be '.' or '/', got %r" % (dimension_separator,))
     if isinstance(compressors, str) and compressors == "auto":
         compressors = ["zstd"]
-    keep: List[Any] = []  # C strings must outlive the call
-
-    def text(value: Optional[str]) -> Optional[bytes]:
-        if value is None:
-            return None
-        b = value.encode()
-        keep.append(b)
-        return b
-
-    spec = _capi.ArraySpec()
-    spec.struct_size = ctypes.sizeof(spec)
-    spec.zarr_format = zarr_format
-    spec.ndim = len(shape)
-    shape_c = _capi.u64_array(shape)
-    spec.shape = shape_c
+    b = _Spec(zarr_format, shape)
+    spec, text = b.spec, b.text
     spec.dtype, spec.itemsize = code, size
     spec.big_endian = 1 if dt.byteorder == ">" else 0
     if dt.kind in "Mm":  # datetime64 / timedelta64: the typestring carries the unit (C writes each format's form)
@@ -253,8 +268,7 @@ def build_document(shape: Sequence[int], dtype: Any, chunks: Any, shards: Any, f
         spec.codecs = text(json.dumps(chain, allow_nan=True))
         if shards is not None:
             shard_shape = normalize_chunks(shards, shape, dt.itemsize, "shards")
-            shards_c = _capi.u64_array(shard_shape)
-            spec.shards = shards_c
+            spec.shards = b.u64(shard_shape)
             chunk_shape = (guess_chunks(shape, dt.itemsize, shard_shape) if chunks is None
                            else normalize_chunks(chunks, shape, dt.itemsize))
         else:
@@ -267,10 +281,9 @@ def build_document(shape: Sequence[int], dtype: Any, chunks: Any, shards: Any, f
         spec.attributes = text(json.dumps(dict(attributes), allow_nan=True))
     if dimension_separator:
         spec.separator = dimension_separator.encode()
-    chunks_c = _capi.u64_array(chunk_shape)
-    spec.chunks = chunks_c
+    spec.chunks = b.u64(chunk_shape)
     spec.fill_value = text(fill_json_text(fill_value, dt, zarr_format))
-    return json.loads(_capi.call_out_string(lib.zgpu_metadata_build, ctypes.byref(spec)))
+    return b.build()
 
 
 def _build_vlen_document(shape: Tuple[int, ...], name: str, chunks: Any, shards: Any, fill_value: Any,
@@ -286,25 +299,10 @@ def _build_vlen_document(shape: Tuple[int, ...], name: str, chunks: Any, shards:
         raise _capi.make_error(_capi.ERR_UNSUPPORTED, "filters on %s arrays are not supported" % name)
     if isinstance(compressors, str) and compressors == "auto":
         compressors = ["zstd"]
-    keep: List[Any] = []
-
-    def text(value: Optional[str]) -> Optional[bytes]:
-        if value is None:
-            return None
-        b = value.encode()
-        keep.append(b)
-        return b
-
-    spec = _capi.ArraySpec()
-    spec.struct_size = ctypes.sizeof(spec)
-    spec.zarr_format = zarr_format
-    spec.ndim = len(shape)
-    shape_c = _capi.u64_array(shape)
-    spec.shape = shape_c
+    b = _Spec(zarr_format, shape)
+    spec, text = b.spec, b.text
     spec.data_type = text(json.dumps(name))
-    chunk_shape = normalize_chunks(chunks, shape, 16)
-    chunks_c = _capi.u64_array(chunk_shape)
-    spec.chunks = chunks_c
+    spec.chunks = b.u64(normalize_chunks(chunks, shape, 16))
     comps = _as_list(compressors)
     if zarr_format == 2:
         if len(comps) > 1:
@@ -321,7 +319,7 @@ def _build_vlen_document(shape: Tuple[int, ...], name: str, chunks: Any, shards:
     if dimension_separator:
         spec.separator = dimension_separator.encode()
     spec.fill_value = text(json.dumps(_vlen.fill_json(fill_value, name == _vlen.STRING_NAME)))
-    return json.loads(_capi.call_out_string(lib.zgpu_metadata_build, ctypes.byref(spec)))
+    return b.build()
 
 
 #: zgpu_metadata_convert's flag ZGPU_CONVERT_KEEP_CHUNK_KEYS.
