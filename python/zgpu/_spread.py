@@ -48,8 +48,10 @@ def read_spread(arr: Any, start: Sequence[int], count: Sequence[int], ptr: int, 
     negative for reversed axes) with the GPUs `devices`; the destination device's part on `stream`. Returns when the
     data is in place; the first error of any part is raised after every part has ended."""
     axis, pieces = split_box(start, count, arr.chunks, len(devices))
-    # the destination GPU first: it needs no peer path, and with fewer pieces than GPUs it is the one kept
-    order = [dst] + [d for d in dict.fromkeys(devices) if d != dst]
+    # the GPUs named, the destination first where it is one of them: it needs no peer path, and with fewer pieces
+    # than GPUs it is the one kept
+    named = list(dict.fromkeys(devices))
+    order = ([dst] if dst in named else []) + [d for d in named if d != dst]
     jobs: List[Tuple[int, Sequence[int], Sequence[int], int]] = []
     for j, (lo, hi) in enumerate(pieces):
         dev = order[j % len(order)]
