@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 bash scripts/install-deps.sh
-for p in /.gpudeps/ /.nvcomp/ /.whl/ /.whl-remote/ /shared/; do
+for p in /.gpudeps/ /.nvcomp/ /.whl/ /.whl-remote/ /.whl-eco/ /shared/; do
     grep -qxF "$p" .git/info/exclude 2>/dev/null || echo "$p" >> .git/info/exclude
 done
 
@@ -56,5 +56,19 @@ rm -rf .whl-remote && .venv/bin/python -m pip download -q --no-deps --only-binar
     aioitertools==0.13.0 aiosignal==1.4.0 attrs==26.1.0 frozenlist==1.8.0 multidict==7.2.1 propcache==0.5.4 \
     yarl==1.25.1 wrapt==2.5.2 fsspec==2026.9.0
 
+# issue 21's GPU tests and bench/bench_ecosystem.py (WHL=.whl-eco bash scripts/gpu/train.sh): zarr-python, xarray,
+# pandas, Dask with distributed and dask-cuda (whose rapids-dask-dependency pins dask 2026.7.1), cuda-core; about
+# 43 MiB, so carried without .nvcomp and .whl
+rm -rf .whl-eco && .venv/bin/python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+    --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_24_x86_64 \
+    --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl-eco \
+    zarr==3.1.6 numcodecs==0.16.6 donfig==0.8.1.post1 pyyaml==6.0.3 google-crc32c==1.9.0 ml_dtypes==0.6.0 \
+    packaging==26.3 typing_extensions==4.16.0 xarray==2026.9.0 pandas==3.1.1 python-dateutil==2.9.0.post0 six==1.17.0 \
+    tzdata==2026.6 dask==2026.7.1 distributed==2026.7.1 dask-cuda==26.10.0 rapids-dask-dependency==26.10.0 \
+    cuda-core==1.2.2 cuda-bindings==13.5.0 cuda-pathfinder==1.9.1 nvidia-ml-py==13.615.71 cloudpickle==3.1.3 \
+    fsspec==2026.9.0 partd==1.4.2 locket==1.0.0 toolz==1.2.0 click==8.5.1 importlib-metadata==10.2.0 zipp==4.1.2 \
+    msgpack==1.2.4 psutil==7.2.2 sortedcontainers==2.4.0 tblib==3.2.2 tornado==6.6.1 zict==3.0.0 jinja2==3.1.6 \
+    markupsafe==3.0.4
+
 rm -rf shared && mkdir -p shared && cp -r ../shared/bench shared/
-du -sh .gpudeps .nvcomp .whl .whl-remote shared
+du -sh .gpudeps .nvcomp .whl .whl-remote .whl-eco shared
