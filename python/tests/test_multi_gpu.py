@@ -160,3 +160,18 @@ def test_gpu_read_spread_reports_errors(cupy, tmp_path):
         f.write(b"\xff" * 16)
     with pytest.raises(zgpu.CorruptDataError, match=r"chunk 'c/5/0/0': codec 'zstd'"):
         a.read(devices=[0, 1])
+
+
+@pytest.mark.skipif(N_GPUS < 2, reason="skipped: needs 2 GPUs")
+def test_gpu_read_spread_over_all_gpus(cupy, tmp_path):
+    a, data = _volume(tmp_path)
+    r = a.read((slice(3, 45), 7), devices="all")
+    assert _device_of(cupy, r) == 0
+    np.testing.assert_array_equal(_host(cupy, r), data[3:45, 7])
+
+
+@pytest.mark.skipif(HAVE_GPU, reason="a machine without a GPU's answer")
+def test_devices_all_without_gpu_says_so(tmp_path):
+    a = zgpu.create(str(tmp_path / "a.zarr"), shape=(8,), dtype="u1", chunks=(4,))
+    with pytest.raises(zgpu.NoGPUError):
+        a.read(devices="all")

@@ -214,6 +214,18 @@ def synchronize(stream: int) -> None:
     raise NoGPUError("no CUDA runtime to synchronise a stream with")
 
 
+def device_count() -> int:
+    """The number of CUDA devices this process sees (CUDA_VISIBLE_DEVICES applied)."""
+    claim()
+    rt = cudart()
+    if rt is not None:
+        n = c_int()
+        _check(rt, rt.cudaGetDeviceCount(ctypes.byref(n)), "cudaGetDeviceCount")
+        return n.value
+    import cupy
+    return int(cupy.cuda.runtime.getDeviceCount())
+
+
 def synchronize_on(device: int, stream: int) -> None:
     """synchronize(stream) with `device` current (the default streams 0, 1 and 2 are per device), the caller's
     device put back."""
