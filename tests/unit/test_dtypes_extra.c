@@ -29,6 +29,20 @@ static zj_value *parse(const char *text) {
 
 static void path_in_dir(char *buf, size_t n, const char *name) { snprintf(buf, n, "%s/%s", g_dir, name); }
 
+/* The array `s` describes, its document built (handed back in *doc when doc is not NULL: the caller frees it) and
+ * created in the test directory as `name` (its path in path[0, n)); NULL (a failed check) where either step fails. */
+static zgpu_array *create_from_spec(zgpu_context *ctx, const zgpu_array_spec *s, const char *name, char *path,
+                                    size_t n, char **doc) {
+    char *built = NULL;
+    CHECK_OK(zgpu_metadata_build(s, &built));
+    path_in_dir(path, n, name);
+    zgpu_array *a = NULL;
+    if (built) CHECK_OK(zgpu_array_create(ctx, path, built, 0, &a));
+    if (doc) *doc = built;
+    else zgpu_free(built);
+    return a;
+}
+
 /* ---- numpy.datetime64 / numpy.timedelta64 ---- */
 
 static void test_time_v3(void) {
@@ -159,13 +173,8 @@ static void test_time_array(zgpu_context *ctx) {
                                : "\">m8[10ms]\"";
         s.big_endian = fmt == 3; /* (v2: the typestring's order) */
         s.fill_value = "\"NaT\"";
-        char *doc = NULL;
-        CHECK_OK(zgpu_metadata_build(&s, &doc));
         char path[128];
-        path_in_dir(path, sizeof path, fmt == 3 ? "td3" : "td2");
-        zgpu_array *a = NULL;
-        CHECK_OK(zgpu_array_create(ctx, path, doc, 0, &a));
-        zgpu_free(doc);
+        zgpu_array *a = create_from_spec(ctx, &s, fmt == 3 ? "td3" : "td2", path, sizeof path, NULL);
         if (!a) continue;
         CHECK(zgpu_array_dtype(a) == ZGPU_INT64 && zgpu_array_itemsize(a) == 8);
         CHECK_STR(zgpu_array_dtype_name(a), "numpy.timedelta64");
@@ -281,13 +290,9 @@ static void test_struct_array(zgpu_context *ctx) {
     s.chunks = chunks;
     s.data_type = "[[\"a\", \"<i2\"], [\"b\", \">u2\", [2]]]";
     s.fill_value = "\"AQACAAMA\""; /* 01 00 02 00 03 00 */
-    char *doc = NULL;
-    CHECK_OK(zgpu_metadata_build(&s, &doc));
+    char *doc = NULL, path[128];
+    zgpu_array *a = create_from_spec(ctx, &s, "st2", path, sizeof path, &doc);
     CHECK_MSG(doc && strstr(doc, "\"dtype\": [[\"a\", \"<i2\"], [\"b\", \">u2\", [2]]]"), "%s", doc);
-    char path[128];
-    path_in_dir(path, sizeof path, "st2");
-    zgpu_array *a = NULL;
-    CHECK_OK(zgpu_array_create(ctx, path, doc, 0, &a));
     zgpu_free(doc);
     if (!a) return;
     CHECK(zgpu_array_dtype(a) == ZGPU_RAW && zgpu_array_itemsize(a) == 6);
@@ -405,13 +410,8 @@ static void test_vlen_array(zgpu_context *ctx) {
         s.data_type = "\"string\"";
         s.codec_spec = "zstd";
         s.fill_value = "\"-\"";
-        char *doc = NULL;
-        CHECK_OK(zgpu_metadata_build(&s, &doc));
         char path[128];
-        path_in_dir(path, sizeof path, fmt == 3 ? "vs3" : "vs2");
-        zgpu_array *a = NULL;
-        CHECK_OK(zgpu_array_create(ctx, path, doc, 0, &a));
-        zgpu_free(doc);
+        zgpu_array *a = create_from_spec(ctx, &s, fmt == 3 ? "vs3" : "vs2", path, sizeof path, NULL);
         if (!a) continue;
         CHECK(zgpu_array_dtype(a) == ZGPU_STRING && zgpu_array_itemsize(a) == 0);
         /* write the box [1..3) x [1..4): "a", "", "ccc" / "dd", "e", "" */
