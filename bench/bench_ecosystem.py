@@ -292,11 +292,7 @@ def main() -> int:
 
         def stored(vol, lay, planes):
             src = datasets.make(vol, planes=planes)
-            path = os.path.join(data_dir, f"{vol}_p{planes}.{lay}.zgpu.zarr")
-            if not os.path.exists(os.path.join(path, ".complete")):
-                lib.write(path, bg.metadata(src.shape, src.dtype, lay), src)
-                open(os.path.join(path, ".complete"), "w").close()
-            return path, src
+            return bg.cell_array(lib, data_dir, vol, lay, src, planes), src
 
         n_gpus = cp.cuda.runtime.getDeviceCount() if cp is not None else 0
         def run(part, fn):

@@ -182,6 +182,17 @@ def metadata(shape, dtype: np.dtype, layout: str) -> dict:
             "fill_value": 0, "codecs": codecs}
 
 
+def cell_array(lib, data: str, vol: str, lay: str, src, planes: int) -> str:
+    """The benchmark array of one cell (volume `vol` of `planes` planes, layout `lay`) under data/, written by zgpu
+    from `src` unless a complete one is there (the marker .complete is written last)."""
+    path = os.path.join(data, f"{vol}_p{planes}.{lay}.zgpu.zarr")
+    if not os.path.exists(os.path.join(path, ".complete")):
+        shutil.rmtree(path, ignore_errors=True)
+        lib.write(path, metadata(src.shape, src.dtype, lay), src)
+        open(os.path.join(path, ".complete"), "w").close()
+    return path
+
+
 def stored_files(path: str):
     out = []
     for d, _, files in os.walk(path):

@@ -395,17 +395,6 @@ def gpu_module(targets: list):
         return None
 
 
-def local_array(lib, data: str, vol: str, lay: str, src, planes: int) -> str:
-    """bench_gpu.py's array for this cell under data/, written by zgpu unless it is there."""
-    import shutil
-    path = os.path.join(data, f"{vol}_p{planes}.{lay}.zgpu.zarr")
-    if not os.path.exists(os.path.join(path, ".complete")):
-        shutil.rmtree(path, ignore_errors=True)
-        lib.write(path, bg.metadata(src.shape, src.dtype, lay), src)
-        open(os.path.join(path, ".complete"), "w").close()
-    return path
-
-
 def read_cell(env: dict, store: str, name: str, src, cp_by_target: dict, args) -> list:
     """The rows (whole, crops) of one cell on one store."""
     port = env[store + "_port"]
@@ -596,7 +585,7 @@ def main() -> int:
         for vol, lay in cells:
             if src_name != vol:
                 src, src_name = datasets.make(vol, planes=args.planes), vol
-            env["local"] = local_array(lib, args.data, vol, lay, src, args.planes)
+            env["local"] = bg.cell_array(lib, args.data, vol, lay, src, args.planes)
             if "http_rps" not in env and "s3_rps" not in env:
                 probe_rates(env, stores, env["local"])
             name = os.path.basename(env["local"])

@@ -316,10 +316,7 @@ def main() -> int:
         crops, lat, loader = [], [], []
         for vol, lay in cells:
             src = datasets.make(vol, planes=args.planes)
-            path = os.path.join(data_dir, f"{vol}_p{args.planes}.{lay}.zgpu.zarr")
-            if not os.path.exists(os.path.join(path, ".complete")):
-                lib.write(path, bg.metadata(src.shape, src.dtype, lay), src)
-                open(os.path.join(path, ".complete"), "w").close()
+            path = bg.cell_array(lib, data_dir, vol, lay, src, args.planes)
             cell = f"{vol} {lay}"
             if "crops" in args.parts:
                 crops += crops_part(zgpu, cp, path, src, args, cell)
