@@ -11,8 +11,9 @@ import glob
 import os
 import sys
 import threading
+from contextlib import contextmanager
 from ctypes import c_int, c_size_t, c_void_p
-from typing import Any, List, Optional, Sequence
+from typing import Any, Iterator, List, Optional, Sequence
 
 import numpy as np
 
@@ -88,6 +89,18 @@ def _check(rt: ctypes.CDLL, err: int, what: str) -> None:
         raise CudaError("%s failed: CUDA error %d (%s)" % (what, err, msg.decode() if msg else "?"))
 
 
+@contextmanager
+def _device_current(rt: ctypes.CDLL, device: int) -> Iterator[None]:
+    """`device` current (cudaSetDevice) for the block, the caller's device put back after."""
+    cur = c_int()
+    _check(rt, rt.cudaGetDevice(ctypes.byref(cur)), "cudaGetDevice")
+    _check(rt, rt.cudaSetDevice(device), "cudaSetDevice(%d)" % device)
+    try:
+        yield
+    finally:
+        rt.cudaSetDevice(cur.value)
+
+
 class _CudartBuffer:
     """Device memory from cudaMalloc, freed with cudaFree when the last reference goes."""
 
@@ -98,15 +111,10 @@ class _CudartBuffer:
         self.ptr = 0
         self.nbytes = nbytes
         self.device = device
-        cur = c_int()
-        _check(rt, rt.cudaGetDevice(ctypes.byref(cur)), "cudaGetDevice")
-        _check(rt, rt.cudaSetDevice(device), "cudaSetDevice(%d)" % device)
-        try:
+        with _device_current(rt, device):
             p = c_void_p()
             _check(rt, rt.cudaMalloc(ctypes.byref(p), max(1, nbytes)), "cudaMalloc(%d bytes)" % nbytes)
             self.ptr = p.value or 0
-        finally:
-            rt.cudaSetDevice(cur.value)
 
     def __del__(self) -> None:
         if self.ptr and not sys.is_finalizing():
@@ -235,13 +243,8 @@ def synchronize_on(device: int, stream: int) -> None:
         with cupy.cuda.Device(device):
             cupy.cuda.ExternalStream(stream).synchronize()
         return
-    cur = c_int()
-    _check(rt, rt.cudaGetDevice(ctypes.byref(cur)), "cudaGetDevice")
-    _check(rt, rt.cudaSetDevice(device), "cudaSetDevice(%d)" % device)
-    try:
+    with _device_current(rt, device):
         synchronize(stream)
-    finally:
-        rt.cudaSetDevice(cur.value)
 
 
 _peer_lock = threading.Lock()
@@ -262,17 +265,12 @@ def enable_peer_access(device: int, peer: int) -> bool:
         if rt is not None:
             can = c_int(0)
             if rt.cudaDeviceCanAccessPeer(ctypes.byref(can), device, peer) == 0 and can.value:
-                cur = c_int()
-                _check(rt, rt.cudaGetDevice(ctypes.byref(cur)), "cudaGetDevice")
-                try:
-                    _check(rt, rt.cudaSetDevice(device), "cudaSetDevice(%d)" % device)
+                with _device_current(rt, device):
                     err = rt.cudaDeviceEnablePeerAccess(peer, 0)
                     if err == 704:  # cudaErrorPeerAccessAlreadyEnabled (by CuPy, PyTorch or the user)
                         rt.cudaGetLastError()
                         err = 0
                     ok = err == 0
-                finally:
-                    rt.cudaSetDevice(cur.value)
         elif _try_import("cupy"):
             import cupy
             if cupy.cuda.runtime.deviceCanAccessPeer(device, peer):

@@ -245,8 +245,14 @@ def read_regions_host(handle: Any, box_starts: Sequence[Sequence[int]], box_coun
     if sizes:
         starts, counts, outs = _region_args(box_starts, box_counts, nd, buf.ctypes.data, dtype.itemsize)
         _capi.check(lib.zgpu_array_read_regions(handle, len(sizes), starts, counts, outs, None, None))
+    return flat_views(buf, box_counts)
+
+
+def flat_views(buf: Any, box_counts: Sequence[Sequence[int]]) -> List[Any]:
+    """The boxes of a stacked buffer (NumPy or CuPy; box i after boxes 0..i-1), as flat views, one a box."""
     views, at = [], 0
-    for n in sizes:
+    for c in box_counts:
+        n = math.prod(c)
         views.append(buf[at:at + n])
         at += n
     return views
@@ -282,24 +288,6 @@ def read_regions_into_device(handle: Any, box_starts: Sequence[Sequence[int]], b
                                                        ctypes.c_void_p(stream), None, None))
 
 
-def read_regions_device(handle: Any, box_starts: Sequence[Sequence[int]], box_counts: Sequence[Sequence[int]],
-                        nd: int, dtype: np.dtype, device: int, stream: int) -> List[Any]:
-    """As read_regions_host into one CuPy buffer on `device` (the handle's): flat CuPy views, one a box."""
-    import cupy as cp
-    sizes = [math.prod(c) for c in box_counts]
-    with cp.cuda.Device(device):
-        buf = cp.empty(max(1, sum(sizes)), dtype)
-    if sizes:
-        starts, counts, outs = _region_args(box_starts, box_counts, nd, buf.data.ptr, dtype.itemsize)
-        _capi.check(lib.zgpu_array_read_regions_device(handle, len(sizes), starts, counts, outs, None,
-                                                       ctypes.c_void_p(stream), None, None))
-    views, at = [], 0
-    for n in sizes:
-        views.append(buf[at:at + n])
-        at += n
-    return views
-
-
 def read_boxes_host(handle: Any, boxes: Boxes, dtype: np.dtype) -> List[np.ndarray]:
     """Every box of a selection, read in one batch, as flat arrays."""
     return read_regions_host(handle, boxes.starts, boxes.counts, boxes.ndim, dtype)
@@ -312,17 +300,24 @@ def gather_host(boxes: Boxes, views: List[np.ndarray], out_shape: Shape, dtype: 
     return out.reshape(out_shape)
 
 
-def read_boxes_device(handle: Any, boxes: Boxes, dtype: np.dtype, device: int, stream: int) -> Any:
-    """Every box read in one batch into device memory (one CuPy buffer), on `stream`; returns the buffer."""
+def read_regions_device(handle: Any, box_starts: Sequence[Sequence[int]], box_counts: Sequence[Sequence[int]],
+                        nd: int, dtype: np.dtype, device: int, stream: int) -> Any:
+    """Boxes (starts, counts: one row each) read in one batch into one CuPy buffer on `device` (the handle's), box
+    after box, on `stream`; returns the buffer (flat_views splits it)."""
     import cupy as cp
-    sizes = boxes.sizes()
+    sizes = [math.prod(c) for c in box_counts]
     with cp.cuda.Device(device):
         buf = cp.empty(max(1, sum(sizes)), dtype)
-    if boxes.starts:
-        starts, counts, outs = _region_args(boxes.starts, boxes.counts, boxes.ndim, buf.data.ptr, dtype.itemsize)
+    if sizes:
+        starts, counts, outs = _region_args(box_starts, box_counts, nd, buf.data.ptr, dtype.itemsize)
         _capi.check(lib.zgpu_array_read_regions_device(handle, len(sizes), starts, counts, outs, None,
                                                        ctypes.c_void_p(stream), None, None))
     return buf
+
+
+def read_boxes_device(handle: Any, boxes: Boxes, dtype: np.dtype, device: int, stream: int) -> Any:
+    """Every box of a selection read in one batch into one CuPy buffer, on `stream`; returns the buffer."""
+    return read_regions_device(handle, boxes.starts, boxes.counts, boxes.ndim, dtype, device, stream)
 
 
 def gather_device(boxes: Boxes, buf: Any, out_shape: Shape, dtype: np.dtype, device: int, stream: int) -> Any:

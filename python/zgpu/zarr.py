@@ -397,8 +397,10 @@ class ZgpuCodecPipeline(CodecPipeline):
                     return
             with arr._lock.shared():
                 if device is not None:
-                    views = _fancy.read_regions_device(arr._handle_for(device), [b[0] for b in boxes],
-                                                       [b[1] for b in boxes], arr.ndim, arr.dtype, device, stream)
+                    views = _fancy.flat_views(
+                        _fancy.read_regions_device(arr._handle_for(device), [b[0] for b in boxes],
+                                                   [b[1] for b in boxes], arr.ndim, arr.dtype, device, stream),
+                        [b[1] for b in boxes])
                 else:
                     views = _fancy.read_regions_host(arr._h(), [b[0] for b in boxes], [b[1] for b in boxes],
                                                      arr.ndim, arr.dtype)
