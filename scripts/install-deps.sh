@@ -14,7 +14,7 @@ VENV="$ROOT/.venv"
 PYTHON="${PYTHON:-python3}"
 
 APT_PACKAGES=(build-essential cmake clang libzstd-dev libdeflate-dev liblz4-dev libblosc-dev libbz2-dev
-              libcurl4-openssl-dev libssl-dev
+              libcurl4-openssl-dev libssl-dev liblzma-dev libjpeg62-turbo-dev
               zlib1g-dev pkg-config)
 
 log() { printf '[install-deps] %s\n' "$*"; }

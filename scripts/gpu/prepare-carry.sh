@@ -21,7 +21,8 @@ done
 rm -rf .gpudeps && mkdir -p .gpudeps/debs
 (cd .gpudeps/debs && apt-get download -q \
     libzstd-dev libzstd1 liblz4-dev liblz4-1 libdeflate-dev libdeflate0 libblosc-dev libblosc1 \
-    libsnappy1v5 libbz2-dev libbz2-1.0 zlib1g-dev zlib1g)
+    libsnappy1v5 libbz2-dev libbz2-1.0 zlib1g-dev zlib1g \
+    liblzma-dev liblzma5 libjpeg62-turbo-dev libjpeg62-turbo)
 for d in .gpudeps/debs/*.deb; do dpkg -x "$d" .gpudeps; done
 rm -rf .gpudeps/debs .gpudeps/usr/share
 # shared libraries only (a static libz.a is not position-independent), and symlinks that stay inside

@@ -6,7 +6,8 @@
 extern const zg_codec_vtable zg_codec_bytes, zg_codec_transpose, zg_codec_crc32c, zg_codec_sharding,
     zg_codec_blosc, zg_codec_numcodecs_blosc, zg_codec_gzip, zg_codec_zstd, zg_codec_zlib, zg_codec_bz2,
     zg_codec_lz4, zg_codec_delta, zg_codec_shuffle, zg_codec_fixedscaleoffset, zg_codec_vlen_utf8,
-    zg_codec_vlen_bytes;
+    zg_codec_vlen_bytes, zg_codec_tiff_lzw, zg_codec_packbits, zg_codec_tiff_predictor, zg_codec_tiff_lzma,
+    zg_codec_tiff_jpeg, zg_codec_tiff_short_strip;
 
 typedef struct {
     const char *name;
@@ -33,6 +34,13 @@ static const zg_codec_entry registry[] = {
     {"numcodecs.fixedscaleoffset", &zg_codec_fixedscaleoffset},
     {"vlen-utf8", &zg_codec_vlen_utf8},
     {"vlen-bytes", &zg_codec_vlen_bytes},
+    /* TIFF's codecs (src/format/tiff/ builds chains of them from a page's tags) */
+    {"tiff_lzw", &zg_codec_tiff_lzw},
+    {"packbits", &zg_codec_packbits},
+    {"tiff_predictor", &zg_codec_tiff_predictor},
+    {"tiff_lzma", &zg_codec_tiff_lzma},
+    {"tiff_jpeg", &zg_codec_tiff_jpeg},
+    {"tiff_short_strip", &zg_codec_tiff_short_strip},
 };
 #define N_REGISTRY (sizeof registry / sizeof registry[0])
 
