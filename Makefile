@@ -4,7 +4,8 @@
 #   make            build (Release) into build/: build/bin/zgpu, build/lib/libzgpu.so, libzgpu_static.a
 #   make deps       system packages + .venv with the pinned Python packages (instant when up to date)
 #   make test       deps + build, unit tests (ctest), interop tests (pytest vs zarr-python),
-#                   Python package tests, the hostile-input suite's fast subset (tests/hostile), and beside
+#                   Python package tests, the hostile-input suite's fast subset (tests/hostile), TIFF files
+#                   against tifffile and GDAL (tests/tiff), and beside
 #                   them the unit tests under ASan+UBSan (build-asan/), whose long exhaustive suites run a
 #                   sample there (a different one each run)
 #   make test-long  make test with those suites whole under ASan too, the whole hostile-input suite, 50 kill -9
@@ -54,7 +55,7 @@ CMAKE_HOST_ONLY := -DZGPU_WERROR=ON -DZGPU_CUDA=OFF
 # regenerate the build tree the other is testing).
 STAGE_PRE := $(if $(ZGPU_TEST_BUILT),,deps build)
 
-.PHONY: all deps build python test test-long test-fast test-unit test-interop test-python test-hostile test-remote test-zarr-suite wheel test-wheel \
+.PHONY: all deps build python test test-long test-fast test-unit test-interop test-python test-hostile test-remote test-zarr-suite test-tiff wheel test-wheel \
         wheel-cuda test-wheel-cuda api-docs \
         test-asan demo bench fuzz clean
 
@@ -110,6 +111,12 @@ test-remote: $(STAGE_PRE)
 	ZGPU_LIB=$(CURDIR)/$(BUILD)/lib/libzgpu.so PYTHONPATH=$(CURDIR)/python ZGPU_CLI=$(ZGPU_BIN) \
 	  $(VENV_PY) -m pytest tests/remote -q -p no:cacheprovider
 
+# TIFF files (tests/tiff, docs/tiff.md): written by tifffile and by GDAL across codecs, predictors, layouts and data
+# types, read through the package from python/ and the CLI and compared with tifffile's reading; damaged files.
+test-tiff: $(STAGE_PRE)
+	ZGPU_LIB=$(CURDIR)/$(BUILD)/lib/libzgpu.so PYTHONPATH=$(CURDIR)/python ZGPU_CLI=$(ZGPU_BIN) \
+	  $(VENV_PY) -m pytest tests/tiff -q -p no:cacheprovider
+
 # zarr-python's own array, indexing, codec and v2 tests with zgpu's codec pipeline (codec_pipeline.path through
 # zarr's environment variable; the entry point of the package test-python installed registers it). The suite's
 # sdist is unpacked by scripts/install-deps.sh; its pyproject's addopts need plugins the suite does not use here.
@@ -140,8 +147,8 @@ test-asan:
 # waiting on its subprocesses), and the sanitizer stage (its own host-only build); the second and third keep their
 # output in $(PY_LOG) and $(ASAN_LOG), shown when they end. In line, one core sat idle for two minutes of the
 # five (the 2-core machine: 5m06s in line, 4m02s side by side, a rebuild of the changed files included).
-TEST_STAGES := test-unit test-interop test-python test-hostile test-remote test-zarr-suite
-PY_STAGES   := test-interop test-python test-hostile test-remote test-zarr-suite
+TEST_STAGES := test-unit test-interop test-python test-hostile test-remote test-tiff test-zarr-suite
+PY_STAGES   := test-interop test-python test-hostile test-remote test-tiff test-zarr-suite
 ASAN_LOG    := $(ASAN_BUILD)/make-test-asan.log
 PY_LOG      := $(BUILD)/make-test-python.log
 

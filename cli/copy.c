@@ -44,6 +44,7 @@ static const char usage_cp[] =
     "Copies the array SRC to DST, optionally converting the format, rechunking or recompressing. By default\n"
     "DST keeps SRC's format, chunks, shards, codecs (with the byte order), fill value, attributes and dimension\n"
     "names.\n"
+    "A TIFF SRC (docs/tiff.md; SRC#page=K, SRC#level=K) is copied chunked by its tiles or strips, with zstd.\n"
     "Another format gets SRC's codecs converted (zgpu_metadata_convert) unless --codec is given; Zarr v2 has no\n"
     "dimension names (a warning says they are dropped) and no sharding (DST is chunked like SRC's inner chunks).\n"
     "The copy streams slabs of DST's chunks (or shards): memory stays bounded (under 300 MB where DST's shards\n"
@@ -509,6 +510,16 @@ int cli_cmd_cp(int argc, char **argv) {
     uint64_t src_chunks[ZGPU_MAX_DIMS], src_shards[ZGPU_MAX_DIMS];
     zgpu_array_chunk_shape(src, src_chunks);
     int src_sharded = zgpu_array_shard_shape(src, src_shards);
+    /* a TIFF (its attributes say so, docs/tiff.md): its one "shard" is the file; DST is chunked by its tiles or
+     * strips and compressed with zstd unless --codec says otherwise (TIFF's own codecs are no Zarr's) */
+    int src_tiff = 0;
+    zj_value *attrs_v = NULL;
+    if (src_attrs && cli_json_parse(src_attrs, "source attributes", &attrs_v) == 0) {
+        const zj_value *t = zj_get(attrs_v, "tiff");
+        src_tiff = t && t->type == ZJ_OBJECT;
+    }
+    zj_free(attrs_v);
+    if (src_tiff) src_sharded = 0;
 
     /* shards */
     if (ar.value[O_SHARDS] && strcmp(ar.value[O_SHARDS], "none") != 0) {
@@ -539,6 +550,8 @@ int cli_cmd_cp(int argc, char **argv) {
     if (codec) {
         if (fmt == 2 && check_codec(codec, 2)) { usage = 1; goto fail; }
         spec.codec = codec;
+    } else if (src_tiff) {
+        spec.codec = "zstd";
     } else if (fmt == src_fmt) {
         if (fmt == 3) {
             const zj_value *list = inner_codecs(zj_get(src_doc, "codecs"), src_sharded);

@@ -71,7 +71,7 @@ static const char usage_main[] =
     "Reads and writes Zarr v2 and v3 arrays into host or GPU memory.\n"
     "\n"
     "commands:\n"
-    "  info PATH            describe an array or group\n"
+    "  info PATH            describe an array or group (or a TIFF file: pages, levels, tiles, codec, geo keys)\n"
     "  read PATH -o F.npy   read an array (or a region of it) into a NumPy .npy file\n"
     "  write PATH F.npy     create an array from a NumPy .npy file\n"
     "  cp SRC DST           copy an array, changing format, chunks, shards or codecs\n"

@@ -12,7 +12,7 @@
 #define MAX_SLOTS 3
 
 static const char usage_read[] =
-    "usage: zgpu read PATH -o FILE.npy [--region R] [--device cuda:N] [--threads N] [-v]\n"
+    "usage: zgpu read PATH -o FILE.npy [--region R] [--page K | --level K] [--device cuda:N] [--threads N] [-v]\n"
     "\n"
     "Reads the array at PATH (or a region of it) into a NumPy .npy file (native byte order, C order).\n"
     "The selection streams in slabs cut on the chunk grid: memory stays bounded (under 300 MB) whatever its\n"
@@ -23,6 +23,8 @@ static const char usage_read[] =
     "                         a:b, a:, :b, :  a half-open range (negative values count from the end)\n"
     "                         i               one index; the axis is KEPT with length 1 in the output\n"
     "                       fewer entries than dimensions select the rest whole. Example: 0:10,-5:,3\n"
+    "  --page K, --level K  a TIFF file: its K-th page, or its K-th resolution level (0 full, 1... the\n"
+    "                       overviews); the same as PATH#page=K, PATH#level=K (docs/tiff.md)\n"
     "  --device cuda:N      read into GPU memory on device N (each slab then copied back for the file)\n"
     "  --threads N          at most N host decode threads (0 = all CPUs), fewer where their scratch would not\n"
     "                       fit in memory beside the slabs\n"
@@ -205,15 +207,26 @@ static int alloc_slots(read_job *j) {
 }
 
 int cli_cmd_read(int argc, char **argv) {
-    enum { O_OUT, O_REGION, O_DEVICE, O_THREADS, O_VERBOSE };
+    enum { O_OUT, O_REGION, O_DEVICE, O_THREADS, O_VERBOSE, O_PAGE, O_LEVEL };
     static const cli_opt_def defs[] = {{"output", 'o', 1},  {"region", 0, 1},   {"device", 0, 1},
-                                       {"threads", 0, 1},   {"verbose", 'v', 0}, {NULL, 0, 0}};
+                                       {"threads", 0, 1},   {"verbose", 'v', 0}, {"page", 0, 1},
+                                       {"level", 0, 1},     {NULL, 0, 0}};
     cli_args ar;
     if (cli_args_parse(argc, argv, defs, &ar)) return cli_usage_error("read ");
     if (ar.help) { fputs(usage_read, stdout); return 0; }
     if (ar.npos != 1) { cli_err("read takes one PATH"); return cli_usage_error("read "); }
     if (!ar.value[O_OUT]) { cli_err("read needs -o FILE.npy"); return cli_usage_error("read "); }
     const char *path = ar.pos[0];
+    char tiff_path[4200];
+    if (ar.value[O_PAGE] || ar.value[O_LEVEL]) { /* a TIFF's page or level: its path selector (docs/tiff.md) */
+        const char *k = ar.value[O_PAGE] ? ar.value[O_PAGE] : ar.value[O_LEVEL];
+        if ((ar.value[O_PAGE] && ar.value[O_LEVEL]) || !*k || strspn(k, "0123456789") != strlen(k)) {
+            cli_err("--page and --level take one count of 0 or more, and not both");
+            return cli_usage_error("read ");
+        }
+        snprintf(tiff_path, sizeof tiff_path, "%s#%s=%s", path, ar.value[O_PAGE] ? "page" : "level", k);
+        path = tiff_path;
+    }
     int device = -1, threads = 0;
     if (ar.value[O_DEVICE] && cli_parse_device(ar.value[O_DEVICE], &device)) return cli_usage_error("read ");
     if (cli_check_threads(ar.value[O_THREADS], &threads)) return cli_usage_error("read ");

@@ -171,6 +171,11 @@ def open(path: _PathLike, mode: str = "r", **kwargs: _Any) -> _Union[Array, Grou
 
     "r"/"r+": whatever is there. "a": whatever is there, else an array if shape= is given, else a group.
     "w"/"w-": a new array if shape= is given (see :func:`create`), else a new group.
+
+    A TIFF file (classic or BigTIFF, GeoTIFF, COG) opens as a read-only array: its full-resolution image (a stack
+    of its pages where they are alike); ``"x.tif#level=K"`` opens resolution level K (COG overviews, SubIFDs),
+    ``"x.tif#page=K"`` page K. Its GeoTIFF keys are in :attr:`Array.geo`, its layout in ``attrs["tiff"]``
+    (docs/tiff.md).
     """
     _check_mode(mode)
     if mode in ("w", "w-"):

@@ -432,6 +432,18 @@ class Array:
         """Whether the array was opened read-only (mode="r")."""
         return self._read_only
 
+    @property
+    def geo(self) -> Optional[Dict[str, Any]]:
+        """GeoTIFF metadata of an array opened from a TIFF file (docs/tiff.md), else None.
+
+        A dict with, where the file has them: ``epsg`` (the ProjectedCSType or GeographicType key),
+        ``geotransform`` (GDAL's six numbers: x origin, pixel width, row rotation, y origin, column rotation,
+        pixel height), ``nodata`` (GDAL_NODATA; also the array's fill value where the data type holds it),
+        ``raster_type`` ("area" or "point"), ``geokeys`` (every GeoKey by number) and the model tags
+        (``model_tiepoint``, ``model_pixel_scale``, ``model_transformation``). None for a TIFF without geo tags.
+        """
+        return json.loads(self._load_attrs()).get("geo")
+
     def _storage_info(self) -> Tuple[int, int]:
         n = ctypes.c_uint64()
         b = ctypes.c_uint64()

@@ -12,6 +12,7 @@
 #include "cache/chunk_cache.h"
 #include "codec/sharding.h"
 #include "common/status.h"
+#include "format/tiff/tiff.h"
 #include "store/url.h"
 
 /* Reads a small text value (metadata). *text = NULL when absent. */
@@ -143,8 +144,45 @@ zgpu_status zg_array_open_doc(zgpu_context *ctx, const char *path, const char *t
     return ZGPU_OK;
 }
 
+zgpu_status zg_array_open_built(zgpu_context *ctx, const char *path, const char *store_location, const char *doc,
+                                const char *single_key, const char *read_only, zgpu_array **out) {
+    *out = NULL;
+    if (!ctx || !path) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "context and path are required");
+    zgpu_array *a = calloc(1, sizeof *a);
+    if (!a || !(a->path = strdup(path))) {
+        free(a);
+        return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    }
+    a->ctx = ctx;
+    a->read_only = read_only;
+    atomic_init(&a->stats_owner, 0);
+    char where[1100];
+    snprintf(where, sizeof where, ZG_ARRAY_WHERE_FMT, path);
+    zgpu_status st = zg_store_open(ctx, store_location, &a->store);
+    if (st == ZGPU_OK) st = zg_meta_parse_v3(doc, strlen(doc), where, &a->meta);
+    if (st == ZGPU_OK && !(a->meta.single_key = strdup(single_key))) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    if (st == ZGPU_OK) st = array_init(a);
+    if (st != ZGPU_OK) {
+        zgpu_array_close(a);
+        return st;
+    }
+    *out = a;
+    return ZGPU_OK;
+}
+
+zgpu_status zg_array_check_writable(const zgpu_array *a, const char *what) {
+    if (!a || !a->read_only) return ZGPU_OK;
+    return zg_error(ZGPU_ERR_UNSUPPORTED, ZG_ARRAY_WHERE_FMT ": %s: %s is read-only", a->path, what, a->read_only);
+}
+
 ZGPU_API zgpu_status zgpu_array_open(zgpu_context *ctx, const char *path, zgpu_array **out) {
     if (!out) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_open: out is NULL");
+    if (path && ctx && zg_tiff_path_is_tiff(path)) {
+        /* a TIFF file opens as an array of its pages (docs/tiff.md) */
+        int is_tiff = 0;
+        zgpu_status st = zg_tiff_open_array(ctx, path, out, &is_tiff);
+        if (is_tiff || st != ZGPU_ERR_NOT_FOUND) return st;
+    }
     if (!zg_is_url(path))
         zg_stage_recover(path); /* nothing there: perhaps a writer died mid-swap, with the old array beside it */
     zgpu_array *a;
@@ -319,6 +357,7 @@ static zgpu_status delete_outside(zgpu_array *a, const uint64_t *new_shape) {
 
 ZGPU_API zgpu_status zgpu_array_resize(zgpu_array *a, const uint64_t *new_shape) {
     if (!a || (!new_shape && a->meta.ndim > 0)) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_resize: array and shape are required");
+    ZG_FORWARD(zg_array_check_writable(a, "zgpu_array_resize"));
     ZG_FORWARD(delete_outside(a, new_shape));
     uint64_t old[ZGPU_MAX_DIMS];
     memcpy(old, a->meta.shape, sizeof old);
@@ -411,6 +450,7 @@ zgpu_status zg_parse_attributes(const char *json, zj_value **out) {
 
 ZGPU_API zgpu_status zgpu_array_set_attributes(zgpu_array *a, const char *json) {
     if (!a) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "NULL array");
+    ZG_FORWARD(zg_array_check_writable(a, "zgpu_array_set_attributes"));
     zj_value *v = NULL;
     ZG_FORWARD(zg_parse_attributes(json, &v));
     zj_value *old = a->meta.attributes;

@@ -44,6 +44,7 @@ struct zgpu_array {
                                     * directory and metadata waits for the commit (api/stage.h) */
     int remote_staged;             /* ZGPU_CREATE_STAGED on an object store: the metadata waits for the commit */
     atomic_uint shard_changes;     /* remote shards found replaced mid-read (plan/plan.h zg_plan_shard_changes) */
+    const char *read_only;         /* NULL, or what the array is when it cannot be written ("a TIFF file") */
 };
 
 struct zgpu_group {
@@ -79,5 +80,11 @@ zgpu_status zg_store_get_json(zg_store *s, const char *key, zj_value **out);
 zgpu_status zg_array_open_doc(zgpu_context *ctx, const char *path, const char *text, size_t len, int v2,
                               zgpu_array **out);
 zgpu_status zg_parse_attributes(const char *json, zj_value **out);
+/** An array of a format module (src/format/): `doc` a v3 zarr.json built for it, its chunks all in the one object
+ *  `single_key` of the store at `store_location`; `path` names it. Read-only (`read_only` says what it is). */
+zgpu_status zg_array_open_built(zgpu_context *ctx, const char *path, const char *store_location, const char *doc,
+                                const char *single_key, const char *read_only, zgpu_array **out);
+/** ZGPU_ERR_UNSUPPORTED naming the array and `what` (the call) when the array is read-only; else ZGPU_OK. */
+zgpu_status zg_array_check_writable(const zgpu_array *a, const char *what);
 
 #endif

@@ -7,6 +7,7 @@
 #include "api/consolidated.h"
 #include "api/stage.h"
 #include "cache/chunk_cache.h"
+#include "format/tiff/tiff.h"
 #include "common/status.h"
 #include "store/url.h"
 
@@ -196,6 +197,7 @@ ZGPU_API zgpu_status zgpu_context_open_node(zgpu_context *ctx, const char *path,
     if (!ctx || !path || !array || !group) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "NULL argument");
     *array = NULL;
     *group = NULL;
+    if (zg_tiff_path_is_tiff(path)) return zgpu_array_open(ctx, path, array); /* a TIFF file: an array */
     if (!zg_is_url(path)) zg_stage_recover(path);
     zg_store *s;
     ZG_FORWARD(zg_store_open(ctx, path, &s));

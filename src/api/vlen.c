@@ -252,6 +252,7 @@ ZGPU_API zgpu_status zgpu_array_write_vlen(zgpu_array *a, const uint64_t *start,
                                            const uint64_t *offsets, const void *data) {
     if (!a || !offsets)
         return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_write_vlen: array and offsets are required");
+    ZG_FORWARD(zg_array_check_writable(a, "zgpu_array_write_vlen"));
     vlen_box b;
     ZG_FORWARD(box_init(a, start, count, "zgpu_array_write_vlen", &b));
     const uint8_t *bytes = data;

@@ -4,6 +4,7 @@
  * (with the index at the start they already count the index bytes). Empty inner chunks: both values
  * 2^64-1; they decode to the fill value. */
 #include "codec/sharding.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "codec/bytes.h"
@@ -22,6 +23,12 @@ typedef struct shard_codec {
     zg_chain *index_chain;
     uint64_t index_nbytes;
     int at_end;
+    /* A fixed index (zg_sharding_set_fixed_index): offsets then lengths, n_inner each, or NULL */
+    uint64_t *fixed;
+    uint64_t fixed_size;
+    zg_shard_describe_fn describe;
+    void *describe_user;
+    void (*free_user)(void *);
 } shard_codec;
 
 static const uint8_t index_fill[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
@@ -39,7 +46,34 @@ static void shard_destroy(zg_codec *c) {
     if (!s) return;
     zg_chain_free(s->inner_chain);
     zg_chain_free(s->index_chain);
+    free(s->fixed);
+    if (s->free_user) s->free_user(s->describe_user);
     free(s);
+}
+
+void zg_sharding_set_fixed_index(zg_codec *c, uint64_t *offsets_lengths, uint64_t object_size,
+                                 zg_shard_describe_fn describe, void *user, void (*free_user)(void *)) {
+    shard_codec *s = (shard_codec *)c;
+    free(s->fixed);
+    if (s->free_user) s->free_user(s->describe_user);
+    s->fixed = offsets_lengths;
+    s->fixed_size = object_size;
+    s->index_nbytes = 0;
+    s->describe = describe;
+    s->describe_user = user;
+    s->free_user = free_user;
+}
+
+int zg_sharding_fixed_index(const zg_codec *c, uint64_t *object_size) {
+    const shard_codec *s = (const shard_codec *)c;
+    if (s->fixed && object_size) *object_size = s->fixed_size;
+    return s->fixed != NULL;
+}
+
+void zg_sharding_describe_inner(const zg_codec *c, const char *key, uint64_t inner, char *buf, size_t n) {
+    const shard_codec *s = (const shard_codec *)c;
+    if (s && s->describe) s->describe(s->describe_user, inner, buf, n);
+    else snprintf(buf, n, "shard '%s', inner chunk %llu", key, (unsigned long long)inner);
 }
 
 /* The default index codecs zarr-python writes: [bytes little, crc32c]. */
@@ -220,6 +254,22 @@ zgpu_status zg_sharding_decode_index(const zg_codec *c, const uint8_t *index, si
                                      uint64_t *offsets, uint64_t *lengths) {
     const shard_codec *s = (const shard_codec *)c;
     ZG_RETURN_IF(!zg_is_sharding(c), ZGPU_ERR_INTERNAL, "sharding_indexed: not a sharding codec");
+    if (s->fixed) {
+        /* known before the read: checked against the object as it is now (a file cut short since it was opened) */
+        for (uint64_t i = 0; i < s->n_inner; i++) {
+            const uint64_t off = s->fixed[i], len = s->fixed[s->n_inner + i];
+            if (off != ZG_SHARD_EMPTY && (off > shard_size || len > shard_size - off)) {
+                char what[160];
+                zg_sharding_describe_inner(c, "", i, what, sizeof what);
+                return zg_error(ZGPU_ERR_CORRUPT_DATA, "%s: its %llu bytes at offset %llu lie past the end of the "
+                                "%llu-byte file", what, (unsigned long long)len, (unsigned long long)off,
+                                (unsigned long long)shard_size);
+            }
+            offsets[i] = off;
+            lengths[i] = len;
+        }
+        return ZGPU_OK;
+    }
     ZG_RETURN_IF(n != s->index_nbytes, ZGPU_ERR_CORRUPT_DATA, "sharding_indexed: shard index has %zu bytes, expected %llu",
                  n, (unsigned long long)s->index_nbytes);
     uint64_t *pairs = malloc((size_t)s->n_inner * 16 + 1);

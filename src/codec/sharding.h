@@ -32,4 +32,20 @@ void zg_sharding_set_decode_cap(zg_codec *c, size_t bytes);
 zgpu_status zg_sharding_decode_index(const zg_codec *c, const uint8_t *index, size_t n, uint64_t shard_size,
                                      uint64_t *offsets, uint64_t *lengths);
 
+/* ---- A fixed index: a container whose index is known before any read (a TIFF page: its TileOffsets and
+ * TileByteCounts, src/format/tiff/). The array's plan then reads no index: every stored object is the one file
+ * (zg_array_meta.single_key) and its inner chunks lie where the index says. ---- */
+/** Writes what inner chunk `inner` is for messages ("page 2, tile 17 (row 1, column 3)"). */
+typedef void (*zg_shard_describe_fn)(const void *user, uint64_t inner, char *buf, size_t n);
+/** Gives the codec an index: offsets_lengths (malloc'd, taken) holds n_inner offsets then n_inner lengths
+ *  (ZG_SHARD_EMPTY for an absent inner chunk), object_size the object's size when the index was read;
+ *  index_nbytes becomes 0. describe / user (freed with free_user, may be NULL) name inner chunks in messages. */
+void zg_sharding_set_fixed_index(zg_codec *c, uint64_t *offsets_lengths, uint64_t object_size,
+                                 zg_shard_describe_fn describe, void *user, void (*free_user)(void *));
+/** 1 when the codec has a fixed index (*object_size, if given: the size it was made for). */
+int zg_sharding_fixed_index(const zg_codec *c, uint64_t *object_size);
+/** What inner chunk `inner` of the object `key` is, for messages: "shard '<key>', inner chunk N", or the fixed
+ *  index's own description. */
+void zg_sharding_describe_inner(const zg_codec *c, const char *key, uint64_t inner, char *buf, size_t n);
+
 #endif

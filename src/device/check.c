@@ -5,7 +5,11 @@
 const char *dev_task_key(const job *j, const dtask *t, char *buf, size_t n) {
     const zg_chunk_task *pt = &j->plan->tasks[t->plan_i];
     const zg_plan_object *ob = &j->plan->objects[pt->object];
-    if (j->a->shard) snprintf(buf, n, "%s' inner chunk %u '", ob->key, pt->inner);
+    if (j->a->shard && zg_sharding_fixed_index(j->a->shard, NULL)) { /* a TIFF tile: "page P, tile T" */
+        char what[200];
+        zg_sharding_describe_inner(j->a->shard, ob->key, pt->inner, what, sizeof what);
+        snprintf(buf, n, "%s' %s '", ob->key, what);
+    } else if (j->a->shard) snprintf(buf, n, "%s' inner chunk %u '", ob->key, pt->inner);
     else snprintf(buf, n, "%s", ob->key);
     return buf;
 }

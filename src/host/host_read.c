@@ -154,7 +154,11 @@ done:
 
 static zgpu_status chunk_failed(const read_job *j, const zg_chunk_task *t, zgpu_status st) {
     const zg_plan_object *ob = &j->plan->objects[t->object];
-    if (j->a->shard) zg_error_prefix(ZG_ARRAY_WHERE_FMT ", shard '%s', inner chunk %u: ", j->a->path, ob->key, t->inner);
+    if (j->a->shard) {
+        char what[300];
+        zg_sharding_describe_inner(j->a->shard, ob->key, t->inner, what, sizeof what);
+        zg_error_prefix(ZG_ARRAY_WHERE_FMT ", %s: ", j->a->path, what);
+    }
     else zg_error_prefix(ZG_ARRAY_WHERE_FMT ", chunk '%s': ", j->a->path, ob->key);
     return st;
 }

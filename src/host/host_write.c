@@ -177,6 +177,7 @@ ZGPU_API zgpu_status zgpu_array_write(zgpu_array *a, const uint64_t *start, cons
                                       const int64_t *in_strides) {
     if (!a || !in || (a->meta.ndim > 0 && (!start || !count)))
         return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_write: array, start, count and in are required");
+    ZG_FORWARD(zg_array_check_writable(a, "zgpu_array_write"));
     int64_t strides[ZGPU_MAX_DIMS];
     ZG_FORWARD(zg_resolve_strides(a, count, in_strides, strides));
     zg_plan plan;

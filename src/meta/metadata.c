@@ -818,6 +818,10 @@ char *zg_meta_attrs_json(const zg_array_meta *m) {
 
 void zg_meta_chunk_key(const zg_array_meta *m, const uint64_t *coords, char *buf, size_t bufsize) {
     if (!buf || bufsize == 0) return;
+    if (m->single_key) {
+        snprintf(buf, bufsize, "%s", m->single_key);
+        return;
+    }
     size_t pos = 0;
     buf[0] = 0;
     char sep = m->separator ? m->separator : (m->key_v2 ? '.' : '/');
@@ -839,6 +843,7 @@ void zg_meta_free(zg_array_meta *m) {
     if (!m) return;
     free(m->fill_value);
     free(m->vlen_fill);
+    free(m->single_key);
     zj_free(m->codecs);
     zj_free(m->attributes);
     zj_free(m->doc);

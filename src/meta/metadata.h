@@ -24,6 +24,8 @@ typedef struct zg_array_meta {
     zj_value *attributes;                  /* JSON object, never NULL */
     char *dimension_names[ZGPU_MAX_DIMS];  /* NULL where absent/null */
     zj_value *doc;                         /* the document as read (zarr.json or .zarray), for rewriting */
+    char *single_key;                      /* malloc'd, or NULL: the key of every chunk, one object holding them all
+                                            * (a TIFF file: src/format/tiff/), whatever their coordinates */
 } zg_array_meta;
 
 /** Parses a v3 zarr.json of an array. Validates: node_type, shape vs chunk grid, data type, fill value,
@@ -49,7 +51,7 @@ zj_value *zg_meta_to_value(const zg_array_meta *m);
 int zg_meta_v2_array_filter(const char *id);
 /** .zattrs text (v2) — the attributes object, pretty-printed. */
 char *zg_meta_attrs_json(const zg_array_meta *m);
-/** Chunk key for grid coordinates, e.g. "c/0/1/2", "0.1.2", "c" for ndim 0 (v3) / "0" (v2). */
+/** Chunk key for grid coordinates, e.g. "c/0/1/2", "0.1.2", "c" for ndim 0 (v3) / "0" (v2); single_key when set. */
 void zg_meta_chunk_key(const zg_array_meta *m, const uint64_t *coords, char *buf, size_t bufsize);
 void zg_meta_free(zg_array_meta *m);
 

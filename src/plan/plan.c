@@ -309,8 +309,11 @@ static zgpu_status resolve_object(void *arg, size_t i) {
         return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory reading a shard index");
     }
     uint64_t at = zg_sharding_index_at_end(a->shard) ? size - index_n : 0;
-    zgpu_status st = zg_plan_read(s, ob, at, index_n, raw, &found);
-    if (st == ZGPU_OK && !found) st = zg_error(ZGPU_ERR_IO, "shard vanished while reading");
+    zgpu_status st = ZGPU_OK;
+    if (index_n) { /* (none to read where the index is fixed: a TIFF page's) */
+        st = zg_plan_read(s, ob, at, index_n, raw, &found);
+        if (st == ZGPU_OK && !found) st = zg_error(ZGPU_ERR_IO, "shard vanished while reading");
+    }
     if (st == ZGPU_OK) st = tasks_from_index(a, plan, ob, raw, offsets);
     else zg_error_prefix(ZG_ARRAY_WHERE_FMT ", shard '%s': ", a->path, ob->key);
     free(offsets);
@@ -601,6 +604,7 @@ static zgpu_status tasks_from_index(zgpu_array *a, zg_plan *plan, zg_plan_object
     uint64_t *lengths = offsets + n_inner;
     zgpu_status st = zg_sharding_decode_index(a->shard, raw, (size_t)index_n, ob->size, offsets, lengths);
     if (st == ZGPU_OK) apply_index(plan, ob, offsets, lengths);
+    else if (zg_sharding_fixed_index(a->shard, NULL)) zg_error_prefix(ZG_ARRAY_WHERE_FMT ", ", a->path);
     else zg_error_prefix(ZG_ARRAY_WHERE_FMT ", shard '%s': ", a->path, ob->key);
     return st;
 }
@@ -632,6 +636,23 @@ static zgpu_status whole_shard_fetched(zgpu_array *a, zg_plan *plan, zg_plan_obj
  * batch when `whole_now`, else left for fetch_inner. */
 static zgpu_status fetch_indexes(zgpu_array *a, zg_plan *plan, int whole_now) {
     const size_t no = plan->n_objects;
+    uint64_t fixed_size;
+    if (zg_sharding_fixed_index(a->shard, &fixed_size)) {
+        /* the index came with the array (a TIFF page's tile table): nothing to fetch, and never the whole object,
+         * which holds the file's other pages too */
+        uint64_t *offsets = malloc((size_t)(2 * zg_sharding_n_inner(a->shard)) * sizeof(uint64_t) + 1);
+        if (!offsets) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for a tile index");
+        zgpu_status st = ZGPU_OK;
+        for (size_t i = 0; st == ZGPU_OK && i < no; i++) {
+            zg_plan_object *ob = &plan->objects[i];
+            if (ob->decoded_elsewhere) continue;
+            ob->found = 1;
+            ob->size = fixed_size;
+            st = tasks_from_index(a, plan, ob, NULL, offsets);
+        }
+        free(offsets);
+        return st;
+    }
     const uint64_t index_n = zg_sharding_index_nbytes(a->shard), n_inner = zg_sharding_n_inner(a->shard);
     const int at_end = zg_sharding_index_at_end(a->shard);
     zg_store_get *g = calloc(no ? no : 1, sizeof *g);
