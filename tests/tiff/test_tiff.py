@@ -154,6 +154,14 @@ def test_subifd_pyramid(tmp_path):
         assert z.attrs["tiff"]["n_levels"] == 3
     with pytest.raises(zgpu.NotFoundError, match="no level 3"):
         zgpu.open(str(path) + "#level=3")
+    # the levels share the file's name as their chunks' key: the decoded-chunk cache still tells them apart
+    zgpu.config.set(cache_bytes=64 << 20)
+    try:
+        for _ in range(2):
+            for k, lv in enumerate(levels):
+                np.testing.assert_array_equal(zgpu.open(str(path) + "#level=%d" % k)[:8, :8], lv[:8, :8])
+    finally:
+        zgpu.config.set(cache_bytes=0)
 
 
 def test_jpeg_tifffile(tmp_path):

@@ -519,6 +519,18 @@ static zgpu_status build_and_open(zgpu_context *ctx, const char *path, const tif
         zg_error_prefix("TIFF file '%s': ", t->file);
         return st;
     }
+    /* The decoded-chunk caches name a chunk by store id, key and inner chunk: every array of one file has the same
+     * key, so the id names the view (its first page's IFD) and the file's size too (a file rewritten since holds
+     * other tiles). */
+    char *id = malloc(strlen(a->store->id) + strlen(t->name) + 64);
+    if (!id) {
+        zgpu_array_close(a);
+        return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    }
+    sprintf(id, "%s\n%s@ifd%llu:%llu:%zu", a->store->id, t->name, (unsigned long long)p->ifd_offset,
+            (unsigned long long)f->size, n);
+    free(a->store->id);
+    a->store->id = id;
     /* the fixed index: inner chunk i of the shard grid (C order) is chunk i % per_page of page i / per_page */
     const uint64_t per_page = p->n_chunks, n_inner = zg_sharding_n_inner(a->shard);
     uint64_t *ol = malloc((size_t)(2 * n_inner) * sizeof *ol + 1);
