@@ -71,6 +71,8 @@ typedef enum zg_gpu_format {
     ZG_GPU_FORMAT_ZLIB,          /* a zlib stream: DEFLATE with an Adler-32 */
     ZG_GPU_FORMAT_LZ4_NUMCODECS, /* numcodecs' LZ4: a u32le size, then one LZ4 block */
     ZG_GPU_FORMAT_BLOSC,         /* a Blosc1 chunk: streams of its inner compressor, then its unshuffle */
+    ZG_GPU_FORMAT_TIFF_LZW,      /* a TIFF tile or strip compressed with LZW (MSB-first, libtiff's "new style") */
+    ZG_GPU_FORMAT_PACKBITS,      /* a TIFF tile or strip compressed with PackBits */
     ZG_GPU_FORMAT_N
 } zg_gpu_format;
 
@@ -80,6 +82,11 @@ typedef enum zg_gpu_post {
     ZG_GPU_POST_SHUFFLE,    /* byte unshuffle; param: element size */
     ZG_GPU_POST_BYTESWAP,   /* reverse the bytes of each word; param: word size 2, 4, 8 or 16 */
     ZG_GPU_POST_DELTA,      /* integer prefix sum (wrapping); param: element size */
+    ZG_GPU_POST_ROW_DELTA,  /* in each row of `row` elements of `param` (1, 2, 4, 8) bytes, a wrapping prefix sum
+                             * of every `stride`-th element (TIFF's horizontal predictor, 2) */
+    ZG_GPU_POST_ROW_FLOAT,  /* in each row of `row` elements of `param` (2, 4, 8) bytes, a byte prefix sum of every
+                             * `stride`-th byte, then the row's byte planes (most significant first) gathered into
+                             * elements in native order (TIFF's floating-point predictor, 3); out of place */
 } zg_gpu_post;
 
 typedef struct zg_gpu_stage {
@@ -88,6 +95,8 @@ typedef struct zg_gpu_stage {
     int out_of_place;             /* COMPRESSOR: its decode needs a second buffer (blosc: blocks, then unshuffle) */
     zg_gpu_post post;             /* POST */
     int param;                    /* POST */
+    int row, stride;              /* POST ROW_*: elements a row (a tile's or strip's width times its samples), and
+                                   * the distance of the differences in elements (samples a pixel) */
     int order[ZGPU_MAX_DIMS];     /* TRANSPOSE: encoded axis i is decoded axis order[i] */
     const char *why;              /* NONE: why not, or NULL */
 } zg_gpu_stage;

@@ -101,6 +101,13 @@ static size_t pb_encoded_size(const zg_codec *c, size_t decoded, int *exact) {
     return zg_size_add(decoded, decoded / 128 + 1);
 }
 
+/* On the GPU: zgpu's PackBits decoder (src/gpucodec/packbits/). */
+static void pb_gpu_stage(const zg_codec *c, zg_gpu_stage *out) {
+    (void)c;
+    out->kind = ZG_GPU_STAGE_COMPRESSOR;
+    out->format = ZG_GPU_FORMAT_PACKBITS;
+}
+
 const zg_codec_vtable zg_codec_packbits = {
     .name = "packbits",
     .kind = ZG_BYTES_TO_BYTES,
@@ -110,4 +117,5 @@ const zg_codec_vtable zg_codec_packbits = {
     .decode_bytes = pb_decode,
     .encode_bytes = pb_encode,
     .encoded_size = pb_encoded_size,
+    .gpu_stage = pb_gpu_stage,
 };

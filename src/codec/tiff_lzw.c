@@ -284,6 +284,14 @@ static size_t lzw_encoded_size(const zg_codec *c, size_t decoded, int *exact) {
     return zg_tiff_lzw_bound(decoded);
 }
 
+/* On the GPU: zgpu's LZW decoder (src/gpucodec/lzw/), which takes new-style streams (old-style ones decode on the
+ * host) and checks them by the same rules as it decodes. */
+static void lzw_gpu_stage(const zg_codec *c, zg_gpu_stage *out) {
+    (void)c;
+    out->kind = ZG_GPU_STAGE_COMPRESSOR;
+    out->format = ZG_GPU_FORMAT_TIFF_LZW;
+}
+
 const zg_codec_vtable zg_codec_tiff_lzw = {
     .name = "tiff_lzw",
     .kind = ZG_BYTES_TO_BYTES,
@@ -293,4 +301,5 @@ const zg_codec_vtable zg_codec_tiff_lzw = {
     .decode_bytes = lzw_decode,
     .encode_bytes = lzw_encode,
     .encoded_size = lzw_encoded_size,
+    .gpu_stage = lzw_gpu_stage,
 };

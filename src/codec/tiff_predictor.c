@@ -169,6 +169,21 @@ static zgpu_status pred_encode(const zg_codec *c, const uint8_t *in, uint8_t *ou
     return ZGPU_OK;
 }
 
+/* On the GPU: a post stage of src/gpucodec/post/ (a warp a row), predictor 2's in place, 3's out of place. */
+static void pred_gpu_stage(const zg_codec *c, zg_gpu_stage *out) {
+    const predictor_codec *p = (const predictor_codec *)c;
+    if (p->row_samples > INT32_MAX || p->stride > INT32_MAX) {
+        out->kind = ZG_GPU_STAGE_NONE;
+        out->why = "tiff_predictor: rows too long for the GPU's predictor stage";
+        return;
+    }
+    out->kind = ZG_GPU_STAGE_POST;
+    out->post = p->predictor == 2 ? ZG_GPU_POST_ROW_DELTA : ZG_GPU_POST_ROW_FLOAT;
+    out->param = (int)p->size;
+    out->row = (int)p->row_samples;
+    out->stride = (int)p->stride;
+}
+
 const zg_codec_vtable zg_codec_tiff_predictor = {
     .name = "tiff_predictor",
     .kind = ZG_ARRAY_TO_ARRAY,
@@ -177,4 +192,5 @@ const zg_codec_vtable zg_codec_tiff_predictor = {
     .to_json = pred_to_json,
     .decode_array = pred_decode,
     .encode_array = pred_encode,
+    .gpu_stage = pred_gpu_stage,
 };

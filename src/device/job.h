@@ -111,8 +111,8 @@ typedef struct dev_pipe {
     const char *comp_name;    /* codec name for messages */
     uint64_t comp_out;        /* bytes the compressor stage must produce */
     int n_post;
-    struct { int kind, param; } post[ZG_MAX_CODECS + 2]; /* device stages after the compressor, in order:
-                                                          * zg_gpu_post and its parameter */
+    struct { int kind, param, row, stride; } post[ZG_MAX_CODECS + 2]; /* device stages after the compressor, in
+                                                                       * order: zg_gpu_post and its parameters */
     int needs_b;              /* some stage works out of place */
     int64_t src_strides[ZGPU_MAX_DIMS]; /* decoded chunk buffer strides (transposes folded in) */
     int src_c_order;          /* those strides are C order on every axis longer than 1 (no transpose moves data) */

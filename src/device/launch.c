@@ -249,6 +249,10 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
                 ((zg_k_unshuffle *)(H + o_post[q]))[n_items[q]++] =
                     (zg_k_unshuffle){D + c, D + other, n, (uint32_t)pp->post[q].param, (uint32_t)(n ? n : 1), 1u, 2u, 0u};
                 cur[i - first] = other;
+            } else if (pp->post[q].kind == ZG_GPU_POST_ROW_FLOAT) {
+                uint64_t other = c == t->a_off ? t->b_off : t->a_off;
+                ((zg_k_copy *)(H + o_post[q]))[n_items[q]++] = (zg_k_copy){D + c, D + other, n};
+                cur[i - first] = other;
             } else {
                 ((zg_k_buf *)(H + o_post[q]))[n_items[q]++] = (zg_k_buf){D + c, n};
                 if (pp->post[q].kind == ZG_GPU_POST_CRC32C) {
@@ -377,6 +381,16 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
             break;
         case ZG_GPU_POST_DELTA:
             CU(zg_k_delta_launch((const zg_k_buf *)items, n_items[q], pp->post[q].param, s), "delta kernel");
+            break;
+        case ZG_GPU_POST_ROW_DELTA:
+            CU(zg_k_row_delta_launch((const zg_k_buf *)items, n_items[q], max_item[q], pp->post[q].param,
+                                     (uint32_t)pp->post[q].row, (uint32_t)pp->post[q].stride, s),
+               "horizontal predictor kernel");
+            break;
+        case ZG_GPU_POST_ROW_FLOAT:
+            CU(zg_k_row_float_launch((const zg_k_copy *)items, n_items[q], max_item[q], pp->post[q].param,
+                                     (uint32_t)pp->post[q].row, (uint32_t)pp->post[q].stride, s),
+               "floating-point predictor kernel");
             break;
         }
     }

@@ -20,8 +20,11 @@ static zg_gpu_stage stage_of(const zg_codec *c) {
 
 static void add_post(dev_pipe *p, const zg_gpu_stage *g) {
     p->post[p->n_post].kind = (int)g->post;
+    p->post[p->n_post].row = g->row;
+    p->post[p->n_post].stride = g->stride;
     p->post[p->n_post++].param = g->param;
-    if (g->post == ZG_GPU_POST_SHUFFLE) p->needs_b = 1; /* the unshuffle works out of place */
+    /* the unshuffle and the floating-point predictor's gather work out of place */
+    if (g->post == ZG_GPU_POST_SHUFFLE || g->post == ZG_GPU_POST_ROW_FLOAT) p->needs_b = 1;
 }
 
 /* The chain as the device pipe, from its codecs' GPU entries (codec.h: zg_gpu_stage). The chain must look like

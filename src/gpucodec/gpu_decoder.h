@@ -1,5 +1,5 @@
-/* The GPU decoder contract: what every decoder of compressed streams on the device (zgpu's zstd, DEFLATE and LZ4
- * decoders, nVIDIA nvCOMP's) gives the device driver (src/device/), and the registry that lists them
+/* The GPU decoder contract: what every decoder of compressed streams on the device (zgpu's zstd, DEFLATE, LZ4,
+ * TIFF LZW and PackBits decoders, nVIDIA nvCOMP's) gives the device driver (src/device/), and the registry that lists them
  * (registry_gpu.c, one line a decoder). The driver never names a decoder: it picks one per stream kind and read
  * (zg_gpu_pick), asks it to check each stream on the host, lets it reserve and fill its descriptors and scratch in
  * the wave's buffers, launches it on the wave's stream over nvCOMP-style batch arrays and turns its per-stream
@@ -40,6 +40,8 @@ typedef enum zg_gpu_stream {
     ZG_GPU_STREAM_DEFLATE, /* raw DEFLATE: gzip's and zlib's payloads, blosc's zlib streams */
     ZG_GPU_STREAM_LZ4,     /* one LZ4 block: numcodecs' LZ4 payload, blosc's LZ4 streams */
     ZG_GPU_STREAM_SNAPPY,
+    ZG_GPU_STREAM_LZW,      /* a TIFF tile or strip compressed with LZW */
+    ZG_GPU_STREAM_PACKBITS, /* a TIFF tile or strip compressed with PackBits */
     ZG_GPU_STREAM_N
 } zg_gpu_stream;
 

@@ -8,13 +8,15 @@
 #include "gpucodec/deflate/deflate_check.h"
 #include "gpucodec/lz4/lz4_check.h"
 
-extern const zg_gpu_decoder zg_gpu_zstd, zg_gpu_inflate, zg_gpu_lz4;
+extern const zg_gpu_decoder zg_gpu_zstd, zg_gpu_inflate, zg_gpu_lz4, zg_gpu_lzw, zg_gpu_packbits;
 extern const zg_gpu_decoder zg_gpu_nvc_zstd, zg_gpu_nvc_deflate, zg_gpu_nvc_lz4, zg_gpu_nvc_snappy;
 
 static const zg_gpu_decoder *const decoders[] = {
     &zg_gpu_zstd,        /* zstd/zstd_gpu.c: zgpu's zstd decoder */
     &zg_gpu_inflate,     /* deflate/deflate_gpu.c: zgpu's DEFLATE decoder */
     &zg_gpu_lz4,         /* lz4/lz4_gpu.c: zgpu's LZ4 decoder (blosc's streams) */
+    &zg_gpu_lzw,         /* lzw/lzw_gpu.c: zgpu's TIFF LZW decoder */
+    &zg_gpu_packbits,    /* packbits/packbits_gpu.c: zgpu's PackBits decoder */
     &zg_gpu_nvc_zstd,    /* nvcomp/nvcomp_gpu.c: nvCOMP's */
     &zg_gpu_nvc_deflate,
     &zg_gpu_nvc_lz4,
@@ -55,6 +57,8 @@ static const struct {
     [ZG_GPU_STREAM_DEFLATE] = {1, 0},
     [ZG_GPU_STREAM_LZ4] = {0, 1},
     [ZG_GPU_STREAM_SNAPPY] = {0, 1},
+    [ZG_GPU_STREAM_LZW] = {0, 1},
+    [ZG_GPU_STREAM_PACKBITS] = {0, 1},
 };
 
 const zg_gpu_decoder *zg_gpu_pick(const zgpu_tuning *tune, int container, zg_gpu_stream kind, int nvc_ok) {
@@ -103,11 +107,21 @@ static int lz4nc_payload(const uint8_t *p, size_t n, size_t out, size_t *off, si
     return zg_lz4nc_locate(p, n, out, off, len) != ZGPU_OK;
 }
 
+/* a TIFF tile or strip is the stream itself, without a checksum (whether the GPU takes it: its decoder's check) */
+static int whole_stream(const uint8_t *p, size_t n, size_t out, size_t *off, size_t *len, uint32_t *check, int *kind) {
+    (void)p, (void)out, (void)check, (void)kind;
+    *off = 0;
+    *len = n;
+    return 0;
+}
+
 static const zg_gpu_container containers[] = {
     {ZG_GPU_FORMAT_ZSTD, ZG_GPU_STREAM_ZSTD, zstd_whole, ZG_CHECK_XXH64, "XXH64"},
     {ZG_GPU_FORMAT_GZIP, ZG_GPU_STREAM_DEFLATE, gzip_payload, ZG_CHECK_CRC32, "CRC32"},
     {ZG_GPU_FORMAT_ZLIB, ZG_GPU_STREAM_DEFLATE, zlib_payload, ZG_CHECK_ADLER32, "Adler-32"},
     {ZG_GPU_FORMAT_LZ4_NUMCODECS, ZG_GPU_STREAM_LZ4, lz4nc_payload, ZG_CHECK_NONE, NULL},
+    {ZG_GPU_FORMAT_TIFF_LZW, ZG_GPU_STREAM_LZW, whole_stream, ZG_CHECK_NONE, NULL},
+    {ZG_GPU_FORMAT_PACKBITS, ZG_GPU_STREAM_PACKBITS, whole_stream, ZG_CHECK_NONE, NULL},
 };
 
 const zg_gpu_container *zg_gpu_container_of(int format) {

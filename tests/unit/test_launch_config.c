@@ -89,6 +89,12 @@ static void test_post(const arch *a) {
         check_launch(a, "lz4 check", &d, 255, 0);
         d = zg_lc_lz4_decode(&a->L, n);
         check_launch(a, "lz4 decode", &d, 255, ZG_LC_LZ4_DECODE_SMEM);
+        d = zg_lc_lzw_decode(&a->L, n);
+        check_launch(a, "lzw decode", &d, 255, ZG_LC_LZW_DECODE_SMEM);
+        d = zg_lc_packbits_decode(&a->L, n);
+        check_launch(a, "packbits decode", &d, 255, ZG_LC_PACKBITS_SMEM);
+        d = zg_lc_rows(&a->L, n, m > 0xffffffffu ? 0xffffffffu : m);
+        check_launch(a, "predictor rows", &d, 255, 0);
     }
 }
 

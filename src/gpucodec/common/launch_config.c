@@ -167,6 +167,24 @@ zg_lc_dims zg_lc_lz4_decode(const zg_gpu_limits *L, size_t n) {
     return dims(grid_of_items(blocks), 1, 64 * ZG_LC_LZ4_PAIRS);
 }
 
+/* ---------------------------------------------------------------- TIFF LZW, PackBits, predictors */
+zg_lc_dims zg_lc_lzw_decode(const zg_gpu_limits *L, size_t n) {
+    (void)L;
+    const size_t blocks = (n + ZG_LC_LZW_WARPS - 1) / ZG_LC_LZW_WARPS;
+    return dims(grid_of_items(blocks), 1, 32 * ZG_LC_LZW_WARPS);
+}
+
+zg_lc_dims zg_lc_packbits_decode(const zg_gpu_limits *L, size_t n) {
+    (void)L;
+    const size_t blocks = (n + ZG_LC_PACKBITS_WARPS - 1) / ZG_LC_PACKBITS_WARPS;
+    return dims(grid_of_items(blocks), 1, 32 * ZG_LC_PACKBITS_WARPS);
+}
+
+zg_lc_dims zg_lc_rows(const zg_gpu_limits *L, size_t n_items, uint64_t max_rows) {
+    (void)L;
+    return dims(zg_lc_grid_x(max_rows, ZG_LC_POST_THREADS / 32), zg_lc_grid_y(n_items), ZG_LC_POST_THREADS);
+}
+
 /* ---------------------------------------------------------------- zstd */
 void zg_lc_zstd_kernels(zg_lc_kernel k[6]) {
     /* registers: the most each may use (255 a thread; K3a's __launch_bounds__(32, 16) caps it at 128) */

@@ -84,6 +84,18 @@ zg_lc_dims zg_lc_scatter(const zg_gpu_limits *L, size_t n_items, uint64_t max_ro
 zg_lc_dims zg_lc_lz4_check(const zg_gpu_limits *L, size_t n);
 zg_lc_dims zg_lc_lz4_decode(const zg_gpu_limits *L, size_t n);
 
+/* ---------------------------------------------------------------- TIFF LZW and PackBits (lzw/, packbits/) */
+#define ZG_LC_LZW_WARPS 2u /* a warp a stream */
+/* static shared memory of an LZW block: per warp its segment's codes, lengths (2 bytes each) and first bytes */
+#define ZG_LC_LZW_DECODE_SMEM (ZG_LC_LZW_WARPS * 3840u * 5u)
+#define ZG_LC_PACKBITS_WARPS 4u /* a warp a stream */
+/* static shared memory of a PackBits block: per warp a batch of 32 runs (source, output start, kind) */
+#define ZG_LC_PACKBITS_SMEM (ZG_LC_PACKBITS_WARPS * (33u * 4u + 32u * 4u + 32u * 4u))
+zg_lc_dims zg_lc_lzw_decode(const zg_gpu_limits *L, size_t n);
+zg_lc_dims zg_lc_packbits_decode(const zg_gpu_limits *L, size_t n);
+/* The TIFF predictors (post_kernels.cu): a warp a row, 8 rows a block, every row of the chunks of a launch. */
+zg_lc_dims zg_lc_rows(const zg_gpu_limits *L, size_t n_items, uint64_t max_rows);
+
 /* ---------------------------------------------------------------- zstd (zstd_kernels.cu) */
 #define ZG_LC_ZD_HUF_THREADS 32u  /* K1h: 4 streams x 8 runs */
 #define ZG_LC_ZD_FRAME_THREADS 128u /* K2, K4: a thread a frame */

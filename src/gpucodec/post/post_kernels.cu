@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <type_traits>
+
 namespace {
 
 // Grids and blocks come from launch_config.h (pure functions of the device's limits, tested without a GPU).
@@ -241,6 +243,97 @@ __global__ void delta_kernel(const zg_k_buf *items, size_t n_items) {
             __syncthreads();
             if (threadIdx.x == 0) carry_s = (T)(carry_s + sums[kThreads - 1]);
             __syncthreads();
+        }
+    }
+}
+
+// ---------------------------------------------------------------- TIFF predictors (2: horizontal, 3: floating point)
+// A warp a row. The differences run over every s-th element of a row (s: samples a pixel), so the sums of a row
+// are s interleaved prefix sums: for s <= 32 the warp takes C = s * (32 / s) elements at a time (whole pixels, so
+// lane l always holds sample l % s), scans them with shuffles by s, 2s, 4s, ... (lanes s apart hold the same
+// sample) and carries each sample's last sum to the next C; for wider pixels lane l sums samples l, l + 32, ...
+// along the row. Four steps' loads are issued together.
+constexpr unsigned kRowFull = 0xffffffffu;
+template <typename T, typename A>
+__device__ void row_prefix(T *x, uint32_t R, uint32_t s, unsigned lane) {
+    if (s <= 32) {
+        const uint32_t C = s * (32 / s), col = lane % s;
+        A carry = 0;
+        for (uint32_t base = 0; base < R; base += 4 * C) {
+            A v[4];
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                const uint32_t e = base + u * C + lane;
+                v[u] = lane < C && e < R ? (A)x[e] : (A)0;
+            }
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                for (uint32_t d = s; d < C; d <<= 1) {
+                    const A t = __shfl_up_sync(kRowFull, v[u], d);
+                    if (lane >= d) v[u] = (A)(v[u] + t);
+                }
+                v[u] = (A)(v[u] + carry);
+                carry = __shfl_sync(kRowFull, v[u], C - s + col);
+                const uint32_t e = base + u * C + lane;
+                if (lane < C && e < R) x[e] = (T)v[u];
+            }
+        }
+    } else {
+        for (uint32_t c = lane; c < s; c += 32) {
+            A acc = 0;
+            for (uint32_t e = c; e < R; e += s) {
+                acc = (A)(acc + x[e]);
+                x[e] = (T)acc;
+            }
+        }
+    }
+}
+
+template <typename T>
+__global__ void row_delta_kernel(const zg_k_buf *items, size_t n_items, uint32_t row, uint32_t s) {
+    typedef typename std::conditional<sizeof(T) == 8, unsigned long long, uint32_t>::type A;
+    const unsigned lane = threadIdx.x & 31, warps = blockDim.x / 32;
+    const uint64_t row_bytes = (uint64_t)row * sizeof(T);
+    for (size_t c = blockIdx.y; c < n_items; c += gridDim.y) {
+        const zg_k_buf it = items[c];
+        const uint64_t rows = (it.n + row_bytes - 1) / row_bytes;
+        for (uint64_t r = (uint64_t)blockIdx.x * warps + threadIdx.x / 32; r < rows; r += (uint64_t)gridDim.x * warps) {
+            const uint64_t at = r * row_bytes, len = it.n - at < row_bytes ? it.n - at : row_bytes;
+            row_prefix<T, A>((T *)(it.p + at), (uint32_t)(len / sizeof(T)), s, lane);
+        }
+    }
+}
+
+// Predictor 3: each row's bytes summed in place in src (the byte differences run over every s-th byte), then
+// element w's byte b (native, little-endian order) gathered from byte plane B - 1 - b of the row into dst. Bytes
+// of a last row that make no whole element are copied.
+template <typename W>
+__global__ void row_float_kernel(const zg_k_copy *items, size_t n_items, uint32_t row, uint32_t s) {
+    constexpr uint32_t B = sizeof(W);
+    const unsigned lane = threadIdx.x & 31, warps = blockDim.x / 32;
+    const uint64_t row_bytes = (uint64_t)row * B;
+    for (size_t c = blockIdx.y; c < n_items; c += gridDim.y) {
+        const zg_k_copy it = items[c];
+        const uint64_t rows = (it.n + row_bytes - 1) / row_bytes;
+        for (uint64_t r = (uint64_t)blockIdx.x * warps + threadIdx.x / 32; r < rows; r += (uint64_t)gridDim.x * warps) {
+            const uint64_t at = r * row_bytes;
+            const uint32_t len = (uint32_t)(it.n - at < row_bytes ? it.n - at : row_bytes), wc = len / B;
+            uint8_t *src = (uint8_t *)it.src + at, *dst = it.dst + at;
+            row_prefix<uint8_t, uint32_t>(src, len, s, lane);
+            __syncwarp(); // (every lane's sums are visible to the gather)
+            const bool aligned = ((uintptr_t)dst & (B - 1)) == 0;
+            for (uint32_t w = lane; w < wc; w += 32) {
+                W v = 0;
+#pragma unroll
+                for (uint32_t b = 0; b < B; b++) v |= (W)src[(uint64_t)(B - 1 - b) * wc + w] << (8 * b);
+                if (aligned) {
+                    ((W *)dst)[w] = v;
+                } else {
+#pragma unroll
+                    for (uint32_t b = 0; b < B; b++) dst[(uint64_t)w * B + b] = (uint8_t)(v >> (8 * b));
+                }
+            }
+            for (uint32_t t = wc * B + lane; t < len; t += 32) dst[t] = src[t];
         }
     }
 }
@@ -582,6 +675,41 @@ extern "C" cudaError_t zg_k_delta_launch(const zg_k_buf *items, size_t n, int el
     case 2: delta_kernel<uint16_t><<<g, d.threads, 0, s>>>(items, n); break;
     case 4: delta_kernel<uint32_t><<<g, d.threads, 0, s>>>(items, n); break;
     case 8: delta_kernel<unsigned long long><<<g, d.threads, 0, s>>>(items, n); break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t zg_k_row_delta_launch(const zg_k_buf *items, size_t n, uint64_t max_n, int elemsize,
+                                              uint32_t row, uint32_t stride, cudaStream_t s) {
+    if (n == 0) return cudaSuccess;
+    if (row == 0 || stride == 0) return cudaErrorInvalidValue;
+    const zg_gpu_limits L = limits();
+    const uint64_t row_bytes = (uint64_t)row * (uint64_t)(elemsize > 0 ? elemsize : 1);
+    const zg_lc_dims d = zg_lc_rows(&L, n, (max_n + row_bytes - 1) / row_bytes);
+    const dim3 g = grid_of(d);
+    switch (elemsize) {
+    case 1: row_delta_kernel<uint8_t><<<g, d.threads, 0, s>>>(items, n, row, stride); break;
+    case 2: row_delta_kernel<uint16_t><<<g, d.threads, 0, s>>>(items, n, row, stride); break;
+    case 4: row_delta_kernel<uint32_t><<<g, d.threads, 0, s>>>(items, n, row, stride); break;
+    case 8: row_delta_kernel<unsigned long long><<<g, d.threads, 0, s>>>(items, n, row, stride); break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t zg_k_row_float_launch(const zg_k_copy *items, size_t n, uint64_t max_n, int elemsize,
+                                              uint32_t row, uint32_t stride, cudaStream_t s) {
+    if (n == 0) return cudaSuccess;
+    if (row == 0 || stride == 0) return cudaErrorInvalidValue;
+    const zg_gpu_limits L = limits();
+    const uint64_t row_bytes = (uint64_t)row * (uint64_t)(elemsize > 0 ? elemsize : 1);
+    const zg_lc_dims d = zg_lc_rows(&L, n, (max_n + row_bytes - 1) / row_bytes);
+    const dim3 g = grid_of(d);
+    switch (elemsize) {
+    case 2: row_float_kernel<uint16_t><<<g, d.threads, 0, s>>>(items, n, row, stride); break;
+    case 4: row_float_kernel<uint32_t><<<g, d.threads, 0, s>>>(items, n, row, stride); break;
+    case 8: row_float_kernel<unsigned long long><<<g, d.threads, 0, s>>>(items, n, row, stride); break;
     default: return cudaErrorInvalidValue;
     }
     return cudaGetLastError();

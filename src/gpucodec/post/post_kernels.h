@@ -55,6 +55,16 @@ typedef struct zg_k_buf {
 cudaError_t zg_k_byteswap_launch(const zg_k_buf *d_items, size_t n_items, uint64_t max_n, int unit, cudaStream_t s);
 /* numcodecs.delta decode: inclusive prefix sum with wrap-around over integers of `elemsize` bytes. */
 cudaError_t zg_k_delta_launch(const zg_k_buf *d_items, size_t n_items, int elemsize, cudaStream_t s);
+/* TIFF's predictors, undone row by row (a warp a row): every item is chunk of rows of `row` elements of
+ * `elemsize` bytes (the last row may be shorter), whose differences run over every `stride`-th element (samples
+ * a pixel). Horizontal (predictor 2): in place, a wrapping prefix sum of integers of 1, 2, 4 or 8 bytes.
+ * Floating point (predictor 3): src -> dst, each row's bytes summed with the same stride (in src), then its byte
+ * planes (the elements' most significant bytes first) gathered into elements of 2, 4 or 8 bytes in native order.
+ * max_n: the largest item's bytes. cudaErrorInvalidValue for other sizes, or a zero row or stride. */
+cudaError_t zg_k_row_delta_launch(const zg_k_buf *d_items, size_t n_items, uint64_t max_n, int elemsize, uint32_t row,
+                                  uint32_t stride, cudaStream_t s);
+cudaError_t zg_k_row_float_launch(const zg_k_copy *d_items, size_t n_items, uint64_t max_n, int elemsize,
+                                  uint32_t row, uint32_t stride, cudaStream_t s);
 /* crc32c codec: checks the CRC32C of p[0, n-4) against the little-endian value in p[n-4, n); d_status[i]
  * is set to 1 on a mismatch (and left alone otherwise). */
 cudaError_t zg_k_crc32c_launch(const zg_k_buf *d_items, size_t n_items, int *d_status, cudaStream_t s);
