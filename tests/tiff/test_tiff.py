@@ -372,3 +372,41 @@ def test_cli_info_read_cp(tmp_path):
     z = zgpu.open(str(dst))
     np.testing.assert_array_equal(z[...], want)
     assert z.chunks == (32, 32)
+
+
+@pytest.mark.parametrize("photometric", ["YCBCR", "RGB"])
+def test_gdal_jpeg_rgb(tmp_path, photometric):
+    """3-band JPEG with JPEGTables; YCbCr decodes to RGB as tifffile's (libjpeg's upsampling, not libtiff's RGBA)."""
+    data = smooth((3, 64, 96), "uint8")
+    path = gdal_write(str(tmp_path / "y.tif"), data, compress="JPEG", photometric=photometric, tiled=True,
+                      blockxsize=32, blockysize=32)
+    with tifffile.TiffFile(path) as tf:
+        assert tf.pages[0].jpegtables is not None
+    z = check_reads(path, expected(path))
+    assert z.attrs["tiff"]["photometric"] == (6 if photometric == "YCBCR" else 2)
+
+
+def test_remote_cog_over_http(tmp_path):
+    """A COG over HTTP: header and IFDs by range requests, then only the tiles a read needs."""
+    import sys
+    sys.path.insert(0, os.path.join(ROOT, "tests", "remote"))
+    import http_server
+    src, cog = str(tmp_path / "s.tif"), str(tmp_path / "cog.tif")
+    want = smooth((200, 260), "int16")
+    gdal_write(src, want, tiled=True, blockxsize=64, blockysize=64)
+    with rasterio.open(src, "r+") as ds:
+        ds.build_overviews([2], rasterio.enums.Resampling.nearest)
+    from rasterio.shutil import copy as rcopy
+    rcopy(src, cog, driver="COG", compress="ZSTD", blocksize=64)
+    with tifffile.TiffFile(cog) as tf:
+        refs = [lv.asarray() for lv in tf.series[0].levels]
+    srv, _ = http_server.serve(str(tmp_path))
+    try:
+        url = "http://127.0.0.1:%d/cog.tif" % srv.server_address[1]
+        for k, ref in enumerate(refs):
+            z = check_reads(url, ref, url + "#level=%d" % k)
+            assert z.geo["epsg"] == 32633
+            with rasterio.open(cog, overview_level=k - 1) if k else rasterio.open(cog) as ds:
+                assert z.geo["geotransform"] == pytest.approx(list(ds.transform.to_gdal()))
+    finally:
+        srv.shutdown()

@@ -286,8 +286,14 @@ static zj_value *nodata_value(const zg_tiff_page *p, double *out) {
     return v >= 0 && v < ldexp(1, bits) ? zj_new_uint((uint64_t)v) : NULL;
 }
 
-/* GeoTIFF keys and the geotransform: {"epsg", "geotransform", "nodata", "raster_type", "geokeys", tags...} */
-static zj_value *geo_attrs(const zg_tiff_page *p) {
+static int has_geo(const zg_tiff_page *p) {
+    return p->n_geokeys || p->n_tiepoints || p->has_pixel_scale || p->has_transform || p->nodata;
+}
+
+/* GeoTIFF keys and the geotransform: {"epsg", "geotransform", "nodata", "raster_type", "geokeys", tags...}.
+ * sx, sy: how many of p's pixels one pixel of the array covers (a reduced-resolution level without geo tags of its
+ * own takes its full-resolution page's, the geotransform scaled as GDAL does for overviews); else 1. */
+static zj_value *geo_attrs(const zg_tiff_page *p, double sx, double sy) {
     zj_value *g = zj_new_object();
     if (!g) return NULL;
     int any = 0;
@@ -350,6 +356,10 @@ static zj_value *geo_attrs(const zg_tiff_page *p) {
         any = 1;
     }
     if (have_gt) {
+        gt[1] *= sx;
+        gt[2] *= sy;
+        gt[4] *= sx;
+        gt[5] *= sy;
         zj_value *a = zj_new_array();
         for (int i = 0; a && i < 6; i++) zj_append(a, zj_new_double(gt[i]));
         if (a) zj_set(g, "geotransform", a);
@@ -494,7 +504,14 @@ static zgpu_status build_and_open(zgpu_context *ctx, const char *path, const tif
         zj_set(doc, "codecs", codecs);
         codecs = NULL;
         zj_set(attrs, "tiff", tiff_attrs(f, t, pages, n, n_levels, level));
-        zj_set(attrs, "geo", geo_attrs(p));
+        /* a reduced level without geo tags of its own: those of the full-resolution page, scaled */
+        const zg_tiff_page *g = p;
+        if (!has_geo(p) && level > 0) {
+            size_t base;
+            long long nl;
+            if (level_pages(f, 0, &base, 1, &nl) == 1 && has_geo(&f->pages[base])) g = &f->pages[base];
+        }
+        zj_set(attrs, "geo", geo_attrs(g, (double)g->width / (double)p->width, (double)g->height / (double)p->height));
         zj_set(doc, "attributes", attrs);
         attrs = NULL;
     }
