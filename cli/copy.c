@@ -44,7 +44,8 @@ static const char usage_cp[] =
     "Copies the array SRC to DST, optionally converting the format, rechunking or recompressing. By default\n"
     "DST keeps SRC's format, chunks, shards, codecs (with the byte order), fill value, attributes and dimension\n"
     "names.\n"
-    "A TIFF SRC (docs/tiff.md; SRC#page=K, SRC#level=K) is copied chunked by its tiles or strips, with zstd.\n"
+    "A TIFF SRC (docs/tiff.md; SRC#page=K, SRC#level=K) is copied chunked by its tiles or strips, with zstd;\n"
+    "with --levels every resolution level of it goes into the group DST, level K the array DST/K.\n"
     "Another format gets SRC's codecs converted (zgpu_metadata_convert) unless --codec is given; Zarr v2 has no\n"
     "dimension names (a warning says they are dropped) and no sharding (DST is chunked like SRC's inner chunks).\n"
     "The copy streams slabs of DST's chunks (or shards): memory stays bounded (under 300 MB where DST's shards\n"
@@ -55,6 +56,7 @@ static const char usage_cp[] =
     "  --shards S0,...|none shard shape of DST (format 3), or none to drop sharding\n"
     "  --codec SPEC         compressor of DST (see zgpu write --help)\n"
     "  --overwrite          replace an existing array at DST\n"
+    "  --levels             SRC a TIFF file: every resolution level, into the group DST (DST/0, DST/1, ...)\n"
     "  --threads N          at most N decode/encode threads (0 = all CPUs), fewer where their scratch would not\n"
     "                       fit in memory beside a slab\n"
     "  -q, --quiet          no progress line and no summary\n"
@@ -454,14 +456,72 @@ static int cp_stream(zgpu_context **ctx, zgpu_array **src, zgpu_array **dst, con
     return 0;
 }
 
+/* cp --levels: every resolution level of a TIFF SRC into a group DST, level K the array DST/K, each copied as
+ * `cp SRC#level=K DST/K` with the other options. */
+static int cp_levels(int argc, char **argv, const cli_args *ar, int overwrite) {
+    const char *src_path = ar->pos[0], *dst_path = ar->pos[1];
+    zgpu_context *ctx = NULL;
+    zgpu_array *src = NULL;
+    char *attrs = NULL;
+    zj_value *av = NULL;
+    long long n_levels = 0;
+    if (cli_make_context("1", -1, &ctx)) return cli_fail();
+    zgpu_status s = zgpu_array_open(ctx, src_path, &src);
+    if (s == ZGPU_OK) s = zgpu_array_attributes(src, &attrs);
+    if (s != ZGPU_OK) {
+        zgpu_array_close(src);
+        zgpu_context_free(ctx);
+        return cli_fail_status(s);
+    }
+    if (cli_json_parse(attrs, "source attributes", &av) == 0) {
+        const zj_value *t = zj_get(av, "tiff");
+        int64_t v;
+        if (t && t->type == ZJ_OBJECT && zj_is_int(zj_get(t, "n_levels"), &v)) n_levels = v;
+    }
+    zj_free(av);
+    zgpu_free(attrs);
+    zgpu_array_close(src);
+    if (n_levels < 1) {
+        zgpu_context_free(ctx);
+        cli_err("%s: --levels copies the resolution levels of a TIFF file, and this is none", src_path);
+        return cli_usage_error("cp ");
+    }
+    char group_attrs[96];
+    snprintf(group_attrs, sizeof group_attrs, "{\"tiff_levels\": %lld}", n_levels);
+    zgpu_group *g = NULL;
+    s = zgpu_group_create(ctx, dst_path, 3, group_attrs, overwrite ? ZGPU_CREATE_OVERWRITE : 0, &g);
+    zgpu_group_close(g);
+    zgpu_context_free(ctx);
+    if (s != ZGPU_OK) return cli_fail_status(s);
+    char **args = calloc((size_t)argc + 1, sizeof *args);
+    if (!args) return cli_err("out of memory");
+    int rc = 0;
+    for (long long k = 0; k < n_levels && !rc; k++) {
+        char src_k[4200], dst_k[4200];
+        snprintf(src_k, sizeof src_k, "%s#level=%lld", src_path, k);
+        snprintf(dst_k, sizeof dst_k, "%s/%lld", dst_path, k);
+        int n = 0;
+        for (int i = 0; i < argc; i++) {
+            if (!strcmp(argv[i], "--levels")) continue;
+            args[n++] = argv[i] == ar->pos[0] ? src_k : argv[i] == ar->pos[1] ? dst_k : argv[i];
+        }
+        args[n] = NULL;
+        rc = cli_cmd_cp(n, args);
+    }
+    free(args);
+    return rc;
+}
+
 int cli_cmd_cp(int argc, char **argv) {
-    enum { O_FORMAT, O_CHUNKS, O_SHARDS, O_CODEC, O_OVERWRITE, O_THREADS, O_QUIET };
+    enum { O_FORMAT, O_CHUNKS, O_SHARDS, O_CODEC, O_OVERWRITE, O_THREADS, O_QUIET, O_LEVELS };
     static const cli_opt_def defs[] = {{"format", 0, 1},    {"chunks", 0, 1},  {"shards", 0, 1}, {"codec", 0, 1},
-                                       {"overwrite", 0, 0}, {"threads", 0, 1}, {"quiet", 'q', 0}, {NULL, 0, 0}};
+                                       {"overwrite", 0, 0}, {"threads", 0, 1}, {"quiet", 'q', 0}, {"levels", 0, 0},
+                                       {NULL, 0, 0}};
     cli_args ar;
     if (cli_args_parse(argc, argv, defs, &ar)) return cli_usage_error("cp ");
     if (ar.help) { fputs(usage_cp, stdout); return 0; }
     if (ar.npos != 2) { cli_err("cp takes SRC and DST"); return cli_usage_error("cp "); }
+    if (ar.set[O_LEVELS]) return cp_levels(argc, argv, &ar, ar.set[O_OVERWRITE]);
     const char *src_path = ar.pos[0], *dst_path = ar.pos[1];
 
     int fmt = 0;
@@ -479,7 +539,7 @@ int cli_cmd_cp(int argc, char **argv) {
 
     zgpu_context *ctx = NULL;
     zgpu_array *src = NULL, *dst = NULL;
-    char *src_meta = NULL, *src_attrs = NULL;
+    char *src_meta = NULL, *src_attrs = NULL, *tiff_attrs = NULL;
     char *inner = NULL, *meta = NULL, *dimnames = NULL, *cke = NULL, *v2comp = NULL, *v2filt = NULL;
     char *fill = NULL;
     zj_value *src_doc = NULL, *conv = NULL;
@@ -515,8 +575,13 @@ int cli_cmd_cp(int argc, char **argv) {
     int src_tiff = 0;
     zj_value *attrs_v = NULL;
     if (src_attrs && cli_json_parse(src_attrs, "source attributes", &attrs_v) == 0) {
-        const zj_value *t = zj_get(attrs_v, "tiff");
+        zj_value *t = zj_get(attrs_v, "tiff");
         src_tiff = t && t->type == ZJ_OBJECT;
+        /* the copy is no TIFF: its attributes keep the source's layout as "tiff_source" (and "geo" as it is) */
+        zj_value *moved = src_tiff ? zj_clone(t) : NULL;
+        if (moved && zj_set(attrs_v, "tiff_source", moved) == ZGPU_OK && zj_remove(attrs_v, "tiff") &&
+            (tiff_attrs = cli_json_text(attrs_v)))
+            spec.attributes = tiff_attrs;
     }
     zj_free(attrs_v);
     if (src_tiff) src_sharded = 0;
@@ -626,6 +691,7 @@ done:
     zj_free(conv);
     zgpu_free(src_meta);
     zgpu_free(src_attrs);
+    free(tiff_attrs);
     zgpu_array_close(dst);
     zgpu_array_close(src);
     zgpu_context_free(ctx);

@@ -372,6 +372,30 @@ def test_cli_info_read_cp(tmp_path):
     z = zgpu.open(str(dst))
     np.testing.assert_array_equal(z[...], want)
     assert z.chunks == (32, 32)
+    assert "tiff" not in z.attrs and z.attrs["tiff_source"]["compression"] == "LZW"
+    assert z.attrs["geo"]["epsg"] == 32633
+
+
+def test_cli_cp_levels(tmp_path):
+    """cp --levels: a pyramid's levels into a group, DST/K each."""
+    exe = cli()
+    path = tmp_path / "pyr.tif"
+    full = smooth((96, 64), "float32")
+    levels = [full, full[::2, ::2].copy()]
+    with tifffile.TiffWriter(path) as tw:
+        tw.write(levels[0], tile=(32, 32), compression="zlib", predictor=3, subifds=1)
+        tw.write(levels[1], tile=(16, 16), compression="lzw", subfiletype=1)
+    dst = tmp_path / "pyr.zarr"
+    out = subprocess.run([exe, "cp", "-q", str(path), str(dst), "--levels"], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    g = zgpu.open(str(dst))
+    assert g.attrs["tiff_levels"] == 2
+    for k, lv in enumerate(levels):
+        np.testing.assert_array_equal(zgpu.open("%s/%d" % (dst, k))[...], lv)
+    out = subprocess.run([exe, "cp", "-q", str(dst / "0"), str(tmp_path / "x.zarr"), "--levels"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode != 0 and "TIFF" in out.stderr
 
 
 @pytest.mark.parametrize("photometric", ["YCBCR", "RGB"])
