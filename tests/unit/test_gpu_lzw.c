@@ -360,7 +360,7 @@ static void test_registry(void) {
     char buf[200];
     if (d) {
         d->error_text(ZG_LZW_E_CODE, 0, buf, sizeof buf);
-        CHECK_STR(buf, "LZW stream invalid: a code refers to a dictionary entry not yet made (decoding on the GPU)");
+        CHECK_STR(buf, "GPU LZW decoding failed: a code refers to a dictionary entry not yet made");
         static const uint8_t old[] = {0x00, 0x01, 0x02, 0x03};
         CHECK(d->check(NULL, old, sizeof old, 100, 0) != 0); /* old-style: the host */
     }
@@ -368,7 +368,7 @@ static void test_registry(void) {
     CHECK(d && strcmp(d->name, "PackBits") == 0);
     if (d) {
         d->error_text(ZG_PB_E_TRUNC, 0, buf, sizeof buf);
-        CHECK_STR(buf, "PackBits stream invalid: a run is cut off by the stream's end (decoding on the GPU)");
+        CHECK_STR(buf, "GPU PackBits decoding failed: a run is cut off by the stream's end");
     }
     c = zg_gpu_container_of(ZG_GPU_FORMAT_PACKBITS);
     CHECK(c && c->stream == ZG_GPU_STREAM_PACKBITS);

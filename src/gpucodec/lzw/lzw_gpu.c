@@ -22,7 +22,7 @@ static zgpu_status lzw_launch(zg_gpu_wave *w, const zg_gpu_batch *b) {
 
 static void lzw_error_text(int status, int prechecked, char *buf, size_t n) {
     (void)prechecked;
-    snprintf(buf, n, "LZW stream invalid: %s (decoding on the GPU)", zg_lzw_error_text(status));
+    snprintf(buf, n, "GPU LZW decoding failed: %s", zg_lzw_error_text(status));
 }
 
 const zg_gpu_decoder zg_gpu_lzw = {

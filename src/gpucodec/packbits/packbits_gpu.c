@@ -21,7 +21,7 @@ static zgpu_status pb_launch(zg_gpu_wave *w, const zg_gpu_batch *b) {
 
 static void pb_error_text(int status, int prechecked, char *buf, size_t n) {
     (void)prechecked;
-    snprintf(buf, n, "PackBits stream invalid: %s (decoding on the GPU)", zg_packbits_error_text(status));
+    snprintf(buf, n, "GPU PackBits decoding failed: %s", zg_packbits_error_text(status));
 }
 
 const zg_gpu_decoder zg_gpu_packbits = {
