@@ -128,6 +128,48 @@ static void horizontal(const predictor_codec *p, uint8_t *data, int decode) {
 #define PLANE_OF(byte, size) ((size) - 1 - (byte))
 #endif
 
+/* Bytes added lane by lane, without carries between them (mod 256 each). */
+static inline uint64_t add_bytes(uint64_t a, uint64_t b) {
+    const uint64_t high = 0x8080808080808080ull;
+    return ((a & ~high) + (b & ~high)) ^ ((a ^ b) & high);
+}
+
+/* Predictor 3's byte differences undone over one row, x[i] += x[i - s]. With s = 1 (one sample a pixel, or planar
+ * 2) the sum is one serial chain, so on little-endian hosts it runs eight bytes at a time: a prefix sum inside each
+ * word in three steps, then the previous word's last byte added to every lane. */
+static void byte_prefix_sum(uint8_t *x, size_t n, size_t s) {
+    size_t i = s;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (s == 1) {
+        uint64_t carry = x[0];
+        for (i = 1; i + 8 <= n; i += 8) {
+            uint64_t w;
+            memcpy(&w, x + i, 8);
+            w = add_bytes(w, w << 8);
+            w = add_bytes(w, w << 16);
+            w = add_bytes(w, w << 32);
+            w = add_bytes(w, carry * 0x0101010101010101ull);
+            memcpy(x + i, &w, 8);
+            carry = w >> 56;
+        }
+    }
+#endif
+    for (; i < n; i++) x[i] = (uint8_t)(x[i] + x[i - s]);
+}
+
+/* The byte planes of one row (most significant first) back into m values of `size` bytes in host order. */
+#define GATHER(NAME, T, SIZE)                                                         \
+    static void NAME(const uint8_t *planes, size_t m, uint8_t *dst) {                \
+        for (size_t i = 0; i < m; i++) {                                             \
+            T v = 0;                                                                 \
+            for (size_t b = 0; b < (SIZE); b++) v = (T)(v << 8 | planes[b * m + i]); \
+            memcpy(dst + i * (SIZE), &v, (SIZE));                                    \
+        }                                                                            \
+    }
+GATHER(gather2, uint16_t, 2)
+GATHER(gather4, uint32_t, 4)
+GATHER(gather8, uint64_t, 8)
+
 static zgpu_status pred_decode(const zg_codec *c, const uint8_t *in, uint8_t *out) {
     const predictor_codec *p = (const predictor_codec *)c;
     const size_t total = (size_t)zg_repr_nbytes(&c->decoded);
@@ -137,16 +179,23 @@ static zgpu_status pred_decode(const zg_codec *c, const uint8_t *in, uint8_t *ou
         return ZGPU_OK;
     }
     const size_t m = (size_t)p->row_samples, s = (size_t)p->stride, bs = p->size, row_bytes = m * bs;
-    uint8_t *tmp = malloc(row_bytes);
+    uint8_t stack_row[16384];
+    uint8_t *tmp = row_bytes <= sizeof stack_row ? stack_row : malloc(row_bytes);
     ZG_RETURN_IF(!tmp, ZGPU_ERR_NO_MEMORY, "tiff_predictor: out of memory for a row of %zu bytes", row_bytes);
     for (size_t off = 0; off < total; off += row_bytes) {
         memcpy(tmp, in + off, row_bytes);
-        for (size_t i = s; i < row_bytes; i++) tmp[i] = (uint8_t)(tmp[i] + tmp[i - s]);
+        byte_prefix_sum(tmp, row_bytes, s);
         uint8_t *dst = out + off;
-        for (size_t i = 0; i < m; i++)
-            for (size_t b = 0; b < bs; b++) dst[i * bs + b] = tmp[PLANE_OF(b, bs) * m + i];
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (bs == 2) gather2(tmp, m, dst);
+        else if (bs == 4) gather4(tmp, m, dst);
+        else if (bs == 8) gather8(tmp, m, dst);
+        else
+#endif
+            for (size_t i = 0; i < m; i++)
+                for (size_t b = 0; b < bs; b++) dst[i * bs + b] = tmp[PLANE_OF(b, bs) * m + i];
     }
-    free(tmp);
+    if (tmp != stack_row) free(tmp);
     return ZGPU_OK;
 }
 
