@@ -245,7 +245,69 @@ static int info_group(zgpu_context *ctx, zgpu_group *g, const char *path, int js
     return 0;
 }
 
-static int info_array(zgpu_array *a, const char *path, int json) {
+/* A JSON number, or `otherwise` where the value is absent or no number. */
+static double json_number(const zj_value *v, double otherwise) {
+    return v && v->type == ZJ_NUMBER ? v->num : otherwise;
+}
+
+/* An array opened from a TIFF file (its attributes' "tiff", src/format/tiff/): the file, this array's pages and
+ * layout, the codec and predictor, every resolution level's shape and tiles, and the geo metadata. */
+static void print_tiff(zgpu_context *ctx, const char *path, const zj_value *tiff, const zj_value *geo) {
+    const char *file = zj_string(zj_get(tiff, "file")), *order = zj_string(zj_get(tiff, "byte_order"));
+    const zj_value *bt = zj_get(tiff, "bigtiff");
+    (void)path;
+    const double pages = json_number(zj_get(tiff, "n_pages"), 0), levels = json_number(zj_get(tiff, "n_levels"), 1);
+    printf("%-18s%s, %s-endian, %.0f page%s, %.0f level%s\n", "tiff:", bt && bt->type == ZJ_BOOL && bt->boolean ? "BigTIFF" : "TIFF",
+           order ? order : "?", pages, pages == 1 ? "" : "s", levels, levels == 1 ? "" : "s");
+    print_json_line(zj_get(tiff, "pages"), "  pages:");
+    const char *layout = zj_string(zj_get(tiff, "layout"));
+    const zj_value *tile = zj_get(tiff, "tile_shape");
+    printf("%-18s%s", "  layout:", layout ? layout : "?");
+    if (tile && tile->type == ZJ_ARRAY && tile->n == 2)
+        printf(" of %gx%g", json_number(tile->items[0], 0), json_number(tile->items[1], 0));
+    const zj_value *rps = zj_get(tiff, "rows_per_strip");
+    if (rps) printf(" (%g rows a strip)", json_number(rps, 0));
+    printf(", %g sample%s a pixel, planar configuration %g, photometric %g\n",
+           json_number(zj_get(tiff, "samples_per_pixel"), 1), json_number(zj_get(tiff, "samples_per_pixel"), 1) == 1 ? "" : "s",
+           json_number(zj_get(tiff, "planar_configuration"), 1), json_number(zj_get(tiff, "photometric"), 0));
+    const char *comp = zj_string(zj_get(tiff, "compression"));
+    printf("%-18s%s (%g), predictor %g\n", "  codec:", comp ? comp : "?", json_number(zj_get(tiff, "compression_code"), 0),
+           json_number(zj_get(tiff, "predictor"), 1));
+    /* each level through its own selector: the full image and every reduced-resolution one */
+    char base[4096];
+    snprintf(base, sizeof base, "%s", file ? file : path);
+    char *hash = strchr(base, '#');
+    if (hash) *hash = 0;
+    for (int k = 0; k < (int)levels && k < 64; k++) {
+        char sel[4200];
+        snprintf(sel, sizeof sel, "%s#level=%d", base, k);
+        zgpu_array *lv = NULL;
+        printf("  level %-10d", k);
+        if (zgpu_array_open(ctx, sel, &lv) != ZGPU_OK) {
+            printf("(%s)\n", zgpu_last_error());
+            continue;
+        }
+        uint64_t shape[ZGPU_MAX_DIMS], chunk[ZGPU_MAX_DIMS];
+        const int nd = zgpu_array_ndim(lv);
+        zgpu_array_shape(lv, shape);
+        zgpu_array_chunk_shape(lv, chunk);
+        print_u64_list(stdout, nd, shape);
+        printf(" in chunks of ");
+        print_u64_list(stdout, nd, chunk);
+        printf("%s\n", k == (int)json_number(zj_get(tiff, "level"), 0) ? "  (this array)" : "");
+        zgpu_array_close(lv);
+    }
+    if (!geo || geo->type != ZJ_OBJECT || !geo->n) return;
+    const zj_value *epsg = zj_get(geo, "epsg");
+    if (epsg) printf("%-18sEPSG:%g\n", "geo:", json_number(epsg, 0));
+    else printf("%-18s%s\n", "geo:", "(no EPSG code)");
+    print_json_line(zj_get(geo, "geotransform"), "  geotransform:");
+    print_json_line(zj_get(geo, "nodata"), "  nodata:");
+    print_json_line(zj_get(geo, "raster_type"), "  raster_type:");
+    print_json_line(zj_get(geo, "geokeys"), "  geokeys:");
+}
+
+static int info_array(zgpu_context *ctx, zgpu_array *a, const char *path, int json) {
     char *meta = NULL, *codecs = NULL;
     zgpu_status s = zgpu_array_metadata_json(a, &meta);
     if (s != ZGPU_OK) goto fail;
@@ -269,16 +331,21 @@ static int info_array(zgpu_array *a, const char *path, int json) {
     if (s == ZGPU_ERR_UNSUPPORTED) s = ZGPU_OK;
     if (s != ZGPU_OK) goto fail;
 
+    /* the attributes: an array opened from a TIFF file says so in them (src/format/tiff/) */
+    char *attrs = NULL;
+    zj_value *attrs_v = NULL;
+    if (zgpu_array_attributes(a, &attrs) == ZGPU_OK && cli_json_parse(attrs, "attributes", &attrs_v) != 0) attrs_v = NULL;
+    const zj_value *tiff = zj_get(attrs_v, "tiff");
     printf("%-18s%s\n", "path:", path);
-    printf("%-18s%s\n", "node:", "array");
-    printf("%-18s%d\n", "zarr_format:", zgpu_array_zarr_format(a));
+    printf("%-18s%s\n", "node:", tiff ? "array (read-only, from a TIFF file)" : "array");
+    if (!tiff) printf("%-18s%d\n", "zarr_format:", zgpu_array_zarr_format(a));
     printf("%-18s", "shape:");
     print_u64_list(stdout, nd, shape);
     printf("\n%-18s%s (%zu byte%s)\n", "dtype:", zgpu_array_dtype_name(a), itemsize, itemsize == 1 ? "" : "s");
     printf("%-18s", "chunk_shape:");
     print_u64_list(stdout, nd, chunk);
     printf("\n");
-    if (sharded) {
+    if (sharded && !tiff) { /* (a TIFF's one "shard" is the whole file) */
         printf("%-18s", "shard_shape:");
         print_u64_list(stdout, nd, shard);
         printf("\n");
@@ -294,22 +361,22 @@ static int info_array(zgpu_array *a, const char *path, int json) {
     zj_free(v);
     if (cli_json_parse(meta, "metadata", &v) == 0) print_json_line(zj_get(v, "dimension_names"), "dimension_names:");
     zj_free(v);
-    char *attrs = NULL;
-    if (zgpu_array_attributes(a, &attrs) == ZGPU_OK) print_attributes(attrs);
-    zgpu_free(attrs);
+    if (tiff) print_tiff(ctx, path, tiff, zj_get(attrs_v, "geo"));
+    else if (attrs) print_attributes(attrs);
     uint64_t nelem = product(nd, shape);
     /* Saturate rather than wrap for absurd shapes. */
     uint64_t ubytes = itemsize && nelem > UINT64_MAX / itemsize ? UINT64_MAX : nelem * itemsize;
-    const uint64_t *obj = sharded ? shard : chunk;
+    const uint64_t *obj = sharded && !tiff ? shard : chunk; /* (a TIFF's objects are its tiles) */
+    const char *objs = tiff ? "tiles or strips" : sharded ? "shards" : "chunks";
     uint64_t grid_objs = 1;
     for (int i = 0; i < nd; i++) grid_objs *= obj[i] ? (shape[i] + obj[i] - 1) / obj[i] : 0;
     if (listed) {
         printf("%-18s%llu of %llu %s\n", "stored_objects:", (unsigned long long)nobj, (unsigned long long)grid_objs,
-               sharded ? "shards" : "chunks");
+               objs);
         printf("%-18s%llu\n", "stored_bytes:", (unsigned long long)nbytes);
     } else {
         printf("%-18s- of %llu %s (the store cannot list them)\n", "stored_objects:", (unsigned long long)grid_objs,
-               sharded ? "shards" : "chunks");
+               objs);
     }
     printf("%-18s%llu\n", "uncompressed:", (unsigned long long)ubytes);
     if (!listed) printf("%-18s%s\n", "ratio:", "- (unknown)");
@@ -317,6 +384,8 @@ static int info_array(zgpu_array *a, const char *path, int json) {
     else printf("%-18s%s\n", "ratio:", "- (nothing stored)");
     zgpu_free(meta);
     zgpu_free(codecs);
+    zgpu_free(attrs);
+    zj_free(attrs_v);
     zgpu_array_close(a);
     return 0;
 fail:;
@@ -346,7 +415,7 @@ static int cmd_info(int argc, char **argv) {
         cli_err("no Zarr array or group at '%s'", path);
         return cli_fail();
     }
-    int rc = a ? info_array(a, path, ar.set[0]) : info_group(ctx, g, path, ar.set[0]);
+    int rc = a ? info_array(ctx, a, path, ar.set[0]) : info_group(ctx, g, path, ar.set[0]);
     zgpu_context_free(ctx);
     return rc;
 }

@@ -276,7 +276,8 @@ ZGPU_API zgpu_status zgpu_array_codecs_json(const zgpu_array *array, char **json
 ZGPU_API zgpu_status zgpu_array_attributes(const zgpu_array *array, char **json);
 /** Replaces all attributes with the JSON object `json`, written to storage at once. */
 ZGPU_API zgpu_status zgpu_array_set_attributes(zgpu_array *array, const char *json);
-/** Number of chunk (or shard) objects present in storage and their total size in bytes. */
+/** Number of chunk (or shard) objects present in storage and their total size in bytes; for an array opened from a
+ *  TIFF file, the tiles (or strips) the file stores (not empty) and their bytes. */
 ZGPU_API zgpu_status zgpu_array_storage_info(const zgpu_array *array, uint64_t *n_objects, uint64_t *n_bytes);
 
 /**

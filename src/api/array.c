@@ -491,6 +491,11 @@ static zgpu_status walk_sizes(zg_store *s, const char *prefix, uint64_t *n, uint
 ZGPU_API zgpu_status zgpu_array_storage_info(const zgpu_array *a, uint64_t *n_objects, uint64_t *n_bytes) {
     if (!a || !n_objects || !n_bytes) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "NULL argument");
     *n_objects = *n_bytes = 0;
+    /* a container whose index came with the array (a TIFF page): its stored tiles, not the files beside it */
+    if (a->shard && zg_sharding_fixed_index(a->shard, NULL)) {
+        zg_sharding_fixed_stored(a->shard, n_objects, n_bytes);
+        return ZGPU_OK;
+    }
     return walk_sizes(a->store, "", n_objects, n_bytes);
 }
 

@@ -70,6 +70,17 @@ int zg_sharding_fixed_index(const zg_codec *c, uint64_t *object_size) {
     return s->fixed != NULL;
 }
 
+void zg_sharding_fixed_stored(const zg_codec *c, uint64_t *n_present, uint64_t *n_bytes) {
+    const shard_codec *s = (const shard_codec *)c;
+    *n_present = *n_bytes = 0;
+    for (uint64_t i = 0; s->fixed && i < s->n_inner; i++) {
+        const uint64_t len = s->fixed[s->n_inner + i];
+        if (len == ZG_SHARD_EMPTY) continue;
+        *n_present += 1;
+        *n_bytes += len;
+    }
+}
+
 void zg_sharding_describe_inner(const zg_codec *c, const char *key, uint64_t inner, char *buf, size_t n) {
     const shard_codec *s = (const shard_codec *)c;
     if (s && s->describe) s->describe(s->describe_user, inner, buf, n);

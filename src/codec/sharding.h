@@ -44,6 +44,8 @@ void zg_sharding_set_fixed_index(zg_codec *c, uint64_t *offsets_lengths, uint64_
                                  zg_shard_describe_fn describe, void *user, void (*free_user)(void *));
 /** 1 when the codec has a fixed index (*object_size, if given: the size it was made for). */
 int zg_sharding_fixed_index(const zg_codec *c, uint64_t *object_size);
+/** With a fixed index: how many inner chunks are stored (not empty) and their stored bytes. */
+void zg_sharding_fixed_stored(const zg_codec *c, uint64_t *n_present, uint64_t *n_bytes);
 /** What inner chunk `inner` of the object `key` is, for messages: "shard '<key>', inner chunk N", or the fixed
  *  index's own description. */
 void zg_sharding_describe_inner(const zg_codec *c, const char *key, uint64_t inner, char *buf, size_t n);

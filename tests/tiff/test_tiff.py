@@ -361,6 +361,19 @@ def test_cli_info_read_cp(tmp_path):
     out = subprocess.run([exe, "info", path], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "LZW" in out.stdout and "32633" in out.stdout
+    lines = out.stdout.splitlines()
+    assert any(ln.startswith("tiff:") and "1 page" in ln for ln in lines), out.stdout
+    assert any(ln.strip().startswith("codec:") and "LZW (5), predictor 2" in ln for ln in lines), out.stdout
+    assert any(ln.strip().startswith("level 0") and "[60, 70] in chunks of [32, 32]" in ln for ln in lines), out.stdout
+    assert "geo:              EPSG:32633" in lines, out.stdout
+    stored = os.path.getsize(path)
+    # the file's 6 tiles and their bytes (less than the file: its header and IFD), not the directory's files
+    line = next(ln for ln in lines if ln.startswith("stored_objects:"))
+    assert line.split()[1:] == ["6", "of", "6", "tiles", "or", "strips"], line
+    n = int(next(ln for ln in lines if ln.startswith("stored_bytes:")).split()[1])
+    assert 0 < n < stored
+    info = zgpu.open(path).info_complete()
+    assert info.count_chunks_initialized == 6 and info.count_bytes_stored == n
     npy = tmp_path / "r.npy"
     out = subprocess.run([exe, "read", path, "--region", "10:50,5:60", "-o", str(npy)], capture_output=True,
                          text=True, timeout=60)
