@@ -8,13 +8,16 @@
 #   .whl-remote/ wheels for scripts/gpu/remote.sh (remote-store tests and benchmark): zarr-python, moto's S3
 #              server, boto3, s3fs with aiobotocore and aiohttp, fsspec (tensorstore and pytest are the machine's;
 #              libcurl and libcrypto too)
+#   .whl-eco/  issue 21's GPU tests and bench_ecosystem.py: zarr-python, xarray, Dask, dask-cuda
+#   .whl-tiff/, .whl-gdal/, .whl-nvimg/  issue 22's (scripts/gpu/tiff.sh): tifffile + imagecodecs, rasterio (GDAL),
+#              nvImageCodec + nvTIFF unpacked
 #   shared/    a copy of ../shared/bench (the benchmark volumes' generator)
-# All four are git-ignored through .git/info/exclude. Then, with the device tool:
+# All are git-ignored through .git/info/exclude. Then, with the device tool:
 #   run  command: bash scripts/gpu/run.sh [bench args]   carry: [".gpudeps", ".nvcomp", ".whl", "shared"]
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 bash scripts/install-deps.sh
-for p in /.gpudeps/ /.nvcomp/ /.whl/ /.whl-remote/ /.whl-eco/ /shared/; do
+for p in /.gpudeps/ /.nvcomp/ /.whl/ /.whl-remote/ /.whl-eco/ /.whl-tiff/ /.whl-gdal/ /.whl-nvimg/ /shared/; do
     grep -qxF "$p" .git/info/exclude 2>/dev/null || echo "$p" >> .git/info/exclude
 done
 
@@ -71,5 +74,24 @@ rm -rf .whl-eco && .venv/bin/python -m pip download -q --no-deps --only-binary=:
     msgpack==1.2.4 psutil==7.2.2 sortedcontainers==2.4.0 tblib==3.2.2 tornado==6.6.1 zict==3.0.0 jinja2==3.1.6 \
     markupsafe==3.0.4
 
+# issue 22's GPU tests and bench/bench_tiff.py (scripts/gpu/tiff.sh): tifffile with imagecodecs (.whl-tiff), rasterio
+# with GDAL (.whl-gdal; the two do not fit one call together), and nvImageCodec with nvTIFF unpacked into .whl-nvimg,
+# only what reads TIFF kept (its other Python versions' modules and other codecs' extensions would pass the limit)
+TIFF_PLATFORMS="--only-binary=:all: --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64
+    --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64"
+rm -rf .whl-tiff .whl-gdal .whl-nvimg
+# shellcheck disable=SC2086
+.venv/bin/python -m pip download -q --no-deps $TIFF_PLATFORMS -d .whl-tiff tifffile==2026.3.3 imagecodecs==2026.3.6
+# shellcheck disable=SC2086
+.venv/bin/python -m pip download -q --no-deps $TIFF_PLATFORMS -d .whl-gdal rasterio==1.4.4 affine==3.0.1 \
+    click-plugins==1.1.1.2 cligj==0.7.2 pyparsing==3.3.3 click==8.5.1 attrs==26.1.0 certifi==2026.10.19.post1
+mkdir -p .whl-nvimg/wheels
+# shellcheck disable=SC2086
+.venv/bin/python -m pip download -q --no-deps $TIFF_PLATFORMS -d .whl-nvimg/wheels nvidia-nvimgcodec-cu13==0.9.0.20 \
+    nvidia-nvtiff-cu13==0.8.0.82
+(cd .whl-nvimg && for w in wheels/*.whl; do python3 -m zipfile -e "$w" .; done && rm -rf wheels &&
+    find . -name 'nvimgcodec_impl.cpython-*' ! -name '*cpython-312-*' -delete &&
+    find nvidia/nvimgcodec/extensions -name '*.so*' ! -name 'libnvtiff_ext*' ! -name 'libtiff_ext*' -delete)
+
 rm -rf shared && mkdir -p shared && cp -r ../shared/bench shared/
-du -sh .gpudeps .nvcomp .whl .whl-remote .whl-eco shared
+du -sh .gpudeps .nvcomp .whl .whl-remote .whl-eco .whl-tiff .whl-gdal .whl-nvimg shared
