@@ -164,7 +164,12 @@ def read_nvimgcodec(cp, path, repeat):
     from nvidia import nvimgcodec
     dec = nvimgcodec.Decoder()
     params = nvimgcodec.DecodeParams(color_spec=nvimgcodec.ColorSpec.UNCHANGED, allow_any_depth=True)
-    fn = lambda: cp.asarray(dec.read(path, params))  # noqa: E731
+
+    def fn():
+        img = dec.decode(nvimgcodec.CodeStream(path), params=params)  # (the file read, parsed and decoded)
+        if img is None:
+            raise RuntimeError("nvImageCodec decoded nothing")
+        return cp.asarray(img)
     first = fn()
     return first, bg.median_wall(cp, fn, repeat)
 
