@@ -133,13 +133,21 @@ def ensure_files(data: str, names) -> dict:
 # ---------------------------------------------------------------------------------------------------
 # Readers: each returns (first result on the device, seconds)
 # ---------------------------------------------------------------------------------------------------
+LAST_ZGPU_STATS: dict = {}  # the route of zgpu's last timed read and where its tiles decoded
+
+
 def read_zgpu(cp, path, repeat):
     import zgpu
     a = zgpu.open(path)
     if not hasattr(a, "read"):  # a file of several levels: its full-resolution one
         a = a.levels[0] if hasattr(a, "levels") else a[0]
     first = a.read(device="cuda")
-    return first, bg.median_events(cp, lambda: a.read(device="cuda"), repeat)
+    sec = bg.median_events(cp, lambda: a.read(device="cuda"), repeat)
+    st = a.last_read_stats
+    LAST_ZGPU_STATS.clear()
+    LAST_ZGPU_STATS.update(route="device" if st["route"] == 1 else "host", gpu_decoded=st["gpu_decoded"],
+                           cpu_decoded=st["cpu_decoded"])
+    return first, sec
 
 
 def read_tifffile(cp, path, repeat):
@@ -201,7 +209,10 @@ def run(args) -> list:
                 row.setdefault("failed", {})[r] = f"{type(e).__name__}: {str(e)[:120]}"
                 continue
             row[r] = sec
-            print(f"{name}: {r} {sec * 1e3:.1f} ms, {src.nbytes / sec / 1e9:.2f} GB/s", flush=True)
+            if r == "zgpu":
+                row["zgpu_route"] = dict(LAST_ZGPU_STATS)
+            print(f"{name}: {r} {sec * 1e3:.1f} ms, {src.nbytes / sec / 1e9:.2f} GB/s"
+                  + (f" {row['zgpu_route']}" if r == "zgpu" else ""), flush=True)
         rows.append(row)
     return rows
 
@@ -218,7 +229,7 @@ def section(rows, metas) -> str:
     for m in metas:
         L.append("")
         L.append(f"Run ({', '.join(m.get('readers_run', []))}): {m['machine']}; {m['date']}; `{m['command']}`.")
-    L += ["", "| file | ratio | zgpu GB/s | tifffile+copy GB/s | GDAL+copy GB/s | nvImageCodec GB/s | zgpu / tifffile | "
+    L += ["", "| file | ratio | zgpu GB/s (route) | tifffile+copy GB/s | GDAL+copy GB/s | nvImageCodec GB/s | zgpu / tifffile | "
           "zgpu / GDAL |", "|---|---|---|---|---|---|---|---|"]
 
     def gbs(r, k):
@@ -227,7 +238,9 @@ def section(rows, metas) -> str:
     def ratio(r, k):
         return f"{r[k] / r['zgpu']:.1f}x" if k in r and "zgpu" in r else "-"
     for r in rows:
-        L.append(f"| {r['file']} | {r['bytes'] / r['stored']:.2f} | {gbs(r, 'zgpu')} | {gbs(r, 'tifffile')} | "
+        route = r.get("zgpu_route", {}).get("route")
+        L.append(f"| {r['file']} | {r['bytes'] / r['stored']:.2f} | {gbs(r, 'zgpu')}{f' ({route})' if route else ''} | "
+                 f"{gbs(r, 'tifffile')} | "
                  f"{gbs(r, 'gdal')} | {gbs(r, 'nvimgcodec')} | {ratio(r, 'tifffile')} | {ratio(r, 'gdal')} |")
     met = [r for r in rows if "zgpu" in r and "tifffile" in r and r["tifffile"] / r["zgpu"] >= 10]
     both = [r for r in rows if "zgpu" in r and "tifffile" in r]
@@ -246,7 +259,7 @@ def merge(paths):
         metas.append(d["meta"])
         for r in d["rows"]:
             have = rows.setdefault(r["file"], {"file": r["file"], "bytes": r["bytes"], "stored": r["stored"]})
-            for k in READERS:
+            for k in READERS + ("zgpu_route",):
                 if k in r and k not in have:
                     have[k] = r[k]
             for k, v in r.get("failed", {}).items():
