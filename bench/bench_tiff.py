@@ -123,7 +123,7 @@ def ensure_files(data: str, names) -> dict:
         if not os.path.exists(path):
             try:
                 write_file(path, sources[key], tile, comp, pred, ovr)
-            except ImportError as e:
+            except (ImportError, KeyError) as e:  # (tifffile without imagecodecs: a KeyError naming it)
                 print(f"{name}: not written here ({e}); a run with its writer writes it", flush=True)
                 continue
         files[name] = (path, sources[key])
