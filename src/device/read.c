@@ -314,8 +314,12 @@ static zgpu_status dev_read_once(zgpu_array *a, const zg_dev_request *rq, void *
         }
         j.use_gds = 1;
     } else if (gm == ZGPU_GDS_AUTO) {
+        const int gds_loaded = zg_gds_loaded();
         j.use_gds = j.gpu_decode && j.pp.comp == ZG_GPU_FORMAT_NONE && j.pp.n_outer_crc == 0 &&
                     !a->ctx->opts.confine_to_store && !a->store->vt->remote && zg_gds_usable(0, &why);
+        /* the process's first look at cuFile opens its driver inside this read: no lesson for the route model (it
+         * had sent every later read of uncompressed TIFF tiles to the host route, at half the device's speed) */
+        if (!gds_loaded && zg_gds_loaded()) learn = 0;
     }
     j.n_t = plan.n_tasks;
     j.t = calloc(j.n_t ? j.n_t : 1, sizeof *j.t);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,17 @@ static struct {
     ssize_t (*read)(cufile_handle, void *, size_t, off_t, off_t);
 } gds = {PTHREAD_ONCE_INIT, 0, 0, "", 0, 0, 0, 0};
 
+static atomic_int loaded; /* load() has run (whatever it found) */
+
+static void load_once(void);
 static void load(void) {
+    load_once();
+    atomic_store(&loaded, 1);
+}
+
+int zg_gds_loaded(void) { return atomic_load(&loaded); }
+
+static void load_once(void) {
     void *h = dlopen("libcufile.so.0", RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         snprintf(gds.why, sizeof gds.why, "libcufile.so.0 not loadable: %s", dlerror());

@@ -9,6 +9,9 @@
 /** 1 if libcufile loads and its driver opens, and (unless `allow_compat`) GDS is not in compatibility mode
  *  (the nvidia-fs driver is present and compatibility mode is not forced). why: the reason when 0. */
 int zg_gds_usable(int allow_compat, const char **why);
+/** 1 once zg_gds_usable (or any cuFile call) has loaded libcufile and opened its driver, or failed to: the first
+ *  call pays for it (cuFileDriverOpen: a tenth of a second and more), later ones not. */
+int zg_gds_loaded(void);
 /** Whether cuFile takes the file `path` (opens it and registers it with cuFile, then lets it go): a loaded,
  *  open driver can still refuse a file whose file system it does not support. The error says why. */
 zgpu_status zg_gds_check_file(const char *path);
