@@ -3,7 +3,8 @@
  * each tile differenced (predictor 2) and LZW-compressed by the host codec's encoder (libtiff's choices), decoded
  * as one batch. Times are device events around the launches only (the data is on the GPU already), after a
  * warm-up, the median of the repeats; GB/s are decoded bytes (10^9) a second. Every decoded byte is checked once.
- * Two images: "smooth" (a microscope-like field, noise +-4) and "noisy" (noise +-64: little to compress).
+ * Two images: "smooth" (a microscope-like field, noise +-4) and "noisy" (noise +-64: little to compress). Both
+ * paths of the decoder: a warp a stream ("streams") and segments side by side ("segments").
  *   bench_tiff_gpu [repeats]     (default 30) */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include "codec/tiff_lzw.h"
 #include "common/buf.h"
+#include "gpucodec/lzw/lzw_check.h"
 #include "gpucodec/lzw/lzw_kernels.h"
 #include "gpucodec/post/post_kernels.h"
 #include "tiff_gpu_cases.h"
@@ -64,11 +66,19 @@ typedef struct job {
     zg_k_buf *d_bufs;
     uint32_t tile;
     size_t tile_bytes;
+    int seg;       /* the segmented path (else a warp a stream) */
+    size_t slots;  /* its slots a stream */
+    void *d_scr;   /* and scratch */
 } job;
 
 static void run_lzw(void *p) {
     const job *j = p;
-    CK(zg_k_lzw_decode_launch((const void *const *)j->d_in, j->d_in_n, j->d_out, j->d_out_n, j->d_act, j->d_st, j->n, 0));
+    if (j->seg)
+        CK(zg_k_lzw_decode_seg_launch((const void *const *)j->d_in, j->d_in_n, j->d_out, j->d_out_n, j->d_act, j->d_st,
+                                      j->n, j->slots, j->d_scr, 0));
+    else
+        CK(zg_k_lzw_decode_launch((const void *const *)j->d_in, j->d_in_n, j->d_out, j->d_out_n, j->d_act, j->d_st,
+                                  j->n, 0));
 }
 static void run_pred(void *p) {
     const job *j = p;
@@ -120,12 +130,13 @@ static void bench(const char *name, const uint16_t *img, uint32_t tile, int reps
     zg_k_buf *bufs = malloc(n * sizeof *bufs);
     CK(cudaMalloc((void **)&d_in, total_c));
     CK(cudaMalloc((void **)&d_out, n * tb));
-    size_t pos = 0, stored = 0;
+    size_t pos = 0, stored = 0, max_in = 0;
     for (size_t t = 0; t < n; t++) {
         memcpy(h_in + pos, comp[t].data, comp[t].size);
         in_p[t] = d_in + pos;
         in_n[t] = comp[t].size;
         stored += comp[t].size;
+        if (comp[t].size > max_in) max_in = comp[t].size;
         pos += (comp[t].size + 255) / 256 * 256;
         out_p[t] = d_out + t * tb;
         out_n[t] = tb;
@@ -134,7 +145,8 @@ static void bench(const char *name, const uint16_t *img, uint32_t tile, int reps
     }
     free(comp);
     CK(cudaMemcpy(d_in, h_in, total_c, cudaMemcpyHostToDevice));
-    job j = {n, NULL, NULL, NULL, NULL, NULL, NULL, NULL, tile, tb};
+    job j = {n, NULL, NULL, NULL, NULL, NULL, NULL, NULL, tile, tb, 0, zg_lzw_seg_slots(max_in), NULL};
+    CK(cudaMalloc(&j.d_scr, zg_lzw_seg_scratch_bytes(n, j.slots)));
     uint8_t *A;
     CK(cudaMalloc((void **)&A, n * (48 + sizeof(zg_k_buf))));
     j.d_in = (const void **)A;
@@ -149,27 +161,33 @@ static void bench(const char *name, const uint16_t *img, uint32_t tile, int reps
     CK(cudaMemcpy(j.d_out, out_p, 8 * n, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(j.d_out_n, out_n, 8 * n, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(j.d_bufs, bufs, n * sizeof *bufs, cudaMemcpyHostToDevice));
-    /* correctness once: LZW then the predictor, every byte, every status */
-    CK(cudaMemset(d_out, 0xa5, n * tb));
-    run_both(&j);
-    CK(cudaDeviceSynchronize());
+    /* each path: correctness once (LZW then the predictor, every byte, every status), then the timings */
     uint8_t *back = malloc(n * tb);
     int *st = malloc(n * sizeof *st);
-    CK(cudaMemcpy(back, d_out, n * tb, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(st, j.d_st, 4 * n, cudaMemcpyDeviceToHost));
-    size_t bad = 0;
-    for (size_t t = 0; t < n; t++) bad += st[t] != 0 || memcmp(back + t * tb, tiles + t * tb, tb) != 0;
-    const float t_lzw = median_ms(reps, run_lzw, &j), t_pred = median_ms(reps, run_pred, &j),
-                t_both = median_ms(reps, run_both, &j);
-    const double gb = (double)(n * tb) / 1e9;
-    printf("%-7s %3ux%-3u %5zu tiles  ratio %.2f  LZW %7.3f ms %6.1f GB/s   predictor %6.3f ms %6.1f GB/s   "
-           "LZW+predictor %7.3f ms %6.1f GB/s   %s\n",
-           name, tile, tile, n, (double)(n * tb) / (double)stored, t_lzw, gb / (t_lzw / 1e3), t_pred,
-           gb / (t_pred / 1e3), t_both, gb / (t_both / 1e3), bad ? "WRONG BYTES" : "bytes ok");
-    if (bad) fprintf(stderr, "%zu of %zu tiles decoded wrong\n", bad, n);
+    for (int seg = 0; seg < 2; seg++) {
+        j.seg = seg;
+        CK(cudaMemset(d_out, 0xa5, n * tb));
+        CK(cudaMemset(j.d_st, 0x7f, 4 * n));
+        run_both(&j);
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemcpy(back, d_out, n * tb, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(st, j.d_st, 4 * n, cudaMemcpyDeviceToHost));
+        size_t bad = 0;
+        for (size_t t = 0; t < n; t++) bad += st[t] != 0 || memcmp(back + t * tb, tiles + t * tb, tb) != 0;
+        const float t_lzw = median_ms(reps, run_lzw, &j), t_pred = median_ms(reps, run_pred, &j),
+                    t_both = median_ms(reps, run_both, &j);
+        const double gb = (double)(n * tb) / 1e9;
+        printf("%-7s %3ux%-3u %5zu tiles %-8s ratio %.2f  LZW %7.3f ms %6.1f GB/s   predictor %6.3f ms %6.1f GB/s   "
+               "LZW+predictor %7.3f ms %6.1f GB/s   %s\n",
+               name, tile, tile, n, seg ? "segments" : "streams", (double)(n * tb) / (double)stored, t_lzw,
+               gb / (t_lzw / 1e3), t_pred, gb / (t_pred / 1e3), t_both, gb / (t_both / 1e3),
+               bad ? "WRONG BYTES" : "bytes ok");
+        if (bad) fprintf(stderr, "%zu of %zu tiles decoded wrong\n", bad, n);
+    }
     free(back);
     free(st);
     cudaFree(A);
+    cudaFree(j.d_scr);
     cudaFree(d_in);
     cudaFree(d_out);
     free(h_in);

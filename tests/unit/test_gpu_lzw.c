@@ -3,7 +3,8 @@
  * ramp and 16-bit image data from the test encoder (every width switch, ClearCodes mid-stream, KwKwK, a table full
  * without a ClearCode, no EOI, padding) and from the host codec's encoder, one batch at odd offsets; damaged streams
  * (cut, bits flipped, sizes that lie) give the reference's verdict, and nothing is written outside a stream's
- * output (guard bytes around each). PackBits the same; the predictors for every element size, samples a pixel 1 to
+ * output (guard bytes around each); the same batch through the segmented path (slots by size, and forced to 1, 2, 3
+ * and 64 a stream). PackBits the same; the predictors for every element size, samples a pixel 1 to
  * 33 and a short last row. The adapters through the registry. ZGPU_TEST_QUICK=1 keeps it small (compute-sanitizer).
  * Skips (77) without a GPU. */
 #include "test.h"
@@ -176,6 +177,25 @@ static int pb_ref(const uint8_t *p, size_t n, size_t expected, uint8_t *out) {
     return zg_pb_walk(p, n, expected, out, &ip, &op);
 }
 
+/* The segmented path as a launch_fn: slots from the largest stream (seg_slots 0) or forced (few: streams of more
+ * segments decode their rest serially from the open last slot). */
+static size_t seg_slots;
+static cudaError_t seg_launch(const void *const *in, const size_t *in_bytes, void *const *out, const size_t *out_bytes,
+                              size_t *actual, int *status, size_t n, cudaStream_t s) {
+    size_t *h = malloc(n * sizeof *h), max_in = 0;
+    CUOK(cudaMemcpy(h, in_bytes, n * sizeof *h, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < n; i++) max_in = h[i] > max_in ? h[i] : max_in;
+    free(h);
+    const size_t slots = seg_slots ? seg_slots : zg_lzw_seg_slots(max_in);
+    void *scr;
+    CUOK(cudaMalloc(&scr, zg_lzw_seg_scratch_bytes(n, slots)));
+    CUOK(cudaMemset(scr, 0xa5, zg_lzw_seg_scratch_bytes(n, slots))); /* (nothing may be read unwritten) */
+    const cudaError_t e = zg_k_lzw_decode_seg_launch(in, in_bytes, out, out_bytes, actual, status, n, slots, scr, s);
+    CUOK(cudaStreamSynchronize(s));
+    CUOK(cudaFree(scr));
+    return e;
+}
+
 static void test_lzw(void) {
     batch b = {0};
     static const size_t sizes[] = {1, 2, 33, 255, 4096, 65536, 131072, 262144, 524288};
@@ -232,6 +252,15 @@ static void test_lzw(void) {
     add(&b, empty, 0, 5, NULL, "LZW no bytes");
     printf("LZW: %zu streams\n", b.n);
     compare(&b, zg_k_lzw_decode_launch, lzw_ref, zg_lzw_error_text);
+    static const size_t forced[] = {0, 1, 2, 3, 64};
+    for (size_t f = 0; f < sizeof forced / sizeof *forced; f++) {
+        if (quick && f % 2) continue;
+        printf("LZW segmented, %zu slots a stream%s\n", forced[f], forced[f] ? "" : " (by size)");
+        seg_slots = forced[f];
+        compare(&b, seg_launch, lzw_ref, zg_lzw_error_text);
+    }
+    seg_slots = 0;
+    CHECK(zg_k_lzw_decode_seg_launch(NULL, NULL, NULL, NULL, NULL, NULL, 1, 0, NULL, 0) == cudaErrorInvalidValue);
     batch_free(&b);
     for (size_t i = 0; i < n_sizes * ZT_KINDS; i++) free(data[i]);
     free(data);

@@ -91,6 +91,10 @@ static void test_post(const arch *a) {
         check_launch(a, "lz4 decode", &d, 255, ZG_LC_LZ4_DECODE_SMEM);
         d = zg_lc_lzw_decode(&a->L, n);
         check_launch(a, "lzw decode", &d, 255, ZG_LC_LZW_DECODE_SMEM);
+        d = zg_lc_lzw_bounds(&a->L, n);
+        check_launch(a, "lzw bounds", &d, 128, 0); /* (512 threads: launch bounds cap a thread at 128) */
+        d = zg_lc_lzw_lengths(&a->L, n);
+        check_launch(a, "lzw lengths", &d, 255, ZG_LC_LZW_LENGTHS_SMEM);
         d = zg_lc_packbits_decode(&a->L, n);
         check_launch(a, "packbits decode", &d, 255, ZG_LC_PACKBITS_SMEM);
         d = zg_lc_rows(&a->L, n, m > 0xffffffffu ? 0xffffffffu : m);
@@ -181,6 +185,12 @@ static void test_h100_values(void) {
     CHECK_EQ_U64(d.ok, 1);
     CHECK_EQ_U64(d.sms, 132);
     CHECK_EQ_U64(d.per_sm, 3); /* three 67 KB blocks an SM (ZI_BLOCKS_PER_SM) */
+    /* the LZW decoder: segments for a wave of 256 streams (512 x 512 tiles of an 8192^2 image), a warp a stream for
+     * 1024 (256 x 256) */
+    CHECK_EQ_U64(zg_lc_lzw_segmented(&f, 256), 1);
+    CHECK_EQ_U64(zg_lc_lzw_segmented(&f, 527), 1);
+    CHECK_EQ_U64(zg_lc_lzw_segmented(&f, 528), 0);
+    CHECK_EQ_U64(zg_lc_lzw_segmented(&f, 1024), 0);
     CHECK_EQ_U64(d.per_sm_serial, 6); /* twice as many in serial mode */
     CHECK_EQ_U64(zg_lc_inflate_grid(&d, 100000), 792);
     CHECK_EQ_U64(zg_lc_inflate_grid(&d, 300), 300);

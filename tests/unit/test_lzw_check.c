@@ -3,7 +3,8 @@
  * (every width switch, ClearCodes anywhere, a table that fills without one, KwKwK, no EOI, padding) and against
  * the host codec (src/codec/tiff_lzw.c: its encoder's streams, and the same verdict on damaged streams); and a CPU
  * model of the GPU kernel's walk, in batches of 32 and of 64 codes as lzw_kernels.cu takes them, which must give the
- * same bytes and verdicts. PackBits: the reference decoder against the host codec on valid and damaged streams. */
+ * same bytes and verdicts, and one of its segmented path (bounds, lengths, segments in any order from the sums of
+ * the lengths before them), which must give the same status and bytes. PackBits: the reference decoder against the host codec on valid and damaged streams. */
 #include "codec/codec.h"
 #include "codec/tiff_lzw.h"
 #include "common/buf.h"
@@ -27,9 +28,11 @@ static int first_set(const int *v, unsigned from, unsigned none, unsigned B) {
     return (int)none;
 }
 
-static int model_decode(const uint8_t *p, size_t n, uint8_t *out, size_t expected, size_t *op_out, unsigned B) {
-    uint64_t seg = 0;
-    uint32_t k0 = 0, op = 0;
+/* From bit seg0 with op0 bytes before it; one_segment: OK at the segment's ClearCode (the segmented path). */
+static int model_decode_from(const uint8_t *p, size_t n, uint8_t *out, size_t expected, size_t *op_out, unsigned B,
+                             uint64_t seg0, uint32_t op0, int one_segment) {
+    uint64_t seg = seg0;
+    uint32_t k0 = 0, op = op0;
     for (;;) {
         *op_out = op;
         if (op == expected) return ZG_LZW_OK;
@@ -105,9 +108,92 @@ static int model_decode(const uint8_t *p, size_t n, uint8_t *out, size_t expecte
         *op_out = op;
         if (!have[nb]) return op == expected ? ZG_LZW_OK : ZG_LZW_E_TRUNC;
         if (c[nb] == ZG_LZW_EOI) return op == expected ? ZG_LZW_OK : ZG_LZW_E_SHORT;
+        if (one_segment) return ZG_LZW_OK;
         seg = bit[nb] + w[nb];
         k0 = 0;
     }
+}
+
+static int model_decode(const uint8_t *p, size_t n, uint8_t *out, size_t expected, size_t *op_out, unsigned B) {
+    return model_decode_from(p, n, out, expected, op_out, B, 0, 0, 0);
+}
+
+/* ---- a CPU model of the segmented path (lzw_kernels.cu's bounds, lengths and segments kernels; lzw_rules.h) */
+static uint16_t s_len[ZG_LZW_SEG_CODES];
+
+/* The bounds pass: each segment's first bit and codes before its special code; the open last slot. */
+static uint32_t model_bounds(const uint8_t *p, size_t n, size_t expected, zg_lzw_seg *D, uint32_t slots) {
+    uint32_t ns = 0;
+    uint64_t seg = 0;
+    for (;;) {
+        if (expected == 0 || ns + 1 == slots) {
+            D[ns++] = (zg_lzw_seg){seg, 0, 0, ZG_LZW_SEG_FINAL, 0};
+            return ns;
+        }
+        uint32_t k = 0, c = 0;
+        for (;; k++) {
+            c = 0;
+            if (!zg_lzw_read(p, n, seg + zg_lzw_bit_at(k), zg_lzw_width(k), &c) || c == ZG_LZW_CLEAR || c == ZG_LZW_EOI)
+                break;
+        }
+        const uint64_t sbit = seg + zg_lzw_bit_at(k);
+        const unsigned sw = zg_lzw_width(k);
+        const uint32_t kind = sbit + sw <= 8 * (uint64_t)n && c == ZG_LZW_CLEAR ? 0u : (uint32_t)ZG_LZW_SEG_FINAL;
+        D[ns++] = (zg_lzw_seg){seg, k, 0, kind, 0};
+        if (kind) return ns;
+        seg = sbit + sw;
+    }
+}
+
+/* The lengths pass, in batches of 32 as the kernel: the bytes of the codes before a bad one, stopping once the
+ * expected size is reached. */
+static void model_lengths(const uint8_t *p, size_t n, size_t expected, zg_lzw_seg *d) {
+    if (d->kind & ZG_LZW_SEG_FINAL) return;
+    uint64_t total = 0;
+    int bad = 0;
+    for (uint32_t k0 = 0; k0 < d->codes && total < expected && !bad; k0 += 32) {
+        uint32_t len[32];
+        for (uint32_t l = 0; l < 32 && k0 + l < d->codes && !bad; l++) { /* (in order: a chain's source first) */
+            const uint32_t k = k0 + l;
+            uint32_t c = 0;
+            CHECK(zg_lzw_read(p, n, d->bit + zg_lzw_bit_at(k), zg_lzw_width(k), &c));
+            if (!zg_lzw_code_ok(c, k)) {
+                bad = 1;
+                break;
+            }
+            len[l] = c < 256u ? 1u : (c - ZG_LZW_FIRST < k0 ? s_len[c - ZG_LZW_FIRST] : len[c - ZG_LZW_FIRST - k0]) + 1u;
+            if (k < ZG_LZW_SEG_CODES) s_len[k] = (uint16_t)len[l];
+            total += len[l];
+        }
+    }
+    d->len = (uint32_t)(total < expected ? total : expected);
+    d->kind |= bad ? (uint32_t)ZG_LZW_SEG_BAD : 0u;
+}
+
+/* The whole path with `slots` slots: segments in an arbitrary order (last to first, as warps may run), each from
+ * the sum of the lengths before it; only the deciding one sets the status. */
+static int model_segmented(const uint8_t *p, size_t n, uint8_t *out, size_t expected, size_t *op_out, uint32_t slots) {
+    zg_lzw_seg *D = malloc(slots * sizeof *D);
+    const uint32_t ns = model_bounds(p, n, expected, D, slots);
+    for (uint32_t j = 0; j < ns; j++) model_lengths(p, n, expected, &D[j]);
+    int status = -1, deciders = 0;
+    for (uint32_t jj = ns; jj-- > 0;) {
+        uint64_t at = 0;
+        int earlier = 0;
+        for (uint32_t t = 0; t < jj && !earlier; t++) {
+            earlier = zg_lzw_seg_decides(D[t].kind, at, D[t].len, expected);
+            at += D[t].len;
+        }
+        if (earlier) continue;
+        const int decides = zg_lzw_seg_decides(D[jj].kind, at, D[jj].len, expected);
+        size_t op;
+        const int e = model_decode_from(p, n, out, expected, &op, 64, D[jj].bit, (uint32_t)at, !decides);
+        if (decides) status = e, *op_out = op, deciders++;
+        else CHECK_MSG(e == 0 && op == at + D[jj].len, "a segment that does not decide: %d, %zu bytes", e, op);
+    }
+    CHECK_MSG(deciders == 1, "%d segments decide the stream", deciders);
+    free(D);
+    return status;
 }
 
 /* ---- one stream through every decoder: the reference, the kernel's model and the host codec ---- */
@@ -132,6 +218,20 @@ static int all_agree(const char *what, const uint8_t *s, size_t n, size_t expect
         const int me32 = model_decode(s, n, b32, expected, &op32, 32); /* (batches of 32: the same) */
         CHECK_MSG(me32 == me && (me || memcmp(b32, b, expected) == 0), "%s: batches of 32 and 64 differ", what);
         free(b32);
+    }
+    { /* the segmented path: slots by size, and few (the open last slot decodes the rest serially) */
+        const uint32_t slots[] = {(uint32_t)zg_lzw_seg_slots(n), 1, 2, 3};
+        uint8_t *bs = malloc(expected + 1);
+        for (size_t si = 0; si < sizeof slots / sizeof *slots; si++) {
+            memset(bs, 0x3c, expected + 1);
+            size_t sop;
+            const int se = model_segmented(s, n, bs, expected, &sop, slots[si]);
+            CHECK_MSG(bs[expected] == 0x3c, "%s: segmented, wrote past the output", what);
+            CHECK_MSG(se == me && (me || (sop == mop && memcmp(bs, b, expected) == 0)),
+                      "%s: segmented with %u slots: %s, batches %s", what, slots[si], zg_lzw_error_text(se),
+                      zg_lzw_error_text(me));
+        }
+        free(bs);
     }
     zg_buf h = ZG_BUF_INIT;
     const zgpu_status hs = zg_tiff_lzw_decode(s, n, &h, expected, expected);

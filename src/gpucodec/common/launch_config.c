@@ -174,6 +174,21 @@ zg_lc_dims zg_lc_lzw_decode(const zg_gpu_limits *L, size_t n) {
     return dims(grid_of_items(blocks), 1, 32 * ZG_LC_LZW_WARPS);
 }
 
+zg_lc_dims zg_lc_lzw_bounds(const zg_gpu_limits *L, size_t n) {
+    (void)L;
+    return dims(grid_of_items(n), 1, 32 * ZG_LC_LZW_SCAN_WARPS);
+}
+
+zg_lc_dims zg_lc_lzw_lengths(const zg_gpu_limits *L, size_t n_slots) {
+    (void)L;
+    const size_t blocks = (n_slots + ZG_LC_LZW_LENGTHS_WARPS - 1) / ZG_LC_LZW_LENGTHS_WARPS;
+    return dims(grid_of_items(blocks), 1, 32 * ZG_LC_LZW_LENGTHS_WARPS);
+}
+
+int zg_lc_lzw_segmented(const zg_gpu_limits *L, size_t n) {
+    return n < 4u * (size_t)(L->sm_count > 0 ? L->sm_count : 1);
+}
+
 zg_lc_dims zg_lc_packbits_decode(const zg_gpu_limits *L, size_t n) {
     (void)L;
     const size_t blocks = (n + ZG_LC_PACKBITS_WARPS - 1) / ZG_LC_PACKBITS_WARPS;

@@ -92,6 +92,16 @@ zg_lc_dims zg_lc_lz4_decode(const zg_gpu_limits *L, size_t n);
 /* static shared memory of a PackBits block: per warp a batch of 32 runs (source, output start, kind) */
 #define ZG_LC_PACKBITS_SMEM (ZG_LC_PACKBITS_WARPS * (33u * 4u + 32u * 4u + 32u * 4u))
 zg_lc_dims zg_lc_lzw_decode(const zg_gpu_limits *L, size_t n);
+/* The segmented LZW decode's passes: boundaries (a block a stream) and lengths (a warp a segment slot, whose
+ * dictionary lengths, 2 bytes a code, are in shared memory); the decode itself is zg_lc_lzw_decode over slots.
+ * zg_lc_lzw_segmented: whether a wave of n LZW streams takes that path (fewer streams than keep a warp a stream
+ * busy: H100, 1024 streams of 128 KiB decode faster a warp a stream, 256 of 512 KiB as segments). */
+#define ZG_LC_LZW_SCAN_WARPS 16u
+#define ZG_LC_LZW_LENGTHS_WARPS 4u
+#define ZG_LC_LZW_LENGTHS_SMEM (ZG_LC_LZW_LENGTHS_WARPS * 3840u * 2u)
+zg_lc_dims zg_lc_lzw_bounds(const zg_gpu_limits *L, size_t n);
+zg_lc_dims zg_lc_lzw_lengths(const zg_gpu_limits *L, size_t n_slots);
+int zg_lc_lzw_segmented(const zg_gpu_limits *L, size_t n);
 zg_lc_dims zg_lc_packbits_decode(const zg_gpu_limits *L, size_t n);
 /* The TIFF predictors (post_kernels.cu): a warp a row, 8 rows a block, every row of the chunks of a launch. */
 zg_lc_dims zg_lc_rows(const zg_gpu_limits *L, size_t n_items, uint64_t max_rows);

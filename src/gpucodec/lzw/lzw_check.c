@@ -34,3 +34,12 @@ zgpu_status zg_lzw_decode_ref(const uint8_t *p, size_t n, uint8_t *out, size_t e
                  zg_lzw_error_text(e), (unsigned long long)bit, n, op, expected);
     return ZGPU_OK;
 }
+
+size_t zg_lzw_seg_slots(uint64_t max_in) {
+    const uint64_t s = max_in / 2048u + 2u;
+    return (size_t)(s < 512u ? s : 512u);
+}
+
+size_t zg_lzw_seg_scratch_bytes(size_t n, size_t slots) {
+    return n * slots * sizeof(zg_lzw_seg) + n * sizeof(uint32_t);
+}

@@ -16,4 +16,11 @@ zgpu_status zg_lzw_decode_ref(const uint8_t *p, size_t n, uint8_t *out, size_t e
 /** The text of a ZG_LZW_E_* code. */
 const char *zg_lzw_error_text(int e);
 
+/** The segmented decoder's slots (segment descriptors) a stream, for streams of at most max_in bytes: TIFF writers
+ *  clear the table every ~3,800 codes (over 4 KiB of stream), so a slot per 2 KiB leaves room; at most 512 (a
+ *  stream with more segments decodes its rest serially). */
+size_t zg_lzw_seg_slots(uint64_t max_in);
+/** Device scratch bytes of the segmented decoder for n streams of `slots` slots. */
+size_t zg_lzw_seg_scratch_bytes(size_t n, size_t slots);
+
 #endif

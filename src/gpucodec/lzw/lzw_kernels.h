@@ -16,6 +16,13 @@ cudaError_t zg_k_lzw_decode_launch(const void *const *d_in, const size_t *d_in_b
                                    const size_t *d_out_bytes, size_t *d_actual, int *d_status, size_t n,
                                    cudaStream_t s);
 
+/* The same, each stream cut at its ClearCodes into segments decoded side by side (lzw_rules.h, "the segmented
+ * decode"): for waves of fewer streams than keep the GPU busy. slots: segment descriptors a stream
+ * (zg_lzw_seg_slots of the largest stream); scratch: zg_lzw_seg_scratch_bytes(n, slots) device bytes. */
+cudaError_t zg_k_lzw_decode_seg_launch(const void *const *d_in, const size_t *d_in_bytes, void *const *d_out,
+                                       const size_t *d_out_bytes, size_t *d_actual, int *d_status, size_t n,
+                                       size_t slots, void *d_scratch, cudaStream_t s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -154,4 +154,29 @@ ZG_LZW_FN int zg_lzw_walk_with(const uint8_t *p, size_t n, size_t expected, uint
     return e;
 }
 
+/* ---- the segmented decode (lzw_kernels.cu's path for waves of few, large streams; its CPU model is in
+ * test_lzw_check.c). A stream is cut at its ClearCodes into segments that decode side by side: a boundary pass
+ * records each segment's first bit and its codes before the special code that ends it; a lengths pass the bytes
+ * its codes decode to (dictionary lengths only) and whether one of its codes is bad; then a segment decodes into
+ * the sum of the lengths before it. The first segment that "decides" the stream (zg_lzw_seg_decides: it ends at
+ * EOI or where the bits run out, holds a bad code, or the output is full by its end) decodes exactly as the
+ * serial walk from its start and gives the stream's status; the segments after it are not decoded. A stream with
+ * more segments than its slots has its last slot "open": that segment decodes serially to the end. */
+enum {
+    ZG_LZW_SEG_FINAL = 1u, /* ends at EOI, out of bits, or is the open last slot: no ClearCode after it */
+    ZG_LZW_SEG_BAD = 2u    /* (lengths pass) one of its codes refers to an entry not yet made */
+};
+typedef struct zg_lzw_seg {
+    uint64_t bit;   /* its first code's bit in the stream */
+    uint32_t codes; /* its codes before the special code that ends it (FINAL: unused) */
+    uint32_t len;   /* bytes its codes (those before a bad one) decode to, at most the stream's expected size */
+    uint32_t kind;  /* ZG_LZW_SEG_* bits */
+    uint32_t pad;
+} zg_lzw_seg;
+
+/* Whether the segment at output offset `at` decides its stream (see above). */
+ZG_LZW_FN int zg_lzw_seg_decides(uint32_t kind, uint64_t at, uint32_t len, uint64_t expected) {
+    return (kind & (ZG_LZW_SEG_FINAL | ZG_LZW_SEG_BAD)) != 0 || at + len >= expected;
+}
+
 #endif
