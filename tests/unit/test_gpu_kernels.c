@@ -390,24 +390,29 @@ static void scatter_ref(int nd, size_t isz, const uint64_t *cnt, uint8_t *dst, c
 }
 
 static void test_scatter(void) {
-    /* output box 13 x 17 x 19 of itemsize isz; chunks 5 x 6 x 7 stored C order (or transposed);
-     * output strides: C order, F order, and C order with axis 1 reversed (negative stride) */
-    const uint64_t box[3] = {13, 17, 19}, ch[3] = {5, 6, 7};
+    /* output box 13 x 17 x W of itemsize isz; chunks 5 x 6 x 7 stored C order (or transposed);
+     * output strides: C order, F order, and C order with axis 1 reversed (negative stride). W = 7: the chunks' last
+     * two axes lie alike in the output (C order), which the kernel copies as one row (an RGB image's samples) */
+    const uint64_t ch[3] = {5, 6, 7}, widths[2] = {19, 7};
     const size_t isizes[4] = {1, 2, 4, 8};
+    for (int wi = 0; wi < 2; wi++)
     for (int li = 0; li < 4; li++) for (int layout = 0; layout < 3; layout++) for (int tr = 0; tr < 2; tr++) {
+        const uint64_t box[3] = {13, 17, widths[wi]}, W = box[2];
         size_t isz = isizes[li];
         size_t out_n = box[0] * box[1] * box[2] * isz;
         int64_t ds[3];
-        if (layout == 0) { ds[2] = (int64_t)isz; ds[1] = ds[2] * 19; ds[0] = ds[1] * 17; }
+        if (layout == 0) { ds[2] = (int64_t)isz; ds[1] = ds[2] * (int64_t)W; ds[0] = ds[1] * 17; }
         else if (layout == 1) { ds[0] = (int64_t)isz; ds[1] = ds[0] * 13; ds[2] = ds[1] * 17; }
-        else { ds[2] = (int64_t)isz; ds[1] = -(int64_t)isz * 19; ds[0] = (int64_t)isz * 19 * 17; }
-        int64_t base = layout == 2 ? (int64_t)isz * 19 * 16 : 0;
+        else { ds[2] = (int64_t)isz; ds[1] = -(int64_t)isz * (int64_t)W; ds[0] = (int64_t)isz * (int64_t)W * 17; }
+        int64_t base = layout == 2 ? (int64_t)isz * (int64_t)W * 16 : 0;
         /* chunk strides: C order, or a transposed buffer (axes stored as 2,0,1) */
         int64_t ss[3];
         if (!tr) { ss[2] = (int64_t)isz; ss[1] = ss[2] * 7; ss[0] = ss[1] * 6; }
         else { ss[1] = (int64_t)isz; ss[0] = ss[1] * 6; ss[2] = ss[0] * 5; }
         size_t chunk_n = 5 * 6 * 7 * isz;
-        size_t nchunks = 3 * 3 * 3;
+        uint64_t nc[3];
+        for (int d = 0; d < 3; d++) nc[d] = (box[d] + ch[d] - 1) / ch[d];
+        size_t nchunks = (size_t)(nc[0] * nc[1] * nc[2]);
         uint8_t *hchunks = malloc(nchunks * chunk_n), *want = malloc(out_n), *got = malloc(out_n);
         fill_rand(hchunks, nchunks * chunk_n);
         uint8_t *dchunks = dup_to_dev(hchunks, nchunks * chunk_n), *dout;
@@ -419,7 +424,7 @@ static void test_scatter(void) {
         zg_k_scatter items[27];
         uint64_t cnt[27 * 3], max_rows = 0;
         size_t k = 0;
-        for (uint64_t a = 0; a < 3; a++) for (uint64_t b = 0; b < 3; b++) for (uint64_t c = 0; c < 3; c++, k++) {
+        for (uint64_t a = 0; a < nc[0]; a++) for (uint64_t b = 0; b < nc[1]; b++) for (uint64_t c = 0; c < nc[2]; c++, k++) {
             uint64_t o[3] = {a * 5, b * 6, c * 7};
             for (int d = 0; d < 3; d++) {
                 uint64_t end = o[d] + ch[d] < box[d] ? o[d] + ch[d] : box[d];
@@ -447,9 +452,10 @@ static void test_scatter(void) {
         p.d_fill = dfill;
         zg_k_scatter *di = dup_to_dev(items, sizeof items);
         uint64_t *dc = dup_to_dev(cnt, sizeof cnt);
-        CUOK(zg_k_scatter_launch(&p, di, dc, 27, max_rows, 0));
+        CUOK(zg_k_scatter_launch(&p, di, dc, k, max_rows, 0));
         CUOK(cudaMemcpy(got, dout, out_n, cudaMemcpyDeviceToHost));
-        CHECK_MSG(memcmp(got, want, out_n) == 0, "scatter itemsize %zu layout %d transposed %d", isz, layout, tr);
+        CHECK_MSG(memcmp(got, want, out_n) == 0, "scatter width %llu itemsize %zu layout %d transposed %d",
+                  (unsigned long long)W, isz, layout, tr);
         cudaFree(di); cudaFree(dc); cudaFree(dchunks); cudaFree(dout); cudaFree(dfill);
         free(hchunks); free(want); free(got);
     }

@@ -584,16 +584,25 @@ __global__ void scatter_kernel(ScatterArgs a, const zg_k_scatter *items, const u
     for (size_t c = blockIdx.y; c < n_items; c += gridDim.y) {
         const zg_k_scatter it = items[c];
         const uint64_t *cnt = counts + c * (size_t)nd;
-        uint64_t rows = 1;
-        for (int d = 0; d < nd - 1; d++) rows *= cnt[d];
-        const uint64_t rowlen = nd > 0 ? cnt[nd - 1] : 1;
-        if (rowlen == 0) continue;
         const int64_t ss = nd > 0 ? p.src_strides[nd - 1] : isz, ds = nd > 0 ? p.dst_strides[nd - 1] : isz;
+        // A warp a row, where a row is the innermost axes that lie alike on both sides (one run of elements in the
+        // chunk and in the output): an RGB image's samples alone, a row of three bytes, left 29 of 32 lanes idle
+        // (8192x8192x3 bytes: 16.6 ms, against 14.6 for decoding its Deflate tiles; H100)
+        int last = nd - 1;
+        uint64_t rowlen = nd > 0 ? cnt[nd - 1] : 1;
+        while (last > 0 && (!it.src || p.src_strides[last - 1] == (int64_t)rowlen * ss) &&
+               p.dst_strides[last - 1] == (int64_t)rowlen * ds) {
+            rowlen *= cnt[last - 1];
+            last--;
+        }
+        if (rowlen == 0) continue;
+        uint64_t rows = 1;
+        for (int d = 0; d < last; d++) rows *= cnt[d];
         for (uint64_t r = warp; r < rows; r += n_warps) {
-            // row index -> offsets over axes [0, nd-1)
+            // row index -> offsets over axes [0, last)
             int64_t so = 0, dof = 0;
             uint64_t rem = r;
-            for (int d = nd - 2; d >= 0; d--) {
+            for (int d = last - 1; d >= 0; d--) {
                 const uint64_t i = rem % cnt[d];
                 rem /= cnt[d];
                 so += (int64_t)i * p.src_strides[d];
