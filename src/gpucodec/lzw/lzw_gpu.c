@@ -11,7 +11,6 @@
 #include "gpucodec/lzw/lzw_check.h"
 #include "gpucodec/lzw/lzw_kernels.h"
 
-
 /* Which path a wave takes: -1 by its streams (zg_lc_lzw_segmented), 0 a warp a stream, 1 segments (builds that
  * compare the two end to end). */
 #ifndef ZG_LZW_SEGMENTS
