@@ -127,6 +127,16 @@ static int zj_grow(zj_value *c) {
     return 1;
 }
 
+zj_value *zj_new_uint_list(size_t n, const uint64_t *v) {
+    zj_value *a = zj_new_array();
+    for (size_t i = 0; a && i < n; i++)
+        if (zj_append(a, zj_new_uint(v[i])) != ZGPU_OK) {
+            zj_free(a);
+            return NULL;
+        }
+    return a;
+}
+
 zgpu_status zj_append(zj_value *arr, zj_value *item) {
     if (!item) return zg_error(ZGPU_ERR_NO_MEMORY, "JSON: appending a NULL item (allocation failed)");
     if (!arr || arr->type != ZJ_ARRAY) {

@@ -55,6 +55,7 @@ zj_value *zj_new_string(const char *s);
 zj_value *zj_new_string_len(const char *s, size_t len);
 zj_value *zj_new_array(void);
 zj_value *zj_new_object(void);
+zj_value *zj_new_uint_list(size_t n, const uint64_t *v); /* [v[0], ...]; NULL on allocation failure */
 /* Takes ownership of item/val (frees it on failure). Return ZGPU_OK or ZGPU_ERR_NO_MEMORY. */
 zgpu_status zj_append(zj_value *arr, zj_value *item);
 zgpu_status zj_set(zj_value *obj, const char *key, zj_value *val); /* replaces an existing key in place */

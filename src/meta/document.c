@@ -22,16 +22,6 @@ zgpu_status zg_json_put_append(zj_value *arr, zj_value *item) {
     return ZGPU_OK;
 }
 
-static zj_value *u64_list(int n, const uint64_t *v) {
-    zj_value *a = zj_new_array();
-    for (int i = 0; a && i < n; i++)
-        if (zj_append(a, zj_new_uint(v[i])) != ZGPU_OK) {
-            zj_free(a);
-            return NULL;
-        }
-    return a;
-}
-
 /* Parses an optional JSON member of the spec; `member` names it in messages. want: required type or -1. */
 static zgpu_status parse_member(const char *text, const char *member, int want, zj_value **out) {
     *out = NULL;
@@ -149,7 +139,7 @@ static zgpu_status sharding_codec(int ndim, const uint64_t *chunks, zj_value *in
         little = NULL;
     }
     if (st == ZGPU_OK) st = zg_json_put_append(index, zg_codec_json("crc32c", NULL));
-    if (st == ZGPU_OK) st = zg_json_put(conf, "chunk_shape", u64_list(ndim, chunks));
+    if (st == ZGPU_OK) st = zg_json_put(conf, "chunk_shape", zj_new_uint_list((size_t)ndim, chunks));
     if (st == ZGPU_OK) {
         st = zg_json_put(conf, "codecs", inner);
         inner = NULL;
@@ -175,7 +165,7 @@ static zgpu_status build_v3(const zgpu_array_spec *s, const zg_dtype *dt, int bi
                             const uint64_t *chunks, zj_value *doc) {
     zgpu_status st = zg_json_put(doc, "zarr_format", zj_new_int(3));
     if (st == ZGPU_OK) st = zg_json_put(doc, "node_type", zj_new_string("array"));
-    if (st == ZGPU_OK) st = zg_json_put(doc, "shape", u64_list(s->ndim, s->shape));
+    if (st == ZGPU_OK) st = zg_json_put(doc, "shape", zj_new_uint_list((size_t)s->ndim, s->shape));
     if (st == ZGPU_OK) {
         st = zg_json_put(doc, "data_type", dt_json);
         dt_json = NULL;
@@ -184,8 +174,8 @@ static zgpu_status build_v3(const zgpu_array_spec *s, const zg_dtype *dt, int bi
     zj_value *grid = NULL, *gconf = NULL, *cke = NULL, *v = NULL;
     if (st == ZGPU_OK) {
         gconf = zj_new_object();
-        st = gconf ? zg_json_put(gconf, "chunk_shape", u64_list(s->ndim, s->shards ? s->shards : chunks))
-                   : OOM();
+        const uint64_t *grid_shape = s->shards ? s->shards : chunks;
+        st = gconf ? zg_json_put(gconf, "chunk_shape", zj_new_uint_list((size_t)s->ndim, grid_shape)) : OOM();
         if (st == ZGPU_OK) {
             grid = zj_new_object();
             st = grid ? zg_json_put(grid, "name", zj_new_string("regular")) : OOM();
@@ -289,8 +279,8 @@ static zgpu_status build_v2(const zgpu_array_spec *s, const zg_dtype *dt, int bi
     char text[2] = {0, 0};
     zj_value *v = NULL;
     st = zg_json_put(doc, "zarr_format", zj_new_int(2));
-    if (st == ZGPU_OK) st = zg_json_put(doc, "shape", u64_list(s->ndim, s->shape));
-    if (st == ZGPU_OK) st = zg_json_put(doc, "chunks", u64_list(s->ndim, chunks));
+    if (st == ZGPU_OK) st = zg_json_put(doc, "shape", zj_new_uint_list((size_t)s->ndim, s->shape));
+    if (st == ZGPU_OK) st = zg_json_put(doc, "chunks", zj_new_uint_list((size_t)s->ndim, chunks));
     if (st == ZGPU_OK) {
         st = zg_json_put(doc, "dtype", dt_json);
         dt_json = NULL;

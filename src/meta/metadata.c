@@ -42,14 +42,6 @@ static zgpu_status append_item(zj_value *arr, zj_value *item) {
     return ZGPU_OK;
 }
 
-static zj_value *uint_list(const uint64_t *v, int n) {
-    zj_value *arr = zj_new_array();
-    if (!arr) return NULL;
-    for (int i = 0; i < n; i++)
-        if (append_item(arr, zj_new_uint(v[i])) != ZGPU_OK) { zj_free(arr); return NULL; }
-    return arr;
-}
-
 /* A JSON list of non-negative integers (>= 1 when min_one) of at most ZGPU_MAX_DIMS entries. */
 static zgpu_status parse_uint_list(const zj_value *v, const char *name, int min_one, int *n, uint64_t *out) {
     if (!v) return zg_error(ZGPU_ERR_BAD_METADATA, "%s is missing", name);
@@ -711,13 +703,14 @@ static zj_value *clone_or(const zj_value *v, zj_value *dflt) {
 
 static zgpu_status build_v3(const zg_array_meta *m, zj_value *o) {
     /* Member order as zarr-python 3.1 writes zarr.json. */
-    ZG_FORWARD(set_member(o, "shape", uint_list(m->shape, m->ndim)));
+    ZG_FORWARD(set_member(o, "shape", zj_new_uint_list((size_t)m->ndim, m->shape)));
     const zj_value *doc_dt = zj_get(m->doc, "data_type");
     int dt_object = doc_dt && doc_dt->type == ZJ_OBJECT;
     ZG_FORWARD(set_member(o, "data_type", dt_object ? zj_clone(doc_dt) : zg_dtype_to_v3_json(&m->dtype)));
 
     zj_value *grid = zj_new_object(), *gconf = zj_new_object();
-    zgpu_status s = (grid && gconf) ? set_member(gconf, "chunk_shape", uint_list(m->chunk_shape, m->ndim)) : ZG_NOMEM();
+    zgpu_status s = (grid && gconf) ? set_member(gconf, "chunk_shape", zj_new_uint_list((size_t)m->ndim, m->chunk_shape))
+                                    : ZG_NOMEM();
     if (s == ZGPU_OK) s = set_member(grid, "name", zj_new_string("regular"));
     if (s == ZGPU_OK) { s = set_member(grid, "configuration", gconf); gconf = NULL; }
     if (s == ZGPU_OK) { s = set_member(o, "chunk_grid", grid); grid = NULL; }
@@ -770,8 +763,8 @@ static const char *const k_v2_members[] = {"zarr_format", "shape", "chunks", "dt
 
 static zgpu_status build_v2(const zg_array_meta *m, zj_value *o) {
     /* Member order as zarr-python 3.1 writes .zarray. */
-    ZG_FORWARD(set_member(o, "shape", uint_list(m->shape, m->ndim)));
-    ZG_FORWARD(set_member(o, "chunks", uint_list(m->chunk_shape, m->ndim)));
+    ZG_FORWARD(set_member(o, "shape", zj_new_uint_list((size_t)m->ndim, m->shape)));
+    ZG_FORWARD(set_member(o, "chunks", zj_new_uint_list((size_t)m->ndim, m->chunk_shape)));
     const zj_value *dt = zj_get(m->doc, "dtype");
     char buf[ZG_DTYPE_V2_MAX];
     ZG_FORWARD(set_member(o, "dtype", dt ? zj_clone(dt) : zj_new_string(zg_dtype_to_v2(&m->dtype, 0, buf))));

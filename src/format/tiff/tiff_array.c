@@ -170,16 +170,6 @@ static size_t level_pages(const zg_tiff_file *f, long long level, size_t *pages,
 }
 
 /* ---- the document ---- */
-static zj_value *uint_list(int n, const uint64_t *v) {
-    zj_value *a = zj_new_array();
-    for (int i = 0; a && i < n; i++)
-        if (zj_append(a, zj_new_uint(v[i])) != ZGPU_OK) {
-            zj_free(a);
-            return NULL;
-        }
-    return a;
-}
-
 static char *b64(const uint8_t *p, size_t n) {
     static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     char *out = malloc((n + 2) / 3 * 4 + 1);
@@ -447,7 +437,7 @@ static zj_value *tiff_attrs(const zg_tiff_file *f, const tiff_path *t, const siz
     zj_set(a, "predictor", zj_new_uint(p->predictor));
     zj_set(a, "layout", zj_new_string(p->tiled ? "tiles" : "strips"));
     const uint64_t ts[2] = {p->tile_height, p->tile_width};
-    zj_set(a, p->tiled ? "tile_shape" : "strip_shape", uint_list(2, ts));
+    zj_set(a, p->tiled ? "tile_shape" : "strip_shape", zj_new_uint_list(2, ts));
     zj_set(a, "n_chunks_per_page", zj_new_uint(p->n_chunks));
     return a;
 }
@@ -477,9 +467,9 @@ static zgpu_status build_and_open(zgpu_context *ctx, const char *path, const tif
     if (ok) {
         zj_set(doc, "zarr_format", zj_new_int(3));
         zj_set(doc, "node_type", zj_new_string("array"));
-        zj_set(doc, "shape", uint_list(nd, shape));
+        zj_set(doc, "shape", zj_new_uint_list((size_t)nd, shape));
         zj_set(doc, "data_type", zj_new_string(zg_tiff_dtype_name(p)));
-        zj_set(gconf, "chunk_shape", uint_list(nd, shard));
+        zj_set(gconf, "chunk_shape", zj_new_uint_list((size_t)nd, shard));
         zj_set(grid, "name", zj_new_string("regular"));
         zj_set(grid, "configuration", gconf);
         gconf = NULL;
@@ -490,7 +480,7 @@ static zgpu_status build_and_open(zgpu_context *ctx, const char *path, const tif
         key = NULL;
         zj_set(doc, "fill_value", fill ? fill : (p->sample_format == 3 ? zj_new_double(0) : zj_new_int(0)));
         fill = NULL;
-        zj_set(sconf, "chunk_shape", uint_list(nd, inner));
+        zj_set(sconf, "chunk_shape", zj_new_uint_list((size_t)nd, inner));
         zj_set(sconf, "codecs", chain);
         chain = NULL;
         zj_set(ibytes, "endian", zj_new_string("little"));
