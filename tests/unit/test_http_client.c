@@ -121,22 +121,29 @@ static const char *url(const char *key) { /* a few live at once, round robin */
     return u;
 }
 
-static zg_http_req req(zg_http_method m, const char *key) {
+/* A request of `u`, a URL the caller keeps alive (many(): a batch's own, not url()'s shared slots). */
+static zg_http_req req_url(zg_http_method m, const char *u) {
     zg_http_req r;
     memset(&r, 0, sizeof r);
     r.method = m;
-    r.url = url(key);
+    r.url = u;
     r.range_length = ZG_HTTP_WHOLE;
     return r;
 }
 
-static zg_http_req range(const char *key, uint64_t off, uint64_t len, int suffix, uint8_t *out) {
-    zg_http_req r = req(ZG_HTTP_GET, key);
+static zg_http_req req(zg_http_method m, const char *key) { return req_url(m, url(key)); }
+
+static zg_http_req range_url(const char *u, uint64_t off, uint64_t len, int suffix, uint8_t *out) {
+    zg_http_req r = req_url(ZG_HTTP_GET, u);
     r.range_offset = off;
     r.range_length = len;
     r.range_suffix = suffix;
     r.out = out;
     return r;
+}
+
+static zg_http_req range(const char *key, uint64_t off, uint64_t len, int suffix, uint8_t *out) {
+    return range_url(url(key), off, len, suffix, out);
 }
 
 /* One request alone; the run itself must succeed. */
@@ -583,9 +590,13 @@ static int many(zg_http_client *c, uint64_t seed) {
     zg_http_req *rs = calloc(MANY, sizeof *rs);
     uint8_t *buf = malloc((size_t)MANY * 8192);
     if (!rs || !buf) return MANY;
+    /* the batch's own URL: url()'s round-robin slots are shared, and threads running batches at once rewrote a
+     * slot while the client read it ("no URL") */
+    char data_url[256];
+    snprintf(data_url, sizeof data_url, "%s/data", base);
     for (int i = 0; i < MANY; i++) {
         uint64_t len = 1 + rnd(&seed) % 8192, off = rnd(&seed) % (DATA_N - len + 1);
-        rs[i] = range("data", off, len, i % 10 == 9, buf + (size_t)i * 8192);
+        rs[i] = range_url(data_url, off, len, i % 10 == 9, buf + (size_t)i * 8192);
     }
     int bad = zg_http_run(c, rs, MANY) != ZGPU_OK ? MANY : 0;
     for (int i = 0; i < MANY && !bad; i++) {
