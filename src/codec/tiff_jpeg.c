@@ -16,6 +16,7 @@
 #include <string.h>
 #include <jpeglib.h>
 #include "codec/codec.h"
+#include "common/base64.h"
 #include "common/status.h"
 
 extern const zg_codec_vtable zg_codec_tiff_jpeg;
@@ -29,34 +30,16 @@ typedef struct jpeg_codec {
     uint64_t width, components, height; /* of the chunk: its last axis (components), the one before (width) */
 } jpeg_codec;
 
-static int b64_value(int ch) {
-    if (ch >= 'A' && ch <= 'Z') return ch - 'A';
-    if (ch >= 'a' && ch <= 'z') return ch - 'a' + 26;
-    if (ch >= '0' && ch <= '9') return ch - '0' + 52;
-    if (ch == '+') return 62;
-    if (ch == '/') return 63;
-    return -1;
-}
-
 /* Padded standard base64 -> bytes (malloc'd); 0 on bad text. */
 static int b64_decode(const char *s, size_t len, uint8_t **out, size_t *out_n) {
-    if (len % 4) return 0;
-    uint8_t *o = malloc(len / 4 * 3 + 1);
+    const size_t cap = len / 4 * 3;
+    uint8_t *o = malloc(cap + 1);
     if (!o) return 0;
-    size_t k = 0;
-    for (size_t i = 0; i < len; i += 4) {
-        int v[4], pad = 0;
-        for (int j = 0; j < 4; j++) {
-            if (s[i + j] == '=' && i + 4 == len && j >= 2) { v[j] = 0; pad++; continue; }
-            if (pad || (v[j] = b64_value((unsigned char)s[i + j])) < 0) { free(o); return 0; }
-        }
-        uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
-        o[k++] = (uint8_t)(w >> 16);
-        if (pad < 2) o[k++] = (uint8_t)(w >> 8);
-        if (pad < 1) o[k++] = (uint8_t)w;
+    if (!zg_base64_decode(s, len, o, cap, out_n)) {
+        free(o);
+        return 0;
     }
     *out = o;
-    *out_n = k;
     return 1;
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base64.h"
 #include "common/status.h"
 #include "meta/names.h"
 
@@ -606,54 +607,10 @@ range:
                     dt->name);
 }
 
-static int b64_digit(char c) {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-}
-
-/* Decodes padded standard base64 of exactly `size` bytes into out. */
-static int base64_decode_exact(const char *s, size_t len, uint8_t *out, size_t size) {
-    if (len % 4 != 0) return 0;
-    size_t n = 0;
-    for (size_t i = 0; i < len; i += 4) {
-        int d[4], pad = 0;
-        for (int k = 0; k < 4; k++) {
-            char c = s[i + k];
-            if (c == '=' && i + 4 == len && k >= 2) { d[k] = 0; pad++; continue; }
-            if (pad) return 0; /* data after '=' */
-            d[k] = b64_digit(c);
-            if (d[k] < 0) return 0;
-        }
-        uint32_t w = ((uint32_t)d[0] << 18) | ((uint32_t)d[1] << 12) | ((uint32_t)d[2] << 6) | (uint32_t)d[3];
-        uint8_t b[3] = {(uint8_t)(w >> 16), (uint8_t)(w >> 8), (uint8_t)w};
-        for (int k = 0; k < 3 - pad; k++) {
-            if (n >= size) return 0;
-            out[n++] = b[k];
-        }
-    }
-    return n == size;
-}
-
-static char *base64_encode(const uint8_t *p, size_t n) {
-    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    char *s = malloc((n + 2) / 3 * 4 + 1);
-    if (!s) return NULL;
-    size_t o = 0;
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t w = (uint32_t)p[i] << 16;
-        if (i + 1 < n) w |= (uint32_t)p[i + 1] << 8;
-        if (i + 2 < n) w |= p[i + 2];
-        s[o++] = alphabet[(w >> 18) & 63];
-        s[o++] = alphabet[(w >> 12) & 63];
-        s[o++] = i + 1 < n ? alphabet[(w >> 6) & 63] : '=';
-        s[o++] = i + 2 < n ? alphabet[w & 63] : '=';
-    }
-    s[o] = 0;
-    return s;
+/* Padded base64 of exactly `size` bytes into out. */
+static int base64_exact(const char *s, size_t len, uint8_t *out, size_t size) {
+    size_t n;
+    return zg_base64_decode(s, len, out, size, &n) && n == size;
 }
 
 zgpu_status zg_fill_from_json(const zj_value *v, const zg_dtype *dt, int zarr_format, uint8_t *out, int *is_null) {
@@ -721,7 +678,7 @@ zgpu_status zg_fill_from_json(const zj_value *v, const zg_dtype *dt, int zarr_fo
             return ZGPU_OK;
         }
         if (v->type == ZJ_STRING) {
-            if (base64_decode_exact(v->str, v->len, out, dt->size)) return ZGPU_OK;
+            if (base64_exact(v->str, v->len, out, dt->size)) return ZGPU_OK;
             char q[96];
             return zg_error(ZGPU_ERR_BAD_METADATA, "fill_value %s for %s is not base64 of %u bytes",
                             zg_meta_quote(v->str, v->len, q, sizeof q), dt->name, dt->size);
@@ -780,7 +737,7 @@ zgpu_status zg_fill_vlen_from_json(const zj_value *v, const zg_dtype *dt, int za
     *out = malloc(cap ? cap : 1);
     if (!*out) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
     size_t pad = v->len >= 1 && v->str[v->len - 1] == '=' ? (v->len >= 2 && v->str[v->len - 2] == '=' ? 2 : 1) : 0;
-    if (v->len % 4 || !base64_decode_exact(v->str, v->len, *out, cap - pad)) {
+    if (v->len % 4 || !base64_exact(v->str, v->len, *out, cap - pad)) {
         free(*out);
         *out = NULL;
         char q[96];
@@ -801,7 +758,7 @@ zj_value *zg_fill_vlen_to_json(const uint8_t *p, size_t n, const zg_dtype *dt) {
         free(s);
         return v;
     }
-    char *s = base64_encode(p, n);
+    char *s = zg_base64_encode(p, n);
     if (!s) return NULL;
     zj_value *v = zj_new_string(s);
     free(s);
@@ -872,7 +829,7 @@ zj_value *zg_fill_to_json(const uint8_t *fill, const zg_dtype *dt, int zarr_form
     }
     case ZGPU_RAW: {
         if (zarr_format == 2) {
-            char *s = base64_encode(fill, dt->size);
+            char *s = zg_base64_encode(fill, dt->size);
             if (!s) return NULL;
             zj_value *v = zj_new_string(s);
             free(s);

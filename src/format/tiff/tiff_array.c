@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include "api/array.h"
 #include "codec/sharding.h"
+#include "common/base64.h"
 #include "common/status.h"
 #include "format/tiff/tiff.h"
 #include "store/url.h"
@@ -170,22 +171,6 @@ static size_t level_pages(const zg_tiff_file *f, long long level, size_t *pages,
 }
 
 /* ---- the document ---- */
-static char *b64(const uint8_t *p, size_t n) {
-    static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    char *out = malloc((n + 2) / 3 * 4 + 1);
-    if (!out) return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
-        out[k++] = al[v >> 18 & 63];
-        out[k++] = al[v >> 12 & 63];
-        out[k++] = i + 1 < n ? al[v >> 6 & 63] : '=';
-        out[k++] = i + 2 < n ? al[v & 63] : '=';
-    }
-    out[k] = 0;
-    return out;
-}
-
 static zj_value *codec(const char *name, zj_value *conf) { return zg_codec_json(name, conf); }
 
 /* {"name": ..., "configuration": {k: v, ...}} from integer members */
@@ -233,7 +218,7 @@ static zj_value *page_chain(const zg_tiff_page *p, int big_endian, uint64_t chun
     case 50000: comp = codec("zstd", NULL); break;
     case 7: {
         zj_value *c = zj_new_object();
-        char *t = p->jpeg_tables_n ? b64(p->jpeg_tables, p->jpeg_tables_n) : NULL;
+        char *t = p->jpeg_tables_n ? zg_base64_encode(p->jpeg_tables, p->jpeg_tables_n) : NULL;
         if (c && (!p->jpeg_tables_n || t) &&
             (!t || zj_set(c, "tables", zj_new_string(t)) == ZGPU_OK) &&
             zj_set(c, "photometric", zj_new_int(p->photometric)) == ZGPU_OK &&
