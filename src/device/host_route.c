@@ -92,8 +92,10 @@ zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_d
             const uint64_t *c = rq->counts + r * (size_t)nd;
             zg_c_strides(nd, c, isz, sp.src_strides);
             memcpy(sp.dst_strides, strides + r * (size_t)nd, (size_t)nd * sizeof(int64_t));
-            uint64_t rows = 1;
-            for (int d = 0; d < nd - 1; d++) rows *= c[d];
+            uint64_t row_len;
+            int outer;
+            const uint64_t rows = zg_k_scatter_rows(nd, sp.src_strides, sp.dst_strides, sp.itemsize, c, 1, &row_len,
+                                                    &outer);
             if ((ce = zg_k_scatter_launch(&sp, (const zg_k_scatter *)(b->d + items_at) + r,
                                           (const uint64_t *)(b->d + counts_at) + r * (size_t)nd, 1, rows, str)))
                 s = zg_error(ZGPU_ERR_CUDA, "CUDA error in the scatter kernel: %s", cudaGetErrorString(ce));

@@ -293,14 +293,17 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
             const size_t src_i = t->kind == T_DUP ? t->lead : i;
             uint8_t *dst = dev_box_dst(j, pt);
             const uint8_t *src = NULL;
-            uint64_t rows = 1;
-            for (int d = 0; d < nd - 1; d++) rows *= pt->count[d];
+            const int64_t *dst_strides = j->strides + pt->region * (size_t)nd;
+            uint64_t rows, row_len;
+            int outer;
             uint64_t *cdst;
             if (src_t->kind == T_GPU || src_t->kind == T_DCACHED) {
                 src = src_t->kind == T_GPU ? D + cur[src_i - first] : src_t->dhit->data;
                 for (int d = 0; d < nd; d++) src += (int64_t)pt->in_chunk[d] * pp->src_strides[d];
                 cdst = cntg + ng * (size_t)nd;
                 scg[ng++] = (zg_k_scatter){src, dst};
+                rows = zg_k_scatter_rows(nd, pp->src_strides, dst_strides, (int)itemsize, pt->count, 1, &row_len,
+                                         &outer);
                 if (rows > grp[g].rows_g) grp[g].rows_g = rows;
             } else {
                 if (src_t->kind == T_CPU) {
@@ -309,6 +312,8 @@ zgpu_status dev_launch_wave(job *j, bufset *b, layout *L, wave_check *wc) {
                 }
                 cdst = cntc + ncc * (size_t)nd;
                 scc[ncc++] = (zg_k_scatter){src, dst};
+                rows = zg_k_scatter_rows(nd, cpu_strides, dst_strides, (int)itemsize, pt->count, src != NULL,
+                                         &row_len, &outer);
                 if (rows > grp[g].rows_c) grp[g].rows_c = rows;
             }
             for (int d = 0; d < nd; d++) cdst[d] = pt->count[d];

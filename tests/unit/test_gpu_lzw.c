@@ -311,12 +311,12 @@ static void test_packbits(void) {
 /* The predictor stages: items of rows (the last one short in some) for each element size and samples a pixel. */
 static void test_predictors(void) {
     static const unsigned sizes[] = {1, 2, 4, 8}, samples[] = {1, 2, 3, 4, 33};
-    static const size_t widths[] = {256, 7, 100};
+    static const size_t widths[] = {256, 7, 100, 2500}; /* 2500: rows of several warp steps */
     uint64_t seed = 9;
     for (int fp = 0; fp < 2; fp++)
         for (int si = fp; si < 4; si++)
             for (int sa = 0; sa < 5; sa++)
-                for (int wi = 0; wi < 3; wi++) {
+                for (int wi = 0; wi < 4; wi++) {
                     const unsigned es = sizes[si], s = samples[sa];
                     const size_t row = widths[wi] * s, n_items = 5;
                     size_t nb[5], total = 0;
