@@ -9,8 +9,9 @@
  * 4, its entry's `waves`) of at least PIPELINE_MIN_WAVE bytes, so that the decode of one wave overlaps the I/O
  * of the next. nvCOMP decodes a whole zstd / DEFLATE / LZ4 chunk in one thread block: the time per wave is that
  * of one chunk whatever the wave's size, so such reads (waves = 1) keep the fewest waves the memory budget
- * allows. So do selections that compress better than 4:1: their I/O is short next to their decode, which a split
- * would only lengthen (a wave's decode time has a floor, its longest chain of dependent steps). Tuning's
+ * allows. So do selections that compress better than 4:1 (the decoder's one_wave_ratio where it sets one): their
+ * I/O is short next to their decode, which a split would only lengthen (a wave's decode time has a floor, its
+ * longest chain of dependent steps). Tuning's
  * pipeline_waves = n sets
  * the count for every read, with no minimum wave size (1: off, for measuring the decode stage alone; n > 1 also
  * lets tests pipeline small arrays). Returns the wave count to aim at. */
@@ -22,25 +23,27 @@
 #define PIPELINE_MIN_WAVE ((uint64_t)128 << 20)
 static int forced_waves(const job *j) { return j->tune->pipeline_waves; /* 0: zgpu's choice */ }
 
-/* The chunks the read finds decode to more than 4 times their stored bytes. */
-static int compresses_over_4(const job *j) {
+/* The chunks the read finds decode to more than `ratio` times their stored bytes. */
+static int compresses_over(const job *j, int ratio) {
     uint64_t stored = 0, decoded = 0;
     for (size_t i = 0; i < j->n_t; i++)
         if (dev_task_reads(&j->t[i])) {
             stored += j->t[i].nbytes;
             decoded += j->pp.chunk_nbytes;
         }
-    return 4 * stored < decoded;
+    return (uint64_t)ratio * stored < decoded;
 }
 
 static int pipeline_waves(const job *j) {
     if (forced_waves(j)) return forced_waves(j);
     /* the stored format's decoder may ask for its own count (gpu_decoder.h: waves): 1, or n unless the read
-     * compresses better than 4:1 (zgpu's DEFLATE decoder: 4, deflate_gpu.c says why) */
+     * compresses better than its one_wave_ratio (else 4) to one (zgpu's DEFLATE decoder: 4 waves, 8:1; deflate_gpu.c
+     * says why) */
     const zg_gpu_decoder *d = j->gpu_decode ? j->dec_main : NULL;
+    const int ratio = d && d->one_wave_ratio > 0 ? d->one_wave_ratio : 4;
     if (d && d->waves == 1) return 1;
-    if (d && d->waves > 1) return compresses_over_4(j) ? 1 : d->waves;
-    return compresses_over_4(j) ? 1 : PIPELINE_WAVES;
+    if (d && d->waves > 1) return compresses_over(j, ratio) ? 1 : d->waves;
+    return compresses_over(j, ratio) ? 1 : PIPELINE_WAVES;
 }
 
 /* The buffer set's last wave is finished (or there is none): dev_check_wave would not wait. */

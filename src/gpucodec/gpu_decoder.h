@@ -103,6 +103,7 @@ struct zg_gpu_decoder {
     int plans;            /* its check plans into the chunk's host plan (the device state's kept zg_zd_plan) */
     int waves;            /* wave count for reads of its stored format: 1 (fewest the budget allows: a chunk's
                            * time is one thread block's), 0 the driver's default, or n (see waves.c) */
+    int one_wave_ratio;   /* reads compressing better than this many to one take one wave (0: 4; see waves.c) */
     unsigned verifies;    /* bits 1u << ZG_CHECK_* (checksum_combine.h): checksums a stream carries that its launch
                            * verifies itself (zgpu's zstd: XXH64); the driver's check kernel verifies the others */
     /* Per read (may be NULL: 1 and 1): minimum alignments of its input and output; nonzero: unusable. */

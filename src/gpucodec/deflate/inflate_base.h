@@ -61,7 +61,9 @@ ZI_FN uint32_t zi_fetch_add(uint32_t *p, uint32_t v) {
  * 12.4 -> 13.9 GB/s; 16 forced: slower, oct 6 GB/s, not looked into) */
 #define ZI_MAX_PARTS 12
 #endif
+#ifndef ZI_SERIAL_RATIO
 #define ZI_SERIAL_RATIO 8u /* streams decoding to this many times their size or more: serial mode */
+#endif
 #ifndef ZI_SB
 #define ZI_SB 32
 #endif           /* serial mode: tokens a batch */
