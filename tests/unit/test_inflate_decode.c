@@ -225,6 +225,7 @@ static int run_parts(const uint8_t *c, size_t cn, uint8_t *out, size_t cap, uint
         if (k && start[k] == ZI_NO_BIT) continue;
         zi_spec sp = zi_part_spec(start, k, np, k ? slot * zi_part_slots(start, k, np) : (uint32_t)cap);
         sp.serial = force_serial >= 0 ? (uint32_t)force_serial : (uint32_t)zi_serial_wanted((uint32_t)cn, (uint32_t)cap);
+        sp.seg = zi_seg_wanted((uint32_t)cn, (uint32_t)cap);
         wide[k] = k ? slots + (size_t)slot * (k - 1) : NULL;
         zi_decode(SH, c, (uint32_t)cn, k ? (void *)wide[k] : (void *)out, ML, &sp);
         serial_parts += k && SH->serial;

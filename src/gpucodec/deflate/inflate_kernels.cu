@@ -224,6 +224,7 @@ __global__ void __launch_bounds__(ZI_NL, ZI_BLOCKS_PER_SM)
         const uint32_t cap32 = cap > ZI_MAX_BYTES ? ZI_MAX_BYTES + 1u : (uint32_t)cap, slot = zi_part_slot(cap32, np);
         zi_spec spec = zi_part_spec(starts, k, np, k ? slot * zi_part_slots(starts, k, np) : cap32);
         spec.serial = serial_blocks || zi_serial_wanted((uint32_t)nb, cap32); /* (a stream too big fails before) */
+        spec.seg = zi_seg_wanted((uint32_t)nb, cap32);
         void *dst = k ? (void *)part_buffer(L, i, k, cap32, np) : out[i];
         zi_decode(&sh, (const uint8_t *)in[i], nb > ZI_MAX_BYTES ? ZI_MAX_BYTES + 1u : (uint32_t)nb, dst, mine, &spec);
         if (threadIdx.x == 0) {

@@ -227,7 +227,8 @@ ZI_FN zi_spec zi_part_spec(const uint32_t *start, uint32_t k, uint32_t np, uint3
     for (uint32_t m = 0; m < sp.nstops; m++) sp.stops[m] = start[k + 1 + m];
     sp.wide = k > 0;
     sp.cap = cap;
-    sp.serial = 0; /* (the caller sets it: zi_serial_wanted of the whole stream) */
+    sp.serial = 0; /* (the caller sets it and seg: zi_serial_wanted and zi_seg_wanted of the whole stream) */
+    sp.seg = 0;
     return sp;
 }
 

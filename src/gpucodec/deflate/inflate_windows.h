@@ -58,6 +58,7 @@ typedef struct zi_shared {
     long long tick_last, tick[ZI_PHASES]; /* profile (GPU): clock cycles lane 0 spent in each phase */
     int wres;
     uint32_t serial;          /* serial mode (zi_spec) */
+    uint32_t seg;             /* bits each lane starts apart, <= ZI_SEG_BITS (zi_spec) */
     zi_sbatch sb[2];          /* serial mode: the two batches in flight between parser and copier */
     unsigned s_prod, s_cons;  /* serial mode: batches of the block handed over / copied */
     uint32_t swin_lo;         /* serial mode: the window holds no element below (the marks, stored blocks) */
@@ -151,7 +152,7 @@ ZI_FN int zi_walk(zi_shared *sh, zi_br *b, uint32_t lane, uint32_t s0, uint32_t 
 
 /* Pass 1: lane `lane` decodes its segment from its start guess; then (zi_pass1_sync) meets its successor. */
 ZI_FN void zi_pass1(zi_shared *sh, const uint8_t *in, uint32_t lane) {
-    const uint32_t s0 = sh->bitpos + lane * ZI_SEG_BITS, s1 = s0 + ZI_SEG_BITS;
+    const uint32_t s0 = sh->bitpos + lane * sh->seg, s1 = s0 + sh->seg;
     for (uint32_t w = 0; w < ZI_BMW; w++) sh->bm[w][lane] = 0;
     sh->nev[lane] = 0;
     uint32_t out = 0, m = 0, stat = ZI_S_RUN;
@@ -180,7 +181,7 @@ ZI_FN void zi_pass1_sync(zi_shared *sh, const uint8_t *in, uint32_t lane) {
         sh->stat[lane] = ZI_S_STOP;
         return;
     }
-    uint32_t nx = lane + 1, s1 = sh->bitpos + nx * ZI_SEG_BITS;
+    uint32_t nx = lane + 1, s1 = sh->bitpos + nx * sh->seg;
     uint32_t limit = sh->mark_end[nx]; /* the successor's marks end here (the successor is changing its p) */
     uint32_t out = sh->out[lane], m = sh->m[lane], stat = ZI_S_RUN;
     sh->xpos[0][lane] = sh->p[lane]; /* pass 1 stopped at the first boundary in the successor's segment */
@@ -190,13 +191,13 @@ ZI_FN void zi_pass1_sync(zi_shared *sh, const uint8_t *in, uint32_t lane) {
     zi_br_init(&b, in, (sh->nbits + 7) >> 3, sh->p[lane]);
     for (;;) {
         const uint32_t at = b.pos;
-        if (at - s1 >= ZI_SEG_BITS) { /* past the successor's segment: on to the next, a few times */
+        if (at - s1 >= sh->seg) { /* past the successor's segment: on to the next, a few times */
             if (nx + 1 == ZI_NL || nx - lane == ZI_ABSORB) {
                 stat = ZI_S_STOP;
                 break;
             }
             nx++;
-            s1 += ZI_SEG_BITS;
+            s1 += sh->seg;
             limit = sh->mark_end[nx];
             if (nx - lane - 1 < ZI_XCAP) { /* at: the path's first boundary in segment nx */
                 sh->xpos[nx - lane - 1][lane] = at;
@@ -327,7 +328,7 @@ ZI_FN void zi_chain_result(zi_shared *sh) {
 ZI_FN void zi_prefix(zi_shared *sh, const uint8_t *in, uint32_t lane) {
     uint32_t out = 0, m = 0;
     if (lane > 0 && lane < sh->nvalid && sh->end_ev[lane] <= ZI_EV) {
-        const uint32_t s0 = sh->bitpos + lane * ZI_SEG_BITS;
+        const uint32_t s0 = sh->bitpos + lane * sh->seg;
         zi_br b;
         zi_br_init(&b, in, (sh->nbits + 7) >> 3, s0);
         zi_walk(sh, &b, lane, s0, sh->from[lane], 0, &out, &m);
