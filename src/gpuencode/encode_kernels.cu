@@ -1,0 +1,147 @@
+// The GPU encoder's kernels (encode_kernels.h): per-segment checksums of the uncompressed chunks and the framing
+// around nvCOMP's raw streams. The byte-level rules live in encode_frames.h, which the CPU tests check.
+#include "gpuencode/encode_kernels.h"
+
+#include "gpucodec/common/gpu_limits.h"
+#include "gpuencode/encode_frames.h"
+
+namespace {
+
+constexpr unsigned kThreads = ZG_GE_SEG_THREADS;
+
+struct Pows {  // x^(8 * 2^k) mod P for CRC32, by value (256 bytes of kernel parameters)
+    uint32_t pow[ZG_CRC_POW_N];
+};
+
+const Pows &crc32_pows() {
+    static const Pows p = [] {
+        Pows q;
+        zg_crc_pow_init(q.pow, ZG_CRC32_POLY);
+        return q;
+    }();
+    return p;
+}
+
+// Block-wide XOR and sum, valid in thread 0; `sh` holds a word a warp. The leading barrier lets them run back to
+// back on the same `sh`.
+__device__ uint32_t block_xor(uint32_t v, uint32_t *sh) {
+    for (int o = 16; o > 0; o >>= 1) v ^= __shfl_xor_sync(0xffffffffu, v, o);
+    __syncthreads();
+    if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;
+    __syncthreads();
+    uint32_t r = 0;
+    if (threadIdx.x == 0)
+        for (unsigned w = 0; w < kThreads / 32; w++) r ^= sh[w];
+    return r;
+}
+__device__ uint32_t block_sum(uint32_t v, uint32_t *sh) {  // values below 65521: 256 of them fit 32 bits
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    __syncthreads();
+    if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;
+    __syncthreads();
+    uint32_t r = 0;
+    if (threadIdx.x == 0)
+        for (unsigned w = 0; w < kThreads / 32; w++) r += sh[w];
+    return r;
+}
+
+// A block a segment (grid-stride). The tables are built once per block and serve every segment it takes; the
+// kind is the same for the whole launch, so every thread takes the same branches and barriers.
+__global__ void __launch_bounds__(kThreads) checksum_kernel(int kind, const zg_ge_seg *segs, size_t n,
+                                                            uint32_t *check, Pows pw) {
+    __shared__ uint32_t tab[8 * 256];
+    __shared__ uint32_t pow[ZG_CRC_POW_N];
+    __shared__ uint32_t sh[kThreads / 32];
+    uint32_t shift_t = 0;
+    if (kind == ZG_CHECK_CRC32) {
+        for (unsigned i = threadIdx.x; i < 256; i += kThreads) tab[i] = zg_crc_table0_entry(i, ZG_CRC32_POLY);
+        for (unsigned i = threadIdx.x; i < ZG_CRC_POW_N; i += kThreads) pow[i] = pw.pow[i];
+        __syncthreads();
+        for (unsigned e = threadIdx.x; e < 7 * 256; e += kThreads) {  // table k: table 0 applied k + 1 times
+            const unsigned k = 1 + e / 256, i = e % 256;
+            uint32_t c = tab[i];
+            for (unsigned r = 0; r < k; r++) c = (c >> 8) ^ tab[c & 0xff];
+            tab[k * 256 + i] = c;
+        }
+        __syncthreads();
+        shift_t = zg_ge_thread_shift(threadIdx.x, pow, ZG_CRC32_POLY);
+    }
+    for (size_t s = blockIdx.x; s < n; s += gridDim.x) {
+        const zg_ge_seg g = segs[s];
+        if (kind == ZG_CHECK_CRC32) {
+            const uint32_t x = block_xor(zg_ge_crc_term(tab, pow, shift_t, g.p, g.len, threadIdx.x), sh);
+            if (threadIdx.x == 0) check[s] = zg_crc_finish(x, g.len, pow, ZG_CRC32_POLY);
+        } else {
+            uint32_t ta, tb;
+            zg_ge_adler_terms(g.p, g.len, threadIdx.x, &ta, &tb);
+            const uint32_t sa = block_sum(ta, sh);
+            const uint32_t sb = block_sum(tb, sh);
+            if (threadIdx.x == 0) check[s] = zg_adler_finish(sa, sb, g.len);
+        }
+    }
+}
+
+// A thread a chunk: a few header and trailer bytes each, and the fold of its segments' checksums.
+__global__ void frame_kernel(int format, int level, size_t raw_offset, const zg_ge_chunk *chunks, size_t n,
+                             const size_t *nvc_bytes, const int *nvc_status, const uint32_t *check, size_t *out_bytes,
+                             int *status, Pows pw) {
+    const int kind = zg_ge_check_kind(format);
+    const unsigned hdr = zg_ge_header_bytes(format), trl = zg_ge_trailer_bytes(format);
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        const zg_ge_chunk c = chunks[i];
+        uint8_t *raw = c.slot + raw_offset;
+        size_t raw_len;
+        int st = 0;
+        if (c.nvc < 0) {
+            raw_len = zg_ge_write_empty_raw(format, raw);
+        } else {
+            st = nvc_status[c.nvc];
+            raw_len = nvc_bytes[c.nvc];
+            if (st == 0 && raw_len > c.raw_cap) st = 15;  // nvCOMP's "output buffer too small": never trust past it
+        }
+        if (st != 0) {
+            out_bytes[i] = 0;
+            status[i] = st;
+            continue;
+        }
+        zg_ge_write_header(format, level, c.in_bytes, raw - hdr);
+        if (trl) {
+            const uint32_t v = kind != ZG_CHECK_NONE ? zg_ge_fold(kind, check + c.first_seg, c.n_segs, c.in_bytes,
+                                                                  pw.pow)
+                                                     : 0u;
+            zg_ge_write_trailer(format, v, c.in_bytes, raw + raw_len);
+        }
+        out_bytes[i] = hdr + raw_len + trl;
+        status[i] = 0;
+    }
+}
+
+unsigned grid_for(size_t items, unsigned per_block, unsigned blocks_per_sm) {
+    zg_gpu_limits L;
+    zg_gpu_limits_current(&L);
+    const size_t want = (items + per_block - 1) / per_block;
+    const size_t cap = (size_t)L.sm_count * blocks_per_sm;
+    return (unsigned)(want < cap ? want : cap);
+}
+
+}  // namespace
+
+extern "C" cudaError_t zg_ge_checksum_launch(int kind, const zg_ge_seg *d_segs, size_t n, uint32_t *d_check,
+                                             cudaStream_t s) {
+    if (n == 0) return cudaSuccess;
+    if (kind != ZG_CHECK_CRC32 && kind != ZG_CHECK_ADLER32) return cudaErrorInvalidValue;
+    // 9 KiB of shared memory and 256 threads a block: 8 blocks an SM fit on every current GPU
+    checksum_kernel<<<grid_for(n, 1, 8), kThreads, 0, s>>>(kind, d_segs, n, d_check, crc32_pows());
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t zg_ge_frame_launch(int format, int level, size_t raw_offset, const zg_ge_chunk *d_chunks,
+                                          size_t n, const size_t *d_nvc_bytes, const int *d_nvc_status,
+                                          const uint32_t *d_check, size_t *d_out_bytes, int *d_status,
+                                          cudaStream_t s) {
+    if (n == 0) return cudaSuccess;
+    if (format < 0 || format >= ZG_GE_N) return cudaErrorInvalidValue;
+    frame_kernel<<<grid_for(n, 128, 4), 128, 0, s>>>(format, level, raw_offset, d_chunks, n, d_nvc_bytes,
+                                                      d_nvc_status, d_check, d_out_bytes, d_status, crc32_pows());
+    return cudaGetLastError();
+}

@@ -1,0 +1,224 @@
+/* GPU batch encoder (gpu_encode.h): checks the batch on the host, copies its descriptors to the device in one
+ * copy, then queues the checksum kernel, nvCOMP's compressor and the framing kernel on the caller's stream. */
+#include "gpuencode/gpu_encode.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/status.h"
+#include "gpucodec/nvcomp/nvcomp_lib.h"
+#include "gpuencode/encode_kernels.h"
+
+static const char *const format_names[ZG_GE_N] = {"zstd", "gzip", "zlib", "lz4"};
+
+const char *zg_gpu_encode_format_name(zg_ge_format f) { return (unsigned)f < ZG_GE_N ? format_names[f] : "?"; }
+
+static zg_nvc_format nvc_format(zg_ge_format f) {
+    return f == ZG_GE_ZSTD ? ZG_NVC_ZSTD : f == ZG_GE_LZ4 ? ZG_NVC_LZ4 : ZG_NVC_DEFLATE;
+}
+
+static size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+/* The scratch's parts, in order (each 256-byte aligned); the descriptors (nvCOMP's input and output arrays,
+ * the chunks and segments) lie together from `desc` to `desc_end`, so that one copy takes them to the device. */
+typedef struct scratch_map {
+    size_t temp, desc, nvc_in, nvc_in_bytes, nvc_out, chunks, segs, desc_end, nvc_out_bytes, nvc_status, check, end;
+} scratch_map;
+
+static scratch_map map_scratch(size_t temp_bytes, size_t n, size_t n_segs) {
+    scratch_map m;
+    size_t at = 0;
+#define PART(field, bytes) (m.field = at, at = align_up(at + (bytes), 256))
+    PART(temp, temp_bytes);
+    m.desc = at;
+    PART(nvc_in, n * sizeof(void *));
+    PART(nvc_in_bytes, n * sizeof(size_t));
+    PART(nvc_out, n * sizeof(void *));
+    PART(chunks, n * sizeof(zg_ge_chunk));
+    PART(segs, n_segs * sizeof(zg_ge_seg));
+    m.desc_end = at;
+    PART(nvc_out_bytes, n * sizeof(size_t));
+    PART(nvc_status, n * sizeof(int));
+    PART(check, n_segs * sizeof(uint32_t));
+#undef PART
+    m.end = at;
+    return m;
+}
+
+/* Segments a batch may have: every whole 64 KiB of the total, and one part-filled segment a chunk. */
+static size_t segments_bound(size_t n, size_t total) { return total / ZG_GE_SEG_BYTES + n; }
+
+static zgpu_status check_format(zg_ge_format f, int level) {
+    ZG_RETURN_IF((unsigned)f >= ZG_GE_N, ZGPU_ERR_INVALID_ARGUMENT, "GPU encode: unknown format %d", (int)f);
+    ZG_RETURN_IF((f == ZG_GE_GZIP || f == ZG_GE_ZLIB) && level > 9, ZGPU_ERR_INVALID_ARGUMENT,
+                 "GPU %s encode: level %d is above 9", format_names[f], level);
+    return ZGPU_OK;
+}
+
+/* Each slot: the raw stream at raw_offset, nvCOMP's bound for the largest chunk (or the empty stream), trailer. */
+static zgpu_status slot_size(zg_ge_format f, int alg, size_t max_in, size_t out_align, size_t *raw_cap,
+                             size_t *slot) {
+    size_t bound = 0;
+    if (max_in) ZG_FORWARD(zg_nvc_compress_max_output(nvc_format(f), alg, max_in, &bound));
+    *raw_cap = bound;
+    if (bound < ZG_GE_EMPTY_MAX) bound = ZG_GE_EMPTY_MAX;
+    *slot = zg_ge_raw_offset(f, out_align) + bound + zg_ge_trailer_bytes(f);
+    return ZGPU_OK;
+}
+
+/* The layout, and raw_cap: the room each slot has for a raw stream. */
+static zgpu_status plan_layout(zg_ge_format format, int level, size_t n, size_t max_in_bytes, size_t total_in_bytes,
+                               zg_gpu_encode_layout *out, size_t *raw_cap) {
+    ZG_FORWARD(check_format(format, level));
+    memset(out, 0, sizeof *out);
+    const zg_nvc_format nf = nvc_format(format);
+    const int alg = zg_ge_deflate_algorithm(level);
+    size_t in_a, out_a, temp_a;
+    ZG_FORWARD(zg_nvc_compress_alignments(nf, alg, &in_a, &out_a, &temp_a));
+    out->max_chunk_bytes = zg_nvc_compress_max_chunk(nf);
+    ZG_RETURN_IF(max_in_bytes > out->max_chunk_bytes, ZGPU_ERR_UNSUPPORTED,
+                 "GPU %s encode: chunks of %zu bytes are over nvCOMP %s's limit of %zu bytes a chunk (encode them "
+                 "on the host)",
+                 format_names[format], max_in_bytes, zg_nvc_format_name(nf), out->max_chunk_bytes);
+    ZG_RETURN_IF(temp_a > 256, ZGPU_ERR_UNSUPPORTED, "GPU %s encode: nvCOMP asks for temp aligned to %zu bytes",
+                 format_names[format], temp_a);
+    out->in_align = in_a;
+    out->out_align = out_a;
+    out->frame_offset = zg_ge_raw_offset(format, out_a) - zg_ge_header_bytes(format);
+    ZG_FORWARD(slot_size(format, alg, max_in_bytes, out_a, raw_cap, &out->slot_bytes));
+    if (n && max_in_bytes)
+        ZG_FORWARD(zg_nvc_compress_temp_size(nf, alg, n, max_in_bytes, total_in_bytes, &out->temp_bytes));
+    out->scratch_bytes = map_scratch(out->temp_bytes, n, segments_bound(n, total_in_bytes)).end;
+    return ZGPU_OK;
+}
+
+zgpu_status zg_gpu_encode_layout_for(zg_ge_format format, int level, size_t n, size_t max_in_bytes,
+                                     size_t total_in_bytes, zg_gpu_encode_layout *out) {
+    size_t raw_cap = 0;
+    return plan_layout(format, level, n, max_in_bytes, total_in_bytes, out, &raw_cap);
+}
+
+/* The host side of a batch: nvCOMP's arrays, the chunks and segments, laid out as in the scratch from m.desc. */
+static void build_descriptors(zg_ge_format f, const scratch_map *m, uint8_t *host, const void *const *in,
+                              const size_t *in_bytes, size_t n, void *const *out, size_t raw_offset, size_t raw_cap,
+                              size_t *n_nvc, size_t *n_segs) {
+    const void **nvc_in = (const void **)(host + m->nvc_in - m->desc);
+    size_t *nvc_in_bytes = (size_t *)(host + m->nvc_in_bytes - m->desc);
+    void **nvc_out = (void **)(host + m->nvc_out - m->desc);
+    zg_ge_chunk *chunks = (zg_ge_chunk *)(host + m->chunks - m->desc);
+    zg_ge_seg *segs = (zg_ge_seg *)(host + m->segs - m->desc);
+    const int checked = zg_ge_check_kind(f) != ZG_CHECK_NONE;
+    size_t k = 0, s = 0;
+    for (size_t i = 0; i < n; i++) {
+        zg_ge_chunk *c = &chunks[i];
+        c->slot = (uint8_t *)out[i];
+        c->in_bytes = in_bytes[i];
+        c->raw_cap = raw_cap;
+        c->first_seg = (uint32_t)s;
+        c->n_segs = 0;
+        c->nvc = -1;
+        if (in_bytes[i] == 0) continue; /* framed around the empty stream (nvCOMP is not asked about 0 bytes) */
+        c->nvc = (int64_t)k;
+        nvc_in[k] = in[i];
+        nvc_in_bytes[k] = in_bytes[i];
+        nvc_out[k] = (uint8_t *)out[i] + raw_offset;
+        k++;
+        if (!checked) continue;
+        for (size_t at = 0; at < in_bytes[i]; at += ZG_GE_SEG_BYTES, s++) {
+            const size_t left = in_bytes[i] - at;
+            segs[s].p = (const uint8_t *)in[i] + at;
+            segs[s].len = (uint32_t)(left < ZG_GE_SEG_BYTES ? left : ZG_GE_SEG_BYTES);
+            segs[s].pad_ = 0;
+        }
+        c->n_segs = (uint32_t)(s - c->first_seg);
+    }
+    *n_nvc = k;
+    *n_segs = s;
+}
+
+#define CUDA_TRY(call, what)                                                                                        \
+    do {                                                                                                           \
+        cudaError_t e_ = (call);                                                                                   \
+        ZG_RETURN_IF(e_ != cudaSuccess, ZGPU_ERR_CUDA, "GPU %s encode of %zu chunks: %s failed: %s",              \
+                     format_names[format], n, what, cudaGetErrorString(e_));                                       \
+    } while (0)
+
+zgpu_status zg_gpu_encode_batch(zg_ge_format format, int level, const void *const *in, const size_t *in_bytes,
+                                size_t n, void *const *out, size_t slot_bytes, size_t *d_out_bytes, int *d_status,
+                                void *d_scratch, size_t scratch_bytes, cudaStream_t stream) {
+    ZG_FORWARD(check_format(format, level));
+    if (n == 0) return ZGPU_OK;
+    ZG_RETURN_IF(!in || !in_bytes || !out || !d_out_bytes || !d_status || !d_scratch, ZGPU_ERR_INVALID_ARGUMENT,
+                 "GPU %s encode: NULL array", format_names[format]);
+    ZG_RETURN_IF((uintptr_t)d_scratch % 256, ZGPU_ERR_INVALID_ARGUMENT,
+                 "GPU %s encode: scratch at %p is not 256-byte aligned", format_names[format], d_scratch);
+    const size_t limit = zg_nvc_compress_max_chunk(nvc_format(format));
+    size_t max_in = 0, total = 0, non_empty = 0;
+    for (size_t i = 0; i < n; i++) {
+        ZG_RETURN_IF(in_bytes[i] > limit, ZGPU_ERR_UNSUPPORTED,
+                     "GPU %s encode: chunk %zu of %zu bytes is over nvCOMP's limit of %zu bytes a chunk (encode it "
+                     "on the host)",
+                     format_names[format], i, in_bytes[i], limit);
+        if (in_bytes[i] > max_in) max_in = in_bytes[i];
+        total += in_bytes[i];
+        non_empty += in_bytes[i] != 0;
+    }
+    zg_gpu_encode_layout lay;
+    size_t raw_cap = 0;
+    ZG_FORWARD(plan_layout(format, level, non_empty, max_in, total, &lay, &raw_cap));
+    for (size_t i = 0; i < n; i++) {
+        ZG_RETURN_IF(in_bytes[i] && (!in[i] || (uintptr_t)in[i] % lay.in_align), ZGPU_ERR_INVALID_ARGUMENT,
+                     "GPU %s encode: chunk %zu's input %p is NULL or not aligned to %zu bytes", format_names[format],
+                     i, in[i], lay.in_align);
+        ZG_RETURN_IF(!out[i] || (uintptr_t)out[i] % lay.out_align, ZGPU_ERR_INVALID_ARGUMENT,
+                     "GPU %s encode: chunk %zu's output slot %p is NULL or not aligned to %zu bytes",
+                     format_names[format], i, out[i], lay.out_align);
+    }
+    ZG_RETURN_IF(slot_bytes < lay.slot_bytes, ZGPU_ERR_INVALID_ARGUMENT,
+                 "GPU %s encode: output slots of %zu bytes are too small for chunks of %zu bytes (%zu needed)",
+                 format_names[format], slot_bytes, max_in, lay.slot_bytes);
+    /* the map for n chunks (the layout's was for the non-empty ones) */
+    const scratch_map m = map_scratch(lay.temp_bytes, n, segments_bound(n, total));
+    ZG_RETURN_IF(scratch_bytes < m.end, ZGPU_ERR_INVALID_ARGUMENT,
+                 "GPU %s encode: scratch of %zu bytes is too small for this batch (%zu needed)", format_names[format],
+                 scratch_bytes, m.end);
+
+    const zg_nvc_format nf = nvc_format(format);
+    const int alg = zg_ge_deflate_algorithm(level);
+    const size_t raw_offset = zg_ge_raw_offset(format, lay.out_align);
+    uint8_t *host = malloc(m.desc_end - m.desc);
+    ZG_RETURN_IF(!host, ZGPU_ERR_NO_MEMORY, "GPU %s encode: out of host memory for %zu chunk descriptors",
+                 format_names[format], n);
+    size_t n_nvc, n_segs;
+    uint8_t *d = (uint8_t *)d_scratch;
+    build_descriptors(format, &m, host, in, in_bytes, n, out, raw_offset, raw_cap, &n_nvc, &n_segs);
+    /* (from pageable memory: cudaMemcpyAsync stages it before returning, so `host` may go now) */
+    cudaError_t ce = cudaMemcpyAsync(d + m.desc, host, m.desc_end - m.desc, cudaMemcpyHostToDevice, stream);
+    free(host);
+    CUDA_TRY(ce, "the descriptor copy");
+    const int kind = zg_ge_check_kind(format);
+    if (kind != ZG_CHECK_NONE)
+        CUDA_TRY(zg_ge_checksum_launch(kind, (const zg_ge_seg *)(d + m.segs), n_segs, (uint32_t *)(d + m.check),
+                                       stream),
+                 "the checksum kernel");
+    if (n_nvc)
+        ZG_FORWARD(zg_nvc_compress(nf, alg, (const void *const *)(d + m.nvc_in), (const size_t *)(d + m.nvc_in_bytes),
+                                   max_in, n_nvc, d + m.temp, lay.temp_bytes, (void *const *)(d + m.nvc_out),
+                                   (size_t *)(d + m.nvc_out_bytes), (int *)(d + m.nvc_status), stream));
+    CUDA_TRY(zg_ge_frame_launch(format, level, raw_offset, (const zg_ge_chunk *)(d + m.chunks), n,
+                                (const size_t *)(d + m.nvc_out_bytes), (const int *)(d + m.nvc_status),
+                                kind != ZG_CHECK_NONE ? (const uint32_t *)(d + m.check) : NULL, d_out_bytes, d_status,
+                                stream),
+             "the framing kernel");
+    return ZGPU_OK;
+}
+
+zgpu_status zg_gpu_encode_check(zg_ge_format format, const int *status, size_t n) {
+    size_t bad = 0, first = 0;
+    for (size_t i = n; i-- > 0;)
+        if (status[i] != 0) bad++, first = i;
+    ZG_RETURN_IF(bad, ZGPU_ERR_CUDA, "GPU %s encode: chunk %zu failed: %s (nvCOMP status %d); %zu of %zu chunks failed",
+                 zg_gpu_encode_format_name(format), first, zg_nvc_status_text(status[first]), status[first], bad, n);
+    return ZGPU_OK;
+}
