@@ -376,6 +376,19 @@ ZGPU_API zgpu_status zgpu_array_read_device(zgpu_array *array, const uint64_t *s
 ZGPU_API zgpu_status zgpu_array_read_device_async(zgpu_array *array, const uint64_t *start,
                                                   const uint64_t *count, void *device_out,
                                                   const int64_t *out_strides, void *stream, zgpu_event **event);
+/**
+ * Writes the box [start, start + count) from device memory `device_in` (a CUDA device pointer on the context's
+ * device) with byte strides in_strides (NULL = C-contiguous; any strides, transposed layouts included), ordered
+ * after the work already on `stream` (a cudaStream_t; NULL = the legacy default stream). Returns when the data is in
+ * the store. The chunks are gathered on the GPU (partly covered ones merged with their stored value, read on the
+ * GPU) and, where the array's codecs are a `bytes` codec and one of zstd (without checksum), gzip, zlib or lz4,
+ * compressed there as one batch (nVIDIA's nvCOMP, loaded at run time); other codecs encode on host threads after
+ * one copy a wave. Each chunk is written as host writes write it (a temporary name, then a rename; a chunk equal to
+ * the fill value everywhere is deleted), under the same locks: it needs the same external serialisation as
+ * zgpu_array_write. ZGPU_ERR_NO_GPU without CUDA or a GPU.
+ */
+ZGPU_API zgpu_status zgpu_array_write_device(zgpu_array *array, const uint64_t *start, const uint64_t *count,
+                                             const void *device_in, const int64_t *in_strides, void *stream);
 /** Blocks until the event's read finished; returns that read's status (and sets its message). */
 ZGPU_API zgpu_status zgpu_event_wait(zgpu_event *event);
 /** 1 if finished, 0 if still running. */

@@ -260,6 +260,7 @@ _proto("zgpu_array_read_regions_device", c_int, c_void_p, c_size_t, _u64p, _u64p
 _proto("zgpu_array_read_ex", c_int, c_void_p, _u64p, _u64p, c_void_p, _i64p, _P(ReadOptions))
 _proto("zgpu_array_read_device_ex", c_int, c_void_p, _u64p, _u64p, c_void_p, _i64p, c_void_p, _P(ReadOptions),
        _P(c_void_p))
+_proto("zgpu_array_write_device", c_int, c_void_p, _u64p, _u64p, c_void_p, _i64p, c_void_p)
 _proto("zgpu_event_wait", c_int, c_void_p)
 _proto("zgpu_event_query", c_int, c_void_p)
 _proto("zgpu_event_free", None, c_void_p)

@@ -708,14 +708,20 @@ class Array:
     def __setitem__(self, selection: Any, value: Any) -> None:
         self.write(selection, value)
 
-    def write(self, selection: Any, value: Any) -> None:
-        """Writes `value` (NumPy array, scalar, anything NumPy converts, or a CUDA device array, which is
-        copied to the host first) into the selection, broadcasting like NumPy. Slices with |step| > 1
-        read, merge and rewrite the bounding box."""
+    def write(self, selection: Any, value: Any, *, stream: Any = None) -> None:
+        """Writes `value` (NumPy array, scalar, anything NumPy converts, or a CUDA device array) into the
+        selection, broadcasting like NumPy. A device array (CuPy, PyTorch CUDA, any __cuda_array_interface__ or
+        DLPack device array) of exactly the selection's shape and the array's dtype, any strides, is written
+        from GPU memory: its chunks are gathered and compressed on the GPU (zgpu_array_write_device), after the
+        work already on `stream` (an int cudaStream_t, a cupy.cuda.Stream or a torch.cuda.Stream; default: the
+        value's own stream where it names one, else the default stream). Other device values are copied to the
+        host first. Slices with |step| > 1 read, merge and rewrite the bounding box."""
         if self._read_only:
             raise ReadOnlyError("array %r was opened read-only (mode='r')" % self._path)
         if self._vlen:
             return _vlen.write(self, selection, value)
+        if not _fancy.is_fancy(selection) and self._write_from_device(selection, value, stream):
+            return
         value = _to_host(value)
         if _fancy.is_fancy(selection):
             return self._fancy_write("vindex" if _pure_fancy(selection, self._ndim) else "oindex", selection, value)
@@ -749,6 +755,38 @@ class Array:
             box[sel.view] = value
             _capi.check(lib.zgpu_array_write(h, start, count, ctypes.c_void_p(box.ctypes.data), None))
             self._drop_device_handles()
+
+    def _write_from_device(self, selection: Any, value: Any, stream: Any) -> bool:
+        """`value` written from GPU memory (zgpu_array_write_device) where it is a device array of exactly the
+        dense selection's shape and the array's dtype; False (nothing written) otherwise."""
+        if isinstance(value, (np.ndarray, list, tuple)) or np.isscalar(value):
+            return False
+        sh = _cuda.stream_handle(stream)
+        ext = _dlpack.foreign(value, _dlpack_stream(sh))
+        if ext is None:
+            return False
+        try:
+            if ext.device_type not in (_dlpack.KDL_CUDA, _dlpack.KDL_CUDA_MANAGED):
+                return False
+            sel = normalize(selection, self.shape)
+            if (sel.empty or not sel.dense or np.dtype(ext.dtype) != self._dtype
+                    or tuple(ext.shape) != tuple(sel.shape)):
+                return False
+            layout = box_layout(sel, ext.strides)
+            if layout is None:
+                return False
+            if ext.stream is not None and ext.stream != sh:
+                _cuda.synchronize(int(ext.stream))  # the producer's pending work on `value` must finish first
+            strides, offset = layout
+            device = ext.device_id if ext.device_id >= 0 else self._ctx.device
+            with self._lock.exclusive():
+                _capi.check(lib.zgpu_array_write_device(self._handle_for(device), _capi.u64_array(sel.start),
+                                                        _capi.u64_array(sel.count), ctypes.c_void_p(ext.ptr + offset),
+                                                        _capi.i64_array(strides), ctypes.c_void_p(sh)))
+                self._drop_device_handles()
+            return True
+        finally:
+            ext.release()
 
     # ---- orthogonal, coordinate and block selections (zarr-python's oindex, vindex, blocks) -----------------
     @property

@@ -30,6 +30,12 @@ ZGPU_API zgpu_status zgpu_array_read_device_async(zgpu_array *array, const uint6
     return zg_error(ZGPU_ERR_NO_GPU, NO_CUDA_MSG);
 }
 
+ZGPU_API zgpu_status zgpu_array_write_device(zgpu_array *array, const uint64_t *start, const uint64_t *count,
+                                             const void *device_in, const int64_t *in_strides, void *stream) {
+    (void)array, (void)start, (void)count, (void)device_in, (void)in_strides, (void)stream;
+    return zg_error(ZGPU_ERR_NO_GPU, NO_CUDA_MSG);
+}
+
 ZGPU_API zgpu_status zgpu_event_wait(zgpu_event *event) {
     if (!event) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_event_wait: event is NULL");
     return zg_error(ZGPU_ERR_NO_GPU, NO_CUDA_MSG);
@@ -90,6 +96,17 @@ ZGPU_API zgpu_status zgpu_array_read_device(zgpu_array *array, const uint64_t *s
     void *outs[1] = {device_out};
     const zg_dev_request rq = {1, start, count, outs, out_strides, NULL, NULL};
     return read_in_scope(array, &rq, stream, NULL);
+}
+
+ZGPU_API zgpu_status zgpu_array_write_device(zgpu_array *array, const uint64_t *start, const uint64_t *count,
+                                             const void *device_in, const int64_t *in_strides, void *stream) {
+    ZG_RETURN_IF(!array, ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_write_device: array is NULL");
+    ZG_FORWARD(zg_cuda_probe());
+    zg_device_scope sc;
+    ZG_FORWARD(zg_device_scope_enter(array->ctx->opts.device, &sc));
+    const zgpu_status s = zg_device_write(array, start, count, device_in, in_strides, stream);
+    zg_device_scope_leave(&sc);
+    return s;
 }
 
 ZGPU_API zgpu_status zgpu_array_read_device_async(zgpu_array *array, const uint64_t *start,

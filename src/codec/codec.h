@@ -99,6 +99,8 @@ typedef struct zg_gpu_stage {
                                    * the distance of the differences in elements (samples a pixel) */
     int order[ZGPU_MAX_DIMS];     /* TRANSPOSE: encoded axis i is decoded axis order[i] */
     const char *why;              /* NONE: why not, or NULL */
+    int level;                    /* COMPRESSOR: the configured level, for the GPU encoder (src/device/write_device.c) */
+    const char *no_encode;        /* COMPRESSOR: why the GPU encoder cannot write this configuration, or NULL */
 } zg_gpu_stage;
 
 typedef struct zg_codec_vtable {

@@ -204,6 +204,7 @@ static zgpu_status gzip_encode(const zg_codec *cc, const uint8_t *in, size_t n, 
 static void gzip_gpu_stage(const zg_codec *c, zg_gpu_stage *out) {
     out->kind = ZG_GPU_STAGE_COMPRESSOR;
     out->format = ZG_GPU_FORMAT_GZIP;
+    out->level = ((const gzip_codec *)c)->level;
 }
 
 const zg_codec_vtable zg_codec_gzip = {

@@ -112,6 +112,7 @@ static zgpu_status lz4_encode(const zg_codec *cc, const uint8_t *in, size_t n, z
 static void lz4_gpu_stage(const zg_codec *c, zg_gpu_stage *out) {
     out->kind = ZG_GPU_STAGE_COMPRESSOR;
     out->format = ZG_GPU_FORMAT_LZ4_NUMCODECS;
+    out->level = ((const lz4_codec *)c)->acceleration; /* (nvCOMP's LZ4 has no level: unused) */
 }
 
 const zg_codec_vtable zg_codec_lz4 = {

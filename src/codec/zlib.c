@@ -142,6 +142,7 @@ static zgpu_status zlib_encode(const zg_codec *cc, const uint8_t *in, size_t n, 
 static void zlib_gpu_stage(const zg_codec *c, zg_gpu_stage *out) {
     out->kind = ZG_GPU_STAGE_COMPRESSOR;
     out->format = ZG_GPU_FORMAT_ZLIB;
+    out->level = ((const zlib_codec *)c)->level;
 }
 
 const zg_codec_vtable zg_codec_zlib = {

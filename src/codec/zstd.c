@@ -260,8 +260,11 @@ static zgpu_status zstd_encode(const zg_codec *cc, const uint8_t *in, size_t n, 
 
 /* GPU: one zstd frame a chunk, for zgpu's or nvCOMP's zstd decoder. */
 static void zstd_gpu_stage(const zg_codec *c, zg_gpu_stage *out) {
+    const zstd_codec *z = (const zstd_codec *)c;
     out->kind = ZG_GPU_STAGE_COMPRESSOR;
     out->format = ZG_GPU_FORMAT_ZSTD;
+    out->level = z->level;
+    if (z->checksum) out->no_encode = "zstd: a content checksum (nvCOMP's frames carry none)";
 }
 
 const zg_codec_vtable zg_codec_zstd = {

@@ -29,6 +29,9 @@ void zg_device_state_free(struct zg_device_state *st);
 zgpu_status zg_cuda_probe(void);
 /** A request of any number of boxes: synchronous (event NULL: returns when the data is in place and `stream` is
  *  ordered after it) or asynchronous (the request is copied; *event completes when the data is in place). */
+/* A device write (write_device.c), with the array's device current. */
+zgpu_status zg_device_write(zgpu_array *a, const uint64_t *start, const uint64_t *count, const void *d_in,
+                            const int64_t *in_strides, void *stream);
 zgpu_status zg_cuda_read_request(zgpu_array *a, const zg_dev_request *rq, void *stream, struct zgpu_event **event);
 /* The calling thread's CUDA context, saved by zg_device_scope_enter (which makes `device` current) and put back by
  * zg_device_scope_leave: a public device call leaves the caller's current device (or none) as it found it, so a

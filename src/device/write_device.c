@@ -1,0 +1,619 @@
+/* Writes from device memory (zgpu_array_write_device). A write is planned as host writes are (one task per stored
+ * object) and run in waves of objects on two buffer sets, so that the GPU work of wave w overlaps the host's writes
+ * of wave w - 1:
+ *   old     an object the write covers only in part is written alone, first, under the store's write lock for
+ *           it from the read of its stored value (on the device, into its chunk buffer: zgpu_array_read_device,
+ *           missing chunks read as the fill value) to its replacement, as host writes hold it; objects the write
+ *           covers start as the fill value and are locked only around their replacement (a thread holds one
+ *           object's lock at a time: the filesystem store's rule);
+ *   gather  the written box into the chunk buffers, strided, in one launch (the scatter kernel, the other way);
+ *   check   which chunks are the fill value everywhere: those are deleted, not written, as host writes do;
+ *   encode  on the GPU where the chain is a `bytes` codec (its byte swap a kernel) and at most one compressor the
+ *           GPU encoder writes (zstd, gzip, zlib, numcodecs' lz4: src/gpuencode/); the stored chunks are packed and
+ *           copied to pinned memory in one copy. Any other chain (array->array codecs, filters, blosc, sharding,
+ *           crc32c, bz2, ...) and any wave the GPU encoder refuses: the chunks copied to the host in one copy and
+ *           encoded on the pool's threads;
+ *   write   the pool's threads put each object (temporary name, then rename, in the store) or delete it, drop it
+ *           from every cache and unlock it.
+ * A write that fails part way leaves each object either old or new, never mixed (each is replaced whole). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/array.h"
+#include "cache/chunk_cache.h"
+#include "codec/chain.h"
+#include "common/status.h"
+#include "device/device.h"
+#include "gpucodec/post/post_kernels.h"
+#include "gpuencode/chunk_kernels.h"
+#include "gpuencode/gpu_encode.h"
+#include "host/scratch.h"
+#include "plan/plan.h"
+
+#include <cuda_runtime.h>
+
+#define WD_ALIGN 256
+/* Decoded bytes of chunks a wave gathers at most (two waves in flight, each with its encoded slots and packed
+ * copy beside it: about 3x this on the device, 2x in pinned memory). */
+#define WD_WAVE_BYTES ((uint64_t)128 << 20)
+
+static size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+/* ------------------------------------------------------------------------------------------------ chain */
+
+/* How the array's chunks encode on the GPU: gpu 0 (host threads, why says why) or 1 with the compressor, its level
+ * and the byte swap of the `bytes` codec (0: none). */
+typedef struct wd_encoder {
+    int gpu, level, swap;
+    zg_ge_format format;
+    char why[160];
+} wd_encoder;
+
+static zg_gpu_stage stage_of(const zg_codec *c) {
+    zg_gpu_stage g;
+    memset(&g, 0, sizeof g);
+    if (c && c->vt->gpu_stage) c->vt->gpu_stage(c, &g);
+    return g;
+}
+
+static void host_only(wd_encoder *e, const char *why, const char *name) {
+    e->gpu = 0;
+    snprintf(e->why, sizeof e->why, why, name);
+}
+
+static void analyse(const zg_chain *ch, wd_encoder *e) {
+    memset(e, 0, sizeof *e);
+    e->gpu = 1;
+    if (ch->n_a2a) return host_only(e, "array->array codec '%s'", ch->a2a[0]->vt->name);
+    const zg_gpu_stage a2b = stage_of(ch->a2b);
+    if (a2b.kind == ZG_GPU_STAGE_POST && a2b.post == ZG_GPU_POST_BYTESWAP) e->swap = a2b.param;
+    else if (a2b.kind != ZG_GPU_STAGE_IDENTITY) return host_only(e, "array->bytes codec '%s'", ch->a2b->vt->name);
+    /* no compressor: the chunks are their stored form (byte-swapped where the `bytes` codec says): the host's
+     * `bytes` codec copies them out of the one copy per wave, which is all the GPU would do */
+    if (ch->n_b2b == 0) return host_only(e, "%s", "no compressor (the chunks copied once a wave)");
+    if (ch->n_b2b > 1) return host_only(e, "bytes->bytes codec '%s' before the compressor", ch->b2b[0]->vt->name);
+    const zg_gpu_stage c = stage_of(ch->b2b[0]);
+    const char *name = ch->b2b[0]->vt->name;
+    if (c.kind != ZG_GPU_STAGE_COMPRESSOR) return host_only(e, "codec '%s' (no GPU encoder)", name);
+    if (c.no_encode) return host_only(e, "%s", c.no_encode);
+    switch (c.format) {
+    case ZG_GPU_FORMAT_ZSTD: e->format = ZG_GE_ZSTD; break;
+    case ZG_GPU_FORMAT_GZIP: e->format = ZG_GE_GZIP; break;
+    case ZG_GPU_FORMAT_ZLIB: e->format = ZG_GE_ZLIB; break;
+    case ZG_GPU_FORMAT_LZ4_NUMCODECS: e->format = ZG_GE_LZ4; break;
+    default: return host_only(e, "codec '%s' (no GPU encoder)", name);
+    }
+    e->level = c.level;
+}
+
+/* ------------------------------------------------------------------------------------------------ buffers */
+
+/* One buffer set: a wave's device and pinned memory, sized for `cap` objects. */
+typedef struct wd_set {
+    size_t cap;
+    uint8_t *d_chunks;      /* cap chunk buffers of `cs` bytes */
+    uint8_t *d_slots;       /* GPU encoder: cap output slots of `slot` bytes */
+    uint8_t *d_packed;      /* the stored chunks, packed for one copy */
+    uint8_t *d_scratch;     /* GPU encoder's scratch */
+    uint8_t *d_desc;        /* descriptors: scatter items, counts, chunk pointers, copy items */
+    size_t *d_sizes;
+    int *d_status, *d_differs;
+    uint8_t *h_data;        /* pinned: the packed stored chunks, or (host encoding) the decoded chunks */
+    size_t *h_sizes;
+    int *h_status, *h_differs;
+    uint8_t *h_desc;        /* pinned staging of the descriptors */
+    /* the wave it holds */
+    const size_t *idx;      /* [n]: the plan's tasks (one an object) it holds */
+    size_t n;
+    int alone;              /* an object covered in part, locked from its old value's read to its replacement */
+    int on_host;            /* 1: its chunks encode on the host */
+    size_t *off;            /* [n + 1]: packed offsets (GPU encoding) */
+    zg_store_lock *locks;   /* [cap] */
+    int *locked;            /* [cap] */
+    zg_store_lock_set held; /* remote stores: the wave's locks */
+    int held_many;
+    zg_buf *enc;            /* host encoding: [cap] encoded chunks */
+} wd_set;
+
+typedef struct wd_job {
+    zgpu_array *a;
+    zg_plan plan;
+    const uint8_t *d_in;
+    int64_t in_strides[ZGPU_MAX_DIMS], chunk_strides[ZGPU_MAX_DIMS];
+    uint64_t chunk_shape[ZGPU_MAX_DIMS];
+    size_t chunk_nbytes, cs, itemsize;
+    cudaStream_t stream;
+    wd_encoder enc;
+    zg_gpu_encode_layout L;
+    size_t slot;            /* slot stride */
+    uint8_t *d_fill;        /* the fill value (itemsize bytes) */
+    wd_set set[2];
+    size_t desc_bytes;
+    size_t *order;          /* the plan's tasks: those covered in part first (n_partial), then the others */
+    size_t n_partial;
+} wd_job;
+
+static size_t desc_size(size_t cap, int nd) {
+    return align_up(cap * sizeof(zg_k_scatter), 64) + align_up(cap * (size_t)nd * sizeof(uint64_t), 64) +
+           align_up(cap * sizeof(uint8_t *), 64) + align_up(cap * sizeof(zg_k_copy), 64) +
+           align_up(cap * sizeof(zg_k_buf), 64);
+}
+
+#define CU(call, what)                                                                                            \
+    do {                                                                                                          \
+        cudaError_t e_ = (call);                                                                                  \
+        if (e_ != cudaSuccess)                                                                                    \
+            return zg_error(ZGPU_ERR_CUDA, ZG_ARRAY_WHERE_FMT ": device write: %s: %s", j->a->path, what,        \
+                            cudaGetErrorString(e_));                                                              \
+    } while (0)
+
+static zgpu_status set_alloc(wd_job *j, wd_set *b, size_t cap) {
+    b->cap = cap;
+    const int gpu = j->enc.gpu;
+    CU(cudaMalloc((void **)&b->d_chunks, cap * j->cs), "cudaMalloc (chunk buffers)");
+    CU(cudaMalloc((void **)&b->d_desc, j->desc_bytes), "cudaMalloc (descriptors)");
+    CU(cudaMalloc((void **)&b->d_sizes, cap * sizeof(size_t) + 2 * cap * sizeof(int) + 64), "cudaMalloc (sizes)");
+    b->d_status = (int *)(b->d_sizes + cap);
+    b->d_differs = b->d_status + cap;
+    CU(cudaHostAlloc((void **)&b->h_sizes, cap * sizeof(size_t) + 2 * cap * sizeof(int) + 64, cudaHostAllocDefault),
+       "cudaHostAlloc (sizes)");
+    b->h_status = (int *)(b->h_sizes + cap);
+    b->h_differs = b->h_status + cap;
+    CU(cudaHostAlloc((void **)&b->h_desc, j->desc_bytes, cudaHostAllocDefault), "cudaHostAlloc (descriptors)");
+    size_t h_bytes = cap * j->cs;
+    if (gpu) {
+        CU(cudaMalloc((void **)&b->d_slots, cap * j->slot), "cudaMalloc (encoded slots)");
+        CU(cudaMalloc((void **)&b->d_packed, cap * j->slot), "cudaMalloc (packed chunks)");
+        CU(cudaMalloc((void **)&b->d_scratch, j->L.scratch_bytes ? j->L.scratch_bytes : 256), "cudaMalloc (scratch)");
+        if (cap * j->slot > h_bytes) h_bytes = cap * j->slot;
+    }
+    CU(cudaHostAlloc((void **)&b->h_data, h_bytes ? h_bytes : 1, cudaHostAllocDefault), "cudaHostAlloc (staging)");
+    b->off = calloc(cap + 1, sizeof *b->off);
+    b->locks = calloc(cap, sizeof *b->locks);
+    b->locked = calloc(cap, sizeof *b->locked);
+    b->enc = calloc(cap, sizeof *b->enc);
+    ZG_RETURN_IF(!b->off || !b->locks || !b->locked || !b->enc, ZGPU_ERR_NO_MEMORY, "out of host memory for a device write");
+    return ZGPU_OK;
+}
+
+static void set_free(wd_set *b) {
+    cudaFree(b->d_chunks);
+    cudaFree(b->d_slots);
+    cudaFree(b->d_packed);
+    cudaFree(b->d_scratch);
+    cudaFree(b->d_desc);
+    cudaFree(b->d_sizes);
+    cudaFreeHost(b->h_data);
+    cudaFreeHost(b->h_sizes);
+    cudaFreeHost(b->h_desc);
+    if (b->enc)
+        for (size_t i = 0; i < b->cap; i++) zg_buf_free(&b->enc[i]);
+    free(b->enc);
+    free(b->off);
+    free(b->locks);
+    free(b->locked);
+    memset(b, 0, sizeof *b);
+}
+
+/* ------------------------------------------------------------------------------------------------ locks */
+
+static const char *key_of(const wd_job *j, size_t task) { return j->plan.objects[j->plan.tasks[task].object].key; }
+
+/* The wave's write locks, on the calling thread (which unlocks them): one batch on remote stores; elsewhere only a
+ * wave of one object (a thread holds one object's lock at a time). */
+static zgpu_status lock_wave(wd_job *j, wd_set *b) {
+    zg_store *s = j->a->store;
+    if (s->vt->lock_many) {
+        const char **keys = malloc(b->n * sizeof *keys);
+        ZG_RETURN_IF(!keys, ZGPU_ERR_NO_MEMORY, "out of host memory for a device write");
+        for (size_t i = 0; i < b->n; i++) keys[i] = key_of(j, b->idx[i]);
+        zgpu_status st = s->vt->lock_many(s, keys, b->n, &b->held);
+        free(keys);
+        b->held_many = st == ZGPU_OK;
+        return st;
+    }
+    ZG_RETURN_IF(b->n != 1, ZGPU_ERR_INTERNAL, "device write: locks of %zu objects taken on one thread", b->n);
+    ZG_FORWARD(s->vt->lock(s, key_of(j, b->idx[0]), &b->locks[0]));
+    b->locked[0] = 1;
+    return ZGPU_OK;
+}
+
+static void unlock_wave(wd_job *j, wd_set *b) {
+    zg_store *s = j->a->store;
+    if (b->held_many) s->vt->unlock_many(s, &b->held);
+    b->held_many = 0;
+    for (size_t i = 0; i < b->cap; i++)
+        if (b->locked[i]) {
+            s->vt->unlock(s, &b->locks[i]);
+            b->locked[i] = 0;
+        }
+}
+
+/* ------------------------------------------------------------------------------------------------ GPU side */
+
+/* Whether the write covers every element of task t's chunk that lies in the array (no old value to merge). */
+static int covers_object(const wd_job *j, const zg_chunk_task *t) {
+    const zg_array_meta *m = &j->a->meta;
+    for (int d = 0; d < j->plan.ndim; d++) {
+        const uint64_t c0 = t->coords[d] * j->plan.chunk[d];
+        const uint64_t inb = m->shape[d] - c0 < j->plan.chunk[d] ? m->shape[d] - c0 : j->plan.chunk[d];
+        if (t->in_chunk[d] != 0 || t->count[d] != inb) return 0;
+    }
+    return 1;
+}
+
+static int covers_chunk(const wd_job *j, const zg_chunk_task *t) {
+    for (int d = 0; d < j->plan.ndim; d++)
+        if (t->in_chunk[d] != 0 || t->count[d] != j->plan.chunk[d]) return 0;
+    return 1;
+}
+
+/* The wave's chunk buffers: the fill value where the write does not cover the whole chunk, then the stored value of
+ * objects it covers in part, then the written box. Queued on the stream (the old values' reads wait for it). */
+static zgpu_status gather(wd_job *j, wd_set *b) {
+    const int nd = j->plan.ndim;
+    zg_k_scatter *items = (zg_k_scatter *)b->h_desc;
+    uint64_t *counts = (uint64_t *)(b->h_desc + align_up(b->cap * sizeof(zg_k_scatter), 64));
+    zg_k_scatter *d_items = (zg_k_scatter *)b->d_desc;
+    uint64_t *d_counts = (uint64_t *)(b->d_desc + align_up(b->cap * sizeof(zg_k_scatter), 64));
+    const size_t scatter_desc = align_up(b->cap * sizeof(zg_k_scatter), 64) + align_up(b->cap * (size_t)nd * sizeof(uint64_t), 64);
+    zg_k_scatter_params sp;
+    memset(&sp, 0, sizeof sp);
+    sp.ndim = nd;
+    sp.itemsize = (int)j->itemsize;
+    sp.d_fill = j->d_fill;
+    memcpy(sp.dst_strides, j->chunk_strides, sizeof sp.dst_strides);
+    memcpy(sp.src_strides, j->chunk_strides, sizeof sp.src_strides);
+    /* fills: the whole chunk of each object not covered whole */
+    size_t nf = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        const zg_chunk_task *t = &j->plan.tasks[b->idx[i]];
+        if (covers_chunk(j, t)) continue;
+        items[nf] = (zg_k_scatter){NULL, b->d_chunks + i * j->cs};
+        memcpy(counts + nf * (size_t)nd, j->chunk_shape, (size_t)nd * sizeof(uint64_t));
+        nf++;
+    }
+    uint64_t row_len, rows;
+    int outer;
+    if (nf) {
+        CU(cudaMemcpyAsync(b->d_desc, b->h_desc, scatter_desc, cudaMemcpyHostToDevice, j->stream), "descriptors to the device");
+        rows = zg_k_scatter_rows(nd, sp.src_strides, sp.dst_strides, sp.itemsize, j->chunk_shape, 0, &row_len, &outer);
+        CU(zg_k_scatter_launch(&sp, d_items, d_counts, nf, rows, j->stream), "fill kernel");
+    }
+    /* the stored values of objects covered in part (a read of the chunk's part inside the array) */
+    for (size_t i = 0; i < b->n; i++) {
+        const zg_chunk_task *t = &j->plan.tasks[b->idx[i]];
+        if (covers_object(j, t)) continue;
+        uint64_t origin[ZGPU_MAX_DIMS], inb[ZGPU_MAX_DIMS];
+        for (int d = 0; d < nd; d++) {
+            origin[d] = t->coords[d] * j->plan.chunk[d];
+            inb[d] = j->a->meta.shape[d] - origin[d] < j->plan.chunk[d] ? j->a->meta.shape[d] - origin[d] : j->plan.chunk[d];
+        }
+        zgpu_status st = zgpu_array_read_device(j->a, origin, inb, b->d_chunks + i * j->cs, j->chunk_strides, j->stream);
+        if (st != ZGPU_OK) {
+            zg_error_prefix("(reading chunk '%s' to merge a partial device write) ", key_of(j, b->idx[i]));
+            return st;
+        }
+    }
+    /* the written box (the descriptors again: the fills' copy may still be in flight) */
+    CU(cudaStreamSynchronize(j->stream), "cudaStreamSynchronize");
+    uint64_t most = 1;
+    for (size_t i = 0; i < b->n; i++) {
+        const zg_chunk_task *t = &j->plan.tasks[b->idx[i]];
+        const uint8_t *src = j->d_in;
+        uint8_t *dst = b->d_chunks + i * j->cs;
+        for (int d = 0; d < nd; d++) {
+            src += (int64_t)t->in_box[d] * j->in_strides[d];
+            dst += (int64_t)t->in_chunk[d] * j->chunk_strides[d];
+        }
+        items[i] = (zg_k_scatter){src, dst};
+        memcpy(counts + i * (size_t)nd, t->count, (size_t)nd * sizeof(uint64_t));
+        rows = zg_k_scatter_rows(nd, j->in_strides, j->chunk_strides, sp.itemsize, t->count, 1, &row_len, &outer);
+        if (rows > most) most = rows;
+    }
+    memcpy(sp.src_strides, j->in_strides, sizeof sp.src_strides);
+    CU(cudaMemcpyAsync(b->d_desc, b->h_desc, scatter_desc, cudaMemcpyHostToDevice, j->stream), "descriptors to the device");
+    CU(zg_k_scatter_launch(&sp, d_items, d_counts, b->n, most, j->stream), "gather kernel");
+    return ZGPU_OK;
+}
+
+/* Device pointers of the wave's chunks (descriptor area 3) and the fill check into d_differs. */
+static zgpu_status check_fill(wd_job *j, wd_set *b) {
+    const int nd = j->plan.ndim;
+    const size_t at = align_up(b->cap * sizeof(zg_k_scatter), 64) + align_up(b->cap * (size_t)nd * sizeof(uint64_t), 64);
+    const uint8_t **ptrs = (const uint8_t **)(b->h_desc + at);
+    for (size_t i = 0; i < b->n; i++) ptrs[i] = b->d_chunks + i * j->cs;
+    CU(cudaMemcpyAsync(b->d_desc + at, ptrs, b->n * sizeof *ptrs, cudaMemcpyHostToDevice, j->stream), "descriptors to the device");
+    CU(zg_ge_fill_check_launch((const uint8_t *const *)(b->d_desc + at), b->n, j->chunk_nbytes, j->d_fill,
+                               (int)j->itemsize, b->d_differs, j->stream),
+       "fill check kernel");
+    return ZGPU_OK;
+}
+
+/* The `bytes` codec's byte swap, in place over the wave's chunks (descriptor area 5). */
+static zgpu_status swap_chunks(wd_job *j, wd_set *b) {
+    const int nd = j->plan.ndim;
+    const size_t at = align_up(b->cap * sizeof(zg_k_scatter), 64) + align_up(b->cap * (size_t)nd * sizeof(uint64_t), 64) +
+                      align_up(b->cap * sizeof(uint8_t *), 64) + align_up(b->cap * sizeof(zg_k_copy), 64);
+    zg_k_buf *bufs = (zg_k_buf *)(b->h_desc + at);
+    for (size_t i = 0; i < b->n; i++) bufs[i] = (zg_k_buf){b->d_chunks + i * j->cs, j->chunk_nbytes};
+    CU(cudaMemcpyAsync(b->d_desc + at, bufs, b->n * sizeof *bufs, cudaMemcpyHostToDevice, j->stream), "descriptors to the device");
+    CU(zg_k_byteswap_launch((const zg_k_buf *)(b->d_desc + at), b->n, j->chunk_nbytes, j->enc.swap, j->stream),
+       "byte swap kernel");
+    return ZGPU_OK;
+}
+
+/* The decoded chunks to pinned memory in one copy, for the host's encoders. */
+static zgpu_status to_host_raw(wd_job *j, wd_set *b) {
+    b->on_host = 1;
+    CU(cudaMemcpyAsync(b->h_data, b->d_chunks, b->n * j->cs, cudaMemcpyDeviceToHost, j->stream), "chunks to the host");
+    CU(cudaMemcpyAsync(b->h_differs, b->d_differs, b->n * sizeof(int), cudaMemcpyDeviceToHost, j->stream),
+       "fill flags to the host");
+    return ZGPU_OK;
+}
+
+/* GPU encoding of the wave, its stored chunks packed (after the sizes come back) and copied to pinned memory.
+ * *refused: the encoder refused the wave (a chunk failed): the caller encodes it on the host instead. */
+static zgpu_status encode_gpu(wd_job *j, wd_set *b, int *refused) {
+    *refused = 0;
+    if (j->enc.swap) ZG_FORWARD(swap_chunks(j, b));
+    const void **in = malloc(b->n * sizeof *in);
+    size_t *in_bytes = malloc(b->n * sizeof *in_bytes);
+    void **out = malloc(b->n * sizeof *out);
+    zgpu_status st = ZGPU_OK;
+    if (!in || !in_bytes || !out) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for a device write");
+    for (size_t i = 0; st == ZGPU_OK && i < b->n; i++) {
+        in[i] = b->d_chunks + i * j->cs;
+        in_bytes[i] = j->chunk_nbytes;
+        out[i] = b->d_slots + i * j->slot;
+    }
+    if (st == ZGPU_OK)
+        st = zg_gpu_encode_batch(j->enc.format, j->enc.level, in, in_bytes, b->n, out, j->slot, b->d_sizes, b->d_status,
+                                 b->d_scratch, j->L.scratch_bytes, j->stream);
+    free(in);
+    free(in_bytes);
+    free(out);
+    if (st != ZGPU_OK) {
+        zg_error_prefix(ZG_ARRAY_WHERE_FMT ": device write: ", j->a->path);
+        return st;
+    }
+    CU(cudaMemcpyAsync(b->h_sizes, b->d_sizes, b->n * sizeof(size_t), cudaMemcpyDeviceToHost, j->stream),
+       "sizes to the host");
+    CU(cudaMemcpyAsync(b->h_status, b->d_status, b->n * sizeof(int), cudaMemcpyDeviceToHost, j->stream), "statuses to the host");
+    CU(cudaMemcpyAsync(b->h_differs, b->d_differs, b->n * sizeof(int), cudaMemcpyDeviceToHost, j->stream),
+       "fill flags to the host");
+    CU(cudaStreamSynchronize(j->stream), "cudaStreamSynchronize");
+    for (size_t i = 0; i < b->n; i++)
+        if (b->h_status[i]) {
+            *refused = 1;
+            return ZGPU_OK;
+        }
+    /* pack: chunk i's stored bytes start frame_offset into its slot */
+    const int nd = j->plan.ndim;
+    const size_t at = align_up(b->cap * sizeof(zg_k_scatter), 64) + align_up(b->cap * (size_t)nd * sizeof(uint64_t), 64) +
+                      align_up(b->cap * sizeof(uint8_t *), 64);
+    zg_k_copy *cp = (zg_k_copy *)(b->h_desc + at);
+    uint64_t most = 0;
+    b->off[0] = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        cp[i] = (zg_k_copy){b->d_slots + i * j->slot + j->L.frame_offset, b->d_packed + b->off[i], b->h_sizes[i]};
+        b->off[i + 1] = b->off[i] + b->h_sizes[i];
+        if (b->h_sizes[i] > most) most = b->h_sizes[i];
+    }
+    CU(cudaMemcpyAsync(b->d_desc + at, cp, b->n * sizeof *cp, cudaMemcpyHostToDevice, j->stream), "descriptors to the device");
+    CU(zg_k_copy_launch((const zg_k_copy *)(b->d_desc + at), b->n, most, j->stream), "pack kernel");
+    CU(cudaMemcpyAsync(b->h_data, b->d_packed, b->off[b->n] ? b->off[b->n] : 1, cudaMemcpyDeviceToHost, j->stream),
+       "encoded chunks to the host");
+    return ZGPU_OK;
+}
+
+/* A wave's GPU work, queued (and partly waited for: the old values' reads, the encoder's sizes). */
+static zgpu_status run_gpu(wd_job *j, wd_set *b) {
+    b->on_host = !j->enc.gpu;
+    if (b->alone) ZG_FORWARD(lock_wave(j, b));
+    ZG_FORWARD(gather(j, b));
+    ZG_FORWARD(check_fill(j, b));
+    if (b->on_host) return to_host_raw(j, b);
+    int refused = 0;
+    ZG_FORWARD(encode_gpu(j, b, &refused));
+    if (refused) { /* the decoded chunks (swapped back) to the host encoders */
+        if (j->enc.swap) ZG_FORWARD(swap_chunks(j, b));
+        return to_host_raw(j, b);
+    }
+    return ZGPU_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------ host side */
+
+typedef struct wd_host {
+    wd_job *j;
+    wd_set *b;
+} wd_host;
+
+static zgpu_status put_object(void *arg, size_t i) {
+    wd_host *h = arg;
+    wd_job *j = h->j;
+    wd_set *b = h->b;
+    zg_store *s = j->a->store;
+    const char *key = key_of(j, b->idx[i]);
+    zgpu_status st = ZGPU_OK;
+    const int erase = !b->h_differs[i];
+    const uint8_t *data = NULL;
+    size_t n = 0;
+    if (!erase && b->on_host) {
+        zg_thread_scratch *ts = zg_thread_scratch_get();
+        if (!ts) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for thread scratch");
+        b->enc[i].size = 0;
+        st = zg_chain_encode(j->a->chain, b->h_data + i * j->cs, &b->enc[i], &ts->codec);
+        data = b->enc[i].data;
+        n = b->enc[i].size;
+    } else if (!erase) {
+        data = b->h_data + b->off[i];
+        n = b->off[i + 1] - b->off[i];
+    }
+    if (st == ZGPU_OK && !s->vt->set_many && !b->alone) {
+        st = s->vt->lock(s, key, &b->locks[i]);
+        b->locked[i] = st == ZGPU_OK;
+    }
+    if (st == ZGPU_OK && !s->vt->set_many) {
+        st = erase ? s->vt->erase(s, key) : s->vt->set(s, key, data, n);
+        zg_chunk_cache_invalidate_object_all(s->id, key);
+        if (b->locked[i]) {
+            s->vt->unlock(s, &b->locks[i]);
+            b->locked[i] = 0;
+        }
+    }
+    if (st != ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ", chunk '%s': ", j->a->path, key);
+    return st;
+}
+
+/* The wave's objects written (or deleted) by the pool; remote stores: encoded by the pool, then one batch. */
+static zgpu_status write_wave(wd_job *j, wd_set *b) {
+    wd_host h = {j, b};
+    zg_store *s = j->a->store;
+    zgpu_status st = b->alone ? put_object(&h, 0) : zg_pool_run(j->a->ctx->pool, b->n, put_object, &h);
+    if (st == ZGPU_OK && s->vt->set_many && !b->held_many) st = lock_wave(j, b);
+    if (st == ZGPU_OK && s->vt->set_many) {
+        zg_store_put *p = calloc(b->n, sizeof *p);
+        if (!p) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for a device write");
+        for (size_t i = 0; p && i < b->n; i++) {
+            const int erase = !b->h_differs[i];
+            p[i] = (zg_store_put){.key = key_of(j, b->idx[i]), .erase = erase};
+            if (!erase && b->on_host) p[i].data = b->enc[i].data, p[i].n = b->enc[i].size;
+            else if (!erase) p[i].data = b->h_data + b->off[i], p[i].n = b->off[i + 1] - b->off[i];
+        }
+        if (p) {
+            st = s->vt->set_many(s, p, b->n);
+            for (size_t i = 0; i < b->n; i++) zg_chunk_cache_invalidate_object_all(s->id, p[i].key);
+            if (st != ZGPU_OK && !strstr(zg_error_message(), j->a->path))
+                zg_error_prefix(ZG_ARRAY_WHERE_FMT ": ", j->a->path);
+        }
+        free(p);
+    }
+    unlock_wave(j, b);
+    return st;
+}
+
+/* ------------------------------------------------------------------------------------------------ the write */
+
+static zgpu_status prepare(wd_job *j, size_t per_wave) {
+    zgpu_array *a = j->a;
+    analyse(a->chain, &j->enc);
+    if (j->enc.gpu) {
+        const zgpu_status st = zg_gpu_encode_layout_for(j->enc.format, j->enc.level, per_wave, j->chunk_nbytes,
+                                                        per_wave * j->chunk_nbytes, &j->L);
+        if (st == ZGPU_ERR_UNSUPPORTED) { /* nvCOMP missing, or a chunk over its limit: the host encodes */
+            j->enc.gpu = 0;
+            snprintf(j->enc.why, sizeof j->enc.why, "%s", zg_error_message());
+            zg_error_restore("");
+        } else if (st != ZGPU_OK) {
+            return st;
+        }
+    }
+    size_t ia = WD_ALIGN;
+    if (j->enc.gpu && j->L.in_align > ia) ia = j->L.in_align;
+    j->cs = align_up(j->chunk_nbytes ? j->chunk_nbytes : 1, ia);
+    if (j->enc.gpu) {
+        const size_t oa = j->L.out_align > WD_ALIGN ? j->L.out_align : WD_ALIGN;
+        j->slot = align_up(j->L.slot_bytes, oa);
+    }
+    j->desc_bytes = desc_size(per_wave, j->plan.ndim);
+    CU(cudaMalloc((void **)&j->d_fill, j->itemsize), "cudaMalloc (fill value)");
+    CU(cudaMemcpy(j->d_fill, a->meta.fill_value, j->itemsize, cudaMemcpyHostToDevice), "fill value to the device");
+    if (a->ctx->tuning.trace)
+        fprintf(stderr, "zgpu trace: device write of %zu chunks in waves of %zu: %s%s%s\n", j->plan.n_tasks, per_wave,
+                j->enc.gpu ? "GPU encoder " : "host encoders (", j->enc.gpu ? zg_gpu_encode_format_name(j->enc.format) : j->enc.why,
+                j->enc.gpu ? "" : ")");
+    ZG_FORWARD(set_alloc(j, &j->set[0], per_wave));
+    if (per_wave < j->plan.n_tasks) ZG_FORWARD(set_alloc(j, &j->set[1], per_wave));
+    return ZGPU_OK;
+}
+
+/* The objects covered in part, one at a time (each alone in its wave), then waves of per_wave objects on two buffer
+ * sets: wave w's GPU work is queued, then wave w - 1 written by the pool while it runs. */
+static zgpu_status run_waves(wd_job *j, size_t per_wave) {
+    const size_t n = j->plan.n_tasks;
+    wd_set *prev = NULL;
+    zgpu_status st = ZGPU_OK;
+    for (size_t p = 0; p < j->n_partial && st == ZGPU_OK; p++) {
+        wd_set *b = &j->set[0];
+        b->idx = j->order + p;
+        b->n = 1;
+        b->alone = 1;
+        st = run_gpu(j, b);
+        if (st == ZGPU_OK) {
+            const cudaError_t e = cudaStreamSynchronize(j->stream);
+            if (e != cudaSuccess)
+                st = zg_error(ZGPU_ERR_CUDA, ZG_ARRAY_WHERE_FMT ": device write: %s", j->a->path, cudaGetErrorString(e));
+        }
+        if (st == ZGPU_OK) st = write_wave(j, b);
+        unlock_wave(j, b);
+        b->alone = 0;
+    }
+    for (size_t first = j->n_partial, w = 0; first < n && st == ZGPU_OK; first += per_wave, w++) {
+        wd_set *b = &j->set[w & 1];
+        b->idx = j->order + first;
+        b->n = n - first < per_wave ? n - first : per_wave;
+        st = run_gpu(j, b);
+        if (prev) {
+            const zgpu_status s2 = write_wave(j, prev);
+            if (st == ZGPU_OK) st = s2;
+            prev = NULL;
+        }
+        if (st == ZGPU_OK) {
+            const cudaError_t e = cudaStreamSynchronize(j->stream);
+            if (e != cudaSuccess)
+                st = zg_error(ZGPU_ERR_CUDA, ZG_ARRAY_WHERE_FMT ": device write: %s", j->a->path, cudaGetErrorString(e));
+        }
+        if (st != ZGPU_OK) {
+            unlock_wave(j, b);
+            break;
+        }
+        prev = b;
+    }
+    if (prev && st == ZGPU_OK) st = write_wave(j, prev);
+    return st;
+}
+
+zgpu_status zg_device_write(zgpu_array *a, const uint64_t *start, const uint64_t *count, const void *d_in,
+                            const int64_t *in_strides, void *stream) {
+    ZG_RETURN_IF(!a || !d_in || (a->meta.ndim > 0 && (!start || !count)), ZGPU_ERR_INVALID_ARGUMENT,
+                 "zgpu_array_write_device: array, start, count and the device buffer are required");
+    ZG_FORWARD(zg_array_check_writable(a, "zgpu_array_write_device"));
+    wd_job j;
+    memset(&j, 0, sizeof j);
+    j.a = a;
+    j.d_in = d_in;
+    j.stream = (cudaStream_t)stream;
+    j.itemsize = a->meta.dtype.size;
+    ZG_FORWARD(zg_resolve_strides(a, count, in_strides, j.in_strides));
+    ZG_FORWARD(zg_plan_build_units(a, start, count, 1, &j.plan));
+    const int nd = j.plan.ndim;
+    for (int d = 0; d < nd; d++) j.chunk_shape[d] = j.plan.chunk[d];
+    zg_c_strides(nd, j.plan.chunk, j.itemsize, j.chunk_strides);
+    j.chunk_nbytes = (size_t)zg_repr_nbytes(&a->chain->repr);
+    zgpu_status st = ZGPU_OK;
+    j.order = malloc((j.plan.n_tasks ? j.plan.n_tasks : 1) * sizeof *j.order);
+    if (!j.order) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for a device write");
+    for (size_t i = 0; j.order && i < j.plan.n_tasks; i++)
+        if (!covers_object(&j, &j.plan.tasks[i])) j.order[j.n_partial++] = i;
+    for (size_t i = 0, k = j.n_partial; j.order && i < j.plan.n_tasks; i++)
+        if (covers_object(&j, &j.plan.tasks[i])) j.order[k++] = i;
+    if (st == ZGPU_OK && j.plan.n_tasks) {
+        size_t per_wave = (size_t)(WD_WAVE_BYTES / (j.chunk_nbytes ? j.chunk_nbytes : 1));
+        if (per_wave < 1) per_wave = 1;
+        if (per_wave > 4096) per_wave = 4096;
+        if (per_wave > j.plan.n_tasks) per_wave = j.plan.n_tasks;
+        st = prepare(&j, per_wave);
+        if (st == ZGPU_OK) st = run_waves(&j, per_wave);
+        /* nothing queued may outlive the buffers */
+        cudaStreamSynchronize(j.stream);
+    }
+    set_free(&j.set[0]);
+    set_free(&j.set[1]);
+    cudaFree(j.d_fill);
+    free(j.order);
+    zg_plan_free(&j.plan);
+    return st;
+}
