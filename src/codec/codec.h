@@ -168,6 +168,12 @@ struct zg_codec {
     zg_repr encoded; /* storage side (for bytes->bytes and array->bytes: same as decoded) */
 };
 
+/** The codec's GPU entry (kind ZG_GPU_STAGE_NONE where it has none). */
+static inline zg_gpu_stage zg_codec_gpu_stage(const zg_codec *c) {
+    zg_gpu_stage g = {ZG_GPU_STAGE_NONE};
+    if (c && c->vt->gpu_stage) c->vt->gpu_stage(c, &g);
+    return g;
+}
 /** Finds a codec by v3 name ("zstd", "numcodecs.zlib", ...; v2 metadata is mapped onto these names). NULL if unknown. */
 const zg_codec_vtable *zg_codec_find(const char *name);
 

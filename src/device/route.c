@@ -11,13 +11,6 @@ void dev_not_gpu(dev_pipe *p, const char *fmt, const char *name) {
     snprintf(p->why, sizeof p->why, fmt, name);
 }
 
-static zg_gpu_stage stage_of(const zg_codec *c) {
-    zg_gpu_stage g;
-    memset(&g, 0, sizeof g);
-    if (c && c->vt->gpu_stage) c->vt->gpu_stage(c, &g);
-    return g;
-}
-
 static void add_post(dev_pipe *p, const zg_gpu_stage *g) {
     p->post[p->n_post].kind = (int)g->post;
     p->post[p->n_post].row = g->row;
@@ -37,11 +30,11 @@ static void analyse(const zg_chain *ch, dev_pipe *p) {
     /* bytes->bytes, decode order: last first; trailing crc32c stages are verified and stripped on the host */
     int k = ch->n_b2b - 1;
     zg_gpu_stage g;
-    while (k >= 0 && (g = stage_of(ch->b2b[k])).kind == ZG_GPU_STAGE_POST && g.post == ZG_GPU_POST_CRC32C) {
+    while (k >= 0 && (g = zg_codec_gpu_stage(ch->b2b[k])).kind == ZG_GPU_STAGE_POST && g.post == ZG_GPU_POST_CRC32C) {
         p->n_outer_crc++;
         k--;
     }
-    if (k >= 0 && (g = stage_of(ch->b2b[k])).kind == ZG_GPU_STAGE_COMPRESSOR) {
+    if (k >= 0 && (g = zg_codec_gpu_stage(ch->b2b[k])).kind == ZG_GPU_STAGE_COMPRESSOR) {
         p->comp = (int)g.format;
         p->comp_name = ch->b2b[k]->vt->name;
         if (g.out_of_place) p->needs_b = 1; /* blosc: shuffled blocks decode to A, unshuffle to B */
@@ -50,7 +43,7 @@ static void analyse(const zg_chain *ch, dev_pipe *p) {
     uint64_t size = p->chunk_nbytes;
     int n_crc_inner = 0;
     for (; k >= 0; k--) { /* device stages between the compressor and the array->bytes codec */
-        g = stage_of(ch->b2b[k]);
+        g = zg_codec_gpu_stage(ch->b2b[k]);
         if (g.kind != ZG_GPU_STAGE_POST)
             return dev_not_gpu(p, "codec '%s' has no GPU decoder at this position", ch->b2b[k]->vt->name);
         add_post(p, &g);
@@ -58,7 +51,7 @@ static void analyse(const zg_chain *ch, dev_pipe *p) {
     }
     p->comp_out = size + 4ull * (uint64_t)n_crc_inner;
     /* array->bytes */
-    g = stage_of(ch->a2b);
+    g = zg_codec_gpu_stage(ch->a2b);
     if (g.kind == ZG_GPU_STAGE_NONE && g.why) return dev_not_gpu(p, "%s", g.why);
     if (g.kind != ZG_GPU_STAGE_IDENTITY && g.kind != ZG_GPU_STAGE_POST)
         return dev_not_gpu(p, "array->bytes codec '%s' has no GPU decoder", ch->a2b ? ch->a2b->vt->name : "?");
@@ -69,7 +62,7 @@ static void analyse(const zg_chain *ch, dev_pipe *p) {
     zg_c_strides(enc.ndim, enc.shape, enc.dtype.size, cur);
     int seen_transpose = 0;
     for (int a = ch->n_a2a - 1; a >= 0; a--) {
-        g = stage_of(ch->a2a[a]);
+        g = zg_codec_gpu_stage(ch->a2a[a]);
         if (g.kind == ZG_GPU_STAGE_TRANSPOSE) {
             int64_t dec[ZGPU_MAX_DIMS];
             for (int i = 0; i < nd; i++) dec[g.order[i]] = cur[i];

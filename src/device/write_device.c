@@ -50,13 +50,6 @@ typedef struct wd_encoder {
     char why[160];
 } wd_encoder;
 
-static zg_gpu_stage stage_of(const zg_codec *c) {
-    zg_gpu_stage g;
-    memset(&g, 0, sizeof g);
-    if (c && c->vt->gpu_stage) c->vt->gpu_stage(c, &g);
-    return g;
-}
-
 static void host_only(wd_encoder *e, const char *why, const char *name) {
     e->gpu = 0;
     snprintf(e->why, sizeof e->why, why, name);
@@ -66,14 +59,14 @@ static void analyse(const zg_chain *ch, wd_encoder *e) {
     memset(e, 0, sizeof *e);
     e->gpu = 1;
     if (ch->n_a2a) return host_only(e, "array->array codec '%s'", ch->a2a[0]->vt->name);
-    const zg_gpu_stage a2b = stage_of(ch->a2b);
+    const zg_gpu_stage a2b = zg_codec_gpu_stage(ch->a2b);
     if (a2b.kind == ZG_GPU_STAGE_POST && a2b.post == ZG_GPU_POST_BYTESWAP) e->swap = a2b.param;
     else if (a2b.kind != ZG_GPU_STAGE_IDENTITY) return host_only(e, "array->bytes codec '%s'", ch->a2b->vt->name);
     /* no compressor: the chunks are their stored form (byte-swapped where the `bytes` codec says): the host's
      * `bytes` codec copies them out of the one copy per wave, which is all the GPU would do */
     if (ch->n_b2b == 0) return host_only(e, "%s", "no compressor (the chunks copied once a wave)");
     if (ch->n_b2b > 1) return host_only(e, "bytes->bytes codec '%s' before the compressor", ch->b2b[0]->vt->name);
-    const zg_gpu_stage c = stage_of(ch->b2b[0]);
+    const zg_gpu_stage c = zg_codec_gpu_stage(ch->b2b[0]);
     const char *name = ch->b2b[0]->vt->name;
     if (c.kind != ZG_GPU_STAGE_COMPRESSOR) return host_only(e, "codec '%s' (no GPU encoder)", name);
     if (c.no_encode) return host_only(e, "%s", c.no_encode);
