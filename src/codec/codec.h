@@ -6,6 +6,7 @@
 #define ZG_CODEC_H
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "zgpu.h"
 #include "meta/dtype.h"
 #include "common/buf.h"
@@ -170,7 +171,8 @@ struct zg_codec {
 
 /** The codec's GPU entry (kind ZG_GPU_STAGE_NONE where it has none). */
 static inline zg_gpu_stage zg_codec_gpu_stage(const zg_codec *c) {
-    zg_gpu_stage g = {ZG_GPU_STAGE_NONE};
+    zg_gpu_stage g;
+    memset(&g, 0, sizeof g); /* ZG_GPU_STAGE_NONE */
     if (c && c->vt->gpu_stage) c->vt->gpu_stage(c, &g);
     return g;
 }
