@@ -30,6 +30,7 @@
 #include "gpuencode/gpu_encode.h"
 #include "host/scratch.h"
 #include "plan/plan.h"
+#include "plan/waves.h"
 
 #include <cuda_runtime.h>
 
@@ -37,8 +38,6 @@
 /* Decoded bytes of chunks a wave gathers at most (two waves in flight, each with its encoded slots and packed
  * copy beside it: about 3x this on the device, 2x in pinned memory). */
 #define WD_WAVE_BYTES ((uint64_t)128 << 20)
-
-static size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
 /* ------------------------------------------------------------------------------------------------ chain */
 
@@ -109,6 +108,23 @@ typedef struct wd_set {
     zg_buf *enc;            /* host encoding: [cap] encoded chunks */
 } wd_set;
 
+/* Where each kind of descriptor lies in a set's descriptor area (the same in its pinned and device copies): scatter
+ * items and their counts (gather, fills), chunk pointers (fill check), copy items (pack), buffers (byte swap). */
+typedef struct wd_desc {
+    size_t items, counts, ptrs, copies, bufs, end;
+} wd_desc;
+
+static wd_desc desc_layout(size_t cap, int nd) {
+    wd_desc d;
+    d.items = 0;
+    d.counts = zg_align_up(cap * sizeof(zg_k_scatter), 64);
+    d.ptrs = d.counts + zg_align_up(cap * (size_t)nd * sizeof(uint64_t), 64);
+    d.copies = d.ptrs + zg_align_up(cap * sizeof(uint8_t *), 64);
+    d.bufs = d.copies + zg_align_up(cap * sizeof(zg_k_copy), 64);
+    d.end = d.bufs + zg_align_up(cap * sizeof(zg_k_buf), 64);
+    return d;
+}
+
 typedef struct wd_job {
     zgpu_array *a;
     zg_plan plan;
@@ -122,16 +138,10 @@ typedef struct wd_job {
     size_t slot;            /* slot stride */
     uint8_t *d_fill;        /* the fill value (itemsize bytes) */
     wd_set set[2];
-    size_t desc_bytes;
+    wd_desc desc;           /* of sets of per_wave objects */
     size_t *order;          /* the plan's tasks: those covered in part first (n_partial), then the others */
     size_t n_partial;
 } wd_job;
-
-static size_t desc_size(size_t cap, int nd) {
-    return align_up(cap * sizeof(zg_k_scatter), 64) + align_up(cap * (size_t)nd * sizeof(uint64_t), 64) +
-           align_up(cap * sizeof(uint8_t *), 64) + align_up(cap * sizeof(zg_k_copy), 64) +
-           align_up(cap * sizeof(zg_k_buf), 64);
-}
 
 #define CU(call, what)                                                                                            \
     do {                                                                                                          \
@@ -141,11 +151,17 @@ static size_t desc_size(size_t cap, int nd) {
                             cudaGetErrorString(e_));                                                              \
     } while (0)
 
+/* The wave's queued work, finished. */
+static zgpu_status wait_stream(wd_job *j) {
+    CU(cudaStreamSynchronize(j->stream), "cudaStreamSynchronize");
+    return ZGPU_OK;
+}
+
 static zgpu_status set_alloc(wd_job *j, wd_set *b, size_t cap) {
     b->cap = cap;
     const int gpu = j->enc.gpu;
     CU(cudaMalloc((void **)&b->d_chunks, cap * j->cs), "cudaMalloc (chunk buffers)");
-    CU(cudaMalloc((void **)&b->d_desc, j->desc_bytes), "cudaMalloc (descriptors)");
+    CU(cudaMalloc((void **)&b->d_desc, j->desc.end), "cudaMalloc (descriptors)");
     CU(cudaMalloc((void **)&b->d_sizes, cap * sizeof(size_t) + 2 * cap * sizeof(int) + 64), "cudaMalloc (sizes)");
     b->d_status = (int *)(b->d_sizes + cap);
     b->d_differs = b->d_status + cap;
@@ -153,7 +169,7 @@ static zgpu_status set_alloc(wd_job *j, wd_set *b, size_t cap) {
        "cudaHostAlloc (sizes)");
     b->h_status = (int *)(b->h_sizes + cap);
     b->h_differs = b->h_status + cap;
-    CU(cudaHostAlloc((void **)&b->h_desc, j->desc_bytes, cudaHostAllocDefault), "cudaHostAlloc (descriptors)");
+    CU(cudaHostAlloc((void **)&b->h_desc, j->desc.end, cudaHostAllocDefault), "cudaHostAlloc (descriptors)");
     size_t h_bytes = cap * j->cs;
     if (gpu) {
         CU(cudaMalloc((void **)&b->d_slots, cap * j->slot), "cudaMalloc (encoded slots)");
@@ -227,30 +243,18 @@ static void unlock_wave(wd_job *j, wd_set *b) {
 
 /* Whether the write covers every element of task t's chunk that lies in the array (no old value to merge). */
 static int covers_object(const wd_job *j, const zg_chunk_task *t) {
-    const zg_array_meta *m = &j->a->meta;
-    for (int d = 0; d < j->plan.ndim; d++) {
-        const uint64_t c0 = t->coords[d] * j->plan.chunk[d];
-        const uint64_t inb = m->shape[d] - c0 < j->plan.chunk[d] ? m->shape[d] - c0 : j->plan.chunk[d];
-        if (t->in_chunk[d] != 0 || t->count[d] != inb) return 0;
-    }
-    return 1;
-}
-
-static int covers_chunk(const wd_job *j, const zg_chunk_task *t) {
-    for (int d = 0; d < j->plan.ndim; d++)
-        if (t->in_chunk[d] != 0 || t->count[d] != j->plan.chunk[d]) return 0;
-    return 1;
+    return zg_plan_covers_in_array(&j->plan, j->a->meta.shape, t);
 }
 
 /* The wave's chunk buffers: the fill value where the write does not cover the whole chunk, then the stored value of
  * objects it covers in part, then the written box. Queued on the stream (the old values' reads wait for it). */
 static zgpu_status gather(wd_job *j, wd_set *b) {
     const int nd = j->plan.ndim;
-    zg_k_scatter *items = (zg_k_scatter *)b->h_desc;
-    uint64_t *counts = (uint64_t *)(b->h_desc + align_up(b->cap * sizeof(zg_k_scatter), 64));
-    zg_k_scatter *d_items = (zg_k_scatter *)b->d_desc;
-    uint64_t *d_counts = (uint64_t *)(b->d_desc + align_up(b->cap * sizeof(zg_k_scatter), 64));
-    const size_t scatter_desc = align_up(b->cap * sizeof(zg_k_scatter), 64) + align_up(b->cap * (size_t)nd * sizeof(uint64_t), 64);
+    zg_k_scatter *items = (zg_k_scatter *)(b->h_desc + j->desc.items);
+    uint64_t *counts = (uint64_t *)(b->h_desc + j->desc.counts);
+    zg_k_scatter *d_items = (zg_k_scatter *)(b->d_desc + j->desc.items);
+    uint64_t *d_counts = (uint64_t *)(b->d_desc + j->desc.counts);
+    const size_t scatter_desc = j->desc.ptrs; /* the items and counts */
     zg_k_scatter_params sp;
     memset(&sp, 0, sizeof sp);
     sp.ndim = nd;
@@ -261,8 +265,7 @@ static zgpu_status gather(wd_job *j, wd_set *b) {
     /* fills: the whole chunk of each object not covered whole */
     size_t nf = 0;
     for (size_t i = 0; i < b->n; i++) {
-        const zg_chunk_task *t = &j->plan.tasks[b->idx[i]];
-        if (covers_chunk(j, t)) continue;
+        if (j->plan.tasks[b->idx[i]].covers_chunk) continue;
         items[nf] = (zg_k_scatter){NULL, b->d_chunks + i * j->cs};
         memcpy(counts + nf * (size_t)nd, j->chunk_shape, (size_t)nd * sizeof(uint64_t));
         nf++;
@@ -279,10 +282,7 @@ static zgpu_status gather(wd_job *j, wd_set *b) {
         const zg_chunk_task *t = &j->plan.tasks[b->idx[i]];
         if (covers_object(j, t)) continue;
         uint64_t origin[ZGPU_MAX_DIMS], inb[ZGPU_MAX_DIMS];
-        for (int d = 0; d < nd; d++) {
-            origin[d] = t->coords[d] * j->plan.chunk[d];
-            inb[d] = j->a->meta.shape[d] - origin[d] < j->plan.chunk[d] ? j->a->meta.shape[d] - origin[d] : j->plan.chunk[d];
-        }
+        zg_plan_chunk_in_array(&j->plan, j->a->meta.shape, t, origin, inb);
         zgpu_status st = zgpu_array_read_device(j->a, origin, inb, b->d_chunks + i * j->cs, j->chunk_strides, j->stream);
         if (st != ZGPU_OK) {
             zg_error_prefix("(reading chunk '%s' to merge a partial device write) ", key_of(j, b->idx[i]));
@@ -290,7 +290,7 @@ static zgpu_status gather(wd_job *j, wd_set *b) {
         }
     }
     /* the written box (the descriptors again: the fills' copy may still be in flight) */
-    CU(cudaStreamSynchronize(j->stream), "cudaStreamSynchronize");
+    ZG_FORWARD(wait_stream(j));
     uint64_t most = 1;
     for (size_t i = 0; i < b->n; i++) {
         const zg_chunk_task *t = &j->plan.tasks[b->idx[i]];
@@ -313,8 +313,7 @@ static zgpu_status gather(wd_job *j, wd_set *b) {
 
 /* Device pointers of the wave's chunks (descriptor area 3) and the fill check into d_differs. */
 static zgpu_status check_fill(wd_job *j, wd_set *b) {
-    const int nd = j->plan.ndim;
-    const size_t at = align_up(b->cap * sizeof(zg_k_scatter), 64) + align_up(b->cap * (size_t)nd * sizeof(uint64_t), 64);
+    const size_t at = j->desc.ptrs;
     const uint8_t **ptrs = (const uint8_t **)(b->h_desc + at);
     for (size_t i = 0; i < b->n; i++) ptrs[i] = b->d_chunks + i * j->cs;
     CU(cudaMemcpyAsync(b->d_desc + at, ptrs, b->n * sizeof *ptrs, cudaMemcpyHostToDevice, j->stream), "descriptors to the device");
@@ -326,9 +325,7 @@ static zgpu_status check_fill(wd_job *j, wd_set *b) {
 
 /* The `bytes` codec's byte swap, in place over the wave's chunks (descriptor area 5). */
 static zgpu_status swap_chunks(wd_job *j, wd_set *b) {
-    const int nd = j->plan.ndim;
-    const size_t at = align_up(b->cap * sizeof(zg_k_scatter), 64) + align_up(b->cap * (size_t)nd * sizeof(uint64_t), 64) +
-                      align_up(b->cap * sizeof(uint8_t *), 64) + align_up(b->cap * sizeof(zg_k_copy), 64);
+    const size_t at = j->desc.bufs;
     zg_k_buf *bufs = (zg_k_buf *)(b->h_desc + at);
     for (size_t i = 0; i < b->n; i++) bufs[i] = (zg_k_buf){b->d_chunks + i * j->cs, j->chunk_nbytes};
     CU(cudaMemcpyAsync(b->d_desc + at, bufs, b->n * sizeof *bufs, cudaMemcpyHostToDevice, j->stream), "descriptors to the device");
@@ -376,16 +373,14 @@ static zgpu_status encode_gpu(wd_job *j, wd_set *b, int *refused) {
     CU(cudaMemcpyAsync(b->h_status, b->d_status, b->n * sizeof(int), cudaMemcpyDeviceToHost, j->stream), "statuses to the host");
     CU(cudaMemcpyAsync(b->h_differs, b->d_differs, b->n * sizeof(int), cudaMemcpyDeviceToHost, j->stream),
        "fill flags to the host");
-    CU(cudaStreamSynchronize(j->stream), "cudaStreamSynchronize");
+    ZG_FORWARD(wait_stream(j));
     for (size_t i = 0; i < b->n; i++)
         if (b->h_status[i]) {
             *refused = 1;
             return ZGPU_OK;
         }
     /* pack: chunk i's stored bytes start frame_offset into its slot */
-    const int nd = j->plan.ndim;
-    const size_t at = align_up(b->cap * sizeof(zg_k_scatter), 64) + align_up(b->cap * (size_t)nd * sizeof(uint64_t), 64) +
-                      align_up(b->cap * sizeof(uint8_t *), 64);
+    const size_t at = j->desc.copies;
     zg_k_copy *cp = (zg_k_copy *)(b->h_desc + at);
     uint64_t most = 0;
     b->off[0] = 0;
@@ -506,12 +501,12 @@ static zgpu_status prepare(wd_job *j, size_t per_wave) {
     }
     size_t ia = WD_ALIGN;
     if (j->enc.gpu && j->L.in_align > ia) ia = j->L.in_align;
-    j->cs = align_up(j->chunk_nbytes ? j->chunk_nbytes : 1, ia);
+    j->cs = zg_align_up(j->chunk_nbytes ? j->chunk_nbytes : 1, ia);
     if (j->enc.gpu) {
         const size_t oa = j->L.out_align > WD_ALIGN ? j->L.out_align : WD_ALIGN;
-        j->slot = align_up(j->L.slot_bytes, oa);
+        j->slot = zg_align_up(j->L.slot_bytes, oa);
     }
-    j->desc_bytes = desc_size(per_wave, j->plan.ndim);
+    j->desc = desc_layout(per_wave, j->plan.ndim);
     CU(cudaMalloc((void **)&j->d_fill, j->itemsize), "cudaMalloc (fill value)");
     CU(cudaMemcpy(j->d_fill, a->meta.fill_value, j->itemsize, cudaMemcpyHostToDevice), "fill value to the device");
     if (a->ctx->tuning.trace)
@@ -535,11 +530,7 @@ static zgpu_status run_waves(wd_job *j, size_t per_wave) {
         b->n = 1;
         b->alone = 1;
         st = run_gpu(j, b);
-        if (st == ZGPU_OK) {
-            const cudaError_t e = cudaStreamSynchronize(j->stream);
-            if (e != cudaSuccess)
-                st = zg_error(ZGPU_ERR_CUDA, ZG_ARRAY_WHERE_FMT ": device write: %s", j->a->path, cudaGetErrorString(e));
-        }
+        if (st == ZGPU_OK) st = wait_stream(j);
         if (st == ZGPU_OK) st = write_wave(j, b);
         unlock_wave(j, b);
         b->alone = 0;
@@ -554,11 +545,7 @@ static zgpu_status run_waves(wd_job *j, size_t per_wave) {
             if (st == ZGPU_OK) st = s2;
             prev = NULL;
         }
-        if (st == ZGPU_OK) {
-            const cudaError_t e = cudaStreamSynchronize(j->stream);
-            if (e != cudaSuccess)
-                st = zg_error(ZGPU_ERR_CUDA, ZG_ARRAY_WHERE_FMT ": device write: %s", j->a->path, cudaGetErrorString(e));
-        }
+        if (st == ZGPU_OK) st = wait_stream(j);
         if (st != ZGPU_OK) {
             unlock_wave(j, b);
             break;

@@ -9,6 +9,7 @@
 #include "common/status.h"
 #include "gpucodec/nvcomp/nvcomp_lib.h"
 #include "gpuencode/encode_kernels.h"
+#include "plan/waves.h"
 
 static const char *const format_names[ZG_GE_N] = {"zstd", "gzip", "zlib", "lz4"};
 
@@ -17,8 +18,6 @@ const char *zg_gpu_encode_format_name(zg_ge_format f) { return (unsigned)f < ZG_
 static zg_nvc_format nvc_format(zg_ge_format f) {
     return f == ZG_GE_ZSTD ? ZG_NVC_ZSTD : f == ZG_GE_LZ4 ? ZG_NVC_LZ4 : ZG_NVC_DEFLATE;
 }
-
-static size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
 /* The scratch's parts, in order (each 256-byte aligned); the descriptors (nvCOMP's input and output arrays,
  * the chunks and segments) lie together from `desc` to `desc_end`, so that one copy takes them to the device. */
@@ -29,7 +28,7 @@ typedef struct scratch_map {
 static scratch_map map_scratch(size_t temp_bytes, size_t n, size_t n_segs) {
     scratch_map m;
     size_t at = 0;
-#define PART(field, bytes) (m.field = at, at = align_up(at + (bytes), 256))
+#define PART(field, bytes) (m.field = at, at = zg_align_up(at + (bytes), 256))
     PART(temp, temp_bytes);
     m.desc = at;
     PART(nvc_in, n * sizeof(void *));

@@ -25,13 +25,7 @@ static int all_equal_to(const uint8_t *buf, size_t nbytes, const uint8_t *value,
 
 /* Whether the write covers every in-bounds element of task t's object (no old value to merge). */
 static int covers_object(const write_job *j, const zg_chunk_task *t) {
-    const zg_array_meta *m = &j->a->meta;
-    for (int d = 0; d < j->plan->ndim; d++) {
-        uint64_t c0 = t->coords[d] * j->plan->chunk[d];
-        uint64_t inb = m->shape[d] - c0 < j->plan->chunk[d] ? m->shape[d] - c0 : j->plan->chunk[d];
-        if (t->in_chunk[d] != 0 || t->count[d] != inb) return 0;
-    }
-    return 1;
+    return zg_plan_covers_in_array(j->plan, j->a->meta.shape, t);
 }
 
 /* Task t's object: its old value (old/old_n, when found) decoded, the written box copied in, and the result

@@ -957,6 +957,22 @@ static void fill_run(uint8_t *dst, size_t run, size_t itemsize, const uint8_t *v
     }
 }
 
+void zg_plan_chunk_in_array(const zg_plan *plan, const uint64_t *shape, const zg_chunk_task *t, uint64_t *origin,
+                            uint64_t *extent) {
+    for (int d = 0; d < plan->ndim; d++) {
+        origin[d] = t->coords[d] * plan->chunk[d];
+        extent[d] = shape[d] - origin[d] < plan->chunk[d] ? shape[d] - origin[d] : plan->chunk[d];
+    }
+}
+
+int zg_plan_covers_in_array(const zg_plan *plan, const uint64_t *shape, const zg_chunk_task *t) {
+    uint64_t origin[ZGPU_MAX_DIMS], extent[ZGPU_MAX_DIMS];
+    zg_plan_chunk_in_array(plan, shape, t, origin, extent);
+    for (int d = 0; d < plan->ndim; d++)
+        if (t->in_chunk[d] != 0 || t->count[d] != extent[d]) return 0;
+    return 1;
+}
+
 void zg_fill_box(int ndim, const uint64_t *count, size_t itemsize, uint8_t *dst, const int64_t *dst_strides,
                  const uint8_t *value) {
     for (int d = 0; d < ndim; d++)

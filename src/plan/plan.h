@@ -134,6 +134,11 @@ const uint8_t *zg_plan_bytes(const zg_plan_object *ob, uint64_t offset, uint64_t
  *  merged into memcpy calls. Used for scatter into the output and gather on write. */
 void zg_copy_box(int ndim, const uint64_t *count, size_t itemsize, uint8_t *dst, const int64_t *dst_strides,
                  const uint8_t *src, const int64_t *src_strides);
+/** The part of task t's chunk that lies inside an array of `shape`: its first element and its extent. */
+void zg_plan_chunk_in_array(const zg_plan *plan, const uint64_t *shape, const zg_chunk_task *t, uint64_t *origin,
+                            uint64_t *extent);
+/** Whether t covers every element of its chunk that lies in the array: a write of it has no old value to merge. */
+int zg_plan_covers_in_array(const zg_plan *plan, const uint64_t *shape, const zg_chunk_task *t);
 /** Fills an N-d strided box with one element value. */
 void zg_fill_box(int ndim, const uint64_t *count, size_t itemsize, uint8_t *dst, const int64_t *dst_strides,
                  const uint8_t *value);
