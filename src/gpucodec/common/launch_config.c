@@ -134,6 +134,11 @@ static uint32_t grid_of_items(size_t n_items) {
     return (uint32_t)(n_items < ZG_LC_GRID_MAX ? (n_items ? n_items : 1) : ZG_LC_GRID_MAX);
 }
 
+/* n items, per_block of them a block of `threads` threads. */
+static zg_lc_dims items_in_blocks(size_t n, size_t per_block, uint32_t threads) {
+    return dims(grid_of_items((n + per_block - 1) / per_block), 1, threads);
+}
+
 zg_lc_dims zg_lc_delta(const zg_gpu_limits *L, size_t n_items) {
     (void)L;
     return dims(grid_of_items(n_items), 1, ZG_LC_POST_THREADS);
@@ -157,21 +162,18 @@ zg_lc_dims zg_lc_scatter(const zg_gpu_limits *L, size_t n_items, uint64_t max_ro
 /* ---------------------------------------------------------------- LZ4 */
 zg_lc_dims zg_lc_lz4_check(const zg_gpu_limits *L, size_t n) {
     (void)L;
-    const size_t blocks = (n + ZG_LC_LZ4_CHECK_WARPS - 1) / ZG_LC_LZ4_CHECK_WARPS;
-    return dims(grid_of_items(blocks), 1, 32 * ZG_LC_LZ4_CHECK_WARPS);
+    return items_in_blocks(n, ZG_LC_LZ4_CHECK_WARPS, 32 * ZG_LC_LZ4_CHECK_WARPS);
 }
 
 zg_lc_dims zg_lc_lz4_decode(const zg_gpu_limits *L, size_t n) {
     (void)L;
-    const size_t blocks = (n + ZG_LC_LZ4_PAIRS - 1) / ZG_LC_LZ4_PAIRS;
-    return dims(grid_of_items(blocks), 1, 64 * ZG_LC_LZ4_PAIRS);
+    return items_in_blocks(n, ZG_LC_LZ4_PAIRS, 64 * ZG_LC_LZ4_PAIRS);
 }
 
 /* ---------------------------------------------------------------- TIFF LZW, PackBits, predictors */
 zg_lc_dims zg_lc_lzw_decode(const zg_gpu_limits *L, size_t n) {
     (void)L;
-    const size_t blocks = (n + ZG_LC_LZW_WARPS - 1) / ZG_LC_LZW_WARPS;
-    return dims(grid_of_items(blocks), 1, 32 * ZG_LC_LZW_WARPS);
+    return items_in_blocks(n, ZG_LC_LZW_WARPS, 32 * ZG_LC_LZW_WARPS);
 }
 
 zg_lc_dims zg_lc_lzw_bounds(const zg_gpu_limits *L, size_t n) {
@@ -181,8 +183,7 @@ zg_lc_dims zg_lc_lzw_bounds(const zg_gpu_limits *L, size_t n) {
 
 zg_lc_dims zg_lc_lzw_lengths(const zg_gpu_limits *L, size_t n_slots) {
     (void)L;
-    const size_t blocks = (n_slots + ZG_LC_LZW_LENGTHS_WARPS - 1) / ZG_LC_LZW_LENGTHS_WARPS;
-    return dims(grid_of_items(blocks), 1, 32 * ZG_LC_LZW_LENGTHS_WARPS);
+    return items_in_blocks(n_slots, ZG_LC_LZW_LENGTHS_WARPS, 32 * ZG_LC_LZW_LENGTHS_WARPS);
 }
 
 int zg_lc_lzw_segmented(const zg_gpu_limits *L, size_t n) {
@@ -191,8 +192,7 @@ int zg_lc_lzw_segmented(const zg_gpu_limits *L, size_t n) {
 
 zg_lc_dims zg_lc_packbits_decode(const zg_gpu_limits *L, size_t n) {
     (void)L;
-    const size_t blocks = (n + ZG_LC_PACKBITS_WARPS - 1) / ZG_LC_PACKBITS_WARPS;
-    return dims(grid_of_items(blocks), 1, 32 * ZG_LC_PACKBITS_WARPS);
+    return items_in_blocks(n, ZG_LC_PACKBITS_WARPS, 32 * ZG_LC_PACKBITS_WARPS);
 }
 
 zg_lc_dims zg_lc_rows(const zg_gpu_limits *L, size_t n_items, uint64_t max_rows) {
