@@ -110,6 +110,9 @@ typedef struct cli_cuda {
     const char *(*error_string)(int);
     int (*host_alloc)(void **, size_t); /* cudaMallocHost: pinned, so device-to-host copies run at full speed */
     int (*host_free)(void *);
+    int (*mem_get_info)(size_t *, size_t *);
+    int (*stream_create)(void **, unsigned); /* cudaStreamCreateWithFlags */
+    int (*stream_destroy)(void *);
 } cli_cuda;
 /** Loads libcudart and selects `device`; fails with "no GPU: <why>". */
 int cli_cuda_load(cli_cuda *cu, int device);
@@ -117,6 +120,10 @@ int cli_cuda_alloc(cli_cuda *cu, void **p, size_t n);
 /** Pinned host memory (cudaMallocHost); free with cu->host_free. */
 int cli_cuda_host_alloc(cli_cuda *cu, void **p, size_t n);
 int cli_cuda_to_host(cli_cuda *cu, void *host, const void *device, size_t n);
+/** Free memory of the current device (cudaMemGetInfo). */
+int cli_cuda_free_memory(cli_cuda *cu, uint64_t *free_bytes);
+/** A non-blocking stream on the current device (a cudaStream_t); destroy with cu->stream_destroy. */
+int cli_cuda_stream(cli_cuda *cu, void **stream);
 void cli_cuda_unload(cli_cuda *cu);
 /** Parses "cuda:N" / "cuda" / "gpu" -> N; "cpu" -> -1. */
 int cli_parse_device(const char *text, int *device);

@@ -10,6 +10,12 @@
 #include "slab.h"
 #include "zgpu_experimental.h"
 
+/* Slab buffers of cp: the host copy holds one; --device two in GPU memory (one read while the other is written). */
+#define CP_SLOTS 2
+/* --device: slabs of at most this many bytes unless copy_slab_bytes says otherwise. Large, so that each read and
+ * write is one big batch for the GPU (each call has fixed costs: planning, allocations, launches). */
+#define CP_DEVICE_SLAB ((uint64_t)512 << 20)
+
 /* Bytes per slab: about 256 MiB, or the context's tuning (copy_slab_bytes; ZGPU_CLI_SLAB_BYTES sets it from the
  * environment, so that tests can force many slabs). */
 static uint64_t slab_budget(const zgpu_context *ctx) {
@@ -57,9 +63,15 @@ static const char usage_cp[] =
     "  --codec SPEC         compressor of DST (see zgpu write --help)\n"
     "  --overwrite          replace an existing array at DST\n"
     "  --levels             SRC a TIFF file: every resolution level, into the group DST (DST/0, DST/1, ...)\n"
+    "  --device cuda:N|cpu  copy through GPU N: slabs decoded into its memory, then gathered and compressed there\n"
+    "                       (zstd, gzip, zlib, lz4; other codecs on host threads) and written; cpu (the default):\n"
+    "                       on the host. Fails (exit 1) where there is no GPU\n"
     "  --threads N          at most N decode/encode threads (0 = all CPUs), fewer where their scratch would not\n"
     "                       fit in memory beside a slab\n"
     "  -q, --quiet          no progress line and no summary\n"
+    "\n"
+    "With --device the slabs are up to 512 MiB, two of them in GPU memory (at most a quarter of its free memory):\n"
+    "one is read while the other is written; host memory then holds the library's pinned staging beside them.\n"
     "\n"
     "DST is built in a hidden directory beside it and renamed into place when complete: until then (and if the\n"
     "copy is interrupted) DST holds what it held before, or nothing. On a terminal a progress line shows the\n"
@@ -310,33 +322,51 @@ typedef struct cp_job {
     int ndim;
     size_t itemsize;
     uint64_t grid[ZGPU_MAX_DIMS];
-    uint64_t start[ZGPU_MAX_DIMS], count[ZGPU_MAX_DIMS]; /* the slab in the buffer */
-    void *buf;
+    uint64_t start[CP_SLOTS][ZGPU_MAX_DIMS], count[CP_SLOTS][ZGPU_MAX_DIMS]; /* the slab in each buffer */
+    void *buf;             /* host: the one slab buffer */
+    int device;            /* --device: the GPU's ordinal, -1 on the host */
+    void *dev_buf[CP_SLOTS]; /* device: slab buffers in GPU memory */
+    void *read_stream, *write_stream; /* device: non-blocking, so that a read and a write never wait on each other */
     cli_progress *pr;
     uint64_t objects_done, bytes_done;
 } cp_job;
 
+static int cp_status_err(zgpu_status s) {
+    return cli_err("%s", *zgpu_last_error() ? zgpu_last_error() : zgpu_status_name(s));
+}
+
 static uint64_t cp_begin(void *user, int slot, uint64_t i, const uint64_t *start, const uint64_t *count) {
+    (void)i;
     cp_job *j = user;
-    memcpy(j->start, start, sizeof j->start);
-    memcpy(j->count, count, sizeof j->count);
+    memcpy(j->start[slot], start, sizeof j->start[slot]);
+    memcpy(j->count[slot], count, sizeof j->count[slot]);
     return 1;
 }
 
+/* The slab is decoded into the buffer: on the host's pool, or (--device) on the GPU, returning once it is there. */
 static int cp_read(void *user, int reader, int slot, uint64_t part) {
+    (void)reader;
+    (void)part;
     cp_job *j = user;
-    zgpu_status s = zgpu_array_read(j->src, j->start, j->count, j->buf, NULL);
-    return s == ZGPU_OK ? 0 : cli_err("%s", *zgpu_last_error() ? zgpu_last_error() : zgpu_status_name(s));
+    zgpu_status s = j->device >= 0 ? zgpu_array_read_device(j->src, j->start[slot], j->count[slot], j->dev_buf[slot],
+                                                            NULL, j->read_stream)
+                                   : zgpu_array_read(j->src, j->start[slot], j->count[slot], j->buf, NULL);
+    return s == ZGPU_OK ? 0 : cp_status_err(s);
 }
 
+/* The slab is written whole (gathered and encoded on the GPU with --device); returns once it is in the store, so its
+ * buffer may take the next slab. */
 static int cp_write(void *user, int slot) {
     cp_job *j = user;
-    zgpu_status s = zgpu_array_write(j->dst, j->start, j->count, j->buf, NULL);
-    if (s != ZGPU_OK) return cli_err("%s", *zgpu_last_error() ? zgpu_last_error() : zgpu_status_name(s));
+    zgpu_status s = j->device >= 0 ? zgpu_array_write_device(j->dst, j->start[slot], j->count[slot],
+                                                             j->dev_buf[slot], NULL, j->write_stream)
+                                   : zgpu_array_write(j->dst, j->start[slot], j->count[slot], j->buf, NULL);
+    if (s != ZGPU_OK) return cp_status_err(s);
     uint64_t objects = 1, bytes = j->itemsize; /* the slab lies on DST's grid: the objects it meets are its own */
     for (int d = 0; d < j->ndim; d++) {
-        objects *= (j->start[d] + j->count[d] - 1) / j->grid[d] - j->start[d] / j->grid[d] + 1;
-        bytes *= j->count[d];
+        const uint64_t lo = j->start[slot][d], n = j->count[slot][d];
+        objects *= (lo + n - 1) / j->grid[d] - lo / j->grid[d] + 1;
+        bytes *= n;
     }
     j->objects_done += objects;
     j->bytes_done += bytes;
@@ -371,13 +401,46 @@ static int doc_stages(const char *meta) {
     return n > 1 ? n : 1;
 }
 
-/* Creates DST and copies SRC into it in slabs, one at a time: the slab is read on the pool, then written on it,
- * so the pool's threads keep one set of scratch for both. The pool's size and the slabs are chosen with the
- * memory model (slab.h): reading and writing threads hold the larger of their scratch each, one slab beside. */
+/* --device: the slabs in GPU memory. Their buffers take at most a quarter of the device's free memory together (the
+ * rest is the library's: the reads' staging and scratch, the writes' two waves of chunks), each slab at most
+ * CP_DEVICE_SLAB (copy_slab_bytes: that size). Two buffers where they fit, so that slab k + 1 is read while slab k
+ * is written (cli_pipe_run: a reader thread and this one); one where only one fits, each slab then read and written
+ * in turn. */
+static int cp_device_slabs(cp_job *j, cli_cuda *cu, uint64_t fixed_budget, cli_slabs *slabs, int *n_slots) {
+    uint64_t free_bytes = 0;
+    if (cli_cuda_free_memory(cu, &free_bytes)) return -1;
+    const uint64_t cap = free_bytes / 4;
+    uint64_t budget = fixed_budget ? fixed_budget : CP_DEVICE_SLAB;
+    if (budget > cap / CP_SLOTS) budget = cap / CP_SLOTS;
+    cp_plan(j, budget ? budget : 1, slabs);
+    *n_slots = slabs->max_bytes <= cap / CP_SLOTS ? CP_SLOTS : 1;
+    if (slabs->max_bytes > cap) /* one DST object alone is a slab: it must be whole in GPU memory */
+        return cli_err("--device cuda:%d: one stored object of DST (%llu bytes decoded) takes more than a quarter of "
+                       "the GPU's free memory (%llu bytes): give smaller --shards or --chunks, or --device cpu",
+                       j->device, (unsigned long long)slabs->max_bytes, (unsigned long long)free_bytes);
+    return 0;
+}
+
+static void cp_device_free(cp_job *j, cli_cuda *cu) {
+    for (int k = 0; k < CP_SLOTS; k++) {
+        if (j->dev_buf[k]) cu->free_(j->dev_buf[k]);
+        j->dev_buf[k] = NULL;
+    }
+    if (j->read_stream) cu->stream_destroy(j->read_stream);
+    if (j->write_stream) cu->stream_destroy(j->write_stream);
+    j->read_stream = j->write_stream = NULL;
+}
+
+/* Creates DST and copies SRC into it in slabs. On the host one at a time: the slab is read on the pool, then written
+ * on it, so the pool's threads keep one set of scratch for both. The pool's size and the slabs are chosen with the
+ * memory model (slab.h): reading and writing threads hold the larger of their scratch each, one slab beside.
+ * With a device (device >= 0, cu loaded) the slabs are decoded into GPU memory and written from there
+ * (cp_device_slabs); the pool puts objects in the store and codes the chains the GPU does not, its threads' scratch
+ * within the same budget. */
 static int cp_stream(zgpu_context **ctx, zgpu_array **src, zgpu_array **dst, const char *src_path,
                      const char *dst_path, const char *meta, const dst_spec *spec, const char *threads_text,
-                     int overwrite, int quiet) {
-    cp_job j = {.src = *src, .ndim = spec->ndim, .itemsize = spec->itemsize};
+                     int overwrite, int quiet, int device, cli_cuda *cu) {
+    cp_job j = {.src = *src, .ndim = spec->ndim, .itemsize = spec->itemsize, .device = device};
     uint64_t obj_bytes = spec->itemsize, chunk_bytes = spec->itemsize;
     for (int d = 0; d < spec->ndim; d++) {
         j.grid[d] = spec->sharded ? spec->shards[d] : spec->chunks[d];
@@ -387,20 +450,29 @@ static int cp_stream(zgpu_context **ctx, zgpu_array **src, zgpu_array **dst, con
     int threads = 0;
     cli_check_threads(threads_text, &threads); /* checked before */
     const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    const int t_max = threads > 0 ? threads : (ncpu > 0 ? (int)ncpu : 1);
     const int remote = (strstr(src_path, "://") && strncmp(src_path, "file://", 7) != 0) +
                        (strstr(dst_path, "://") && strncmp(dst_path, "file://", 7) != 0);
     const uint64_t rs = cli_decode_scratch(*src, 0), ws = cli_encode_scratch(obj_bytes, chunk_bytes, doc_stages(meta), spec->sharded);
+    const uint64_t scratch = rs > ws ? rs : ws;
     zgpu_tuning tun;
     zgpu_context_tuning(*ctx, &tun);
-    cli_fit f = {.scratch = rs > ws ? rs : ws,
-                 .copies = 1 + remote, /* a remote store holds about a slab of fetched or encoded bytes */
-                 .in_flight = 1,
-                 .task_bytes = obj_bytes,
-                 .fixed_budget = tun.copy_slab_bytes,
-                 .plan = cp_plan,
-                 .user = &j};
     cli_slabs slabs;
-    const int t = cli_fit_threads(&f, threads > 0 ? threads : (ncpu > 0 ? (int)ncpu : 1), &slabs);
+    int t = 1, n_slots = 1;
+    if (device >= 0) {
+        if (cp_device_slabs(&j, cu, tun.copy_slab_bytes, &slabs, &n_slots)) return cli_fail();
+        t = scratch && (uint64_t)t_max * scratch > CLI_MEM_BUDGET ? (int)(CLI_MEM_BUDGET / scratch) : t_max;
+        if (t < 1) t = 1;
+    } else {
+        cli_fit f = {.scratch = scratch,
+                     .copies = 1 + remote, /* a remote store holds about a slab of fetched or encoded bytes */
+                     .in_flight = 1,
+                     .task_bytes = obj_bytes,
+                     .fixed_budget = tun.copy_slab_bytes,
+                     .plan = cp_plan,
+                     .user = &j};
+        t = cli_fit_threads(&f, t_max, &slabs);
+    }
     if (t > 1 || remote) { /* the context the copy runs on: t threads, remote windows near a slab */
         zgpu_array_close(*src);
         *src = NULL;
@@ -413,6 +485,7 @@ static int cp_stream(zgpu_context **ctx, zgpu_array **src, zgpu_array **dst, con
         r.window_bytes = slabs.max_bytes / 2 > ((uint64_t)1 << 20) ? slabs.max_bytes / 2 : (uint64_t)1 << 20;
         o.num_threads = t;
         o.remote = &r;
+        if (device >= 0) o.device = device;
         if (zgpu_context_create(&o, ctx) != ZGPU_OK) {
             cli_err("cannot create a context: %s", zgpu_last_error());
             return cli_fail();
@@ -434,14 +507,23 @@ static int cp_stream(zgpu_context **ctx, zgpu_array **src, zgpu_array **dst, con
     cli_progress_start(&pr, quiet, nelem ? objects : 0, nbytes, spec->sharded ? "shards" : "chunks");
     j.pr = &pr;
     if (nelem) {
-        if (slabs.max_bytes > SIZE_MAX || !(j.buf = malloc((size_t)slabs.max_bytes))) {
-            cli_err("out of memory for a %llu-byte slab", (unsigned long long)slabs.max_bytes);
-            return cli_fail();
+        int rc = 0;
+        if (slabs.max_bytes > SIZE_MAX) {
+            rc = cli_err("a slab of %llu bytes is too large for this machine", (unsigned long long)slabs.max_bytes);
+        } else if (device >= 0) {
+            for (int k = 0; k < n_slots && !rc; k++) rc = cli_cuda_alloc(cu, &j.dev_buf[k], (size_t)slabs.max_bytes);
+            if (!rc) rc = cli_cuda_stream(cu, &j.read_stream);
+            if (!rc) rc = cli_cuda_stream(cu, &j.write_stream);
+            if (rc) cp_device_free(&j, cu);
+        } else if (!(j.buf = malloc((size_t)slabs.max_bytes))) {
+            rc = cli_err("out of memory for a %llu-byte slab", (unsigned long long)slabs.max_bytes);
         }
+        if (rc) return cli_fail();
         cli_progress_begin_line(&pr);
         const cli_pipe_ops ops = {cp_begin, cp_read, cp_write, &j};
-        int rc = cli_pipe_run(&slabs, 1, 1, &ops);
+        rc = cli_pipe_run(&slabs, 1, n_slots, &ops);
         free(j.buf);
+        if (device >= 0) cp_device_free(&j, cu);
         if (rc) {
             cli_progress_clear(&pr);
             return cli_fail();
@@ -513,15 +595,27 @@ static int cp_levels(int argc, char **argv, const cli_args *ar, int overwrite) {
 }
 
 int cli_cmd_cp(int argc, char **argv) {
-    enum { O_FORMAT, O_CHUNKS, O_SHARDS, O_CODEC, O_OVERWRITE, O_THREADS, O_QUIET, O_LEVELS };
+    enum { O_FORMAT, O_CHUNKS, O_SHARDS, O_CODEC, O_OVERWRITE, O_THREADS, O_QUIET, O_LEVELS, O_DEVICE };
     static const cli_opt_def defs[] = {{"format", 0, 1},    {"chunks", 0, 1},  {"shards", 0, 1}, {"codec", 0, 1},
                                        {"overwrite", 0, 0}, {"threads", 0, 1}, {"quiet", 'q', 0}, {"levels", 0, 0},
-                                       {NULL, 0, 0}};
+                                       {"device", 0, 1},    {NULL, 0, 0}};
     cli_args ar;
     if (cli_args_parse(argc, argv, defs, &ar)) return cli_usage_error("cp ");
     if (ar.help) { fputs(usage_cp, stdout); return 0; }
     if (ar.npos != 2) { cli_err("cp takes SRC and DST"); return cli_usage_error("cp "); }
-    if (ar.set[O_LEVELS]) return cp_levels(argc, argv, &ar, ar.set[O_OVERWRITE]);
+    int device = -1;
+    if (ar.value[O_DEVICE] && cli_parse_device(ar.value[O_DEVICE], &device)) return cli_usage_error("cp ");
+    /* The GPU is checked before anything is created (--levels makes the group DST first): without one, --device
+     * fails with the reason rather than copying on the host behind the user's back. */
+    cli_cuda cu;
+    memset(&cu, 0, sizeof cu);
+    if (device >= 0 && cli_cuda_load(&cu, device)) {
+        char why[600];
+        snprintf(why, sizeof why, "%s", cli_errmsg());
+        cli_err("--device %s: %s (--device cpu copies on the host)", ar.value[O_DEVICE], why);
+        return cli_fail();
+    }
+    if (ar.set[O_LEVELS]) return cp_levels(argc, argv, &ar, ar.set[O_OVERWRITE]); /* each level with --device */
     const char *src_path = ar.pos[0], *dst_path = ar.pos[1];
 
     int fmt = 0;
@@ -547,7 +641,7 @@ int cli_cmd_cp(int argc, char **argv) {
     zgpu_status s;
 
     /* a context of one thread opens SRC: the pool's size follows from both arrays' chunks (cp_stream) */
-    if (cli_make_context("1", -1, &ctx)) goto fail;
+    if (cli_make_context("1", device, &ctx)) goto fail;
     s = zgpu_array_open(ctx, src_path, &src);
     if (s == ZGPU_OK) s = zgpu_array_metadata_json(src, &src_meta);
     if (s == ZGPU_OK) s = zgpu_array_attributes(src, &src_attrs);
@@ -675,7 +769,7 @@ int cli_cmd_cp(int argc, char **argv) {
     if (build_document(&spec, &meta)) goto fail;
 
     rc = cp_stream(&ctx, &src, &dst, src_path, dst_path, meta, &spec, ar.value[O_THREADS], ar.set[O_OVERWRITE],
-                   ar.set[O_QUIET]);
+                   ar.set[O_QUIET], device, &cu);
     goto done;
 fail:
     rc = usage ? cli_usage_error("cp ") : cli_fail();
@@ -695,5 +789,6 @@ done:
     zgpu_array_close(dst);
     zgpu_array_close(src);
     zgpu_context_free(ctx);
+    if (device >= 0) cli_cuda_unload(&cu);
     return rc;
 }

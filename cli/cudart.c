@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #define CUDA_MEMCPY_DEVICE_TO_HOST 2
+#define CUDA_STREAM_NON_BLOCKING 1 /* cudaStreamNonBlocking: no implicit order with the legacy default stream */
 
 int cli_parse_device(const char *text, int *device) {
     if (!strcmp(text, "cpu") || !strcmp(text, "host")) {
@@ -60,6 +61,9 @@ int cli_cuda_load(cli_cuda *cu, int device) {
     CLI_SYM(error_string, "cudaGetErrorString");
     CLI_SYM(host_alloc, "cudaMallocHost");
     CLI_SYM(host_free, "cudaFreeHost");
+    CLI_SYM(mem_get_info, "cudaMemGetInfo");
+    CLI_SYM(stream_create, "cudaStreamCreateWithFlags");
+    CLI_SYM(stream_destroy, "cudaStreamDestroy");
 #undef CLI_SYM
     int rc = cu->set_device(device);
     if (rc != 0) {
@@ -88,6 +92,24 @@ int cli_cuda_host_alloc(cli_cuda *cu, void **p, size_t n) {
     if (rc != 0) {
         *p = NULL;
         return cuda_fail(cu, "cudaMallocHost", rc);
+    }
+    return 0;
+}
+
+int cli_cuda_free_memory(cli_cuda *cu, uint64_t *free_bytes) {
+    size_t f = 0, total = 0;
+    int rc = cu->mem_get_info(&f, &total);
+    if (rc != 0) return cuda_fail(cu, "cudaMemGetInfo", rc);
+    *free_bytes = f;
+    return 0;
+}
+
+int cli_cuda_stream(cli_cuda *cu, void **stream) {
+    *stream = NULL;
+    int rc = cu->stream_create(stream, CUDA_STREAM_NON_BLOCKING);
+    if (rc != 0) {
+        *stream = NULL;
+        return cuda_fail(cu, "cudaStreamCreateWithFlags", rc);
     }
     return 0;
 }

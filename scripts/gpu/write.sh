@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine: device writes (issue 24). Builds the library (CUDA) into /tmp/zgpu-build, runs test_gpu_write
 # (every codec chain of tests/unit/codec_cases.h written from device memory, read back), its trace (which chains the
-# GPU encoder takes), python/tests/test_gpu.py -k write (zarr-python reads the device-written arrays back), and a
+# GPU encoder takes), python/tests/test_gpu.py -k write (zarr-python reads the device-written arrays back),
+# tests/cli/test_cli_gpu.sh (`zgpu read --device`, `zgpu cp --device` compared element-wise with the source), and a
 # first timing of whole writes of a 128 MB volume from device and from host memory. MEMCHECK=1: test_gpu_write under
 # compute-sanitizer; ALL=1: test_gpu_encode and test_gpu_read too. Carry [".gpudeps", ".nvcomp", ".whl-py"].
 set -o pipefail
@@ -29,6 +30,7 @@ cd $R
 mkdir -p /tmp/site && python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl-py/*.whl > /dev/null 2>&1
 export PYTHONPATH=/tmp/site:$R/python ZGPU_LIB=$B/lib/libzgpu.so
 timeout 150 python3 -m pytest -q -p no:cacheprovider python/tests/test_gpu.py -x -k "write" 2>&1 | tail -15
+timeout 300 bash tests/cli/test_cli_gpu.sh $B/bin/zgpu > $OUT/cli_gpu.log 2>&1; echo "test_cli_gpu.sh (read and cp --device) rc=$? $(tail -1 $OUT/cli_gpu.log)"; grep -E -m12 "FAIL|skipped|zarr-python" $OUT/cli_gpu.log
 timeout 100 python3 - <<'PY'
 import time, numpy as np, cupy, zgpu, shutil
 shape=(64,1024,1024)

@@ -185,6 +185,30 @@ for c in "${vlimit_cmds[@]}"; do
 done
 [ ! -e t.zarr ] && ok || bad "a failed write left t.zarr"
 
+# ---- cp --device: cpu is the host copy; a bad device is a usage error; without a GPU (CI) a clean failure that
+# names the option and creates nothing (tests/cli/test_cli_gpu.sh copies through a GPU where there is one) ----
+expect_rc 2 "$ZGPU" cp s.zarr t.zarr --device tpu:0
+expect_rc 0 "$ZGPU" cp s.zarr tc.zarr --device cpu -q --codec gzip
+"$ZGPU" read tc.zarr -o tc.npy 2> err.txt && "$ZGPU" read s.zarr -o sc.npy 2>> err.txt && same_data sc.npy tc.npy &&
+    ok || bad "cp --device cpu: $(cat err.txt)"
+"$ZGPU" cp s.zarr t.zarr --device cuda:99 > out.txt 2> err.txt
+rc=$?
+[ "$rc" -eq 1 ] && grep -q '^zgpu: error: --device cuda:99: ' err.txt && ! grep -q -- '--help' err.txt &&
+    [ ! -e t.zarr ] && ok || bad "cp --device cuda:99: rc $rc: $(cat err.txt)"
+"$ZGPU" read s.zarr -o /dev/null --device cuda:0 > /dev/null 2> probe.txt
+if grep -q 'no GPU' probe.txt; then
+    for lv in "" "--levels"; do
+        "$ZGPU" cp s.zarr t.zarr --device cuda:0 $lv > out.txt 2> err.txt
+        rc=$?
+        if [ "$rc" -eq 1 ] && grep -q '^zgpu: error: --device cuda:0: no GPU: .*--device cpu copies on the host' err.txt &&
+           [ "$(wc -l < err.txt)" -eq 1 ] && [ ! -e t.zarr ]; then ok
+        else bad "cp --device cuda:0 $lv without a GPU: rc $rc: $(cat err.txt)"; fi
+    done
+else
+    echo "skipped: cp --device without a GPU (there is one: tests/cli/test_cli_gpu.sh copies through it)"
+fi
+rm -rf tc.zarr
+
 # ---- staged writes: DST appears complete or not at all; no hidden leftovers ----
 rm -rf st && mkdir st
 expect_rc 0 "$ZGPU" write st/a.zarr seq.npy --chunks 2,2
