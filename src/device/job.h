@@ -95,6 +95,12 @@ struct zg_device_state {
     pthread_mutex_t dead_lock;
     void **dead;
     size_t n_dead, cap_dead;
+    /* device writes (write_device.c): two buffer sets kept from one write to the next, each a device block and a
+     * pinned block, grown as writes need them (allocating ~1 GB of device and pinned memory cost a 128 MB write
+     * more than its encode); wlock: one write at a time uses them (a write's reads of the chunks it merges take
+     * `lock`, so a write holds wlock alone) */
+    pthread_mutex_t wlock;
+    struct { uint8_t *d, *h; size_t d_cap, h_cap; } wbuf[2];
 };
 #define PLANS_KEPT_BYTES ((size_t)64 << 20)
 
@@ -294,6 +300,8 @@ zgpu_status dev_get_state(zgpu_context *ctx, struct zg_device_state **out);
 /** Grows a device buffer in stream order on `s`, keeping its first `keep` bytes. */
 zgpu_status dev_ensure_device(cudaStream_t s, uint8_t **p, size_t *cap, size_t need, size_t keep);
 zgpu_status dev_ensure_pinned(struct zg_device_state *st, bufset *b, size_t need, size_t keep);
+/** Grows a pinned buffer to `need` bytes (its contents dropped; the old one freed with the state). */
+zgpu_status dev_grow_pinned(struct zg_device_state *st, uint8_t **p, size_t *cap, size_t need);
 zgpu_status dev_reserve_plans(struct zg_device_state *st, size_t n);
 void dev_trim_plans(struct zg_device_state *st);
 

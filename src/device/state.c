@@ -153,6 +153,10 @@ void zg_device_state_free(struct zg_device_state *st) {
         cudaEventDestroy(b->fork);
         cudaEventDestroy(b->join);
     }
+    for (int k = 0; k < 2; k++) {
+        if (st->wbuf[k].d) cudaFree(st->wbuf[k].d);
+        if (st->wbuf[k].h) cudaFreeHost(st->wbuf[k].h);
+    }
     for (size_t i = 0; i < st->n_retired; i++) cudaFreeHost(st->retired[i]);
     free(st->retired);
     for (size_t i = 0; i < st->n_plans; i++) zg_zd_plan_free(&st->plans[i]);
@@ -163,6 +167,7 @@ void zg_device_state_free(struct zg_device_state *st) {
     cudaStreamDestroy(st->stream);
     cudaStreamDestroy(st->copy);
     pthread_mutex_destroy(&st->lock);
+    pthread_mutex_destroy(&st->wlock);
     free(st);
     zg_device_scope_leave(&sc);
 }
@@ -205,10 +210,12 @@ zgpu_status dev_get_state(zgpu_context *ctx, struct zg_device_state **out) {
                 st = NULL;
             } else if ((s = dev_cache_init(st, ctx->opts.device_cache_bytes)) != ZGPU_OK) {
                 pthread_mutex_init(&st->lock, NULL);
+                pthread_mutex_init(&st->wlock, NULL);
                 zg_device_state_free(st); /* (its streams and events made above) */
                 st = NULL;
             } else {
                 pthread_mutex_init(&st->lock, NULL);
+                pthread_mutex_init(&st->wlock, NULL);
                 ctx->device = st;
             }
         }
@@ -233,6 +240,21 @@ zgpu_status dev_ensure_device(cudaStream_t s, uint8_t **p, size_t *cap, size_t n
     if (*p) CU(cudaFreeAsync(*p, s), "cudaFreeAsync");
     *p = q;
     *cap = n;
+    return ZGPU_OK;
+}
+
+zgpu_status dev_grow_pinned(struct zg_device_state *st, uint8_t **p, size_t *cap, size_t need) {
+    if (need <= *cap) return ZGPU_OK;
+    uint8_t *q = NULL;
+    cudaError_t e = cudaHostAlloc((void **)&q, need, cudaHostAllocDefault);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return zg_error(ZGPU_ERR_NO_MEMORY, "cannot allocate %zu bytes of pinned host memory: %s", need,
+                        cudaGetErrorString(e));
+    }
+    free_pinned(st, *p);
+    *p = q;
+    *cap = need;
     return ZGPU_OK;
 }
 

@@ -25,6 +25,7 @@
 #include "codec/chain.h"
 #include "common/status.h"
 #include "device/device.h"
+#include "device/job.h" /* the device state (its kept write buffers) */
 #include "gpucodec/post/post_kernels.h"
 #include "gpuencode/chunk_kernels.h"
 #include "gpuencode/gpu_encode.h"
@@ -34,10 +35,14 @@
 
 #include <cuda_runtime.h>
 
+#undef CU /* job.h's; this file's names the array */
 #define WD_ALIGN 256
-/* Decoded bytes of chunks a wave gathers at most (two waves in flight, each with its encoded slots and packed
- * copy beside it: about 3x this on the device, 2x in pinned memory). */
-#define WD_WAVE_BYTES ((uint64_t)128 << 20)
+/* Decoded bytes of chunks a wave gathers: a sixth of the device memory budget (two waves in flight, each with
+ * its encoded slots and packed copy beside it: about 3x a wave on the device, 2x in pinned memory), between
+ * these bounds: larger waves give the GPU encoder more chunks at once, smaller ones overlap more of the host's
+ * writes and hold less pinned memory. */
+#define WD_WAVE_MIN ((uint64_t)64 << 20)
+#define WD_WAVE_MAX ((uint64_t)256 << 20)
 
 /* ------------------------------------------------------------------------------------------------ chain */
 
@@ -89,6 +94,7 @@ typedef struct wd_set {
     uint8_t *d_packed;      /* the stored chunks, packed for one copy */
     uint8_t *d_scratch;     /* GPU encoder's scratch */
     uint8_t *d_desc;        /* descriptors: scatter items, counts, chunk pointers, copy items */
+    uint8_t *d_fill;        /* the fill value (itemsize bytes) */
     size_t *d_sizes;
     int *d_status, *d_differs;
     uint8_t *h_data;        /* pinned: the packed stored chunks, or (host encoding) the decoded chunks */
@@ -136,7 +142,7 @@ typedef struct wd_job {
     wd_encoder enc;
     zg_gpu_encode_layout L;
     size_t slot;            /* slot stride */
-    uint8_t *d_fill;        /* the fill value (itemsize bytes) */
+    struct zg_device_state *st; /* its kept buffers (under st->wlock) */
     wd_set set[2];
     wd_desc desc;           /* of sets of per_wave objects */
     size_t *order;          /* the plan's tasks: those covered in part first (n_partial), then the others */
@@ -157,45 +163,60 @@ static zgpu_status wait_stream(wd_job *j) {
     return ZGPU_OK;
 }
 
-static zgpu_status set_alloc(wd_job *j, wd_set *b, size_t cap) {
+/* A set's buffers, carved from the device state's kept blocks for set k (grown to this write's need): device
+ * [chunks | descriptors | sizes, statuses, flags | fill value | GPU encoder: slots | packed | scratch], pinned
+ * [sizes, statuses, flags | descriptors | staging]. */
+static zgpu_status set_alloc(wd_job *j, int k, size_t cap) {
+    wd_set *b = &j->set[k];
     b->cap = cap;
     const int gpu = j->enc.gpu;
-    CU(cudaMalloc((void **)&b->d_chunks, cap * j->cs), "cudaMalloc (chunk buffers)");
-    CU(cudaMalloc((void **)&b->d_desc, j->desc.end), "cudaMalloc (descriptors)");
-    CU(cudaMalloc((void **)&b->d_sizes, cap * sizeof(size_t) + 2 * cap * sizeof(int) + 64), "cudaMalloc (sizes)");
+    const size_t flags_bytes = cap * sizeof(size_t) + 2 * cap * sizeof(int);
+    size_t d_at[8], d_end = 0, h_at[3], h_end = 0;
+#define PART(at, end, i, bytes) (at[i] = end, end = zg_align_up(end + (bytes), WD_ALIGN))
+    PART(d_at, d_end, 0, cap * j->cs);
+    PART(d_at, d_end, 1, j->desc.end);
+    PART(d_at, d_end, 2, flags_bytes);
+    PART(d_at, d_end, 3, j->itemsize);
+    PART(d_at, d_end, 4, gpu ? cap * j->slot : 0);
+    PART(d_at, d_end, 5, gpu ? cap * j->slot : 0);
+    PART(d_at, d_end, 6, gpu ? j->L.scratch_bytes : 0);
+    size_t h_bytes = cap * j->cs;
+    if (gpu && cap * j->slot > h_bytes) h_bytes = cap * j->slot;
+    PART(h_at, h_end, 0, flags_bytes);
+    PART(h_at, h_end, 1, j->desc.end);
+    PART(h_at, h_end, 2, h_bytes);
+#undef PART
+    struct zg_device_state *st = j->st;
+    ZG_FORWARD(dev_ensure_device(j->stream, &st->wbuf[k].d, &st->wbuf[k].d_cap, d_end, 0));
+    ZG_FORWARD(dev_grow_pinned(st, &st->wbuf[k].h, &st->wbuf[k].h_cap, h_end));
+    uint8_t *d = st->wbuf[k].d, *h = st->wbuf[k].h;
+    b->d_chunks = d + d_at[0];
+    b->d_desc = d + d_at[1];
+    b->d_sizes = (size_t *)(d + d_at[2]);
     b->d_status = (int *)(b->d_sizes + cap);
     b->d_differs = b->d_status + cap;
-    CU(cudaHostAlloc((void **)&b->h_sizes, cap * sizeof(size_t) + 2 * cap * sizeof(int) + 64, cudaHostAllocDefault),
-       "cudaHostAlloc (sizes)");
+    b->d_fill = d + d_at[3];
+    b->d_slots = gpu ? d + d_at[4] : NULL;
+    b->d_packed = gpu ? d + d_at[5] : NULL;
+    b->d_scratch = gpu ? d + d_at[6] : NULL;
+    b->h_sizes = (size_t *)(h + h_at[0]);
     b->h_status = (int *)(b->h_sizes + cap);
     b->h_differs = b->h_status + cap;
-    CU(cudaHostAlloc((void **)&b->h_desc, j->desc.end, cudaHostAllocDefault), "cudaHostAlloc (descriptors)");
-    size_t h_bytes = cap * j->cs;
-    if (gpu) {
-        CU(cudaMalloc((void **)&b->d_slots, cap * j->slot), "cudaMalloc (encoded slots)");
-        CU(cudaMalloc((void **)&b->d_packed, cap * j->slot), "cudaMalloc (packed chunks)");
-        CU(cudaMalloc((void **)&b->d_scratch, j->L.scratch_bytes ? j->L.scratch_bytes : 256), "cudaMalloc (scratch)");
-        if (cap * j->slot > h_bytes) h_bytes = cap * j->slot;
-    }
-    CU(cudaHostAlloc((void **)&b->h_data, h_bytes ? h_bytes : 1, cudaHostAllocDefault), "cudaHostAlloc (staging)");
+    b->h_desc = h + h_at[1];
+    b->h_data = h + h_at[2];
     b->off = calloc(cap + 1, sizeof *b->off);
     b->locks = calloc(cap, sizeof *b->locks);
     b->locked = calloc(cap, sizeof *b->locked);
     b->enc = calloc(cap, sizeof *b->enc);
     ZG_RETURN_IF(!b->off || !b->locks || !b->locked || !b->enc, ZGPU_ERR_NO_MEMORY, "out of host memory for a device write");
+    /* the fill value, in stream order before the set's first kernel (from pageable memory: staged at once) */
+    CU(cudaMemcpyAsync(b->d_fill, j->a->meta.fill_value, j->itemsize, cudaMemcpyHostToDevice, j->stream),
+       "fill value to the device");
     return ZGPU_OK;
 }
 
+/* The set's host arrays (its device and pinned memory stay with the device state for the next write). */
 static void set_free(wd_set *b) {
-    cudaFree(b->d_chunks);
-    cudaFree(b->d_slots);
-    cudaFree(b->d_packed);
-    cudaFree(b->d_scratch);
-    cudaFree(b->d_desc);
-    cudaFree(b->d_sizes);
-    cudaFreeHost(b->h_data);
-    cudaFreeHost(b->h_sizes);
-    cudaFreeHost(b->h_desc);
     if (b->enc)
         for (size_t i = 0; i < b->cap; i++) zg_buf_free(&b->enc[i]);
     free(b->enc);
@@ -259,7 +280,7 @@ static zgpu_status gather(wd_job *j, wd_set *b) {
     memset(&sp, 0, sizeof sp);
     sp.ndim = nd;
     sp.itemsize = (int)j->itemsize;
-    sp.d_fill = j->d_fill;
+    sp.d_fill = b->d_fill;
     memcpy(sp.dst_strides, j->chunk_strides, sizeof sp.dst_strides);
     memcpy(sp.src_strides, j->chunk_strides, sizeof sp.src_strides);
     /* fills: the whole chunk of each object not covered whole */
@@ -317,7 +338,7 @@ static zgpu_status check_fill(wd_job *j, wd_set *b) {
     const uint8_t **ptrs = (const uint8_t **)(b->h_desc + at);
     for (size_t i = 0; i < b->n; i++) ptrs[i] = b->d_chunks + i * j->cs;
     CU(cudaMemcpyAsync(b->d_desc + at, ptrs, b->n * sizeof *ptrs, cudaMemcpyHostToDevice, j->stream), "descriptors to the device");
-    CU(zg_ge_fill_check_launch((const uint8_t *const *)(b->d_desc + at), b->n, j->chunk_nbytes, j->d_fill,
+    CU(zg_ge_fill_check_launch((const uint8_t *const *)(b->d_desc + at), b->n, j->chunk_nbytes, b->d_fill,
                                (int)j->itemsize, b->d_differs, j->stream),
        "fill check kernel");
     return ZGPU_OK;
@@ -507,14 +528,12 @@ static zgpu_status prepare(wd_job *j, size_t per_wave) {
         j->slot = zg_align_up(j->L.slot_bytes, oa);
     }
     j->desc = desc_layout(per_wave, j->plan.ndim);
-    CU(cudaMalloc((void **)&j->d_fill, j->itemsize), "cudaMalloc (fill value)");
-    CU(cudaMemcpy(j->d_fill, a->meta.fill_value, j->itemsize, cudaMemcpyHostToDevice), "fill value to the device");
     if (a->ctx->tuning.trace)
         fprintf(stderr, "zgpu trace: device write of %zu chunks in waves of %zu: %s%s%s\n", j->plan.n_tasks, per_wave,
                 j->enc.gpu ? "GPU encoder " : "host encoders (", j->enc.gpu ? zg_gpu_encode_format_name(j->enc.format) : j->enc.why,
                 j->enc.gpu ? "" : ")");
-    ZG_FORWARD(set_alloc(j, &j->set[0], per_wave));
-    if (per_wave < j->plan.n_tasks) ZG_FORWARD(set_alloc(j, &j->set[1], per_wave));
+    ZG_FORWARD(set_alloc(j, 0, per_wave));
+    if (per_wave < j->plan.n_tasks) ZG_FORWARD(set_alloc(j, 1, per_wave));
     return ZGPU_OK;
 }
 
@@ -580,8 +599,14 @@ zgpu_status zg_device_write(zgpu_array *a, const uint64_t *start, const uint64_t
         if (!covers_object(&j, &j.plan.tasks[i])) j.order[j.n_partial++] = i;
     for (size_t i = 0, k = j.n_partial; j.order && i < j.plan.n_tasks; i++)
         if (covers_object(&j, &j.plan.tasks[i])) j.order[k++] = i;
+    if (st == ZGPU_OK && j.plan.n_tasks) st = dev_get_state(a->ctx, &j.st);
+    if (j.st) pthread_mutex_lock(&j.st->wlock);
     if (st == ZGPU_OK && j.plan.n_tasks) {
-        size_t per_wave = (size_t)(WD_WAVE_BYTES / (j.chunk_nbytes ? j.chunk_nbytes : 1));
+        const size_t budget = a->ctx->opts.device_memory_budget ? a->ctx->opts.device_memory_budget : j.st->auto_budget;
+        uint64_t wave_bytes = budget / 6;
+        if (wave_bytes < WD_WAVE_MIN) wave_bytes = WD_WAVE_MIN;
+        if (wave_bytes > WD_WAVE_MAX) wave_bytes = WD_WAVE_MAX;
+        size_t per_wave = (size_t)(wave_bytes / (j.chunk_nbytes ? j.chunk_nbytes : 1));
         if (per_wave < 1) per_wave = 1;
         if (per_wave > 4096) per_wave = 4096;
         if (per_wave > j.plan.n_tasks) per_wave = j.plan.n_tasks;
@@ -592,7 +617,7 @@ zgpu_status zg_device_write(zgpu_array *a, const uint64_t *start, const uint64_t
     }
     set_free(&j.set[0]);
     set_free(&j.set[1]);
-    cudaFree(j.d_fill);
+    if (j.st) pthread_mutex_unlock(&j.st->wlock);
     free(j.order);
     zg_plan_free(&j.plan);
     return st;
