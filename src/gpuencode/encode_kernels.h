@@ -25,8 +25,19 @@ typedef struct zg_ge_chunk {
     uint64_t raw_cap;   /* room for the raw stream (nvCOMP's bound) */
     uint32_t first_seg; /* its segments' checksums: check[first_seg .. first_seg + n_segs) */
     uint32_t n_segs;
-    int64_t nvc;        /* its index in nvCOMP's arrays; -1: empty, framed around encode_frames.h's empty stream */
+    int64_t nvc;        /* its index in nvCOMP's arrays (DEFLATE formats: in the joined streams' sizes and
+                         * statuses); -1: empty, framed around encode_frames.h's empty stream */
+    uint32_t first_piece; /* DEFLATE formats: its pieces (deflate_pieces.h), pieces[first_piece, + n_pieces) */
+    uint32_t n_pieces;
 } zg_ge_chunk;
+
+/* One piece of a DEFLATE chunk, compressed alone by nvCOMP (its stream at `out`, nvCOMP's index the piece's), then
+ * joined into its chunk's stream (deflate_pieces.h). */
+typedef struct zg_ge_piece {
+    const uint8_t *out;
+    uint32_t chunk; /* its chunk's index in the batch */
+    uint32_t last;  /* 1: its chunk's last piece */
+} zg_ge_piece;
 
 /* CRC32 (kind ZG_CHECK_CRC32) or Adler-32 (ZG_CHECK_ADLER32) of each segment into d_check[i]; a block a segment. */
 cudaError_t zg_ge_checksum_launch(int kind, const zg_ge_seg *d_segs, size_t n, uint32_t *d_check, cudaStream_t s);
@@ -39,6 +50,15 @@ cudaError_t zg_ge_checksum_launch(int kind, const zg_ge_seg *d_segs, size_t n, u
 cudaError_t zg_ge_frame_launch(int format, int level, size_t raw_offset, const zg_ge_chunk *d_chunks, size_t n,
                                const size_t *d_nvc_bytes, const int *d_nvc_status, const uint32_t *d_check,
                                size_t *d_out_bytes, int *d_status, cudaStream_t s);
+
+/* The DEFLATE formats' join (deflate_pieces.h): walks each of the n_pieces streams nvCOMP wrote (its size and
+ * status in d_nvc_bytes / d_nvc_status), places them in their chunk's stream, and copies them there joined: chunk
+ * i's stream at its slot + raw_offset, its size and status in d_raw_bytes / d_raw_status at index chunks[i].nvc
+ * (where the framing kernel reads them); a piece nvCOMP failed keeps nvCOMP's status, one that does not walk gets
+ * 100 + the walk's answer, a joined stream past raw_cap 15. d_walk: 3 words of scratch a piece. */
+cudaError_t zg_ge_join_launch(const zg_ge_chunk *d_chunks, size_t n, const zg_ge_piece *d_pieces, size_t n_pieces,
+                              const size_t *d_nvc_bytes, const int *d_nvc_status, uint64_t *d_walk,
+                              size_t raw_offset, size_t *d_raw_bytes, int *d_raw_status, cudaStream_t s);
 
 #ifdef __cplusplus
 }
