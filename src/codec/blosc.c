@@ -16,6 +16,7 @@
 #include "codec/codec.h"
 #include "common/status.h"
 #include "gpucodec/blosc/blosc_parse.h"
+#include "gpuencode/blosc_frame.h"
 
 extern const zg_codec_vtable zg_codec_blosc;
 extern const zg_codec_vtable zg_codec_numcodecs_blosc;
@@ -260,10 +261,17 @@ static zgpu_status zb_encode(const zg_codec *cc, const uint8_t *in, size_t n, zg
 
 /* GPU: Blosc1 framing; its inner streams go to the GPU decoders of their compressor and its shuffled blocks
  * decode to one buffer and unshuffle into another (what each chunk uses is read from its header). */
-static void zb_gpu_stage(const zg_codec *c, zg_gpu_stage *out) {
+static void zb_gpu_stage(const zg_codec *cc, zg_gpu_stage *out) {
+    const blosc_codec *c = (const blosc_codec *)cc;
     out->kind = ZG_GPU_STAGE_COMPRESSOR;
     out->format = ZG_GPU_FORMAT_BLOSC;
     out->out_of_place = 1;
+    /* the encoder: what zb_encode hands blosc_compress_ctx */
+    out->level = c->clevel;
+    out->blosc.compressor = zg_blosc_compressor_code(c->cname);
+    out->blosc.shuffle = c->shuffle;
+    out->blosc.typesize = c->typesize;
+    out->blosc.blocksize = c->blocksize;
 }
 
 const zg_codec_vtable zg_codec_blosc = {

@@ -101,6 +101,12 @@ typedef struct zg_gpu_stage {
     int order[ZGPU_MAX_DIMS];     /* TRANSPOSE: encoded axis i is decoded axis order[i] */
     const char *why;              /* NONE: why not, or NULL */
     int level;                    /* COMPRESSOR: the configured level, for the GPU encoder (src/device/write_device.c) */
+    struct {                      /* COMPRESSOR blosc: its resolved configuration, for the GPU encoder */
+        int compressor;           /* c-blosc's compressor code (gpuencode/blosc_frame.h's zg_blosc_compressor) */
+        int shuffle;              /* 0 none, 1 byte, 2 bit */
+        int typesize;
+        int64_t blocksize;        /* 0: c-blosc's choice */
+    } blosc;
     const char *no_encode;        /* COMPRESSOR: why the GPU encoder cannot write this configuration, or NULL */
 } zg_gpu_stage;
 

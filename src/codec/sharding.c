@@ -95,6 +95,10 @@ static zj_value *default_index_codecs(void) {
 }
 
 /* Encodes an index (n_inner x 2 native uint64) into out (size set). */
+static zgpu_status encode_index(const shard_codec *s, const uint64_t *pairs, zg_buf *out);
+zgpu_status zg_sharding_encode_index(const zg_codec *c, const uint64_t *pairs, zg_buf *out) {
+    return encode_index((const shard_codec *)c, pairs, out);
+}
 static zgpu_status encode_index(const shard_codec *s, const uint64_t *pairs, zg_buf *out) {
     zg_scratch scr = {ZG_BUF_INIT, ZG_BUF_INIT, ZG_BUF_INIT};
     out->size = 0;

@@ -24,6 +24,9 @@ const zg_chain *zg_sharding_inner_chain(const zg_codec *c);
 /** Size in bytes of the encoded index, and where it sits (1: last bytes of the shard, 0: first bytes). */
 uint64_t zg_sharding_index_nbytes(const zg_codec *c);
 int zg_sharding_index_at_end(const zg_codec *c);
+/** Encodes an index (n_inner (offset, nbytes) pairs, native uint64, C order over the inner grid; ZG_SHARD_EMPTY
+ *  twice for an empty inner chunk) with the index codecs into out (size set to index_nbytes). */
+zgpu_status zg_sharding_encode_index(const zg_codec *c, const uint64_t *pairs, zg_buf *out);
 /** Sets the decode cap of the inner and index chains (zg_chain_set_decode_cap calls it). */
 void zg_sharding_set_decode_cap(zg_codec *c, size_t bytes);
 /** Decodes an encoded index (n must equal index_nbytes; checksums verified) into n_inner offsets and

@@ -9,10 +9,11 @@
  *   gather  the written box into the chunk buffers, strided, in one launch (the scatter kernel, the other way);
  *   check   which chunks are the fill value everywhere: those are deleted, not written, as host writes do;
  *   encode  on the GPU where the chain is a `bytes` codec (its byte swap a kernel) and at most one compressor the
- *           GPU encoder writes (zstd, gzip, zlib, numcodecs' lz4: src/gpuencode/); the stored chunks are packed and
- *           copied to pinned memory in one copy. Any other chain (array->array codecs, filters, blosc, sharding,
- *           crc32c, bz2, ...) and any wave the GPU encoder refuses: the chunks copied to the host in one copy and
- *           encoded on the pool's threads;
+ *           GPU encoders write (zstd, gzip, zlib, numcodecs' lz4: gpuencode/gpu_encode.h; blosc with lz4, lz4hc,
+ *           zstd or zlib inside: gpuencode/blosc_encode.h); the stored chunks are packed and copied to pinned
+ *           memory in one copy. Any other chain (array->array codecs, filters, sharding, crc32c, bz2, blosclz, ...)
+ *           and any wave the GPU encoder refuses: the chunks copied to the host in one copy and encoded on the
+ *           pool's threads;
  *   write   the pool's threads put each object (temporary name, then rename, in the store) or delete it, drop it
  *           from every cache and unlock it.
  * A write that fails part way leaves each object either old or new, never mixed (each is replaced whole). */
@@ -23,10 +24,12 @@
 #include "api/array.h"
 #include "cache/chunk_cache.h"
 #include "codec/chain.h"
+#include "codec/sharding.h"
 #include "common/status.h"
 #include "device/device.h"
 #include "device/job.h" /* the device state (its kept write buffers) */
 #include "gpucodec/post/post_kernels.h"
+#include "gpuencode/blosc_encode.h"
 #include "gpuencode/chunk_kernels.h"
 #include "gpuencode/gpu_encode.h"
 #include "host/scratch.h"
@@ -46,11 +49,12 @@
 
 /* ------------------------------------------------------------------------------------------------ chain */
 
-/* How the array's chunks encode on the GPU: gpu 0 (host threads, why says why) or 1 with the compressor, its level
- * and the byte swap of the `bytes` codec (0: none). */
+/* How the array's chunks encode on the GPU: gpu 0 (host threads, why says why) or 1 with the compressor (blosc 1:
+ * the Blosc1 encoder with bp; else format), its level and the byte swap of the `bytes` codec (0: none). */
 typedef struct wd_encoder {
-    int gpu, level, swap;
+    int gpu, level, swap, blosc;
     zg_ge_format format;
+    zg_blosc_frame_params bp; /* (nbytes set once the chunk size is known) */
     char why[160];
 } wd_encoder;
 
@@ -59,7 +63,7 @@ static void host_only(wd_encoder *e, const char *why, const char *name) {
     snprintf(e->why, sizeof e->why, why, name);
 }
 
-static void analyse(const zg_chain *ch, wd_encoder *e) {
+static void analyse_chain(const zg_chain *ch, wd_encoder *e) {
     memset(e, 0, sizeof *e);
     e->gpu = 1;
     if (ch->n_a2a) return host_only(e, "array->array codec '%s'", ch->a2a[0]->vt->name);
@@ -79,27 +83,57 @@ static void analyse(const zg_chain *ch, wd_encoder *e) {
     case ZG_GPU_FORMAT_GZIP: e->format = ZG_GE_GZIP; break;
     case ZG_GPU_FORMAT_ZLIB: e->format = ZG_GE_ZLIB; break;
     case ZG_GPU_FORMAT_LZ4_NUMCODECS: e->format = ZG_GE_LZ4; break;
+    case ZG_GPU_FORMAT_BLOSC:
+        e->blosc = 1;
+        e->bp.clevel = c.level;
+        e->bp.compressor = c.blosc.compressor;
+        e->bp.shuffle = c.blosc.shuffle;
+        e->bp.typesize = (size_t)c.blosc.typesize;
+        e->bp.blocksize = (size_t)c.blosc.blocksize;
+        break;
     default: return host_only(e, "codec '%s' (no GPU encoder)", name);
     }
     e->level = c.level;
 }
 
+/* The array's chain; a sharding_indexed chain (nothing around it) encodes its inner chunks on the GPU where their
+ * chain would, its index on the host (*shard: the sharding codec, else NULL). */
+static void analyse(const zg_chain *ch, wd_encoder *e, const zg_codec **shard) {
+    *shard = NULL;
+    if (ch->n_a2a == 0 && ch->n_b2b == 0 && zg_is_sharding(ch->a2b)) {
+        analyse_chain(zg_sharding_inner_chain(ch->a2b), e);
+        if (e->gpu) *shard = ch->a2b;
+        else {
+            char why[sizeof e->why];
+            snprintf(why, sizeof why, "%s", e->why);
+            snprintf(e->why, sizeof e->why, "sharding_indexed, inner chunks: %s", why);
+        }
+        return;
+    }
+    analyse_chain(ch, e);
+}
+
 /* ------------------------------------------------------------------------------------------------ buffers */
 
-/* One buffer set: a wave's device and pinned memory, sized for `cap` objects. */
+/* One buffer set: a wave's device and pinned memory, sized for `cap` objects. The GPU encodes units: the objects'
+ * chunks, or (sharded arrays) their inner chunks, upo a shard, each unit u of object u / upo. */
 typedef struct wd_set {
     size_t cap;
     uint8_t *d_chunks;      /* cap chunk buffers of `cs` bytes */
-    uint8_t *d_slots;       /* GPU encoder: cap output slots of `slot` bytes */
+    uint8_t *d_units;       /* sharded: cap * upo inner chunks of `ucs` bytes, each in C order */
+    uint8_t *d_slots;       /* GPU encoder: cap * upo output slots of `slot` bytes */
     uint8_t *d_packed;      /* the stored chunks, packed for one copy */
     uint8_t *d_scratch;     /* GPU encoder's scratch */
     uint8_t *d_desc;        /* descriptors: scatter items, counts, chunk pointers, copy items */
     uint8_t *d_fill;        /* the fill value (itemsize bytes) */
-    size_t *d_sizes;
-    int *d_status, *d_differs;
+    size_t *d_sizes;        /* [cap * upo] units' stored sizes and statuses; [cap] objects' fill flags (0: the fill
+                             * value everywhere); sharded: [cap * upo] inner chunks' fill flags */
+    int *d_status, *d_differs, *d_udiffers;
     uint8_t *h_data;        /* pinned: the packed stored chunks, or (host encoding) the decoded chunks */
     size_t *h_sizes;
-    int *h_status, *h_differs;
+    int *h_status, *h_differs, *h_udiffers;
+    uint8_t *h_index;       /* sharded: [cap] encoded indexes, put into h_data at ipos before the objects go */
+    size_t *ipos;
     uint8_t *h_desc;        /* pinned staging of the descriptors */
     /* the wave it holds */
     const size_t *idx;      /* [n]: the plan's tasks (one an object) it holds */
@@ -114,20 +148,29 @@ typedef struct wd_set {
     zg_buf *enc;            /* host encoding: [cap] encoded chunks */
 } wd_set;
 
-/* Where each kind of descriptor lies in a set's descriptor area (the same in its pinned and device copies): scatter
- * items and their counts (gather, fills), chunk pointers (fill check), copy items (pack), buffers (byte swap). */
+/* Where each kind of descriptor lies in a set's descriptor area (the same in its pinned and device copies), each
+ * its own so that none is rewritten while an earlier copy of another may be in flight: scatter items and their
+ * counts (gather, fills), chunk pointers (fill check), sharded: the units' scatter items and counts (shard to inner
+ * chunks) and pointers (their fill check); copy items (pack), buffers (byte swap). */
 typedef struct wd_desc {
-    size_t items, counts, ptrs, copies, bufs, end;
+    size_t items, counts, ptrs, uitems, ucounts, uptrs, copies, bufs, end;
 } wd_desc;
 
-static wd_desc desc_layout(size_t cap, int nd) {
+static wd_desc desc_layout(size_t cap, size_t upo, int nd) {
     wd_desc d;
-    d.items = 0;
-    d.counts = zg_align_up(cap * sizeof(zg_k_scatter), 64);
-    d.ptrs = d.counts + zg_align_up(cap * (size_t)nd * sizeof(uint64_t), 64);
-    d.copies = d.ptrs + zg_align_up(cap * sizeof(uint8_t *), 64);
-    d.bufs = d.copies + zg_align_up(cap * sizeof(zg_k_copy), 64);
-    d.end = d.bufs + zg_align_up(cap * sizeof(zg_k_buf), 64);
+    size_t at = 0;
+    const size_t nu = cap * upo, sharded = upo > 1;
+#define PART(field, bytes) (d.field = at, at = zg_align_up(at + (bytes), 64))
+    PART(items, cap * sizeof(zg_k_scatter));
+    PART(counts, cap * (size_t)nd * sizeof(uint64_t));
+    PART(ptrs, cap * sizeof(uint8_t *));
+    PART(uitems, sharded ? nu * sizeof(zg_k_scatter) : 0);
+    PART(ucounts, sharded ? nu * (size_t)nd * sizeof(uint64_t) : 0);
+    PART(uptrs, sharded ? nu * sizeof(uint8_t *) : 0);
+    PART(copies, nu * sizeof(zg_k_copy));
+    PART(bufs, nu * sizeof(zg_k_buf));
+#undef PART
+    d.end = at;
     return d;
 }
 
@@ -142,6 +185,14 @@ typedef struct wd_job {
     wd_encoder enc;
     zg_gpu_encode_layout L;
     size_t slot;            /* slot stride */
+    /* units (the GPU encoder's chunks): the objects' chunks, or a sharded array's inner chunks */
+    const zg_codec *shard;  /* the sharding codec, or NULL */
+    size_t upo;             /* units an object: 1, or inner chunks a shard */
+    size_t unit_nbytes, ucs; /* a unit's bytes, and its buffer's stride */
+    uint64_t inner_shape[ZGPU_MAX_DIMS];
+    int64_t inner_strides[ZGPU_MAX_DIMS];
+    size_t index_nbytes;
+    int index_at_end;
     struct zg_device_state *st; /* its kept buffers (under st->wlock) */
     wd_set set[2];
     wd_desc desc;           /* of sets of per_wave objects */
@@ -164,24 +215,27 @@ static zgpu_status wait_stream(wd_job *j) {
 }
 
 /* A set's buffers, carved from the device state's kept blocks for set k (grown to this write's need): device
- * [chunks | descriptors | sizes, statuses, flags | fill value | GPU encoder: slots | packed | scratch], pinned
- * [sizes, statuses, flags | descriptors | staging]. */
+ * [chunks | units | descriptors | sizes, statuses, flags | fill value | GPU encoder: slots | packed | scratch],
+ * pinned [sizes, statuses, flags | descriptors | staging]. */
 static zgpu_status set_alloc(wd_job *j, int k, size_t cap) {
     wd_set *b = &j->set[k];
     b->cap = cap;
     const int gpu = j->enc.gpu;
-    const size_t flags_bytes = cap * sizeof(size_t) + 2 * cap * sizeof(int);
+    const size_t nu = cap * j->upo, sharded = j->shard != NULL;
+    const size_t flags_bytes = nu * sizeof(size_t) + (nu + cap + nu) * sizeof(int);
+    const size_t packed = gpu ? nu * j->slot + cap * j->index_nbytes : 0;
     size_t d_at[8], d_end = 0, h_at[3], h_end = 0;
 #define PART(at, end, i, bytes) (at[i] = end, end = zg_align_up(end + (bytes), WD_ALIGN))
     PART(d_at, d_end, 0, cap * j->cs);
     PART(d_at, d_end, 1, j->desc.end);
     PART(d_at, d_end, 2, flags_bytes);
     PART(d_at, d_end, 3, j->itemsize);
-    PART(d_at, d_end, 4, gpu ? cap * j->slot : 0);
-    PART(d_at, d_end, 5, gpu ? cap * j->slot : 0);
+    PART(d_at, d_end, 4, gpu ? nu * j->slot : 0);
+    PART(d_at, d_end, 5, packed);
     PART(d_at, d_end, 6, gpu ? j->L.scratch_bytes : 0);
+    PART(d_at, d_end, 7, gpu && sharded ? nu * j->ucs : 0);
     size_t h_bytes = cap * j->cs;
-    if (gpu && cap * j->slot > h_bytes) h_bytes = cap * j->slot;
+    if (packed > h_bytes) h_bytes = packed;
     PART(h_at, h_end, 0, flags_bytes);
     PART(h_at, h_end, 1, j->desc.end);
     PART(h_at, h_end, 2, h_bytes);
@@ -193,22 +247,28 @@ static zgpu_status set_alloc(wd_job *j, int k, size_t cap) {
     b->d_chunks = d + d_at[0];
     b->d_desc = d + d_at[1];
     b->d_sizes = (size_t *)(d + d_at[2]);
-    b->d_status = (int *)(b->d_sizes + cap);
-    b->d_differs = b->d_status + cap;
+    b->d_status = (int *)(b->d_sizes + nu);
+    b->d_differs = b->d_status + nu;
+    b->d_udiffers = b->d_differs + cap;
     b->d_fill = d + d_at[3];
     b->d_slots = gpu ? d + d_at[4] : NULL;
     b->d_packed = gpu ? d + d_at[5] : NULL;
     b->d_scratch = gpu ? d + d_at[6] : NULL;
+    b->d_units = gpu && sharded ? d + d_at[7] : NULL;
     b->h_sizes = (size_t *)(h + h_at[0]);
-    b->h_status = (int *)(b->h_sizes + cap);
-    b->h_differs = b->h_status + cap;
+    b->h_status = (int *)(b->h_sizes + nu);
+    b->h_differs = b->h_status + nu;
+    b->h_udiffers = b->h_differs + cap;
     b->h_desc = h + h_at[1];
     b->h_data = h + h_at[2];
     b->off = calloc(cap + 1, sizeof *b->off);
+    b->ipos = calloc(cap, sizeof *b->ipos);
+    b->h_index = malloc(cap * j->index_nbytes + 1);
     b->locks = calloc(cap, sizeof *b->locks);
     b->locked = calloc(cap, sizeof *b->locked);
     b->enc = calloc(cap, sizeof *b->enc);
-    ZG_RETURN_IF(!b->off || !b->locks || !b->locked || !b->enc, ZGPU_ERR_NO_MEMORY, "out of host memory for a device write");
+    ZG_RETURN_IF(!b->off || !b->ipos || !b->h_index || !b->locks || !b->locked || !b->enc, ZGPU_ERR_NO_MEMORY,
+                 "out of host memory for a device write");
     /* the fill value, in stream order before the set's first kernel (from pageable memory: staged at once) */
     CU(cudaMemcpyAsync(b->d_fill, j->a->meta.fill_value, j->itemsize, cudaMemcpyHostToDevice, j->stream),
        "fill value to the device");
@@ -221,6 +281,8 @@ static void set_free(wd_set *b) {
         for (size_t i = 0; i < b->cap; i++) zg_buf_free(&b->enc[i]);
     free(b->enc);
     free(b->off);
+    free(b->ipos);
+    free(b->h_index);
     free(b->locks);
     free(b->locked);
     memset(b, 0, sizeof *b);
@@ -332,6 +394,58 @@ static zgpu_status gather(wd_job *j, wd_set *b) {
     return ZGPU_OK;
 }
 
+/* Unit u of the wave: the chunk, or (sharded) the inner chunk, the GPU encodes. */
+static uint8_t *unit_ptr(const wd_job *j, const wd_set *b, size_t u) {
+    return j->shard ? b->d_units + u * j->ucs : b->d_chunks + u * j->cs;
+}
+
+/* Sharded: each shard's inner chunks copied out of its buffer (C order over the shard) into units of their own
+ * (C order over the inner chunk), one launch; then which of them are the fill value everywhere (d_udiffers: the
+ * index leaves those out, as the host's sharding codec does). */
+static zgpu_status split_shards(wd_job *j, wd_set *b) {
+    const int nd = j->plan.ndim;
+    const size_t nu = b->n * j->upo;
+    zg_k_scatter *items = (zg_k_scatter *)(b->h_desc + j->desc.uitems);
+    uint64_t *counts = (uint64_t *)(b->h_desc + j->desc.ucounts);
+    const uint64_t *cps = zg_sharding_chunks_per_shard(j->shard);
+    for (size_t u = 0; u < nu; u++) {
+        uint64_t k = u % j->upo; /* the inner chunk's grid position, C order */
+        const uint8_t *src = b->d_chunks + (u / j->upo) * j->cs;
+        for (int d = nd - 1; d >= 0; d--) {
+            src += (int64_t)((k % cps[d]) * j->inner_shape[d]) * j->chunk_strides[d];
+            k /= cps[d];
+        }
+        items[u] = (zg_k_scatter){src, unit_ptr(j, b, u)};
+        memcpy(counts + u * (size_t)nd, j->inner_shape, (size_t)nd * sizeof(uint64_t));
+    }
+    const size_t n_desc = j->desc.uptrs - j->desc.uitems; /* the items and counts */
+    CU(cudaMemcpyAsync(b->d_desc + j->desc.uitems, b->h_desc + j->desc.uitems, n_desc, cudaMemcpyHostToDevice,
+                       j->stream),
+       "descriptors to the device");
+    zg_k_scatter_params sp;
+    memset(&sp, 0, sizeof sp);
+    sp.ndim = nd;
+    sp.itemsize = (int)j->itemsize;
+    sp.d_fill = b->d_fill;
+    memcpy(sp.src_strides, j->chunk_strides, sizeof sp.src_strides);
+    memcpy(sp.dst_strides, j->inner_strides, sizeof sp.dst_strides);
+    uint64_t row_len;
+    int outer;
+    const uint64_t rows = zg_k_scatter_rows(nd, sp.src_strides, sp.dst_strides, sp.itemsize, j->inner_shape, 1,
+                                            &row_len, &outer);
+    CU(zg_k_scatter_launch(&sp, (const zg_k_scatter *)(b->d_desc + j->desc.uitems),
+                           (const uint64_t *)(b->d_desc + j->desc.ucounts), nu, rows, j->stream),
+       "shard split kernel");
+    const uint8_t **ptrs = (const uint8_t **)(b->h_desc + j->desc.uptrs);
+    for (size_t u = 0; u < nu; u++) ptrs[u] = unit_ptr(j, b, u);
+    CU(cudaMemcpyAsync(b->d_desc + j->desc.uptrs, ptrs, nu * sizeof *ptrs, cudaMemcpyHostToDevice, j->stream),
+       "descriptors to the device");
+    CU(zg_ge_fill_check_launch((const uint8_t *const *)(b->d_desc + j->desc.uptrs), nu, j->unit_nbytes, b->d_fill,
+                               (int)j->itemsize, b->d_udiffers, j->stream),
+       "fill check kernel (inner chunks)");
+    return ZGPU_OK;
+}
+
 /* Device pointers of the wave's chunks (descriptor area 3) and the fill check into d_differs. */
 static zgpu_status check_fill(wd_job *j, wd_set *b) {
     const size_t at = j->desc.ptrs;
@@ -344,13 +458,13 @@ static zgpu_status check_fill(wd_job *j, wd_set *b) {
     return ZGPU_OK;
 }
 
-/* The `bytes` codec's byte swap, in place over the wave's chunks (descriptor area 5). */
-static zgpu_status swap_chunks(wd_job *j, wd_set *b) {
-    const size_t at = j->desc.bufs;
+/* The `bytes` codec's byte swap, in place over the wave's units (descriptor area `bufs`). */
+static zgpu_status swap_units(wd_job *j, wd_set *b) {
+    const size_t at = j->desc.bufs, nu = b->n * j->upo;
     zg_k_buf *bufs = (zg_k_buf *)(b->h_desc + at);
-    for (size_t i = 0; i < b->n; i++) bufs[i] = (zg_k_buf){b->d_chunks + i * j->cs, j->chunk_nbytes};
-    CU(cudaMemcpyAsync(b->d_desc + at, bufs, b->n * sizeof *bufs, cudaMemcpyHostToDevice, j->stream), "descriptors to the device");
-    CU(zg_k_byteswap_launch((const zg_k_buf *)(b->d_desc + at), b->n, j->chunk_nbytes, j->enc.swap, j->stream),
+    for (size_t u = 0; u < nu; u++) bufs[u] = (zg_k_buf){unit_ptr(j, b, u), j->unit_nbytes};
+    CU(cudaMemcpyAsync(b->d_desc + at, bufs, nu * sizeof *bufs, cudaMemcpyHostToDevice, j->stream), "descriptors to the device");
+    CU(zg_k_byteswap_launch((const zg_k_buf *)(b->d_desc + at), nu, j->unit_nbytes, j->enc.swap, j->stream),
        "byte swap kernel");
     return ZGPU_OK;
 }
@@ -368,19 +482,24 @@ static zgpu_status to_host_raw(wd_job *j, wd_set *b) {
  * *refused: the encoder refused the wave (a chunk failed): the caller encodes it on the host instead. */
 static zgpu_status encode_gpu(wd_job *j, wd_set *b, int *refused) {
     *refused = 0;
-    if (j->enc.swap) ZG_FORWARD(swap_chunks(j, b));
-    const void **in = malloc(b->n * sizeof *in);
-    size_t *in_bytes = malloc(b->n * sizeof *in_bytes);
-    void **out = malloc(b->n * sizeof *out);
+    const size_t nu = b->n * j->upo;
+    if (j->shard) ZG_FORWARD(split_shards(j, b));
+    if (j->enc.swap) ZG_FORWARD(swap_units(j, b));
+    const void **in = malloc(nu * sizeof *in);
+    size_t *in_bytes = malloc(nu * sizeof *in_bytes);
+    void **out = malloc(nu * sizeof *out);
     zgpu_status st = ZGPU_OK;
     if (!in || !in_bytes || !out) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for a device write");
-    for (size_t i = 0; st == ZGPU_OK && i < b->n; i++) {
-        in[i] = b->d_chunks + i * j->cs;
-        in_bytes[i] = j->chunk_nbytes;
-        out[i] = b->d_slots + i * j->slot;
+    for (size_t u = 0; st == ZGPU_OK && u < nu; u++) {
+        in[u] = unit_ptr(j, b, u);
+        in_bytes[u] = j->unit_nbytes;
+        out[u] = b->d_slots + u * j->slot;
     }
-    if (st == ZGPU_OK)
-        st = zg_gpu_encode_batch(j->enc.format, j->enc.level, in, in_bytes, b->n, out, j->slot, b->d_sizes, b->d_status,
+    if (st == ZGPU_OK && j->enc.blosc)
+        st = zg_gpu_blosc_encode_batch(&j->enc.bp, in, nu, out, j->slot, b->d_sizes, b->d_status, b->d_scratch,
+                                       j->L.scratch_bytes, j->stream);
+    else if (st == ZGPU_OK)
+        st = zg_gpu_encode_batch(j->enc.format, j->enc.level, in, in_bytes, nu, out, j->slot, b->d_sizes, b->d_status,
                                  b->d_scratch, j->L.scratch_bytes, j->stream);
     free(in);
     free(in_bytes);
@@ -389,29 +508,60 @@ static zgpu_status encode_gpu(wd_job *j, wd_set *b, int *refused) {
         zg_error_prefix(ZG_ARRAY_WHERE_FMT ": device write: ", j->a->path);
         return st;
     }
-    CU(cudaMemcpyAsync(b->h_sizes, b->d_sizes, b->n * sizeof(size_t), cudaMemcpyDeviceToHost, j->stream),
-       "sizes to the host");
-    CU(cudaMemcpyAsync(b->h_status, b->d_status, b->n * sizeof(int), cudaMemcpyDeviceToHost, j->stream), "statuses to the host");
-    CU(cudaMemcpyAsync(b->h_differs, b->d_differs, b->n * sizeof(int), cudaMemcpyDeviceToHost, j->stream),
-       "fill flags to the host");
+    /* sizes, statuses and both fill flags: one area, one copy */
+    const size_t flags_bytes = (size_t)((uint8_t *)(b->d_udiffers + (j->shard ? nu : 0)) - (uint8_t *)b->d_sizes);
+    CU(cudaMemcpyAsync(b->h_sizes, b->d_sizes, flags_bytes, cudaMemcpyDeviceToHost, j->stream), "sizes to the host");
     ZG_FORWARD(wait_stream(j));
-    for (size_t i = 0; i < b->n; i++)
-        if (b->h_status[i]) {
+    for (size_t u = 0; u < nu; u++)
+        if (b->h_status[u]) {
             *refused = 1;
             return ZGPU_OK;
         }
-    /* pack: chunk i's stored bytes start frame_offset into its slot */
+    /* pack: each object's stored bytes in turn, a unit's starting frame_offset into its slot; an object that is the
+     * fill value everywhere is deleted (nothing packed); a shard's inner chunks that are leave the index empty, and
+     * its index (encoded here) goes before or after them, put in place once the copy is done (write_wave) */
     const size_t at = j->desc.copies;
     zg_k_copy *cp = (zg_k_copy *)(b->h_desc + at);
-    uint64_t most = 0;
+    uint64_t most = 0, *pairs = j->shard ? malloc(2 * j->upo * sizeof *pairs) : NULL;
+    ZG_RETURN_IF(j->shard && !pairs, ZGPU_ERR_NO_MEMORY, "out of host memory for a device write");
+    zg_buf index = ZG_BUF_INIT;
+    size_t n_cp = 0;
     b->off[0] = 0;
-    for (size_t i = 0; i < b->n; i++) {
-        cp[i] = (zg_k_copy){b->d_slots + i * j->slot + j->L.frame_offset, b->d_packed + b->off[i], b->h_sizes[i]};
-        b->off[i + 1] = b->off[i] + b->h_sizes[i];
-        if (b->h_sizes[i] > most) most = b->h_sizes[i];
+    for (size_t i = 0; i < b->n && st == ZGPU_OK; i++) {
+        uint64_t rel = j->shard && !j->index_at_end ? j->index_nbytes : 0;
+        for (size_t k = 0; b->h_differs[i] && k < j->upo; k++) {
+            const size_t u = i * j->upo + k;
+            if (j->shard && !b->h_udiffers[u]) {
+                pairs[2 * k] = pairs[2 * k + 1] = ZG_SHARD_EMPTY;
+                continue;
+            }
+            cp[n_cp++] = (zg_k_copy){b->d_slots + u * j->slot + j->L.frame_offset, b->d_packed + b->off[i] + rel,
+                                     b->h_sizes[u]};
+            if (j->shard) pairs[2 * k] = rel, pairs[2 * k + 1] = b->h_sizes[u];
+            rel += b->h_sizes[u];
+            if (b->h_sizes[u] > most) most = b->h_sizes[u];
+        }
+        if (j->shard && b->h_differs[i]) {
+            b->ipos[i] = b->off[i] + (j->index_at_end ? rel : 0);
+            if (j->index_at_end) rel += j->index_nbytes;
+            index.size = 0;
+            st = zg_sharding_encode_index(j->shard, pairs, &index);
+            if (st == ZGPU_OK && index.size != j->index_nbytes)
+                st = zg_error(ZGPU_ERR_INTERNAL, "sharding_indexed: encoded index has %zu bytes, expected %zu",
+                              index.size, j->index_nbytes);
+            if (st == ZGPU_OK) memcpy(b->h_index + i * j->index_nbytes, index.data, j->index_nbytes);
+            else zg_error_prefix(ZG_ARRAY_WHERE_FMT ", shard '%s': ", j->a->path, key_of(j, b->idx[i]));
+        }
+        b->off[i + 1] = b->off[i] + (b->h_differs[i] ? rel : 0);
     }
-    CU(cudaMemcpyAsync(b->d_desc + at, cp, b->n * sizeof *cp, cudaMemcpyHostToDevice, j->stream), "descriptors to the device");
-    CU(zg_k_copy_launch((const zg_k_copy *)(b->d_desc + at), b->n, most, j->stream), "pack kernel");
+    zg_buf_free(&index);
+    free(pairs);
+    ZG_FORWARD(st);
+    if (n_cp) {
+        CU(cudaMemcpyAsync(b->d_desc + at, cp, n_cp * sizeof *cp, cudaMemcpyHostToDevice, j->stream),
+           "descriptors to the device");
+        CU(zg_k_copy_launch((const zg_k_copy *)(b->d_desc + at), n_cp, most, j->stream), "pack kernel");
+    }
     CU(cudaMemcpyAsync(b->h_data, b->d_packed, b->off[b->n] ? b->off[b->n] : 1, cudaMemcpyDeviceToHost, j->stream),
        "encoded chunks to the host");
     return ZGPU_OK;
@@ -426,8 +576,8 @@ static zgpu_status run_gpu(wd_job *j, wd_set *b) {
     if (b->on_host) return to_host_raw(j, b);
     int refused = 0;
     ZG_FORWARD(encode_gpu(j, b, &refused));
-    if (refused) { /* the decoded chunks (swapped back) to the host encoders */
-        if (j->enc.swap) ZG_FORWARD(swap_chunks(j, b));
+    if (refused) { /* the decoded chunks (swapped back; a shard's own buffer was not) to the host encoders */
+        if (j->enc.swap && !j->shard) ZG_FORWARD(swap_units(j, b));
         return to_host_raw(j, b);
     }
     return ZGPU_OK;
@@ -481,6 +631,9 @@ static zgpu_status put_object(void *arg, size_t i) {
 static zgpu_status write_wave(wd_job *j, wd_set *b) {
     wd_host h = {j, b};
     zg_store *s = j->a->store;
+    if (j->shard && !b->on_host) /* the shards' indexes into their places, the copy being done */
+        for (size_t i = 0; i < b->n; i++)
+            if (b->h_differs[i]) memcpy(b->h_data + b->ipos[i], b->h_index + i * j->index_nbytes, j->index_nbytes);
     zgpu_status st = b->alone ? put_object(&h, 0) : zg_pool_run(j->a->ctx->pool, b->n, put_object, &h);
     if (st == ZGPU_OK && s->vt->set_many && !b->held_many) st = lock_wave(j, b);
     if (st == ZGPU_OK && s->vt->set_many) {
@@ -508,11 +661,25 @@ static zgpu_status write_wave(wd_job *j, wd_set *b) {
 
 static zgpu_status prepare(wd_job *j, size_t per_wave) {
     zgpu_array *a = j->a;
-    analyse(a->chain, &j->enc);
+    analyse(a->chain, &j->enc, &j->shard);
+    j->upo = 1;
+    j->unit_nbytes = j->chunk_nbytes;
+    const int nd = j->plan.ndim;
+    if (j->shard) { /* units: the inner chunks, each in C order */
+        j->upo = (size_t)zg_sharding_n_inner(j->shard);
+        memcpy(j->inner_shape, zg_sharding_inner_shape(j->shard), (size_t)nd * sizeof(uint64_t));
+        zg_c_strides(nd, j->inner_shape, j->itemsize, j->inner_strides);
+        j->unit_nbytes = (size_t)zg_repr_nbytes(&zg_sharding_inner_chain(j->shard)->repr);
+        j->index_nbytes = (size_t)zg_sharding_index_nbytes(j->shard);
+        j->index_at_end = zg_sharding_index_at_end(j->shard);
+    }
     if (j->enc.gpu) {
-        const zgpu_status st = zg_gpu_encode_layout_for(j->enc.format, j->enc.level, per_wave, j->chunk_nbytes,
-                                                        per_wave * j->chunk_nbytes, &j->L);
-        if (st == ZGPU_ERR_UNSUPPORTED) { /* nvCOMP missing, or a chunk over its limit: the host encodes */
+        const size_t nu = per_wave * j->upo;
+        j->enc.bp.nbytes = j->unit_nbytes;
+        const zgpu_status st = j->enc.blosc ? zg_gpu_blosc_encode_layout_for(&j->enc.bp, nu, &j->L)
+                                            : zg_gpu_encode_layout_for(j->enc.format, j->enc.level, nu, j->unit_nbytes,
+                                                                       nu * j->unit_nbytes, &j->L);
+        if (st == ZGPU_ERR_UNSUPPORTED) { /* nvCOMP missing, a chunk over its limit, blosclz: the host encodes */
             j->enc.gpu = 0;
             snprintf(j->enc.why, sizeof j->enc.why, "%s", zg_error_message());
             zg_error_restore("");
@@ -520,18 +687,26 @@ static zgpu_status prepare(wd_job *j, size_t per_wave) {
             return st;
         }
     }
+    if (!j->enc.gpu) { /* the host encodes whole objects: no units */
+        j->shard = NULL;
+        j->upo = 1;
+        j->unit_nbytes = j->chunk_nbytes;
+        j->index_nbytes = 0;
+    }
     size_t ia = WD_ALIGN;
     if (j->enc.gpu && j->L.in_align > ia) ia = j->L.in_align;
     j->cs = zg_align_up(j->chunk_nbytes ? j->chunk_nbytes : 1, ia);
+    j->ucs = j->shard ? zg_align_up(j->unit_nbytes ? j->unit_nbytes : 1, ia) : j->cs;
     if (j->enc.gpu) {
         const size_t oa = j->L.out_align > WD_ALIGN ? j->L.out_align : WD_ALIGN;
         j->slot = zg_align_up(j->L.slot_bytes, oa);
     }
-    j->desc = desc_layout(per_wave, j->plan.ndim);
+    j->desc = desc_layout(per_wave, j->upo, nd);
     if (a->ctx->tuning.trace)
-        fprintf(stderr, "zgpu trace: device write of %zu chunks in waves of %zu: %s%s%s\n", j->plan.n_tasks, per_wave,
-                j->enc.gpu ? "GPU encoder " : "host encoders (", j->enc.gpu ? zg_gpu_encode_format_name(j->enc.format) : j->enc.why,
-                j->enc.gpu ? "" : ")");
+        fprintf(stderr, "zgpu trace: device write of %zu chunks in waves of %zu: %s%s%s%s\n", j->plan.n_tasks, per_wave,
+                j->enc.gpu ? "GPU encoder " : "host encoders (",
+                j->enc.gpu ? (j->enc.blosc ? "blosc" : zg_gpu_encode_format_name(j->enc.format)) : j->enc.why,
+                j->shard ? " (sharded: inner chunks)" : "", j->enc.gpu ? "" : ")");
     ZG_FORWARD(set_alloc(j, 0, per_wave));
     if (per_wave < j->plan.n_tasks) ZG_FORWARD(set_alloc(j, 1, per_wave));
     return ZGPU_OK;
