@@ -333,7 +333,7 @@ ZGPU_API zgpu_status zgpu_array_write_vlen(zgpu_array *array, const uint64_t *st
 ZGPU_API const void *zgpu_array_vlen_fill_value(const zgpu_array *array, size_t *nbytes);
 
 /* ------------------------------------------------------------------------------------------------
- * Device reads (GPU). On a build or machine without a GPU these return ZGPU_ERR_NO_GPU.
+ * Device reads and writes (GPU). On a build or machine without a GPU these return ZGPU_ERR_NO_GPU.
  * ---------------------------------------------------------------------------------------------- */
 typedef struct zgpu_event zgpu_event;
 
@@ -389,7 +389,21 @@ ZGPU_API zgpu_status zgpu_array_read_device_async(zgpu_array *array, const uint6
  */
 ZGPU_API zgpu_status zgpu_array_write_device(zgpu_array *array, const uint64_t *start, const uint64_t *count,
                                              const void *device_in, const int64_t *in_strides, void *stream);
-/** Blocks until the event's read finished; returns that read's status (and sets its message). */
+/**
+ * As zgpu_array_write_device, but returns at once: the write runs on a background thread (on a stream of its own,
+ * ordered after the work already on `stream` at the call; later work on `stream` is not ordered after it) and
+ * *event completes when every object is written, or the write failed: zgpu_event_wait returns the write's status
+ * and sets its message (zgpu_last_error), which names the array and the object. Errors known at the call (a NULL
+ * event, a selection outside the array, zero strides, a read-only array) are returned at once, with nothing
+ * started and *event NULL. Until the event completes the caller must keep `device_in` allocated and unchanged and
+ * `array` open, and treat the array as being written (the serialisation zgpu_array_write needs); async writes of
+ * one context run one after another. The caller owns *event (zgpu_event_free waits for the write if still running).
+ * A write that fails part way leaves each object either old or new. ZGPU_ERR_NO_GPU without CUDA or a GPU.
+ */
+ZGPU_API zgpu_status zgpu_array_write_device_async(zgpu_array *array, const uint64_t *start, const uint64_t *count,
+                                                   const void *device_in, const int64_t *in_strides, void *stream,
+                                                   zgpu_event **event);
+/** Blocks until the event's read or write finished; returns its status (and sets its message). */
 ZGPU_API zgpu_status zgpu_event_wait(zgpu_event *event);
 /** 1 if finished, 0 if still running. */
 ZGPU_API int zgpu_event_query(zgpu_event *event);

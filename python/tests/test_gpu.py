@@ -203,6 +203,23 @@ def test_gpu_write_from_device_arrays(tmp_path, cupy, torch):
     assert_same(a[...], exp)
 
 
+def test_gpu_write_async_from_device_on_a_stream(tmp_path, cupy):
+    """write_async of a CuPy array: written from GPU memory after the work queued on `stream` (the value filled
+    there), while the event loop runs."""
+    data = make_data((20, 30), "int32", seed=5)
+    a = zgpu.create(tmp_path / "a", shape=(20, 30), dtype="int32", chunks=(7, 7))
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        x = cupy.asarray(data)
+        x *= 2
+
+    async def main():
+        await a.write_async(np.s_[...], x, stream=stream)
+
+    asyncio.run(main())
+    assert_same(a[...], data * 2)
+
+
 WRITE_CODECS = [  # (zarr_format, compressors, filters, shards): GPU-encoded ones and host-encoded ones
     (3, "zstd", None, None), (3, {"name": "zstd", "configuration": {"level": 5, "checksum": True}}, None, None),
     (3, "gzip", None, None), (3, None, None, None), (3, "blosc", None, None), (3, "zstd", None, (16, 16, 30)),

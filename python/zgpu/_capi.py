@@ -261,6 +261,7 @@ _proto("zgpu_array_read_ex", c_int, c_void_p, _u64p, _u64p, c_void_p, _i64p, _P(
 _proto("zgpu_array_read_device_ex", c_int, c_void_p, _u64p, _u64p, c_void_p, _i64p, c_void_p, _P(ReadOptions),
        _P(c_void_p))
 _proto("zgpu_array_write_device", c_int, c_void_p, _u64p, _u64p, c_void_p, _i64p, c_void_p)
+_proto("zgpu_array_write_device_async", c_int, c_void_p, _u64p, _u64p, c_void_p, _i64p, c_void_p, _P(c_void_p))
 _proto("zgpu_event_wait", c_int, c_void_p)
 _proto("zgpu_event_query", c_int, c_void_p)
 _proto("zgpu_event_free", None, c_void_p)

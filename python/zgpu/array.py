@@ -699,10 +699,12 @@ class Array:
         return await loop.run_in_executor(None, functools.partial(self.read, selection, device=device,
                                                                   out=out, stream=stream))
 
-    async def write_async(self, selection: Any, value: Any) -> None:
-        """``await a.write_async(sel, value)``: :meth:`write` in a worker thread."""
+    async def write_async(self, selection: Any, value: Any, *, stream: Any = None) -> None:
+        """``await a.write_async(sel, value)``: :meth:`write` in a worker thread, so the event loop keeps running
+        while chunks are encoded and written (the C call runs without the GIL); a device array is written from GPU
+        memory after the work already on `stream`, as :meth:`write` does."""
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, functools.partial(self.write, selection, value))
+        await loop.run_in_executor(None, functools.partial(self.write, selection, value, stream=stream))
 
     # ---- writing ---------------------------------------------------------------------------------
     def __setitem__(self, selection: Any, value: Any) -> None:

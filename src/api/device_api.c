@@ -1,5 +1,5 @@
-/* Public device-read functions. With CUDA they forward to src/device/ (device_read.c); without, every one
- * says so with ZGPU_ERR_NO_GPU. Compiled in every build. */
+/* Public device-read and device-write functions. With CUDA they forward to src/device/ (read.c, async.c,
+ * write_device.c, write_async.c); without, every one says so with ZGPU_ERR_NO_GPU. Compiled in every build. */
 #include <stdlib.h>
 
 #include "api/array.h"
@@ -33,6 +33,14 @@ ZGPU_API zgpu_status zgpu_array_read_device_async(zgpu_array *array, const uint6
 ZGPU_API zgpu_status zgpu_array_write_device(zgpu_array *array, const uint64_t *start, const uint64_t *count,
                                              const void *device_in, const int64_t *in_strides, void *stream) {
     (void)array, (void)start, (void)count, (void)device_in, (void)in_strides, (void)stream;
+    return zg_error(ZGPU_ERR_NO_GPU, NO_CUDA_MSG);
+}
+
+ZGPU_API zgpu_status zgpu_array_write_device_async(zgpu_array *array, const uint64_t *start, const uint64_t *count,
+                                                   const void *device_in, const int64_t *in_strides, void *stream,
+                                                   zgpu_event **event) {
+    (void)array, (void)start, (void)count, (void)device_in, (void)in_strides, (void)stream;
+    if (event) *event = NULL;
     return zg_error(ZGPU_ERR_NO_GPU, NO_CUDA_MSG);
 }
 
@@ -105,6 +113,20 @@ ZGPU_API zgpu_status zgpu_array_write_device(zgpu_array *array, const uint64_t *
     zg_device_scope sc;
     ZG_FORWARD(zg_device_scope_enter(array->ctx->opts.device, &sc));
     const zgpu_status s = zg_device_write(array, start, count, device_in, in_strides, stream);
+    zg_device_scope_leave(&sc);
+    return s;
+}
+
+ZGPU_API zgpu_status zgpu_array_write_device_async(zgpu_array *array, const uint64_t *start, const uint64_t *count,
+                                                   const void *device_in, const int64_t *in_strides, void *stream,
+                                                   zgpu_event **event) {
+    ZG_RETURN_IF(!event, ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_write_device_async: event is NULL");
+    *event = NULL;
+    ZG_RETURN_IF(!array, ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_write_device_async: array is NULL");
+    ZG_FORWARD(zg_cuda_probe());
+    zg_device_scope sc; /* the caller's stream and the write's are the array's device's */
+    ZG_FORWARD(zg_device_scope_enter(array->ctx->opts.device, &sc));
+    const zgpu_status s = zg_device_write_async(array, start, count, device_in, in_strides, stream, event);
     zg_device_scope_leave(&sc);
     return s;
 }

@@ -1,4 +1,4 @@
-/* Async reads and zgpu_event. */
+/* Async reads and zgpu_event (which async writes, write_async.c, share through zg_event_start). */
 #include "device/job.h"
 
 /* ------------------------------------------------------------------------------------------------
@@ -19,11 +19,15 @@ struct zgpu_event {
     cudaEvent_t after;  /* recorded on the caller's stream at the start: the read's work waits for it (so nothing
                          * here waits for the caller's earlier work on the host) */
     zgpu_read_options opts; /* the caller's, copied (rq.opts points here) */
+    /* not a read (zg_event_start): the thread runs run(arg); release(arg) once the event is freed */
+    zgpu_status (*run)(void *);
+    void (*release)(void *);
+    void *arg;
 };
 
 static void *async_main(void *arg) {
     struct zgpu_event *ev = arg;
-    zgpu_status s = dev_run_read(ev->a, &ev->rq, NULL, 0);
+    zgpu_status s = ev->run ? ev->run(ev->arg) : dev_run_read(ev->a, &ev->rq, NULL, 0);
     pthread_mutex_lock(&ev->mu);
     ev->status = s;
     if (s != ZGPU_OK) zg_error_save(ev->msg);
@@ -101,6 +105,28 @@ zgpu_status zg_cuda_read_request(zgpu_array *a, const zg_dev_request *rq, void *
     return ZGPU_OK;
 }
 
+zgpu_status zg_event_start(zgpu_array *a, zgpu_status (*run)(void *), void (*release)(void *), void *arg,
+                           struct zgpu_event **event) {
+    struct zgpu_event *ev = calloc(1, sizeof *ev);
+    ZG_RETURN_IF(!ev, ZGPU_ERR_NO_MEMORY, ZG_ARRAY_WHERE_FMT ": out of host memory for an event", a->path);
+    ev->a = a;
+    ev->run = run;
+    ev->release = release;
+    ev->arg = arg;
+    pthread_mutex_init(&ev->mu, NULL);
+    pthread_cond_init(&ev->cv, NULL);
+    const int e = pthread_create(&ev->thread, NULL, async_main, ev);
+    if (e != 0) { /* nothing started: the caller still owns arg */
+        pthread_cond_destroy(&ev->cv);
+        pthread_mutex_destroy(&ev->mu);
+        free(ev);
+        return zg_error(ZGPU_ERR_INTERNAL, ZG_ARRAY_WHERE_FMT ": could not start a background thread: %s", a->path,
+                        strerror(e));
+    }
+    *event = ev;
+    return ZGPU_OK;
+}
+
 zgpu_status zg_cuda_event_wait(struct zgpu_event *ev) {
     pthread_mutex_lock(&ev->mu);
     while (!ev->done) pthread_cond_wait(&ev->cv, &ev->mu);
@@ -121,6 +147,13 @@ int zg_cuda_event_query(struct zgpu_event *ev) {
 
 void zg_cuda_event_free(struct zgpu_event *ev) {
     zg_cuda_event_wait(ev);
+    if (ev->run) { /* no host function on the caller's stream to wait for */
+        if (ev->release) ev->release(ev->arg);
+        pthread_cond_destroy(&ev->cv);
+        pthread_mutex_destroy(&ev->mu);
+        free(ev);
+        return;
+    }
     zg_device_scope sc; /* (the caller's stream and the event are the read's device's; the caller's stays current) */
     const int scoped = zg_device_scope_enter(ev->a->ctx->opts.device, &sc) == ZGPU_OK;
     /* the stream's host function may still be about to return: wait for the stream to pass it */

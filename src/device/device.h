@@ -33,6 +33,14 @@ zgpu_status zg_cuda_probe(void);
 zgpu_status zg_device_write(zgpu_array *a, const uint64_t *start, const uint64_t *count, const void *d_in,
                             const int64_t *in_strides, void *stream);
 zgpu_status zg_cuda_read_request(zgpu_array *a, const zg_dev_request *rq, void *stream, struct zgpu_event **event);
+/* An async device write (write_async.c), with the array's device current: arguments checked, then the write runs
+ * on a background thread after the work on `stream` so far; *event completes when it is done. */
+zgpu_status zg_device_write_async(zgpu_array *a, const uint64_t *start, const uint64_t *count, const void *d_in,
+                                  const int64_t *in_strides, void *stream, struct zgpu_event **event);
+/* An event whose thread runs run(arg) (its status and message the event's); release(arg) when the event is freed.
+ * On failure nothing was started and the caller keeps arg. */
+zgpu_status zg_event_start(zgpu_array *a, zgpu_status (*run)(void *), void (*release)(void *), void *arg,
+                           struct zgpu_event **event);
 /* The calling thread's CUDA context, saved by zg_device_scope_enter (which makes `device` current) and put back by
  * zg_device_scope_leave: a public device call leaves the caller's current device (or none) as it found it, so a
  * thread may read into several GPUs in turn, and one that never used CUDA gets no context made current. */
