@@ -134,6 +134,8 @@ typedef struct wd_set {
     int *h_status, *h_differs, *h_udiffers;
     uint8_t *h_index;       /* sharded: [cap] encoded indexes, put into h_data at ipos before the objects go */
     size_t *ipos;
+    cudaEvent_t ev_sizes;   /* the units' sizes, statuses and flags are on the host */
+    cudaEvent_t ev_done;    /* the wave's stored chunks (or decoded chunks) are in h_data */
     uint8_t *h_desc;        /* pinned staging of the descriptors */
     /* the wave it holds */
     const size_t *idx;      /* [n]: the plan's tasks (one an object) it holds */
@@ -269,6 +271,8 @@ static zgpu_status set_alloc(wd_job *j, int k, size_t cap) {
     b->enc = calloc(cap, sizeof *b->enc);
     ZG_RETURN_IF(!b->off || !b->ipos || !b->h_index || !b->locks || !b->locked || !b->enc, ZGPU_ERR_NO_MEMORY,
                  "out of host memory for a device write");
+    CU(cudaEventCreateWithFlags(&b->ev_sizes, cudaEventDisableTiming), "cudaEventCreate");
+    CU(cudaEventCreateWithFlags(&b->ev_done, cudaEventDisableTiming), "cudaEventCreate");
     /* the fill value, in stream order before the set's first kernel (from pageable memory: staged at once) */
     CU(cudaMemcpyAsync(b->d_fill, j->a->meta.fill_value, j->itemsize, cudaMemcpyHostToDevice, j->stream),
        "fill value to the device");
@@ -283,6 +287,8 @@ static void set_free(wd_set *b) {
     free(b->off);
     free(b->ipos);
     free(b->h_index);
+    if (b->ev_sizes) cudaEventDestroy(b->ev_sizes);
+    if (b->ev_done) cudaEventDestroy(b->ev_done);
     free(b->locks);
     free(b->locked);
     memset(b, 0, sizeof *b);
@@ -373,7 +379,7 @@ static zgpu_status gather(wd_job *j, wd_set *b) {
         }
     }
     /* the written box (the descriptors again: the fills' copy may still be in flight) */
-    ZG_FORWARD(wait_stream(j));
+    if (nf) ZG_FORWARD(wait_stream(j));
     uint64_t most = 1;
     for (size_t i = 0; i < b->n; i++) {
         const zg_chunk_task *t = &j->plan.tasks[b->idx[i]];
@@ -480,8 +486,7 @@ static zgpu_status to_host_raw(wd_job *j, wd_set *b) {
 
 /* GPU encoding of the wave, its stored chunks packed (after the sizes come back) and copied to pinned memory.
  * *refused: the encoder refused the wave (a chunk failed): the caller encodes it on the host instead. */
-static zgpu_status encode_gpu(wd_job *j, wd_set *b, int *refused) {
-    *refused = 0;
+static zgpu_status encode_launch(wd_job *j, wd_set *b) {
     const size_t nu = b->n * j->upo;
     if (j->shard) ZG_FORWARD(split_shards(j, b));
     if (j->enc.swap) ZG_FORWARD(swap_units(j, b));
@@ -511,7 +516,17 @@ static zgpu_status encode_gpu(wd_job *j, wd_set *b, int *refused) {
     /* sizes, statuses and both fill flags: one area, one copy */
     const size_t flags_bytes = (size_t)((uint8_t *)(b->d_udiffers + (j->shard ? nu : 0)) - (uint8_t *)b->d_sizes);
     CU(cudaMemcpyAsync(b->h_sizes, b->d_sizes, flags_bytes, cudaMemcpyDeviceToHost, j->stream), "sizes to the host");
-    ZG_FORWARD(wait_stream(j));
+    CU(cudaEventRecord(b->ev_sizes, j->stream), "cudaEventRecord");
+    return ZGPU_OK;
+}
+
+/* After the wave's encode: its statuses checked (*refused: a unit failed, the caller encodes the wave on the host),
+ * its stored chunks packed and copied to pinned memory. */
+static zgpu_status encode_finish(wd_job *j, wd_set *b, int *refused) {
+    *refused = 0;
+    const size_t nu = b->n * j->upo;
+    zgpu_status st = ZGPU_OK;
+    CU(cudaEventSynchronize(b->ev_sizes), "cudaEventSynchronize");
     for (size_t u = 0; u < nu; u++)
         if (b->h_status[u]) {
             *refused = 1;
@@ -568,18 +583,33 @@ static zgpu_status encode_gpu(wd_job *j, wd_set *b, int *refused) {
 }
 
 /* A wave's GPU work, queued (and partly waited for: the old values' reads, the encoder's sizes). */
-static zgpu_status run_gpu(wd_job *j, wd_set *b) {
+/* A wave's GPU work up to its encode, queued (the old values' reads of objects covered in part wait for it). */
+static zgpu_status launch_wave(wd_job *j, wd_set *b) {
     b->on_host = !j->enc.gpu;
     if (b->alone) ZG_FORWARD(lock_wave(j, b));
     ZG_FORWARD(gather(j, b));
     ZG_FORWARD(check_fill(j, b));
-    if (b->on_host) return to_host_raw(j, b);
+    if (b->on_host) ZG_FORWARD(to_host_raw(j, b));
+    else ZG_FORWARD(encode_launch(j, b));
+    return ZGPU_OK;
+}
+
+/* The rest, once the encode's sizes are back: the pack and the copy to pinned memory (or, refused, the decoded
+ * chunks to the host's encoders); ev_done follows it. */
+static zgpu_status finish_wave(wd_job *j, wd_set *b) {
     int refused = 0;
-    ZG_FORWARD(encode_gpu(j, b, &refused));
+    if (!b->on_host) ZG_FORWARD(encode_finish(j, b, &refused));
     if (refused) { /* the decoded chunks (swapped back; a shard's own buffer was not) to the host encoders */
         if (j->enc.swap && !j->shard) ZG_FORWARD(swap_units(j, b));
-        return to_host_raw(j, b);
+        ZG_FORWARD(to_host_raw(j, b));
     }
+    CU(cudaEventRecord(b->ev_done, j->stream), "cudaEventRecord");
+    return ZGPU_OK;
+}
+
+/* The wave's data is on the host. */
+static zgpu_status wait_done(wd_job *j, wd_set *b) {
+    CU(cudaEventSynchronize(b->ev_done), "cudaEventSynchronize");
     return ZGPU_OK;
 }
 
@@ -713,7 +743,8 @@ static zgpu_status prepare(wd_job *j, size_t per_wave) {
 }
 
 /* The objects covered in part, one at a time (each alone in its wave), then waves of per_wave objects on two buffer
- * sets: wave w's GPU work is queued, then wave w - 1 written by the pool while it runs. */
+ * sets: wave w's GPU work up to its encode is queued, then wave w - 1 written by the pool while the GPU encodes,
+ * then wave w packed and copied back (its copy queued before wave w + 1's work). */
 static zgpu_status run_waves(wd_job *j, size_t per_wave) {
     const size_t n = j->plan.n_tasks;
     wd_set *prev = NULL;
@@ -723,8 +754,9 @@ static zgpu_status run_waves(wd_job *j, size_t per_wave) {
         b->idx = j->order + p;
         b->n = 1;
         b->alone = 1;
-        st = run_gpu(j, b);
-        if (st == ZGPU_OK) st = wait_stream(j);
+        st = launch_wave(j, b);
+        if (st == ZGPU_OK) st = finish_wave(j, b);
+        if (st == ZGPU_OK) st = wait_done(j, b);
         if (st == ZGPU_OK) st = write_wave(j, b);
         unlock_wave(j, b);
         b->alone = 0;
@@ -733,19 +765,22 @@ static zgpu_status run_waves(wd_job *j, size_t per_wave) {
         wd_set *b = &j->set[w & 1];
         b->idx = j->order + first;
         b->n = n - first < per_wave ? n - first : per_wave;
-        st = run_gpu(j, b);
+        st = launch_wave(j, b);
         if (prev) {
-            const zgpu_status s2 = write_wave(j, prev);
+            zgpu_status s2 = wait_done(j, prev);
+            if (s2 == ZGPU_OK) s2 = write_wave(j, prev);
+            else unlock_wave(j, prev);
             if (st == ZGPU_OK) st = s2;
             prev = NULL;
         }
-        if (st == ZGPU_OK) st = wait_stream(j);
+        if (st == ZGPU_OK) st = finish_wave(j, b);
         if (st != ZGPU_OK) {
             unlock_wave(j, b);
             break;
         }
         prev = b;
     }
+    if (prev && st == ZGPU_OK) st = wait_done(j, prev);
     if (prev && st == ZGPU_OK) st = write_wave(j, prev);
     return st;
 }
