@@ -1,6 +1,6 @@
-/* Writes from device memory (zgpu_array_write_device). A write is planned as host writes are (one task per stored
- * object) and run in waves of objects on two buffer sets, so that the GPU work of wave w overlaps the host's writes
- * of wave w - 1:
+/* Writes from device memory (zgpu_array_write_device; docs/gpu-writes.md). A write is planned as host writes are
+ * (one task per stored object) and run in waves of objects on two buffer sets (kept in the device state), so that
+ * the GPU's compression of wave w overlaps the host's file writes of wave w - 1 (run_waves):
  *   old     an object the write covers only in part is written alone, first, under the store's write lock for
  *           it from the read of its stored value (on the device, into its chunk buffer: zgpu_array_read_device,
  *           missing chunks read as the fill value) to its replacement, as host writes hold it; objects the write
@@ -8,12 +8,15 @@
  *           object's lock at a time: the filesystem store's rule);
  *   gather  the written box into the chunk buffers, strided, in one launch (the scatter kernel, the other way);
  *   check   which chunks are the fill value everywhere: those are deleted, not written, as host writes do;
- *   encode  on the GPU where the chain is a `bytes` codec (its byte swap a kernel) and at most one compressor the
- *           GPU encoders write (zstd, gzip, zlib, numcodecs' lz4: gpuencode/gpu_encode.h; blosc with lz4, lz4hc,
- *           zstd or zlib inside: gpuencode/blosc_encode.h); the stored chunks are packed and copied to pinned
- *           memory in one copy. Any other chain (array->array codecs, filters, sharding, crc32c, bz2, blosclz, ...)
- *           and any wave the GPU encoder refuses: the chunks copied to the host in one copy and encoded on the
- *           pool's threads;
+ *   split   sharded arrays: each shard's buffer cut into its inner chunks (units of their own, C order), which
+ *           are checked for the fill value too (left out of the index);
+ *   encode  on the GPU where the chain (a shard's: its inner chain) is a `bytes` codec (its byte swap a kernel)
+ *           and at most one compressor the GPU encoders write (zstd, gzip, zlib, numcodecs' lz4:
+ *           gpuencode/gpu_encode.h; blosc with lz4, lz4hc, zstd or zlib inside: gpuencode/blosc_encode.h): all of
+ *           the wave's units in one batch; the stored chunks (a shard's inner chunks, its index encoded on the host
+ *           put in place after the copy) packed and copied to pinned memory in one copy. Any other chain
+ *           (array->array codecs, filters, crc32c, bz2, blosclz, ...) and any wave the GPU encoder refuses: the
+ *           chunks copied to the host in one copy and encoded on the pool's threads;
  *   write   the pool's threads put each object (temporary name, then rename, in the store) or delete it, drop it
  *           from every cache and unlock it.
  * A write that fails part way leaves each object either old or new, never mixed (each is replaced whole). */
