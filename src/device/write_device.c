@@ -6,17 +6,21 @@
  *           missing chunks read as the fill value) to its replacement, as host writes hold it; objects the write
  *           covers start as the fill value and are locked only around their replacement (a thread holds one
  *           object's lock at a time: the filesystem store's rule);
- *   gather  the written box into the chunk buffers, strided, in one launch (the scatter kernel, the other way);
+ *   gather  the written box into the chunk buffers, strided, in one launch (the scatter kernel, the other way), in
+ *           the order of the chain's transposes (their strides folded in, as reads do);
  *   check   which chunks are the fill value everywhere: those are deleted, not written, as host writes do;
  *   split   sharded arrays: each shard's buffer cut into its inner chunks (units of their own, C order), which
  *           are checked for the fill value too (left out of the index);
+ *   filter  numcodecs' delta (integers) and shuffle as kernels, out of place (chunk buffers and units in turn);
  *   encode  on the GPU where the chain (a shard's: its inner chain) is a `bytes` codec (its byte swap a kernel)
  *           and at most one compressor the GPU encoders write (zstd, gzip, zlib, numcodecs' lz4:
  *           gpuencode/gpu_encode.h; blosc with lz4, lz4hc, zstd or zlib inside: gpuencode/blosc_encode.h): all of
  *           the wave's units in one batch; the stored chunks (a shard's inner chunks, its index encoded on the host
  *           put in place after the copy) packed and copied to pinned memory in one copy. Any other chain
- *           (array->array codecs, filters, crc32c, bz2, blosclz, ...) and any wave the GPU encoder refuses: the
- *           chunks copied to the host in one copy and encoded on the pool's threads;
+ *           (other array->array codecs and filters, bz2, blosclz, a zstd checksum, ...) and any wave the GPU
+ *           encoder refuses: the chunks (gathered again in C order where the GPU's were transposed or filtered)
+ *           copied to the host in one copy and encoded on the pool's threads; a crc32c after the compressor is
+ *           computed by the pool's threads;
  *   write   the pool's threads put each object (temporary name, then rename, in the store) or delete it, drop it
  *           from every cache and unlock it.
  * A write that fails part way leaves each object either old or new, never mixed (each is replaced whole). */
@@ -27,6 +31,7 @@
 #include "api/array.h"
 #include "cache/chunk_cache.h"
 #include "codec/chain.h"
+#include "codec/crc32c.h"
 #include "codec/sharding.h"
 #include "common/status.h"
 #include "device/device.h"
@@ -56,6 +61,11 @@
  * the Blosc1 encoder with bp; else format), its level and the byte swap of the `bytes` codec (0: none). */
 typedef struct wd_encoder {
     int gpu, level, swap, blosc;
+    int crc32c;                      /* a crc32c codec after the compressor: its 4 bytes computed on the host */
+    int transposed;                  /* the chain's transposes, folded into the gather: */
+    int64_t strides[ZGPU_MAX_DIMS];  /* each decoded axis's stride in the encoded (transposed) chunk */
+    int delta;                       /* numcodecs.delta (integers, astype = dtype) as a kernel: the item size, or 0 */
+    int shuffle;                     /* numcodecs.shuffle before the compressor as a kernel: the element size, or 0 */
     zg_ge_format format;
     zg_blosc_frame_params bp; /* (nbytes set once the chunk size is known) */
     char why[160];
@@ -69,16 +79,43 @@ static void host_only(wd_encoder *e, const char *why, const char *name) {
 static void analyse_chain(const zg_chain *ch, wd_encoder *e) {
     memset(e, 0, sizeof *e);
     e->gpu = 1;
-    if (ch->n_a2a) return host_only(e, "array->array codec '%s'", ch->a2a[0]->vt->name);
+    int n_tr = ch->n_a2a; /* array->array codecs: transposes, then at most a delta (encode order) */
+    if (n_tr) {
+        const zg_gpu_stage g = zg_codec_gpu_stage(ch->a2a[n_tr - 1]);
+        if (g.kind == ZG_GPU_STAGE_POST && g.post == ZG_GPU_POST_DELTA) e->delta = g.param, n_tr--;
+    }
+    if (n_tr) { /* the transposes: the gather writes the chunk in their order (as reads fold them into the scatter:
+                 * route.c), which the delta then takes as its flat order */
+        const int nd = ch->a2b->decoded.ndim;
+        int64_t cur[ZGPU_MAX_DIMS], dec[ZGPU_MAX_DIMS];
+        zg_c_strides(nd, ch->a2b->decoded.shape, ch->a2b->decoded.dtype.size, cur);
+        for (int a = n_tr - 1; a >= 0; a--) {
+            const zg_gpu_stage g = zg_codec_gpu_stage(ch->a2a[a]);
+            if (g.kind != ZG_GPU_STAGE_TRANSPOSE) return host_only(e, "array->array codec '%s'", ch->a2a[a]->vt->name);
+            for (int i = 0; i < nd; i++) dec[g.order[i]] = cur[i];
+            memcpy(cur, dec, sizeof(int64_t) * (size_t)nd);
+        }
+        e->transposed = 1;
+        memcpy(e->strides, cur, sizeof(int64_t) * (size_t)nd);
+    }
     const zg_gpu_stage a2b = zg_codec_gpu_stage(ch->a2b);
     if (a2b.kind == ZG_GPU_STAGE_POST && a2b.post == ZG_GPU_POST_BYTESWAP) e->swap = a2b.param;
     else if (a2b.kind != ZG_GPU_STAGE_IDENTITY) return host_only(e, "array->bytes codec '%s'", ch->a2b->vt->name);
     /* no compressor: the chunks are their stored form (byte-swapped where the `bytes` codec says): the host's
      * `bytes` codec copies them out of the one copy per wave, which is all the GPU would do */
     if (ch->n_b2b == 0) return host_only(e, "%s", "no compressor (the chunks copied once a wave)");
-    if (ch->n_b2b > 1) return host_only(e, "bytes->bytes codec '%s' before the compressor", ch->b2b[0]->vt->name);
-    const zg_gpu_stage c = zg_codec_gpu_stage(ch->b2b[0]);
-    const char *name = ch->b2b[0]->vt->name;
+    /* a crc32c after the compressor: the stored chunk's CRC, which the host computes in the pool's threads as it
+     * writes (SSE4.2: faster than a GPU kernel's round trip) */
+    int first = 0; /* a shuffle filter before the compressor */
+    if (ch->n_b2b >= 2) {
+        const zg_gpu_stage g = zg_codec_gpu_stage(ch->b2b[0]);
+        if (g.kind == ZG_GPU_STAGE_POST && g.post == ZG_GPU_POST_SHUFFLE) e->shuffle = g.param, first = 1;
+    }
+    if (ch->n_b2b == first + 2 && ch->b2b[first + 1]->vt == &zg_codec_crc32c) e->crc32c = 1;
+    else if (ch->n_b2b > first + 1)
+        return host_only(e, "bytes->bytes codec '%s' before the compressor", ch->b2b[first]->vt->name);
+    const zg_gpu_stage c = zg_codec_gpu_stage(ch->b2b[first]);
+    const char *name = ch->b2b[first]->vt->name;
     if (c.kind != ZG_GPU_STAGE_COMPRESSOR) return host_only(e, "codec '%s' (no GPU encoder)", name);
     if (c.no_encode) return host_only(e, "%s", c.no_encode);
     switch (c.format) {
@@ -105,6 +142,8 @@ static void analyse(const zg_chain *ch, wd_encoder *e, const zg_codec **shard) {
     *shard = NULL;
     if (ch->n_a2a == 0 && ch->n_b2b == 0 && zg_is_sharding(ch->a2b)) {
         analyse_chain(zg_sharding_inner_chain(ch->a2b), e);
+        if (e->gpu && (e->transposed || e->delta || e->shuffle))
+            host_only(e, "%s", "a transpose, delta or shuffle (inner chunks are split out in C order, unfiltered)");
         if (e->gpu) *shard = ch->a2b;
         else {
             char why[sizeof e->why];
@@ -123,7 +162,9 @@ static void analyse(const zg_chain *ch, wd_encoder *e, const zg_codec **shard) {
 typedef struct wd_set {
     size_t cap;
     uint8_t *d_chunks;      /* cap chunk buffers of `cs` bytes */
-    uint8_t *d_units;       /* sharded: cap * upo inner chunks of `ucs` bytes, each in C order */
+    uint8_t *d_units;       /* sharded: cap * upo inner chunks of `ucs` bytes, each in C order; filters (delta,
+                             * shuffle): their out-of-place output, in turn with d_chunks */
+    uint8_t *d_cur;         /* where the wave's units are: d_chunks or d_units (unit_ptr) */
     uint8_t *d_slots;       /* GPU encoder: cap * upo output slots of `slot` bytes */
     uint8_t *d_packed;      /* the stored chunks, packed for one copy */
     uint8_t *d_scratch;     /* GPU encoder's scratch */
@@ -137,6 +178,7 @@ typedef struct wd_set {
     int *h_status, *h_differs, *h_udiffers;
     uint8_t *h_index;       /* sharded: [cap] encoded indexes, put into h_data at ipos before the objects go */
     size_t *ipos;
+    size_t *uoff;           /* crc32c: [cap * upo] each stored unit's place in h_data (SIZE_MAX: not stored) */
     cudaEvent_t ev_sizes;   /* the units' sizes, statuses and flags are on the host */
     cudaEvent_t ev_done;    /* the wave's stored chunks (or decoded chunks) are in h_data */
     uint8_t *h_desc;        /* pinned staging of the descriptors */
@@ -158,7 +200,7 @@ typedef struct wd_set {
  * counts (gather, fills), chunk pointers (fill check), sharded: the units' scatter items and counts (shard to inner
  * chunks) and pointers (their fill check); copy items (pack), buffers (byte swap). */
 typedef struct wd_desc {
-    size_t items, counts, ptrs, uitems, ucounts, uptrs, copies, bufs, end;
+    size_t items, counts, ptrs, uitems, ucounts, uptrs, copies, bufs, pairs, end;
 } wd_desc;
 
 static wd_desc desc_layout(size_t cap, size_t upo, int nd) {
@@ -174,6 +216,7 @@ static wd_desc desc_layout(size_t cap, size_t upo, int nd) {
     PART(uptrs, sharded ? nu * sizeof(uint8_t *) : 0);
     PART(copies, nu * sizeof(zg_k_copy));
     PART(bufs, nu * sizeof(zg_k_buf));
+    PART(pairs, 2 * nu * sizeof(zg_ge_pair)); /* the delta's, then the shuffle's */
 #undef PART
     d.end = at;
     return d;
@@ -183,7 +226,9 @@ typedef struct wd_job {
     zgpu_array *a;
     zg_plan plan;
     const uint8_t *d_in;
-    int64_t in_strides[ZGPU_MAX_DIMS], chunk_strides[ZGPU_MAX_DIMS];
+    int64_t in_strides[ZGPU_MAX_DIMS];
+    int64_t chunk_strides[ZGPU_MAX_DIMS]; /* of the chunk buffers: C order, or the chain's transposed order */
+    int64_t c_strides[ZGPU_MAX_DIMS];     /* C order (the host encoders') */
     uint64_t chunk_shape[ZGPU_MAX_DIMS];
     size_t chunk_nbytes, cs, itemsize;
     cudaStream_t stream;
@@ -228,7 +273,7 @@ static zgpu_status set_alloc(wd_job *j, int k, size_t cap) {
     const int gpu = j->enc.gpu;
     const size_t nu = cap * j->upo, sharded = j->shard != NULL;
     const size_t flags_bytes = nu * sizeof(size_t) + (nu + cap + nu) * sizeof(int);
-    const size_t packed = gpu ? nu * j->slot + cap * j->index_nbytes : 0;
+    const size_t packed = gpu ? nu * (j->slot + 4) + cap * j->index_nbytes : 0;
     size_t d_at[8], d_end = 0, h_at[3], h_end = 0;
 #define PART(at, end, i, bytes) (at[i] = end, end = zg_align_up(end + (bytes), WD_ALIGN))
     PART(d_at, d_end, 0, cap * j->cs);
@@ -238,7 +283,8 @@ static zgpu_status set_alloc(wd_job *j, int k, size_t cap) {
     PART(d_at, d_end, 4, gpu ? nu * j->slot : 0);
     PART(d_at, d_end, 5, packed);
     PART(d_at, d_end, 6, gpu ? j->L.scratch_bytes : 0);
-    PART(d_at, d_end, 7, gpu && sharded ? nu * j->ucs : 0);
+    const int units = gpu && (sharded || j->enc.delta || j->enc.shuffle);
+    PART(d_at, d_end, 7, units ? nu * j->ucs : 0);
     size_t h_bytes = cap * j->cs;
     if (packed > h_bytes) h_bytes = packed;
     PART(h_at, h_end, 0, flags_bytes);
@@ -259,7 +305,7 @@ static zgpu_status set_alloc(wd_job *j, int k, size_t cap) {
     b->d_slots = gpu ? d + d_at[4] : NULL;
     b->d_packed = gpu ? d + d_at[5] : NULL;
     b->d_scratch = gpu ? d + d_at[6] : NULL;
-    b->d_units = gpu && sharded ? d + d_at[7] : NULL;
+    b->d_units = units ? d + d_at[7] : NULL;
     b->h_sizes = (size_t *)(h + h_at[0]);
     b->h_status = (int *)(b->h_sizes + nu);
     b->h_differs = b->h_status + nu;
@@ -268,11 +314,12 @@ static zgpu_status set_alloc(wd_job *j, int k, size_t cap) {
     b->h_data = h + h_at[2];
     b->off = calloc(cap + 1, sizeof *b->off);
     b->ipos = calloc(cap, sizeof *b->ipos);
+    b->uoff = calloc(nu, sizeof *b->uoff);
     b->h_index = malloc(cap * j->index_nbytes + 1);
     b->locks = calloc(cap, sizeof *b->locks);
     b->locked = calloc(cap, sizeof *b->locked);
     b->enc = calloc(cap, sizeof *b->enc);
-    ZG_RETURN_IF(!b->off || !b->ipos || !b->h_index || !b->locks || !b->locked || !b->enc, ZGPU_ERR_NO_MEMORY,
+    ZG_RETURN_IF(!b->off || !b->ipos || !b->uoff || !b->h_index || !b->locks || !b->locked || !b->enc, ZGPU_ERR_NO_MEMORY,
                  "out of host memory for a device write");
     CU(cudaEventCreateWithFlags(&b->ev_sizes, cudaEventDisableTiming), "cudaEventCreate");
     CU(cudaEventCreateWithFlags(&b->ev_done, cudaEventDisableTiming), "cudaEventCreate");
@@ -289,6 +336,7 @@ static void set_free(wd_set *b) {
     free(b->enc);
     free(b->off);
     free(b->ipos);
+    free(b->uoff);
     free(b->h_index);
     if (b->ev_sizes) cudaEventDestroy(b->ev_sizes);
     if (b->ev_done) cudaEventDestroy(b->ev_done);
@@ -404,8 +452,22 @@ static zgpu_status gather(wd_job *j, wd_set *b) {
 }
 
 /* Unit u of the wave: the chunk, or (sharded) the inner chunk, the GPU encodes. */
-static uint8_t *unit_ptr(const wd_job *j, const wd_set *b, size_t u) {
-    return j->shard ? b->d_units + u * j->ucs : b->d_chunks + u * j->cs;
+static uint8_t *unit_ptr(const wd_job *j, const wd_set *b, size_t u) { return b->d_cur + u * j->ucs; }
+
+/* A filter over the wave's units, out of place (into the other of d_chunks and d_units, which then holds them):
+ * numcodecs' delta (item size param) or shuffle (element size param). Descriptor area `pairs`, half k. */
+static zgpu_status filter_units(wd_job *j, wd_set *b, int shuffle, int param) {
+    const size_t nu = b->n * j->upo, at = j->desc.pairs + (shuffle ? nu * sizeof(zg_ge_pair) : 0);
+    uint8_t *to = b->d_cur == b->d_chunks ? b->d_units : b->d_chunks;
+    zg_ge_pair *pairs = (zg_ge_pair *)(b->h_desc + at);
+    for (size_t u = 0; u < nu; u++) pairs[u] = (zg_ge_pair){unit_ptr(j, b, u), to + u * j->ucs};
+    CU(cudaMemcpyAsync(b->d_desc + at, pairs, nu * sizeof *pairs, cudaMemcpyHostToDevice, j->stream),
+       "descriptors to the device");
+    const zg_ge_pair *d_pairs = (const zg_ge_pair *)(b->d_desc + at);
+    if (shuffle) CU(zg_ge_shuffle_launch(d_pairs, nu, j->unit_nbytes, param, j->stream), "shuffle kernel");
+    else CU(zg_ge_delta_launch(d_pairs, nu, j->unit_nbytes, param, j->stream), "delta kernel");
+    b->d_cur = to;
+    return ZGPU_OK;
 }
 
 /* Sharded: each shard's inner chunks copied out of its buffer (C order over the shard) into units of their own
@@ -417,6 +479,7 @@ static zgpu_status split_shards(wd_job *j, wd_set *b) {
     zg_k_scatter *items = (zg_k_scatter *)(b->h_desc + j->desc.uitems);
     uint64_t *counts = (uint64_t *)(b->h_desc + j->desc.ucounts);
     const uint64_t *cps = zg_sharding_chunks_per_shard(j->shard);
+    b->d_cur = b->d_units;
     for (size_t u = 0; u < nu; u++) {
         uint64_t k = u % j->upo; /* the inner chunk's grid position, C order */
         const uint8_t *src = b->d_chunks + (u / j->upo) * j->cs;
@@ -491,8 +554,11 @@ static zgpu_status to_host_raw(wd_job *j, wd_set *b) {
  * *refused: the encoder refused the wave (a chunk failed): the caller encodes it on the host instead. */
 static zgpu_status encode_launch(wd_job *j, wd_set *b) {
     const size_t nu = b->n * j->upo;
-    if (j->shard) ZG_FORWARD(split_shards(j, b));
+    b->d_cur = b->d_chunks;
+    if (j->shard) ZG_FORWARD(split_shards(j, b)); /* (units in d_units from here) */
+    if (j->enc.delta) ZG_FORWARD(filter_units(j, b, 0, j->enc.delta));
     if (j->enc.swap) ZG_FORWARD(swap_units(j, b));
+    if (j->enc.shuffle) ZG_FORWARD(filter_units(j, b, 1, j->enc.shuffle));
     const void **in = malloc(nu * sizeof *in);
     size_t *in_bytes = malloc(nu * sizeof *in_bytes);
     void **out = malloc(nu * sizeof *out);
@@ -547,16 +613,20 @@ static zgpu_status encode_finish(wd_job *j, wd_set *b, int *refused) {
     b->off[0] = 0;
     for (size_t i = 0; i < b->n && st == ZGPU_OK; i++) {
         uint64_t rel = j->shard && !j->index_at_end ? j->index_nbytes : 0;
-        for (size_t k = 0; b->h_differs[i] && k < j->upo; k++) {
+        const size_t crc = j->enc.crc32c ? 4 : 0; /* (its room after the unit; put_object fills it) */
+        for (size_t k = 0; k < j->upo; k++) {
             const size_t u = i * j->upo + k;
+            b->uoff[u] = SIZE_MAX;
+            if (!b->h_differs[i]) continue;
             if (j->shard && !b->h_udiffers[u]) {
                 pairs[2 * k] = pairs[2 * k + 1] = ZG_SHARD_EMPTY;
                 continue;
             }
             cp[n_cp++] = (zg_k_copy){b->d_slots + u * j->slot + j->L.frame_offset, b->d_packed + b->off[i] + rel,
                                      b->h_sizes[u]};
-            if (j->shard) pairs[2 * k] = rel, pairs[2 * k + 1] = b->h_sizes[u];
-            rel += b->h_sizes[u];
+            b->uoff[u] = b->off[i] + rel;
+            if (j->shard) pairs[2 * k] = rel, pairs[2 * k + 1] = b->h_sizes[u] + crc;
+            rel += b->h_sizes[u] + crc;
             if (b->h_sizes[u] > most) most = b->h_sizes[u];
         }
         if (j->shard && b->h_differs[i]) {
@@ -602,8 +672,16 @@ static zgpu_status launch_wave(wd_job *j, wd_set *b) {
 static zgpu_status finish_wave(wd_job *j, wd_set *b) {
     int refused = 0;
     if (!b->on_host) ZG_FORWARD(encode_finish(j, b, &refused));
-    if (refused) { /* the decoded chunks (swapped back; a shard's own buffer was not) to the host encoders */
-        if (j->enc.swap && !j->shard) ZG_FORWARD(swap_units(j, b));
+    if (refused) { /* the decoded chunks to the host encoders: gathered again in C order where the chain transposes,
+                    * else swapped back (a shard's own buffer was not) */
+        if (j->enc.transposed || j->enc.delta || j->enc.shuffle) { /* the chunk buffers hold neither any more */
+            memcpy(j->chunk_strides, j->c_strides, sizeof j->c_strides);
+            const zgpu_status st = gather(j, b);
+            memcpy(j->chunk_strides, j->enc.transposed ? j->enc.strides : j->c_strides, sizeof j->c_strides);
+            ZG_FORWARD(st);
+        } else if (j->enc.swap && !j->shard) {
+            ZG_FORWARD(swap_units(j, b));
+        }
         ZG_FORWARD(to_host_raw(j, b));
     }
     CU(cudaEventRecord(b->ev_done, j->stream), "cudaEventRecord");
@@ -643,6 +721,13 @@ static zgpu_status put_object(void *arg, size_t i) {
     } else if (!erase) {
         data = b->h_data + b->off[i];
         n = b->off[i + 1] - b->off[i];
+        for (size_t k = 0; j->enc.crc32c && k < j->upo; k++) { /* each stored unit's CRC32C, LE, after it */
+            const size_t u = i * j->upo + k;
+            if (b->uoff[u] == SIZE_MAX) continue;
+            uint8_t *p = b->h_data + b->uoff[u];
+            const uint32_t c = zg_crc32c(0, p, b->h_sizes[u]);
+            for (int q = 0; q < 4; q++) p[b->h_sizes[u] + (size_t)q] = (uint8_t)(c >> (8 * q));
+        }
     }
     if (st == ZGPU_OK && !s->vt->set_many && !b->alone) {
         st = s->vt->lock(s, key, &b->locks[i]);
@@ -706,6 +791,8 @@ static zgpu_status prepare(wd_job *j, size_t per_wave) {
         j->index_nbytes = (size_t)zg_sharding_index_nbytes(j->shard);
         j->index_at_end = zg_sharding_index_at_end(j->shard);
     }
+    if (j->enc.gpu && j->enc.shuffle && j->unit_nbytes % (size_t)j->enc.shuffle)
+        host_only(&j->enc, "%s", "a shuffle of chunks that are not a whole number of its elements");
     if (j->enc.gpu) {
         const size_t nu = per_wave * j->upo;
         j->enc.bp.nbytes = j->unit_nbytes;
@@ -726,6 +813,8 @@ static zgpu_status prepare(wd_job *j, size_t per_wave) {
         j->unit_nbytes = j->chunk_nbytes;
         j->index_nbytes = 0;
     }
+    memcpy(j->c_strides, j->chunk_strides, sizeof j->c_strides);
+    if (j->enc.gpu && j->enc.transposed) memcpy(j->chunk_strides, j->enc.strides, sizeof(int64_t) * (size_t)nd);
     size_t ia = WD_ALIGN;
     if (j->enc.gpu && j->L.in_align > ia) ia = j->L.in_align;
     j->cs = zg_align_up(j->chunk_nbytes ? j->chunk_nbytes : 1, ia);
@@ -739,7 +828,8 @@ static zgpu_status prepare(wd_job *j, size_t per_wave) {
         fprintf(stderr, "zgpu trace: device write of %zu chunks in waves of %zu: %s%s%s%s\n", j->plan.n_tasks, per_wave,
                 j->enc.gpu ? "GPU encoder " : "host encoders (",
                 j->enc.gpu ? (j->enc.blosc ? "blosc" : zg_gpu_encode_format_name(j->enc.format)) : j->enc.why,
-                j->shard ? " (sharded: inner chunks)" : "", j->enc.gpu ? "" : ")");
+                j->shard ? " (sharded: inner chunks)" : j->enc.gpu && j->enc.transposed ? " (transposed)" : "",
+                j->enc.gpu ? "" : ")");
     ZG_FORWARD(set_alloc(j, 0, per_wave));
     if (per_wave < j->plan.n_tasks) ZG_FORWARD(set_alloc(j, 1, per_wave));
     return ZGPU_OK;

@@ -34,17 +34,81 @@ __global__ void fill_check_kernel(const uint8_t *const *chunks, uint64_t nbytes,
     if (bad) *flag = 1;
 }
 
+// numcodecs' delta of an integer chunk (out of place): out[0] = in[0], out[i] = in[i] - in[i-1], wrapping in T.
+template <typename T>
+__global__ void delta_kernel(const zg_ge_pair *pairs, uint64_t count) {
+    const zg_ge_pair pr = pairs[blockIdx.y];
+    const T *in = reinterpret_cast<const T *>(pr.src);
+    T *out = reinterpret_cast<T *>(pr.dst);
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += (uint64_t)gridDim.x * blockDim.x)
+        out[i] = i ? (T)(in[i] - in[i - 1]) : in[0];
+}
+
+// numcodecs' shuffle (out of place): byte j of item i to out[j * count + i], count = nbytes / es items.
+__global__ void shuffle_kernel(const zg_ge_pair *pairs, uint64_t nbytes, unsigned es) {
+    const zg_ge_pair pr = pairs[blockIdx.y];
+    const uint64_t count = nbytes / es;
+    for (uint64_t o = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; o < nbytes; o += (uint64_t)gridDim.x * blockDim.x)
+        pr.dst[o] = pr.src[(o % count) * es + o / count];
+}
+
+unsigned blocks_for(uint64_t items) {
+    const uint64_t b = (items + 256 * 8 - 1) / (256 * 8);
+    return (unsigned)(b < 1 ? 1 : b > 1024 ? 1024 : b);
+}
+
 }  // namespace
+
+// A grid's y dimension holds at most 65535 chunks: larger batches launch in groups.
+constexpr size_t kMaxY = 65535;
 
 extern "C" cudaError_t zg_ge_fill_check_launch(const uint8_t *const *d_chunks, size_t n, uint64_t nbytes,
                                                const uint8_t *d_fill, int itemsize, int *d_differs, cudaStream_t s) {
     if (n == 0) return cudaSuccess;
-    if (itemsize <= 0 || n > 65535) return cudaErrorInvalidValue;
+    if (itemsize <= 0) return cudaErrorInvalidValue;
     cudaError_t e = cudaMemsetAsync(d_differs, 0, n * sizeof(int), s);
     if (e != cudaSuccess || nbytes == 0) return e;
     const uint64_t per_block = 256 * 16 * 8; // about 8 uint4 a thread
     uint64_t bx = (nbytes + per_block - 1) / per_block;
     if (bx > 1024) bx = 1024;
-    fill_check_kernel<<<dim3((unsigned)bx, (unsigned)n), 256, 0, s>>>(d_chunks, nbytes, d_fill, itemsize, d_differs);
-    return cudaGetLastError();
+    for (size_t at = 0; at < n; at += kMaxY) {
+        const size_t g = n - at < kMaxY ? n - at : kMaxY;
+        fill_check_kernel<<<dim3((unsigned)bx, (unsigned)g), 256, 0, s>>>(d_chunks + at, nbytes, d_fill, itemsize,
+                                                                          d_differs + at);
+        if ((e = cudaGetLastError()) != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+
+extern "C" cudaError_t zg_ge_delta_launch(const zg_ge_pair *d_pairs, size_t n, uint64_t nbytes, int itemsize,
+                                          cudaStream_t s) {
+    if (n == 0 || nbytes == 0) return cudaSuccess;
+    if ((itemsize != 1 && itemsize != 2 && itemsize != 4 && itemsize != 8) || nbytes % (uint64_t)itemsize)
+        return cudaErrorInvalidValue;
+    const uint64_t count = nbytes / (uint64_t)itemsize;
+    for (size_t at = 0; at < n; at += kMaxY) {
+        const dim3 grid(blocks_for(count), (unsigned)(n - at < kMaxY ? n - at : kMaxY));
+        switch (itemsize) {
+        case 1: delta_kernel<uint8_t><<<grid, 256, 0, s>>>(d_pairs + at, count); break;
+        case 2: delta_kernel<uint16_t><<<grid, 256, 0, s>>>(d_pairs + at, count); break;
+        case 4: delta_kernel<uint32_t><<<grid, 256, 0, s>>>(d_pairs + at, count); break;
+        default: delta_kernel<uint64_t><<<grid, 256, 0, s>>>(d_pairs + at, count); break;
+        }
+        const cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+
+extern "C" cudaError_t zg_ge_shuffle_launch(const zg_ge_pair *d_pairs, size_t n, uint64_t nbytes, int elementsize,
+                                            cudaStream_t s) {
+    if (n == 0 || nbytes == 0) return cudaSuccess;
+    if (elementsize <= 0 || nbytes % (uint64_t)elementsize) return cudaErrorInvalidValue;
+    for (size_t at = 0; at < n; at += kMaxY) {
+        const dim3 grid(blocks_for(nbytes), (unsigned)(n - at < kMaxY ? n - at : kMaxY));
+        shuffle_kernel<<<grid, 256, 0, s>>>(d_pairs + at, nbytes, (unsigned)elementsize);
+        const cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
 }

@@ -25,6 +25,7 @@ typedef struct tcase {
 
 static const tcase cases[] = {
     {"v3_zstd_u16", V3("uint16", "7", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"zstd\", \"configuration\": {\"level\": 3, \"checksum\": false}}]"), 1, 1},
+    {"v3_zstd_crc32c_u16", V3("uint16", "7", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"zstd\", \"configuration\": {\"level\": 3, \"checksum\": false}}, {\"name\": \"crc32c\"}]"), 1, 1},
     {"v3_zstd_checksum_f32", V3("float32", "1.5", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"zstd\", \"configuration\": {\"level\": 1, \"checksum\": true}}]"), 1, 1},
     {"v3_blosc_lz4_shuffle_u16", V3("uint16", "0", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"blosc\", \"configuration\": {\"cname\": \"lz4\", \"clevel\": 5, \"shuffle\": \"shuffle\", \"typesize\": 2, \"blocksize\": 0}}]"), 1, 1},
     {"v3_blosc_lz4_shuffle_f32", V3("float32", "0.5", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, {\"name\": \"blosc\", \"configuration\": {\"cname\": \"lz4\", \"clevel\": 5, \"shuffle\": \"shuffle\", \"typesize\": 4, \"blocksize\": 0}}]"), 1, 1},
