@@ -53,15 +53,9 @@ def stored_bytes(path: str) -> int:
 
 
 def median_wall(cp, fn, repeat: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeat):
-        cp.cuda.Device().synchronize()
-        t = time.perf_counter()
-        fn()
-        cp.cuda.Device().synchronize()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+    """One warm-up write, then bench_gpu's median of synchronized wall times."""
+    fn()
+    return bench_gpu.median_wall(cp, fn, repeat)
 
 
 def write_zgpu(zgpu, cp, path, meta, d_src, repeat):

@@ -386,6 +386,19 @@ static int covers_object(const wd_job *j, const zg_chunk_task *t) {
     return zg_plan_covers_in_array(&j->plan, j->a->meta.shape, t);
 }
 
+/* The scatter kernel's parameters for copies between src and dst strides (items with no source: the fill value). */
+static zg_k_scatter_params scatter_params(const wd_job *j, const wd_set *b, const int64_t *src_strides,
+                                          const int64_t *dst_strides) {
+    zg_k_scatter_params sp;
+    memset(&sp, 0, sizeof sp);
+    sp.ndim = j->plan.ndim;
+    sp.itemsize = (int)j->itemsize;
+    sp.d_fill = b->d_fill;
+    memcpy(sp.src_strides, src_strides, sizeof sp.src_strides);
+    memcpy(sp.dst_strides, dst_strides, sizeof sp.dst_strides);
+    return sp;
+}
+
 /* The wave's chunk buffers: the fill value where the write does not cover the whole chunk, then the stored value of
  * objects it covers in part, then the written box. Queued on the stream (the old values' reads wait for it). */
 static zgpu_status gather(wd_job *j, wd_set *b) {
@@ -395,13 +408,7 @@ static zgpu_status gather(wd_job *j, wd_set *b) {
     zg_k_scatter *d_items = (zg_k_scatter *)(b->d_desc + j->desc.items);
     uint64_t *d_counts = (uint64_t *)(b->d_desc + j->desc.counts);
     const size_t scatter_desc = j->desc.ptrs; /* the items and counts */
-    zg_k_scatter_params sp;
-    memset(&sp, 0, sizeof sp);
-    sp.ndim = nd;
-    sp.itemsize = (int)j->itemsize;
-    sp.d_fill = b->d_fill;
-    memcpy(sp.dst_strides, j->chunk_strides, sizeof sp.dst_strides);
-    memcpy(sp.src_strides, j->chunk_strides, sizeof sp.src_strides);
+    zg_k_scatter_params sp = scatter_params(j, b, j->chunk_strides, j->chunk_strides);
     /* fills: the whole chunk of each object not covered whole */
     size_t nf = 0;
     for (size_t i = 0; i < b->n; i++) {
@@ -494,13 +501,7 @@ static zgpu_status split_shards(wd_job *j, wd_set *b) {
     CU(cudaMemcpyAsync(b->d_desc + j->desc.uitems, b->h_desc + j->desc.uitems, n_desc, cudaMemcpyHostToDevice,
                        j->stream),
        "descriptors to the device");
-    zg_k_scatter_params sp;
-    memset(&sp, 0, sizeof sp);
-    sp.ndim = nd;
-    sp.itemsize = (int)j->itemsize;
-    sp.d_fill = b->d_fill;
-    memcpy(sp.src_strides, j->chunk_strides, sizeof sp.src_strides);
-    memcpy(sp.dst_strides, j->inner_strides, sizeof sp.dst_strides);
+    const zg_k_scatter_params sp = scatter_params(j, b, j->chunk_strides, j->inner_strides);
     uint64_t row_len;
     int outer;
     const uint64_t rows = zg_k_scatter_rows(nd, sp.src_strides, sp.dst_strides, sp.itemsize, j->inner_shape, 1,
