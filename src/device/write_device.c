@@ -31,7 +31,6 @@
 #include "api/array.h"
 #include "cache/chunk_cache.h"
 #include "codec/chain.h"
-#include "codec/crc32c.h"
 #include "codec/sharding.h"
 #include "common/status.h"
 #include "device/device.h"
@@ -43,6 +42,7 @@
 #include "host/scratch.h"
 #include "plan/plan.h"
 #include "plan/waves.h"
+#include "plan/write_units.h"
 
 #include <cuda_runtime.h>
 
@@ -56,104 +56,6 @@
 #define WD_WAVE_MAX ((uint64_t)256 << 20)
 
 /* ------------------------------------------------------------------------------------------------ chain */
-
-/* How the array's chunks encode on the GPU: gpu 0 (host threads, why says why) or 1 with the compressor (blosc 1:
- * the Blosc1 encoder with bp; else format), its level and the byte swap of the `bytes` codec (0: none). */
-typedef struct wd_encoder {
-    int gpu, level, swap, blosc;
-    int crc32c;                      /* a crc32c codec after the compressor: its 4 bytes computed on the host */
-    int transposed;                  /* the chain's transposes, folded into the gather: */
-    int64_t strides[ZGPU_MAX_DIMS];  /* each decoded axis's stride in the encoded (transposed) chunk */
-    int delta;                       /* numcodecs.delta (integers, astype = dtype) as a kernel: the item size, or 0 */
-    int shuffle;                     /* numcodecs.shuffle before the compressor as a kernel: the element size, or 0 */
-    zg_ge_format format;
-    zg_blosc_frame_params bp; /* (nbytes set once the chunk size is known) */
-    char why[160];
-} wd_encoder;
-
-static void host_only(wd_encoder *e, const char *why, const char *name) {
-    e->gpu = 0;
-    snprintf(e->why, sizeof e->why, why, name);
-}
-
-static void analyse_chain(const zg_chain *ch, wd_encoder *e) {
-    memset(e, 0, sizeof *e);
-    e->gpu = 1;
-    int n_tr = ch->n_a2a; /* array->array codecs: transposes, then at most a delta (encode order) */
-    if (n_tr) {
-        const zg_gpu_stage g = zg_codec_gpu_stage(ch->a2a[n_tr - 1]);
-        if (g.kind == ZG_GPU_STAGE_POST && g.post == ZG_GPU_POST_DELTA) e->delta = g.param, n_tr--;
-    }
-    if (n_tr) { /* the transposes: the gather writes the chunk in their order (as reads fold them into the scatter:
-                 * route.c), which the delta then takes as its flat order */
-        const int nd = ch->a2b->decoded.ndim;
-        int64_t cur[ZGPU_MAX_DIMS], dec[ZGPU_MAX_DIMS];
-        zg_c_strides(nd, ch->a2b->decoded.shape, ch->a2b->decoded.dtype.size, cur);
-        for (int a = n_tr - 1; a >= 0; a--) {
-            const zg_gpu_stage g = zg_codec_gpu_stage(ch->a2a[a]);
-            if (g.kind != ZG_GPU_STAGE_TRANSPOSE) return host_only(e, "array->array codec '%s'", ch->a2a[a]->vt->name);
-            for (int i = 0; i < nd; i++) dec[g.order[i]] = cur[i];
-            memcpy(cur, dec, sizeof(int64_t) * (size_t)nd);
-        }
-        e->transposed = 1;
-        memcpy(e->strides, cur, sizeof(int64_t) * (size_t)nd);
-    }
-    const zg_gpu_stage a2b = zg_codec_gpu_stage(ch->a2b);
-    if (a2b.kind == ZG_GPU_STAGE_POST && a2b.post == ZG_GPU_POST_BYTESWAP) e->swap = a2b.param;
-    else if (a2b.kind != ZG_GPU_STAGE_IDENTITY) return host_only(e, "array->bytes codec '%s'", ch->a2b->vt->name);
-    /* no compressor: the chunks are their stored form (byte-swapped where the `bytes` codec says): the host's
-     * `bytes` codec copies them out of the one copy per wave, which is all the GPU would do */
-    if (ch->n_b2b == 0) return host_only(e, "%s", "no compressor (the chunks copied once a wave)");
-    /* a crc32c after the compressor: the stored chunk's CRC, which the host computes in the pool's threads as it
-     * writes (SSE4.2: faster than a GPU kernel's round trip) */
-    int first = 0; /* a shuffle filter before the compressor */
-    if (ch->n_b2b >= 2) {
-        const zg_gpu_stage g = zg_codec_gpu_stage(ch->b2b[0]);
-        if (g.kind == ZG_GPU_STAGE_POST && g.post == ZG_GPU_POST_SHUFFLE) e->shuffle = g.param, first = 1;
-    }
-    if (ch->n_b2b == first + 2 && ch->b2b[first + 1]->vt == &zg_codec_crc32c) e->crc32c = 1;
-    else if (ch->n_b2b > first + 1)
-        return host_only(e, "bytes->bytes codec '%s' before the compressor", ch->b2b[first]->vt->name);
-    const zg_gpu_stage c = zg_codec_gpu_stage(ch->b2b[first]);
-    const char *name = ch->b2b[first]->vt->name;
-    if (c.kind != ZG_GPU_STAGE_COMPRESSOR) return host_only(e, "codec '%s' (no GPU encoder)", name);
-    if (c.no_encode) return host_only(e, "%s", c.no_encode);
-    switch (c.format) {
-    case ZG_GPU_FORMAT_ZSTD: e->format = ZG_GE_ZSTD; break;
-    case ZG_GPU_FORMAT_GZIP: e->format = ZG_GE_GZIP; break;
-    case ZG_GPU_FORMAT_ZLIB: e->format = ZG_GE_ZLIB; break;
-    case ZG_GPU_FORMAT_LZ4_NUMCODECS: e->format = ZG_GE_LZ4; break;
-    case ZG_GPU_FORMAT_BLOSC:
-        e->blosc = 1;
-        e->bp.clevel = c.level;
-        e->bp.compressor = c.blosc.compressor;
-        e->bp.shuffle = c.blosc.shuffle;
-        e->bp.typesize = (size_t)c.blosc.typesize;
-        e->bp.blocksize = (size_t)c.blosc.blocksize;
-        break;
-    default: return host_only(e, "codec '%s' (no GPU encoder)", name);
-    }
-    e->level = c.level;
-}
-
-/* The array's chain; a sharding_indexed chain (nothing around it) encodes its inner chunks on the GPU where their
- * chain would, its index on the host (*shard: the sharding codec, else NULL). */
-static void analyse(const zg_chain *ch, wd_encoder *e, const zg_codec **shard) {
-    *shard = NULL;
-    if (ch->n_a2a == 0 && ch->n_b2b == 0 && zg_is_sharding(ch->a2b)) {
-        analyse_chain(zg_sharding_inner_chain(ch->a2b), e);
-        if (e->gpu && (e->transposed || e->delta || e->shuffle))
-            host_only(e, "%s", "a transpose, delta or shuffle (inner chunks are split out in C order, unfiltered)");
-        if (e->gpu) *shard = ch->a2b;
-        else {
-            char why[sizeof e->why];
-            snprintf(why, sizeof why, "%s", e->why);
-            snprintf(e->why, sizeof e->why, "sharding_indexed, inner chunks: %s", why);
-        }
-        return;
-    }
-    analyse_chain(ch, e);
-}
 
 /* ------------------------------------------------------------------------------------------------ buffers */
 
@@ -176,9 +78,10 @@ typedef struct wd_set {
     uint8_t *h_data;        /* pinned: the packed stored chunks, or (host encoding) the decoded chunks */
     size_t *h_sizes;
     int *h_status, *h_differs, *h_udiffers;
-    uint8_t *h_index;       /* sharded: [cap] encoded indexes, put into h_data at ipos before the objects go */
+    uint8_t *h_index;       /* sharded: [cap] encoded indexes, put into h_data at ipos before the objects go (pack) */
     size_t *ipos;
-    size_t *uoff;           /* crc32c: [cap * upo] each stored unit's place in h_data (SIZE_MAX: not stored) */
+    size_t *uoff;           /* [cap * upo] each stored unit's place in h_data (SIZE_MAX: not stored) */
+    zg_wu_pack pack;        /* the wave's stored layout (GPU encoding) */
     cudaEvent_t ev_sizes;   /* the units' sizes, statuses and flags are on the host */
     cudaEvent_t ev_done;    /* the wave's stored chunks (or decoded chunks) are in h_data */
     uint8_t *h_desc;        /* pinned staging of the descriptors */
@@ -232,7 +135,7 @@ typedef struct wd_job {
     uint64_t chunk_shape[ZGPU_MAX_DIMS];
     size_t chunk_nbytes, cs, itemsize;
     cudaStream_t stream;
-    wd_encoder enc;
+    zg_wu_encoder enc;
     zg_gpu_encode_layout L;
     size_t slot;            /* slot stride */
     /* units (the GPU encoder's chunks): the objects' chunks, or a sharded array's inner chunks */
@@ -242,7 +145,6 @@ typedef struct wd_job {
     uint64_t inner_shape[ZGPU_MAX_DIMS];
     int64_t inner_strides[ZGPU_MAX_DIMS];
     size_t index_nbytes;
-    int index_at_end;
     struct zg_device_state *st; /* its kept buffers (under st->wlock) */
     wd_set set[2];
     wd_desc desc;           /* of sets of per_wave objects */
@@ -485,15 +387,10 @@ static zgpu_status split_shards(wd_job *j, wd_set *b) {
     const size_t nu = b->n * j->upo;
     zg_k_scatter *items = (zg_k_scatter *)(b->h_desc + j->desc.uitems);
     uint64_t *counts = (uint64_t *)(b->h_desc + j->desc.ucounts);
-    const uint64_t *cps = zg_sharding_chunks_per_shard(j->shard);
     b->d_cur = b->d_units;
     for (size_t u = 0; u < nu; u++) {
-        uint64_t k = u % j->upo; /* the inner chunk's grid position, C order */
-        const uint8_t *src = b->d_chunks + (u / j->upo) * j->cs;
-        for (int d = nd - 1; d >= 0; d--) {
-            src += (int64_t)((k % cps[d]) * j->inner_shape[d]) * j->chunk_strides[d];
-            k /= cps[d];
-        }
+        const uint8_t *src =
+            b->d_chunks + (u / j->upo) * j->cs + zg_wu_inner_offset(j->shard, nd, j->chunk_strides, u % j->upo);
         items[u] = (zg_k_scatter){src, unit_ptr(j, b, u)};
         memcpy(counts + u * (size_t)nd, j->inner_shape, (size_t)nd * sizeof(uint64_t));
     }
@@ -602,50 +499,31 @@ static zgpu_status encode_finish(wd_job *j, wd_set *b, int *refused) {
             *refused = 1;
             return ZGPU_OK;
         }
-    /* pack: each object's stored bytes in turn, a unit's starting frame_offset into its slot; an object that is the
-     * fill value everywhere is deleted (nothing packed); a shard's inner chunks that are leave the index empty, and
-     * its index (encoded here) goes before or after them, put in place once the copy is done (write_wave) */
+    /* the layout (plan/write_units.h: indexes encoded, room for crc32c), then the pack: a unit's stored bytes start
+     * frame_offset into its slot */
+    zg_wu_pack *pk = &b->pack;
+    *pk = (zg_wu_pack){.n = b->n, .upo = j->upo, .sizes = b->h_sizes, .differs = b->h_differs,
+                       .udiffers = j->shard ? b->h_udiffers : NULL, .crc32c = j->enc.crc32c, .shard = j->shard,
+                       .off = b->off, .uoff = b->uoff, .ipos = b->ipos, .index = b->h_index, .pairs = NULL};
+    if (j->shard && !(pk->pairs = malloc(2 * j->upo * sizeof *pk->pairs)))
+        return zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for a device write");
+    size_t failed = 0;
+    st = zg_wu_pack_plan(pk, &failed);
+    free(pk->pairs);
+    pk->pairs = NULL;
+    if (st != ZGPU_OK) {
+        zg_error_prefix(ZG_ARRAY_WHERE_FMT ", shard '%s': ", j->a->path, key_of(j, b->idx[failed]));
+        return st;
+    }
     const size_t at = j->desc.copies;
     zg_k_copy *cp = (zg_k_copy *)(b->h_desc + at);
-    uint64_t most = 0, *pairs = j->shard ? malloc(2 * j->upo * sizeof *pairs) : NULL;
-    ZG_RETURN_IF(j->shard && !pairs, ZGPU_ERR_NO_MEMORY, "out of host memory for a device write");
-    zg_buf index = ZG_BUF_INIT;
+    uint64_t most = 0;
     size_t n_cp = 0;
-    b->off[0] = 0;
-    for (size_t i = 0; i < b->n && st == ZGPU_OK; i++) {
-        uint64_t rel = j->shard && !j->index_at_end ? j->index_nbytes : 0;
-        const size_t crc = j->enc.crc32c ? 4 : 0; /* (its room after the unit; put_object fills it) */
-        for (size_t k = 0; k < j->upo; k++) {
-            const size_t u = i * j->upo + k;
-            b->uoff[u] = SIZE_MAX;
-            if (!b->h_differs[i]) continue;
-            if (j->shard && !b->h_udiffers[u]) {
-                pairs[2 * k] = pairs[2 * k + 1] = ZG_SHARD_EMPTY;
-                continue;
-            }
-            cp[n_cp++] = (zg_k_copy){b->d_slots + u * j->slot + j->L.frame_offset, b->d_packed + b->off[i] + rel,
-                                     b->h_sizes[u]};
-            b->uoff[u] = b->off[i] + rel;
-            if (j->shard) pairs[2 * k] = rel, pairs[2 * k + 1] = b->h_sizes[u] + crc;
-            rel += b->h_sizes[u] + crc;
-            if (b->h_sizes[u] > most) most = b->h_sizes[u];
-        }
-        if (j->shard && b->h_differs[i]) {
-            b->ipos[i] = b->off[i] + (j->index_at_end ? rel : 0);
-            if (j->index_at_end) rel += j->index_nbytes;
-            index.size = 0;
-            st = zg_sharding_encode_index(j->shard, pairs, &index);
-            if (st == ZGPU_OK && index.size != j->index_nbytes)
-                st = zg_error(ZGPU_ERR_INTERNAL, "sharding_indexed: encoded index has %zu bytes, expected %zu",
-                              index.size, j->index_nbytes);
-            if (st == ZGPU_OK) memcpy(b->h_index + i * j->index_nbytes, index.data, j->index_nbytes);
-            else zg_error_prefix(ZG_ARRAY_WHERE_FMT ", shard '%s': ", j->a->path, key_of(j, b->idx[i]));
-        }
-        b->off[i + 1] = b->off[i] + (b->h_differs[i] ? rel : 0);
+    for (size_t u = 0; u < nu; u++) {
+        if (b->uoff[u] == SIZE_MAX) continue;
+        cp[n_cp++] = (zg_k_copy){b->d_slots + u * j->slot + j->L.frame_offset, b->d_packed + b->uoff[u], b->h_sizes[u]};
+        if (b->h_sizes[u] > most) most = b->h_sizes[u];
     }
-    zg_buf_free(&index);
-    free(pairs);
-    ZG_FORWARD(st);
     if (n_cp) {
         CU(cudaMemcpyAsync(b->d_desc + at, cp, n_cp * sizeof *cp, cudaMemcpyHostToDevice, j->stream),
            "descriptors to the device");
@@ -722,13 +600,7 @@ static zgpu_status put_object(void *arg, size_t i) {
     } else if (!erase) {
         data = b->h_data + b->off[i];
         n = b->off[i + 1] - b->off[i];
-        for (size_t k = 0; j->enc.crc32c && k < j->upo; k++) { /* each stored unit's CRC32C, LE, after it */
-            const size_t u = i * j->upo + k;
-            if (b->uoff[u] == SIZE_MAX) continue;
-            uint8_t *p = b->h_data + b->uoff[u];
-            const uint32_t c = zg_crc32c(0, p, b->h_sizes[u]);
-            for (int q = 0; q < 4; q++) p[b->h_sizes[u] + (size_t)q] = (uint8_t)(c >> (8 * q));
-        }
+        zg_wu_finish_object(&b->pack, i, b->h_data); /* its index, its crc32c's, the copy being done */
     }
     if (st == ZGPU_OK && !s->vt->set_many && !b->alone) {
         st = s->vt->lock(s, key, &b->locks[i]);
@@ -750,9 +622,6 @@ static zgpu_status put_object(void *arg, size_t i) {
 static zgpu_status write_wave(wd_job *j, wd_set *b) {
     wd_host h = {j, b};
     zg_store *s = j->a->store;
-    if (j->shard && !b->on_host) /* the shards' indexes into their places, the copy being done */
-        for (size_t i = 0; i < b->n; i++)
-            if (b->h_differs[i]) memcpy(b->h_data + b->ipos[i], b->h_index + i * j->index_nbytes, j->index_nbytes);
     zgpu_status st = b->alone ? put_object(&h, 0) : zg_pool_run(j->a->ctx->pool, b->n, put_object, &h);
     if (st == ZGPU_OK && s->vt->set_many && !b->held_many) st = lock_wave(j, b);
     if (st == ZGPU_OK && s->vt->set_many) {
@@ -780,7 +649,8 @@ static zgpu_status write_wave(wd_job *j, wd_set *b) {
 
 static zgpu_status prepare(wd_job *j, size_t per_wave) {
     zgpu_array *a = j->a;
-    analyse(a->chain, &j->enc, &j->shard);
+    zg_wu_analyse(a->chain, &j->enc);
+    j->shard = j->enc.shard;
     j->upo = 1;
     j->unit_nbytes = j->chunk_nbytes;
     const int nd = j->plan.ndim;
@@ -790,10 +660,9 @@ static zgpu_status prepare(wd_job *j, size_t per_wave) {
         zg_c_strides(nd, j->inner_shape, j->itemsize, j->inner_strides);
         j->unit_nbytes = (size_t)zg_repr_nbytes(&zg_sharding_inner_chain(j->shard)->repr);
         j->index_nbytes = (size_t)zg_sharding_index_nbytes(j->shard);
-        j->index_at_end = zg_sharding_index_at_end(j->shard);
     }
     if (j->enc.gpu && j->enc.shuffle && j->unit_nbytes % (size_t)j->enc.shuffle)
-        host_only(&j->enc, "%s", "a shuffle of chunks that are not a whole number of its elements");
+        zg_wu_host_only(&j->enc, "%s", "a shuffle of chunks that are not a whole number of its elements");
     if (j->enc.gpu) {
         const size_t nu = per_wave * j->upo;
         j->enc.bp.nbytes = j->unit_nbytes;
