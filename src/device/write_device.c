@@ -55,8 +55,6 @@
 #define WD_WAVE_MIN ((uint64_t)64 << 20)
 #define WD_WAVE_MAX ((uint64_t)256 << 20)
 
-/* ------------------------------------------------------------------------------------------------ chain */
-
 /* ------------------------------------------------------------------------------------------------ buffers */
 
 /* One buffer set: a wave's device and pinned memory, sized for `cap` objects. The GPU encodes units: the objects'
@@ -106,10 +104,11 @@ typedef struct wd_desc {
     size_t items, counts, ptrs, uitems, ucounts, uptrs, copies, bufs, pairs, end;
 } wd_desc;
 
-static wd_desc desc_layout(size_t cap, size_t upo, int nd) {
+/* cap objects of upo units (sharded: 1, a shard of one inner chunk, or more) */
+static wd_desc desc_layout(size_t cap, size_t upo, int sharded, int nd) {
     wd_desc d;
     size_t at = 0;
-    const size_t nu = cap * upo, sharded = upo > 1;
+    const size_t nu = cap * upo;
 #define PART(field, bytes) (d.field = at, at = zg_align_up(at + (bytes), 64))
     PART(items, cap * sizeof(zg_k_scatter));
     PART(counts, cap * (size_t)nd * sizeof(uint64_t));
@@ -693,7 +692,7 @@ static zgpu_status prepare(wd_job *j, size_t per_wave) {
         const size_t oa = j->L.out_align > WD_ALIGN ? j->L.out_align : WD_ALIGN;
         j->slot = zg_align_up(j->L.slot_bytes, oa);
     }
-    j->desc = desc_layout(per_wave, j->upo, nd);
+    j->desc = desc_layout(per_wave, j->upo, j->shard != NULL, nd);
     if (a->ctx->tuning.trace)
         fprintf(stderr, "zgpu trace: device write of %zu chunks in waves of %zu: %s%s%s%s\n", j->plan.n_tasks, per_wave,
                 j->enc.gpu ? "GPU encoder " : "host encoders (",

@@ -226,6 +226,11 @@ static void test_layouts(zgpu_context *ctx) {
         {"sharded_crc_end", SHARDED("[" BYTES ", " ZSTD ", {\"name\": \"crc32c\"}]", "end")},
         {"sharded_gzip_crc_start", SHARDED("[" BYTES ", {\"name\": \"gzip\", \"configuration\": {\"level\": 1}}, "
                                            "{\"name\": \"crc32c\"}]", "start")},
+        {"sharded_one_inner", "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [64, 40, 48], "
+                              "\"data_type\": \"int16\", \"chunk_grid\": {\"name\": \"regular\", \"configuration\": "
+                              "{\"chunk_shape\": [8, 5, 12]}}, \"fill_value\": 0, \"codecs\": [{\"name\": "
+                              "\"sharding_indexed\", \"configuration\": {\"chunk_shape\": [8, 5, 12], \"codecs\": [" BYTES
+                              ", " ZSTD "]}}]}"},
         {"plain_zstd", PLAIN("[" BYTES ", " ZSTD "]")},
         {"plain_zstd_crc", PLAIN("[" BYTES ", " ZSTD ", {\"name\": \"crc32c\"}]")},
         {"plain_blosc_crc", PLAIN("[" BYTES ", {\"name\": \"blosc\", \"configuration\": {\"cname\": \"lz4\", "
