@@ -9,7 +9,10 @@
  *   check.c  per-chunk statuses -> errors naming the array, chunk and codec
  *   waves.c  waves, the ring of buffer sets, overlap of one wave's reads with the last one's launch
  *   read.c   one read (dev_run_read)
- *   async.c  zgpu_event and async reads */
+ *   async.c  zgpu_event and async reads (and the jobs async writes run on it)
+ * Writes from device memory use the device state (its kept write buffers, wlock) but not the rest:
+ *   write_device.c  one write (zg_device_write; its host-side plan: plan/write_units.h)
+ *   write_async.c   zgpu_array_write_device_async */
 #ifndef ZG_DEVICE_JOB_H
 #define ZG_DEVICE_JOB_H
 #include <cuda_runtime.h>
