@@ -30,7 +30,6 @@ import datetime
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -143,8 +142,9 @@ def check_with_tensorstore(path: str, src: np.ndarray) -> str:
     return "" if np.array_equal(got, src) else "WRONG RESULT (tensorstore reads other values)"
 
 
-def recompress(zgpu_bin: str, src_path: str, work: str, meta_zstd: dict, repeat: int) -> list:
-    """Seconds of gzip -> zstd by zgpu cp --device, zgpu cp, and tensorstore (read, write)."""
+def recompress(cp, zgpu_bin: str, src_path: str, work: str, meta_zstd: dict, repeat: int) -> list:
+    """Seconds of gzip -> zstd by zgpu cp --device, zgpu cp, and tensorstore (read, write); each run removes the
+    last one's output first (timed with it)."""
     rows = []
     dst = os.path.join(work, "recompressed.zarr")
     for label, extra in (("zgpu cp --device cuda:0", ["--device", "cuda:0"]), ("zgpu cp", [])):
@@ -152,13 +152,7 @@ def recompress(zgpu_bin: str, src_path: str, work: str, meta_zstd: dict, repeat:
             shutil.rmtree(dst, ignore_errors=True)
             subprocess.run([zgpu_bin, "cp", src_path, dst, "--codec", "zstd:0", "-q"] + extra, check=True,
                            stdout=subprocess.DEVNULL)
-        once()
-        ts_ = []
-        for _ in range(repeat):
-            t = time.perf_counter()
-            once()
-            ts_.append(time.perf_counter() - t)
-        rows.append((label, statistics.median(ts_), stored_bytes(dst)))
+        rows.append((label, median_wall(cp, once, repeat), stored_bytes(dst)))
     try:
         import tensorstore as ts
     except ImportError:
@@ -170,13 +164,7 @@ def recompress(zgpu_bin: str, src_path: str, work: str, meta_zstd: dict, repeat:
         spec["metadata"] = meta_zstd
         out = ts.open(spec, create=True).result()
         out.write(ts.open(ts_spec(src_path), read=True).result()).result()
-    ts_once()
-    t_ = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        ts_once()
-        t_.append(time.perf_counter() - t)
-    rows.append(("tensorstore (read, write)", statistics.median(t_), stored_bytes(dst)))
+    rows.append(("tensorstore (read, write)", median_wall(cp, ts_once, repeat), stored_bytes(dst)))
     return rows
 
 
@@ -235,7 +223,7 @@ def main() -> int:
         vol = args.volumes.split(",")[0]
         src_path = os.path.join(args.dir, f"{vol}.gzip.zgpu.zarr")
         src = datasets.make(vol, planes=args.planes)
-        rc_rows = recompress(args.bin, src_path, args.dir, bench_gpu.metadata(src.shape, src.dtype, "zstd"),
+        rc_rows = recompress(cp, args.bin, src_path, args.dir, bench_gpu.metadata(src.shape, src.dtype, "zstd"),
                              args.repeat)
         for label, t, n in rc_rows:
             print(f"recompress {vol} gzip -> zstd: {label}: {t * 1e3:.0f} ms, {src.nbytes / t / 1e9:.2f} GB/s, "

@@ -260,17 +260,9 @@ zgpu_status dev_grow_pinned(struct zg_device_state *st, uint8_t **p, size_t *cap
 
 zgpu_status dev_ensure_pinned(struct zg_device_state *st, bufset *b, size_t need, size_t keep) {
     if (need <= b->h_cap) return ZGPU_OK;
-    size_t n = need + need / 4;
-    uint8_t *p = NULL;
-    cudaError_t e = cudaHostAlloc((void **)&p, n, cudaHostAllocDefault);
-    if (e != cudaSuccess) {
-        cudaGetLastError();
-        return zg_error(ZGPU_ERR_NO_MEMORY, "cannot allocate %zu bytes of pinned host memory: %s", n, cudaGetErrorString(e));
-    }
-    if (keep && b->h) memcpy(p, b->h, keep);
-    free_pinned(st, b->h);
-    b->h = p;
-    b->h_cap = n;
+    uint8_t *old = b->h; /* (retired by the growth, not freed: still readable) */
+    ZG_FORWARD(dev_grow_pinned(st, &b->h, &b->h_cap, need + need / 4));
+    if (keep && old) memcpy(b->h, old, keep);
     return ZGPU_OK;
 }
 

@@ -59,8 +59,19 @@ unsigned blocks_for(uint64_t items) {
 
 }  // namespace
 
-// A grid's y dimension holds at most 65535 chunks: larger batches launch in groups.
-constexpr size_t kMaxY = 65535;
+// A grid's y dimension holds at most 65535 chunks: a batch of n launches in groups, launch(first, count) each.
+namespace {
+template <typename Launch>
+cudaError_t in_groups(size_t n, Launch launch) {
+    constexpr size_t kMaxY = 65535;
+    for (size_t at = 0; at < n; at += kMaxY) {
+        launch(at, (unsigned)(n - at < kMaxY ? n - at : kMaxY));
+        const cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+}  // namespace
 
 extern "C" cudaError_t zg_ge_fill_check_launch(const uint8_t *const *d_chunks, size_t n, uint64_t nbytes,
                                                const uint8_t *d_fill, int itemsize, int *d_differs, cudaStream_t s) {
@@ -71,13 +82,9 @@ extern "C" cudaError_t zg_ge_fill_check_launch(const uint8_t *const *d_chunks, s
     const uint64_t per_block = 256 * 16 * 8; // about 8 uint4 a thread
     uint64_t bx = (nbytes + per_block - 1) / per_block;
     if (bx > 1024) bx = 1024;
-    for (size_t at = 0; at < n; at += kMaxY) {
-        const size_t g = n - at < kMaxY ? n - at : kMaxY;
-        fill_check_kernel<<<dim3((unsigned)bx, (unsigned)g), 256, 0, s>>>(d_chunks + at, nbytes, d_fill, itemsize,
-                                                                          d_differs + at);
-        if ((e = cudaGetLastError()) != cudaSuccess) return e;
-    }
-    return cudaSuccess;
+    return in_groups(n, [&](size_t at, unsigned g) {
+        fill_check_kernel<<<dim3((unsigned)bx, g), 256, 0, s>>>(d_chunks + at, nbytes, d_fill, itemsize, d_differs + at);
+    });
 }
 
 extern "C" cudaError_t zg_ge_delta_launch(const zg_ge_pair *d_pairs, size_t n, uint64_t nbytes, int itemsize,
@@ -86,29 +93,22 @@ extern "C" cudaError_t zg_ge_delta_launch(const zg_ge_pair *d_pairs, size_t n, u
     if ((itemsize != 1 && itemsize != 2 && itemsize != 4 && itemsize != 8) || nbytes % (uint64_t)itemsize)
         return cudaErrorInvalidValue;
     const uint64_t count = nbytes / (uint64_t)itemsize;
-    for (size_t at = 0; at < n; at += kMaxY) {
-        const dim3 grid(blocks_for(count), (unsigned)(n - at < kMaxY ? n - at : kMaxY));
+    return in_groups(n, [&](size_t at, unsigned g) {
+        const dim3 grid(blocks_for(count), g);
         switch (itemsize) {
         case 1: delta_kernel<uint8_t><<<grid, 256, 0, s>>>(d_pairs + at, count); break;
         case 2: delta_kernel<uint16_t><<<grid, 256, 0, s>>>(d_pairs + at, count); break;
         case 4: delta_kernel<uint32_t><<<grid, 256, 0, s>>>(d_pairs + at, count); break;
         default: delta_kernel<uint64_t><<<grid, 256, 0, s>>>(d_pairs + at, count); break;
         }
-        const cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess) return e;
-    }
-    return cudaSuccess;
+    });
 }
 
 extern "C" cudaError_t zg_ge_shuffle_launch(const zg_ge_pair *d_pairs, size_t n, uint64_t nbytes, int elementsize,
                                             cudaStream_t s) {
     if (n == 0 || nbytes == 0) return cudaSuccess;
     if (elementsize <= 0 || nbytes % (uint64_t)elementsize) return cudaErrorInvalidValue;
-    for (size_t at = 0; at < n; at += kMaxY) {
-        const dim3 grid(blocks_for(nbytes), (unsigned)(n - at < kMaxY ? n - at : kMaxY));
-        shuffle_kernel<<<grid, 256, 0, s>>>(d_pairs + at, nbytes, (unsigned)elementsize);
-        const cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess) return e;
-    }
-    return cudaSuccess;
+    return in_groups(n, [&](size_t at, unsigned g) {
+        shuffle_kernel<<<dim3(blocks_for(nbytes), g), 256, 0, s>>>(d_pairs + at, nbytes, (unsigned)elementsize);
+    });
 }

@@ -48,21 +48,6 @@ typedef struct zg_dp_bits {
 
 ZG_DP_FN uint64_t zg_dp_pos(const zg_dp_bits *b) { return b->next * 8 - b->cnt; }
 
-ZG_DP_FN uint32_t zg_dp_get(zg_dp_bits *b, unsigned n) { /* n <= 32 */
-    while (b->cnt < n) {
-        if (b->next >= b->nbytes) {
-            b->bad = 1;
-            return 0;
-        }
-        b->buf |= (uint64_t)b->p[b->next++] << b->cnt;
-        b->cnt += 8;
-    }
-    const uint32_t v = (uint32_t)(b->buf & (((uint64_t)1 << n) - 1));
-    b->buf >>= n;
-    b->cnt -= n;
-    return v;
-}
-
 /* Peeks at the next n <= 32 bits (zeros past the end), loading what is there. */
 ZG_DP_FN uint32_t zg_dp_peek(zg_dp_bits *b, unsigned n) {
     while (b->cnt < n && b->next < b->nbytes) {
@@ -80,6 +65,13 @@ ZG_DP_FN void zg_dp_drop(zg_dp_bits *b, unsigned n) {
     }
     b->buf >>= n;
     b->cnt -= n;
+}
+
+/* The next n <= 32 bits, consumed; 0 and bad where the stream ends first. */
+ZG_DP_FN uint32_t zg_dp_get(zg_dp_bits *b, unsigned n) {
+    const uint32_t v = zg_dp_peek(b, n);
+    zg_dp_drop(b, n);
+    return b->bad ? 0 : v;
 }
 
 /* Codes of up to ZG_DP_FAST_BITS bits decode with one lookup, longer ones bit by bit. */
