@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-/** Which decoder a compressed format gets on the GPU path. */
+/** Which decoder a compressed format gets on the GPU path (zgpu_tuning.zstd_encoder: which encoder). */
 typedef enum zgpu_decoder_choice {
     ZGPU_DECODER_AUTO = 0,   /* zgpu's choice (today: zgpu's own decoder where there is one) */
     ZGPU_DECODER_ZGPU = 1,   /* zgpu's own GPU decoder */
@@ -80,6 +80,12 @@ typedef struct zgpu_tuning {
      * model does not predict it). OFF: whole chunks. A zstd frame with a content checksum always decodes whole, so
      * the checksum is verified. */
     zgpu_switch partial_decode;
+
+    /* The compressor of zstd on the GPU write path (zgpu_array_write_device): device writes' zstd chunks and blosc's
+     * zstd streams. AUTO (default; today zgpu's own) or ZGPU: zgpu's own GPU zstd encoder. NVCOMP: nVIDIA nvCOMP's
+     * batched zstd compressor, kept for comparison and as a fallback. HOST: host threads, after one copy of the
+     * wave to the host. Reads and host writes do not use it. */
+    zgpu_decoder_choice zstd_encoder;
 } zgpu_tuning;
 
 /** Fills *t with the defaults (struct_size set). */

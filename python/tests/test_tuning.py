@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ctypes
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -17,19 +19,19 @@ from zgpu._context import Config, Context
 TUNING_ENV = ("ZGPU_ZSTD_DECODER", "ZGPU_DEFLATE_DECODER", "ZGPU_LZ4_DECODER", "ZGPU_PIPELINE_WAVES",
               "ZGPU_WAVE_SHAPE", "ZGPU_WAVE_SETS", "ZGPU_WAVE_OVERLAP", "ZGPU_ZSTD_ROWS", "ZGPU_ZSTD_HUF_PROBE",
               "ZGPU_INFLATE_PARTS", "ZGPU_TRACE", "ZGPU_PROFILE", "ZGPU_ZSTD_PROFILE", "ZGPU_INFLATE_TIMES",
-              "ZGPU_CLI_SLAB_BYTES", "ZGPU_READ_ROUTE", "ZGPU_PARTIAL_DECODE")
+              "ZGPU_CLI_SLAB_BYTES", "ZGPU_READ_ROUTE", "ZGPU_PARTIAL_DECODE", "ZGPU_ZSTD_ENCODER")
 pytestmark = pytest.mark.skipif(any(os.environ.get(v) for v in TUNING_ENV),
                                 reason="a ZGPU_* tuning variable is set; it overrides every context's tuning")
 
 DEFAULTS = {"zstd_decoder": "auto", "deflate_decoder": "auto", "lz4_decoder": "auto", "pipeline_waves": 0,
             "wave_shape": (), "wave_sets": 0, "wave_overlap": None, "zstd_rows": None, "zstd_huf_probe": -1,
             "inflate_parts": 0, "trace": False, "profile": False, "copy_slab_bytes": 0,
-            "read_route": "auto", "partial_decode": None}
+            "read_route": "auto", "partial_decode": None, "zstd_encoder": "auto"}
 
 EVERY_FIELD = {"zstd_decoder": "host", "deflate_decoder": "nvcomp", "lz4_decoder": "zgpu", "pipeline_waves": 64,
                "wave_shape": (1, 2, 1000000), "wave_sets": 4, "wave_overlap": False, "zstd_rows": True,
                "zstd_huf_probe": 4096, "inflate_parts": 7, "trace": True, "profile": True,
-               "copy_slab_bytes": 3 << 20, "read_route": "host", "partial_decode": False}
+               "copy_slab_bytes": 3 << 20, "read_route": "host", "partial_decode": False, "zstd_encoder": "nvcomp"}
 
 
 @pytest.fixture
@@ -112,6 +114,9 @@ def test_edges(cfg):
     ("profile", 3, "profile must be True or False"),
     ("copy_slab_bytes", -1, "copy_slab_bytes must be in"),
     ("read_route", "gpu", "read_route must be one of"),
+    ("zstd_encoder", "gpu", "zstd_encoder must be one of 'auto', 'zgpu', 'nvcomp', 'host'"),
+    ("zstd_encoder", 2, "zstd_encoder must be one of"),
+    ("zstd_encoder", True, "zstd_encoder must be one of"),
 ])
 def test_bad_values(cfg, field, value, words):
     cfg.set(pipeline_waves=2, num_threads=3)
@@ -120,6 +125,34 @@ def test_bad_values(cfg, field, value, words):
     # nothing changed, the valid arguments of the same call included
     assert cfg.num_threads == 3
     assert cfg.tuning() == dict(DEFAULTS, pipeline_waves=2)
+
+
+def test_zstd_encoder(cfg):
+    """Each compressor choice of the GPU write path's zstd reaches the C context; None goes back to "auto"."""
+    for choice in ("zgpu", "nvcomp", "host", "auto"):
+        cfg.set(zstd_encoder=choice)
+        assert cfg.tuning() == dict(DEFAULTS, zstd_encoder=choice)
+        assert cfg.tuning()["zstd_decoder"] == "auto"  # the decoder is a field of its own
+    cfg.set(zstd_encoder="host")
+    assert "zstd_encoder='host'" in repr(cfg)
+    cfg.set(zstd_encoder=None)
+    assert cfg.tuning() == DEFAULTS and "zstd_encoder" not in repr(cfg)
+    t = _tuning.to_struct({"zstd_encoder": "nvcomp"})
+    assert t.zstd_encoder == 2 and t.zstd_decoder == 0  # ZGPU_DECODER_NVCOMP
+
+
+def test_zstd_encoder_from_the_environment():
+    """ZGPU_ZSTD_ENCODER (read once per process, so in a child process) overrides the field; a value that does not
+    parse is ignored with a line on stderr."""
+    src = os.path.dirname(os.path.dirname(os.path.abspath(zgpu.__file__)))
+    code = "import zgpu; print(zgpu.config.tuning()['zstd_encoder'])"
+    for value, want in (("nvcomp", "nvcomp"), ("host", "host"), ("zgpu", "zgpu"), ("gpu", "auto")):
+        env = dict(os.environ, ZGPU_ZSTD_ENCODER=value,
+                   PYTHONPATH=os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p))
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.strip() == want
+        assert ("ignoring ZGPU_ZSTD_ENCODER=gpu" in r.stderr) == (value == "gpu")
 
 
 def test_c_checks_name_the_field():

@@ -3,9 +3,10 @@
 UNSTABLE, as the C struct: fields may change or go between versions. The defaults are what zgpu measured
 fastest (docs/tuning.md); set a field to measure, to work around a problem, or to force a decoder for a test.
 
-Python names are the C field names. Values: decoders as "auto" | "zgpu" | "nvcomp" | "host" (lz4: no "host"),
-``wave_shape`` as a sequence of relative wave sizes (empty = equal waves), ``wave_overlap`` / ``zstd_rows`` /
-``partial_decode`` as True / False / None (None = zgpu's default), ``trace`` / ``profile`` as bools, the rest as ints.
+Python names are the C field names. Values: decoders and ``zstd_encoder`` as "auto" | "zgpu" | "nvcomp" | "host"
+(lz4: no "host"), ``wave_shape`` as a sequence of relative wave sizes (empty = equal waves), ``wave_overlap`` /
+``zstd_rows`` / ``partial_decode`` as True / False / None (None = zgpu's default), ``trace`` / ``profile`` as bools,
+the rest as ints.
 """
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ class Tuning(Structure):
         ("copy_slab_bytes", c_size_t),
         ("read_route", c_int),
         ("partial_decode", c_int),
+        ("zstd_encoder", c_int),
     ]
 
 
@@ -71,7 +73,7 @@ DEFAULTS: Dict[str, Any] = {
     "pipeline_waves": 0, "wave_shape": (), "wave_sets": 0, "wave_overlap": None,
     "zstd_rows": None, "zstd_huf_probe": -1, "inflate_parts": 0,
     "trace": False, "profile": False, "copy_slab_bytes": 0, "read_route": "auto",
-    "partial_decode": None,
+    "partial_decode": None, "zstd_encoder": "auto",
 }
 ROUTES = {"auto": 0, "device": 1, "host": 2}
 _ROUTE_NAMES = {v: k for k, v in ROUTES.items()}
@@ -103,7 +105,7 @@ def validate(name: str, value: Any) -> Any:
         raise ValueError("unknown tuning field %r (fields: %s)" % (name, ", ".join(FIELDS)))
     if value is None:
         return DEFAULTS[name]
-    if name.endswith("_decoder"):
+    if name.endswith(("_decoder", "_encoder")):
         allowed = ("auto", "zgpu", "nvcomp") if name == "lz4_decoder" else tuple(DECODERS)
         if value not in allowed:
             raise ValueError("%s must be one of %s, got %r" % (name, ", ".join(repr(a) for a in allowed), value))
@@ -145,7 +147,7 @@ def to_struct(settings: Mapping[str, Any]) -> Tuning:
     t = Tuning()
     lib.zgpu_tuning_init(ctypes.byref(t))
     for name, value in settings.items():
-        if name.endswith("_decoder"):
+        if name.endswith(("_decoder", "_encoder")):
             setattr(t, name, DECODERS[value])
         elif name == "wave_shape":
             for i, p in enumerate(value):
@@ -164,7 +166,7 @@ def from_struct(t: Tuning) -> Dict[str, Any]:
     """The fields of a zgpu_tuning in their Python form."""
     out: Dict[str, Any] = {}
     for name in FIELDS:
-        if name.endswith("_decoder"):
+        if name.endswith(("_decoder", "_encoder")):
             out[name] = _DECODER_NAMES.get(getattr(t, name), getattr(t, name))
         elif name == "wave_shape":
             n = max(0, min(t.n_wave_shape, MAX_SHAPE))

@@ -105,6 +105,9 @@ static zgpu_status take_tuning(const zgpu_tuning *in, zgpu_tuning *t) {
         ZG_RETURN_IF((unsigned)d[i] > ZGPU_DECODER_HOST || (i == 2 && d[i] == ZGPU_DECODER_HOST),
                      ZGPU_ERR_INVALID_ARGUMENT, "zgpu_tuning: %s_decoder %d is not a decoder choice for it",
                      i == 0 ? "zstd" : i == 1 ? "deflate" : "lz4", (int)d[i]);
+    ZG_RETURN_IF((unsigned)t->zstd_encoder > ZGPU_DECODER_HOST, ZGPU_ERR_INVALID_ARGUMENT,
+                 "zgpu_tuning: zstd_encoder %d is not an encoder choice (0 auto, 1 zgpu, 2 nvcomp, 3 host)",
+                 (int)t->zstd_encoder);
     ZG_RETURN_IF(t->pipeline_waves < 0 || t->pipeline_waves > 64, ZGPU_ERR_INVALID_ARGUMENT,
                  "zgpu_tuning: pipeline_waves %d is out of range (0..64)", t->pipeline_waves);
     ZG_RETURN_IF(t->n_wave_shape < 0 || t->n_wave_shape > ZGPU_TUNING_MAX_SHAPE, ZGPU_ERR_INVALID_ARGUMENT,

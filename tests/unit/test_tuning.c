@@ -14,7 +14,8 @@
 static const char *const TUNING_ENV[] = {
     "ZGPU_ZSTD_DECODER", "ZGPU_DEFLATE_DECODER", "ZGPU_LZ4_DECODER", "ZGPU_PIPELINE_WAVES", "ZGPU_WAVE_SHAPE",
     "ZGPU_WAVE_SETS", "ZGPU_WAVE_OVERLAP", "ZGPU_ZSTD_ROWS", "ZGPU_ZSTD_HUF_PROBE", "ZGPU_INFLATE_PARTS",
-    "ZGPU_TRACE", "ZGPU_PROFILE", "ZGPU_ZSTD_PROFILE", "ZGPU_INFLATE_TIMES", "ZGPU_CLI_SLAB_BYTES"};
+    "ZGPU_TRACE", "ZGPU_PROFILE", "ZGPU_ZSTD_PROFILE", "ZGPU_INFLATE_TIMES", "ZGPU_CLI_SLAB_BYTES",
+    "ZGPU_ZSTD_ENCODER"};
 
 /* A context made with `t` (NULL: no tuning), its effective tuning in *got. Returns the status. */
 static zgpu_status create_with(const zgpu_tuning *t, zgpu_tuning *got) {
@@ -41,7 +42,7 @@ static int same_tuning(const zgpu_tuning *a, const zgpu_tuning *b) {
            memcmp(a->wave_shape, b->wave_shape, sizeof a->wave_shape) == 0 && a->wave_sets == b->wave_sets &&
            a->wave_overlap == b->wave_overlap && a->zstd_rows == b->zstd_rows &&
            a->zstd_huf_probe == b->zstd_huf_probe && a->inflate_parts == b->inflate_parts && a->trace == b->trace &&
-           a->profile == b->profile && a->copy_slab_bytes == b->copy_slab_bytes;
+           a->profile == b->profile && a->copy_slab_bytes == b->copy_slab_bytes && a->zstd_encoder == b->zstd_encoder;
 }
 
 static void test_defaults(void) {
@@ -61,6 +62,7 @@ static void test_defaults(void) {
     CHECK_EQ_U64(t.trace, 0);
     CHECK_EQ_U64(t.profile, 0);
     CHECK_EQ_U64(t.copy_slab_bytes, 0);
+    CHECK(t.zstd_encoder == ZGPU_DECODER_AUTO);
 
     /* no options, options without a tuning, and the defaults passed explicitly: the same effective tuning */
     zgpu_tuning got;
@@ -94,6 +96,7 @@ static void fill_valid(zgpu_tuning *t) {
     t->trace = 1;
     t->profile = 1;
     t->copy_slab_bytes = (size_t)3 << 20;
+    t->zstd_encoder = ZGPU_DECODER_NVCOMP;
 }
 
 static void test_round_trip_and_copy(void) {
@@ -128,6 +131,14 @@ static void test_round_trip_and_copy(void) {
     t.inflate_parts = 1;
     CHECK_OK(create_with(&t, &got));
     CHECK(same_tuning(&got, &t));
+    /* every compressor choice of the GPU write path's zstd */
+    const zgpu_decoder_choice enc[] = {ZGPU_DECODER_AUTO, ZGPU_DECODER_ZGPU, ZGPU_DECODER_NVCOMP, ZGPU_DECODER_HOST};
+    for (size_t i = 0; i < sizeof enc / sizeof *enc; i++) {
+        zgpu_tuning_init(&t);
+        t.zstd_encoder = enc[i];
+        CHECK_OK(create_with(&t, &got));
+        CHECK(got.zstd_encoder == enc[i] && got.zstd_decoder == ZGPU_DECODER_AUTO);
+    }
 }
 
 /* One field made invalid: ZGPU_ERR_INVALID_ARGUMENT, the message naming the field. */
@@ -159,6 +170,8 @@ static void bad_rows(zgpu_tuning *t) { t->zstd_rows = (zgpu_switch)-1; }
 static void bad_probe_low(zgpu_tuning *t) { t->zstd_huf_probe = -2; }
 static void bad_probe_high(zgpu_tuning *t) { t->zstd_huf_probe = 4097; }
 static void bad_parts(zgpu_tuning *t) { t->inflate_parts = -1; }
+static void bad_encoder(zgpu_tuning *t) { t->zstd_encoder = (zgpu_decoder_choice)4; }
+static void bad_encoder_negative(zgpu_tuning *t) { t->zstd_encoder = (zgpu_decoder_choice)-1; }
 static void bad_size_small(zgpu_tuning *t) { t->struct_size = 4; }
 static void bad_size_zero(zgpu_tuning *t) { t->struct_size = 0; }
 static void bad_size_large(zgpu_tuning *t) { t->struct_size = sizeof *t + 8; } /* a newer caller's struct */
@@ -171,8 +184,8 @@ static void test_invalid(void) {
         {"wave_sets", bad_sets},          {"wave_sets", bad_sets_negative}, {"wave_sets", bad_sets_one},
         {"wave_overlap", bad_overlap},
         {"zstd_rows", bad_rows},          {"zstd_huf_probe", bad_probe_low}, {"zstd_huf_probe", bad_probe_high},
-        {"inflate_parts", bad_parts},     {"struct_size", bad_size_small},   {"struct_size", bad_size_zero},
-        {"struct_size", bad_size_large},
+        {"inflate_parts", bad_parts},     {"zstd_encoder", bad_encoder},     {"zstd_encoder", bad_encoder_negative},
+        {"struct_size", bad_size_small},  {"struct_size", bad_size_zero},   {"struct_size", bad_size_large},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         zgpu_tuning t, got;
@@ -205,6 +218,16 @@ static void test_older_struct(void) {
     CHECK_EQ_U64(got.copy_slab_bytes, 0);
     CHECK_EQ_U64(got.pipeline_waves, 64);
     CHECK_EQ_U64(got.profile, 1);
+    CHECK(got.zstd_decoder == ZGPU_DECODER_HOST);
+    CHECK(got.zstd_encoder == ZGPU_DECODER_AUTO);
+
+    fill_valid(&t);
+    t.zstd_encoder = (zgpu_decoder_choice)99; /* past the end: not read */
+    t.struct_size = offsetof(zgpu_tuning, zstd_encoder); /* before zstd_encoder was added */
+    CHECK_OK(create_with(&t, &got));
+    CHECK_EQ_U64(got.struct_size, sizeof got);
+    CHECK(got.zstd_encoder == ZGPU_DECODER_AUTO);
+    CHECK_EQ_U64(got.copy_slab_bytes, (size_t)3 << 20);
     CHECK(got.zstd_decoder == ZGPU_DECODER_HOST);
 
     fill_valid(&t);
