@@ -135,6 +135,7 @@ typedef struct wd_job {
     size_t chunk_nbytes, cs, itemsize;
     cudaStream_t stream;
     zg_wu_encoder enc;
+    zg_gpu_encode_opts eopts; /* zstd: nvCOMP or zgpu's encoder, the units' strides as hints */
     zg_gpu_encode_layout L;
     size_t slot;            /* slot stride */
     /* units (the GPU encoder's chunks): the objects' chunks, or a sharded array's inner chunks */
@@ -470,7 +471,7 @@ static zgpu_status encode_launch(wd_job *j, wd_set *b) {
         st = zg_gpu_blosc_encode_batch(&j->enc.bp, in, nu, out, j->slot, b->d_sizes, b->d_status, b->d_scratch,
                                        j->L.scratch_bytes, j->stream);
     else if (st == ZGPU_OK)
-        st = zg_gpu_encode_batch(j->enc.format, j->enc.level, in, in_bytes, nu, out, j->slot, b->d_sizes, b->d_status,
+        st = zg_gpu_encode_batch(j->enc.format, j->enc.level, &j->eopts, in, in_bytes, nu, out, j->slot, b->d_sizes, b->d_status,
                                  b->d_scratch, j->L.scratch_bytes, j->stream);
     free(in);
     free(in_bytes);
@@ -646,6 +647,24 @@ static zgpu_status write_wave(wd_job *j, wd_set *b) {
 
 /* ------------------------------------------------------------------------------------------------ the write */
 
+/* zgpu's zstd encoder tries the units' strides (element, row, plane: the three smallest) as match offsets. */
+static void unit_hints(const wd_job *j, zg_ze_hints *h) {
+    const int nd = j->plan.ndim;
+    const int64_t *st = j->shard ? j->inner_strides : j->enc.gpu && j->enc.transposed ? j->enc.strides
+                                                                                        : j->chunk_strides;
+    memset(h, 0, sizeof *h);
+    for (unsigned k = 0; k < ZG_ZE_HINTS; k++) { /* the k-th smallest distinct stride below the unit's size */
+        uint64_t best = 0;
+        for (int d = 0; d < nd; d++) {
+            const uint64_t v = (uint64_t)st[d];
+            if (v == 0 || v >= j->unit_nbytes || (k && v <= h->off[k - 1]) || (best && v >= best)) continue;
+            best = v;
+        }
+        if (!best || best > UINT32_MAX) break;
+        h->off[k] = (uint32_t)best;
+    }
+}
+
 static zgpu_status prepare(wd_job *j, size_t per_wave) {
     zgpu_array *a = j->a;
     zg_wu_analyse(a->chain, &j->enc);
@@ -662,11 +681,17 @@ static zgpu_status prepare(wd_job *j, size_t per_wave) {
     }
     if (j->enc.gpu && j->enc.shuffle && j->unit_nbytes % (size_t)j->enc.shuffle)
         zg_wu_host_only(&j->enc, "%s", "a shuffle of chunks that are not a whole number of its elements");
+    const zgpu_decoder_choice zenc = a->ctx->tuning.zstd_encoder;
+    if (j->enc.gpu && !j->enc.blosc && j->enc.format == ZG_GE_ZSTD && zenc == ZGPU_DECODER_HOST)
+        zg_wu_host_only(&j->enc, "%s", "zstd: tuning zstd_encoder = host");
+    j->eopts.zstd_nvcomp = zenc == ZGPU_DECODER_NVCOMP;
+    unit_hints(j, &j->eopts.hints);
     if (j->enc.gpu) {
         const size_t nu = per_wave * j->upo;
         j->enc.bp.nbytes = j->unit_nbytes;
         const zgpu_status st = j->enc.blosc ? zg_gpu_blosc_encode_layout_for(&j->enc.bp, nu, &j->L)
-                                            : zg_gpu_encode_layout_for(j->enc.format, j->enc.level, nu, j->unit_nbytes,
+                                            : zg_gpu_encode_layout_for(j->enc.format, j->enc.level, &j->eopts, nu,
+                                                                       j->unit_nbytes,
                                                                        nu * j->unit_nbytes, &j->L);
         if (st == ZGPU_ERR_UNSUPPORTED) { /* nvCOMP missing, a chunk over its limit, blosclz: the host encodes */
             j->enc.gpu = 0;
@@ -694,9 +719,12 @@ static zgpu_status prepare(wd_job *j, size_t per_wave) {
     }
     j->desc = desc_layout(per_wave, j->upo, j->shard != NULL, nd);
     if (a->ctx->tuning.trace)
-        fprintf(stderr, "zgpu trace: device write of %zu chunks in waves of %zu: %s%s%s%s\n", j->plan.n_tasks, per_wave,
-                j->enc.gpu ? "GPU encoder " : "host encoders (",
+        fprintf(stderr, "zgpu trace: device write of %zu chunks in waves of %zu: %s%s%s%s%s\n", j->plan.n_tasks,
+                per_wave, j->enc.gpu ? "GPU encoder " : "host encoders (",
                 j->enc.gpu ? (j->enc.blosc ? "blosc" : zg_gpu_encode_format_name(j->enc.format)) : j->enc.why,
+                j->enc.gpu && !j->enc.blosc && j->enc.format == ZG_GE_ZSTD
+                    ? (j->eopts.zstd_nvcomp ? " (nvCOMP)" : " (zgpu's encoder)")
+                    : "",
                 j->shard ? " (sharded: inner chunks)" : j->enc.gpu && j->enc.transposed ? " (transposed)" : "",
                 j->enc.gpu ? "" : ")");
     ZG_FORWARD(set_alloc(j, 0, per_wave));

@@ -71,7 +71,7 @@ static zgpu_status prepare(const zg_blosc_frame_params *params, size_t n, prep *
         const uint32_t whole = p->nblocks - (p->leftover ? 1 : 0); /* blocks of full size */
         b->max_len = whole ? g->stream_len : 0;
         if (p->leftover > b->max_len) b->max_len = p->leftover;
-        zgpu_status st = zg_gpu_encode_layout_for(b->fmt, b->level, b->total_streams, b->max_len,
+        zgpu_status st = zg_gpu_encode_layout_for(b->fmt, b->level, NULL, b->total_streams, b->max_len,
                                                   n * (size_t)p->nbytes, &b->inner);
         if (st != ZGPU_OK) {
             zg_error_prefix("GPU blosc encode (%s, streams of up to %zu bytes): ", cname(p->compressor), b->max_len);
@@ -170,7 +170,7 @@ static zgpu_status compress_streams(const prep *b, const void *const *in, uint8_
                 s_bytes[k] = len;
                 s_out[k] = d + b->slots + k * g->slot_pitch;
             }
-        st = zg_gpu_encode_batch(b->fmt, b->level, s_in, s_bytes, total, s_out, g->slot_pitch,
+        st = zg_gpu_encode_batch(b->fmt, b->level, NULL, s_in, s_bytes, total, s_out, g->slot_pitch,
                                  (size_t *)(d + b->comp_bytes), (int *)(d + b->comp_status), d + b->inner_at,
                                  b->inner.scratch_bytes, stream);
         if (st != ZGPU_OK)

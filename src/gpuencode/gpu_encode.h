@@ -12,9 +12,12 @@
  * DEFLATE stream (deflate_pieces.h): nvCOMP's Deflate gives a chunk one thread block, and took ~1 s a GiB of 8 MiB
  * chunks (H200; 3.3 GB/s in pieces). They have no chunk size limit; zstd and LZ4 have nvCOMP's (16 MiB).
  *
+ * zstd goes to zgpu's own encoder (zstd_encode.h; zstd_encode_gpu.h: no nvCOMP needed, no chunk limit but
+ * ZG_ZE_MAX_CHUNK) unless opts asks for nvCOMP's.
+ *
  * Levels: gzip and zlib take zlib's 0..9 (below 0: 6), mapped onto nvCOMP's Deflate algorithms by
  * zg_ge_deflate_algorithm (encode_frames.h) and written into the header as a zlib encoder would (zlib's FLEVEL,
- * gzip's XFL). nvCOMP 6 has no level for zstd or LZ4: theirs are ignored.
+ * gzip's XFL). zgpu's zstd encoder has one strategy, and nvCOMP 6 no level for zstd or LZ4: theirs are ignored.
  *
  * Thread safety: the functions keep no state of their own (nvCOMP is loaded once, thread-safely); concurrent
  * batches need their own scratch. */
@@ -24,6 +27,7 @@
 #include <cuda_runtime.h>
 
 #include "gpuencode/encode_frames.h"
+#include "gpuencode/zstd_encode.h"
 #include "zgpu.h"
 
 #ifdef __cplusplus
@@ -41,6 +45,12 @@ typedef struct zg_gpu_encode_layout {
     size_t temp_bytes;      /* of which nvCOMP's temp */
 } zg_gpu_encode_layout;
 
+/** A batch's options (NULL: the defaults). */
+typedef struct zg_gpu_encode_opts {
+    int zstd_nvcomp;   /* zstd: 1 compresses with nvCOMP; 0 (default) with zgpu's own encoder (zstd_encode.h) */
+    zg_ze_hints hints; /* zstd with zgpu's encoder: the array's strides in bytes as match offsets; zeros: none */
+} zg_gpu_encode_opts;
+
 /** "zstd", "gzip", "zlib", "lz4". */
 const char *zg_gpu_encode_format_name(zg_ge_format f);
 
@@ -48,7 +58,8 @@ const char *zg_gpu_encode_format_name(zg_ge_format f);
  *  batch with fewer, smaller chunks fits it). ZGPU_ERR_UNSUPPORTED if nvCOMP (or its compressor) is missing, the
  *  message saying where it was looked for, or if max_in_bytes is over the compressor's limit;
  *  ZGPU_ERR_INVALID_ARGUMENT for an unknown format or a gzip/zlib level above 9. */
-zgpu_status zg_gpu_encode_layout_for(zg_ge_format format, int level, size_t n, size_t max_in_bytes,
+zgpu_status zg_gpu_encode_layout_for(zg_ge_format format, int level, const zg_gpu_encode_opts *opts, size_t n,
+                                     size_t max_in_bytes,
                                      size_t total_in_bytes, zg_gpu_encode_layout *out);
 
 /** Compresses n chunks on `stream`, asynchronously: chunk i, in_bytes[i] bytes at device address in[i], goes to
@@ -60,8 +71,8 @@ zgpu_status zg_gpu_encode_layout_for(zg_ge_format format, int level, size_t n, s
  *  ZGPU_ERR_UNSUPPORTED naming a chunk over the compressor's limit, or nvCOMP missing;
  *  ZGPU_ERR_INVALID_ARGUMENT naming a misaligned or NULL pointer or a slot or scratch too small; ZGPU_ERR_NO_MEMORY;
  *  ZGPU_ERR_CUDA where a launch or copy fails (work may then be queued). */
-zgpu_status zg_gpu_encode_batch(zg_ge_format format, int level, const void *const *in, const size_t *in_bytes,
-                                size_t n, void *const *out, size_t slot_bytes, size_t *d_out_bytes, int *d_status,
+zgpu_status zg_gpu_encode_batch(zg_ge_format format, int level, const zg_gpu_encode_opts *opts,
+                                const void *const *in, const size_t *in_bytes, size_t n, void *const *out, size_t slot_bytes, size_t *d_out_bytes, int *d_status,
                                 void *d_scratch, size_t scratch_bytes, cudaStream_t stream);
 
 /** After the batch: ZGPU_OK if every status (a host copy of d_status) is 0; else ZGPU_ERR_CUDA naming the first

@@ -10,6 +10,7 @@
 #include "gpucodec/nvcomp/nvcomp_lib.h"
 #include "gpuencode/deflate_pieces.h"
 #include "gpuencode/encode_kernels.h"
+#include "gpuencode/zstd_encode_gpu.h"
 #include "plan/waves.h"
 
 static const char *const format_names[ZG_GE_N] = {"zstd", "gzip", "zlib", "lz4"};
@@ -127,8 +128,14 @@ static zgpu_status plan_layout(zg_ge_format format, int level, size_t n, size_t 
     return ZGPU_OK;
 }
 
-zgpu_status zg_gpu_encode_layout_for(zg_ge_format format, int level, size_t n, size_t max_in_bytes,
-                                     size_t total_in_bytes, zg_gpu_encode_layout *out) {
+/* zstd through zgpu's own encoder (zstd_encode_gpu.h), unless opts asks for nvCOMP's. */
+static int own_zstd(zg_ge_format f, const zg_gpu_encode_opts *opts) {
+    return f == ZG_GE_ZSTD && !(opts && opts->zstd_nvcomp);
+}
+
+zgpu_status zg_gpu_encode_layout_for(zg_ge_format format, int level, const zg_gpu_encode_opts *opts, size_t n,
+                                     size_t max_in_bytes, size_t total_in_bytes, zg_gpu_encode_layout *out) {
+    if (own_zstd(format, opts)) return zg_ze_gpu_layout(n, max_in_bytes, total_in_bytes, out);
     size_t raw_cap = 0, piece_slot = 0;
     return plan_layout(format, level, n, max_in_bytes, total_in_bytes, out, &raw_cap, &piece_slot);
 }
@@ -195,10 +202,14 @@ static void build_descriptors(zg_ge_format f, const scratch_map *m, uint8_t *hos
                      format_names[format], n, what, cudaGetErrorString(e_));                                       \
     } while (0)
 
-zgpu_status zg_gpu_encode_batch(zg_ge_format format, int level, const void *const *in, const size_t *in_bytes,
-                                size_t n, void *const *out, size_t slot_bytes, size_t *d_out_bytes, int *d_status,
-                                void *d_scratch, size_t scratch_bytes, cudaStream_t stream) {
+zgpu_status zg_gpu_encode_batch(zg_ge_format format, int level, const zg_gpu_encode_opts *opts,
+                                const void *const *in, const size_t *in_bytes, size_t n, void *const *out,
+                                size_t slot_bytes, size_t *d_out_bytes, int *d_status, void *d_scratch,
+                                size_t scratch_bytes, cudaStream_t stream) {
     ZG_FORWARD(check_format(format, level));
+    if (own_zstd(format, opts))
+        return zg_ze_gpu_batch(opts ? &opts->hints : NULL, in, in_bytes, n, out, slot_bytes, d_out_bytes, d_status,
+                               d_scratch, scratch_bytes, stream);
     if (n == 0) return ZGPU_OK;
     ZG_RETURN_IF(!in || !in_bytes || !out || !d_out_bytes || !d_status || !d_scratch, ZGPU_ERR_INVALID_ARGUMENT,
                  "GPU %s encode: NULL array", format_names[format]);

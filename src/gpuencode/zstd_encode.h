@@ -34,11 +34,11 @@
 #define ZG_ZE_BLOCK_BYTES (128u << 10) /* a block's input (the last of a chunk shorter) */
 #define ZG_ZE_LANES 32u                /* segments a block */
 #define ZG_ZE_SEG_BYTES (ZG_ZE_BLOCK_BYTES / ZG_ZE_LANES)
-#define ZG_ZE_SEG_SEQS (ZG_ZE_SEG_BYTES / ZG_ZE_MIN_MATCH) /* the most sequences a segment can give */
+#define ZG_ZE_SEG_SEQS 512u /* the most sequences a segment gives (8 bytes each on average; the rest: literals) */
 #define ZG_ZE_BLOCK_SEQS (ZG_ZE_LANES * ZG_ZE_SEG_SEQS)
 #define ZG_ZE_MIN_MATCH 4u
 #define ZG_ZE_PRIME_BYTES 64u /* bytes before a segment its lane's table starts with */
-#define ZG_ZE_HASH_LOG 9u
+#define ZG_ZE_HASH_LOG 8u
 #define ZG_ZE_HASH_ENTRIES (1u << ZG_ZE_HASH_LOG)
 #define ZG_ZE_SKIP_LOG 7u /* after 2^k bytes without a match the matcher steps 2 bytes, after 2 * 2^k 3, ... */
 #define ZG_ZE_MAX_CHUNK 0x7fff0000u
@@ -320,12 +320,9 @@ ZG_ZE_FN zg_ze_seq_mode zg_ze_pick_mode(const uint32_t *count, uint32_t n, uint3
                                         uint32_t cap, uint32_t *desc_bytes) {
     zg_ze_seq_mode m = {0, 0, pre};
     *desc_bytes = 0;
-    uint32_t used = 0, top = 0, last = 0;
+    uint32_t used = 0, last = 0;
     for (uint32_t s = 0; s < n; s++)
         if (count[s]) used++, last = s;
-    for (uint32_t s = 0; s < n; s++)
-        if (count[s]) top = s;
-    (void)top;
     if (used == 1 && nseq > 2) {
         if (cap < 1) return m;
         dst[0] = (uint8_t)last;
@@ -572,10 +569,22 @@ ZG_ZE_FN uint32_t zg_ze_lit_header_bytes(uint32_t n, uint32_t c) {
     return m < 1024 ? 3 : m < 16384 ? 4 : 5;
 }
 
-/* Plans a Huffman literals section for lits[0, n) whose histogram is in h->count: the code, its description and
- * each stream's size. Returns the section's size (header included), 0 where Huffman coding does not pay (one
- * symbol, too few literals, a description that does not fit) or would not be smaller than `beat`. */
-ZG_ZE_FN uint32_t zg_ze_huf_plan(zg_ze_huf *h, const uint8_t *lits, uint32_t n, zg_ze_fse *scratch, uint32_t beat) {
+/* Huffman literals in three steps (the GPU runs the middle one on all lanes): zg_ze_huf_build makes the code and
+ * its description, the caller sums each stream's code lengths into h->stream_bytes (zg_ze_huf_stream_range says
+ * which literals each stream takes), zg_ze_huf_finish sizes the section. */
+
+/* Streams a literals section of n literals has, and the literals [*b0, *b1) stream st takes. */
+ZG_ZE_FN uint32_t zg_ze_huf_streams(uint32_t n) { return n <= 1023 ? 1 : 4; }
+ZG_ZE_FN void zg_ze_huf_stream_range(uint32_t n, uint32_t st, uint32_t *b0, uint32_t *b1) {
+    const uint32_t q = (n + 3) / 4;
+    const int one = zg_ze_huf_streams(n) == 1;
+    *b0 = one ? 0 : st * q;
+    *b1 = one || st == 3 ? n : (st + 1) * q;
+}
+
+/* The code for the n literals whose histogram is in h->count, and its description; 0 where Huffman coding cannot
+ * pay (one symbol, too few literals, an estimate not below `beat`, a description that does not fit), else 1. */
+ZG_ZE_FN int zg_ze_huf_build(zg_ze_huf *h, uint32_t n, zg_ze_fse *scratch, uint32_t beat) {
     if (n < 64) return 0;
     uint32_t k = 0;
     h->max_sym = 0;
@@ -594,16 +603,15 @@ ZG_ZE_FN uint32_t zg_ze_huf_plan(zg_ze_huf *h, const uint8_t *lits, uint32_t n, 
     for (uint32_t s = 0; s <= h->max_sym; s++) bits += (uint64_t)h->count[s] * h->len[s];
     if (bits / 8 + 16 >= beat) return 0; /* cannot win: skip the description */
     zg_ze_huf_codes(h);
-    if (!zg_ze_huf_describe(h, scratch)) return 0;
-    const uint32_t streams = n <= 1023 ? 1 : 4, q = (n + 3) / 4;
+    return zg_ze_huf_describe(h, scratch) != 0;
+}
+
+/* With h->stream_bytes[st] = (the stream's code bits) / 8 + 1 (its end marker included): the section's size,
+ * header included, or 0 where it does not fit its header's fields or is not below `beat`. */
+ZG_ZE_FN uint32_t zg_ze_huf_finish(zg_ze_huf *h, uint32_t n, uint32_t beat) {
+    const uint32_t streams = zg_ze_huf_streams(n);
     uint32_t body = h->desc_bytes + (streams == 4 ? 6 : 0);
-    for (uint32_t st = 0; st < streams; st++) {
-        const uint32_t b0 = streams == 1 ? 0 : st * q, b1 = streams == 1 || st == 3 ? n : (st + 1) * q;
-        uint64_t sb = 0;
-        for (uint32_t i = b0; i < b1; i++) sb += h->len[lits[i]];
-        h->stream_bytes[st] = (uint32_t)(sb / 8 + 1); /* + the end marker */
-        body += h->stream_bytes[st];
-    }
+    for (uint32_t st = 0; st < streams; st++) body += h->stream_bytes[st];
     if (streams == 4 && (h->stream_bytes[0] > 0xffff || h->stream_bytes[1] > 0xffff || h->stream_bytes[2] > 0xffff))
         return 0;
     if (streams == 1 && body > 1023) return 0;
@@ -612,10 +620,23 @@ ZG_ZE_FN uint32_t zg_ze_huf_plan(zg_ze_huf *h, const uint8_t *lits, uint32_t n, 
     return total < beat ? total : 0;
 }
 
+/* All three steps on one thread: the section's size or 0 (see zg_ze_huf_build and zg_ze_huf_finish). */
+ZG_ZE_FN uint32_t zg_ze_huf_plan(zg_ze_huf *h, const uint8_t *lits, uint32_t n, zg_ze_fse *scratch, uint32_t beat) {
+    if (!zg_ze_huf_build(h, n, scratch, beat)) return 0;
+    for (uint32_t st = 0; st < zg_ze_huf_streams(n); st++) {
+        uint32_t b0, b1;
+        zg_ze_huf_stream_range(n, st, &b0, &b1);
+        uint64_t sb = 0;
+        for (uint32_t i = b0; i < b1; i++) sb += h->len[lits[i]];
+        h->stream_bytes[st] = (uint32_t)(sb / 8 + 1);
+    }
+    return zg_ze_huf_finish(h, n, beat);
+}
+
 /* Huffman stream st of lits[0, n) (planned by zg_ze_huf_plan) into dst, h->stream_bytes[st] bytes exactly. */
 ZG_ZE_FN void zg_ze_huf_stream(const zg_ze_huf *h, const uint8_t *lits, uint32_t n, uint32_t st, uint8_t *dst) {
-    const uint32_t streams = n <= 1023 ? 1 : 4, q = (n + 3) / 4;
-    const uint32_t b0 = streams == 1 ? 0 : st * q, b1 = streams == 1 || st == 3 ? n : (st + 1) * q;
+    uint32_t b0, b1;
+    zg_ze_huf_stream_range(n, st, &b0, &b1);
     zg_ze_bits b;
     zg_ze_bits_init(&b, dst, h->stream_bytes[st]);
     for (uint32_t i = b1; i-- > b0;) zg_ze_bits_put(&b, h->code[lits[i]], h->len[lits[i]]);
@@ -626,7 +647,7 @@ ZG_ZE_FN void zg_ze_huf_stream(const zg_ze_huf *h, const uint8_t *lits, uint32_t
  * stream goes. `total` is zg_ze_huf_plan's answer. */
 ZG_ZE_FN uint32_t zg_ze_huf_head(const zg_ze_huf *h, uint32_t n, uint32_t total, uint8_t *dst) {
     const uint32_t hb = h->head_bytes, body = total - hb;
-    const uint32_t streams = n <= 1023 ? 1 : 4;
+    const uint32_t streams = zg_ze_huf_streams(n);
     uint64_t v = 2u; /* Compressed_Literals_Block */
     if (hb == 3)
         v |= (uint64_t)(streams == 4) << 2 | (uint64_t)n << 4 | (uint64_t)body << 14;
@@ -700,7 +721,7 @@ ZG_ZE_FN uint32_t zg_ze_match_segment(const uint8_t *c, uint32_t b, uint32_t e, 
     for (uint32_t k = 0; k < ZG_ZE_HASH_ENTRIES; k++) table[k] = 0xffff;
     for (uint32_t p = base; p < b && p + 4 <= e; p++) table[zg_ze_hash(zg_ze_read32(c + p))] = (uint16_t)(p - base);
     uint32_t ip = b, anchor = b, ns = 0, rep = 0;
-    while (ip + ZG_ZE_MIN_MATCH <= e) {
+    while (ip + ZG_ZE_MIN_MATCH <= e && ns < ZG_ZE_SEG_SEQS) {
         const uint32_t v = zg_ze_read32(c + ip), hk = zg_ze_hash(v);
         uint32_t best_len = 0, best_off = 0;
         for (uint32_t k = 0; k <= ZG_ZE_HINTS; k++) {
@@ -886,10 +907,10 @@ ZG_ZE_FN uint32_t zg_ze_block_ref(const uint8_t *c, uint32_t b, uint32_t n, uint
         lit_bytes = zg_ze_lit_plain_header(1, nl, body);
         body[lit_bytes++] = lits[0];
     } else {
-        const uint32_t huf = zg_ze_huf_plan(h, lits, nl, fse, raw_total);
+        const uint32_t huf = zg_ze_huf_plan(h, lits, nl, fse, raw_total < cap ? raw_total : cap);
         if (huf && huf < cap) {
             uint32_t at = zg_ze_huf_head(h, nl, huf, body);
-            for (uint32_t st = 0; st < (nl <= 1023 ? 1u : 4u); st++) {
+            for (uint32_t st = 0; st < zg_ze_huf_streams(nl); st++) {
                 zg_ze_huf_stream(h, lits, nl, st, body + at);
                 at += h->stream_bytes[st];
             }
@@ -904,6 +925,33 @@ ZG_ZE_FN uint32_t zg_ze_block_ref(const uint8_t *c, uint32_t b, uint32_t n, uint
     }
     const uint32_t sq = lit_bytes < cap ? zg_ze_sequences(body + lit_bytes, cap - lit_bytes, seqs, nseq, t, fse + 1) : 0;
     return zg_ze_block_finish(dst, in, n, sq ? lit_bytes + sq : 0, last);
+}
+
+/* The CPU reference of a whole frame (tests): the scratch it needs, then the frame of in[0, n) into dst (at most
+ * ZG_ZE_FRAME_HEADER_MAX + 3 * (blocks + 1) + n bytes); returns its size. The GPU writes the same bytes. */
+typedef struct zg_ze_ref_scratch {
+    zg_ze_seq seqs[ZG_ZE_BLOCK_SEQS];
+    uint8_t lits[ZG_ZE_BLOCK_BYTES];
+    uint16_t table[ZG_ZE_HASH_ENTRIES];
+    zg_ze_huf huf;
+    zg_ze_fse fse[4];
+    zg_ze_tables tables; /* zg_ze_tables_build, once */
+} zg_ze_ref_scratch;
+
+ZG_ZE_FN size_t zg_ze_frame_ref(const uint8_t *in, size_t n, const zg_ze_hints *hints, uint8_t *dst,
+                                zg_ze_ref_scratch *s) {
+    const zg_ze_hints h = zg_ze_hints_clean(*hints);
+    size_t at = zg_ze_frame_header(n, zg_ze_window_log(&h), dst);
+    if (n == 0) {
+        zg_ze_block_header(dst + at, 1, 0, 0);
+        return at + 3;
+    }
+    for (size_t b = 0; b < n; b += ZG_ZE_BLOCK_BYTES) {
+        const uint32_t len = (uint32_t)(n - b < ZG_ZE_BLOCK_BYTES ? n - b : ZG_ZE_BLOCK_BYTES);
+        at += zg_ze_block_ref(in, (uint32_t)b, len, b + len == n, &h, dst + at, s->seqs, s->lits, s->table, &s->huf,
+                              s->fse, &s->tables);
+    }
+    return at;
 }
 
 #endif

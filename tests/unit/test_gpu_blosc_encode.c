@@ -402,7 +402,7 @@ static void nvcomp_alone(const zg_blosc_frame_params *p, size_t n, uint8_t *d_bl
         if (len > max) max = len;
     }
     uint8_t *d_slots = NULL, *d_scratch = NULL, *d_meta = NULL;
-    if (zg_gpu_encode_layout_for(f, p->clevel, ns, max, n * p->nbytes, &lay) == ZGPU_OK &&
+    if (zg_gpu_encode_layout_for(f, p->clevel, NULL, ns, max, n * p->nbytes, &lay) == ZGPU_OK &&
         cudaMalloc((void **)&d_slots, ns * align_up(lay.slot_bytes, 256)) == cudaSuccess &&
         cudaMalloc((void **)&d_scratch, lay.scratch_bytes) == cudaSuccess &&
         cudaMalloc((void **)&d_meta, ns * (sizeof(size_t) + sizeof(int))) == cudaSuccess) {
@@ -410,7 +410,7 @@ static void nvcomp_alone(const zg_blosc_frame_params *p, size_t n, uint8_t *d_bl
         float best = 1e30f;
         for (int rep = 0; rep < 3; rep++) {
             cudaEventRecord(t0, 0);
-            CHECK_OK(zg_gpu_encode_batch(f, p->clevel, in, bytes, ns, out, align_up(lay.slot_bytes, 256),
+            CHECK_OK(zg_gpu_encode_batch(f, p->clevel, NULL, in, bytes, ns, out, align_up(lay.slot_bytes, 256),
                                          (size_t *)d_meta, (int *)(d_meta + ns * sizeof(size_t)), d_scratch,
                                          lay.scratch_bytes, 0));
             cudaEventRecord(t1, 0);

@@ -24,6 +24,12 @@ TEST_MAIN_WITHOUT_CUDA()
 #include "gpucodec/nvcomp/nvcomp_lib.h"
 #include "gpuencode/encode_kernels.h"
 #include "gpuencode/gpu_encode.h"
+#include "gpuencode/zstd_encode.h"
+
+/* The batches' options: zstd through zgpu's encoder (0) or nvCOMP's (1). */
+static zg_gpu_encode_opts g_opts;
+static zg_ze_ref_scratch *g_ref; /* zgpu's zstd encoder on the CPU: its frames must be the GPU's, byte for byte */
+static size_t zstd_ref_differ;
 
 enum { DATA_RANDOM, DATA_TEXT, DATA_RAMP, DATA_ZEROS, DATA_KINDS };
 static const char *const data_names[DATA_KINDS] = {"random", "text", "u16 ramp", "zeros"};
@@ -102,7 +108,7 @@ typedef struct encoded {
 static double encode(const batch *b, zg_ge_format f, int level, int reps, encoded *e) {
     memset(e, 0, sizeof *e);
     zg_gpu_encode_layout lay;
-    e->rc = zg_gpu_encode_layout_for(f, level, b->n, b->max, b->total, &lay);
+    e->rc = zg_gpu_encode_layout_for(f, level, &g_opts, b->n, b->max, b->total, &lay);
     if (e->rc != ZGPU_OK) return 0;
     const size_t slot = align_up(lay.slot_bytes, 256);
     uint8_t *d_out = NULL, *d_scratch = NULL;
@@ -127,7 +133,7 @@ static double encode(const batch *b, zg_ge_format f, int level, int reps, encode
         }
         cudaMemset(d_status, 0x7f, b->n * sizeof *d_status);
         cudaEventRecord(t0, 0);
-        e->rc = zg_gpu_encode_batch(f, level, in, b->bytes, b->n, out, slot, d_sizes, d_status, d_scratch,
+        e->rc = zg_gpu_encode_batch(f, level, &g_opts, in, b->bytes, b->n, out, slot, d_sizes, d_status, d_scratch,
                                     lay.scratch_bytes, 0);
         cudaEventRecord(t1, 0);
         CUOK(cudaEventSynchronize(t1));
@@ -204,6 +210,15 @@ static int host_decodes(zg_ge_format f, int level, const uint8_t *p, size_t m, c
         zstd_without_size += ZSTD_getFrameContentSize(p, m) == ZSTD_CONTENTSIZE_UNKNOWN;
         if (n == 65536 && m > 4) zstd_fhd = p[4];
         ok = ZSTD_findFrameCompressedSize(p, m) == m && ZSTD_decompress(back, n + 64, p, m) == n;
+        if (!g_opts.zstd_nvcomp) { /* the CPU reference writes the same frame */
+            uint8_t *ref = malloc(n + n / 64 + 64);
+            const zg_ze_hints none = {{0, 0, 0}};
+            const size_t rn = zg_ze_frame_ref(want, n, &none, ref, g_ref);
+            const int same = rn == m && memcmp(ref, p, m) == 0;
+            zstd_ref_differ += !same;
+            ok = ok && same;
+            free(ref);
+        }
     }
     ok = ok && memcmp(back, want, n) == 0;
     free(back);
@@ -235,7 +250,9 @@ static void test_formats(int quick) {
     static const size_t sizes[] = {0, 1, 100, 1000, 65536, 65537, 300001, 1 << 20};
     const size_t n_sizes = sizeof sizes / sizeof *sizes - (quick ? 1 : 0); /* quick: up to 300001 bytes */
     static const int deflate_levels[] = {-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
-    for (int f = 0; f < ZG_GE_N; f++) {
+    for (int v = 0; v <= ZG_GE_N; v++) { /* zstd twice: zgpu's encoder, then nvCOMP's */
+        const int f = v ? v - 1 : 0;
+        g_opts.zstd_nvcomp = v == 1;
         size_t in_a = 1, out_a, temp_a;
         zg_nvc_compress_alignments(f == ZG_GE_ZSTD ? ZG_NVC_ZSTD : f == ZG_GE_LZ4 ? ZG_NVC_LZ4 : ZG_NVC_DEFLATE, 1,
                                    &in_a, &out_a, &temp_a);
@@ -277,8 +294,8 @@ static void test_formats(int quick) {
                 }
             }
             CHECK_EQ_U64(wrong, 0);
-            printf("%-4s level %2d: %zu chunks, %zu wrong, %.2f ms; ratio GPU/host:", zg_gpu_encode_format_name(f),
-                   level, b.n, wrong, ms);
+            printf("%-4s%s level %2d: %zu chunks, %zu wrong, %.2f ms; ratio GPU/host:", zg_gpu_encode_format_name(f),
+                   f == ZG_GE_ZSTD ? (g_opts.zstd_nvcomp ? " (nvCOMP)" : " (zgpu)") : "", level, b.n, wrong, ms);
             for (int k = 0; k < DATA_KINDS; k++)
                 printf(" %s %.2f/%.2f", data_names[k], (double)in_k[k] / (double)out_k[k],
                        (double)in_k[k] / (double)host_k[k]);
@@ -293,6 +310,9 @@ static void test_formats(int quick) {
         }
         batch_free(&b);
     }
+    g_opts.zstd_nvcomp = 0;
+    printf("zstd (zgpu): %zu frames differ from the CPU reference's\n", zstd_ref_differ);
+    CHECK_EQ_U64(zstd_ref_differ, 0);
     if (zstd_frames)
         printf("zstd: %zu of %zu GPU frames have no content size in their header; a 64 KiB chunk's frame header "
                "descriptor: 0x%02x (content size field %d, single segment %d, checksum %d)\n",
@@ -304,7 +324,9 @@ static void test_large(void) {
     static const size_t sizes[] = {(size_t)4 << 20, (size_t)16 << 20};
     batch b;
     batch_make(&b, sizes, 2, 2, 0); /* random, then text */
-    for (int f = 0; f < ZG_GE_N; f++) {
+    for (int v = 0; v <= ZG_GE_N; v++) { /* zstd twice: zgpu's encoder, then nvCOMP's */
+        const int f = v ? v - 1 : 0;
+        g_opts.zstd_nvcomp = v == 1;
         encoded e;
         const double ms = encode(&b, (zg_ge_format)f, 1, 1, &e);
         CHECK_OK(e.rc);
@@ -317,7 +339,8 @@ static void test_large(void) {
                        b.bytes[i], e.status[i], zg_nvc_status_text(e.status[i]));
             bad += !ok;
         }
-        printf("large chunks (4 and 16 MiB) %s: %s, %.1f ms, %zu wrong\n", zg_gpu_encode_format_name(f),
+        printf("large chunks (4 and 16 MiB) %s%s: %s, %.1f ms, %zu wrong\n", zg_gpu_encode_format_name(f),
+               f == ZG_GE_ZSTD ? (g_opts.zstd_nvcomp ? " (nvCOMP)" : " (zgpu)") : "",
                e.rc == ZGPU_OK ? "encoded" : zgpu_last_error(), ms, bad);
         CHECK_EQ_U64(bad, 0);
         encoded_free(&e, b.n);
@@ -328,12 +351,13 @@ static void test_large(void) {
 static void test_errors(void) {
     zg_gpu_encode_layout lay;
     /* over nvCOMP's limit: a clear refusal, before anything is launched */
-    CHECK_STATUS(zg_gpu_encode_layout_for(ZG_GE_LZ4, 0, 1, (16u << 20) + 1, (16u << 20) + 1, &lay),
+    CHECK_STATUS(zg_gpu_encode_layout_for(ZG_GE_LZ4, 0, NULL, 1, (16u << 20) + 1, (16u << 20) + 1, &lay),
                  ZGPU_ERR_UNSUPPORTED);
     printf("over the limit: %s\n", zgpu_last_error());
     CHECK(strstr(zgpu_last_error(), "limit") != NULL);
-    CHECK_STATUS(zg_gpu_encode_layout_for(ZG_GE_GZIP, 10, 1, 100, 100, &lay), ZGPU_ERR_INVALID_ARGUMENT);
-    CHECK_OK(zg_gpu_encode_layout_for(ZG_GE_ZSTD, 3, 4, 4096, 16384, &lay));
+    CHECK_STATUS(zg_gpu_encode_layout_for(ZG_GE_GZIP, 10, NULL, 1, 100, 100, &lay), ZGPU_ERR_INVALID_ARGUMENT);
+    const zg_gpu_encode_opts nvc = {1, {{0, 0, 0}}};
+    CHECK_OK(zg_gpu_encode_layout_for(ZG_GE_ZSTD, 3, &nvc, 4, 4096, 16384, &lay));
     printf("zstd layout for 4 x 4 KiB: in align %zu, out align %zu, frame offset %zu, slot %zu, scratch %zu\n",
            lay.in_align, lay.out_align, lay.frame_offset, lay.slot_bytes, lay.scratch_bytes);
     uint8_t *d = NULL;
@@ -345,23 +369,36 @@ static void test_errors(void) {
     const void *in[2] = {d, d + 1024};
     void *out[2] = {d + 16384, d + 16384 + 8192};
     size_t bytes[2] = {1000, (16u << 20) + 1};
-    CHECK_STATUS(zg_gpu_encode_batch(ZG_GE_LZ4, 0, in, bytes, 2, out, 8192, d_sizes, d_status, scratch, scratch_bytes,
+    CHECK_STATUS(zg_gpu_encode_batch(ZG_GE_LZ4, 0, NULL, in, bytes, 2, out, 8192, d_sizes, d_status, scratch, scratch_bytes,
                                      0),
                  ZGPU_ERR_UNSUPPORTED);
     bytes[1] = 1000;
     if (lay.in_align > 1) {
         const void *odd[2] = {d + 1, d + 1024};
-        CHECK_STATUS(zg_gpu_encode_batch(ZG_GE_ZSTD, 3, odd, bytes, 2, out, 8192, d_sizes, d_status, scratch,
+        CHECK_STATUS(zg_gpu_encode_batch(ZG_GE_ZSTD, 3, &nvc, odd, bytes, 2, out, 8192, d_sizes, d_status, scratch,
                                          scratch_bytes, 0),
                      ZGPU_ERR_INVALID_ARGUMENT);
         printf("misaligned: %s\n", zgpu_last_error());
     }
-    CHECK_STATUS(zg_gpu_encode_batch(ZG_GE_GZIP, 6, in, bytes, 2, out, 64, d_sizes, d_status, scratch, scratch_bytes,
+    CHECK_STATUS(zg_gpu_encode_batch(ZG_GE_GZIP, 6, NULL, in, bytes, 2, out, 64, d_sizes, d_status, scratch, scratch_bytes,
                                      0),
                  ZGPU_ERR_INVALID_ARGUMENT);
-    CHECK_STATUS(zg_gpu_encode_batch(ZG_GE_ZSTD, 3, in, bytes, 2, out, 8192, d_sizes, d_status, scratch, 512, 0),
+    CHECK_STATUS(zg_gpu_encode_batch(ZG_GE_ZSTD, 3, &nvc, in, bytes, 2, out, 8192, d_sizes, d_status, scratch, 512,
+                                     0),
                  ZGPU_ERR_INVALID_ARGUMENT);
     printf("scratch too small: %s\n", zgpu_last_error());
+    /* zgpu's zstd encoder: a slot or scratch too small, a chunk past its limit */
+    CHECK_STATUS(zg_gpu_encode_batch(ZG_GE_ZSTD, 3, NULL, in, bytes, 2, out, 512, d_sizes, d_status, scratch,
+                                     scratch_bytes, 0),
+                 ZGPU_ERR_INVALID_ARGUMENT);
+    printf("zgpu zstd, slot too small: %s\n", zgpu_last_error());
+    CHECK_STATUS(zg_gpu_encode_batch(ZG_GE_ZSTD, 3, NULL, in, bytes, 2, out, 8192, d_sizes, d_status, scratch, 512,
+                                     0),
+                 ZGPU_ERR_INVALID_ARGUMENT);
+    bytes[1] = (size_t)ZG_ZE_MAX_CHUNK + 1;
+    CHECK_STATUS(zg_gpu_encode_layout_for(ZG_GE_ZSTD, 3, NULL, 1, bytes[1], bytes[1], &lay), ZGPU_ERR_UNSUPPORTED);
+    printf("zgpu zstd, over the limit: %s\n", zgpu_last_error());
+    bytes[1] = 1000;
     CUOK(cudaDeviceSynchronize());
     cudaFree(d);
 }
@@ -454,10 +491,13 @@ static void test_throughput(void) {
         for (size_t i = 0; i < n; i++) sizes[i] = cs;
         batch b;
         batch_make(&b, sizes, n / DATA_KINDS + 1, DATA_KINDS, 0);
-        struct { zg_ge_format f; int level; } runs[] = {{ZG_GE_ZSTD, 0}, {ZG_GE_LZ4, 0}, {ZG_GE_GZIP, 0},
-                                                         {ZG_GE_GZIP, 1}, {ZG_GE_GZIP, 5}, {ZG_GE_GZIP, 6},
-                                                         {ZG_GE_GZIP, 9}, {ZG_GE_ZLIB, 1}, {ZG_GE_ZLIB, 6}};
+        /* level -1: zstd through nvCOMP */
+        struct { zg_ge_format f; int level; } runs[] = {{ZG_GE_ZSTD, 0}, {ZG_GE_ZSTD, -1}, {ZG_GE_LZ4, 0},
+                                                         {ZG_GE_GZIP, 0}, {ZG_GE_GZIP, 1}, {ZG_GE_GZIP, 5},
+                                                         {ZG_GE_GZIP, 6}, {ZG_GE_GZIP, 9}, {ZG_GE_ZLIB, 1},
+                                                         {ZG_GE_ZLIB, 6}};
         for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
+            g_opts.zstd_nvcomp = runs[r].f == ZG_GE_ZSTD && runs[r].level < 0;
             encoded e;
             const double ms = encode(&b, runs[r].f, runs[r].level, 3, &e);
             if (e.rc != ZGPU_OK) {
@@ -472,11 +512,14 @@ static void test_throughput(void) {
             for (size_t i = 0; i < b.n; i += 16)
                 bad += !host_decodes(runs[r].f, runs[r].level, e.stored[i], e.stored_bytes[i], b.host[i], b.bytes[i]);
             CHECK_EQ_U64(bad, 0);
-            printf("throughput %-4s level %d, %zu x %zu KiB: %.2f ms, %.2f GB/s, ratio %.2f\n",
-                   zg_gpu_encode_format_name(runs[r].f), runs[r].level, b.n, cs >> 10, ms,
+            printf("throughput %-4s%s level %d, %zu x %zu KiB: %.2f ms, %.2f GB/s, ratio %.2f\n",
+                   zg_gpu_encode_format_name(runs[r].f),
+                   runs[r].f == ZG_GE_ZSTD ? (g_opts.zstd_nvcomp ? " (nvCOMP)" : " (zgpu)") : "", runs[r].level, b.n,
+                   cs >> 10, ms,
                    (double)b.total / ms / 1e6, (double)b.total / (double)out);
             encoded_free(&e, b.n);
         }
+        g_opts.zstd_nvcomp = 0;
         if (c == 0) host_throughput(&b);
         if (c == 1) checksum_throughput(&b);
         free(sizes);
@@ -495,6 +538,8 @@ int main(void) {
         return 77;
     }
     setvbuf(stdout, NULL, _IOLBF, 0); /* lines survive a timeout (compute-sanitizer runs) */
+    g_ref = malloc(sizeof *g_ref);
+    zg_ze_tables_build(&g_ref->tables);
     const int quick = getenv("ZGPU_TEST_QUICK") != NULL;
     const char *dump = getenv("ZGPU_ENCODE_DUMP");
     if (dump) g_dump = fopen(dump, "wb");
@@ -503,6 +548,7 @@ int main(void) {
     test_errors();
     if (!quick) test_large();
     if (!quick) test_throughput();
+    free(g_ref);
     TEST_MAIN_END();
 }
 #endif

@@ -9,28 +9,10 @@
 #include "gpuencode/zstd_encode.h"
 #include "test.h"
 
-typedef struct enc_scratch {
-    zg_ze_seq seqs[ZG_ZE_BLOCK_SEQS];
-    uint8_t lits[ZG_ZE_BLOCK_BYTES];
-    uint16_t table[ZG_ZE_HASH_ENTRIES];
-    zg_ze_huf huf;
-    zg_ze_fse fse[4];
-    zg_ze_tables tables;
-} enc_scratch;
+typedef zg_ze_ref_scratch enc_scratch;
 
-/* A chunk's frame as the kernel writes it: the header, then each block (zg_ze_block_ref) end to end. */
 static size_t encode_frame(const uint8_t *in, size_t n, const zg_ze_hints *hints, uint8_t *dst, enc_scratch *s) {
-    size_t at = zg_ze_frame_header(n, zg_ze_window_log(hints), dst);
-    if (n == 0) {
-        zg_ze_block_header(dst + at, 1, 0, 0);
-        return at + 3;
-    }
-    for (size_t b = 0; b < n; b += ZG_ZE_BLOCK_BYTES) {
-        const uint32_t len = (uint32_t)(n - b < ZG_ZE_BLOCK_BYTES ? n - b : ZG_ZE_BLOCK_BYTES);
-        at += zg_ze_block_ref(in, (uint32_t)b, len, b + len == n, hints, dst + at, s->seqs, s->lits, s->table, &s->huf,
-                              s->fse, &s->tables);
-    }
-    return at;
+    return zg_ze_frame_ref(in, n, hints, dst, s);
 }
 
 static size_t frame_bound(size_t n) {
