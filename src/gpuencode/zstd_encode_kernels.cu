@@ -173,9 +173,9 @@ __global__ void __launch_bounds__(32) blocks_kernel(const zg_ze_bdesc *blocks, s
                     atomicOr((uint32_t *)(uintptr_t)((end >> 5) << 2), 1u << (end & 31));
                 }
             }
-        } else if (sm->mode == kLitRaw) {
-            for (uint32_t k = lane; k < nl; k += 32) body[sm->lit_bytes + k] = ws->lits[k];
         }
+        if (sm->mode == kLitRaw) /* (also where the Huffman streams came out no smaller) */
+            for (uint32_t k = lane; k < nl; k += 32) body[sm->lit_bytes + k] = ws->lits[k];
         const uint32_t mode = sm->mode;
         __syncwarp();
         if (lane == 0) {
@@ -218,7 +218,7 @@ __global__ void __launch_bounds__(kFrameThreads) frame_place_kernel(const zg_ze_
     using Reduce = cub::BlockReduce<uint64_t, kFrameThreads>;
     __shared__ typename Scan::TempStorage tmp;
     __shared__ typename Reduce::TempStorage rt;
-    __shared__ uint64_t carry_sh;
+    __shared__ uint64_t carry_sh, frame_sh;
     const size_t i = blockIdx.x;
     if (i >= n) return;
     const zg_ze_cdesc c = chunks[i];
@@ -228,9 +228,9 @@ __global__ void __launch_bounds__(kFrameThreads) frame_place_kernel(const zg_ze_
     uint64_t mine = 0;
     for (uint32_t j = threadIdx.x; j < c.n_blocks; j += kFrameThreads) mine += block_sizes[c.first_block + j];
     const uint64_t total = Reduce(rt).Sum(mine);
-    if (threadIdx.x == 0) carry_sh = hb + total + (c.n_blocks == 0 ? 3 : 0);
+    if (threadIdx.x == 0) frame_sh = hb + total + (c.n_blocks == 0 ? 3 : 0);
     __syncthreads();
-    const uint64_t frame = carry_sh;
+    const uint64_t frame = frame_sh;
     const bool fits = frame <= c.cap;
     if (threadIdx.x == 0) {
         out_bytes[i] = fits ? frame : 0;

@@ -212,8 +212,7 @@ static int host_decodes(zg_ge_format f, int level, const uint8_t *p, size_t m, c
         ok = ZSTD_findFrameCompressedSize(p, m) == m && ZSTD_decompress(back, n + 64, p, m) == n;
         if (!g_opts.zstd_nvcomp) { /* the CPU reference writes the same frame */
             uint8_t *ref = malloc(n + n / 64 + 64);
-            const zg_ze_hints none = {{0, 0, 0}};
-            const size_t rn = zg_ze_frame_ref(want, n, &none, ref, g_ref);
+            const size_t rn = zg_ze_frame_ref(want, n, &g_opts.hints, ref, g_ref);
             const int same = rn == m && memcmp(ref, p, m) == 0;
             zstd_ref_differ += !same;
             ok = ok && same;
@@ -345,6 +344,78 @@ static void test_large(void) {
         CHECK_EQ_U64(bad, 0);
         encoded_free(&e, b.n);
     }
+    batch_free(&b);
+}
+
+/* zgpu's zstd encoder on what its other paths meet: blosc-like streams (byte planes of a random third and a ramp,
+ * 32 to 400 bytes, at odd addresses: Huffman tables that do not pay, raw and RLE literals), literals of a hundred
+ * skewed symbols (a Huffman table that passes its estimate but not its size), fill runs of uint8 chunks, and the
+ * benchmark's label cells with their strides as hints (plane repeats 256 KiB back, custom FSE tables, repeat
+ * offsets); every frame equal to the CPU reference's and decoded by libzstd. */
+static void test_zstd_cases(void) {
+    enum { N_SMALL = 3000 };
+    const size_t n = N_SMALL + 2 + 1;
+    batch b;
+    memset(&b, 0, sizeof b);
+    b.n = n;
+    b.bytes = calloc(n, sizeof *b.bytes), b.kind = calloc(n, sizeof *b.kind);
+    b.host = calloc(n, sizeof *b.host), b.at = calloc(n, sizeof *b.at);
+    uint32_t x = 77;
+    for (size_t i = 0; i < n; i++) {
+        const size_t len = i < N_SMALL ? 32 + (size_t)(i * 7919 % 369) : i == N_SMALL ? 300000 : i == N_SMALL + 1
+                                                                                              ? 70000
+                                                                                              : (size_t)16 << 20;
+        uint8_t *p = b.host[i] = malloc(len + 1);
+        b.bytes[i] = len;
+        for (size_t k = 0; k < len; k++) {
+            x = x * 1664525u + 1013904223u;
+            if (i < N_SMALL && i % 3 == 0) p[k] = (uint8_t)(x >> 24);                         /* random */
+            else if (i < N_SMALL && i % 3 == 1) p[k] = (uint8_t)((k / 3 + i) >> (8 * (i % 2))); /* ramp plane */
+            else if (i < N_SMALL) p[k] = (uint8_t)((x >> 24) % 100 < 60 ? (x >> 16) % 8 : (x >> 16) % 100);
+            else if (i == N_SMALL) p[k] = (uint8_t)(k % 9000 < 5000 ? 9 : (x >> 24));            /* fill runs */
+            else if (i == N_SMALL + 1) p[k] = (uint8_t)(k < 35000 ? 9 : 10);
+        }
+        b.total += len;
+        if (len > b.max) b.max = len;
+    }
+    /* the label cells: 64 x 256 x 256 uint32, cells of 16 x 24 x 20 */
+    uint32_t *cells = (uint32_t *)b.host[n - 1];
+    for (size_t z = 0, k = 0; z < 64; z++)
+        for (size_t y = 0; y < 256; y++)
+            for (size_t xx = 0; xx < 256; xx++, k++)
+                cells[k] = (uint32_t)((z / 16 * 7919 + y / 24 * 104729 + xx / 20 * 1299709) % 50000);
+    size_t pos = 0;
+    for (size_t i = 0; i < n; i++) {
+        b.at[i] = pos + (i % 4); /* odd addresses, as blosc's streams have */
+        pos = align_up(b.at[i] + b.bytes[i], 256);
+    }
+    CUOK(cudaMalloc((void **)&b.d_in, pos + 256));
+    for (size_t i = 0; i < n; i++) CUOK(cudaMemcpy(b.d_in + b.at[i], b.host[i], b.bytes[i], cudaMemcpyHostToDevice));
+    const zg_gpu_encode_opts saved = g_opts;
+    g_opts.zstd_nvcomp = 0;
+    for (int hinted = 0; hinted < 2; hinted++) {
+        g_opts.hints = hinted ? (zg_ze_hints){{4, 1024, 262144}} : (zg_ze_hints){{0, 0, 0}};
+        encoded e;
+        const size_t differ_before = zstd_ref_differ;
+        encode(&b, ZG_GE_ZSTD, 3, 1, &e);
+        CHECK_OK(e.rc);
+        size_t wrong = 0;
+        for (size_t i = 0; e.rc == ZGPU_OK && i < n; i++) {
+            const int ok = e.status[i] == 0 &&
+                           host_decodes(ZG_GE_ZSTD, 3, e.stored[i], e.stored_bytes[i], b.host[i], b.bytes[i]);
+            if (!ok && wrong++ < 5)
+                fprintf(stderr, "  zstd case %zu (%zu bytes, hints %d): status %d, %zu stored bytes, wrong\n", i,
+                        b.bytes[i], hinted, e.status[i], e.stored_bytes[i]);
+        }
+        CHECK_EQ_U64(wrong, 0);
+        if (e.rc == ZGPU_OK)
+            printf("zstd (zgpu) cases, hints %s: %zu chunks, %zu wrong, %zu differ from the CPU reference; labels "
+                   "chunk ratio %.1f\n",
+                   hinted ? "4/1024/262144" : "none", n, wrong, zstd_ref_differ - differ_before,
+                   (double)b.bytes[n - 1] / (double)e.stored_bytes[n - 1]);
+        encoded_free(&e, n);
+    }
+    g_opts = saved;
     batch_free(&b);
 }
 
@@ -545,6 +616,7 @@ int main(void) {
     if (dump) g_dump = fopen(dump, "wb");
     test_formats(quick);
     if (g_dump) fclose(g_dump);
+    test_zstd_cases();
     test_errors();
     if (!quick) test_large();
     if (!quick) test_throughput();
