@@ -30,7 +30,7 @@ if [ "${MEMCHECK:-0}" = 1 ]; then
     timeout 200 compute-sanitizer --tool memcheck --leak-check no ./bin/test_gpu_write > $OUT/san_write.log 2>&1; echo "memcheck write rc=$? $(grep 'ERROR SUMMARY' $OUT/san_write.log)"; grep -m3 -A8 "Invalid" $OUT/san_write.log | head -30
 fi
 if [ "${ALL:-0}" = 1 ]; then
-    timeout 100 ./bin/test_gpu_encode > $OUT/encode.log 2>&1; echo "test_gpu_encode rc=$? $(tail -1 $OUT/encode.log)"
+    timeout 200 ./bin/test_gpu_encode > $OUT/encode.log 2>&1; echo "test_gpu_encode rc=$? $(tail -1 $OUT/encode.log)"
     timeout 200 ./bin/test_gpu_read > $OUT/read.log 2>&1; echo "test_gpu_read rc=$? $(tail -1 $OUT/read.log)"
 fi
 cd $R
