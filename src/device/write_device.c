@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api/array.h"
 #include "cache/chunk_cache.h"
@@ -647,6 +648,13 @@ static zgpu_status write_wave(wd_job *j, wd_set *b) {
 
 /* ------------------------------------------------------------------------------------------------ the write */
 
+/* Milliseconds of a monotonic clock (the trace's step times). */
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
 /* zgpu's zstd encoder tries the units' strides (element, row, plane: the three smallest) as match offsets. */
 static void unit_hints(const wd_job *j, zg_ze_hints *h) {
     const int nd = j->plan.ndim;
@@ -751,11 +759,14 @@ static zgpu_status run_waves(wd_job *j, size_t per_wave) {
         unlock_wave(j, b);
         b->alone = 0;
     }
+    const int trace = j->a->ctx->tuning.trace;
     for (size_t first = j->n_partial, w = 0; first < n && st == ZGPU_OK; first += per_wave, w++) {
         wd_set *b = &j->set[w & 1];
         b->idx = j->order + first;
         b->n = n - first < per_wave ? n - first : per_wave;
+        const double t0 = trace ? now_ms() : 0;
         st = launch_wave(j, b);
+        const double t1 = trace ? now_ms() : 0;
         if (prev) {
             zgpu_status s2 = wait_done(j, prev);
             if (s2 == ZGPU_OK) s2 = write_wave(j, prev);
@@ -763,15 +774,21 @@ static zgpu_status run_waves(wd_job *j, size_t per_wave) {
             if (st == ZGPU_OK) st = s2;
             prev = NULL;
         }
+        const double t2 = trace ? now_ms() : 0;
         if (st == ZGPU_OK) st = finish_wave(j, b);
+        if (trace) /* host time of each step; finish waits for the wave's encode */
+            fprintf(stderr, "zgpu trace: device write wave %zu (%zu objects): launch %.2f ms, previous wave's writes "
+                    "%.2f ms, finish (encode, pack, copy) %.2f ms\n", w, b->n, t1 - t0, t2 - t1, now_ms() - t2);
         if (st != ZGPU_OK) {
             unlock_wave(j, b);
             break;
         }
         prev = b;
     }
+    const double t3 = trace ? now_ms() : 0;
     if (prev && st == ZGPU_OK) st = wait_done(j, prev);
     if (prev && st == ZGPU_OK) st = write_wave(j, prev);
+    if (trace && prev) fprintf(stderr, "zgpu trace: device write: last wave's writes %.2f ms\n", now_ms() - t3);
     return st;
 }
 
