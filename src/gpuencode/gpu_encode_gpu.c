@@ -8,6 +8,7 @@
 
 #include "common/status.h"
 #include "gpucodec/nvcomp/nvcomp_lib.h"
+#include "gpuencode/deflate_fixed_kernels.h"
 #include "gpuencode/deflate_pieces.h"
 #include "gpuencode/encode_kernels.h"
 #include "gpuencode/zstd_encode_gpu.h"
@@ -36,8 +37,9 @@ static size_t nvc_item_max(zg_ge_format f, size_t max_in) {
 /* The scratch's parts, in order (each 256-byte aligned); the descriptors (nvCOMP's input and output arrays,
  * the chunks and segments) lie together from `desc` to `desc_end`, so that one copy takes them to the device. */
 typedef struct scratch_map {
-    size_t temp, desc, nvc_in, nvc_in_bytes, nvc_out, chunks, segs, pieces, desc_end, nvc_out_bytes, nvc_status,
-        check, walk, raw_bytes, raw_status, piece_slots, end;
+    size_t temp, desc, nvc_in, nvc_in_bytes, nvc_out, chunks, segs, pieces, df_in, desc_end, nvc_out_bytes,
+        nvc_status, check, walk, raw_bytes, raw_status, piece_slots, df_warps, end;
+    size_t n_df_warps; /* warps of the fixed-Huffman pieces (deflate_fixed_kernels.h) */
 } scratch_map;
 
 /* n chunks, n_nvc items for nvCOMP (pieced formats: n_pieces pieces, each a slot of piece_slot bytes). */
@@ -54,6 +56,7 @@ static scratch_map map_scratch(size_t temp_bytes, size_t n, size_t n_segs, size_
     PART(chunks, n * sizeof(zg_ge_chunk));
     PART(segs, n_segs * sizeof(zg_ge_seg));
     PART(pieces, n_pieces * sizeof(zg_ge_piece));
+    PART(df_in, n_pieces * sizeof(zg_df_piece_in));
     m.desc_end = at;
     PART(nvc_out_bytes, n_nvc * sizeof(size_t));
     PART(nvc_status, n_nvc * sizeof(int));
@@ -62,6 +65,13 @@ static scratch_map map_scratch(size_t temp_bytes, size_t n, size_t n_segs, size_
     PART(raw_bytes, (n_pieces ? n : 0) * sizeof(size_t));
     PART(raw_status, (n_pieces ? n : 0) * sizeof(int));
     PART(piece_slots, n_pieces * piece_slot);
+    m.n_df_warps = 0;
+    if (n_pieces && zg_df_resident_warps(&m.n_df_warps) != cudaSuccess) {
+        cudaGetLastError();
+        m.n_df_warps = 512;
+    }
+    if (m.n_df_warps > n_pieces) m.n_df_warps = n_pieces;
+    PART(df_warps, m.n_df_warps * zg_df_warp_scratch_bytes());
 #undef PART
     m.end = at;
     return m;
@@ -151,6 +161,7 @@ static void build_descriptors(zg_ge_format f, const scratch_map *m, uint8_t *hos
     zg_ge_chunk *chunks = (zg_ge_chunk *)(host + m->chunks - m->desc);
     zg_ge_seg *segs = (zg_ge_seg *)(host + m->segs - m->desc);
     zg_ge_piece *pieces = (zg_ge_piece *)(host + m->pieces - m->desc);
+    zg_df_piece_in *df_in = (zg_df_piece_in *)(host + m->df_in - m->desc);
     const int checked = zg_ge_check_kind(f) != ZG_CHECK_NONE, in_pieces = pieced(f);
     size_t k = 0, s = 0, ne = 0;
     for (size_t i = 0; i < n; i++) {
@@ -173,6 +184,7 @@ static void build_descriptors(zg_ge_format f, const scratch_map *m, uint8_t *hos
                 nvc_in_bytes[k] = left < ZG_DP_PIECE_BYTES ? left : ZG_DP_PIECE_BYTES;
                 nvc_out[k] = slot;
                 pieces[k] = (zg_ge_piece){slot, (uint32_t)i, left <= ZG_DP_PIECE_BYTES};
+                df_in[k] = (zg_df_piece_in){(const uint8_t *)in[i], (uint32_t)at, (uint32_t)nvc_in_bytes[k]};
             }
             c->n_pieces = (uint32_t)(k - c->first_piece);
         } else {
@@ -273,6 +285,13 @@ zgpu_status zg_gpu_encode_batch(zg_ge_format format, int level, const zg_gpu_enc
     /* pieced formats: the pieces joined into each chunk's stream, whose size and status the framing then reads */
     const size_t *raw_bytes = (const size_t *)(d + m.nvc_out_bytes);
     const int *raw_status = (const int *)(d + m.nvc_status);
+    if (pieced(format) && level != 0) { /* each piece the shorter of nvCOMP's and zgpu's fixed-Huffman block */
+        const zg_ze_hints none = {{0, 0, 0}};
+        CUDA_TRY(zg_df_pieces_launch((const zg_df_piece_in *)(d + m.df_in), n_pieces, opts ? opts->hints : none,
+                                     (const zg_ge_piece *)(d + m.pieces), (size_t *)(d + m.nvc_out_bytes),
+                                     (int *)(d + m.nvc_status), piece_slot, d + m.df_warps, m.n_df_warps, stream),
+                 "the fixed-Huffman pieces");
+    }
     if (pieced(format)) {
         CUDA_TRY(zg_ge_join_launch((const zg_ge_chunk *)(d + m.chunks), n, (const zg_ge_piece *)(d + m.pieces),
                                    n_pieces, (const size_t *)(d + m.nvc_out_bytes), (const int *)(d + m.nvc_status),

@@ -24,6 +24,8 @@ TEST_MAIN_WITHOUT_CUDA()
 #include "gpucodec/nvcomp/nvcomp_lib.h"
 #include "gpuencode/encode_kernels.h"
 #include "gpuencode/gpu_encode.h"
+#include "gpuencode/deflate_fixed.h"
+#include "gpuencode/deflate_pieces.h"
 #include "gpuencode/zstd_encode.h"
 
 /* The batches' options: zstd through zgpu's encoder (0) or nvCOMP's (1). */
@@ -415,6 +417,33 @@ static void test_zstd_cases(void) {
                    (double)b.bytes[n - 1] / (double)e.stored_bytes[n - 1]);
         encoded_free(&e, n);
     }
+    /* gzip of the same batch with the hints: every piece the shorter of nvCOMP's and the fixed-Huffman block, so the
+     * label cells come out no longer than the CPU reference's fixed-Huffman pieces (plus the joins and framing) */
+    size_t fixed = 0;
+    {
+        const zg_ze_hints h = zg_df_hints(g_opts.hints);
+        uint8_t *out = malloc(zg_df_bound(ZG_DP_PIECE_BYTES));
+        for (size_t at = 0; at < b.bytes[n - 1]; at += ZG_DP_PIECE_BYTES)
+            fixed += zg_df_piece_ref(b.host[n - 1], (uint32_t)at, ZG_DP_PIECE_BYTES, &h, out, g_ref->seqs,
+                                     g_ref->table) + ZG_DP_JOIN_BYTES;
+        free(out);
+    }
+    encoded e;
+    encode(&b, ZG_GE_GZIP, 5, 1, &e);
+    CHECK_OK(e.rc);
+    size_t wrong = 0;
+    for (size_t i = 0; e.rc == ZGPU_OK && i < n; i++)
+        wrong += !(e.status[i] == 0 &&
+                   host_decodes(ZG_GE_GZIP, 5, e.stored[i], e.stored_bytes[i], b.host[i], b.bytes[i]));
+    CHECK_EQ_U64(wrong, 0);
+    if (e.rc == ZGPU_OK) {
+        printf("gzip cases, hints: %zu chunks, %zu wrong; labels chunk %.1f:1 (fixed-Huffman pieces on the CPU "
+               "%.1f:1)\n",
+               n, wrong, (double)b.bytes[n - 1] / (double)e.stored_bytes[n - 1],
+               (double)b.bytes[n - 1] / (double)fixed);
+        CHECK(e.stored_bytes[n - 1] <= fixed + 18);
+    }
+    encoded_free(&e, n);
     g_opts = saved;
     batch_free(&b);
 }
