@@ -428,22 +428,25 @@ static void test_zstd_cases(void) {
                                      g_ref->table) + ZG_DP_JOIN_BYTES;
         free(out);
     }
+    /* (the last three chunks only: slots are sized by the largest chunk) */
+    batch last = b;
+    last.n = 3, last.bytes += n - 3, last.kind += n - 3, last.host += n - 3, last.at += n - 3;
+    last.total = last.bytes[0] + last.bytes[1] + last.bytes[2];
     encoded e;
-    encode(&b, ZG_GE_GZIP, 5, 1, &e);
+    encode(&last, ZG_GE_GZIP, 5, 1, &e);
     CHECK_OK(e.rc);
     size_t wrong = 0;
-    for (size_t i = 0; e.rc == ZGPU_OK && i < n; i++)
+    for (size_t i = 0; e.rc == ZGPU_OK && i < last.n; i++)
         wrong += !(e.status[i] == 0 &&
-                   host_decodes(ZG_GE_GZIP, 5, e.stored[i], e.stored_bytes[i], b.host[i], b.bytes[i]));
+                   host_decodes(ZG_GE_GZIP, 5, e.stored[i], e.stored_bytes[i], last.host[i], last.bytes[i]));
     CHECK_EQ_U64(wrong, 0);
     if (e.rc == ZGPU_OK) {
         printf("gzip cases, hints: %zu chunks, %zu wrong; labels chunk %.1f:1 (fixed-Huffman pieces on the CPU "
                "%.1f:1)\n",
-               n, wrong, (double)b.bytes[n - 1] / (double)e.stored_bytes[n - 1],
-               (double)b.bytes[n - 1] / (double)fixed);
-        CHECK(e.stored_bytes[n - 1] <= fixed + 18);
+               last.n, wrong, (double)last.bytes[2] / (double)e.stored_bytes[2], (double)last.bytes[2] / (double)fixed);
+        CHECK(e.stored_bytes[2] <= fixed + 18);
     }
-    encoded_free(&e, n);
+    encoded_free(&e, last.n);
     g_opts = saved;
     batch_free(&b);
 }
