@@ -13,7 +13,9 @@
  * chunks (H200; 3.3 GB/s in pieces). They have no chunk size limit; zstd and LZ4 have nvCOMP's (16 MiB).
  *
  * zstd goes to zgpu's own encoder (zstd_encode.h; zstd_encode_gpu.h: no nvCOMP needed, no chunk limit but
- * ZG_ZE_MAX_CHUNK) unless opts asks for nvCOMP's.
+ * ZG_ZE_MAX_CHUNK) unless opts asks for nvCOMP's; LZ4 batches of chunks up to 128 KiB (blosc's streams) to zgpu's
+ * LZ4 encoder (lz4_encode_gpu.h), larger ones to nvCOMP's; gzip and zlib pieces are each the shorter of nvCOMP's
+ * and zgpu's fixed-Huffman block (deflate_fixed.h).
  *
  * Levels: gzip and zlib take zlib's 0..9 (below 0: 6), mapped onto nvCOMP's Deflate algorithms by
  * zg_ge_deflate_algorithm (encode_frames.h) and written into the header as a zlib encoder would (zlib's FLEVEL,

@@ -11,6 +11,7 @@
 #include "gpuencode/deflate_fixed_kernels.h"
 #include "gpuencode/deflate_pieces.h"
 #include "gpuencode/encode_kernels.h"
+#include "gpuencode/lz4_encode_gpu.h"
 #include "gpuencode/zstd_encode_gpu.h"
 #include "plan/waves.h"
 
@@ -146,6 +147,7 @@ static int own_zstd(zg_ge_format f, const zg_gpu_encode_opts *opts) {
 zgpu_status zg_gpu_encode_layout_for(zg_ge_format format, int level, const zg_gpu_encode_opts *opts, size_t n,
                                      size_t max_in_bytes, size_t total_in_bytes, zg_gpu_encode_layout *out) {
     if (own_zstd(format, opts)) return zg_ze_gpu_layout(n, max_in_bytes, total_in_bytes, out);
+    if (format == ZG_GE_LZ4 && zg_lz_gpu_takes(max_in_bytes)) return zg_lz_gpu_layout(n, max_in_bytes, out);
     size_t raw_cap = 0, piece_slot = 0;
     return plan_layout(format, level, n, max_in_bytes, total_in_bytes, out, &raw_cap, &piece_slot);
 }
@@ -223,6 +225,14 @@ zgpu_status zg_gpu_encode_batch(zg_ge_format format, int level, const zg_gpu_enc
         return zg_ze_gpu_batch(opts ? &opts->hints : NULL, in, in_bytes, n, out, slot_bytes, d_out_bytes, d_status,
                                d_scratch, scratch_bytes, stream);
     if (n == 0) return ZGPU_OK;
+    if (format == ZG_GE_LZ4) { /* zgpu's encoder where the layout chose it: every chunk within its limit */
+        size_t max_in = 0;
+        for (size_t i = 0; i < n; i++) max_in = in_bytes[i] > max_in ? in_bytes[i] : max_in;
+        zg_gpu_encode_layout own;
+        if (zg_lz_gpu_takes(max_in) && zg_lz_gpu_layout(n, max_in, &own) == ZGPU_OK && scratch_bytes >= own.scratch_bytes)
+            return zg_lz_gpu_batch(opts ? &opts->hints : NULL, in, in_bytes, n, out, slot_bytes, d_out_bytes, d_status,
+                                   d_scratch, scratch_bytes, stream);
+    }
     ZG_RETURN_IF(!in || !in_bytes || !out || !d_out_bytes || !d_status || !d_scratch, ZGPU_ERR_INVALID_ARGUMENT,
                  "GPU %s encode: NULL array", format_names[format]);
     ZG_RETURN_IF((uintptr_t)d_scratch % 256, ZGPU_ERR_INVALID_ARGUMENT,

@@ -26,6 +26,7 @@ TEST_MAIN_WITHOUT_CUDA()
 #include "gpuencode/gpu_encode.h"
 #include "gpuencode/deflate_fixed.h"
 #include "gpuencode/deflate_pieces.h"
+#include "gpuencode/lz4_encode.h"
 #include "gpuencode/zstd_encode.h"
 
 /* The batches' options: zstd through zgpu's encoder (0) or nvCOMP's (1). */
@@ -447,6 +448,30 @@ static void test_zstd_cases(void) {
         CHECK(e.stored_bytes[2] <= fixed + 18);
     }
     encoded_free(&e, last.n);
+    /* LZ4 of the small chunks (blosc's streams): zgpu's encoder, the same bytes as its CPU reference */
+    batch small = b;
+    small.n = N_SMALL, small.total = 0, small.max = 0;
+    for (size_t i = 0; i < N_SMALL; i++) {
+        small.total += b.bytes[i];
+        if (b.bytes[i] > small.max) small.max = b.bytes[i];
+    }
+    encode(&small, ZG_GE_LZ4, 1, 1, &e);
+    CHECK_OK(e.rc);
+    size_t lz_wrong = 0, lz_differ = 0;
+    uint8_t *ref = malloc(4 + zg_lz_bound(ZG_LZ_MAX_INPUT));
+    const zg_ze_hints lh = zg_lz_hints(g_opts.hints);
+    for (size_t i = 0; e.rc == ZGPU_OK && i < small.n; i++) {
+        lz_wrong += !(e.status[i] == 0 && host_decodes(ZG_GE_LZ4, 1, e.stored[i], e.stored_bytes[i], small.host[i],
+                                                       small.bytes[i]));
+        const uint32_t rn = zg_lz_block_ref(small.host[i], (uint32_t)small.bytes[i], &lh, ref, g_ref->seqs, g_ref->table);
+        lz_differ += e.stored_bytes[i] != 4 + (size_t)rn || memcmp(e.stored[i] + 4, ref, rn) != 0;
+    }
+    free(ref);
+    printf("lz4 (zgpu) cases: %zu chunks, %zu wrong, %zu differ from the CPU reference\n", small.n, lz_wrong,
+           lz_differ);
+    CHECK_EQ_U64(lz_wrong, 0);
+    CHECK_EQ_U64(lz_differ, 0);
+    encoded_free(&e, small.n);
     g_opts = saved;
     batch_free(&b);
 }
