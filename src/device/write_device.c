@@ -137,6 +137,7 @@ typedef struct wd_job {
     cudaStream_t stream;
     zg_wu_encoder enc;
     zg_gpu_encode_opts eopts; /* zstd: nvCOMP or zgpu's encoder, the units' strides as hints */
+    uint32_t blosc_hints[3];  /* the hints as blosc's streams lay the bytes out */
     zg_gpu_encode_layout L;
     size_t slot;            /* slot stride */
     /* units (the GPU encoder's chunks): the objects' chunks, or a sharded array's inner chunks */
@@ -469,8 +470,8 @@ static zgpu_status encode_launch(wd_job *j, wd_set *b) {
         out[u] = b->d_slots + u * j->slot;
     }
     if (st == ZGPU_OK && j->enc.blosc)
-        st = zg_gpu_blosc_encode_batch(&j->enc.bp, in, nu, out, j->slot, b->d_sizes, b->d_status, b->d_scratch,
-                                       j->L.scratch_bytes, j->stream);
+        st = zg_gpu_blosc_encode_batch_hinted(&j->enc.bp, j->blosc_hints, in, nu, out, j->slot, b->d_sizes,
+                                              b->d_status, b->d_scratch, j->L.scratch_bytes, j->stream);
     else if (st == ZGPU_OK)
         st = zg_gpu_encode_batch(j->enc.format, j->enc.level, &j->eopts, in, in_bytes, nu, out, j->slot, b->d_sizes, b->d_status,
                                  b->d_scratch, j->L.scratch_bytes, j->stream);
@@ -694,6 +695,13 @@ static zgpu_status prepare(wd_job *j, size_t per_wave) {
         zg_wu_host_only(&j->enc, "%s", "zstd: tuning zstd_encoder = host");
     j->eopts.zstd_nvcomp = zenc == ZGPU_DECODER_NVCOMP;
     unit_hints(j, &j->eopts.hints);
+    /* blosc's streams: byte planes of shuffled blocks hold an element a byte (the strides over the item size); a
+     * bit shuffle leaves no byte strides */
+    const uint32_t item = j->eopts.hints.off[0] ? j->eopts.hints.off[0] : 1;
+    for (int k = 0; k < 3; k++)
+        j->blosc_hints[k] = j->enc.bp.shuffle == 2 ? 0
+                            : j->enc.bp.shuffle == 1 ? j->eopts.hints.off[k] / item
+                                                     : j->eopts.hints.off[k];
     if (j->enc.gpu) {
         const size_t nu = per_wave * j->upo;
         j->enc.bp.nbytes = j->unit_nbytes;

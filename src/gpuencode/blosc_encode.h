@@ -58,6 +58,13 @@ zgpu_status zg_gpu_blosc_encode_batch(const zg_blosc_frame_params *params, const
                                       void *const *out, size_t slot_bytes, size_t *d_out_bytes, int *d_status,
                                       void *d_scratch, size_t scratch_bytes, cudaStream_t stream);
 
+/** zg_gpu_blosc_encode_batch with offsets worth trying in the streams (zstd_encode.h's hints: the array's element,
+ *  row and plane strides as the streams lay them out; NULL: none), for zgpu's zstd and LZ4 encoders. */
+zgpu_status zg_gpu_blosc_encode_batch_hinted(const zg_blosc_frame_params *params, const uint32_t *hints,
+                                             const void *const *in, size_t n, void *const *out, size_t slot_bytes,
+                                             size_t *d_out_bytes, int *d_status, void *d_scratch,
+                                             size_t scratch_bytes, cudaStream_t stream);
+
 /** After the batch: ZGPU_OK if every status (a host copy of d_status) is 0; else ZGPU_ERR_CUDA naming the first
  *  chunk that failed and how many did. */
 zgpu_status zg_gpu_blosc_encode_check(const int *status, size_t n);

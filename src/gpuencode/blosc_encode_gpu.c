@@ -22,6 +22,7 @@ static const char *cname(int c) { return c >= 0 && c < ZG_BLOSC_COMP_N ? cnames[
  * from its start, each part 256-byte aligned). */
 typedef struct prep {
     zg_blosc_frame_plan p;
+    uint32_t hints[3]; /* offsets worth trying in the streams (zg_gpu_blosc_encode_batch_hinted) */
     zg_ge_format fmt;
     int level;
     size_t n, nstreams, total_streams;  /* total_streams = n * nstreams */
@@ -170,7 +171,9 @@ static zgpu_status compress_streams(const prep *b, const void *const *in, uint8_
                 s_bytes[k] = len;
                 s_out[k] = d + b->slots + k * g->slot_pitch;
             }
-        st = zg_gpu_encode_batch(b->fmt, b->level, NULL, s_in, s_bytes, total, s_out, g->slot_pitch,
+        zg_gpu_encode_opts opts = {0, {{0, 0, 0}}};
+        memcpy(opts.hints.off, b->hints, sizeof opts.hints.off);
+        st = zg_gpu_encode_batch(b->fmt, b->level, &opts, s_in, s_bytes, total, s_out, g->slot_pitch,
                                  (size_t *)(d + b->comp_bytes), (int *)(d + b->comp_status), d + b->inner_at,
                                  b->inner.scratch_bytes, stream);
         if (st != ZGPU_OK)
@@ -184,8 +187,17 @@ static zgpu_status compress_streams(const prep *b, const void *const *in, uint8_
 zgpu_status zg_gpu_blosc_encode_batch(const zg_blosc_frame_params *params, const void *const *in, size_t n,
                                       void *const *out, size_t slot_bytes, size_t *d_out_bytes, int *d_status,
                                       void *d_scratch, size_t scratch_bytes, cudaStream_t stream) {
+    return zg_gpu_blosc_encode_batch_hinted(params, NULL, in, n, out, slot_bytes, d_out_bytes, d_status, d_scratch,
+                                            scratch_bytes, stream);
+}
+
+zgpu_status zg_gpu_blosc_encode_batch_hinted(const zg_blosc_frame_params *params, const uint32_t *hints,
+                                             const void *const *in, size_t n, void *const *out, size_t slot_bytes,
+                                             size_t *d_out_bytes, int *d_status, void *d_scratch,
+                                             size_t scratch_bytes, cudaStream_t stream) {
     prep b;
     ZG_FORWARD(prepare(params, n, &b));
+    if (hints) memcpy(b.hints, hints, sizeof b.hints);
     if (n == 0) return ZGPU_OK;
     const char *comp = cname(b.p.compressor);
     ZG_RETURN_IF(!in || !out || !d_out_bytes || !d_status || !d_scratch, ZGPU_ERR_INVALID_ARGUMENT,
