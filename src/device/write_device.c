@@ -16,7 +16,8 @@
  *           and at most one compressor the GPU encoders write (zstd, gzip, zlib, numcodecs' lz4:
  *           gpuencode/gpu_encode.h; blosc with lz4, lz4hc, zstd or zlib inside: gpuencode/blosc_encode.h): all of
  *           the wave's units in one batch; the stored chunks (a shard's inner chunks, its index encoded on the host
- *           put in place after the copy) packed and copied to pinned memory in one copy. Any other chain
+ *           put in place after the copy) packed and copied to pinned memory in one copy, on a stream of its own
+ *           (the next wave's gather and encode run beside it). Any other chain
  *           (other array->array codecs and filters, bz2, blosclz, a zstd checksum, ...) and any wave the GPU
  *           encoder refuses: the chunks (gathered again in C order where the GPU's were transposed or filtered)
  *           copied to the host in one copy and encoded on the pool's threads; a crc32c after the compressor is
@@ -83,6 +84,7 @@ typedef struct wd_set {
     zg_wu_pack pack;        /* the wave's stored layout (GPU encoding) */
     cudaEvent_t ev_sizes;   /* the units' sizes, statuses and flags are on the host */
     cudaEvent_t ev_done;    /* the wave's stored chunks (or decoded chunks) are in h_data */
+    cudaEvent_t ev_packed;  /* its stored chunks are packed (the copy stream waits for it) */
     uint8_t *h_desc;        /* pinned staging of the descriptors */
     /* the wave it holds */
     const size_t *idx;      /* [n]: the plan's tasks (one an object) it holds */
@@ -135,6 +137,7 @@ typedef struct wd_job {
     uint64_t chunk_shape[ZGPU_MAX_DIMS];
     size_t chunk_nbytes, cs, itemsize;
     cudaStream_t stream;
+    cudaStream_t copy; /* the stored chunks' copies to the host, so that wave w's encode runs beside wave w - 1's */
     zg_wu_encoder enc;
     zg_gpu_encode_opts eopts; /* zstd: nvCOMP or zgpu's encoder, the units' strides as hints */
     uint32_t blosc_hints[3];  /* the hints as blosc's streams lay the bytes out */
@@ -227,6 +230,7 @@ static zgpu_status set_alloc(wd_job *j, int k, size_t cap) {
                  "out of host memory for a device write");
     CU(cudaEventCreateWithFlags(&b->ev_sizes, cudaEventDisableTiming), "cudaEventCreate");
     CU(cudaEventCreateWithFlags(&b->ev_done, cudaEventDisableTiming), "cudaEventCreate");
+    CU(cudaEventCreateWithFlags(&b->ev_packed, cudaEventDisableTiming), "cudaEventCreate");
     /* the fill value, in stream order before the set's first kernel (from pageable memory: staged at once) */
     CU(cudaMemcpyAsync(b->d_fill, j->a->meta.fill_value, j->itemsize, cudaMemcpyHostToDevice, j->stream),
        "fill value to the device");
@@ -244,6 +248,7 @@ static void set_free(wd_set *b) {
     free(b->h_index);
     if (b->ev_sizes) cudaEventDestroy(b->ev_sizes);
     if (b->ev_done) cudaEventDestroy(b->ev_done);
+    if (b->ev_packed) cudaEventDestroy(b->ev_packed);
     free(b->locks);
     free(b->locked);
     memset(b, 0, sizeof *b);
@@ -531,7 +536,10 @@ static zgpu_status encode_finish(wd_job *j, wd_set *b, int *refused) {
            "descriptors to the device");
         CU(zg_k_copy_launch((const zg_k_copy *)(b->d_desc + at), n_cp, most, j->stream), "pack kernel");
     }
-    CU(cudaMemcpyAsync(b->h_data, b->d_packed, b->off[b->n] ? b->off[b->n] : 1, cudaMemcpyDeviceToHost, j->stream),
+    /* the copy on its own stream, after the pack: the next wave's gather and encode need not wait for it */
+    CU(cudaEventRecord(b->ev_packed, j->stream), "cudaEventRecord");
+    CU(cudaStreamWaitEvent(j->copy, b->ev_packed, 0), "cudaStreamWaitEvent");
+    CU(cudaMemcpyAsync(b->h_data, b->d_packed, b->off[b->n] ? b->off[b->n] : 1, cudaMemcpyDeviceToHost, j->copy),
        "encoded chunks to the host");
     return ZGPU_OK;
 }
@@ -565,7 +573,7 @@ static zgpu_status finish_wave(wd_job *j, wd_set *b) {
         }
         ZG_FORWARD(to_host_raw(j, b));
     }
-    CU(cudaEventRecord(b->ev_done, j->stream), "cudaEventRecord");
+    CU(cudaEventRecord(b->ev_done, b->on_host ? j->stream : j->copy), "cudaEventRecord");
     return ZGPU_OK;
 }
 
@@ -835,10 +843,16 @@ zgpu_status zg_device_write(zgpu_array *a, const uint64_t *start, const uint64_t
         if (per_wave < 1) per_wave = 1;
         if (per_wave > 4096) per_wave = 4096;
         if (per_wave > j.plan.n_tasks) per_wave = j.plan.n_tasks;
-        st = prepare(&j, per_wave);
+        if (cudaStreamCreateWithFlags(&j.copy, cudaStreamNonBlocking) != cudaSuccess)
+            st = zg_error(ZGPU_ERR_CUDA, ZG_ARRAY_WHERE_FMT ": device write: cudaStreamCreate failed", a->path);
+        if (st == ZGPU_OK) st = prepare(&j, per_wave);
         if (st == ZGPU_OK) st = run_waves(&j, per_wave);
         /* nothing queued may outlive the buffers */
         cudaStreamSynchronize(j.stream);
+        if (j.copy) {
+            cudaStreamSynchronize(j.copy);
+            cudaStreamDestroy(j.copy);
+        }
     }
     set_free(&j.set[0]);
     set_free(&j.set[1]);
