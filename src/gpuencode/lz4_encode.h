@@ -89,6 +89,14 @@ ZG_ZE_FN uint8_t *zg_lz_put_seq(uint8_t *p, const uint8_t *lits, uint32_t lit, u
     return zg_lz_put_ext(p, ml);
 }
 
+/* The bytes of each lane's segment in a block of n bytes: 32 lanes share even a small block (blosc's LZ4 streams
+ * are 32-64 KiB: split by the item size from blocks of 128 KiB), down to 512 bytes a lane. */
+ZG_ZE_FN uint32_t zg_lz_seg_bytes(uint32_t n) {
+    uint32_t s = (n + ZG_ZE_LANES - 1) / ZG_ZE_LANES;
+    s = (s + 63) & ~63u;
+    return s < 512 ? 512 : s > ZG_ZE_SEG_BYTES ? ZG_ZE_SEG_BYTES : s;
+}
+
 /* The most bytes the block of n bytes can take. */
 ZG_ZE_FN uint32_t zg_lz_bound(uint32_t n) { return n + n / 255 + 16; }
 
@@ -97,15 +105,15 @@ ZG_ZE_FN uint32_t zg_lz_bound(uint32_t n) { return n + n / 255 + 16; }
 ZG_ZE_FN uint32_t zg_lz_block_ref(const uint8_t *in, uint32_t n, const zg_ze_hints *hints, uint8_t *dst,
                                   zg_ze_seq *seqs, uint16_t *table) {
     zg_ze_lane lanes[ZG_ZE_LANES];
-    const uint32_t nl = (n + ZG_ZE_SEG_BYTES - 1) / ZG_ZE_SEG_BYTES;
+    const uint32_t seg = zg_lz_seg_bytes(n), nl = (n + seg - 1) / seg;
     for (uint32_t l = 0; l < nl; l++) {
-        const uint32_t sb = l * ZG_ZE_SEG_BYTES, se = sb + ZG_ZE_SEG_BYTES < n ? sb + ZG_ZE_SEG_BYTES : n;
+        const uint32_t sb = l * seg, se = sb + seg < n ? sb + seg : n;
         lanes[l].len = se - sb;
         lanes[l].n = zg_ze_match_segment(in, sb, se, hints, table, seqs + (size_t)l * ZG_ZE_SEG_SEQS, &lanes[l].tail);
     }
     for (uint32_t l = 0; l < nl; l++) {
         lanes[l].ext_off = l ? zg_ze_lane_end_off(&lanes[l - 1], seqs + (size_t)(l - 1) * ZG_ZE_SEG_SEQS) : 0;
-        lanes[l].ext = zg_ze_extend(in, l * ZG_ZE_SEG_BYTES, l * ZG_ZE_SEG_BYTES + lanes[l].len, lanes[l].ext_off);
+        lanes[l].ext = zg_ze_extend(in, l * seg, l * seg + lanes[l].len, lanes[l].ext_off);
     }
     uint32_t tail;
     uint32_t ns = zg_ze_join(seqs, lanes, nl, &tail);

@@ -1,4 +1,4 @@
-// zgpu's LZ4 encoder on the GPU (lz4_encode_kernels.h). A warp a chunk: each lane matches a 4 KiB segment
+// zgpu's LZ4 encoder on the GPU (lz4_encode_kernels.h). A warp a chunk: each lane matches a segment (a 32nd of it)
 // (zstd_encode.h's matcher), lane 0 joins the sequences and applies LZ4's rules (lz4_encode.h), then each lane sums
 // the bytes of its share of the sequences and writes them at the offset the warp's scan gives. The bytes equal
 // lz4_encode.h's CPU reference.
@@ -39,8 +39,8 @@ __global__ void __launch_bounds__(32) chunks_kernel(const zg_lz_chunk *chunks, s
     for (size_t k = blockIdx.x; k < n_chunks; k += gridDim.x) {
         const zg_lz_chunk ch = chunks[k];
         const uint8_t *in = ch.in;
-        const uint32_t n = ch.len, nl = (n + ZG_ZE_SEG_BYTES - 1) / ZG_ZE_SEG_BYTES;
-        const uint32_t sb = min(lane * ZG_ZE_SEG_BYTES, n), se = min(sb + ZG_ZE_SEG_BYTES, n);
+        const uint32_t n = ch.len, seg = zg_lz_seg_bytes(n), nl = (n + seg - 1) / seg;
+        const uint32_t sb = min(lane * seg, n), se = min(sb + seg, n);
         uint32_t tail = 0;
         const uint32_t got = zg_ze_match_segment(in, sb, se, &hints, sm.table[lane],
                                                  ws->seqs + (size_t)lane * ZG_ZE_SEG_SEQS, &tail);

@@ -280,6 +280,8 @@ extern "C" cudaError_t zg_ze_resident_warps(size_t *out) {
                                                    (int)sizeof(Shared));
     if (e == cudaSuccess)
         e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, blocks_kernel, 32, sizeof(Shared));
+    /* at most 8 a multiprocessor: each holds its scratch (zg_ze_warp_scratch_bytes, ~330 KiB) */
+    if (per_sm > 8) per_sm = 8;
     *out = e == cudaSuccess ? (size_t)sms * (size_t)(per_sm > 0 ? per_sm : 1) : 0;
     return e;
 }
