@@ -9,7 +9,7 @@
 namespace {
 
 constexpr unsigned kFull = 0xffffffffu;
-constexpr unsigned kWarpsPerSm = 8;
+constexpr unsigned kWarpsPerSm = 12; /* of the 13 its shared memory allows */
 
 struct WarpScratch {
     zg_ze_seq seqs[ZG_ZE_BLOCK_SEQS];

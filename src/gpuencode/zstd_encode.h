@@ -679,8 +679,36 @@ ZG_ZE_FN uint32_t zg_ze_lit_plain_header(uint32_t type, uint32_t n, uint8_t *dst
 
 /* ---- matching ---- */
 
+/* 4 bytes at p, little-endian. On the GPU one or two aligned words through the read-only cache (the second holds
+ * p[3]; its other bytes may lie past the input but inside its 4-byte-granular allocation), not four byte loads:
+ * the matcher's lanes are bound by these loads. */
 ZG_ZE_FN uint32_t zg_ze_read32(const uint8_t *p) {
+#ifdef __CUDA_ARCH__
+    const uintptr_t a = (uintptr_t)p;
+    const uint32_t *w = (const uint32_t *)(a & ~(uintptr_t)3), sh = (uint32_t)(a & 3) * 8;
+    const uint32_t lo = __ldg(w);
+    return sh ? __funnelshift_r(lo, __ldg(w + 1), sh) : lo;
+#else
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+#endif
+}
+
+/* How many bytes from a equal those from b (b < a), up to a + n: 4 at a time, then one by one. */
+ZG_ZE_FN uint32_t zg_ze_common(const uint8_t *a, const uint8_t *b, uint32_t n) {
+    uint32_t k = 0;
+    while (k + 4 <= n) {
+        const uint32_t x = zg_ze_read32(a + k) ^ zg_ze_read32(b + k);
+        if (x) {
+#ifdef __CUDA_ARCH__
+            return k + (uint32_t)(__ffs((int)x) - 1) / 8;
+#else
+            return k + (uint32_t)__builtin_ctz(x) / 8;
+#endif
+        }
+        k += 4;
+    }
+    while (k < n && a[k] == b[k]) k++;
+    return k;
 }
 ZG_ZE_FN uint32_t zg_ze_hash(uint32_t v) { return (v * 2654435761u) >> (32 - ZG_ZE_HASH_LOG); }
 
@@ -727,16 +755,14 @@ ZG_ZE_FN uint32_t zg_ze_match_segment(const uint8_t *c, uint32_t b, uint32_t e, 
         for (uint32_t k = 0; k <= ZG_ZE_HINTS; k++) {
             const uint32_t o = k == ZG_ZE_HINTS ? rep : hints->off[k];
             if (o == 0 || o > ip || (k == ZG_ZE_HINTS && o == best_off) || zg_ze_read32(c + ip - o) != v) continue;
-            uint32_t len = 4;
-            while (ip + len < e && c[ip + len] == c[ip + len - o]) len++;
+            const uint32_t len = 4 + zg_ze_common(c + ip + 4, c + ip + 4 - o, e - ip - 4);
             if (len > best_len) best_len = len, best_off = o;
         }
         const uint32_t cand = table[hk] == 0xffff ? UINT32_MAX : base + table[hk];
         table[hk] = (uint16_t)(ip - base);
         if (!best_len && cand != UINT32_MAX && zg_ze_read32(c + cand) == v) {
             best_off = ip - cand;
-            best_len = 4;
-            while (ip + best_len < e && c[ip + best_len] == c[cand + best_len]) best_len++;
+            best_len = 4 + zg_ze_common(c + ip + 4, c + cand + 4, e - ip - 4);
         }
         if (!best_len) {
             ip += 1 + ((ip - anchor) >> ZG_ZE_SKIP_LOG);
@@ -759,9 +785,7 @@ ZG_ZE_FN uint32_t zg_ze_match_segment(const uint8_t *c, uint32_t b, uint32_t e, 
 /* How far a match `off` bytes back runs from b, up to e (0 without an offset). */
 ZG_ZE_FN uint32_t zg_ze_extend(const uint8_t *c, uint32_t b, uint32_t e, uint32_t off) {
     if (off == 0 || off > b) return 0;
-    uint32_t k = b;
-    while (k < e && c[k] == c[k - off]) k++;
-    return k - b;
+    return zg_ze_common(c + b, c + b - off, e - b);
 }
 
 /* What a segment's lane leaves for the join. */
