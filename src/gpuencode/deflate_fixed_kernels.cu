@@ -4,11 +4,11 @@
 // their bits into the zeroed slot at their offsets. The bytes equal deflate_fixed.h's CPU reference.
 #include "gpuencode/deflate_fixed_kernels.h"
 
+#include "gpuencode/encode_warp.cuh"
 #include "gpuencode/deflate_fixed.h"
 
 namespace {
 
-constexpr unsigned kFull = 0xffffffffu;
 constexpr unsigned kLanes = 16; /* 64 KiB pieces: 16 segments */
 constexpr unsigned kWarpsPerSm = 4;
 
@@ -75,16 +75,6 @@ __device__ void put_match(OrBits &o, uint32_t len, uint32_t d) {
     }
 }
 
-__device__ uint32_t warp_exclusive(uint32_t v, uint32_t *total) {
-    uint32_t incl = v;
-    for (unsigned d = 1; d < 32; d <<= 1) {
-        const uint32_t t = __shfl_up_sync(kFull, incl, d);
-        if ((threadIdx.x & 31) >= d) incl += t;
-    }
-    *total = __shfl_sync(kFull, incl, 31);
-    return incl - v;
-}
-
 __global__ void __launch_bounds__(32) pieces_kernel(const zg_df_piece_in *pin, size_t n_pieces, zg_ze_hints hints,
                                                     const zg_ge_piece *pieces, size_t *nvc_bytes, int *nvc_status,
                                                     size_t piece_slot, WarpScratch *scratch) {
@@ -123,7 +113,7 @@ __global__ void __launch_bounds__(32) pieces_kernel(const zg_df_piece_in *pin, s
         uint32_t span = 0;
         for (uint32_t i = i0; i < i1; i++) span += ws->seqs[i].lit + ws->seqs[i].len;
         uint32_t all;
-        const uint32_t start = pi.at + warp_exclusive(span, &all);
+        const uint32_t start = pi.at + zg_ew_exclusive_sum(span, &all);
         uint32_t bits = lane == 0 ? 3 : 0, pos = start;
         for (uint32_t i = i0; i < i1; i++) {
             const zg_ze_seq q = ws->seqs[i];
@@ -133,7 +123,7 @@ __global__ void __launch_bounds__(32) pieces_kernel(const zg_df_piece_in *pin, s
         uint32_t eb;
         if (lane == 31) bits += lit_bits(c + pos, sm.tail) + (zg_df_litlen_code(256, &eb), eb);
         uint32_t total_bits;
-        const uint32_t bit0 = warp_exclusive(bits, &total_bits);
+        const uint32_t bit0 = zg_ew_exclusive_sum(bits, &total_bits);
         const size_t bytes = (total_bits + 7) / 8;
         const bool better = (nvc_status[k] != 0 || bytes < nvc_bytes[k]) && bytes + 4 <= piece_slot;
         if (!better) continue; /* (uniform: every lane computed the same) */
@@ -168,13 +158,7 @@ __global__ void __launch_bounds__(32) pieces_kernel(const zg_df_piece_in *pin, s
 
 extern "C" size_t zg_df_warp_scratch_bytes(void) { return (sizeof(WarpScratch) + 255) & ~(size_t)255; }
 
-extern "C" cudaError_t zg_df_resident_warps(size_t *out) {
-    int dev = 0, sms = 0;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    *out = e == cudaSuccess ? (size_t)sms * kWarpsPerSm : 0;
-    return e;
-}
+extern "C" cudaError_t zg_df_resident_warps(size_t *out) { return zg_ew_warps(kWarpsPerSm, out); }
 
 extern "C" cudaError_t zg_df_pieces_launch(const zg_df_piece_in *d_in, size_t n, zg_ze_hints hints,
                                            const zg_ge_piece *d_pieces, size_t *d_nvc_bytes, int *d_nvc_status,

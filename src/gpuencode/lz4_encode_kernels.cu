@@ -4,11 +4,11 @@
 // lz4_encode.h's CPU reference.
 #include "gpuencode/lz4_encode_kernels.h"
 
+#include "gpuencode/encode_warp.cuh"
 #include "gpuencode/lz4_encode.h"
 
 namespace {
 
-constexpr unsigned kFull = 0xffffffffu;
 constexpr unsigned kWarpsPerSm = 12; /* of the 13 its shared memory allows */
 
 struct WarpScratch {
@@ -20,16 +20,6 @@ struct Shared {
     zg_ze_lane lanes[ZG_ZE_LANES];
     uint32_t nseq, tail;
 };
-
-__device__ uint32_t warp_exclusive(uint32_t v, uint32_t *total) {
-    uint32_t incl = v;
-    for (unsigned d = 1; d < 32; d <<= 1) {
-        const uint32_t t = __shfl_up_sync(kFull, incl, d);
-        if ((threadIdx.x & 31) >= d) incl += t;
-    }
-    *total = __shfl_sync(kFull, incl, 31);
-    return incl - v;
-}
 
 __global__ void __launch_bounds__(32) chunks_kernel(const zg_lz_chunk *chunks, size_t n_chunks, zg_ze_hints hints,
                                                     WarpScratch *scratch, size_t *out_bytes, int *status) {
@@ -71,8 +61,8 @@ __global__ void __launch_bounds__(32) chunks_kernel(const zg_lz_chunk *chunks, s
         }
         if (lane == 31) bytes += zg_lz_last_bytes(sm.tail);
         uint32_t all, total;
-        uint32_t pos = warp_exclusive(span, &all);
-        const uint32_t at = warp_exclusive(bytes, &total);
+        uint32_t pos = zg_ew_exclusive_sum(span, &all);
+        const uint32_t at = zg_ew_exclusive_sum(bytes, &total);
         uint8_t *p = ch.slot + 4 + at;
         for (uint32_t i = i0; i < i1; i++) {
             const zg_ze_seq q = ws->seqs[i];
@@ -93,13 +83,7 @@ __global__ void __launch_bounds__(32) chunks_kernel(const zg_lz_chunk *chunks, s
 
 extern "C" size_t zg_lz_warp_scratch_bytes(void) { return (sizeof(WarpScratch) + 255) & ~(size_t)255; }
 
-extern "C" cudaError_t zg_lz_resident_warps(size_t *out) {
-    int dev = 0, sms = 0;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    *out = e == cudaSuccess ? (size_t)sms * kWarpsPerSm : 0;
-    return e;
-}
+extern "C" cudaError_t zg_lz_resident_warps(size_t *out) { return zg_ew_warps(kWarpsPerSm, out); }
 
 extern "C" cudaError_t zg_lz_chunks_launch(const zg_lz_chunk *d_chunks, size_t n, zg_ze_hints hints,
                                            void *d_warp_scratch, size_t n_warps, size_t *d_out_bytes, int *d_status,
