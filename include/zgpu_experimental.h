@@ -81,8 +81,8 @@ typedef struct zgpu_tuning {
      * the checksum is verified. */
     zgpu_switch partial_decode;
 
-    /* The compressor of zstd on the GPU write path (zgpu_array_write_device): device writes' zstd chunks and blosc's
-     * zstd streams. AUTO (default; today zgpu's own) or ZGPU: zgpu's own GPU zstd encoder. NVCOMP: nVIDIA nvCOMP's
+    /* The compressor of zstd chunks on the GPU write path (zgpu_array_write_device; blosc's zstd streams always get
+     * zgpu's). AUTO (default; today zgpu's own) or ZGPU: zgpu's own GPU zstd encoder. NVCOMP: nVIDIA nvCOMP's
      * batched zstd compressor, kept for comparison and as a fallback. HOST: host threads, after one copy of the
      * wave to the host. Reads and host writes do not use it. */
     zgpu_decoder_choice zstd_encoder;

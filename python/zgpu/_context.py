@@ -82,8 +82,8 @@ class Config:
     ``inflate_parts``, ``trace``, ``profile``, ``copy_slab_bytes``, ``read_route`` ("auto", "device",
     "host": how device reads decode), ``partial_decode`` (None or True: blosc chunks a read needs in part read and
     decode only the blocks it needs, zstd frames stop after the block holding the last byte needed; False: whole
-    chunks), ``zstd_encoder`` ("auto", "zgpu", "nvcomp", "host": the compressor of zstd chunks and blosc's zstd
-    streams on device writes; "auto" is zgpu's own GPU encoder). Given as None, a tuning field goes back to
+    chunks), ``zstd_encoder`` ("auto", "zgpu", "nvcomp", "host": the compressor of zstd chunks on device writes
+    (blosc's zstd streams always get zgpu's); "auto" is zgpu's own GPU encoder). Given as None, a tuning field goes back to
     its default. :meth:`tuning` shows what a context runs with (ZGPU_* environment overrides included).
 
     Remote stores (http://, https://, s3:// paths; docs/remote.md): ``s3_endpoint``, ``s3_region``,

@@ -478,8 +478,8 @@ static zgpu_status encode_launch(wd_job *j, wd_set *b) {
         st = zg_gpu_blosc_encode_batch_hinted(&j->enc.bp, j->blosc_hints, in, nu, out, j->slot, b->d_sizes,
                                               b->d_status, b->d_scratch, j->L.scratch_bytes, j->stream);
     else if (st == ZGPU_OK)
-        st = zg_gpu_encode_batch(j->enc.format, j->enc.level, &j->eopts, in, in_bytes, nu, out, j->slot, b->d_sizes, b->d_status,
-                                 b->d_scratch, j->L.scratch_bytes, j->stream);
+        st = zg_gpu_encode_batch(j->enc.format, j->enc.level, &j->eopts, in, in_bytes, nu, out, j->slot, b->d_sizes,
+                                 b->d_status, b->d_scratch, j->L.scratch_bytes, j->stream);
     free(in);
     free(in_bytes);
     free(out);
@@ -715,8 +715,7 @@ static zgpu_status prepare(wd_job *j, size_t per_wave) {
         j->enc.bp.nbytes = j->unit_nbytes;
         const zgpu_status st = j->enc.blosc ? zg_gpu_blosc_encode_layout_for(&j->enc.bp, nu, &j->L)
                                             : zg_gpu_encode_layout_for(j->enc.format, j->enc.level, &j->eopts, nu,
-                                                                       j->unit_nbytes,
-                                                                       nu * j->unit_nbytes, &j->L);
+                                                                       j->unit_nbytes, nu * j->unit_nbytes, &j->L);
         if (st == ZGPU_ERR_UNSUPPORTED) { /* nvCOMP missing, a chunk over its limit, blosclz: the host encodes */
             j->enc.gpu = 0;
             snprintf(j->enc.why, sizeof j->enc.why, "%s", zg_error_message());
