@@ -1,7 +1,8 @@
 /* Batched compression on the GPU of chunks that are in device memory, into the stored formats zgpu reads and
- * writes (zstd, gzip, zlib, numcodecs' lz4: encode_frames.h): nvCOMP compresses (loaded at run time,
- * nvcomp_lib.h), zgpu's kernels compute gzip's CRC32 / zlib's Adler-32 and write headers and trailers, so that each
- * stored chunk ends up contiguous in its device slot, ready for one copy to the host. CUDA-only; C interface.
+ * writes (zstd, gzip, zlib, numcodecs' lz4: encode_frames.h): zgpu's encoders or nvCOMP's (loaded at run time,
+ * nvcomp_lib.h) compress, zgpu's kernels compute gzip's CRC32 / zlib's Adler-32 and write headers and trailers, so
+ * that each stored chunk ends up contiguous in its device slot, ready for one copy to the host. CUDA-only; C
+ * interface.
  *
  * Use: zg_gpu_encode_layout_for (sizes, alignments, scratch), then zg_gpu_encode_batch on a stream; after the
  * stream, copy the sizes and statuses back and check them with zg_gpu_encode_check. Chunk i's stored bytes are
@@ -10,7 +11,7 @@
  *
  * gzip and zlib chunks are compressed in pieces of 64 KiB, in parallel, and the pieces joined into the chunk's one
  * DEFLATE stream (deflate_pieces.h): nvCOMP's Deflate gives a chunk one thread block, and took ~1 s a GiB of 8 MiB
- * chunks (H200; 3.3 GB/s in pieces). They have no chunk size limit; zstd and LZ4 have nvCOMP's (16 MiB).
+ * chunks (H200; 3.3 GB/s in pieces). They have no chunk size limit; nvCOMP's LZ4 has 16 MiB.
  *
  * zstd goes to zgpu's own encoder (zstd_encode.h; zstd_encode_gpu.h: no nvCOMP needed, no chunk limit but
  * ZG_ZE_MAX_CHUNK) unless opts asks for nvCOMP's; LZ4 batches of chunks up to 128 KiB (blosc's streams) to zgpu's
@@ -56,8 +57,9 @@ typedef struct zg_gpu_encode_opts {
 /** "zstd", "gzip", "zlib", "lz4". */
 const char *zg_gpu_encode_format_name(zg_ge_format f);
 
-/** The layout of a batch of n chunks of `format` at `level`, the largest max_in_bytes, total_in_bytes together (a
- *  batch with fewer, smaller chunks fits it). ZGPU_ERR_UNSUPPORTED if nvCOMP (or its compressor) is missing, the
+/** The layout of a batch of n chunks of `format` at `level` with options opts (NULL: the defaults), the largest
+ *  max_in_bytes, total_in_bytes together (a batch with fewer, smaller chunks fits it; give a batch the opts of its
+ *  layout). ZGPU_ERR_UNSUPPORTED if nvCOMP (or its compressor) is needed and missing, the
  *  message saying where it was looked for, or if max_in_bytes is over the compressor's limit;
  *  ZGPU_ERR_INVALID_ARGUMENT for an unknown format or a gzip/zlib level above 9. */
 zgpu_status zg_gpu_encode_layout_for(zg_ge_format format, int level, const zg_gpu_encode_opts *opts, size_t n,

@@ -3,14 +3,18 @@
  * compressor, which this replaces on the write path, gave ~5 GB/s and capped highly redundant data near 131:1 (labels:
  * libzstd 1464:1).
  *
- * What makes blocks independent: no block uses a repeat offset (every offset is sent as a real one, offset + 3),
- * "treeless" literals or "repeat" FSE tables; each block carries its own Huffman table and uses the predefined FSE
- * distributions for its sequences. Matches may still reach back into earlier blocks: the bytes are all there.
+ * What makes blocks independent: a block's first sequence sends its offset as a real one (offset + 3), later ones
+ * repeat only the offset of the sequence before them in the same block (never a repeat code whose meaning comes from
+ * another block); no "treeless" literals or "repeat" FSE tables: each block carries its own Huffman table, and its
+ * sequences use the predefined, an RLE or their own FSE distributions. Matches may reach back into earlier blocks:
+ * the bytes are all there.
  *
- * Within a block, each of ZG_ZE_LANES lanes finds matches in its own segment of ZG_ZE_SEG_BYTES with a greedy hash
- * matcher (a table of ZG_ZE_HASH_ENTRIES positions a lane, primed with the bytes just before the segment), then the
- * lanes' sequences are joined: a match running to the end of a segment and one continuing it at the next segment's
- * start with the same offset become one, so a long run costs one sequence a block, not one a segment.
+ * Within a block, each of ZG_ZE_LANES lanes finds matches in its own segment of ZG_ZE_SEG_BYTES with a greedy
+ * matcher: the last match's offset and the array's strides (zg_ze_hints) are tried at every position, else a hash
+ * table of ZG_ZE_HASH_ENTRIES positions a lane, primed with the bytes just before the segment. Then the lanes'
+ * sequences are joined: a match that ends a segment runs on into the next as far as the bytes allow, and the
+ * sequences it covers there are dropped, so a long run costs one sequence a block, not one a segment. zgpu's LZ4
+ * (lz4_encode.h) and fixed-Huffman DEFLATE (deflate_fixed.h) encoders use the same matches.
  *
  * Literals: Huffman-coded (code lengths up to 11 bits, the table's weights written directly or FSE-compressed, one
  * stream up to 1023 literals, else four), raw, or RLE, whichever is smallest. A block that does not shrink is stored
