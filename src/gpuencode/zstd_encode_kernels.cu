@@ -6,7 +6,8 @@
 //     code; the lanes write the streams (8 lanes a stream, each its share of literals, ORed into place); lane 0
 //     codes the sequences;
 //   - a block of one byte is an RLE block, one that does not shrink is copied raw by all lanes.
-// Warps are persistent (as many as stay resident), each taking blocks in turn with its own scratch.
+// Warps are persistent (as many as stay resident, at most 8 a multiprocessor), each taking blocks in turn with its
+// own scratch.
 #include "gpuencode/zstd_encode_kernels.h"
 
 #include <cub/block/block_reduce.cuh>
