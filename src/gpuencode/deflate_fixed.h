@@ -117,21 +117,8 @@ ZG_ZE_FN uint32_t zg_df_bound(uint32_t n) { return n + n / 8 + 64; }
 
 ZG_ZE_FN uint32_t zg_df_piece_ref(const uint8_t *c, uint32_t b, uint32_t n, const zg_ze_hints *hints, uint8_t *dst,
                                   zg_ze_seq *seqs, uint16_t *table) {
-    zg_ze_lane lanes[ZG_ZE_LANES];
-    const uint32_t nlanes = (n + ZG_ZE_SEG_BYTES - 1) / ZG_ZE_SEG_BYTES;
-    for (uint32_t l = 0; l < nlanes; l++) {
-        const uint32_t sb = l * ZG_ZE_SEG_BYTES, se = sb + ZG_ZE_SEG_BYTES < n ? sb + ZG_ZE_SEG_BYTES : n;
-        lanes[l].len = se - sb;
-        lanes[l].n = zg_ze_match_segment(c, b + sb, b + se, hints, table, seqs + (size_t)l * ZG_ZE_SEG_SEQS,
-                                         &lanes[l].tail);
-    }
-    for (uint32_t l = 0; l < nlanes; l++) {
-        lanes[l].ext_off = l ? zg_ze_lane_end_off(&lanes[l - 1], seqs + (size_t)(l - 1) * ZG_ZE_SEG_SEQS) : 0;
-        lanes[l].ext = zg_ze_extend(c, b + l * ZG_ZE_SEG_BYTES, b + l * ZG_ZE_SEG_BYTES + lanes[l].len,
-                                    lanes[l].ext_off);
-    }
     uint32_t tail;
-    const uint32_t ns = zg_ze_join(seqs, lanes, nlanes, &tail);
+    const uint32_t ns = zg_ze_match_block_ref(c, b, n, ZG_ZE_SEG_BYTES, hints, table, seqs, &tail);
     zg_ze_bits w;
     zg_ze_bits_init(&w, dst, zg_df_bound(n));
     zg_ze_bits_put(&w, 3, 3); /* BFINAL, fixed codes */

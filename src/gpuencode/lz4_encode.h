@@ -104,19 +104,8 @@ ZG_ZE_FN uint32_t zg_lz_bound(uint32_t n) { return n + n / 255 + 16; }
  * size. hints through zg_lz_hints; seqs and table as zg_ze_block_ref's. */
 ZG_ZE_FN uint32_t zg_lz_block_ref(const uint8_t *in, uint32_t n, const zg_ze_hints *hints, uint8_t *dst,
                                   zg_ze_seq *seqs, uint16_t *table) {
-    zg_ze_lane lanes[ZG_ZE_LANES];
-    const uint32_t seg = zg_lz_seg_bytes(n), nl = (n + seg - 1) / seg;
-    for (uint32_t l = 0; l < nl; l++) {
-        const uint32_t sb = l * seg, se = sb + seg < n ? sb + seg : n;
-        lanes[l].len = se - sb;
-        lanes[l].n = zg_ze_match_segment(in, sb, se, hints, table, seqs + (size_t)l * ZG_ZE_SEG_SEQS, &lanes[l].tail);
-    }
-    for (uint32_t l = 0; l < nl; l++) {
-        lanes[l].ext_off = l ? zg_ze_lane_end_off(&lanes[l - 1], seqs + (size_t)(l - 1) * ZG_ZE_SEG_SEQS) : 0;
-        lanes[l].ext = zg_ze_extend(in, l * seg, l * seg + lanes[l].len, lanes[l].ext_off);
-    }
     uint32_t tail;
-    uint32_t ns = zg_ze_join(seqs, lanes, nl, &tail);
+    uint32_t ns = zg_ze_match_block_ref(in, 0, n, zg_lz_seg_bytes(n), hints, table, seqs, &tail);
     zg_lz_fix(seqs, &ns, &tail, n);
     uint8_t *p = dst;
     uint32_t pos = 0;

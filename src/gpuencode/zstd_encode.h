@@ -849,6 +849,26 @@ ZG_ZE_FN uint32_t zg_ze_join(zg_ze_seq *seqs, const zg_ze_lane *lanes, uint32_t 
     return k;
 }
 
+/* The warp of the kernels, one lane after another (the CPU references): block c[b, b + n) cut in segments of seg bytes,
+ * each matched, the matches that end a segment extended into the next, all joined into seqs (zg_ze_join). Returns
+ * the number of sequences, *tail the literals after the last. */
+ZG_ZE_FN uint32_t zg_ze_match_block_ref(const uint8_t *c, uint32_t b, uint32_t n, uint32_t seg,
+                                        const zg_ze_hints *hints, uint16_t *table, zg_ze_seq *seqs, uint32_t *tail) {
+    zg_ze_lane lanes[ZG_ZE_LANES];
+    const uint32_t nl = (n + seg - 1) / seg;
+    for (uint32_t l = 0; l < nl; l++) {
+        const uint32_t sb = l * seg, se = sb + seg < n ? sb + seg : n;
+        lanes[l].len = se - sb;
+        lanes[l].n = zg_ze_match_segment(c, b + sb, b + se, hints, table, seqs + (size_t)l * ZG_ZE_SEG_SEQS,
+                                         &lanes[l].tail);
+    }
+    for (uint32_t l = 0; l < nl; l++) {
+        lanes[l].ext_off = l ? zg_ze_lane_end_off(&lanes[l - 1], seqs + (size_t)(l - 1) * ZG_ZE_SEG_SEQS) : 0;
+        lanes[l].ext = zg_ze_extend(c, b + l * seg, b + l * seg + lanes[l].len, lanes[l].ext_off);
+    }
+    return zg_ze_join(seqs, lanes, nl, tail);
+}
+
 /* Copies the literals of the joined list seqs[0, n) of block `in` into lits; their number. */
 ZG_ZE_FN uint32_t zg_ze_gather_literals(const uint8_t *in, const zg_ze_seq *seqs, uint32_t n, uint32_t tail,
                                         uint8_t *lits) {
@@ -908,20 +928,8 @@ ZG_ZE_FN uint32_t zg_ze_block_ref(const uint8_t *c, uint32_t b, uint32_t n, uint
         dst[3] = in[0];
         return 4;
     }
-    zg_ze_lane lanes[ZG_ZE_LANES];
-    for (uint32_t l = 0; l < ZG_ZE_LANES; l++) {
-        const uint32_t sb = l * ZG_ZE_SEG_BYTES < n ? l * ZG_ZE_SEG_BYTES : n;
-        const uint32_t se = (l + 1) * ZG_ZE_SEG_BYTES < n ? (l + 1) * ZG_ZE_SEG_BYTES : n;
-        lanes[l].len = se - sb;
-        lanes[l].n = zg_ze_match_segment(c, b + sb, b + se, hints, table, seqs + (size_t)l * ZG_ZE_SEG_SEQS, &lanes[l].tail);
-    }
-    for (uint32_t l = 0; l < ZG_ZE_LANES; l++) {
-        const uint32_t sb = l * ZG_ZE_SEG_BYTES < n ? l * ZG_ZE_SEG_BYTES : n;
-        lanes[l].ext_off = l ? zg_ze_lane_end_off(&lanes[l - 1], seqs + (size_t)(l - 1) * ZG_ZE_SEG_SEQS) : 0;
-        lanes[l].ext = zg_ze_extend(c, b + sb, b + sb + lanes[l].len, lanes[l].ext_off);
-    }
     uint32_t trailing;
-    const uint32_t nseq = zg_ze_join(seqs, lanes, ZG_ZE_LANES, &trailing);
+    const uint32_t nseq = zg_ze_match_block_ref(c, b, n, ZG_ZE_SEG_BYTES, hints, table, seqs, &trailing);
     const uint32_t nl = zg_ze_gather_literals(in, seqs, nseq, trailing, lits);
     /* literals: Huffman if it beats raw */
     uint8_t *body = dst + 3;
