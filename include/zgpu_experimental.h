@@ -43,7 +43,7 @@ typedef struct zgpu_tuning {
      * 5, 4 with zgpu's DEFLATE decoder, fewer for reads that compress better than 4:1). wave_shape: relative
      * wave sizes (n_wave_shape of them; 0 = equal waves). wave_sets: most waves in flight, each on its own
      * buffer set and stream (0 = up to 4 as far as the memory budget holds them; 2..4 caps that: a read needs
-     * two). wave_overlap: the next wave's reads start before this wave's last pieces are in (DEFAULT = on). */
+     * two; device writes' sets too). wave_overlap: the next wave's reads start before this wave's last pieces are in (DEFAULT = on). */
     int pipeline_waves;
     unsigned wave_shape[ZGPU_TUNING_MAX_SHAPE];
     int n_wave_shape;
@@ -86,6 +86,12 @@ typedef struct zgpu_tuning {
      * batched zstd compressor, kept for comparison and as a fallback. HOST: host threads, after one copy of the
      * wave to the host. Reads and host writes do not use it. */
     zgpu_decoder_choice zstd_encoder;
+
+    /* Device writes (zgpu_array_write_device): decoded bytes of the chunks one wave gathers and encodes (0 = a sixth
+     * of the device memory budget, 64 to 256 MiB; at least one chunk or shard). Smaller waves overlap more of the
+     * file writes and hold less memory; larger ones give the encoder more at once. wave_sets caps the write's
+     * buffer sets too (by default two, up to four where a wave holds fewer objects than the pool has threads). */
+    size_t write_wave_bytes;
 } zgpu_tuning;
 
 /** Fills *t with the defaults (struct_size set). */

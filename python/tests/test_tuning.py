@@ -19,19 +19,22 @@ from zgpu._context import Config, Context
 TUNING_ENV = ("ZGPU_ZSTD_DECODER", "ZGPU_DEFLATE_DECODER", "ZGPU_LZ4_DECODER", "ZGPU_PIPELINE_WAVES",
               "ZGPU_WAVE_SHAPE", "ZGPU_WAVE_SETS", "ZGPU_WAVE_OVERLAP", "ZGPU_ZSTD_ROWS", "ZGPU_ZSTD_HUF_PROBE",
               "ZGPU_INFLATE_PARTS", "ZGPU_TRACE", "ZGPU_PROFILE", "ZGPU_ZSTD_PROFILE", "ZGPU_INFLATE_TIMES",
-              "ZGPU_CLI_SLAB_BYTES", "ZGPU_READ_ROUTE", "ZGPU_PARTIAL_DECODE", "ZGPU_ZSTD_ENCODER")
+              "ZGPU_CLI_SLAB_BYTES", "ZGPU_READ_ROUTE", "ZGPU_PARTIAL_DECODE", "ZGPU_ZSTD_ENCODER",
+              "ZGPU_WRITE_WAVE_BYTES")
 pytestmark = pytest.mark.skipif(any(os.environ.get(v) for v in TUNING_ENV),
                                 reason="a ZGPU_* tuning variable is set; it overrides every context's tuning")
 
 DEFAULTS = {"zstd_decoder": "auto", "deflate_decoder": "auto", "lz4_decoder": "auto", "pipeline_waves": 0,
             "wave_shape": (), "wave_sets": 0, "wave_overlap": None, "zstd_rows": None, "zstd_huf_probe": -1,
             "inflate_parts": 0, "trace": False, "profile": False, "copy_slab_bytes": 0,
-            "read_route": "auto", "partial_decode": None, "zstd_encoder": "auto"}
+            "read_route": "auto", "partial_decode": None, "zstd_encoder": "auto",
+            "write_wave_bytes": 0}
 
 EVERY_FIELD = {"zstd_decoder": "host", "deflate_decoder": "nvcomp", "lz4_decoder": "zgpu", "pipeline_waves": 64,
                "wave_shape": (1, 2, 1000000), "wave_sets": 4, "wave_overlap": False, "zstd_rows": True,
                "zstd_huf_probe": 4096, "inflate_parts": 7, "trace": True, "profile": True,
-               "copy_slab_bytes": 3 << 20, "read_route": "host", "partial_decode": False, "zstd_encoder": "nvcomp"}
+               "copy_slab_bytes": 3 << 20, "read_route": "host", "partial_decode": False, "zstd_encoder": "nvcomp",
+               "write_wave_bytes": 5 << 20}
 
 
 @pytest.fixture
@@ -153,6 +156,24 @@ def test_zstd_encoder_from_the_environment():
         assert r.returncode == 0, r.stderr
         assert r.stdout.strip() == want
         assert ("ignoring ZGPU_ZSTD_ENCODER=gpu" in r.stderr) == (value == "gpu")
+
+
+def test_write_wave_bytes_from_the_environment():
+    """ZGPU_WRITE_WAVE_BYTES overrides the field (in a child process: the environment is read once); 0 or text
+    is ignored with a line on stderr, and the Python check refuses what the C range would."""
+    src = os.path.dirname(os.path.dirname(os.path.abspath(zgpu.__file__)))
+    code = "import zgpu; print(zgpu.config.tuning()['write_wave_bytes'])"
+    for value, want in (("8388608", "8388608"), ("0", "0"), ("big", "0")):
+        env = dict(os.environ, ZGPU_WRITE_WAVE_BYTES=value,
+                   PYTHONPATH=os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p))
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.strip() == want
+        assert ("ignoring ZGPU_WRITE_WAVE_BYTES" in r.stderr) == (value != "8388608")
+    with pytest.raises(ValueError, match="write_wave_bytes must be in 0..1099511627776"):
+        Config().set(write_wave_bytes=(1 << 40) + 1)
+    with pytest.raises(ValueError, match="write_wave_bytes must be an integer"):
+        Config().set(write_wave_bytes=1.5)
 
 
 def test_c_checks_name_the_field():

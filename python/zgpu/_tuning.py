@@ -45,6 +45,7 @@ class Tuning(Structure):
         ("read_route", c_int),
         ("partial_decode", c_int),
         ("zstd_encoder", c_int),
+        ("write_wave_bytes", c_size_t),
     ]
 
 
@@ -73,7 +74,7 @@ DEFAULTS: Dict[str, Any] = {
     "pipeline_waves": 0, "wave_shape": (), "wave_sets": 0, "wave_overlap": None,
     "zstd_rows": None, "zstd_huf_probe": -1, "inflate_parts": 0,
     "trace": False, "profile": False, "copy_slab_bytes": 0, "read_route": "auto",
-    "partial_decode": None, "zstd_encoder": "auto",
+    "partial_decode": None, "zstd_encoder": "auto", "write_wave_bytes": 0,
 }
 ROUTES = {"auto": 0, "device": 1, "host": 2}
 _ROUTE_NAMES = {v: k for k, v in ROUTES.items()}
@@ -139,6 +140,8 @@ def validate(name: str, value: Any) -> Any:
         if value not in ROUTES:
             raise ValueError("read_route must be one of 'auto', 'device', 'host', got %r" % (value,))
         return value
+    if name == "write_wave_bytes":
+        return _int(name, value, 0, 1 << 40, " (0 = zgpu's choice)")
     return _int(name, value, 0, (1 << 63) - 1, " (0 = 256 MiB)")  # copy_slab_bytes
 
 

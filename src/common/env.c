@@ -12,7 +12,7 @@ static struct {
     pthread_once_t once;
     zgpu_tuning t;
     int has_zstd, has_deflate, has_lz4, has_waves, has_shape, has_sets, has_overlap, has_rows, has_probe, has_parts,
-        has_trace, has_profile, has_slab, has_route, has_partial, has_zstd_enc;
+        has_trace, has_profile, has_slab, has_route, has_partial, has_zstd_enc, has_write_wave;
     const char *nvcomp_lib;
     char cache_dir[4096];
     int cufile_compat;
@@ -65,6 +65,7 @@ static void load(void) {
     env.has_deflate = read_decoder("ZGPU_DEFLATE_DECODER", 1, &t->deflate_decoder);
     env.has_lz4 = read_decoder("ZGPU_LZ4_DECODER", 0, &t->lz4_decoder);
     env.has_zstd_enc = read_decoder("ZGPU_ZSTD_ENCODER", 1, &t->zstd_encoder);
+    if ((env.has_write_wave = read_int("ZGPU_WRITE_WAVE_BYTES", 1, 1L << 40, &x))) t->write_wave_bytes = (size_t)x;
     if ((env.has_waves = read_int("ZGPU_PIPELINE_WAVES", 1, 64, &x))) t->pipeline_waves = (int)x;
     const char *shape = getenv("ZGPU_WAVE_SHAPE"); /* "a,b,c": relative wave sizes */
     if (shape && *shape) {
@@ -142,6 +143,7 @@ void zg_env_apply_tuning(zgpu_tuning *t) {
     if (env.has_route) t->read_route = e->read_route;
     if (env.has_partial) t->partial_decode = e->partial_decode;
     if (env.has_zstd_enc) t->zstd_encoder = e->zstd_encoder;
+    if (env.has_write_wave) t->write_wave_bytes = e->write_wave_bytes;
 }
 
 const char *zg_env_cache_dir(void) {

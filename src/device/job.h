@@ -47,6 +47,9 @@
  * split for overlap into waves of which more fit in the budget uses more, so that the host never waits for a
  * decode before reading the next wave: with two sets the third wave's I/O waited for the first's decode. */
 #define ZG_MAX_SETS 4
+/* Device writes' buffer sets at most: more than two where a wave holds few objects (shards), so that the writes of
+ * several waves run on the pool at once (write_device.c) */
+#define ZG_WD_SETS 4
 
 #define CU(call, what)                                                                                     \
     do {                                                                                                   \
@@ -98,12 +101,12 @@ struct zg_device_state {
     pthread_mutex_t dead_lock;
     void **dead;
     size_t n_dead, cap_dead;
-    /* device writes (write_device.c): two buffer sets kept from one write to the next, each a device block and a
-     * pinned block, grown as writes need them (allocating ~1 GB of device and pinned memory cost a 128 MB write
-     * more than its encode); wlock: one write at a time uses them (a write's reads of the chunks it merges take
-     * `lock`, so a write holds wlock alone) */
+    /* device writes (write_device.c): up to ZG_WD_SETS buffer sets kept from one write to the next, each a device
+     * block and a pinned block, grown as writes need them (allocating ~1 GB of device and pinned memory cost a
+     * 128 MB write more than its encode); wlock: one write at a time uses them (a write's reads of the chunks it
+     * merges take `lock`, so a write holds wlock alone) */
     pthread_mutex_t wlock;
-    struct { uint8_t *d, *h; size_t d_cap, h_cap; } wbuf[2];
+    struct { uint8_t *d, *h; size_t d_cap, h_cap; } wbuf[ZG_WD_SETS];
 };
 #define PLANS_KEPT_BYTES ((size_t)64 << 20)
 

@@ -153,7 +153,7 @@ void zg_device_state_free(struct zg_device_state *st) {
         cudaEventDestroy(b->fork);
         cudaEventDestroy(b->join);
     }
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < ZG_WD_SETS; k++) {
         if (st->wbuf[k].d) cudaFree(st->wbuf[k].d);
         if (st->wbuf[k].h) cudaFreeHost(st->wbuf[k].h);
     }

@@ -1,6 +1,7 @@
 /* Writes from device memory (zgpu_array_write_device; docs/gpu-writes.md). A write is planned as host writes are
- * (one task per stored object) and run in waves of objects on two buffer sets (kept in the device state), so that
- * the GPU's compression of wave w overlaps the host's file writes of wave w - 1 (run_waves):
+ * (one task per stored object) and run in waves of objects on two or more buffer sets (kept in the device state),
+ * so that the GPU's compression of wave w overlaps the host's file writes of wave w - 1, and where waves hold few
+ * objects (shards), the writes of several waves run at once (run_waves):
  *   old     an object the write covers only in part is written alone, first, under the store's write lock for
  *           it from the read of its stored value (on the device, into its chunk buffer: zgpu_array_read_device,
  *           missing chunks read as the fill value) to its replacement, as host writes hold it; objects the write
@@ -50,14 +51,23 @@
 
 #undef CU /* job.h's; this file's names the array */
 #define WD_ALIGN 256
-/* Decoded bytes of chunks a wave gathers: a sixth of the device memory budget (two waves in flight, each with
- * its encoded slots and packed copy beside it: about 3x a wave on the device, 2x in pinned memory), between
+/* Decoded bytes of chunks a wave gathers (unless tuning.write_wave_bytes says): a sixth of the device memory budget (two sets of waves, each with
+ * its encoded slots and packed copy beside it: about 3x a wave on the device, 2x in pinned memory; more sets only
+ * where they fit: wave_sets), between
  * these bounds: larger waves give the GPU encoder more chunks at once, smaller ones overlap more of the host's
  * writes and hold less pinned memory. */
 #define WD_WAVE_MIN ((uint64_t)64 << 20)
 #define WD_WAVE_MAX ((uint64_t)256 << 20)
 
 /* ------------------------------------------------------------------------------------------------ buffers */
+
+struct wd_job;
+struct wd_set;
+/* The pool's argument for a wave's object writes */
+typedef struct wd_host {
+    struct wd_job *j;
+    struct wd_set *b;
+} wd_host;
 
 /* One buffer set: a wave's device and pinned memory, sized for `cap` objects. The GPU encodes units: the objects'
  * chunks, or (sharded arrays) their inner chunks, upo a shard, each unit u of object u / upo. */
@@ -97,6 +107,11 @@ typedef struct wd_set {
     zg_store_lock_set held; /* remote stores: the wave's locks */
     int held_many;
     zg_buf *enc;            /* host encoding: [cap] encoded chunks */
+    /* its objects' writes, handed to the pool (write_start) and waited for before the set is used again
+     * (write_end) */
+    wd_host host;
+    zg_pool_job *job;
+    int writing;
 } wd_set;
 
 /* Where each kind of descriptor lies in a set's descriptor area (the same in its pinned and device copies), each
@@ -151,7 +166,8 @@ typedef struct wd_job {
     int64_t inner_strides[ZGPU_MAX_DIMS];
     size_t index_nbytes;
     struct zg_device_state *st; /* its kept buffers (under st->wlock) */
-    wd_set set[2];
+    wd_set set[ZG_WD_SETS];
+    int n_sets;             /* sets the waves take in turn */
     wd_desc desc;           /* of sets of per_wave objects */
     size_t *order;          /* the plan's tasks: those covered in part first (n_partial), then the others */
     size_t n_partial;
@@ -585,11 +601,6 @@ static zgpu_status wait_done(wd_job *j, wd_set *b) {
 
 /* ------------------------------------------------------------------------------------------------ host side */
 
-typedef struct wd_host {
-    wd_job *j;
-    wd_set *b;
-} wd_host;
-
 static zgpu_status put_object(void *arg, size_t i) {
     wd_host *h = arg;
     wd_job *j = h->j;
@@ -628,11 +639,28 @@ static zgpu_status put_object(void *arg, size_t i) {
     return st;
 }
 
-/* The wave's objects written (or deleted) by the pool; remote stores: encoded by the pool, then one batch. */
-static zgpu_status write_wave(wd_job *j, wd_set *b) {
-    wd_host h = {j, b};
+/* The wave's objects handed to the pool to write (or delete; remote stores: to encode where the host encodes),
+ * not waited for: write_end. A wave of one object covered in part is written by write_end, on the thread that
+ * holds its lock. */
+static zgpu_status write_start(wd_job *j, wd_set *b) {
+    b->host = (wd_host){j, b};
+    b->job = NULL;
+    zgpu_status st = b->alone ? ZGPU_OK : zg_pool_start(j->a->ctx->pool, b->n, put_object, &b->host, &b->job);
+    b->writing = st == ZGPU_OK;
+    return st;
+}
+
+/* The wave's writes finished (remote stores: then put as one batch), its locks released. */
+static zgpu_status write_end(wd_job *j, wd_set *b) {
     zg_store *s = j->a->store;
-    zgpu_status st = b->alone ? put_object(&h, 0) : zg_pool_run(j->a->ctx->pool, b->n, put_object, &h);
+    zgpu_status st = ZGPU_OK;
+    if (!b->writing) {
+        unlock_wave(j, b);
+        return ZGPU_OK;
+    }
+    b->writing = 0;
+    st = b->alone ? put_object(&b->host, 0) : b->job ? zg_pool_finish(j->a->ctx->pool, b->job) : ZGPU_OK;
+    b->job = NULL;
     if (st == ZGPU_OK && s->vt->set_many && !b->held_many) st = lock_wave(j, b);
     if (st == ZGPU_OK && s->vt->set_many) {
         zg_store_put *p = calloc(b->n, sizeof *p);
@@ -653,6 +681,13 @@ static zgpu_status write_wave(wd_job *j, wd_set *b) {
     }
     unlock_wave(j, b);
     return st;
+}
+
+/* The wave written, waited for. */
+static zgpu_status write_wave(wd_job *j, wd_set *b) {
+    const zgpu_status st = write_start(j, b);
+    const zgpu_status s2 = write_end(j, b);
+    return st != ZGPU_OK ? st : s2;
 }
 
 /* ------------------------------------------------------------------------------------------------ the write */
@@ -750,14 +785,15 @@ static zgpu_status prepare(wd_job *j, size_t per_wave) {
                     : "",
                 j->shard ? " (sharded: inner chunks)" : j->enc.gpu && j->enc.transposed ? " (transposed)" : "",
                 j->enc.gpu ? "" : ")");
-    ZG_FORWARD(set_alloc(j, 0, per_wave));
-    if (per_wave < j->plan.n_tasks) ZG_FORWARD(set_alloc(j, 1, per_wave));
+    for (int k = 0; k < j->n_sets; k++) ZG_FORWARD(set_alloc(j, k, per_wave));
     return ZGPU_OK;
 }
 
-/* The objects covered in part, one at a time (each alone in its wave), then waves of per_wave objects on two buffer
- * sets: wave w's GPU work up to its encode is queued, then wave w - 1 written by the pool while the GPU encodes,
- * then wave w packed and copied back (its copy queued before wave w + 1's work). */
+/* The objects covered in part, one at a time (each alone in its wave), then waves of per_wave objects on n_sets
+ * buffer sets in turn: wave w's GPU work up to its encode is queued, then wave w - 1's writes handed to the pool
+ * (once its copy is on the host) while the GPU encodes, then wave w packed and copied back (its copy queued before
+ * wave w + 1's work). A set's writes are waited for only when a later wave needs the set, so that with more than
+ * two sets the writes of several waves run at once. */
 static zgpu_status run_waves(wd_job *j, size_t per_wave) {
     const size_t n = j->plan.n_tasks;
     wd_set *prev = NULL;
@@ -776,35 +812,53 @@ static zgpu_status run_waves(wd_job *j, size_t per_wave) {
     }
     const int trace = j->a->ctx->tuning.trace;
     for (size_t first = j->n_partial, w = 0; first < n && st == ZGPU_OK; first += per_wave, w++) {
-        wd_set *b = &j->set[w & 1];
+        wd_set *b = &j->set[w % (size_t)j->n_sets];
+        const double t0 = trace ? now_ms() : 0;
+        st = write_end(j, b); /* the writes of the wave that had the set */
+        if (st != ZGPU_OK) break;
         b->idx = j->order + first;
         b->n = n - first < per_wave ? n - first : per_wave;
-        const double t0 = trace ? now_ms() : 0;
-        st = launch_wave(j, b);
         const double t1 = trace ? now_ms() : 0;
+        st = launch_wave(j, b);
+        const double t2 = trace ? now_ms() : 0;
         if (prev) {
             zgpu_status s2 = wait_done(j, prev);
-            if (s2 == ZGPU_OK) s2 = write_wave(j, prev);
-            else unlock_wave(j, prev);
+            if (s2 == ZGPU_OK) s2 = write_start(j, prev);
             if (st == ZGPU_OK) st = s2;
             prev = NULL;
         }
-        const double t2 = trace ? now_ms() : 0;
+        const double t3 = trace ? now_ms() : 0;
         if (st == ZGPU_OK) st = finish_wave(j, b);
         if (trace) /* host time of each step; finish waits for the wave's encode */
-            fprintf(stderr, "zgpu trace: device write wave %zu (%zu objects): launch %.2f ms, previous wave's writes "
-                    "%.2f ms, finish (encode, pack, copy) %.2f ms\n", w, b->n, t1 - t0, t2 - t1, now_ms() - t2);
-        if (st != ZGPU_OK) {
-            unlock_wave(j, b);
-            break;
-        }
+            fprintf(stderr, "zgpu trace: device write wave %zu (%zu objects, set %zu): its set's earlier writes "
+                    "%.2f ms, launch %.2f ms, previous wave's copy %.2f ms, finish (encode, pack, copy) %.2f ms\n",
+                    w, b->n, w % (size_t)j->n_sets, t1 - t0, t2 - t1, t3 - t2, now_ms() - t3);
+        if (st != ZGPU_OK) break;
         prev = b;
     }
-    const double t3 = trace ? now_ms() : 0;
+    const double t4 = trace ? now_ms() : 0;
     if (prev && st == ZGPU_OK) st = wait_done(j, prev);
-    if (prev && st == ZGPU_OK) st = write_wave(j, prev);
-    if (trace && prev) fprintf(stderr, "zgpu trace: device write: last wave's writes %.2f ms\n", now_ms() - t3);
+    if (prev && st == ZGPU_OK) st = write_start(j, prev);
+    /* every set's writes waited for (also after a failure: the pool's jobs use the sets' memory) */
+    for (int k = 0; k < j->n_sets; k++) {
+        const zgpu_status s2 = write_end(j, &j->set[k]);
+        if (st == ZGPU_OK) st = s2;
+    }
+    if (trace && prev) fprintf(stderr, "zgpu trace: device write: last waves' writes %.2f ms\n", now_ms() - t4);
     return st;
+}
+
+/* Buffer sets: two (wave w's encode beside wave w - 1's writes), more where a wave holds fewer objects than the
+ * pool has threads (shards: a thread writes each), so that the writes of several waves run at once, while the
+ * sets fit the budget (about three waves of device memory a set) and tuning.wave_sets; at most one a wave. */
+static int wave_sets(const wd_job *j, size_t per_wave, size_t budget) {
+    const size_t waves = (j->plan.n_tasks - j->n_partial + per_wave - 1) / per_wave;
+    const size_t threads = (size_t)zg_pool_size(j->a->ctx->pool), wave_bytes = per_wave * j->chunk_nbytes;
+    const size_t most = j->a->ctx->tuning.wave_sets ? (size_t)j->a->ctx->tuning.wave_sets : ZG_WD_SETS;
+    size_t n = 2;
+    while (n < most && n * per_wave < threads && n < waves && (n + 1) * 3 * wave_bytes <= budget) n++;
+    if (n > waves) n = waves ? waves : 1;
+    return (int)n;
 }
 
 zgpu_status zg_device_write(zgpu_array *a, const uint64_t *start, const uint64_t *count, const void *d_in,
@@ -835,13 +889,17 @@ zgpu_status zg_device_write(zgpu_array *a, const uint64_t *start, const uint64_t
     if (j.st) pthread_mutex_lock(&j.st->wlock);
     if (st == ZGPU_OK && j.plan.n_tasks) {
         const size_t budget = a->ctx->opts.device_memory_budget ? a->ctx->opts.device_memory_budget : j.st->auto_budget;
-        uint64_t wave_bytes = budget / 6;
-        if (wave_bytes < WD_WAVE_MIN) wave_bytes = WD_WAVE_MIN;
-        if (wave_bytes > WD_WAVE_MAX) wave_bytes = WD_WAVE_MAX;
+        uint64_t wave_bytes = a->ctx->tuning.write_wave_bytes;
+        if (!wave_bytes) {
+            wave_bytes = budget / 6;
+            if (wave_bytes < WD_WAVE_MIN) wave_bytes = WD_WAVE_MIN;
+            if (wave_bytes > WD_WAVE_MAX) wave_bytes = WD_WAVE_MAX;
+        }
         size_t per_wave = (size_t)(wave_bytes / (j.chunk_nbytes ? j.chunk_nbytes : 1));
         if (per_wave < 1) per_wave = 1;
         if (per_wave > 4096) per_wave = 4096;
         if (per_wave > j.plan.n_tasks) per_wave = j.plan.n_tasks;
+        j.n_sets = wave_sets(&j, per_wave, budget);
         if (cudaStreamCreateWithFlags(&j.copy, cudaStreamNonBlocking) != cudaSuccess)
             st = zg_error(ZGPU_ERR_CUDA, ZG_ARRAY_WHERE_FMT ": device write: cudaStreamCreate failed", a->path);
         if (st == ZGPU_OK) st = prepare(&j, per_wave);
@@ -853,8 +911,7 @@ zgpu_status zg_device_write(zgpu_array *a, const uint64_t *start, const uint64_t
             cudaStreamDestroy(j.copy);
         }
     }
-    set_free(&j.set[0]);
-    set_free(&j.set[1]);
+    for (int k = 0; k < ZG_WD_SETS; k++) set_free(&j.set[k]);
     if (j.st) pthread_mutex_unlock(&j.st->wlock);
     free(j.order);
     zg_plan_free(&j.plan);

@@ -2,7 +2,9 @@
  * memory and its twin written from host memory by zgpu_array_write must read back (on the host) as the same
  * values, equal to what was written: a whole array with a chunk of fill value (deleted, not written), a region
  * not aligned to chunks from a Fortran-ordered device buffer (partly covered chunks merged with their stored
- * value), and one written twice (merged again). Bad arguments give errors, not crashes. Skips (77) without a GPU. */
+ * value), and one written twice (merged again); all of it again in waves of one object each (tuning
+ * write_wave_bytes), so that the waves take every buffer set in turn. Bad arguments give errors, not crashes.
+ * Skips (77) without a GPU. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -10,6 +12,7 @@
 
 #include "test.h"
 #include "zgpu.h"
+#include "zgpu_experimental.h" /* zgpu_tuning: write_wave_bytes */
 
 #ifndef ZGPU_HAVE_CUDA
 TEST_MAIN_WITHOUT_CUDA()
@@ -75,10 +78,10 @@ static void compare(zgpu_array *dev, zgpu_array *host, const uint8_t *want, size
     free(ref);
 }
 
-static void run_case(zgpu_context *ctx, const tcase *c) {
+static void run_case(zgpu_context *ctx, const tcase *c, const char *tag) {
     char pd[512], ph[512];
-    snprintf(pd, sizeof pd, "%s/%s_dev", tmpdir, c->name);
-    snprintf(ph, sizeof ph, "%s/%s_host", tmpdir, c->name);
+    snprintf(pd, sizeof pd, "%s/%s%s_dev", tmpdir, c->name, tag);
+    snprintf(ph, sizeof ph, "%s/%s%s_host", tmpdir, c->name, tag);
     zgpu_array *a = NULL, *h = NULL;
     CHECK_OK(zgpu_array_create(ctx, pd, c->meta, 1, &a));
     CHECK_OK(zgpu_array_create(ctx, ph, c->meta, 1, &h));
@@ -145,8 +148,25 @@ int main(void) {
     CHECK_OK(zgpu_context_create(NULL, &ctx));
     if (!ctx) TEST_MAIN_END();
     for (size_t i = 0; i < N_CASES; i++) {
-        run_case(ctx, &cases[i]);
+        run_case(ctx, &cases[i], "");
         printf("%-32s written from device memory, read back\n", cases[i].name);
+    }
+    zgpu_context_free(ctx);
+    /* waves of one object each (write_wave_bytes 1), 8 threads: a wave a chunk or shard, taking the four buffer
+     * sets in turn, the writes of three waves in flight while the next encodes */
+    zgpu_tuning t;
+    zgpu_tuning_init(&t);
+    t.write_wave_bytes = 1;
+    zgpu_context_options o;
+    zgpu_context_options_init(&o);
+    o.num_threads = 8;
+    o.tuning = &t;
+    ctx = NULL;
+    CHECK_OK(zgpu_context_create(&o, &ctx));
+    if (!ctx) TEST_MAIN_END();
+    for (size_t i = 0; i < N_CASES; i++) {
+        run_case(ctx, &cases[i], "_waves");
+        printf("%-32s written in waves of one object, read back\n", cases[i].name);
     }
     zgpu_context_free(ctx);
     char cmd[300];

@@ -12,7 +12,8 @@
  * For zstd, gzip, blosc, sharded zstd and uncompressed arrays, writes of the whole array and of a box not aligned to
  * chunks, synchronous and asynchronous (the failure reported through the event). Then the async API itself: errors
  * at the call with nothing started, ordering after the caller's stream, two writes in flight on one array, an event
- * freed before it completes. Skips (77) without a GPU. */
+ * freed before it completes. Then the whole writes' faults again in waves of one object each (several waves' writes
+ * in flight when one fails). Skips (77) without a GPU. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* nftw */
 #endif
@@ -27,6 +28,7 @@
 
 #include "test.h"
 #include "zgpu.h"
+#include "zgpu_experimental.h" /* zgpu_tuning: write_wave_bytes */
 
 #ifndef ZGPU_HAVE_CUDA
 TEST_MAIN_WITHOUT_CUDA()
@@ -454,6 +456,27 @@ int main(void) {
     }
     printf("%d failed writes: %d objects new, %d old, none mixed\n", sum.runs, sum.n_new, sum.n_old);
     async_api(ctx);
+    zgpu_context_free(ctx);
+    /* whole writes again in waves of one object each (tuning write_wave_bytes 1, 8 threads): the failure meets
+     * the writes of several waves in flight on the four buffer sets */
+    zgpu_tuning t;
+    zgpu_tuning_init(&t);
+    t.write_wave_bytes = 1;
+    zgpu_context_options o;
+    zgpu_context_options_init(&o);
+    o.num_threads = 8;
+    o.tuning = &t;
+    ctx = NULL;
+    CHECK_OK(zgpu_context_create(&o, &ctx));
+    stats waves = {0, 0, 0};
+    for (size_t p = 0; ctx && p < sizeof picks / sizeof picks[0]; p++)
+        for (size_t i = 0; i < N_CASES; i++)
+            if (!strcmp(cases[i].name, picks[p].name))
+                for (int fault = FSIZE; fault <= RODIR; fault++)
+                    for (int async = 0; async < 2; async++) scenario(ctx, &cases[i], picks[p].type, fault, 0, async, &waves);
+    printf("in waves of one object: %d failed writes: %d objects new, %d old, none mixed\n", waves.runs, waves.n_new,
+           waves.n_old);
+    CHECK(waves.n_new > 0 && waves.n_old > 0);
     zgpu_context_free(ctx);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "chmod -R u+w %s; rm -rf %s", tmpdir, tmpdir);

@@ -42,7 +42,8 @@ static int same_tuning(const zgpu_tuning *a, const zgpu_tuning *b) {
            memcmp(a->wave_shape, b->wave_shape, sizeof a->wave_shape) == 0 && a->wave_sets == b->wave_sets &&
            a->wave_overlap == b->wave_overlap && a->zstd_rows == b->zstd_rows &&
            a->zstd_huf_probe == b->zstd_huf_probe && a->inflate_parts == b->inflate_parts && a->trace == b->trace &&
-           a->profile == b->profile && a->copy_slab_bytes == b->copy_slab_bytes && a->zstd_encoder == b->zstd_encoder;
+           a->profile == b->profile && a->copy_slab_bytes == b->copy_slab_bytes && a->zstd_encoder == b->zstd_encoder &&
+           a->write_wave_bytes == b->write_wave_bytes;
 }
 
 static void test_defaults(void) {
@@ -63,6 +64,7 @@ static void test_defaults(void) {
     CHECK_EQ_U64(t.profile, 0);
     CHECK_EQ_U64(t.copy_slab_bytes, 0);
     CHECK(t.zstd_encoder == ZGPU_DECODER_AUTO);
+    CHECK_EQ_U64(t.write_wave_bytes, 0);
 
     /* no options, options without a tuning, and the defaults passed explicitly: the same effective tuning */
     zgpu_tuning got;
@@ -97,6 +99,7 @@ static void fill_valid(zgpu_tuning *t) {
     t->profile = 1;
     t->copy_slab_bytes = (size_t)3 << 20;
     t->zstd_encoder = ZGPU_DECODER_NVCOMP;
+    t->write_wave_bytes = (size_t)5 << 20;
 }
 
 static void test_round_trip_and_copy(void) {
@@ -229,6 +232,12 @@ static void test_older_struct(void) {
     CHECK(got.zstd_encoder == ZGPU_DECODER_AUTO);
     CHECK_EQ_U64(got.copy_slab_bytes, (size_t)3 << 20);
     CHECK(got.zstd_decoder == ZGPU_DECODER_HOST);
+
+    fill_valid(&t);
+    t.struct_size = offsetof(zgpu_tuning, write_wave_bytes); /* before write_wave_bytes was added */
+    CHECK_OK(create_with(&t, &got));
+    CHECK_EQ_U64(got.write_wave_bytes, 0);
+    CHECK(got.zstd_encoder == ZGPU_DECODER_NVCOMP);
 
     fill_valid(&t);
     t.struct_size = offsetof(zgpu_tuning, pipeline_waves); /* only the decoders */
