@@ -27,7 +27,7 @@ grep "device write" $OUT/write.log | sed 's/of [0-9]* chunks in waves of [0-9]*/
 timeout 90 ./bin/test_gpu_write_faults > $OUT/faults.log 2>&1; echo "test_gpu_write_faults rc=$? $(tail -1 $OUT/faults.log)"
 ZGPU_TEST_QUICK=1 timeout 90 ./bin/test_gpu_blosc_encode > $OUT/blosc.log 2>&1; echo "test_gpu_blosc_encode (quick) rc=$? $(tail -1 $OUT/blosc.log)"
 if [ "${MEMCHECK:-0}" = 1 ]; then
-    timeout 200 compute-sanitizer --tool memcheck --leak-check no ./bin/test_gpu_write > $OUT/san_write.log 2>&1; echo "memcheck write rc=$? $(grep 'ERROR SUMMARY' $OUT/san_write.log)"; grep -m3 -A8 "Invalid" $OUT/san_write.log | head -30
+    timeout 300 compute-sanitizer --tool memcheck --leak-check no ./bin/test_gpu_write > $OUT/san_write.log 2>&1; echo "memcheck write rc=$? $(grep 'ERROR SUMMARY' $OUT/san_write.log)"; grep -m3 -A8 "Invalid" $OUT/san_write.log | head -30
 fi
 if [ "${ALL:-0}" = 1 ]; then
     timeout 200 ./bin/test_gpu_encode > $OUT/encode.log 2>&1; echo "test_gpu_encode rc=$? $(tail -1 $OUT/encode.log)"

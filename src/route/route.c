@@ -132,10 +132,13 @@ zg_route_pick zg_route_decide(const zg_route_model *m, const zg_route_memory *me
     const int other = 1 - pick;
     /* the other route once if it never ran and is predicted within 8x; again every ZG_ROUTE_REEXPLORE reads of the
      * slot if within 4x (its factor may come from a read that paid for something else: a cold buffer, a busy
-     * machine) */
+     * machine); only while its extra time is affordable (ZG_ROUTE_EXPLORE_SHARE) */
     const unsigned total = reads[0] + reads[1];
-    if (reads[pick] && ((!reads[other] && t[other] * f[other] < 8 * t[pick] * f[pick]) ||
-                        (total % ZG_ROUTE_REEXPLORE == 0 && t[other] * f[other] < 4 * t[pick] * f[pick]))) {
+    const double extra = t[other] * f[other] - t[pick] * f[pick];
+    const int affordable = extra <= ZG_ROUTE_EXPLORE_SHARE * mem->spent[p.codec][p.band][p.regime];
+    if (reads[pick] && affordable &&
+        ((!reads[other] && t[other] * f[other] < 8 * t[pick] * f[pick]) ||
+         (total % ZG_ROUTE_REEXPLORE == 0 && t[other] * f[other] < 4 * t[pick] * f[pick]))) {
         pick = other;
         p.explored = 1;
     }
@@ -158,6 +161,7 @@ void zg_route_learn(zg_route_memory *mem, const zg_route_pick *p, double seconds
     const double prev = *f > 0 ? *f : 1;
     *f = ratio < prev ? ratio : 0.8 * prev + 0.2 * ratio;
     mem->reads[p->codec][p->band][p->regime][k]++;
+    mem->spent[p->codec][p->band][p->regime] += seconds;
 }
 
 void zg_route_file_name(const char *gpu_name, const char *gpu_uuid, char *out, size_t n) {

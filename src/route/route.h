@@ -75,6 +75,7 @@ typedef struct zg_route_memory {
      * the host at 13 ms against 5.5 ms)][0 host route, 1 device route]; factor 0 = none yet (1) */
     double factor[ZG_RC_N][ZG_RP_N][ZG_ROUTE_REGIMES][2];
     unsigned reads[ZG_RC_N][ZG_RP_N][ZG_ROUTE_REGIMES][2];
+    double spent[ZG_RC_N][ZG_RP_N][ZG_ROUTE_REGIMES]; /* seconds the slot's reads took, both routes */
 } zg_route_memory;
 
 /* A decision, kept until the read's time is known (zg_route_learn). */
@@ -88,12 +89,19 @@ typedef struct zg_route_pick {
 
 /* A slot's picked route gives way to the other one (predicted within 4x) once every this many reads of the slot. */
 #define ZG_ROUTE_REEXPLORE 64
+/* A route is tried against the model only while its predicted extra time is at most this share of what the slot's
+ * reads took so far: exploring costs a process at most about a quarter more (zgpu cp --device of a 1 GiB gzip
+ * array in two 512 MiB slabs spent 0.7 s on the host route trying it for the second slab, after 0.32 s for the
+ * first on the GPU). */
+#define ZG_ROUTE_EXPLORE_SHARE 0.25
 
 /** zg_route_choose with what the process learnt: each prediction times its route's factor; and the second read of a
  *  slot whose other route has never run, and is predicted within 8x of the chosen one, takes that other route once
  *  (so a route the calibration misjudged gets measured: the H200's synthetic gzip arrays made its GPU route look 6x
  *  slower than on real data), and every ZG_ROUTE_REEXPLORE-th read of the slot retries the other one when
- *  it is predicted within 4x (a factor a slow read inflated gets measured again). mem NULL: the model alone. */
+ *  it is predicted within 4x (a factor a slow read inflated gets measured again); either only while the other
+ *  route's predicted extra time is at most ZG_ROUTE_EXPLORE_SHARE of the slot's reads so far (else a later read
+ *  tries it). mem NULL: the model alone. */
 zg_route_pick zg_route_decide(const zg_route_model *m, const zg_route_memory *mem, const zg_route_read *r);
 /** A read that took p.route lasted `seconds`: that route's factor of the slot moves toward seconds / predicted. */
 void zg_route_learn(zg_route_memory *mem, const zg_route_pick *p, double seconds);
