@@ -27,10 +27,12 @@ ZG_ZE_FN zg_ze_hints zg_lz_hints(zg_ze_hints h) {
     return zg_ze_hints_clean(h);
 }
 
-/* The joined sequences seqs[0, *ns) of a block of n bytes (*tail literals after them) made LZ4's: matches below 4
- * bytes become literals, and the end rules hold (the last match shortened or dropped). */
-ZG_ZE_FN void zg_lz_fix(zg_ze_seq *seqs, uint32_t *ns, uint32_t *tail, uint32_t n) {
-    uint32_t k = 0, carry = 0, end = 0; /* end: where the last kept match ends */
+/* LZ4's rules on the joined sequences seqs[0, *ns) of a block of n bytes (*tail literals after them), in two passes
+ * (the kernel runs the first with the whole warp, lz4_encode_kernels.cu). First: matches below 4 bytes become
+ * literals of the next sequence kept; returns the bytes the kept sequences cover (n - *tail - the literals left
+ * after the last kept one). */
+ZG_ZE_FN uint32_t zg_lz_fix_short(zg_ze_seq *seqs, uint32_t *ns, uint32_t tail, uint32_t n) {
+    uint32_t k = 0, carry = 0;
     for (uint32_t i = 0; i < *ns; i++) {
         zg_ze_seq q = seqs[i];
         if (q.len < ZG_LZ_MIN_MATCH) {
@@ -41,7 +43,15 @@ ZG_ZE_FN void zg_lz_fix(zg_ze_seq *seqs, uint32_t *ns, uint32_t *tail, uint32_t 
         carry = 0;
         seqs[k++] = q;
     }
-    for (uint32_t i = 0; i < k; i++) end += seqs[i].lit + seqs[i].len;
+    *ns = k;
+    return n - tail - carry;
+}
+
+/* Second: the end rules on seqs[0, *ns), covering `end` bytes: the last match starts 12 bytes or more before the
+ * block's end and ends 5 or more before it (shortened, or dropped: its bytes literals of the end); *tail becomes the
+ * literals after the last sequence. */
+ZG_ZE_FN void zg_lz_fix_end(zg_ze_seq *seqs, uint32_t *ns, uint32_t *tail, uint32_t n, uint32_t end) {
+    uint32_t k = *ns;
     while (k > 0) {
         zg_ze_seq *q = &seqs[k - 1];
         const uint32_t ms = end - q->len, before = ms - q->lit; /* its match's start; its literals' */
@@ -57,6 +67,12 @@ ZG_ZE_FN void zg_lz_fix(zg_ze_seq *seqs, uint32_t *ns, uint32_t *tail, uint32_t 
     }
     *ns = k;
     *tail = n - end;
+}
+
+/* Both (the CPU reference's). */
+ZG_ZE_FN void zg_lz_fix(zg_ze_seq *seqs, uint32_t *ns, uint32_t *tail, uint32_t n) {
+    const uint32_t end = zg_lz_fix_short(seqs, ns, *tail, n);
+    zg_lz_fix_end(seqs, ns, tail, n, end);
 }
 
 /* Bytes of a length field beyond the token's 4 bits (v = the value the token's nibble starts). */

@@ -1,7 +1,9 @@
 // zgpu's LZ4 encoder on the GPU (lz4_encode_kernels.h). A warp a chunk: each lane matches a segment (a 32nd of it)
 // (zstd_encode.h's matcher), lane 0 joins the sequences and applies LZ4's rules (lz4_encode.h), then each lane sums
-// the bytes of its share of the sequences and writes them at the offset the warp's scan gives. The bytes equal
-// lz4_encode.h's CPU reference.
+// the bytes of its share of the sequences and writes them at the offset the warp's scan gives, except the literal
+// runs of kLongLit bytes or more, which the whole warp copies afterwards (a lane copying a noisy byte plane's 32 KiB
+// run alone, a byte a load, had left the kernel at 4.9 active lanes of 32: 21.6 ms for blosc's streams of 256 MiB
+// of the OCT volume on an H100). The bytes equal lz4_encode.h's CPU reference.
 #include "gpuencode/lz4_encode_kernels.h"
 
 #include "gpuencode/encode_warp.cuh"
@@ -10,16 +12,173 @@
 namespace {
 
 constexpr unsigned kWarpsPerSm = 12; /* of the 13 its shared memory allows */
+constexpr uint32_t kLongLit = 64;   /* literal runs this long or longer: copied by the whole warp */
+
+/* A literal run the warp copies: in[src, src + len) to the chunk's block at dst. */
+struct LongCopy {
+    uint32_t src, dst, len;
+};
 
 struct WarpScratch {
     zg_ze_seq seqs[ZG_ZE_BLOCK_SEQS];
+    LongCopy longs[ZG_LZ_MAX_INPUT / kLongLit]; /* (runs of kLongLit bytes or more in a block: no more) */
+};
+
+/* zg_ze_join's state between the lanes' segments, and the move lane 0 asks of the warp */
+struct JoinState {
+    uint32_t k, carry, chain;
+    uint32_t from, to, count;
 };
 
 struct Shared {
     uint16_t table[ZG_ZE_LANES][ZG_ZE_HASH_ENTRIES];
     zg_ze_lane lanes[ZG_ZE_LANES];
-    uint32_t nseq, tail;
+    JoinState js;
+    uint32_t nseq, tail, n_long;
 };
+
+/* zg_ze_join by the warp, the same list: lane 0 walks each segment's sequences up to the first it keeps (those a
+ * chain from the previous segment covers are dropped or cut, as zg_ze_join does; every later one is kept as it is),
+ * then the warp moves the segment's other sequences into place, 32 at a time (in place: a sequence's new index never
+ * exceeds its old one, and segments go in order). Lane 0 alone walking every sequence had been most of the kernel's
+ * time. */
+__device__ uint32_t warp_join(zg_ze_seq *seqs, const zg_ze_lane *lanes, uint32_t n_lanes, uint32_t *tail_out,
+                              unsigned lane, JoinState *js) {
+    if (lane == 0) js->k = js->carry = js->chain = 0;
+    __syncwarp();
+    for (uint32_t l = 0; l < n_lanes; l++) {
+        if (lane == 0) {
+            const zg_ze_lane *ln = &lanes[l];
+            const zg_ze_seq *s = seqs + (size_t)l * ZG_ZE_SEG_SEQS;
+            uint32_t k = js->k, carry = js->carry, chain = js->chain, covered = 0;
+            js->count = 0;
+            if (chain && carry == 0 && chain == ln->ext_off && ln->ext) {
+                seqs[k - 1].len += ln->ext;
+                covered = ln->ext;
+            }
+            if (covered != ln->len) {
+                uint32_t pos = 0, i = 0;
+                while (i < ln->n) {
+                    zg_ze_seq q = s[i++];
+                    const uint32_t ms = pos + q.lit, me = ms + q.len;
+                    pos = me;
+                    if (me <= covered) continue;
+                    if (ms < covered) {
+                        if (me - covered < 3) {
+                            carry += me - covered;
+                            continue;
+                        }
+                        q.lit = 0;
+                        q.len = me - covered;
+                    } else if (pos - q.len - q.lit < covered) {
+                        q.lit = ms - covered;
+                    }
+                    q.lit += carry;
+                    carry = 0;
+                    seqs[k++] = q;
+                    break; /* the rest of the segment's sequences are kept as they are */
+                }
+                js->from = l * ZG_ZE_SEG_SEQS + i;
+                js->to = k;
+                js->count = ln->n - i;
+                const uint32_t last_off = js->count ? s[ln->n - 1].off : k ? seqs[k - 1].off : 0;
+                k += js->count;
+                const uint32_t span = ln->len - ln->tail; /* the bytes its sequences cover */
+                carry += ln->len - (span > covered ? span : covered);
+                chain = carry == 0 && k ? last_off : 0;
+            }
+            js->k = k, js->carry = carry, js->chain = chain;
+        }
+        __syncwarp();
+        const uint32_t from = js->from, to = js->to, count = js->count;
+        if (count && from != to)
+            for (uint32_t b = 0; b < count; b += 32) {
+                const bool has = b + lane < count;
+                zg_ze_seq v = {0, 0, 0};
+                if (has) v = seqs[from + b + lane];
+                __syncwarp();
+                if (has) seqs[to + b + lane] = v;
+                __syncwarp();
+            }
+        __syncwarp();
+    }
+    *tail_out = js->carry;
+    return js->k;
+}
+
+/* zg_lz_fix_short by the warp, 32 sequences at a time: a match under 4 bytes dropped, its bytes added to the literals
+ * of the next one kept (an inclusive scan of the dropped bytes; the previous kept lane's sum subtracted). Returns the
+ * bytes the kept sequences cover. */
+__device__ uint32_t warp_fix_short(zg_ze_seq *seqs, uint32_t *ns_io, uint32_t tail, uint32_t n, unsigned lane) {
+    const uint32_t ns = *ns_io;
+    uint32_t k = 0, carry = 0;
+    for (uint32_t b = 0; b < ns; b += 32) {
+        const bool has = b + lane < ns;
+        zg_ze_seq q = {0, 0, 0};
+        if (has) q = seqs[b + lane];
+        const bool keep = has && q.len >= ZG_LZ_MIN_MATCH;
+        const unsigned keeps = __ballot_sync(0xffffffffu, keep);
+        if (keeps == 0xffffffffu && carry == 0 && k == b) { /* (the usual case: nothing dropped so far) */
+            k += 32;
+            continue;
+        }
+        uint32_t sum = has && !keep ? q.lit + q.len : 0; /* inclusive scan of the dropped bytes */
+        for (int d = 1; d < 32; d <<= 1) {
+            const uint32_t o = __shfl_up_sync(0xffffffffu, sum, d);
+            if ((int)lane >= d) sum += o;
+        }
+        const unsigned before = keeps & ((1u << lane) - 1u);
+        const int prev = before ? 31 - __clz((int)before) : -1;
+        const uint32_t at_prev = __shfl_sync(0xffffffffu, sum, prev < 0 ? 0 : prev);
+        if (keep) q.lit += sum - (prev < 0 ? 0 : at_prev) + (prev < 0 ? carry : 0);
+        const int last = keeps ? 31 - __clz((int)keeps) : -1;
+        const uint32_t total = __shfl_sync(0xffffffffu, sum, 31), at_last = __shfl_sync(0xffffffffu, sum, last < 0 ? 0 : last);
+        __syncwarp();
+        if (keep) seqs[k + __popc(before)] = q;
+        __syncwarp();
+        carry = (last < 0 ? carry : 0) + total - (last < 0 ? 0 : at_last);
+        k += __popc(keeps);
+    }
+    *ns_io = k;
+    return n - tail - carry;
+}
+
+/* zg_lz_put_seq at block + at, the literals in[src, src + lit), a long run of them left to the warp (longs). */
+__device__ uint32_t put_seq(uint8_t *block, uint32_t at, const uint8_t *in, uint32_t src, uint32_t lit, uint32_t len,
+                            uint32_t off, LongCopy *longs, uint32_t *n_long) {
+    const uint32_t ml = len ? len - ZG_LZ_MIN_MATCH : 0;
+    uint8_t *p = block + at;
+    *p++ = (uint8_t)((lit < 15 ? lit : 15) << 4 | (len ? (ml < 15 ? ml : 15) : 0));
+    p = zg_lz_put_ext(p, lit);
+    if (lit >= kLongLit) {
+        longs[atomicAdd(n_long, 1u)] = LongCopy{src, (uint32_t)(p - block), lit};
+    } else {
+        for (uint32_t k = 0; k < lit; k++) p[k] = in[src + k];
+    }
+    p += lit;
+    if (len) {
+        *p++ = (uint8_t)off;
+        *p++ = (uint8_t)(off >> 8);
+        p = zg_lz_put_ext(p, ml);
+    }
+    return (uint32_t)(p - block);
+}
+
+/* The warp copies the long literal runs, four bytes a lane in flight. */
+__device__ void copy_longs(uint8_t *__restrict__ block, const uint8_t *__restrict__ in, const LongCopy *longs,
+                           uint32_t n, unsigned lane) {
+    for (uint32_t e = 0; e < n; e++) {
+        const LongCopy c = longs[e];
+        const uint8_t *s = in + c.src;
+        uint8_t *d = block + c.dst;
+        uint32_t k = lane;
+        for (; k + 96 < c.len; k += 128) {
+            const uint8_t a = s[k], b = s[k + 32], x = s[k + 64], y = s[k + 96];
+            d[k] = a, d[k + 32] = b, d[k + 64] = x, d[k + 96] = y;
+        }
+        for (; k < c.len; k += 32) d[k] = s[k];
+    }
+}
 
 __global__ void __launch_bounds__(32) chunks_kernel(const zg_lz_chunk *chunks, size_t n_chunks, zg_ze_hints hints,
                                                     WarpScratch *scratch, size_t *out_bytes, int *status) {
@@ -45,10 +204,13 @@ __global__ void __launch_bounds__(32) chunks_kernel(const zg_lz_chunk *chunks, s
         sm.lanes[lane].ext_off = ext_off;
         sm.lanes[lane].ext = ext;
         __syncwarp();
+        uint32_t tail_j, nj = warp_join(ws->seqs, sm.lanes, nl, &tail_j, lane, &sm.js);
+        const uint32_t end = warp_fix_short(ws->seqs, &nj, tail_j, n, lane);
         if (lane == 0) {
-            uint32_t ns = zg_ze_join(ws->seqs, sm.lanes, nl, &sm.tail);
-            zg_lz_fix(ws->seqs, &ns, &sm.tail, n);
-            sm.nseq = ns;
+            zg_lz_fix_end(ws->seqs, &nj, &tail_j, n, end);
+            sm.nseq = nj;
+            sm.tail = tail_j;
+            sm.n_long = 0;
         }
         __syncwarp();
         const uint32_t ns = sm.nseq;
@@ -63,13 +225,16 @@ __global__ void __launch_bounds__(32) chunks_kernel(const zg_lz_chunk *chunks, s
         uint32_t all, total;
         uint32_t pos = zg_ew_exclusive_sum(span, &all);
         const uint32_t at = zg_ew_exclusive_sum(bytes, &total);
-        uint8_t *p = ch.slot + 4 + at;
+        uint8_t *block = ch.slot + 4;
+        uint32_t w = at;
         for (uint32_t i = i0; i < i1; i++) {
             const zg_ze_seq q = ws->seqs[i];
-            p = zg_lz_put_seq(p, in + pos, q.lit, q.len, q.off);
+            w = put_seq(block, w, in, pos, q.lit, q.len, q.off, ws->longs, &sm.n_long);
             pos += q.lit + q.len;
         }
-        if (lane == 31) zg_lz_put_seq(p, in + pos, sm.tail, 0, 0);
+        if (lane == 31) put_seq(block, w, in, pos, sm.tail, 0, 0, ws->longs, &sm.n_long);
+        __syncwarp(); /* (orders the lanes' writes of longs and n_long before the warp reads them) */
+        copy_longs(block, in, ws->longs, sm.n_long, lane);
         if (lane == 0) {
             for (int b = 0; b < 4; b++) ch.slot[b] = (uint8_t)(n >> (8 * b));
             out_bytes[k] = 4 + (size_t)total;
