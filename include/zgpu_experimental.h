@@ -43,7 +43,8 @@ typedef struct zgpu_tuning {
      * 5, 4 with zgpu's DEFLATE decoder, fewer for reads that compress better than 4:1). wave_shape: relative
      * wave sizes (n_wave_shape of them; 0 = equal waves). wave_sets: most waves in flight, each on its own
      * buffer set and stream (0 = up to 4 as far as the memory budget holds them; 2..4 caps that: a read needs
-     * two; device writes' sets too). wave_overlap: the next wave's reads start before this wave's last pieces are in (DEFAULT = on). */
+     * two; device writes' sets too). wave_overlap: the next wave's reads start before this wave's last pieces are
+     * in (DEFAULT = on). */
     int pipeline_waves;
     unsigned wave_shape[ZGPU_TUNING_MAX_SHAPE];
     int n_wave_shape;

@@ -51,11 +51,10 @@
 
 #undef CU /* job.h's; this file's names the array */
 #define WD_ALIGN 256
-/* Decoded bytes of chunks a wave gathers (unless tuning.write_wave_bytes says): a sixth of the device memory budget (two sets of waves, each with
- * its encoded slots and packed copy beside it: about 3x a wave on the device, 2x in pinned memory; more sets only
- * where they fit: wave_sets), between
- * these bounds: larger waves give the GPU encoder more chunks at once, smaller ones overlap more of the host's
- * writes and hold less pinned memory. */
+/* Decoded bytes of chunks a wave gathers (unless tuning.write_wave_bytes says): a sixth of the device memory budget
+ * (two sets of waves, each with its encoded slots and packed copy beside it: about 3x a wave on the device, 2x in
+ * pinned memory; more sets only where they fit: wave_sets), between these bounds: larger waves give the GPU encoder
+ * more chunks at once, smaller ones overlap more of the host's writes and hold less pinned memory. */
 #define WD_WAVE_MIN ((uint64_t)64 << 20)
 #define WD_WAVE_MAX ((uint64_t)256 << 20)
 
@@ -839,11 +838,16 @@ static zgpu_status run_waves(wd_job *j, size_t per_wave) {
     const double t4 = trace ? now_ms() : 0;
     if (prev && st == ZGPU_OK) st = wait_done(j, prev);
     if (prev && st == ZGPU_OK) st = write_start(j, prev);
-    /* every set's writes waited for (also after a failure: the pool's jobs use the sets' memory) */
+    /* every set's writes waited for (also after a failure: the pool's jobs use the sets' memory); the first failure
+     * is the one reported, its message kept */
+    char first[ZG_ERRMSG_MAX];
+    if (st != ZGPU_OK) zg_error_save(first);
     for (int k = 0; k < j->n_sets; k++) {
         const zgpu_status s2 = write_end(j, &j->set[k]);
+        if (st == ZGPU_OK && s2 != ZGPU_OK) zg_error_save(first);
         if (st == ZGPU_OK) st = s2;
     }
+    if (st != ZGPU_OK) zg_error_restore(first);
     if (trace && prev) fprintf(stderr, "zgpu trace: device write: last waves' writes %.2f ms\n", now_ms() - t4);
     return st;
 }

@@ -1,9 +1,10 @@
 // zgpu's LZ4 encoder on the GPU (lz4_encode_kernels.h). A warp a chunk: each lane matches a segment (a 32nd of it)
-// (zstd_encode.h's matcher), lane 0 joins the sequences and applies LZ4's rules (lz4_encode.h), then each lane sums
-// the bytes of its share of the sequences and writes them at the offset the warp's scan gives, except the literal
-// runs of kLongLit bytes or more, which the whole warp copies afterwards (a lane copying a noisy byte plane's 32 KiB
-// run alone, a byte a load, had left the kernel at 4.9 active lanes of 32: 21.6 ms for blosc's streams of 256 MiB
-// of the OCT volume on an H100). The bytes equal lz4_encode.h's CPU reference.
+// (zstd_encode.h's matcher), the warp joins the lanes' sequences and applies LZ4's rules (lz4_encode.h; lane 0 only
+// where segments meet and for the end rules), then each lane sums the bytes of its share of the sequences and writes
+// them at the offset the warp's scan gives, except the literal runs of kLongLit bytes or more, which the whole warp
+// copies afterwards. Lane 0 alone joining every sequence, and a lane alone copying a noisy byte plane's 32 KiB run a
+// byte a load, had left the kernel at 4.9 active lanes of 32: 21.6 ms for blosc's streams of 256 MiB of the OCT
+// volume on an H100, 13.4 ms now. The bytes equal lz4_encode.h's CPU reference.
 #include "gpuencode/lz4_encode_kernels.h"
 
 #include "gpuencode/encode_warp.cuh"
@@ -132,7 +133,8 @@ __device__ uint32_t warp_fix_short(zg_ze_seq *seqs, uint32_t *ns_io, uint32_t ta
         const uint32_t at_prev = __shfl_sync(0xffffffffu, sum, prev < 0 ? 0 : prev);
         if (keep) q.lit += sum - (prev < 0 ? 0 : at_prev) + (prev < 0 ? carry : 0);
         const int last = keeps ? 31 - __clz((int)keeps) : -1;
-        const uint32_t total = __shfl_sync(0xffffffffu, sum, 31), at_last = __shfl_sync(0xffffffffu, sum, last < 0 ? 0 : last);
+        const uint32_t total = __shfl_sync(0xffffffffu, sum, 31);
+        const uint32_t at_last = __shfl_sync(0xffffffffu, sum, last < 0 ? 0 : last);
         __syncwarp();
         if (keep) seqs[k + __popc(before)] = q;
         __syncwarp();

@@ -95,7 +95,7 @@ typedef struct zg_route_pick {
  * first on the GPU). */
 #define ZG_ROUTE_EXPLORE_SHARE 0.25
 
-/** zg_route_choose with what the process learnt: each prediction times its route's factor; and the second read of a
+/** zg_route_choose with what the process learnt: each prediction times its route's factor; and a later read of a
  *  slot whose other route has never run, and is predicted within 8x of the chosen one, takes that other route once
  *  (so a route the calibration misjudged gets measured: the H200's synthetic gzip arrays made its GPU route look 6x
  *  slower than on real data), and every ZG_ROUTE_REEXPLORE-th read of the slot retries the other one when

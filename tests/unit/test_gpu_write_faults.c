@@ -473,7 +473,8 @@ int main(void) {
         for (size_t i = 0; i < N_CASES; i++)
             if (!strcmp(cases[i].name, picks[p].name))
                 for (int fault = FSIZE; fault <= RODIR; fault++)
-                    for (int async = 0; async < 2; async++) scenario(ctx, &cases[i], picks[p].type, fault, 0, async, &waves);
+                    for (int async = 0; async < 2; async++)
+                        scenario(ctx, &cases[i], picks[p].type, fault, 0, async, &waves);
     printf("in waves of one object: %d failed writes: %d objects new, %d old, none mixed\n", waves.runs, waves.n_new,
            waves.n_old);
     CHECK(waves.n_new > 0 && waves.n_old > 0);

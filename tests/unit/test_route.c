@@ -217,7 +217,8 @@ static void learning(void) {
         CHECK(p.route == ZGPU_ROUTE_DEVICE && !p.explored);
         zg_route_learn(&mem, &p, td / 6);
     }
-    CHECK(mem.reads[ZG_RC_DEFLATE][ZG_RP_LOW][1][1] == 4 && mem.reads[ZG_RC_DEFLATE][ZG_RP_LOW][1][0] == (unsigned)n_host);
+    CHECK(mem.reads[ZG_RC_DEFLATE][ZG_RP_LOW][1][1] == 4 &&
+          mem.reads[ZG_RC_DEFLATE][ZG_RP_LOW][1][0] == (unsigned)n_host);
     /* lone chunks of the same codec learnt nothing from it: a slot of their own (as on the H200, where single gzip
      * chunks were predicted right and whole arrays 6x wrong) */
     zg_route_read lone = read_of(ZG_RC_DEFLATE, 1, 8388608.0, 1.1);
