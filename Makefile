@@ -6,9 +6,9 @@
 #   make test       deps + build, unit tests (ctest), interop tests (pytest vs zarr-python),
 #                   Python package tests, the hostile-input suite's fast subset (tests/hostile), TIFF files
 #                   against tifffile and GDAL (tests/tiff), and beside
-#                   them the unit tests under ASan+UBSan (build-asan/), whose long exhaustive suites run a
-#                   sample there (a different one each run)
-#   make test-long  make test with those suites whole under ASan too, the whole hostile-input suite, 50 kill -9
+#                   them the unit tests under ASan+UBSan (build-asan/); the long exhaustive unit suites run a
+#                   sample in both (a different one each run)
+#   make test-long  make test with those suites whole, the whole hostile-input suite, 50 kill -9
 #                   rounds per fault scenario (ZGPU_FAULT_ROUNDS), and CUDA built for every current GPU
 #   make test-fast  build + ctest only
 #   make wheel      the CPU wheel for pip (manylinux, its libraries bundled) in dist/; make test-wheel also installs
@@ -85,8 +85,13 @@ else
 	@echo "python/pyproject.toml not present: no Python package to install"
 endif
 
+# The long exhaustive unit suites (tests/unit/sampling.h: the GPU DEFLATE decoder's rules on the CPU, blosc framing
+# and parsing; 250 of the Release ctest's 400 CPU seconds on the 2-core machine) run about one case in UNIT_SAMPLE
+# here, a different sample each run (its seed printed); make test-long and make test-fast run every case.
+UNIT_SAMPLE ?= 4
 test-unit: $(STAGE_PRE)
-	ctest --test-dir $(BUILD) --output-on-failure -j$(CTEST_JOBS)
+	ZGPU_TEST_SAMPLE=$(if $(filter 1,$(UNIT_SAMPLE)),,1/$(UNIT_SAMPLE)) \
+	  ctest --test-dir $(BUILD) --output-on-failure -j$(CTEST_JOBS)
 
 test-interop: $(STAGE_PRE)
 	ZGPU_CLI=$(ZGPU_BIN) $(VENV_PY) -m pytest tests/interop -q
@@ -131,8 +136,8 @@ test-zarr-suite: $(STAGE_PRE) python
 # Unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer (Debug with -O1, ASan's advice: the same
 # checks, 2-4x faster than -O0; clang when available; -Wno-unknown-warning-option lets clang skip GCC-only -Wno-*
 # flags under -Werror). The long exhaustive suites (tests/unit/sampling.h) run about 1 case in ASAN_SAMPLE there,
-# a different sample each run (its seed is printed; ZGPU_TEST_SAMPLE=1/N:SEED repeats it); the Release build's
-# ctest runs every case, and so does `make test-long` here (ASAN_SAMPLE=1).
+# a different sample each run (its seed is printed; ZGPU_TEST_SAMPLE=1/N:SEED repeats it); `make test-long` runs
+# every case here too (ASAN_SAMPLE=1), and in the Release build's ctest (UNIT_SAMPLE=1).
 ASAN_SAMPLE ?= 16
 test-asan:
 	$(if $(CLANG),CC=$(CLANG)) cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DZGPU_SANITIZE=ON \
@@ -168,8 +173,8 @@ test: deps
 	echo "make test: all stages passed ($(TEST_STAGES) test-asan)"
 
 test-long:
-	@ZGPU_FAULT_ROUNDS=$${ZGPU_FAULT_ROUNDS:-50} $(MAKE) --no-print-directory test ASAN_SAMPLE=1 ZGPU_CUDA_ARCHS= \
-	  ZGPU_HOSTILE=full
+	@ZGPU_FAULT_ROUNDS=$${ZGPU_FAULT_ROUNDS:-50} $(MAKE) --no-print-directory test ASAN_SAMPLE=1 UNIT_SAMPLE=1 \
+	  ZGPU_CUDA_ARCHS= ZGPU_HOSTILE=full
 
 # The CPU wheel (manylinux, the shared libraries bundled) into dist/; test-wheel installs it into a fresh venv and
 # runs python/tests against it (scripts/build-wheel.sh).

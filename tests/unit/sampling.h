@@ -1,6 +1,7 @@
-/* Sampling of the long exhaustive unit tests, for the sanitizer builds (`make test-asan`, where they run 5-10
- * times slower): ZGPU_TEST_SAMPLE=1/N runs about one case in N, ZGPU_TEST_SAMPLE=1/N:SEED the sample of one seed.
- * Unset (the Release build's ctest, `make test-long`), every case runs.
+/* Sampling of the long exhaustive unit tests, for `make test` (the Release ctest: 1/4, Makefile's UNIT_SAMPLE) and
+ * the sanitizer builds (`make test-asan`, where they run 5-10 times slower: 1/16): ZGPU_TEST_SAMPLE=1/N runs about
+ * one case in N, ZGPU_TEST_SAMPLE=1/N:SEED the sample of one seed. Unset (`make test-long`, `make test-fast`, ctest
+ * run by hand), every case runs.
  *
  * A case is taken when the golden-ratio sequence seed + i * 0.618... (mod 1) falls below 1/N, i counting the
  * calls of zt_take(): every stretch of cases then gives close to one in N (so a loop's counts scale with 1/N and
