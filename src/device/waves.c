@@ -22,6 +22,13 @@
 #define PIPELINE_WAVES 5
 #define PIPELINE_MIN_WAVE ((uint64_t)128 << 20)
 static int forced_waves(const job *j) { return j->tune->pipeline_waves; /* 0: zgpu's choice */ }
+/* The smallest wave of a pipelined read: the stored format's decoder's (gpu_decoder.h: min_wave_mib), else
+ * PIPELINE_MIN_WAVE; none when the tuning forces the count. */
+static uint64_t min_wave(const job *j) {
+    if (forced_waves(j)) return 0;
+    const zg_gpu_decoder *d = j->gpu_decode ? j->dec_main : NULL;
+    return d && d->min_wave_mib ? (uint64_t)d->min_wave_mib << 20 : PIPELINE_MIN_WAVE;
+}
 
 /* The chunks the read finds decode to more than `ratio` times their stored bytes. */
 static int compresses_over(const job *j, int ratio) {
@@ -196,7 +203,7 @@ zgpu_status dev_run_waves(job *j, zgpu_read_stats *stats) {
     if (n_shape) {
         s = zg_waves_split_shaped(j->n_t, cost, shape, n_shape, limit, &waves, &nw);
     } else {
-        limit = zg_pipeline_limit(j->n_t, cost, pipeline_waves(j), forced_waves(j) ? 0 : PIPELINE_MIN_WAVE, limit);
+        limit = zg_pipeline_limit(j->n_t, cost, pipeline_waves(j), min_wave(j), limit);
         s = zg_waves_split(j->n_t, cost, limit, &waves, &nw);
     }
     if (s != ZGPU_OK) {

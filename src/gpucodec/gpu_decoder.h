@@ -104,6 +104,7 @@ struct zg_gpu_decoder {
     int waves;            /* wave count for reads of its stored format: 1 (fewest the budget allows: a chunk's
                            * time is one thread block's), 0 the driver's default, or n (see waves.c) */
     int one_wave_ratio;   /* reads compressing better than this many to one take one wave (0: 4; see waves.c) */
+    unsigned min_wave_mib; /* a pipelined read's smallest wave, MiB (0: the driver's 128; see waves.c) */
     unsigned verifies;    /* bits 1u << ZG_CHECK_* (checksum_combine.h): checksums a stream carries that its launch
                            * verifies itself (zgpu's zstd: XXH64); the driver's check kernel verifies the others */
     /* Per read (may be NULL: 1 and 1): minimum alignments of its input and output; nonzero: unusable. */

@@ -65,7 +65,8 @@ static void inflate_text(int status, int prechecked, char *buf, size_t n) {
  * gzip 14.1-14.2 -> 14.7. One wave only for reads compressing 8:1 or better, whose streams decode in serial mode
  * (a chain of tokens a stream: a split lengthens it); full-mode streams share their SMs' throughput, so a split
  * costs little and hides the first wave's I/O (H100, a 3-band 8-bit TIFF of 256 Deflate tiles at 5:1: one wave
- * 12.5 ms, two (what the 128 MiB minimum wave gives it) 11.7, three 11.4, four 11.3). */
+ * 12.5 ms, two (what the driver's 128 MiB minimum wave gives it) 11.7, three 11.4, four 11.3; H200, with parts for
+ * its 157 KB tiles (inflate_parts.h), 22.5 GB/s in two waves, 23.4 in three or four): so waves of 32 MiB or more. */
 /* Turing (sm_75) has 64 KiB of shared memory a block, less than a window block needs: no launch there. */
 static int zi_usable(char *why, size_t n) { return zg_inflate_device_check(why, n) == cudaSuccess; }
 
@@ -76,6 +77,7 @@ const zg_gpu_decoder zg_gpu_inflate = {
     .containers = 1u << ZG_GPU_FORMAT_GZIP | 1u << ZG_GPU_FORMAT_ZLIB | 1u << ZG_GPU_FORMAT_BLOSC,
     .waves = 4,
     .one_wave_ratio = ZI_SERIAL_RATIO,
+    .min_wave_mib = 32,
     .usable = zi_usable,
     .check = zi_check,
     .count = zi_count,

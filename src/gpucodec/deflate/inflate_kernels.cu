@@ -49,11 +49,14 @@ static size_t parts_bytes(size_t n, size_t P, size_t max_out, parts_layout *L, u
 }
 
 /* Parts stream i gets (1 where it is too large for the decoder: the whole decode reports that). A serial-mode
- * stream's work goes with its tokens, hence its stored bits: a part per ZI_SERIAL_PART_MIN_BYTES. */
+ * stream's work goes with its tokens, hence its stored bits: a part per ZI_SERIAL_PART_MIN_BYTES; a dense one's
+ * (inflate_parts.h) a part per ZI_PART_MIN_BYTES_DENSE. */
 static __device__ uint32_t stream_parts(size_t nb, size_t cap, uint32_t P) {
     if (nb > ZI_MAX_BYTES || cap > ZI_MAX_BYTES) return 1;
     const int serial = zi_serial_wanted((uint32_t)nb, (uint32_t)cap);
-    return zi_stream_parts((uint32_t)nb, P, serial ? ZI_SERIAL_PART_MIN_BYTES : ZI_PART_MIN_BYTES);
+    const int dense = (uint64_t)cap >= (uint64_t)ZI_NARROW_RATIO * nb;
+    return zi_stream_parts((uint32_t)nb, P, serial ? ZI_SERIAL_PART_MIN_BYTES : dense ? ZI_PART_MIN_BYTES_DENSE
+                                                                                      : ZI_PART_MIN_BYTES);
 }
 
 /* Part k > 0's 16-bit buffer in stream i's region (its slots: zi_part_slot of the stream's output over its np parts;
