@@ -1,10 +1,12 @@
 // zgpu's fixed-Huffman DEFLATE pieces on the GPU (deflate_fixed_kernels.h). A warp a piece, as the zstd encoder's
-// block kernel: each lane matches a 4 KiB segment (zstd_encode.h's matcher), lane 0 joins the sequences; then each
-// lane sizes its share of the sequences in bits, and where the whole is shorter than nvCOMP's piece, the lanes OR
-// their bits into the zeroed slot at their offsets. The bytes equal deflate_fixed.h's CPU reference.
+// block kernel: each lane matches a 4 KiB segment (zstd_encode.h's matcher), the warp joins the sequences
+// (match_warp.cuh); then each lane sizes its share of the sequences in bits, and where the whole is shorter than
+// nvCOMP's piece, the lanes OR their bits into the zeroed slot at their offsets. The bytes equal deflate_fixed.h's
+// CPU reference.
 #include "gpuencode/deflate_fixed_kernels.h"
 
 #include "gpuencode/encode_warp.cuh"
+#include "gpuencode/match_warp.cuh"
 #include "gpuencode/deflate_fixed.h"
 
 namespace {
@@ -19,6 +21,7 @@ struct WarpScratch {
 struct Shared {
     uint16_t table[kLanes][ZG_ZE_HASH_ENTRIES];
     zg_ze_lane lanes[kLanes];
+    zg_mw_join_state js;
     uint32_t nseq, tail;
 };
 
@@ -85,27 +88,11 @@ __global__ void __launch_bounds__(32) pieces_kernel(const zg_df_piece_in *pin, s
         const zg_df_piece_in pi = pin[k];
         const uint8_t *c = pi.chunk;
         const uint32_t n = pi.len;
-        if (lane < kLanes) {
-            const uint32_t sb = min(lane * ZG_ZE_SEG_BYTES, n), se = min(sb + ZG_ZE_SEG_BYTES, n);
-            uint32_t tail = 0;
-            const uint32_t ns = zg_ze_match_segment(c, pi.at + sb, pi.at + se, &hints, sm.table[lane],
-                                                    ws->seqs + (size_t)lane * ZG_ZE_SEG_SEQS, &tail);
-            sm.lanes[lane].n = ns;
-            sm.lanes[lane].tail = tail;
-            sm.lanes[lane].len = se - sb;
-        }
-        __syncwarp();
-        uint32_t ext_off = 0, ext = 0;
-        if (lane < kLanes) {
-            const uint32_t sb = min(lane * ZG_ZE_SEG_BYTES, n);
-            ext_off = lane ? zg_ze_lane_end_off(&sm.lanes[lane - 1], ws->seqs + (size_t)(lane - 1) * ZG_ZE_SEG_SEQS)
-                           : 0;
-            ext = zg_ze_extend(c, pi.at + sb, pi.at + sb + sm.lanes[lane].len, ext_off);
-        }
-        __syncwarp();
-        if (lane < kLanes) sm.lanes[lane].ext_off = ext_off, sm.lanes[lane].ext = ext;
-        __syncwarp();
-        if (lane == 0) sm.nseq = zg_ze_join(ws->seqs, sm.lanes, (n + ZG_ZE_SEG_BYTES - 1) / ZG_ZE_SEG_BYTES, &sm.tail);
+        /* matches, a segment a lane (16 of them), joined by the warp */
+        uint32_t tail;
+        const uint32_t joined = zg_mw_match(c, pi.at, n, ZG_ZE_SEG_BYTES, &hints, sm.table[lane < kLanes ? lane : 0],
+                                            ws->seqs, sm.lanes, &sm.js, &tail);
+        if (lane == 0) sm.nseq = joined, sm.tail = tail;
         __syncwarp();
         /* each lane's share of the sequences: where its bytes start, and its bits */
         const uint32_t ns = sm.nseq;

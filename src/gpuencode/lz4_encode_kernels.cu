@@ -9,6 +9,7 @@
 
 #include "gpuencode/encode_warp.cuh"
 #include "gpuencode/lz4_encode.h"
+#include "gpuencode/match_warp.cuh"
 
 namespace {
 
@@ -25,87 +26,12 @@ struct WarpScratch {
     LongCopy longs[ZG_LZ_MAX_INPUT / kLongLit]; /* (runs of kLongLit bytes or more in a block: no more) */
 };
 
-/* zg_ze_join's state between the lanes' segments, and the move lane 0 asks of the warp */
-struct JoinState {
-    uint32_t k, carry, chain;
-    uint32_t from, to, count;
-};
-
 struct Shared {
     uint16_t table[ZG_ZE_LANES][ZG_ZE_HASH_ENTRIES];
     zg_ze_lane lanes[ZG_ZE_LANES];
-    JoinState js;
+    zg_mw_join_state js;
     uint32_t nseq, tail, n_long;
 };
-
-/* zg_ze_join by the warp, the same list: lane 0 walks each segment's sequences up to the first it keeps (those a
- * chain from the previous segment covers are dropped or cut, as zg_ze_join does; every later one is kept as it is),
- * then the warp moves the segment's other sequences into place, 32 at a time (in place: a sequence's new index never
- * exceeds its old one, and segments go in order). Lane 0 alone walking every sequence had been most of the kernel's
- * time. */
-__device__ uint32_t warp_join(zg_ze_seq *seqs, const zg_ze_lane *lanes, uint32_t n_lanes, uint32_t *tail_out,
-                              unsigned lane, JoinState *js) {
-    if (lane == 0) js->k = js->carry = js->chain = 0;
-    __syncwarp();
-    for (uint32_t l = 0; l < n_lanes; l++) {
-        if (lane == 0) {
-            const zg_ze_lane *ln = &lanes[l];
-            const zg_ze_seq *s = seqs + (size_t)l * ZG_ZE_SEG_SEQS;
-            uint32_t k = js->k, carry = js->carry, chain = js->chain, covered = 0;
-            js->count = 0;
-            if (chain && carry == 0 && chain == ln->ext_off && ln->ext) {
-                seqs[k - 1].len += ln->ext;
-                covered = ln->ext;
-            }
-            if (covered != ln->len) {
-                uint32_t pos = 0, i = 0;
-                while (i < ln->n) {
-                    zg_ze_seq q = s[i++];
-                    const uint32_t ms = pos + q.lit, me = ms + q.len;
-                    pos = me;
-                    if (me <= covered) continue;
-                    if (ms < covered) {
-                        if (me - covered < 3) {
-                            carry += me - covered;
-                            continue;
-                        }
-                        q.lit = 0;
-                        q.len = me - covered;
-                    } else if (pos - q.len - q.lit < covered) {
-                        q.lit = ms - covered;
-                    }
-                    q.lit += carry;
-                    carry = 0;
-                    seqs[k++] = q;
-                    break; /* the rest of the segment's sequences are kept as they are */
-                }
-                js->from = l * ZG_ZE_SEG_SEQS + i;
-                js->to = k;
-                js->count = ln->n - i;
-                const uint32_t last_off = js->count ? s[ln->n - 1].off : k ? seqs[k - 1].off : 0;
-                k += js->count;
-                const uint32_t span = ln->len - ln->tail; /* the bytes its sequences cover */
-                carry += ln->len - (span > covered ? span : covered);
-                chain = carry == 0 && k ? last_off : 0;
-            }
-            js->k = k, js->carry = carry, js->chain = chain;
-        }
-        __syncwarp();
-        const uint32_t from = js->from, to = js->to, count = js->count;
-        if (count && from != to)
-            for (uint32_t b = 0; b < count; b += 32) {
-                const bool has = b + lane < count;
-                zg_ze_seq v = {0, 0, 0};
-                if (has) v = seqs[from + b + lane];
-                __syncwarp();
-                if (has) seqs[to + b + lane] = v;
-                __syncwarp();
-            }
-        __syncwarp();
-    }
-    *tail_out = js->carry;
-    return js->k;
-}
 
 /* zg_lz_fix_short by the warp, 32 sequences at a time: a match under 4 bytes dropped, its bytes added to the literals
  * of the next one kept (an inclusive scan of the dropped bytes; the previous kept lane's sum subtracted). Returns the
@@ -190,23 +116,9 @@ __global__ void __launch_bounds__(32) chunks_kernel(const zg_lz_chunk *chunks, s
     for (size_t k = blockIdx.x; k < n_chunks; k += gridDim.x) {
         const zg_lz_chunk ch = chunks[k];
         const uint8_t *in = ch.in;
-        const uint32_t n = ch.len, seg = zg_lz_seg_bytes(n), nl = (n + seg - 1) / seg;
-        const uint32_t sb = min(lane * seg, n), se = min(sb + seg, n);
-        uint32_t tail = 0;
-        const uint32_t got = zg_ze_match_segment(in, sb, se, &hints, sm.table[lane],
-                                                 ws->seqs + (size_t)lane * ZG_ZE_SEG_SEQS, &tail);
-        sm.lanes[lane].n = got;
-        sm.lanes[lane].tail = tail;
-        sm.lanes[lane].len = se - sb;
-        __syncwarp();
-        const uint32_t ext_off =
-            lane ? zg_ze_lane_end_off(&sm.lanes[lane - 1], ws->seqs + (size_t)(lane - 1) * ZG_ZE_SEG_SEQS) : 0;
-        const uint32_t ext = zg_ze_extend(in, sb, se, ext_off);
-        __syncwarp();
-        sm.lanes[lane].ext_off = ext_off;
-        sm.lanes[lane].ext = ext;
-        __syncwarp();
-        uint32_t tail_j, nj = warp_join(ws->seqs, sm.lanes, nl, &tail_j, lane, &sm.js);
+        const uint32_t n = ch.len;
+        uint32_t tail_j, nj = zg_mw_match(in, 0, n, zg_lz_seg_bytes(n), &hints, sm.table[lane], ws->seqs, sm.lanes,
+                                          &sm.js, &tail_j);
         const uint32_t end = warp_fix_short(ws->seqs, &nj, tail_j, n, lane);
         if (lane == 0) {
             zg_lz_fix_end(ws->seqs, &nj, &tail_j, n, end);

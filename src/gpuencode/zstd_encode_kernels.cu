@@ -1,14 +1,16 @@
 // zgpu's zstd encoder on the GPU (zstd_encode_kernels.h). The format's rules are zstd_encode.h's, shared with the
 // CPU test that checks every frame with libzstd; here is only how a warp divides a block among its lanes:
 //   - each lane matches its segment (its hash table in shared memory), then measures how far the previous lane's
-//     last match runs on into its segment;
-//   - lane 0 joins the lanes' sequences; the lanes gather the literals and count them; lane 0 builds the Huffman
+//     last match runs on into its segment, and the warp joins the lanes' sequences (match_warp.cuh);
+//   - the lanes gather the literals and count them; lane 0 builds the Huffman
 //     code; the lanes write the streams (8 lanes a stream, each its share of literals, ORed into place); lane 0
 //     codes the sequences;
 //   - a block of one byte is an RLE block, one that does not shrink is copied raw by all lanes.
 // Warps are persistent (as many as stay resident, at most 8 a multiprocessor), each taking blocks in turn with its
 // own scratch.
 #include "gpuencode/zstd_encode_kernels.h"
+
+#include "gpuencode/match_warp.cuh"
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
@@ -31,10 +33,9 @@ struct Shared {
         zg_ze_huf huf;
     } u;
     zg_ze_lane lanes[ZG_ZE_LANES];
+    zg_mw_join_state js;
     uint32_t nseq, trailing, mode, lit_bytes, huf_total, size;
 };
-
-__device__ uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
 __global__ void __launch_bounds__(32) blocks_kernel(const zg_ze_bdesc *blocks, size_t n_blocks, zg_ze_hints hints,
                                                     const zg_ze_tables *tables, WarpScratch *scratch,
@@ -59,23 +60,11 @@ __global__ void __launch_bounds__(32) blocks_kernel(const zg_ze_bdesc *blocks, s
             }
             continue;
         }
-        /* matches, a segment a lane */
-        const uint32_t sb = min_u32(lane * ZG_ZE_SEG_BYTES, n), se = min_u32(sb + ZG_ZE_SEG_BYTES, n);
-        uint32_t tail = 0;
-        const uint32_t ns = zg_ze_match_segment(c, d.at + sb, d.at + se, &hints, sm->u.table[lane],
-                                                ws->seqs + (size_t)lane * ZG_ZE_SEG_SEQS, &tail);
-        sm->lanes[lane].n = ns;
-        sm->lanes[lane].tail = tail;
-        sm->lanes[lane].len = se - sb;
-        __syncwarp();
-        const uint32_t ext_off =
-            lane ? zg_ze_lane_end_off(&sm->lanes[lane - 1], ws->seqs + (size_t)(lane - 1) * ZG_ZE_SEG_SEQS) : 0;
-        const uint32_t ext = zg_ze_extend(c, d.at + sb, d.at + se, ext_off);
-        __syncwarp();
-        sm->lanes[lane].ext_off = ext_off;
-        sm->lanes[lane].ext = ext;
-        __syncwarp();
-        if (lane == 0) sm->nseq = zg_ze_join(ws->seqs, sm->lanes, ZG_ZE_LANES, &sm->trailing);
+        /* matches, a segment a lane, joined by the warp */
+        uint32_t trailing;
+        const uint32_t joined = zg_mw_match(c, d.at, n, ZG_ZE_SEG_BYTES, &hints, sm->u.table[lane], ws->seqs, sm->lanes,
+                                            &sm->js, &trailing);
+        if (lane == 0) sm->nseq = joined, sm->trailing = trailing;
         __syncwarp();
         /* the literals gathered by the warp, a sequence at a time */
         const uint32_t nseq = sm->nseq;
