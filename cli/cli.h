@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include "zgpu.h"
 #include "zgpu_meta.h"
+#include "common/buf.h"
 #include "common/json.h"
 
 #if defined(__GNUC__)

@@ -243,7 +243,7 @@ int cli_cmd_write(int argc, char **argv) {
         uint64_t rows = cli_slab_rows(h.ndim, h.shape, grid0, h.itemsize, slab_budget(ctx));
         uint64_t row_bytes = h.ndim ? nbytes / h.shape[0] : nbytes;
         if (rows * row_bytes > SIZE_MAX) { cli_err("slab too large for this machine"); goto fail; }
-        data = malloc((size_t)(rows * row_bytes));
+        data = zg_alloc_big((size_t)(rows * row_bytes)); /* (huge pages: common/buf.h) */
         if (!data) { cli_err("out of memory for a %llu-byte slab", (unsigned long long)(rows * row_bytes)); goto fail; }
         uint64_t total_rows = h.ndim ? h.shape[0] : 1;
         for (uint64_t r0 = 0; r0 < total_rows; r0 += rows) {
@@ -515,7 +515,7 @@ static int cp_stream(zgpu_context **ctx, zgpu_array **src, zgpu_array **dst, con
             if (!rc) rc = cli_cuda_stream(cu, &j.read_stream);
             if (!rc) rc = cli_cuda_stream(cu, &j.write_stream);
             if (rc) cp_device_free(&j, cu);
-        } else if (!(j.buf = malloc((size_t)slabs.max_bytes))) {
+        } else if (!(j.buf = zg_alloc_big((size_t)slabs.max_bytes))) {
             rc = cli_err("out of memory for a %llu-byte slab", (unsigned long long)slabs.max_bytes);
         }
         if (rc) return cli_fail();

@@ -195,7 +195,7 @@ static int alloc_slots(read_job *j) {
     for (int k = 0; k < j->n_slots; k++) {
         if (j->mode == MODE_DEVICE) {
             if (cli_cuda_host_alloc(&j->cu, &j->buf[k], (size_t)bytes)) return -1;
-        } else if (!(j->buf[k] = malloc((size_t)bytes))) {
+        } else if (!(j->buf[k] = zg_alloc_big((size_t)bytes))) { /* (huge pages: common/buf.h) */
             return cli_err("out of memory for a %llu-byte slab", (unsigned long long)bytes);
         }
         j->blk[k].starts = calloc((size_t)boxes * nd, sizeof(uint64_t));

@@ -36,6 +36,8 @@
  * lock do not exist, they are initialised afresh (their entries stay consistent: no thread was inside). */
 #include "cache/chunk_cache.h"
 
+#include "common/buf.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -347,7 +349,7 @@ static entry *make_entry(const char *store_id, size_t ls, const char *key, size_
                          size_t data_bytes, size_t *off) {
     const size_t name_len = ls + 1 + lk;
     *off = data_offset(name_len);
-    entry *e = malloc(*off + data_bytes);
+    entry *e = zg_alloc_big(*off + data_bytes);
     if (!e) return NULL;
     memset(e, 0, sizeof *e);
     memcpy(e->name, store_id, ls);

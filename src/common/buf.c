@@ -2,6 +2,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 #include "common/status.h"
 
@@ -18,6 +21,7 @@ zgpu_status zg_buf_reserve(zg_buf *b, size_t n) {
     while (cap < n) cap = cap > SIZE_MAX / 2 ? n : cap * 2;
     uint8_t *p = realloc(b->data, cap);
     if (!p) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory allocating %zu bytes", cap);
+    zg_hugepage_hint(p + b->size, cap - b->size); /* (the part not written yet) */
     b->data = p;
     b->cap = cap;
     return ZGPU_OK;
@@ -36,6 +40,27 @@ void zg_buf_free(zg_buf *b) {
     b->data = NULL;
     b->size = b->cap = 0;
     b->fixed = 0;
+}
+
+#define HUGE_PAGE ((uintptr_t)2 << 20)
+
+void zg_hugepage_hint(void *p, size_t n) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (!p || n < ZG_HUGE_MIN) return;
+    const uintptr_t a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1), e = ((uintptr_t)p + n) & ~(HUGE_PAGE - 1);
+    if (e > a) (void)madvise((void *)a, (size_t)(e - a), MADV_HUGEPAGE); /* (declined: 4 KiB pages, as without) */
+#else
+    (void)p;
+    (void)n;
+#endif
+}
+
+void *zg_alloc_big(size_t n) {
+    if (n < ZG_HUGE_MIN) return malloc(n ? n : 1);
+    void *p = NULL;
+    if (posix_memalign(&p, (size_t)HUGE_PAGE, n)) return NULL;
+    zg_hugepage_hint(p, n);
+    return p;
 }
 
 ZGPU_API void zgpu_free(void *ptr) { free(ptr); }
