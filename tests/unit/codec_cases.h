@@ -2,6 +2,8 @@
  * 40 x 50 x 60 with chunks 16 x 20 x 24 (edge chunks partial), one case a chain. */
 #ifndef ZGPU_TEST_CODEC_CASES_H
 #define ZGPU_TEST_CODEC_CASES_H
+#include "zgpu.h"
+#include "zgpu_experimental.h"
 
 typedef struct tcase {
     const char *name;
@@ -45,5 +47,21 @@ static const tcase cases[] = {
     {"v2_raw_f32", V2("<f4", "0", "null", "null", "C"), 1, 0},
 };
 #define N_CASES (sizeof cases / sizeof cases[0])
+
+/* The device-write tests' second pass: a context whose writes go in waves of one object each (tuning write_wave_bytes
+ * 1) on 8 threads, so a write takes the four buffer sets in turn with several waves' file writes in flight. NULL
+ * when it cannot be made (its status is the test's failure). */
+static inline zgpu_context *zt_context_waves_of_one(zgpu_status *status) {
+    zgpu_tuning t;
+    zgpu_tuning_init(&t);
+    t.write_wave_bytes = 1;
+    zgpu_context_options o;
+    zgpu_context_options_init(&o);
+    o.num_threads = 8;
+    o.tuning = &t;
+    zgpu_context *ctx = NULL;
+    *status = zgpu_context_create(&o, &ctx);
+    return ctx;
+}
 
 #endif

@@ -12,7 +12,6 @@
 
 #include "test.h"
 #include "zgpu.h"
-#include "zgpu_experimental.h" /* zgpu_tuning: write_wave_bytes */
 
 #ifndef ZGPU_HAVE_CUDA
 TEST_MAIN_WITHOUT_CUDA()
@@ -154,15 +153,9 @@ int main(void) {
     zgpu_context_free(ctx);
     /* waves of one object each (write_wave_bytes 1), 8 threads: a wave a chunk or shard, taking the four buffer
      * sets in turn, the writes of three waves in flight while the next encodes */
-    zgpu_tuning t;
-    zgpu_tuning_init(&t);
-    t.write_wave_bytes = 1;
-    zgpu_context_options o;
-    zgpu_context_options_init(&o);
-    o.num_threads = 8;
-    o.tuning = &t;
-    ctx = NULL;
-    CHECK_OK(zgpu_context_create(&o, &ctx));
+    zgpu_status made;
+    ctx = zt_context_waves_of_one(&made);
+    CHECK_OK(made);
     if (!ctx) TEST_MAIN_END();
     for (size_t i = 0; i < N_CASES; i++) {
         run_case(ctx, &cases[i], "_waves");

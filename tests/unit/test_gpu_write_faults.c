@@ -28,7 +28,6 @@
 
 #include "test.h"
 #include "zgpu.h"
-#include "zgpu_experimental.h" /* zgpu_tuning: write_wave_bytes */
 
 #ifndef ZGPU_HAVE_CUDA
 TEST_MAIN_WITHOUT_CUDA()
@@ -459,15 +458,9 @@ int main(void) {
     zgpu_context_free(ctx);
     /* whole writes again in waves of one object each (tuning write_wave_bytes 1, 8 threads): the failure meets
      * the writes of several waves in flight on the four buffer sets */
-    zgpu_tuning t;
-    zgpu_tuning_init(&t);
-    t.write_wave_bytes = 1;
-    zgpu_context_options o;
-    zgpu_context_options_init(&o);
-    o.num_threads = 8;
-    o.tuning = &t;
-    ctx = NULL;
-    CHECK_OK(zgpu_context_create(&o, &ctx));
+    zgpu_status made;
+    ctx = zt_context_waves_of_one(&made);
+    CHECK_OK(made);
     stats waves = {0, 0, 0};
     for (size_t p = 0; ctx && p < sizeof picks / sizeof picks[0]; p++)
         for (size_t i = 0; i < N_CASES; i++)
