@@ -24,7 +24,8 @@ static uint64_t zc_rng(uint64_t *s) {
 }
 
 /* kind: 0 random bytes, 1 zeros, 2 words from a small vocabulary, 3 smooth u16 noise (microscopy-like),
- * 4 float32 field, 5 u32 labels with long runs, 6 short periodic patterns, 7 mixed segments */
+ * 4 float32 field, 5 u32 labels with long runs, 6 short periodic patterns, 7 mixed segments, 8 a segmentation's
+ * labels, 9 random bytes repeated at a long period */
 static void zc_fill(uint8_t *p, size_t n, int kind, uint64_t seed) {
     uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
     switch (kind) {
@@ -85,6 +86,13 @@ static void zc_fill(uint8_t *p, size_t n, int kind, uint64_t seed) {
         for (size_t i = n & ~(size_t)3; i < n; i++) p[i] = 3;
         break;
     }
+    case 9: { /* random bytes repeated at a long period: matches at offsets of 5-200 KB whose sources lie in earlier
+               * blocks, partly literals and partly long matches (the GPU decoder's matches copied in pieces) */
+        static const size_t periods[] = {5000, 70000, 200000};
+        const size_t period = periods[seed % 3];
+        for (size_t i = 0; i < n; i++) p[i] = i < period ? (uint8_t)zc_rng(&s) : p[i - period];
+        break;
+    }
     default: {
         size_t i = 0;
         while (i < n) {
@@ -117,7 +125,7 @@ static size_t zc_build(zcase **out, int small) {
     size_t cap = 1024, n = 0;
     zcase *cs = (zcase *)calloc(cap, sizeof *cs);
     uint64_t seed = 1;
-    for (int kind = 0; kind < 9; kind++)
+    for (int kind = 0; kind < 10; kind++)
         for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
             for (size_t li = 0; li < sizeof levels / sizeof *levels; li++) {
                 size_t sz = sizes[si];
