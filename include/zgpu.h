@@ -357,7 +357,8 @@ typedef struct zgpu_read_stats {
     int cpu_decoded;   /* chunks decoded on host threads (CPU fallback) */
     int cache_hits;    /* chunks served decoded by the context's caches (cache_bytes, device_cache_bytes) */
     int cache_misses;  /* chunks looked up there and in neither (0 with the caches off) */
-    int route;         /* device reads: the zgpu_route taken (ZGPU_ROUTE_DEVICE or ZGPU_ROUTE_HOST); host reads 0 */
+    int route;         /* device reads: the zgpu_route taken (ZGPU_ROUTE_DEVICE or ZGPU_ROUTE_HOST); host reads:
+                        * ZGPU_ROUTE_DEVICE when the GPU decoded it (zgpu_tuning.host_read_route), else 0 */
     int device_cache_hits; /* of cache_hits, the chunks the device cache (device_cache_bytes) served */
 } zgpu_read_stats;
 

@@ -93,6 +93,14 @@ typedef struct zgpu_tuning {
      * file writes and hold less memory; larger ones give the encoder more at once. wave_sets caps the write's
      * buffer sets too (by default two, up to four where a wave holds fewer objects than the pool has threads). */
     size_t write_wave_bytes;
+
+    /* Host reads (zgpu_array_read, _ex, _regions) decoded on the GPU: the boxes read into device memory as a device
+     * read, then copied back. AUTO (default): when the context has already started its GPU (a device read or write
+     * ran on it; a host read never starts CUDA itself) and the route model predicts the GPU decode plus the copy
+     * back faster than the host threads. DEVICE: whenever the array's chunks decode on the GPU (starts CUDA; a
+     * machine without a usable GPU reads on the host). HOST: never. Strided destinations, reads larger than the
+     * device memory budget and forked children read on the host. */
+    zgpu_route host_read_route;
 } zgpu_tuning;
 
 /** Fills *t with the defaults (struct_size set). */

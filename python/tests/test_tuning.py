@@ -20,7 +20,7 @@ TUNING_ENV = ("ZGPU_ZSTD_DECODER", "ZGPU_DEFLATE_DECODER", "ZGPU_LZ4_DECODER", "
               "ZGPU_WAVE_SHAPE", "ZGPU_WAVE_SETS", "ZGPU_WAVE_OVERLAP", "ZGPU_ZSTD_ROWS", "ZGPU_ZSTD_HUF_PROBE",
               "ZGPU_INFLATE_PARTS", "ZGPU_TRACE", "ZGPU_PROFILE", "ZGPU_ZSTD_PROFILE", "ZGPU_INFLATE_TIMES",
               "ZGPU_CLI_SLAB_BYTES", "ZGPU_READ_ROUTE", "ZGPU_PARTIAL_DECODE", "ZGPU_ZSTD_ENCODER",
-              "ZGPU_WRITE_WAVE_BYTES")
+              "ZGPU_WRITE_WAVE_BYTES", "ZGPU_HOST_READ_ROUTE")
 pytestmark = pytest.mark.skipif(any(os.environ.get(v) for v in TUNING_ENV),
                                 reason="a ZGPU_* tuning variable is set; it overrides every context's tuning")
 
@@ -28,13 +28,13 @@ DEFAULTS = {"zstd_decoder": "auto", "deflate_decoder": "auto", "lz4_decoder": "a
             "wave_shape": (), "wave_sets": 0, "wave_overlap": None, "zstd_rows": None, "zstd_huf_probe": -1,
             "inflate_parts": 0, "trace": False, "profile": False, "copy_slab_bytes": 0,
             "read_route": "auto", "partial_decode": None, "zstd_encoder": "auto",
-            "write_wave_bytes": 0}
+            "write_wave_bytes": 0, "host_read_route": "auto"}
 
 EVERY_FIELD = {"zstd_decoder": "host", "deflate_decoder": "nvcomp", "lz4_decoder": "zgpu", "pipeline_waves": 64,
                "wave_shape": (1, 2, 1000000), "wave_sets": 4, "wave_overlap": False, "zstd_rows": True,
                "zstd_huf_probe": 4096, "inflate_parts": 7, "trace": True, "profile": True,
                "copy_slab_bytes": 3 << 20, "read_route": "host", "partial_decode": False, "zstd_encoder": "nvcomp",
-               "write_wave_bytes": 5 << 20}
+               "write_wave_bytes": 5 << 20, "host_read_route": "device"}
 
 
 @pytest.fixture
@@ -117,6 +117,8 @@ def test_edges(cfg):
     ("profile", 3, "profile must be True or False"),
     ("copy_slab_bytes", -1, "copy_slab_bytes must be in"),
     ("read_route", "gpu", "read_route must be one of"),
+    ("host_read_route", "gpu", "host_read_route must be one of 'auto', 'device', 'host'"),
+    ("host_read_route", 1, "host_read_route must be one of"),
     ("zstd_encoder", "gpu", "zstd_encoder must be one of 'auto', 'zgpu', 'nvcomp', 'host'"),
     ("zstd_encoder", 2, "zstd_encoder must be one of"),
     ("zstd_encoder", True, "zstd_encoder must be one of"),
@@ -174,6 +176,20 @@ def test_write_wave_bytes_from_the_environment():
         Config().set(write_wave_bytes=(1 << 40) + 1)
     with pytest.raises(ValueError, match="write_wave_bytes must be an integer"):
         Config().set(write_wave_bytes=1.5)
+
+
+def test_host_read_route_from_the_environment():
+    """ZGPU_HOST_READ_ROUTE overrides the field (in a child process: the environment is read once); a value that does
+    not parse is ignored with a line on stderr."""
+    src = os.path.dirname(os.path.dirname(os.path.abspath(zgpu.__file__)))
+    code = "import zgpu; print(zgpu.config.tuning()['host_read_route'])"
+    for value, want in (("device", "device"), ("host", "host"), ("gpu", "auto")):
+        env = dict(os.environ, ZGPU_HOST_READ_ROUTE=value,
+                   PYTHONPATH=os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p))
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.strip() == want
+        assert ("ignoring ZGPU_HOST_READ_ROUTE=gpu" in r.stderr) == (value == "gpu")
 
 
 def test_c_checks_name_the_field():

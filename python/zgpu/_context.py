@@ -84,7 +84,8 @@ class Config:
     decode only the blocks it needs, zstd frames stop after the block holding the last byte needed; False: whole
     chunks), ``zstd_encoder`` ("auto", "zgpu", "nvcomp", "host": the compressor of zstd chunks on device writes
     (blosc's zstd streams always get zgpu's); "auto" is zgpu's own GPU encoder), ``write_wave_bytes`` (decoded
-    bytes a device write encodes a wave; 0 = zgpu's choice). Given as None, a tuning field goes back to
+    bytes a device write encodes a wave; 0 = zgpu's choice), ``host_read_route`` ("auto", "device", "host": whether
+    reads into host memory decode on the GPU; "auto" only once the context has used its GPU). Given as None, a tuning field goes back to
     its default. :meth:`tuning` shows what a context runs with (ZGPU_* environment overrides included).
 
     Remote stores (http://, https://, s3:// paths; docs/remote.md): ``s3_endpoint``, ``s3_region``,
@@ -121,7 +122,8 @@ class Config:
             wave_overlap: Any = _UNSET, zstd_rows: Any = _UNSET, zstd_huf_probe: Any = _UNSET,
             inflate_parts: Any = _UNSET, trace: Any = _UNSET, profile: Any = _UNSET,
             copy_slab_bytes: Any = _UNSET, read_route: Any = _UNSET, partial_decode: Any = _UNSET,
-            zstd_encoder: Any = _UNSET, write_wave_bytes: Any = _UNSET, **remote: Any) -> None:
+            zstd_encoder: Any = _UNSET, write_wave_bytes: Any = _UNSET, host_read_route: Any = _UNSET,
+            **remote: Any) -> None:
         """Changes settings; contexts are recreated for arrays and groups opened afterwards. Every value is
         checked before any is changed: a ValueError leaves the settings as they were."""
         given = {"zstd_decoder": zstd_decoder, "deflate_decoder": deflate_decoder, "lz4_decoder": lz4_decoder,
@@ -129,7 +131,8 @@ class Config:
                  "wave_overlap": wave_overlap, "zstd_rows": zstd_rows, "zstd_huf_probe": zstd_huf_probe,
                  "inflate_parts": inflate_parts, "trace": trace, "profile": profile,
                  "copy_slab_bytes": copy_slab_bytes, "read_route": read_route, "partial_decode": partial_decode,
-                 "zstd_encoder": zstd_encoder, "write_wave_bytes": write_wave_bytes}
+                 "zstd_encoder": zstd_encoder, "write_wave_bytes": write_wave_bytes,
+                 "host_read_route": host_read_route}
         tuning = {k: _tuning.validate(k, v) for k, v in given.items() if v is not _UNSET}
         for k in remote:
             if k not in _remote.DEFAULTS:

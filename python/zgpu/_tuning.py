@@ -46,6 +46,7 @@ class Tuning(Structure):
         ("partial_decode", c_int),
         ("zstd_encoder", c_int),
         ("write_wave_bytes", c_size_t),
+        ("host_read_route", c_int),
     ]
 
 
@@ -75,6 +76,7 @@ DEFAULTS: Dict[str, Any] = {
     "zstd_rows": None, "zstd_huf_probe": -1, "inflate_parts": 0,
     "trace": False, "profile": False, "copy_slab_bytes": 0, "read_route": "auto",
     "partial_decode": None, "zstd_encoder": "auto", "write_wave_bytes": 0,
+    "host_read_route": "auto",
 }
 ROUTES = {"auto": 0, "device": 1, "host": 2}
 _ROUTE_NAMES = {v: k for k, v in ROUTES.items()}
@@ -136,9 +138,9 @@ def validate(name: str, value: Any) -> Any:
         return _int(name, value, 0, 1 << 20, " (0 = enough to fill the GPU)")
     if name in ("trace", "profile"):
         return _bool(name, value)
-    if name == "read_route":
+    if name in ("read_route", "host_read_route"):
         if value not in ROUTES:
-            raise ValueError("read_route must be one of 'auto', 'device', 'host', got %r" % (value,))
+            raise ValueError("%s must be one of 'auto', 'device', 'host', got %r" % (name, value))
         return value
     if name == "write_wave_bytes":
         return _int(name, value, 0, 1 << 40, " (0 = zgpu's choice)")
@@ -158,8 +160,8 @@ def to_struct(settings: Mapping[str, Any]) -> Tuning:
             t.n_wave_shape = len(value)
         elif name in ("wave_overlap", "zstd_rows", "partial_decode"):
             setattr(t, name, _SWITCH[value])
-        elif name == "read_route":
-            t.read_route = ROUTES[value]
+        elif name in ("read_route", "host_read_route"):
+            setattr(t, name, ROUTES[value])
         else:
             setattr(t, name, int(value))
     return t
@@ -178,8 +180,8 @@ def from_struct(t: Tuning) -> Dict[str, Any]:
             out[name] = _SWITCH_VALUES.get(getattr(t, name), getattr(t, name))
         elif name in ("trace", "profile"):
             out[name] = bool(getattr(t, name))
-        elif name == "read_route":
-            out[name] = _ROUTE_NAMES.get(t.read_route, t.read_route)
+        elif name in ("read_route", "host_read_route"):
+            out[name] = _ROUTE_NAMES.get(getattr(t, name), getattr(t, name))
         else:
             out[name] = getattr(t, name)
     return out

@@ -127,6 +127,9 @@ static zgpu_status take_tuning(const zgpu_tuning *in, zgpu_tuning *t) {
                  t->inflate_parts);
     ZG_RETURN_IF((unsigned)t->read_route > ZGPU_ROUTE_HOST, ZGPU_ERR_INVALID_ARGUMENT,
                  "zgpu_tuning: read_route %d is not a zgpu_route (0 auto, 1 device, 2 host)", (int)t->read_route);
+    ZG_RETURN_IF((unsigned)t->host_read_route > ZGPU_ROUTE_HOST, ZGPU_ERR_INVALID_ARGUMENT,
+                 "zgpu_tuning: host_read_route %d is not a zgpu_route (0 auto, 1 device, 2 host)",
+                 (int)t->host_read_route);
     return ZGPU_OK;
 }
 

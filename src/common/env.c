@@ -12,7 +12,8 @@ static struct {
     pthread_once_t once;
     zgpu_tuning t;
     int has_zstd, has_deflate, has_lz4, has_waves, has_shape, has_sets, has_overlap, has_rows, has_probe, has_parts,
-        has_trace, has_profile, has_slab, has_route, has_partial, has_zstd_enc, has_write_wave;
+        has_trace, has_profile, has_slab, has_route, has_partial, has_zstd_enc, has_write_wave,
+        has_host_route;
     const char *nvcomp_lib;
     char cache_dir[4096];
     int cufile_compat;
@@ -45,6 +46,19 @@ static int read_decoder(const char *name, int allow_host, zgpu_decoder_choice *o
     else if (!strcmp(v, "host") && allow_host) *out = ZGPU_DECODER_HOST;
     else {
         ignored(name, v, allow_host ? "expected auto, zgpu, nvcomp or host" : "expected auto, zgpu or nvcomp");
+        return 0;
+    }
+    return 1;
+}
+
+static int read_route(const char *name, zgpu_route *out) {
+    const char *v = getenv(name);
+    if (!v || !*v) return 0;
+    if (!strcmp(v, "auto")) *out = ZGPU_ROUTE_AUTO;
+    else if (!strcmp(v, "device")) *out = ZGPU_ROUTE_DEVICE;
+    else if (!strcmp(v, "host")) *out = ZGPU_ROUTE_HOST;
+    else {
+        ignored(name, v, "expected auto, device or host");
         return 0;
     }
     return 1;
@@ -96,17 +110,8 @@ static void load(void) {
                            read_int("ZGPU_INFLATE_TIMES", 0, 1, &x)))
         t->profile = (int)x;
     if ((env.has_slab = read_int("ZGPU_CLI_SLAB_BYTES", 1, 1L << 40, &x))) t->copy_slab_bytes = (size_t)x;
-    const char *route = getenv("ZGPU_READ_ROUTE");
-    if (route && *route) {
-        env.has_route = 1;
-        if (!strcmp(route, "auto")) t->read_route = ZGPU_ROUTE_AUTO;
-        else if (!strcmp(route, "device")) t->read_route = ZGPU_ROUTE_DEVICE;
-        else if (!strcmp(route, "host")) t->read_route = ZGPU_ROUTE_HOST;
-        else {
-            env.has_route = 0;
-            ignored("ZGPU_READ_ROUTE", route, "expected auto, device or host");
-        }
-    }
+    env.has_route = read_route("ZGPU_READ_ROUTE", &t->read_route);
+    env.has_host_route = read_route("ZGPU_HOST_READ_ROUTE", &t->host_read_route);
     /* zgpu's on-disk cache (kernels, route calibration): $ZGPU_CACHE_DIR, else $XDG_CACHE_HOME/zgpu, else
      * ~/.cache/zgpu; none when neither HOME nor those are set */
     const char *cd = getenv("ZGPU_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
@@ -144,6 +149,7 @@ void zg_env_apply_tuning(zgpu_tuning *t) {
     if (env.has_partial) t->partial_decode = e->partial_decode;
     if (env.has_zstd_enc) t->zstd_encoder = e->zstd_encoder;
     if (env.has_write_wave) t->write_wave_bytes = e->write_wave_bytes;
+    if (env.has_host_route) t->host_read_route = e->host_read_route;
 }
 
 const char *zg_env_cache_dir(void) {

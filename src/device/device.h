@@ -19,6 +19,12 @@ typedef struct zg_dev_request {
     void *after;                     /* a cudaEvent_t the read's work waits for (the caller's stream at an async
                                       * read's start), or NULL */
     const zgpu_read_options *opts;   /* NULL: the stored values; else converted (convert/convert.h) */
+    /* a host read decoded on the GPU (host_dest.c): outs are device scratch whose bytes go back to host memory.
+     * The route is tuning.host_read_route's, the model counts the copy back, and where the host route wins (or the
+     * chain has no GPU decoder, or a conversion needs the host) the read does nothing and sets *declined: the
+     * caller reads on the host instead */
+    int host_dest;
+    int *declined;
 } zg_dev_request;
 
 /** Frees the state (waits for reads in flight). Accepts NULL. */
@@ -33,6 +39,11 @@ zgpu_status zg_cuda_probe(void);
 zgpu_status zg_device_write(zgpu_array *a, const uint64_t *start, const uint64_t *count, const void *d_in,
                             const int64_t *in_strides, void *stream);
 zgpu_status zg_cuda_read_request(zgpu_array *a, const zg_dev_request *rq, void *stream, struct zgpu_event **event);
+/** A host read decoded on the GPU where zgpu_tuning.host_read_route and the route model say so (host_dest.c):
+ *  *taken 1 and the read's status, or *taken 0 and ZGPU_OK when the host should read it (no GPU started, a
+ *  strided destination, more than the device memory budget, the model's pick, a forked child). */
+zgpu_status zg_cuda_host_read(zgpu_array *a, size_t n, const uint64_t *starts, const uint64_t *counts,
+                              void *const *outs, const int64_t *out_strides, const zgpu_read_options *opts, int *taken);
 /* An async device write (write_async.c), with the array's device current: arguments checked, then the write runs
  * on a background thread after the work on `stream` so far; *event completes when it is done. */
 zgpu_status zg_device_write_async(zgpu_array *a, const uint64_t *start, const uint64_t *count, const void *d_in,

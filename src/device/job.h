@@ -10,6 +10,7 @@
  *   waves.c  waves, the ring of buffer sets, overlap of one wave's reads with the last one's launch
  *   read.c   one read (dev_run_read)
  *   async.c  zgpu_event and async reads (and the jobs async writes run on it)
+ *   host_route.c  a device read's host route;  host_dest.c  a host read decoded on the GPU (device read + copy back)
  * Writes from device memory use the device state (its kept write buffers, wlock) but not the rest:
  *   write_device.c  one write (zg_device_write; its host-side plan: plan/write_units.h)
  *   write_async.c   zgpu_array_write_device_async */
@@ -107,6 +108,11 @@ struct zg_device_state {
      * merges take `lock`, so a write holds wlock alone) */
     pthread_mutex_t wlock;
     struct { uint8_t *d, *h; size_t d_cap, h_cap; } wbuf[ZG_WD_SETS];
+    /* host reads decoded on the GPU (host_dest.c): their device scratch (grown to the largest such read, within the
+     * device memory budget), two pinned halves for the copy back and the copy's stream and events; hlock: one such
+     * read at a time (it takes `lock` inside, as any device read) */
+    pthread_mutex_t hlock;
+    struct { uint8_t *d, *h; size_t d_cap, h_cap; cudaStream_t stream; cudaEvent_t ev[2]; } hbuf;
 };
 #define PLANS_KEPT_BYTES ((size_t)64 << 20)
 

@@ -119,6 +119,7 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
     r.cache_on = j->cache != NULL && !j->dcache; /* (both on: each route fills a cache) */
     r.threads = zg_pool_size(j->a->ctx->pool);
     r.chunk_bytes = (double)j->pp.chunk_nbytes;
+    r.host_dest = rq->host_dest;
     uint64_t stored = 0;
     /* the host route decodes a chunk needed in part only in part (host/host_read.c, zg_host_partial_kind): of a
      * blosc chunk the blocks each box needs, of a zstd frame its start up to the last byte its boxes need. The
@@ -184,7 +185,8 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
                         "host %.3f ms, "
                         "device %.3f ms -> %s%s\n",
                 j->a->path, r.chunks, r.cached + r.dev_cached, r.host_part, r.host_split, r.ratio, p.t_host * 1e3, p.t_device * 1e3,
-                p.route == ZGPU_ROUTE_HOST ? "host" : "device", p.explored ? " (exploring)" : "");
+                p.route == ZGPU_ROUTE_HOST ? "host" : "device",
+                p.explored ? " (exploring)" : r.host_dest ? " (into host memory)" : "");
     return p;
 }
 
@@ -249,7 +251,14 @@ static zgpu_status dev_read_once(zgpu_array *a, const zg_dev_request *rq, void *
      * bytes are fetched (from the array's last read), else once the plan knows the chunks' sizes */
     const int remote = a->store->vt->remote;
     zgpu_route route = a->ctx->opts.gds_mode == ZGPU_GDS_ON ? ZGPU_ROUTE_DEVICE : j.tune->read_route;
+    if (rq->host_dest) route = j.tune->host_read_route;
     if (!j.x.identity && !dev_convert_on_device()) route = ZGPU_ROUTE_HOST; /* (no NVRTC: the host converts) */
+    if (rq->host_dest && (route == ZGPU_ROUTE_HOST || !j.gpu_decode)) { /* (the host read decodes on the host too) */
+        zg_plan_free(&plan);
+        free_regions(&j);
+        *rq->declined = 1;
+        return ZGPU_OK;
+    }
     /* chunks the caches hold are neither resolved nor fetched: the device cache's scattered from there, the host
      * cache's copied to the device as host-decoded (chunk_cache_dev.c) */
     j.cache = a->ctx->cache;
@@ -278,8 +287,15 @@ static zgpu_status dev_read_once(zgpu_array *a, const zg_dev_request *rq, void *
         picked = pick_route(&j, &plan, rq, 1);
         t_pick = zg_now() - t_pick;
         route = picked.route;
-        /* (a read served partly from a cache teaches nothing of the decode the model's factors correct) */
-        learn = stats.cache_hits == 0;
+        /* (a read served partly from a cache teaches nothing of the decode the model's factors correct; nor one into
+         * host memory, whose time the copy back is left out of) */
+        learn = stats.cache_hits == 0 && !rq->host_dest;
+    }
+    if (s == ZGPU_OK && route == ZGPU_ROUTE_HOST && rq->host_dest) {
+        zg_plan_free(&plan);
+        free_regions(&j);
+        *rq->declined = 1;
+        return ZGPU_OK;
     }
     if (s != ZGPU_OK || route == ZGPU_ROUTE_HOST) {
         zg_plan_free(&plan);

@@ -157,6 +157,12 @@ void zg_device_state_free(struct zg_device_state *st) {
         if (st->wbuf[k].d) cudaFree(st->wbuf[k].d);
         if (st->wbuf[k].h) cudaFreeHost(st->wbuf[k].h);
     }
+    if (st->hbuf.stream) cudaStreamSynchronize(st->hbuf.stream);
+    if (st->hbuf.d) cudaFree(st->hbuf.d);
+    if (st->hbuf.h) cudaFreeHost(st->hbuf.h);
+    for (int i = 0; i < 2; i++)
+        if (st->hbuf.ev[i]) cudaEventDestroy(st->hbuf.ev[i]);
+    if (st->hbuf.stream) cudaStreamDestroy(st->hbuf.stream);
     for (size_t i = 0; i < st->n_retired; i++) cudaFreeHost(st->retired[i]);
     free(st->retired);
     for (size_t i = 0; i < st->n_plans; i++) zg_zd_plan_free(&st->plans[i]);
@@ -168,6 +174,7 @@ void zg_device_state_free(struct zg_device_state *st) {
     cudaStreamDestroy(st->copy);
     pthread_mutex_destroy(&st->lock);
     pthread_mutex_destroy(&st->wlock);
+    pthread_mutex_destroy(&st->hlock);
     free(st);
     zg_device_scope_leave(&sc);
 }
@@ -211,11 +218,13 @@ zgpu_status dev_get_state(zgpu_context *ctx, struct zg_device_state **out) {
             } else if ((s = dev_cache_init(st, ctx->opts.device_cache_bytes)) != ZGPU_OK) {
                 pthread_mutex_init(&st->lock, NULL);
                 pthread_mutex_init(&st->wlock, NULL);
+                pthread_mutex_init(&st->hlock, NULL);
                 zg_device_state_free(st); /* (its streams and events made above) */
                 st = NULL;
             } else {
                 pthread_mutex_init(&st->lock, NULL);
                 pthread_mutex_init(&st->wlock, NULL);
+                pthread_mutex_init(&st->hlock, NULL);
                 ctx->device = st;
             }
         }

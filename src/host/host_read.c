@@ -560,14 +560,6 @@ static zgpu_status host_read_once(zgpu_array *a, size_t n, const uint64_t *start
     return st;
 }
 
-ZGPU_API zgpu_status zgpu_array_read(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *out,
-                                     const int64_t *out_strides) {
-    if (!a || !out || (a->meta.ndim > 0 && (!start || !count)))
-        return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_read: array, start, count and out are required");
-    void *outs[1] = {out};
-    return zg_host_read_regions(a, 1, start, count, outs, out_strides, NULL);
-}
-
 /* A read that failed because a remote shard was replaced on the server meanwhile runs once more, from a fresh
  * index (plan/plan.h zg_plan_shard_changes). */
 zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts, const uint64_t *counts,

@@ -6,7 +6,8 @@
 /** Reads n boxes (starts / counts: n * ndim values) into outs[i] with byte strides out_strides + i * ndim
  *  (NULL: every destination C-contiguous, of the destination's elements); a chunk several boxes need is fetched
  *  and decoded once; opts (NULL: none) may convert the values (convert/convert.h). Sets the array's read
- *  statistics. The public zgpu_array_read, zgpu_array_read_ex and zgpu_array_read_regions come here. */
+ *  statistics. The public zgpu_array_read, zgpu_array_read_ex and zgpu_array_read_regions come here (api/read_regions.c)
+ *  unless the GPU decodes them (device/host_dest.c); so does the host route of a device read. */
 /** A read of fewer chunks than threads on a chain that reads spans (blosc) splits each box along axis 0 into
  *  pieces of at least this many bytes of the chunk, about threads / chunks of them, read and decoded side by side
  *  (the route model counts them: src/device/read.c). */

@@ -82,6 +82,10 @@ zgpu_route zg_route_choose(const zg_route_model *m, const zg_route_read *r, doub
     /* chunks the host cache holds: the host route copies the boxes out of them; the device route stages them
      * whole. The device cache's: the device route's scatter reads them from device memory (~1.5 TB/s) */
     dev += cached * B * (1 / h2d + 1 / 10e9) + (double)r->dev_cached * B / 1.5e12;
+    if (r->host_dest) { /* (the link is taken as fast both ways) */
+        host -= r->box_bytes / h2d;
+        dev += (r->box_bytes + fmin(r->box_bytes, (double)ZG_ROUTE_BACK_PIECE)) / h2d;
+    }
     if (t_host) *t_host = host;
     if (t_device) *t_device = dev;
     if (!r->gpu_decodes) return ZGPU_ROUTE_HOST; /* the device route would decode on host threads too, and copy more */

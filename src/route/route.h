@@ -19,6 +19,10 @@ typedef enum zg_route_codec {
 
 #define ZG_ROUTE_CACHE_BIAS 2.0
 
+/* Bytes of one piece of a host read decoded on the GPU as it comes back (device/host_dest.c): the copy back takes
+ * its box bytes over the link plus one piece (the pipeline's fill). */
+#define ZG_ROUTE_BACK_PIECE ((size_t)16 << 20)
+
 /* Calibration points per codec: a low-ratio and a high-ratio synthetic array. */
 enum { ZG_RP_LOW = 0, ZG_RP_HIGH, ZG_RP_N };
 
@@ -60,6 +64,9 @@ typedef struct zg_route_read {
     double ratio;         /* decoded / stored bytes (0: unknown) */
     double box_bytes;     /* bytes the read writes into its destinations */
     int threads;          /* the context's host threads */
+    int host_dest;        /* the destinations are host memory (zgpu_tuning.host_read_route): the host route decodes
+                           * into them with no copy, the device route copies the boxes back (device -> pinned ->
+                           * destination, one piece crossing while the one before is copied out) */
 } zg_route_read;
 
 /* What the reads of a process taught the model: per codec class, ratio (low or high half of the calibrated range)

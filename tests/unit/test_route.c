@@ -114,6 +114,28 @@ static void decisions(void) {
         last = now;
     }
     CHECK_EQ_U64(last, ZGPU_ROUTE_DEVICE);
+    /* host destinations (zgpu_tuning.host_read_route): the host route saves its copy to the device, the device route
+     * pays the copy back plus one piece; a whole OCT volume of gzip (16 chunks of 8 MiB, 1.1:1) still decodes
+     * faster on the GPU, a label chunk (little to decode, everything to copy back) goes to the host */
+    r = read_of(ZG_RC_DEFLATE, 16, 8388608.0, 1.1);
+    r.box_bytes = 16 * 8388608.0;
+    zg_route_choose(&m, &r, &th, &td);
+    r.host_dest = 1;
+    double th_h, td_h;
+    CHECK_EQ_U64(zg_route_choose(&m, &r, &th_h, &td_h), ZGPU_ROUTE_DEVICE);
+    CHECK_MSG(fabs((th - th_h) - r.box_bytes / m.h2d_bps) < 1e-9 &&
+                  fabs((td_h - td) - (r.box_bytes + ZG_ROUTE_BACK_PIECE) / m.h2d_bps) < 1e-9,
+              "host destination: host %.2f -> %.2f ms, device %.2f -> %.2f ms", th * 1e3, th_h * 1e3, td * 1e3, td_h * 1e3);
+    r = read_of(ZG_RC_ZSTD, 1, MB16, 1463);
+    r.host_dest = 1;
+    CHECK_EQ_U64(zg_route_choose(&m, &r, NULL, NULL), ZGPU_ROUTE_HOST);
+    /* a small box copies back less than a piece: the fill is the box itself */
+    r = read_of(ZG_RC_ZSTD, 1, 8388608.0, 1.05);
+    r.box_bytes = 4096;
+    zg_route_choose(&m, &r, NULL, &td);
+    r.host_dest = 1;
+    zg_route_choose(&m, &r, NULL, &td_h);
+    CHECK(fabs((td_h - td) - 2 * 4096 / m.h2d_bps) < 1e-12);
     /* no GPU decoder for the chain: host, whatever the size */
     r = read_of(ZG_RC_ZSTD, 1000, MB16, 2);
     r.gpu_decodes = 0;
