@@ -199,10 +199,13 @@ def server_rps(port: int, paths: list) -> float:
 # ---------------------------------------------------------------------------------------------------
 # Readers: each a function box -> array, for one array at one URL and one target
 # ---------------------------------------------------------------------------------------------------
-def zgpu_reader(zgpu, url: str, cp):
+def zgpu_reader(zgpu, url: str, cp, start_gpu: bool = False):
     """(read, its last read's stats): host reads return NumPy arrays; GPU reads fill a cupy array kept per box
-    shape."""
+    shape. start_gpu: one element read into GPU memory first, so that the context's GPU is up (host_read_route
+    "auto" decodes host reads on the GPU only then)."""
     a = zgpu.open(url)
+    if start_gpu:
+        a.read(tuple(slice(0, 1) for _ in a.shape), device="cuda")
     if cp is None:
         return (lambda box: a[box]), (lambda: a.last_read_stats)
     bufs = {}
@@ -284,7 +287,9 @@ def checked_pass(read, boxes, src, cp, stats_of=None) -> tuple:
         if stats_of is not None:
             s = stats_of()
             total = {k: (total or {}).get(k, 0) + s[k] for k in ("plan_s", "io_s", "h2d_s", "decode_s",
-                                                                  "scatter_s", "stored_bytes")}
+                                                                  "scatter_s", "stored_bytes")} | \
+                {"reads": (total or {}).get("reads", 0) + 1,  # (host reads: how many the GPU decoded)
+                 "gpu_reads": (total or {}).get("gpu_reads", 0) + (s.get("route") == 1 and cp is None)}
     return ok, total
 
 
@@ -362,9 +367,12 @@ def table(rows: list, targets: list) -> list:
                 f"{server_seconds(fetched or r['stored'], r['requests'].get('zgpu'), srv) * 1e3:.0f} |")
         for t in targets:
             q = ratio(r, t)
+            zs = r[t].get("zgpu", {}).get("stats") or {}
+            g, n = zs.get("gpu_reads", 0), zs.get("reads", 0)
+            on_gpu = "" if not g else " (GPU)" if g == n else f" (GPU {g}/{n})"  # host reads the GPU decoded
             line += (f" {' / '.join(gbps(r[t].get(k, {}), r['decoded']) for k in READERS)} | "
                      f"{f'{q:.2f}x' if q else '-'} | "
-                     f"{bound(r[t].get('zgpu', {}), srv, r['requests'].get('zgpu'))} |")
+                     f"{bound(r[t].get('zgpu', {}), srv, r['requests'].get('zgpu'))}{on_gpu} |")
         lines.append(line)
     return lines
 
@@ -406,7 +414,7 @@ def read_cell(env: dict, store: str, name: str, src, cp_by_target: dict, args) -
     kv = {"driver": "http", "base_url": f"http://127.0.0.1:{port}", "path": f"/{name}/"} if store == "http" else \
         {"driver": "s3", "bucket": BUCKET, "path": f"{name}/", "endpoint": env["s3_endpoint"], "aws_region": REGION}
     fs_path = url if store == "http" else f"{BUCKET}/{name}"
-    makers = {"zgpu": lambda cp: zgpu_reader(env["zgpu"], url, cp),
+    makers = {"zgpu": lambda cp: zgpu_reader(env["zgpu"], url, cp, args.host_read_route == "auto-gpu"),
               "tensorstore": lambda cp: tensorstore_reader(kv, cp),
               "zarr-python": lambda cp: zarr_reader(env["fs"][store], fs_path, cp)}
     count = (lambda: http_requests(port)) if counted(env, store) else None
@@ -447,6 +455,7 @@ def section(args, rows, targets, started, env) -> str:
     stores = args.stores.split(",")
     cmd = f"python bench/bench_remote.py --planes {args.planes} --repeat {args.repeat} --stores {args.stores} " \
           f"--targets {args.targets}{f' --cells {args.cells}' if args.cells else ''}" \
+          f"{f' --host-read-route {args.host_read_route}' if args.host_read_route != 'auto' else ''}" \
           f"{' --skip-zarr-python' if args.skip_zarr_python else ''}" \
           f"{f' --server {args.server}' if 'http' in stores else ''}" \
           f"{f' --s3-server {args.s3_server}' if 's3' in stores else ''}"
@@ -481,9 +490,18 @@ def section(args, rows, targets, started, env) -> str:
              "needs for zgpu's bytes and requests at those rates. Bound (zgpu): the stage of its read stats that "
              f"takes the most time; a fetch within {SERVER_SLACK:g}x of the server bound is \"server\", a slower "
              "one \"network\" (client and network stack); else \"decode\" or \"copy\" (staging, H2D, scatter). "
-             "A missing GPU target or reader is \"-\".", ""]
+             "A missing GPU target or reader is \"-\"." + HOST_ROUTE_NOTE.get(args.host_read_route, ""), ""]
     lines += table(rows, targets) + ["", verdict(rows, targets)]
     return "\n".join(lines) + "\n"
+
+
+HOST_ROUTE_NOTE = {
+    "auto-gpu": " zgpu's host reads: host_read_route auto with the context's GPU started (a one-element read into GPU "
+                "memory first), so the route model decodes each read on the GPU, then copies it back (\"(GPU)\" "
+                "beside its bound; \"(GPU k/n)\": k of the n crops), or on the host threads.",
+    "device": " zgpu's host reads: host_read_route device (decoded on the GPU, then copied back).",
+    "host": " zgpu's host reads: host_read_route host (the host threads decode).",
+}
 
 
 def setup(args, lib) -> dict:
@@ -491,6 +509,7 @@ def setup(args, lib) -> dict:
     os.environ.update(AWS_ACCESS_KEY_ID=KEY, AWS_SECRET_ACCESS_KEY=KEY, AWS_REGION=REGION, AWS_DEFAULT_REGION=REGION,
                       AWS_EC2_METADATA_DISABLED="true", NO_PROXY="127.0.0.1,localhost")
     env = {"zgpu": lib.zgpu, "procs": [], "local": None}
+    lib.zgpu.config.set(host_read_route="auto" if args.host_read_route == "auto-gpu" else args.host_read_route)
     stores = args.stores.split(",")
     env.update(http_server=args.server, s3_server=args.s3_server, s3_root=None)
     if "http" in stores:
@@ -544,6 +563,10 @@ def main() -> int:
                     help="zgpu's shard_index_cache_bytes (-1: off, every read fetches its shards' indexes)")
     ap.add_argument("--docs", action="store_true", help=f"write section '{SECTION}' of docs/benchmarks.md")
     ap.add_argument("--json", default=None, help="also write the rows as JSON here")
+    ap.add_argument("--host-read-route", choices=["auto", "auto-gpu", "device", "host"], default="auto",
+                    help="zgpu's host_read_route for the host target: auto (a host read never starts the GPU, so "
+                         "here the host decodes), auto-gpu (auto with the context's GPU started: the route model "
+                         "picks the GPU or the host per read), device (the GPU whenever it can), host")
     ap.add_argument("--server", choices=["c", "python"], default=None,
                     help="the HTTP server: c (zgpu_range_server; the default when found) or python "
                          "(tests/remote/http_server.py)")
