@@ -102,7 +102,7 @@ ZGPU_API zgpu_status zgpu_array_read_device(zgpu_array *array, const uint64_t *s
     ZG_FORWARD(check_args(array, start, count, device_out));
     ZG_FORWARD(zg_cuda_probe());
     void *outs[1] = {device_out};
-    const zg_dev_request rq = {1, start, count, outs, out_strides, NULL, NULL, 0, NULL};
+    const zg_dev_request rq = {1, start, count, outs, out_strides, NULL, NULL, 0, NULL, NULL};
     return read_in_scope(array, &rq, stream, NULL);
 }
 
@@ -139,7 +139,7 @@ ZGPU_API zgpu_status zgpu_array_read_device_async(zgpu_array *array, const uint6
     ZG_FORWARD(check_args(array, start, count, device_out));
     ZG_FORWARD(zg_cuda_probe());
     void *outs[1] = {device_out};
-    const zg_dev_request rq = {1, start, count, outs, out_strides, NULL, NULL, 0, NULL};
+    const zg_dev_request rq = {1, start, count, outs, out_strides, NULL, NULL, 0, NULL, NULL};
     return read_in_scope(array, &rq, stream, event);
 }
 
@@ -154,7 +154,7 @@ ZGPU_API zgpu_status zgpu_array_read_regions_device(zgpu_array *array, size_t n,
     for (size_t r = 0; r < n; r++)
         ZG_RETURN_IF(!outs[r], ZGPU_ERR_INVALID_ARGUMENT, "zgpu_array_read_regions_device: outs[%zu] is NULL", r);
     ZG_FORWARD(zg_cuda_probe());
-    const zg_dev_request rq = {n, starts, counts, outs, out_strides, NULL, opts, 0, NULL};
+    const zg_dev_request rq = {n, starts, counts, outs, out_strides, NULL, opts, 0, NULL, NULL};
     return read_in_scope(array, &rq, stream, event);
 }
 
@@ -165,7 +165,7 @@ ZGPU_API zgpu_status zgpu_array_read_device_ex(zgpu_array *array, const uint64_t
     ZG_FORWARD(check_args(array, start, count, device_out));
     ZG_FORWARD(zg_cuda_probe());
     void *outs[1] = {device_out};
-    const zg_dev_request rq = {1, start, count, outs, out_strides, NULL, opts, 0, NULL};
+    const zg_dev_request rq = {1, start, count, outs, out_strides, NULL, opts, 0, NULL, NULL};
     return read_in_scope(array, &rq, stream, event);
 }
 

@@ -14,8 +14,15 @@ static zgpu_status read_into_host(zgpu_array *a, size_t n, const uint64_t *start
                                   void *const *outs, const int64_t *out_strides, const zgpu_read_options *opts) {
 #ifdef ZGPU_HAVE_CUDA
     int taken = 0;
-    const zgpu_status s = zg_cuda_host_read(a, n, starts, counts, outs, out_strides, opts, &taken);
+    zg_host_lesson lesson;
+    const zgpu_status s = zg_cuda_host_read(a, n, starts, counts, outs, out_strides, opts, &taken, &lesson);
     if (taken) return s;
+    if (lesson.valid) { /* the model sent it to the host threads: their time teaches it */
+        const double t0 = zg_now();
+        const zgpu_status hs = zg_host_read_regions(a, n, starts, counts, outs, out_strides, opts);
+        if (hs == ZGPU_OK) zg_cuda_host_read_learn(a, &lesson, zg_now() - t0);
+        return hs;
+    }
 #endif
     return zg_host_read_regions(a, n, starts, counts, outs, out_strides, opts);
 }

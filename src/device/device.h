@@ -4,10 +4,20 @@
 #ifndef ZG_CUDA_DEVICE_H
 #define ZG_CUDA_DEVICE_H
 #include <stdint.h>
+#include "route/route.h"
 #include "zgpu.h"
 
 struct zg_device_state;
 struct zgpu_event;
+
+/* What an automatic route pick of a host read decoded on the GPU (or declined) leaves to be learnt once the read's
+ * whole time is known, the copy back or the host read included (valid 0: nothing to learn: a forced route, a remote
+ * store, a read served partly from a cache). */
+typedef struct zg_host_lesson {
+    int valid;
+    zg_route_pick pick;
+    double t_pick; /* seconds the pick itself took (the process's first one measures the model): left out */
+} zg_host_lesson;
 
 /* The boxes of one device read and their destinations: n = 1 for zgpu_array_read_device, n for
  * zgpu_array_read_regions_device (one plan: a chunk several boxes need is fetched and decoded once). */
@@ -25,6 +35,7 @@ typedef struct zg_dev_request {
      * caller reads on the host instead */
     int host_dest;
     int *declined;
+    zg_host_lesson *lesson; /* host_dest: the pick to learn from, set by the read */
 } zg_dev_request;
 
 /** Frees the state (waits for reads in flight). Accepts NULL. */
@@ -43,7 +54,11 @@ zgpu_status zg_cuda_read_request(zgpu_array *a, const zg_dev_request *rq, void *
  *  *taken 1 and the read's status, or *taken 0 and ZGPU_OK when the host should read it (no GPU started, a
  *  strided destination, more than the device memory budget, the model's pick, a forked child). */
 zgpu_status zg_cuda_host_read(zgpu_array *a, size_t n, const uint64_t *starts, const uint64_t *counts,
-                              void *const *outs, const int64_t *out_strides, const zgpu_read_options *opts, int *taken);
+                              void *const *outs, const int64_t *out_strides, const zgpu_read_options *opts, int *taken,
+                              zg_host_lesson *lesson);
+/** A host read's lesson: its route (the host executor's read, or the device read and the copy back) took `seconds`,
+ *  which the model learns as device reads teach theirs. Nothing when lesson->valid is 0. */
+void zg_cuda_host_read_learn(zgpu_array *a, const zg_host_lesson *lesson, double seconds);
 /* An async device write (write_async.c), with the array's device current: arguments checked, then the write runs
  * on a background thread after the work on `stream` so far; *event completes when it is done. */
 zgpu_status zg_device_write_async(zgpu_array *a, const uint64_t *start, const uint64_t *count, const void *d_in,

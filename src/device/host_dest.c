@@ -97,8 +97,10 @@ static zgpu_status hbuf_ready(struct zg_device_state *st) {
 }
 
 zgpu_status zg_cuda_host_read(zgpu_array *a, size_t n, const uint64_t *starts, const uint64_t *counts,
-                              void *const *outs, const int64_t *out_strides, const zgpu_read_options *opts, int *taken) {
+                              void *const *outs, const int64_t *out_strides, const zgpu_read_options *opts, int *taken,
+                              zg_host_lesson *lesson) {
     *taken = 0;
+    lesson->valid = 0;
     const zgpu_route want = a->ctx->tuning.host_read_route;
     if (want == ZGPU_ROUTE_HOST || n == 0) return ZGPU_OK;
     /* AUTO: only where the context's GPU is already up (a host read never starts CUDA itself) */
@@ -147,7 +149,7 @@ zgpu_status zg_cuda_host_read(zgpu_array *a, size_t n, const uint64_t *starts, c
         }
         for (size_t r = 0; r < n; r++) douts[r] = st->hbuf.d + off[r];
         int declined = 0;
-        const zg_dev_request rq = {n, starts, counts, douts, NULL, NULL, opts, 1, &declined};
+        const zg_dev_request rq = {n, starts, counts, douts, NULL, NULL, opts, 1, &declined, lesson};
         s = dev_run_read(a, &rq, NULL, 0);
         if (s == ZGPU_OK && !declined) {
             zgpu_read_stats stats;
@@ -159,6 +161,8 @@ zgpu_status zg_cuda_host_read(zgpu_array *a, size_t n, const uint64_t *starts, c
                 stats.h2d_s += zg_now() - t_back; /* (the link's time, this way) */
                 stats.total_s = zg_now() - t0;
                 zg_array_set_stats(a, &stats);
+                /* (the model predicted the copy back too; the pick's own time is no route's) */
+                zg_cuda_host_read_learn(a, lesson, stats.total_s - lesson->t_pick);
             }
         }
         pthread_mutex_unlock(&st->hlock);
@@ -166,6 +170,7 @@ zgpu_status zg_cuda_host_read(zgpu_array *a, size_t n, const uint64_t *starts, c
         /* the GPU's own trouble (its memory, a CUDA error) is not the data's: the host reads it then */
         if (s == ZGPU_ERR_NO_MEMORY || s == ZGPU_ERR_CUDA) *taken = 0;
         if (!*taken) s = ZGPU_OK;
+        if (!declined) lesson->valid = 0; /* (learnt above, or a failed read: nothing) */
     }
 out:
     if (scoped) zg_device_scope_leave(&sc);

@@ -198,6 +198,10 @@ static void learn_route(zgpu_array *a, const zg_route_pick *p, const zgpu_tuning
                 a->path, seconds * 1e3, p->route == ZGPU_ROUTE_HOST ? "host" : "device", p->predicted * 1e3);
 }
 
+void zg_cuda_host_read_learn(zgpu_array *a, const zg_host_lesson *lesson, double seconds) {
+    if (lesson->valid) learn_route(a, &lesson->pick, &a->ctx->tuning, seconds);
+}
+
 /* order_user: order our stream after the caller's and the caller's after ours (the async path instead
  * synchronised the caller's stream up front and gates it with a host function). */
 static zgpu_status dev_read_once(zgpu_array *a, const zg_dev_request *rq, void *user_stream, int order_user) {
@@ -287,14 +291,14 @@ static zgpu_status dev_read_once(zgpu_array *a, const zg_dev_request *rq, void *
         picked = pick_route(&j, &plan, rq, 1);
         t_pick = zg_now() - t_pick;
         route = picked.route;
-        /* (a read served partly from a cache teaches nothing of the decode the model's factors correct; nor one into
-         * host memory, whose time the copy back is left out of) */
-        learn = stats.cache_hits == 0 && !rq->host_dest;
+        /* (a read served partly from a cache teaches nothing of the decode the model's factors correct) */
+        learn = stats.cache_hits == 0;
     }
-    if (s == ZGPU_OK && route == ZGPU_ROUTE_HOST && rq->host_dest) {
+    if (s == ZGPU_OK && route == ZGPU_ROUTE_HOST && rq->host_dest) { /* (its lesson: once the host has read it) */
         zg_plan_free(&plan);
         free_regions(&j);
         *rq->declined = 1;
+        if (learn) *rq->lesson = (zg_host_lesson){1, picked, t_pick};
         return ZGPU_OK;
     }
     if (s != ZGPU_OK || route == ZGPU_ROUTE_HOST) {
@@ -428,7 +432,8 @@ static zgpu_status dev_read_once(zgpu_array *a, const zg_dev_request *rq, void *
             stats.decoded_bytes += bytes;
         }
         stats.route = ZGPU_ROUTE_DEVICE;
-        if (learn) learn_route(a, &picked, j.tune, stats.total_s - t_pick);
+        if (learn && rq->host_dest) *rq->lesson = (zg_host_lesson){1, picked, t_pick}; /* (after the copy back) */
+        else if (learn) learn_route(a, &picked, j.tune, stats.total_s - t_pick);
         stats.gds_used = j.use_gds;
         for (size_t i = 0; i < j.n_t; i++) {
             if (j.t[i].kind == T_GPU) stats.gpu_decoded++;
