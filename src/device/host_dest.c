@@ -140,8 +140,12 @@ zgpu_status zg_cuda_host_read(zgpu_array *a, size_t n, const uint64_t *starts, c
     if (st && total <= budget &&
         (want == ZGPU_ROUTE_DEVICE ? pthread_mutex_lock(&st->hlock) : pthread_mutex_trylock(&st->hlock)) == 0) {
         const double t0 = zg_now();
+        const size_t d_cap0 = st->hbuf.d_cap, h_cap0 = st->hbuf.h_cap;
         s = hbuf_ready(st);
         if (s == ZGPU_OK) s = dev_ensure_device(st->hbuf.stream, &st->hbuf.d, &st->hbuf.d_cap, total, 0);
+        /* a read that grows the scratch teaches the model nothing: on an H100 a field volume's first such read took
+         * 189 ms against 33 after, and its lesson had sent the next reads to the host threads at 50 ms */
+        const int grew = st->hbuf.d_cap != d_cap0 || st->hbuf.h_cap != h_cap0;
         if (s == ZGPU_OK && cudaStreamSynchronize(st->hbuf.stream) != cudaSuccess) s = ZGPU_ERR_CUDA;
         if (s != ZGPU_OK) { /* no room on the device: the host reads it */
             pthread_mutex_unlock(&st->hlock);
@@ -162,7 +166,7 @@ zgpu_status zg_cuda_host_read(zgpu_array *a, size_t n, const uint64_t *starts, c
                 stats.total_s = zg_now() - t0;
                 zg_array_set_stats(a, &stats);
                 /* (the model predicted the copy back too; the pick's own time is no route's) */
-                zg_cuda_host_read_learn(a, lesson, stats.total_s - lesson->t_pick);
+                if (!grew) zg_cuda_host_read_learn(a, lesson, stats.total_s - lesson->t_pick);
             }
         }
         pthread_mutex_unlock(&st->hlock);
