@@ -146,32 +146,33 @@ def test_zstd_encoder(cfg):
     assert t.zstd_encoder == 2 and t.zstd_decoder == 0  # ZGPU_DECODER_NVCOMP
 
 
-def test_zstd_encoder_from_the_environment():
-    """ZGPU_ZSTD_ENCODER (read once per process, so in a child process) overrides the field; a value that does not
-    parse is ignored with a line on stderr."""
+def _field_in_child(variable: str, value: str, field: str):
+    """zgpu.config.tuning()[field] in a child process with the environment variable set (the environment is read once
+    a process): (stdout stripped, stderr)."""
     src = os.path.dirname(os.path.dirname(os.path.abspath(zgpu.__file__)))
-    code = "import zgpu; print(zgpu.config.tuning()['zstd_encoder'])"
+    env = dict(os.environ, **{variable: value},
+               PYTHONPATH=os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p))
+    code = "import zgpu; print(zgpu.config.tuning()[%r])" % field
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip(), r.stderr
+
+
+def test_zstd_encoder_from_the_environment():
+    """ZGPU_ZSTD_ENCODER overrides the field; a value that does not parse is ignored with a line on stderr."""
     for value, want in (("nvcomp", "nvcomp"), ("host", "host"), ("zgpu", "zgpu"), ("gpu", "auto")):
-        env = dict(os.environ, ZGPU_ZSTD_ENCODER=value,
-                   PYTHONPATH=os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p))
-        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
-        assert r.returncode == 0, r.stderr
-        assert r.stdout.strip() == want
-        assert ("ignoring ZGPU_ZSTD_ENCODER=gpu" in r.stderr) == (value == "gpu")
+        out, err = _field_in_child("ZGPU_ZSTD_ENCODER", value, "zstd_encoder")
+        assert out == want
+        assert ("ignoring ZGPU_ZSTD_ENCODER=gpu" in err) == (value == "gpu")
 
 
 def test_write_wave_bytes_from_the_environment():
-    """ZGPU_WRITE_WAVE_BYTES overrides the field (in a child process: the environment is read once); 0 or text
-    is ignored with a line on stderr, and the Python check refuses what the C range would."""
-    src = os.path.dirname(os.path.dirname(os.path.abspath(zgpu.__file__)))
-    code = "import zgpu; print(zgpu.config.tuning()['write_wave_bytes'])"
+    """ZGPU_WRITE_WAVE_BYTES overrides the field; 0 or text is ignored with a line on stderr, and the Python check
+    refuses what the C range would."""
     for value, want in (("8388608", "8388608"), ("0", "0"), ("big", "0")):
-        env = dict(os.environ, ZGPU_WRITE_WAVE_BYTES=value,
-                   PYTHONPATH=os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p))
-        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
-        assert r.returncode == 0, r.stderr
-        assert r.stdout.strip() == want
-        assert ("ignoring ZGPU_WRITE_WAVE_BYTES" in r.stderr) == (value != "8388608")
+        out, err = _field_in_child("ZGPU_WRITE_WAVE_BYTES", value, "write_wave_bytes")
+        assert out == want
+        assert ("ignoring ZGPU_WRITE_WAVE_BYTES" in err) == (value != "8388608")
     with pytest.raises(ValueError, match="write_wave_bytes must be in 0..1099511627776"):
         Config().set(write_wave_bytes=(1 << 40) + 1)
     with pytest.raises(ValueError, match="write_wave_bytes must be an integer"):
@@ -179,17 +180,11 @@ def test_write_wave_bytes_from_the_environment():
 
 
 def test_host_read_route_from_the_environment():
-    """ZGPU_HOST_READ_ROUTE overrides the field (in a child process: the environment is read once); a value that does
-    not parse is ignored with a line on stderr."""
-    src = os.path.dirname(os.path.dirname(os.path.abspath(zgpu.__file__)))
-    code = "import zgpu; print(zgpu.config.tuning()['host_read_route'])"
+    """ZGPU_HOST_READ_ROUTE overrides the field; a value that does not parse is ignored with a line on stderr."""
     for value, want in (("device", "device"), ("host", "host"), ("gpu", "auto")):
-        env = dict(os.environ, ZGPU_HOST_READ_ROUTE=value,
-                   PYTHONPATH=os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p))
-        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
-        assert r.returncode == 0, r.stderr
-        assert r.stdout.strip() == want
-        assert ("ignoring ZGPU_HOST_READ_ROUTE=gpu" in r.stderr) == (value == "gpu")
+        out, err = _field_in_child("ZGPU_HOST_READ_ROUTE", value, "host_read_route")
+        assert out == want
+        assert ("ignoring ZGPU_HOST_READ_ROUTE=gpu" in err) == (value == "gpu")
 
 
 def test_c_checks_name_the_field():

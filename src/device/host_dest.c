@@ -11,15 +11,6 @@
 #include "host/pool.h"
 #include "route/route.h"
 
-/* Whether byte strides are C-contiguous for a box of `count` elements. */
-static int c_contiguous(int nd, const uint64_t *count, size_t itemsize, const int64_t *strides) {
-    int64_t c[ZGPU_MAX_DIMS];
-    zg_c_strides(nd, count, itemsize, c);
-    for (int d = 0; d < nd; d++)
-        if (count[d] > 1 && strides[d] != c[d]) return 0;
-    return 1;
-}
-
 /* One piece's copy out of pinned memory, split over the pool: part i of n_parts of the packed bytes [from, to). */
 typedef struct copy_back {
     const uint8_t *pinned; /* holds packed bytes [from, to) */
@@ -120,7 +111,7 @@ zgpu_status zg_cuda_host_read(zgpu_array *a, size_t n, const uint64_t *starts, c
         uint64_t bytes = x.out_itemsize;
         for (int d = 0; d < nd; d++) bytes *= c[d];
         off[r + 1] = off[r] + (size_t)bytes;
-        if (bytes && !c_contiguous(nd, c, x.out_itemsize, strides + r * (size_t)nd)) usable = 0;
+        if (bytes && !dev_c_contiguous(nd, c, x.out_itemsize, strides + r * (size_t)nd)) usable = 0;
     }
     free(strides);
     const size_t total = usable ? off[n] : 0;

@@ -6,8 +6,7 @@
 #include "device/job.h"
 #include "host/host_read.h"
 
-/* Whether byte strides are C-contiguous for a box of `count` elements. */
-static int c_contiguous(int nd, const uint64_t *count, size_t itemsize, const int64_t *strides) {
+int dev_c_contiguous(int nd, const uint64_t *count, size_t itemsize, const int64_t *strides) {
     int64_t c[ZGPU_MAX_DIMS];
     zg_c_strides(nd, count, itemsize, c);
     for (int d = 0; d < nd; d++)
@@ -38,7 +37,7 @@ zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_d
         uint64_t bytes = isz;
         for (int d = 0; d < nd; d++) bytes *= c[d];
         off[r + 1] = off[r] + (size_t)bytes;
-        if (bytes && !c_contiguous(nd, c, isz, strides + r * (size_t)nd)) all_contiguous = 0;
+        if (bytes && !dev_c_contiguous(nd, c, isz, strides + r * (size_t)nd)) all_contiguous = 0;
     }
     const size_t total = off[n];
     /* scatter items for strided destinations, behind the data (8-byte aligned) */
