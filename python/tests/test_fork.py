@@ -4,7 +4,8 @@ may hold the lock forever there): its first read starts a pool of its own with t
 so it decodes in parallel as the parent does; changing zgpu.config in the child frees the inherited pool without
 waiting on the parent's lock or condition variables; a remote array's child opens connections of its own rather
 than sending on the parent's sockets. Device reads: a child of a process that used CUDA is refused with a clear
-error; one of a CUDA-free parent initialises CUDA itself (those run on a GPU machine only).
+error, while its host reads (host_read_route auto or device) stay on its cores; one of a CUDA-free parent
+initialises CUDA itself (those run on a GPU machine only).
 
 Every child runs under an alarm and every wait has a timeout: a hang fails a test instead of blocking the suite."""
 from __future__ import annotations
@@ -420,7 +421,11 @@ _GPU_SCRIPT = textwrap.dedent(r"""
                 ok = "fork()" in msg and "spawn" in msg and "forkserver" in msg
                 print("child: refused: %s" % msg, flush=True)
                 np.testing.assert_array_equal(a[...], data)  # host reads still work
-                return 0 if ok else 4
+                # (host_read_route: neither "auto" above, the context's GPU being up, nor "device" touches CUDA here)
+                zgpu.config.set(host_read_route="device")
+                b = zgpu.open_array(path)
+                np.testing.assert_array_equal(b[...], data)
+                return 0 if ok and b.last_read_stats["route"] == 0 else 4
             return 5
         rc = child(refused)
     else:
