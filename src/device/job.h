@@ -363,10 +363,10 @@ void dev_cache_drop(struct zg_device_state *st, void *p);
 void dev_cache_commit(job *j, const wave_check *wc);
 
 /* ---- host_route.c, calibrate.c: the host route and the route model ---- */
-/** The host route of a device read: the host executor into pinned memory, then one copy (route/route.h); x is the
- *  read's conversion (the destinations' element size). */
 /** Whether byte strides are C-contiguous for a box of `count` elements (host_route.c). */
 int dev_c_contiguous(int nd, const uint64_t *count, size_t itemsize, const int64_t *strides);
+/** The host route of a device read: the host executor into pinned memory, then one copy (route/route.h); x is the
+ *  read's conversion (the destinations' element size). */
 zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_dev_request *rq, const zg_xform *x,
                            void *user_stream, int order_user, zgpu_read_stats *stats);
 struct zg_route_read;
