@@ -39,6 +39,9 @@ static zgpu_status copy_part(void *arg, size_t i) {
     return ZGPU_OK;
 }
 
+/* Device scratch kept from one host read to the next, at most (a larger read's is freed after it). */
+#define HOST_DEST_KEEP ((size_t)256 << 20)
+
 /* The packed bytes [0, total) of device buffer d into the boxes, piece by piece (hbuf's two pinned halves). */
 static zgpu_status copy_back_all(zgpu_array *a, struct zg_device_state *st, const uint8_t *d, size_t total,
                                  const size_t *off, size_t n, void *const *outs) {
@@ -131,12 +134,14 @@ zgpu_status zg_cuda_host_read(zgpu_array *a, size_t n, const uint64_t *starts, c
     if (st && total <= budget &&
         (want == ZGPU_ROUTE_DEVICE ? pthread_mutex_lock(&st->hlock) : pthread_mutex_trylock(&st->hlock)) == 0) {
         const double t0 = zg_now();
-        const size_t d_cap0 = st->hbuf.d_cap, h_cap0 = st->hbuf.h_cap;
+        const size_t h_cap0 = st->hbuf.h_cap;
         s = hbuf_ready(st);
         if (s == ZGPU_OK) s = dev_ensure_device(st->hbuf.stream, &st->hbuf.d, &st->hbuf.d_cap, total, 0);
-        /* a read that grows the scratch teaches the model nothing: on an H100 a field volume's first such read took
-         * 189 ms against 33 after, and its lesson had sent the next reads to the host threads at 50 ms */
-        const int grew = st->hbuf.d_cap != d_cap0 || st->hbuf.h_cap != h_cap0;
+        /* a read larger than any before teaches the model nothing: on an H100 a field volume's first such read took
+         * 189 ms against 33 after (the scratch, the pinned halves, first touches), and its lesson had sent the next
+         * reads to the host threads at 50 ms */
+        const int grew = total > st->hbuf.peak || st->hbuf.h_cap != h_cap0;
+        if (total > st->hbuf.peak) st->hbuf.peak = total;
         if (s == ZGPU_OK && cudaStreamSynchronize(st->hbuf.stream) != cudaSuccess) s = ZGPU_ERR_CUDA;
         if (s != ZGPU_OK) { /* no room on the device: the host reads it */
             pthread_mutex_unlock(&st->hlock);
@@ -159,6 +164,13 @@ zgpu_status zg_cuda_host_read(zgpu_array *a, size_t n, const uint64_t *starts, c
                 /* (the model predicted the copy back too; the pick's own time is no route's) */
                 if (!grew) zg_cuda_host_read_learn(a, lesson, stats.total_s - lesson->t_pick);
             }
+        }
+        /* the scratch kept for the next such read is bounded: the GPU's memory is the caller's first (a larger one is
+         * allocated again by its next read, from the stream-ordered pool) */
+        if (st->hbuf.d_cap > HOST_DEST_KEEP) {
+            cudaFreeAsync(st->hbuf.d, st->hbuf.stream);
+            st->hbuf.d = NULL;
+            st->hbuf.d_cap = 0;
         }
         pthread_mutex_unlock(&st->hlock);
         *taken = !declined;

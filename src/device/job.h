@@ -108,11 +108,11 @@ struct zg_device_state {
      * merges take `lock`, so a write holds wlock alone) */
     pthread_mutex_t wlock;
     struct { uint8_t *d, *h; size_t d_cap, h_cap; } wbuf[ZG_WD_SETS];
-    /* host reads decoded on the GPU (host_dest.c): their device scratch (grown to the largest such read, within the
-     * device memory budget), two pinned halves for the copy back and the copy's stream and events; hlock: one such
-     * read at a time (it takes `lock` inside, as any device read) */
+    /* host reads decoded on the GPU (host_dest.c): their device scratch (kept up to 256 MiB; a larger read's is
+     * freed after it), two pinned halves for the copy back, the copy's stream and events, and the largest such read
+     * so far; hlock: one such read at a time (it takes `lock` inside, as any device read) */
     pthread_mutex_t hlock;
-    struct { uint8_t *d, *h; size_t d_cap, h_cap; cudaStream_t stream; cudaEvent_t ev[2]; } hbuf;
+    struct { uint8_t *d, *h; size_t d_cap, h_cap, peak; cudaStream_t stream; cudaEvent_t ev[2]; } hbuf;
 };
 #define PLANS_KEPT_BYTES ((size_t)64 << 20)
 
