@@ -33,8 +33,9 @@ static zgpu_status copy_part(void *arg, size_t i) {
     }
     for (size_t r = lo; s < e && r < c->n; r++) {
         const size_t end = c->off[r + 1] < e ? c->off[r + 1] : e;
-        if (end > s) memcpy((uint8_t *)c->outs[r] + (s - c->off[r]), c->pinned + (s - c->from), end - s);
-        if (end > s) s = end;
+        if (end <= s) continue; /* (an empty box) */
+        memcpy((uint8_t *)c->outs[r] + (s - c->off[r]), c->pinned + (s - c->from), end - s);
+        s = end;
     }
     return ZGPU_OK;
 }

@@ -202,6 +202,16 @@ void zg_cuda_host_read_learn(zgpu_array *a, const zg_host_lesson *lesson, double
     if (lesson->valid) learn_route(a, &lesson->pick, &a->ctx->tuning, seconds);
 }
 
+/* A host read's device read that leaves it to the host threads (rq->host_dest): nothing done but the plan; the pick,
+ * if any, is the lesson for the host read to teach. */
+static zgpu_status decline(job *j, zg_plan *plan, const zg_dev_request *rq, const zg_route_pick *pick, double t_pick) {
+    zg_plan_free(plan);
+    free_regions(j);
+    *rq->declined = 1;
+    if (pick) *rq->lesson = (zg_host_lesson){1, *pick, t_pick};
+    return ZGPU_OK;
+}
+
 /* order_user: order our stream after the caller's and the caller's after ours (the async path instead
  * synchronised the caller's stream up front and gates it with a host function). */
 static zgpu_status dev_read_once(zgpu_array *a, const zg_dev_request *rq, void *user_stream, int order_user) {
@@ -257,12 +267,8 @@ static zgpu_status dev_read_once(zgpu_array *a, const zg_dev_request *rq, void *
     zgpu_route route = a->ctx->opts.gds_mode == ZGPU_GDS_ON ? ZGPU_ROUTE_DEVICE : j.tune->read_route;
     if (rq->host_dest) route = j.tune->host_read_route;
     if (!j.x.identity && !dev_convert_on_device()) route = ZGPU_ROUTE_HOST; /* (no NVRTC: the host converts) */
-    if (rq->host_dest && (route == ZGPU_ROUTE_HOST || !j.gpu_decode)) { /* (the host read decodes on the host too) */
-        zg_plan_free(&plan);
-        free_regions(&j);
-        *rq->declined = 1;
-        return ZGPU_OK;
-    }
+    if (rq->host_dest && (route == ZGPU_ROUTE_HOST || !j.gpu_decode)) /* (the host read decodes on the host too) */
+        return decline(&j, &plan, rq, NULL, 0);
     /* chunks the caches hold are neither resolved nor fetched: the device cache's scattered from there, the host
      * cache's copied to the device as host-decoded (chunk_cache_dev.c) */
     j.cache = a->ctx->cache;
@@ -294,13 +300,8 @@ static zgpu_status dev_read_once(zgpu_array *a, const zg_dev_request *rq, void *
         /* (a read served partly from a cache teaches nothing of the decode the model's factors correct) */
         learn = stats.cache_hits == 0;
     }
-    if (s == ZGPU_OK && route == ZGPU_ROUTE_HOST && rq->host_dest) { /* (its lesson: once the host has read it) */
-        zg_plan_free(&plan);
-        free_regions(&j);
-        *rq->declined = 1;
-        if (learn) *rq->lesson = (zg_host_lesson){1, picked, t_pick};
-        return ZGPU_OK;
-    }
+    if (s == ZGPU_OK && route == ZGPU_ROUTE_HOST && rq->host_dest) /* (its lesson: once the host has read it) */
+        return decline(&j, &plan, rq, learn ? &picked : NULL, t_pick);
     if (s != ZGPU_OK || route == ZGPU_ROUTE_HOST) {
         zg_plan_free(&plan);
         free_regions(&j);

@@ -37,21 +37,7 @@ __device__ inline uint32_t zg_mw_join(zg_ze_seq *seqs, const zg_ze_lane *lanes, 
                 uint32_t pos = 0, i = 0;
                 while (i < ln->n) {
                     zg_ze_seq q = s[i++];
-                    const uint32_t ms = pos + q.lit, me = ms + q.len;
-                    pos = me;
-                    if (me <= covered) continue;
-                    if (ms < covered) {
-                        if (me - covered < 3) {
-                            carry += me - covered;
-                            continue;
-                        }
-                        q.lit = 0;
-                        q.len = me - covered;
-                    } else if (pos - q.len - q.lit < covered) {
-                        q.lit = ms - covered;
-                    }
-                    q.lit += carry;
-                    carry = 0;
+                    if (!zg_ze_uncover(&q, &pos, covered, &carry)) continue;
                     seqs[k++] = q;
                     break; /* the rest of the segment's sequences are kept as they are */
                 }

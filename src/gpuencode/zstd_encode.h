@@ -806,6 +806,30 @@ ZG_ZE_FN uint32_t zg_ze_lane_end_off(const zg_ze_lane *ln, const zg_ze_seq *seqs
     return ln->n && ln->tail == 0 ? seqs_of_lane[ln->n - 1].off : 0;
 }
 
+/* zg_ze_join's rule for one of a segment's sequences q, which starts at *pos of the segment (moved past it), against
+ * the segment's first `covered` bytes, which the previous segment's match took: a sequence wholly inside them goes; one
+ * they cut loses its literals and the covered part of its match, its rest becoming literals (joining *carry, the
+ * literals pending) where under 3 bytes are left; one whose literals they cut keeps the rest of them. The literals
+ * pending go before a sequence kept. 1: keep *q; 0: nothing to keep. */
+ZG_ZE_FN int zg_ze_uncover(zg_ze_seq *q, uint32_t *pos, uint32_t covered, uint32_t *carry) {
+    const uint32_t start = *pos, ms = start + q->lit, me = ms + q->len;
+    *pos = me;
+    if (me <= covered) return 0;
+    if (ms < covered) {
+        if (me - covered < 3) {
+            *carry += me - covered;
+            return 0;
+        }
+        q->lit = 0;
+        q->len = me - covered;
+    } else if (start < covered) {
+        q->lit = ms - covered;
+    }
+    q->lit += *carry;
+    *carry = 0;
+    return 1;
+}
+
 /* Joins the lanes' sequences into one list at seqs, in place. A match that ends a segment runs on into the next as
  * far as the bytes allow (lane.ext): the next lane's sequences it covers are dropped, one it covers in part is cut
  * (and becomes literals where less than 3 bytes are left), so a long run costs one sequence, not one a segment.
@@ -825,22 +849,7 @@ ZG_ZE_FN uint32_t zg_ze_join(zg_ze_seq *seqs, const zg_ze_lane *lanes, uint32_t 
         uint32_t pos = 0;
         for (uint32_t i = 0; i < ln->n; i++) {
             zg_ze_seq q = s[i];
-            const uint32_t ms = pos + q.lit, me = ms + q.len;
-            pos = me;
-            if (me <= covered) continue;
-            if (ms < covered) {
-                if (me - covered < 3) {
-                    carry += me - covered;
-                    continue;
-                }
-                q.lit = 0;
-                q.len = me - covered;
-            } else if (pos - q.len - q.lit < covered) {
-                q.lit = ms - covered;
-            }
-            q.lit += carry;
-            carry = 0;
-            seqs[k++] = q;
+            if (zg_ze_uncover(&q, &pos, covered, &carry)) seqs[k++] = q;
         }
         carry += ln->len - (pos > covered ? pos : covered);
         chain = carry == 0 && k ? seqs[k - 1].off : 0;
