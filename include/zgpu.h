@@ -116,7 +116,7 @@ typedef struct zgpu_remote_options {
                                   * window's requests are in flight while the window before decodes (or encodes),
                                   * and the stored bytes held at once stay near it; 0 = 256 MiB */
     int fetch_threads;           /* threads receiving one batch of requests (each with a share of the connections);
-                                  * 0 = 4 */
+                                  * 0 = the context's num_threads (at most max_host_connections are used) */
     long long shard_index_cache_bytes; /* sharded arrays: decoded shard indexes kept for later reads (each checked
                                   * against its shard's ETag with If-Match on every inner-chunk request: a shard
                                   * replaced meanwhile is read again, index and all), per context; 0 = 32 MiB,

@@ -26,7 +26,7 @@ DEFAULTS: Dict[str, Any] = {
     "s3_addressing": "auto",    # "auto", "path", "virtual"
     "multipart_threshold": 0,   # 0 = 64 MiB
     "multipart_part_size": 0,   # 0 = 16 MiB (at least 5 MiB)
-    "fetch_threads": 0,         # threads receiving one batch of requests; 0 = 4
+    "fetch_threads": 0,         # threads receiving one batch of requests; 0 = num_threads
     "window_bytes": 0,          # host reads and writes in windows of about this many bytes of chunks; 0 = 256 MiB
     "shard_index_cache_bytes": 0,  # decoded shard indexes kept for later reads (checked by ETag); 0 = 32 MiB, -1 = off
 }

@@ -631,10 +631,19 @@ static zgpu_status whole_shard_fetched(zgpu_array *a, zg_plan *plan, zg_plan_obj
     return st == ZGPU_OK ? add_span(ob, 0, ob->size, ob->fetched.data) : st;
 }
 
+/* What fetch_indexes does with a shard the read needs whole. */
+enum whole_shard {
+    WHOLE_LATER, /* nothing now: fetch_inner fetches it whole (the host path's windows) */
+    WHOLE_NOW,   /* fetched whole in the index batch: one request for its index and chunks */
+    WHOLE_INDEX  /* its index only, as for any shard: the device path fetches its chunks wave by wave in ranges,
+                  * several requests in flight and the next wave's fetch beside this one's decode (one request
+                  * for a whole 50 MB shard received at one connection's rate, 2 GB/s on loopback, before any
+                  * wave could start) */
+};
+
 /* Sharded: every needed shard's index in one batch (a suffix range when it ends the shard: the response also
- * tells the shard's size), setting the tasks' byte ranges. Shards needed whole are fetched whole in the same
- * batch when `whole_now`, else left for fetch_inner. */
-static zgpu_status fetch_indexes(zgpu_array *a, zg_plan *plan, int whole_now) {
+ * tells the shard's size), setting the tasks' byte ranges; shards needed whole as `whole` says. */
+static zgpu_status fetch_indexes(zgpu_array *a, zg_plan *plan, enum whole_shard whole) {
     const size_t no = plan->n_objects;
     uint64_t fixed_size;
     if (zg_sharding_fixed_index(a->shard, &fixed_size)) {
@@ -668,8 +677,8 @@ static zgpu_status fetch_indexes(zgpu_array *a, zg_plan *plan, int whole_now) {
     for (size_t i = 0; st == ZGPU_OK && i < no; i++) {
         zg_plan_object *ob = &plan->objects[i];
         if (ob->decoded_elsewhere) continue;
-        if (fetch_shard_whole(a, plan, ob)) {
-            if (whole_now) g[ng] = (zg_store_get){.key = ob->key, .length = ZG_STORE_WHOLE, .buf = &ob->fetched};
+        if (whole != WHOLE_INDEX && fetch_shard_whole(a, plan, ob)) {
+            if (whole == WHOLE_NOW) g[ng] = (zg_store_get){.key = ob->key, .length = ZG_STORE_WHOLE, .buf = &ob->fetched};
             else continue;
         } else {
             if (a->ctx->shard_indexes && index_from_cache(a, plan, ob, &gens[i])) continue;
@@ -811,7 +820,10 @@ static void sum_stored(zg_plan *plan) {
 
 zgpu_status zg_plan_resolve_remote(zgpu_array *a, zg_plan *plan, zg_remote_fetch fetch) {
     plan->store = a->store;
-    if (a->shard) ZG_FORWARD(fetch_indexes(a, plan, fetch != ZG_FETCH_NONE));
+    if (a->shard)
+        ZG_FORWARD(fetch_indexes(a, plan, fetch == ZG_FETCH_ALL    ? WHOLE_NOW
+                                          : fetch == ZG_FETCH_SIZES ? WHOLE_INDEX
+                                                                    : WHOLE_LATER));
     if (fetch == ZG_FETCH_ALL || (fetch == ZG_FETCH_SIZES && !a->shard))
         ZG_FORWARD(zg_plan_fetch_objects(a, plan, 0, plan->n_objects, NULL, NULL));
     sum_stored(plan);

@@ -93,7 +93,8 @@ zgpu_status zg_plan_resolve(zgpu_array *a, zg_plan *plan);
 typedef enum zg_remote_fetch {
     ZG_FETCH_ALL = 0,   /* every task's bytes (what zg_plan_resolve does) */
     ZG_FETCH_SIZES,     /* what the task sizes need: unsharded chunks whole (their size comes with them), of a
-                         * sharded array nothing more (the device path fetches inner chunks wave by wave) */
+                         * sharded array nothing more, not even shards needed whole (the device path fetches
+                         * inner chunks wave by wave) */
     ZG_FETCH_NONE       /* nothing more: the caller fetches windows of objects (zg_plan_fetch_objects); the
                          * tasks of an unsharded array have no state or size until then */
 } zg_remote_fetch;

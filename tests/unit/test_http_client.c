@@ -700,26 +700,30 @@ static void test_many(void) {
 static void test_merge(void) {
     static const struct {
         size_t n;
-        uint64_t off[6], len[6], gap, span;
+        uint64_t off[6], len[6], gap, span, alone;
         size_t n_groups;
         uint32_t groups[6];
         uint64_t goff[6], glen[6];
     } cases[] = {
-        {0, {0}, {0}, 10, 100, 0, {0}, {0}, {0}},
-        {1, {5}, {10}, 0, 0, 1, {0}, {5}, {10}},                                /* alone, even past max_span */
-        {3, {0, 10, 20}, {10, 10, 10}, 0, 1000, 1, {0, 0, 0}, {0}, {30}},       /* adjacent */
-        {3, {20, 0, 10}, {10, 10, 10}, 0, 1000, 1, {0, 0, 0}, {0}, {30}},       /* any order */
-        {3, {0, 15, 40}, {10, 10, 10}, 5, 1000, 2, {0, 0, 1}, {0, 40}, {25, 10}}, /* gap 5 joins, 15 does not */
-        {4, {0, 10, 20, 30}, {10, 10, 10, 10}, 0, 20, 2, {0, 0, 1, 1}, {0, 20}, {20, 20}}, /* max_span */
-        {3, {0, 5, 100}, {50, 10, 1}, 0, 1000, 2, {0, 0, 1}, {0, 100}, {50, 1}}, /* one inside another */
-        {3, {100, 0, 100}, {5, 3, 10}, 0, 1000, 2, {1, 0, 1}, {0, 100}, {3, 10}}, /* equal offsets */
-        {2, {UINT64_MAX - 10, 0}, {10, 1}, UINT64_MAX, UINT64_MAX, 1, {0, 0}, {0}, {UINT64_MAX - 0}},
+        {0, {0}, {0}, 10, 100, 1000, 0, {0}, {0}, {0}},
+        {1, {5}, {10}, 0, 0, 1000, 1, {0}, {5}, {10}},                                /* alone, even past max_span */
+        {3, {0, 10, 20}, {10, 10, 10}, 0, 1000, 1000, 1, {0, 0, 0}, {0}, {30}},       /* adjacent */
+        {3, {20, 0, 10}, {10, 10, 10}, 0, 1000, 1000, 1, {0, 0, 0}, {0}, {30}},       /* any order */
+        {3, {0, 15, 40}, {10, 10, 10}, 5, 1000, 1000, 2, {0, 0, 1}, {0, 40}, {25, 10}}, /* gap 5 joins, 15 does not */
+        {4, {0, 10, 20, 30}, {10, 10, 10, 10}, 0, 20, 1000, 2, {0, 0, 1, 1}, {0, 20}, {20, 20}}, /* max_span */
+        {3, {0, 5, 100}, {50, 10, 1}, 0, 1000, 1000, 2, {0, 0, 1}, {0, 100}, {50, 1}}, /* one inside another */
+        {3, {100, 0, 100}, {5, 3, 10}, 0, 1000, 1000, 2, {1, 0, 1}, {0, 100}, {3, 10}}, /* equal offsets */
+        {2, {UINT64_MAX - 10, 0}, {10, 1}, UINT64_MAX, UINT64_MAX, UINT64_MAX, 1, {0, 0}, {0}, {UINT64_MAX - 0}},
+        /* alone_min 20: a long range keeps to itself, before or after short ones, which still join each other */
+        {5, {0, 10, 20, 50, 60}, {10, 10, 30, 10, 10}, 0, 1000, 20, 3, {0, 0, 1, 2, 2}, {0, 20, 50}, {20, 30, 20}},
+        {3, {0, 40, 80}, {40, 40, 40}, 0, 1000, 40, 3, {0, 1, 2}, {0, 40, 80}, {40, 40, 40}}, /* each long: apart */
+        {2, {0, 30}, {40, 5}, 0, 1000, 20, 1, {0, 0}, {0}, {40}},                     /* inside a long one: shared */
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         uint32_t groups[6] = {0};
         uint64_t goff[6] = {0}, glen[6] = {0};
-        size_t g = zg_http_merge_ranges(cases[k].n, cases[k].off, cases[k].len, cases[k].gap, cases[k].span, groups,
-                                        goff, glen);
+        size_t g = zg_http_merge_ranges(cases[k].n, cases[k].off, cases[k].len, cases[k].gap, cases[k].span,
+                                        cases[k].alone, groups, goff, glen);
         int ok = g == cases[k].n_groups;
         for (size_t i = 0; ok && i < cases[k].n; i++) ok = groups[i] == cases[k].groups[i];
         for (size_t i = 0; ok && i < g; i++) ok = goff[i] == cases[k].goff[i] && glen[i] == cases[k].glen[i];

@@ -647,6 +647,10 @@ static void *part_main(void *arg) {
     return NULL;
 }
 
+int zg_http_client_threads(const zg_http_client *c) {
+    return c->o.threads < c->o.max_host_connections ? c->o.threads : c->o.max_host_connections;
+}
+
 zgpu_status zg_http_run(zg_http_client *c, zg_http_req *reqs, size_t n) {
     ZG_RETURN_IF(!c || (n && !reqs), ZGPU_ERR_INVALID_ARGUMENT, "zg_http_run: no client or no requests");
     if (n == 0) return ZGPU_OK;
@@ -655,7 +659,7 @@ zgpu_status zg_http_run(zg_http_client *c, zg_http_req *reqs, size_t n) {
     atomic_fetch_add(&c->requests, n);
     /* many requests: contiguous parts on several threads, the connections shared out among them (a part
      * keeps its share busy: the batch as a whole still keeps max_host_connections requests in flight) */
-    int t = c->o.threads < c->o.max_host_connections ? c->o.threads : c->o.max_host_connections;
+    int t = zg_http_client_threads(c);
     if ((size_t)t > n / MIN_PER_THREAD) t = (int)(n / MIN_PER_THREAD);
     if (t <= 1) {
         char why[256];

@@ -115,9 +115,14 @@ void zg_http_client_stats(const zg_http_client *c, zg_http_stats *out);
 
 /* Merging of nearby ranges of one object into one request (the planner's reads of a shard's inner chunks):
  * ranges sorted by offset are grouped while the gap between one's end and the next's start is <= max_gap and
- * the group stays <= max_span bytes. groups[i] = the group of range i (ranges given in any order). Returns the
- * number of groups; group g covers [group_off[g], group_off[g] + group_len[g]). */
+ * the group stays <= max_span bytes; a range of at least alone_min bytes is a group of its own (it goes straight
+ * into its caller's memory and keeps a connection busy by itself), but overlapping ranges always share one.
+ * groups[i] = the group of range i (ranges given in any order). Returns the number of groups; group g covers
+ * [group_off[g], group_off[g] + group_len[g]). */
 size_t zg_http_merge_ranges(size_t n, const uint64_t *offset, const uint64_t *length, uint64_t max_gap,
-                            uint64_t max_span, uint32_t *groups, uint64_t *group_off, uint64_t *group_len);
+                            uint64_t max_span, uint64_t alone_min, uint32_t *groups, uint64_t *group_off,
+                            uint64_t *group_len);
+/** Threads a batch of many requests is received by (the options' threads, at most one per connection). */
+int zg_http_client_threads(const zg_http_client *c);
 
 #endif

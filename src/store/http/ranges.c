@@ -15,7 +15,8 @@ static int span_cmp(const void *a, const void *b) {
 }
 
 size_t zg_http_merge_ranges(size_t n, const uint64_t *offset, const uint64_t *length, uint64_t max_gap,
-                            uint64_t max_span, uint32_t *groups, uint64_t *group_off, uint64_t *group_len) {
+                            uint64_t max_span, uint64_t alone_min, uint32_t *groups, uint64_t *group_off,
+                            uint64_t *group_len) {
     if (n == 0) return 0;
     span_ix *s = malloc(n * sizeof *s);
     if (!s) { /* no memory to sort: one group a range is still right, only slower */
@@ -34,14 +35,18 @@ size_t zg_http_merge_ranges(size_t n, const uint64_t *offset, const uint64_t *le
     qsort(s, n, sizeof *s, span_cmp);
     size_t g = 0;
     uint64_t start = s[0].off, end = s[0].end;
+    int alone = s[0].end - s[0].off >= alone_min; /* the group is one long range, kept to itself */
     groups[s[0].i] = 0;
     for (size_t k = 1; k < n; k++) {
         uint64_t new_end = s[k].end > end ? s[k].end : end;
-        /* overlapping ranges (off < end) have no gap */
-        int join = (s[k].off <= end || s[k].off - end <= max_gap) && new_end - start <= max_span;
+        const int long_range = s[k].end - s[k].off >= alone_min;
+        /* overlapping ranges (off < end) have no gap, and share their bytes whatever their lengths */
+        int join = s[k].off < end ||
+                   (!alone && !long_range && s[k].off - end <= max_gap && new_end - start <= max_span);
         if (join) {
             end = new_end;
         } else {
+            alone = long_range;
             group_off[g] = start;
             group_len[g] = end - start;
             g++;
