@@ -165,9 +165,10 @@ static zgpu_status chunk_failed(const read_job *j, const zg_chunk_task *t, zgpu_
 
 /* Fetches and decodes the chunk of unit leader t for its tasks t[first, first + n) and places them: the whole
  * chunk, or with `partial` only the part they need (zg_chain_decode_range), reading on a local store only the
- * stored bytes that takes where the codec says which they are (blosc). */
+ * stored bytes that takes where the codec says which they are (blosc). A chunk the plan holds in memory (fetched
+ * from a remote store) counts as stored bytes read once, by the call with `first_of_unit`. */
 static zgpu_status fetch_decode(read_job *j, const zg_chunk_task *t, size_t ti, zg_thread_scratch *ts, uint32_t first,
-                                uint32_t n, int partial) {
+                                uint32_t n, int partial, int first_of_unit) {
     const zg_plan *plan = j->plan;
     const zg_plan_object *ob = &plan->objects[t->object];
     zg_store *s = j->a->store;
@@ -180,7 +181,7 @@ static zgpu_status fetch_decode(read_job *j, const zg_chunk_task *t, size_t ti, 
     /* the stored bytes: already in memory (fetched from a remote store by the plan), the part a range needs, a
      * range inside a shard, or the whole object */
     const uint8_t *enc = t->state == ZG_TASK_PRESENT ? zg_plan_bytes(ob, t->offset, t->nbytes) : NULL;
-    size_t enc_n = (size_t)t->nbytes, read_n = (size_t)t->nbytes;
+    size_t enc_n = (size_t)t->nbytes, read_n = enc && !first_of_unit ? 0 : (size_t)t->nbytes;
     int have = 0;
     if (!enc) {
         if (partial && !s->vt->remote) st = read_part(j, t, &ts->io, lo, hi, &found, &read_n, &have);
@@ -248,17 +249,18 @@ static zgpu_status read_task(void *arg, size_t i) {
      * patches far apart in one chunk read their own blocks, not everything between them (a zstd frame decodes from
      * its start: once, as far as the last box needs) */
     if (partial && t->unit_n > 1 && j->partial == ZG_PARTIAL_SPANS) {
-        for (uint32_t k = 0; k < t->unit_n; k++) ZG_FORWARD(fetch_decode(j, t, ti, ts, k, 1, 1));
+        for (uint32_t k = 0; k < t->unit_n; k++) ZG_FORWARD(fetch_decode(j, t, ti, ts, k, 1, 1, k == 0));
         return ZGPU_OK;
     }
-    return fetch_decode(j, t, ti, ts, 0, t->unit_n, partial);
+    return fetch_decode(j, t, ti, ts, 0, t->unit_n, partial, 1);
 }
 
 /* ---- pieces: a read of fewer chunks than threads, on a chain that reads spans (blosc), splits its boxes ----
  * A crop of three or four chunks keeps three or four of sixteen threads busy, each decoding half of a chunk's blocks
  * on its own. Each box is cut along axis 0 (its rows of planes are disjoint byte ranges of the chunk) into pieces of
- * at least ZG_HOST_PIECE_MIN_BYTES of the chunk, about threads / chunks of them; each piece reads and decodes its own
- * blocks (a block a cut falls in is decoded by both pieces) and places its part of the box. */
+ * at least ZG_HOST_PIECE_MIN_BYTES of the chunk, about threads / chunks of them; each piece reads (on a remote store:
+ * takes from the fetched chunk) and decodes its own blocks (a block a cut falls in is decoded by both pieces) and
+ * places its part of the box. */
 
 typedef struct read_piece {
     size_t task;    /* the unit's leader in the plan */
@@ -289,13 +291,18 @@ static zgpu_status piece_task(void *arg, size_t i) {
     part.count[0] = pc->z1 - pc->z0;
     part.unit_n = 1;
     part.covers_chunk = 0;
+    if (part.state == ZG_TASK_MISSING) { /* (a remote chunk found absent by its fetch) */
+        fill_unit(j, &part);
+        return ZGPU_OK;
+    }
     zg_thread_scratch *ts = zg_thread_scratch_get();
     if (!ts) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for thread scratch");
-    return fetch_decode(j, &part, pc->task, ts, 0, 1, 1);
+    return fetch_decode(j, &part, pc->task, ts, 0, 1, 1, pc->k == 0 && pc->z0 == 0);
 }
 
-/* The pieces of a local read, or NULL (*n = 0) where splitting gains nothing: enough chunks for every thread, no
- * partial reads, the cache on (it keeps whole chunks). */
+/* The pieces of a read, or NULL (*n = 0) where splitting gains nothing: enough chunks for every thread, no partial
+ * reads, the cache on (it keeps whole chunks). A remote read's chunks may not be fetched yet (no state, no size):
+ * every box is cut by its place in the chunk, and a piece of an absent chunk fills its part. */
 static read_piece *split_pieces(const read_job *j, int threads, size_t *n) {
     const zg_plan *plan = j->plan;
     *n = 0;
@@ -371,11 +378,12 @@ static zgpu_status read_remote_serial(read_job *j, zg_plan *plan, double *fetch_
  * window k's decode (whose bytes are then freed), so at most two windows of stored bytes are held. */
 typedef struct overlap {
     read_job *j;
+    const read_piece *pieces; /* the pool's tasks: these pieces (split_pieces), or NULL: the plan's tasks */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     atomic_int *state;        /* per object: 0 not fetched yet, 1 fetched, 2 its fetch failed */
     size_t *window_of;        /* per object: its window */
-    atomic_size_t *undecoded; /* per window: tasks not finished */
+    atomic_size_t *undecoded; /* per window: pool tasks not finished */
     atomic_int stop;          /* a fetch or a decode failed: nobody waits any more */
 } overlap;
 
@@ -393,14 +401,15 @@ static void object_fetched(void *user, size_t object, int ok) {
 
 static zgpu_status overlap_task(void *arg, size_t i) {
     overlap *v = arg;
-    const size_t o = v->j->plan->tasks[i].object;
+    const size_t o = v->j->plan->tasks[v->pieces ? v->pieces[i].task : i].object;
     if (atomic_load(&v->state[o]) == 0) {
         pthread_mutex_lock(&v->mu);
         while (atomic_load(&v->state[o]) == 0 && !atomic_load(&v->stop)) pthread_cond_wait(&v->cv, &v->mu);
         pthread_mutex_unlock(&v->mu);
     }
+    piece_job pj = {v->j, v->pieces};
     zgpu_status st = atomic_load(&v->state[o]) == 1
-                         ? read_task(v->j, i)
+                         ? (v->pieces ? piece_task(&pj, i) : read_task(v->j, i))
                          : zg_error(ZGPU_ERR_IO, "chunk '%s' was not fetched (see the read's error)",
                                     v->j->plan->objects[o].key);
     if (st != ZGPU_OK) atomic_store(&v->stop, 1);
@@ -413,10 +422,13 @@ static zgpu_status read_remote(read_job *j, zg_plan *plan, double *fetch_s) {
     if (zg_pool_size(a->ctx->pool) < 2) return read_remote_serial(j, plan, fetch_s);
     const size_t no = plan->n_objects;
     size_t *bounds = malloc((no + 2) * sizeof *bounds); /* window k: objects [bounds[k], bounds[k + 1]) */
-    overlap v = {j, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, calloc(no ? no : 1, sizeof(atomic_int)),
+    /* a crop of a few blosc chunks: each fetched chunk decoded in pieces by several threads, as a local read's */
+    size_t n_pieces = 0;
+    read_piece *pieces = split_pieces(j, zg_pool_size(a->ctx->pool), &n_pieces);
+    overlap v = {j, pieces, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, calloc(no ? no : 1, sizeof(atomic_int)),
                  calloc(no ? no : 1, sizeof(size_t)), calloc(no + 1, sizeof(atomic_size_t)), 0};
     if (!bounds || !v.state || !v.window_of || !v.undecoded) {
-        free(bounds); free(v.state); free(v.window_of); free(v.undecoded);
+        free(bounds); free(v.state); free(v.window_of); free(v.undecoded); free(pieces);
         return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for a remote read of %zu chunks", no);
     }
     size_t nw = 0;
@@ -425,13 +437,14 @@ static zgpu_status read_remote(read_job *j, zg_plan *plan, double *fetch_s) {
         bounds[nw + 1] = window_end(j, bounds[nw]);
         for (size_t o = bounds[nw]; o < bounds[nw + 1]; o++) {
             v.window_of[o] = nw;
-            atomic_fetch_add(&v.undecoded[nw], plan->objects[o].n_tasks);
+            if (!pieces) atomic_fetch_add(&v.undecoded[nw], plan->objects[o].n_tasks);
         }
         nw++;
     }
+    for (size_t p = 0; p < n_pieces; p++) atomic_fetch_add(&v.undecoded[v.window_of[plan->tasks[pieces[p].task].object]], 1);
     j->task_base = 0;
     zg_pool_job *job = NULL;
-    zgpu_status st = zg_pool_start(a->ctx->pool, plan->n_tasks, overlap_task, &v, &job);
+    zgpu_status st = zg_pool_start(a->ctx->pool, pieces ? n_pieces : plan->n_tasks, overlap_task, &v, &job);
     zgpu_status fs = ZGPU_OK;
     char fetch_err[ZG_ERRMSG_MAX];
     size_t released = 0;
@@ -467,7 +480,7 @@ static zgpu_status read_remote(read_job *j, zg_plan *plan, double *fetch_s) {
         zg_error_restore(fetch_err);
         st = fs;
     }
-    free(bounds); free(v.state); free(v.window_of); free(v.undecoded);
+    free(bounds); free(v.state); free(v.window_of); free(v.undecoded); free(pieces);
     return st;
 }
 

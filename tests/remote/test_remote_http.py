@@ -34,6 +34,35 @@ def test_read_matches_zarr_python(httpsrv, request, case):
     np.testing.assert_array_equal(b.read((slice(8, 40), slice(None), slice(0, 17))), ref[8:40, :, 0:17])
 
 
+def test_blosc_crops_decoded_in_pieces(httpsrv, request):
+    """A crop of fewer blosc chunks than threads is decoded in pieces by several threads once its chunks have
+    arrived (as a local read's): every crop equals zarr-python's, a piece of an absent chunk reads as the fill
+    value, and each fetched chunk counts once in the stored bytes however many pieces decoded it."""
+    from zarr.codecs import BloscCodec
+    name = unique(request)
+    rng = np.random.default_rng(5)
+    data = (np.indices((64, 128, 256)).sum(axis=0) * 3 + rng.integers(0, 40, (64, 128, 256))).astype("uint16")
+    z = zarr.create_array(_local(httpsrv, name), shape=data.shape, chunks=(32, 128, 256), dtype="uint16",
+                          fill_value=9, compressors=BloscCodec(cname="lz4", clevel=5, shuffle="shuffle", typesize=2))
+    z[0:32] = data[0:32]  # the chunk of planes 32-63 is never written: absent
+    ref = np.full(data.shape, 9, "uint16")
+    ref[0:32] = data[0:32]
+    before = zgpu.config.num_threads
+    zgpu.config.set(num_threads=8)  # 2 MiB chunks, crops of 1-2 chunks: pieces of at least 512 KiB on 8 threads
+    try:
+        a = zgpu.open(httpsrv.url + "/" + name)
+        chunk_bytes = os.path.getsize(os.path.join(_local(httpsrv, name), "c", "0", "0", "0"))
+        for box in [(slice(2, 30), slice(10, 120), slice(5, 250)),   # one chunk, four pieces
+                    (slice(0, 32), slice(None), slice(None)),         # one chunk whole (one piece)
+                    (slice(20, 50), slice(0, 64), slice(100, 200)),   # one present, one absent
+                    (slice(40, 60), slice(1, 2), slice(None))]:       # absent only
+            np.testing.assert_array_equal(a[box], ref[box])
+        a[2:30, 10:120, 5:250]
+        assert a.last_read_stats["stored_bytes"] == chunk_bytes, (a.last_read_stats, chunk_bytes)
+    finally:
+        zgpu.config.set(num_threads=before)
+
+
 def test_missing_chunk_is_fill_value(httpsrv, request):
     """A chunk the server answers 404 for reads as the fill value (a deleted one, beside never-written ones)."""
     name = unique(request)
