@@ -181,7 +181,9 @@ static zgpu_status fetch_decode(read_job *j, const zg_chunk_task *t, size_t ti, 
     /* the stored bytes: already in memory (fetched from a remote store by the plan), the part a range needs, a
      * range inside a shard, or the whole object */
     const uint8_t *enc = t->state == ZG_TASK_PRESENT ? zg_plan_bytes(ob, t->offset, t->nbytes) : NULL;
-    size_t enc_n = (size_t)t->nbytes, read_n = enc && !first_of_unit ? 0 : (size_t)t->nbytes;
+    size_t enc_n = (size_t)t->nbytes, read_n = (size_t)t->nbytes;
+    if (enc && !j->a->shard) read_n = first_of_unit ? (size_t)ob->fetched_bytes : 0; /* (a chunk fetched whole or in part) */
+    else if (enc && !first_of_unit) read_n = 0;
     int have = 0;
     if (!enc) {
         if (partial && !s->vt->remote) st = read_part(j, t, &ts->io, lo, hi, &found, &read_n, &have);
@@ -353,6 +355,12 @@ static size_t window_end(const read_job *j, size_t o0) {
     return o;
 }
 
+/* The chain a remote read's chunks needed in part may be fetched in part for (zg_plan_fetch_objects): where its
+ * tasks decode those in part (read_task's `partial`: blocks of blosc), else NULL. */
+static const zg_chain *part_chain(const read_job *j) {
+    return j->partial == ZG_PARTIAL_SPANS && !j->cache ? j->chain : NULL;
+}
+
 /* A remote read on a pool with no worker threads (one thread, or a forked child): window by window, fetch then
  * decode. */
 static zgpu_status read_remote_serial(read_job *j, zg_plan *plan, double *fetch_s) {
@@ -361,7 +369,7 @@ static zgpu_status read_remote_serial(read_job *j, zg_plan *plan, double *fetch_
     for (size_t w0 = 0; st == ZGPU_OK && w0 < plan->n_objects;) {
         const size_t w1 = window_end(j, w0);
         const double t0 = zg_now();
-        st = zg_plan_fetch_objects(a, plan, w0, w1, NULL, NULL);
+        st = zg_plan_fetch_objects(a, plan, w0, w1, part_chain(j), NULL, NULL);
         *fetch_s += zg_now() - t0;
         const zg_plan_object *first = &plan->objects[w0], *last = &plan->objects[w1 - 1];
         j->task_base = first->first_task;
@@ -458,7 +466,7 @@ static zgpu_status read_remote(read_job *j, zg_plan *plan, double *fetch_s) {
             released = w - 1;
         }
         const double t0 = zg_now();
-        fs = zg_plan_fetch_objects(a, plan, bounds[w], bounds[w + 1], object_fetched, &v);
+        fs = zg_plan_fetch_objects(a, plan, bounds[w], bounds[w + 1], part_chain(j), object_fetched, &v);
         *fetch_s += zg_now() - t0;
         if (fs != ZGPU_OK) {
             zg_error_save(fetch_err);

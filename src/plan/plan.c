@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cache/chunk_cache.h"
+#include "codec/chain.h"
 #include "codec/sharding.h"
 #include "convert/convert.h"
 #include "common/status.h"
@@ -458,8 +459,9 @@ static zgpu_status shard_changed(zgpu_array *a, const zg_store_get *g, size_t n)
         }
     if (!key) return ZGPU_OK;
     atomic_fetch_add(&a->shard_changes, 1u);
-    return zg_error(ZGPU_ERR_IO, ZG_ARRAY_WHERE_FMT ", shard '%s': the shard was replaced on the server while it was "
-                    "being read (HTTP 412 to If-Match)", a->path, key);
+    const char *what = a->shard ? "shard" : "chunk"; /* (a chunk fetched in part: its head, then its span) */
+    return zg_error(ZGPU_ERR_IO, ZG_ARRAY_WHERE_FMT ", %s '%s': the %s was replaced on the server while it was "
+                    "being read (HTTP 412 to If-Match)", a->path, what, key, what);
 }
 
 unsigned zg_plan_shard_changes(const zgpu_array *a) { return atomic_load(&((zgpu_array *)a)->shard_changes); }
@@ -480,6 +482,7 @@ typedef struct fetch_batch {
 } fetch_batch;
 
 static void whole_object_fetched(zg_plan *plan, zg_plan_object *ob, int found);
+static void part_object_fetched(zg_plan *plan, zg_plan_object *ob);
 static zgpu_status whole_shard_fetched(zgpu_array *a, zg_plan *plan, zg_plan_object *ob, int found);
 
 /* One read of the batch has its result: an unsharded object (or a shard fetched whole) is set up from it; when
@@ -492,6 +495,8 @@ static void fetched_one(zg_store_get *g) {
     if (st == ZGPU_OK && g->length == ZG_STORE_WHOLE) {
         if (b->a->shard) st = whole_shard_fetched(b->a, b->plan, ob, g->found);
         else whole_object_fetched(b->plan, ob, g->found);
+    } else if (st == ZGPU_OK && !b->a->shard) { /* the span of a chunk fetched in part (its version's: If-Match) */
+        part_object_fetched(b->plan, ob);
     } else if (st == ZGPU_OK && !g->found) {
         st = zg_error(ZGPU_ERR_IO, ZG_ARRAY_WHERE_FMT ": shard '%s' vanished while reading its inner chunks",
                       b->a->path, ob->key);
@@ -549,6 +554,7 @@ static void whole_object_fetched(zg_plan *plan, zg_plan_object *ob, int found) {
     zg_chunk_task *tasks = plan->tasks + ob->first_task;
     ob->found = found;
     ob->size = found ? ob->fetched.size : 0;
+    ob->fetched_bytes = ob->size;
     if (found && add_span(ob, 0, ob->size, ob->fetched.data) != ZGPU_OK) ob->fetch_failed = 1;
     for (size_t k = 0; k < ob->n_tasks; k++) {
         tasks[k].state = found ? ZG_TASK_PRESENT : ZG_TASK_MISSING;
@@ -557,23 +563,141 @@ static void whole_object_fetched(zg_plan *plan, zg_plan_object *ob, int found) {
     }
 }
 
-/* Unsharded (or whole shards): objects [o0, o1) whole, in one batch; an object's size comes with it. */
-static zgpu_status fetch_whole(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1, zg_plan_ready_fn ready,
-                               void *user) {
+/* An unsharded object fetched in part (fetch_parts): ob->fetched has its ob->size bytes' room, of which its head and
+ * the span its tasks need are in place. Its tasks see all of it; their partial decodes read only those. */
+static void part_object_fetched(zg_plan *plan, zg_plan_object *ob) {
+    zg_chunk_task *tasks = plan->tasks + ob->first_task;
+    ob->found = 1;
+    if (add_span(ob, 0, ob->size, ob->fetched.data) != ZGPU_OK) ob->fetch_failed = 1;
+    for (size_t k = 0; k < ob->n_tasks; k++) {
+        tasks[k].state = ZG_TASK_PRESENT;
+        tasks[k].offset = 0;
+        tasks[k].nbytes = ob->size;
+    }
+}
+
+/* ---- chunks needed in part, fetched in part: their heads, then the spans their boxes need ----
+ * A crop of a blosc chunk needs the blocks its rows fall in, about half of a 64x256x256 chunk for a 32x128x128
+ * crop: the header and block starts come first (a head read: its size is unknown), then, of the version the head
+ * came from (If-Match on its strong ETag), the blocks between the first and the last the boxes need. Two round
+ * trips for half the bytes, so only for chunks of at least PART_MIN_CHUNK decoded bytes needed at most PART_MAX
+ * of them. */
+#define PART_MIN_CHUNK ((size_t)1 << 20)
+#define PART_MAX 0.75
+
+/* The decoded bytes [lo, hi) of the object that its tasks need, where fetching part of it is worth it. */
+static int wants_part(const zgpu_array *a, const zg_plan *plan, const zg_plan_object *ob, const zg_chain *chain,
+                      size_t *lo, size_t *hi) {
+    const size_t nbytes = (size_t)zg_repr_nbytes(&chain->repr);
+    if (a->shard || !ob->n_tasks || nbytes < PART_MIN_CHUNK || !zg_chain_reads_spans(chain)) return 0;
+    int64_t cs[ZGPU_MAX_DIMS];
+    zg_c_strides(plan->ndim, plan->chunk, a->meta.dtype.size, cs);
+    zg_plan_unit_range(plan, plan->tasks + ob->first_task, (uint32_t)ob->n_tasks, a->meta.dtype.size, cs, lo, hi);
+    return *hi > *lo && (double)(*hi - *lo) <= PART_MAX * (double)nbytes;
+}
+
+/* The head a blosc-like chain wants before it can name a span: a 16-byte header and a 4-byte start per block, for
+ * blocks as small as 4 KiB (a chain wanting more gets the rest of the object). */
+static size_t head_guess(const zg_chain *chain) {
+    return 16 + 4 * (((size_t)zg_repr_nbytes(&chain->repr) + 4095) / 4096);
+}
+
+/* Objects of[0, n) (unsharded, each wants_part): their heads in one batch; then for each, its second read into
+ * *second (the span, or the rest of it, of the head's version; the whole object where the server named no strong
+ * version), or none where the head held all it needs (the object set up already). */
+static zgpu_status fetch_heads(zgpu_array *a, zg_plan *plan, const size_t *of, size_t n, const zg_chain *chain,
+                               zg_store_get *second, size_t *of_second, size_t *n_second) {
+    const size_t H = head_guess(chain);
+    zg_store_get *g = calloc(n, sizeof *g);
+    char *etags = calloc(n, ZG_STORE_ETAG_MAX);
+    uint8_t *heads = malloc(n * H);
+    zgpu_status st = g && etags && heads ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for chunk heads");
+    for (size_t i = 0; st == ZGPU_OK && i < n; i++)
+        g[i] = (zg_store_get){.key = plan->objects[of[i]].key, .offset = 0, .length = H, .upto = 1,
+                              .out = heads + i * H, .etag = etags + i * ZG_STORE_ETAG_MAX};
+    if (st == ZGPU_OK) st = zg_store_get_batch(a->store, g, n);
+    for (size_t i = 0; st == ZGPU_OK && i < n; i++) {
+        zg_plan_object *ob = &plan->objects[of[i]];
+        if (!g[i].found) {
+            whole_object_fetched(plan, ob, 0);
+            continue;
+        }
+        const uint64_t size = g[i].object_size;
+        if (size == ZG_STORE_WHOLE || size > SIZE_MAX / 2) { /* (no size told: the whole object, as for any) */
+            second[*n_second] = (zg_store_get){.key = ob->key, .length = ZG_STORE_WHOLE, .buf = &ob->fetched};
+            of_second[(*n_second)++] = of[i];
+            continue;
+        }
+        const size_t got = size < H ? (size_t)size : H;
+        if ((st = zg_buf_reserve(&ob->fetched, got < size ? (size_t)size : got)) != ZGPU_OK) break;
+        memcpy(ob->fetched.data, heads + i * H, got);
+        ob->fetched.size = (size_t)size;
+        if (got == size) { /* all of it came */
+            whole_object_fetched(plan, ob, 1);
+            continue;
+        }
+        size_t lo = 0, hi = 0, need = 0;
+        uint64_t off = 0, end = size;
+        wants_part(a, plan, ob, chain, &lo, &hi);
+        if (!zg_chain_stored_span(chain, ob->fetched.data, got, (size_t)size, lo, hi, &need, &off, &end) ||
+            need > got || end > size || off > end) {
+            off = 0; /* the codec wants more than the head names: the rest of it */
+            end = size;
+        }
+        ob->size = size;
+        ob->fetched_bytes = got + (end > got ? end - (off > got ? off : got) : 0);
+        if (end <= got) { /* the head held the span */
+            part_object_fetched(plan, ob);
+            continue;
+        }
+        const uint64_t from = off > got ? off : got;
+        const char *etag = g[i].etag;
+        if (etag[0] && strncmp(etag, "W/", 2) != 0) {
+            if (!(ob->etag = strdup(etag))) {
+                st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+                break;
+            }
+            second[*n_second] = (zg_store_get){.key = ob->key, .offset = from, .length = end - from,
+                                               .out = ob->fetched.data + from, .if_match = ob->etag};
+        } else { /* no version to hold the server to: the whole object in one answer */
+            ob->fetched.size = 0;
+            second[*n_second] = (zg_store_get){.key = ob->key, .length = ZG_STORE_WHOLE, .buf = &ob->fetched};
+        }
+        of_second[(*n_second)++] = of[i];
+    }
+    if (st != ZGPU_OK) zg_error_prefix(ZG_ARRAY_WHERE_FMT ", reading chunk heads: ", a->path);
+    free(g);
+    free(etags);
+    free(heads);
+    return st;
+}
+
+/* Unsharded: objects [o0, o1) in one batch, whole (an object's size comes with it), or where `part` names the chain
+ * and an object is needed only in part (wants_part), its head first and then its span. */
+static zgpu_status fetch_whole(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1, const zg_chain *part,
+                               zg_plan_ready_fn ready, void *user) {
     const size_t n = o1 - o0;
     zg_store_get *g = calloc(n ? n : 1, sizeof *g);
     size_t *of = calloc(n ? n : 1, sizeof *of);
-    zgpu_status st = g && of ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
-    size_t ng = 0;
+    size_t *parts = calloc(n ? n : 1, sizeof *parts);
+    zgpu_status st = g && of && parts ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    size_t ng = 0, np = 0;
     for (size_t i = 0; st == ZGPU_OK && i < n; i++) {
-        if (plan->objects[o0 + i].decoded_elsewhere) continue; /* (ready at once: run_fetch) */
-        g[ng] = (zg_store_get){.key = plan->objects[o0 + i].key, .length = ZG_STORE_WHOLE,
-                               .buf = &plan->objects[o0 + i].fetched};
+        zg_plan_object *ob = &plan->objects[o0 + i];
+        if (ob->decoded_elsewhere) continue; /* (ready at once: run_fetch) */
+        size_t lo, hi;
+        if (part && wants_part(a, plan, ob, part, &lo, &hi)) {
+            parts[np++] = o0 + i;
+            continue;
+        }
+        g[ng] = (zg_store_get){.key = ob->key, .length = ZG_STORE_WHOLE, .buf = &ob->fetched};
         of[ng++] = o0 + i;
     }
+    if (st == ZGPU_OK && np) st = fetch_heads(a, plan, parts, np, part, g, of, &ng);
     if (st == ZGPU_OK) st = run_fetch(a, plan, g, of, ng, o0, o1, ready, user);
     free(g);
     free(of);
+    free(parts);
     return st;
 }
 
@@ -770,9 +894,9 @@ static zgpu_status fetch_inner(zgpu_array *a, zg_plan *plan, size_t o0, size_t o
     return st;
 }
 
-zgpu_status zg_plan_fetch_objects(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1, zg_plan_ready_fn ready,
-                                  void *user) {
-    return a->shard ? fetch_inner(a, plan, o0, o1, ready, user) : fetch_whole(a, plan, o0, o1, ready, user);
+zgpu_status zg_plan_fetch_objects(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1, const zg_chain *part,
+                                  zg_plan_ready_fn ready, void *user) {
+    return a->shard ? fetch_inner(a, plan, o0, o1, ready, user) : fetch_whole(a, plan, o0, o1, part, ready, user);
 }
 
 void zg_plan_release_objects(zg_plan *plan, size_t o0, size_t o1) {
@@ -825,7 +949,7 @@ zgpu_status zg_plan_resolve_remote(zgpu_array *a, zg_plan *plan, zg_remote_fetch
                                           : fetch == ZG_FETCH_SIZES ? WHOLE_INDEX
                                                                     : WHOLE_LATER));
     if (fetch == ZG_FETCH_ALL || (fetch == ZG_FETCH_SIZES && !a->shard))
-        ZG_FORWARD(zg_plan_fetch_objects(a, plan, 0, plan->n_objects, NULL, NULL));
+        ZG_FORWARD(zg_plan_fetch_objects(a, plan, 0, plan->n_objects, NULL, NULL, NULL));
     sum_stored(plan);
     return ZGPU_OK;
 }

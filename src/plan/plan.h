@@ -44,7 +44,9 @@ typedef struct zg_plan_object {
     zg_plan_span *spans;              /* remote stores: the object's needed bytes, fetched by zg_plan_resolve or
                                        * zg_plan_fetch_objects, pointing into `fetched` */
     size_t n_spans;
-    zg_buf fetched;                   /* remote stores: the object whole, or its needed inner chunks */
+    zg_buf fetched;                   /* remote stores: the object whole, or its needed inner chunks, or (a chunk
+                                       * fetched in part) room for all of it with its head and needed span in place */
+    uint64_t fetched_bytes;           /* remote stores, unsharded: the stored bytes fetched for it */
     int fetch_failed;                 /* remote stores: its fetch (or what it brought) failed */
     int decoded_elsewhere;            /* every unit of it is decoded_elsewhere: not resolved, not fetched */
     char *etag;                       /* remote shards: the strong ETag of the version whose index the tasks come
@@ -105,9 +107,12 @@ zgpu_status zg_plan_resolve_remote(zgpu_array *a, zg_plan *plan, zg_remote_fetch
 typedef void (*zg_plan_ready_fn)(void *user, size_t object, int ok);
 /** Fetches objects [o0, o1) in one batch: unsharded ones whole (setting their tasks), or the present inner chunks
  *  of shards whose indexes were read; then zg_plan_bytes finds them. ready (or NULL) hears of each object as it
- *  is done. */
-zgpu_status zg_plan_fetch_objects(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1, zg_plan_ready_fn ready,
-                                  void *user);
+ *  is done. `part` (or NULL): the chain of a read that decodes chunks needed in part only in part
+ *  (zg_chain_decode_range): an unsharded chunk whose codec can name the stored bytes a range needs (blosc), needed
+ *  in small part, is fetched head first and then only those bytes; its other bytes are not set, so every decode
+ *  of it must be a range of what its tasks need. */
+zgpu_status zg_plan_fetch_objects(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1, const zg_chain *part,
+                                  zg_plan_ready_fn ready, void *user);
 /** Frees what zg_plan_fetch_objects fetched for objects [o0, o1). */
 void zg_plan_release_objects(zg_plan *plan, size_t o0, size_t o1);
 /** Fetches tasks[i] for each of the n indices into outs[i] (task nbytes each), in one batch of the store. */

@@ -222,6 +222,12 @@ static zgpu_status conditional(zg_http_req *q, const zg_store_get *g) {
  * received into a buffer of its own, then copied out), and enough bytes to keep a connection busy. */
 #define MERGE_ALONE_MIN ((uint64_t)256 << 10)
 
+/* A plain range, which may share a request with its object's other ranges (not a whole value, a suffix or a head
+ * read, whose lengths are the object's to say). */
+static int merges(const zg_remote_store *r, const zg_store_get *g) {
+    return g->length != ZG_STORE_WHOLE && !g->from_end && !g->upto && r->set.merge_gap != UINT64_MAX;
+}
+
 zgpu_status zg_remote_get_many(zg_store *s, zg_store_get *g, size_t n) {
     zg_remote_store *r = (zg_remote_store *)s;
     if (n == 0) return ZGPU_OK;
@@ -246,8 +252,7 @@ zgpu_status zg_remote_get_many(zg_store *s, zg_store_get *g, size_t n) {
             g[i].changed = 0;
             g[i].object_size = ZG_STORE_WHOLE;
             if (g[i].etag) g[i].etag[0] = 0;
-            if (g[i].length != ZG_STORE_WHOLE && !g[i].from_end && r->set.merge_gap != UINT64_MAX)
-                ref[nr++] = (range_ref){g[i].key, g[i].offset, i};
+            if (merges(r, &g[i])) ref[nr++] = (range_ref){g[i].key, g[i].offset, i};
         }
         qsort(ref, nr, sizeof *ref, by_key_offset);
         for (size_t k = 0; k < nr; k++) order[k] = ref[k].get;
@@ -297,13 +302,14 @@ zgpu_status zg_remote_get_many(zg_store *s, zg_store_get *g, size_t n) {
     }
     /* whole values, suffixes, and (merging off) plain ranges: one request each */
     for (size_t i = 0; st == ZGPU_OK && i < n; i++) {
-        if (g[i].length != ZG_STORE_WHOLE && !g[i].from_end && r->set.merge_gap != UINT64_MAX) continue;
+        if (merges(r, &g[i])) continue;
         st = zg_remote_req(r, &q[nq], ZG_HTTP_GET, g[i].key, NULL);
         keys[nq] = g[i].key;
         if (g[i].length != ZG_STORE_WHOLE) {
             q[nq].range_offset = g[i].offset;
             q[nq].range_length = g[i].length;
             q[nq].range_suffix = g[i].from_end;
+            q[nq].range_upto = g[i].upto;
             q[nq].out = g[i].out;
         }
         if (st == ZGPU_OK) st = conditional(&q[nq], &g[i]);

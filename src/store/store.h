@@ -50,6 +50,8 @@ typedef struct zg_store_get {
     uint64_t offset;      /* ignored for a whole value */
     uint64_t length;      /* ZG_STORE_WHOLE: the whole value into buf; else exactly `length` bytes into out */
     int from_end;         /* the range is the last `length` bytes */
+    int upto;             /* with offset 0: the first `length` bytes, or the whole value where it is shorter (then
+                           * object_size < length says how many came): a head read of a value of unknown size */
     uint8_t *out;
     zg_buf *buf;
     int found;            /* result: 0 when the key is absent */

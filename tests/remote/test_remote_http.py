@@ -63,6 +63,56 @@ def test_blosc_crops_decoded_in_pieces(httpsrv, request):
         zgpu.config.set(num_threads=before)
 
 
+def test_blosc_crop_fetches_part_of_its_chunk(httpsrv, request):
+    """A crop needing a small part of a large blosc chunk fetches its head (header and block starts), then only
+    the blocks between the first and the last it needs, If-Match on the head's ETag; without a strong ETag the
+    chunk comes whole, a chunk replaced between the two requests (412) is read again, and a server ignoring Range
+    is sliced. Every answer equals zarr-python's."""
+    from zarr.codecs import BloscCodec
+    name = unique(request)
+    rng = np.random.default_rng(9)
+    data = (np.indices((64, 256, 256)).sum(axis=0) + rng.integers(0, 300, (64, 256, 256))).astype("uint16")
+    z = zarr.create_array(_local(httpsrv, name), shape=data.shape, chunks=data.shape, dtype="uint16",
+                          compressors=BloscCodec(cname="lz4", clevel=5, shuffle="shuffle", typesize=2))
+    z[...] = data
+    path = os.path.join(_local(httpsrv, name), "c", "0", "0", "0")
+    size = os.path.getsize(path)
+    url = httpsrv.url + "/" + name
+    box = (slice(10, 30), slice(20, 100), slice(0, 256))  # planes 10-29 of 64: about a third of the chunk
+
+    def read(expect_gets, expect_whole):
+        a = zgpu.open(url)
+        httpsrv.reset_stats()
+        np.testing.assert_array_equal(a[box], data[box])
+        gets = [e for e in httpsrv.log() if e[0] == "GET" and e[1].endswith("/c/0/0/0")]
+        assert len(gets) == expect_gets, gets
+        stored = a.last_read_stats["stored_bytes"]
+        if expect_whole:
+            assert stored == size, (stored, size)
+        else:
+            assert 0.2 * size < stored < 0.5 * size, (stored, size)  # its head and a third of its blocks
+            assert all(e[2] for e in gets) and gets[0][2].startswith("bytes=0-"), gets
+        return gets
+
+    read(2, False)
+    httpsrv.faults({"path_re": "/c/0/0/0$", "kind": "no_etag"})   # nothing to hold a second request to
+    gets = read(2, True)
+    assert gets[1][2] is None, gets
+    httpsrv.faults({"path_re": "/c/0/0/0$", "kind": "slow", "delay_s": 0, "times": 1},  # the head
+                   {"path_re": "/c/0/0/0$", "kind": "status", "code": 412, "times": 1})  # the span: replaced
+    read(4, False)
+    httpsrv.faults({"path_re": "/c/0/0/0$", "kind": "ignore_range"})  # 200 and the whole chunk, every time
+    httpsrv.reset_stats()
+    np.testing.assert_array_equal(zgpu.open(url)[box], data[box])
+    # a crop needing most of the chunk fetches it whole, in one request
+    httpsrv.clear_faults()
+    a = zgpu.open(url)
+    httpsrv.reset_stats()
+    np.testing.assert_array_equal(a[2:60, :, 3:200], data[2:60, :, 3:200])
+    gets = [e for e in httpsrv.log() if e[0] == "GET" and e[1].endswith("/c/0/0/0")]
+    assert len(gets) == 1 and gets[0][2] is None, gets
+
+
 def test_missing_chunk_is_fill_value(httpsrv, request):
     """A chunk the server answers 404 for reads as the fill value (a deleted one, beside never-written ones)."""
     name = unique(request)

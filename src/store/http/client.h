@@ -58,6 +58,8 @@ typedef struct zg_http_req {
     uint64_t range_length;        /* ... unless range_length == ZG_HTTP_WHOLE (the whole object; 0 bytes is a
                                    * valid whole object). range_length == 0 is not sent (the result is 0 bytes). */
     int range_suffix;             /* 1: the last range_length bytes ("bytes=-N"); range_offset ignored */
+    int range_upto;               /* 1 (with range_offset 0): the object's first range_length bytes, or all of it
+                                   * where it is shorter (received < range_length; object_size tells its size) */
     uint8_t *out;                 /* GET into caller memory: exactly the range's bytes (range_length of them), or
                                    * NULL to collect the body in `body` (grown as needed). An object shorter than
                                    * the range is ZGPU_ERR_CORRUPT_DATA with `out`; without it, a suffix longer
