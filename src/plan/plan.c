@@ -563,7 +563,7 @@ static void whole_object_fetched(zg_plan *plan, zg_plan_object *ob, int found) {
     }
 }
 
-/* An unsharded object fetched in part (fetch_parts): ob->fetched has its ob->size bytes' room, of which its head and
+/* An unsharded object fetched in part (fetch_heads): ob->fetched has its ob->size bytes' room, of which its head and
  * the span its tasks need are in place. Its tasks see all of it; their partial decodes read only those. */
 static void part_object_fetched(zg_plan *plan, zg_plan_object *ob) {
     zg_chunk_task *tasks = plan->tasks + ob->first_task;
@@ -627,6 +627,14 @@ static zgpu_status fetch_heads(zgpu_array *a, zg_plan *plan, const size_t *of, s
             second[*n_second] = (zg_store_get){.key = ob->key, .length = ZG_STORE_WHOLE, .buf = &ob->fetched};
             of_second[(*n_second)++] = of[i];
             continue;
+        }
+        int exact = 1;
+        const size_t bound = zg_chain_encoded_size(chain, &exact); /* (SIZE_MAX: none) */
+        if (size > bound) { /* a server's claim no chunk of this chain can make: nothing reserved for it */
+            st = zg_error(ZGPU_ERR_CORRUPT_DATA, "chunk '%s', codec '%s': the server says it holds %llu bytes, more "
+                          "than the codec writes for a chunk (%zu)", ob->key, chain->b2b[0]->vt->name,
+                          (unsigned long long)size, bound);
+            break;
         }
         const size_t got = size < H ? (size_t)size : H;
         if ((st = zg_buf_reserve(&ob->fetched, got < size ? (size_t)size : got)) != ZGPU_OK) break;
