@@ -44,6 +44,8 @@ struct zgpu_array {
                                     * directory and metadata waits for the commit (api/stage.h) */
     int remote_staged;             /* ZGPU_CREATE_STAGED on an object store: the metadata waits for the commit */
     atomic_uint shard_changes;     /* remote shards found replaced mid-read (plan/plan.h zg_plan_shard_changes) */
+    _Atomic uint64_t stored_chunk_bits; /* remote, unsharded: a moving average of a chunk's stored size, as fetches
+                                    * found them (the bits of a double; 0: none yet), for plan.c's part fetches */
     const char *read_only;         /* NULL, or what the array is when it cannot be written ("a TIFF file") */
 };
 

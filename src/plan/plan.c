@@ -483,6 +483,7 @@ typedef struct fetch_batch {
 
 static void whole_object_fetched(zg_plan *plan, zg_plan_object *ob, int found);
 static void part_object_fetched(zg_plan *plan, zg_plan_object *ob);
+static void note_stored_size(zgpu_array *a, uint64_t size);
 static zgpu_status whole_shard_fetched(zgpu_array *a, zg_plan *plan, zg_plan_object *ob, int found);
 
 /* One read of the batch has its result: an unsharded object (or a shard fetched whole) is set up from it; when
@@ -495,6 +496,7 @@ static void fetched_one(zg_store_get *g) {
     if (st == ZGPU_OK && g->length == ZG_STORE_WHOLE) {
         if (b->a->shard) st = whole_shard_fetched(b->a, b->plan, ob, g->found);
         else whole_object_fetched(b->plan, ob, g->found);
+        if (!b->a->shard && g->found) note_stored_size(b->a, ob->size);
     } else if (st == ZGPU_OK && !b->a->shard) { /* the span of a chunk fetched in part (its version's: If-Match) */
         part_object_fetched(b->plan, ob);
     } else if (st == ZGPU_OK && !g->found) {
@@ -581,9 +583,40 @@ static void part_object_fetched(zg_plan *plan, zg_plan_object *ob) {
  * crop: the header and block starts come first (a head read: its size is unknown), then, of the version the head
  * came from (If-Match on its strong ETag), the blocks between the first and the last the boxes need. Two round
  * trips for half the bytes, so only for chunks of at least PART_MIN_CHUNK decoded bytes needed at most PART_MAX
- * of them. */
+ * of them, and only where the bytes it saves take longer to receive than the second round trip waits
+ * (zg_plan_part_fetch_pays: on loopback always; on a link with tens of milliseconds to a first byte, such as
+ * S3's, only for chunks of many megabytes). */
 #define PART_MIN_CHUNK ((size_t)1 << 20)
 #define PART_MAX 0.75
+#define LINK_RATE_GUESS 100e6 /* bytes/s of one answer before any was measured: an object store's, not loopback's */
+
+int zg_plan_part_fetch_pays(double saved_bytes, double wait_s, double bytes_per_s) {
+    const double rate = bytes_per_s > 0 ? bytes_per_s : LINK_RATE_GUESS;
+    return saved_bytes / rate > (wait_s > 0 ? wait_s : 0);
+}
+
+/* A chunk's stored size as this array's fetches have found them (a moving average; a whole fetch's size, or the
+ * size a head's answer told), or 0 before any. */
+static double stored_chunk_size(zgpu_array *a) {
+    const uint64_t b = atomic_load(&a->stored_chunk_bits);
+    double d;
+    memcpy(&d, &b, sizeof d);
+    return d;
+}
+
+static void note_stored_size(zgpu_array *a, uint64_t size) {
+    const double old = stored_chunk_size(a), now = old > 0 ? old + ((double)size - old) / 4 : (double)size;
+    uint64_t b;
+    memcpy(&b, &now, sizeof b);
+    atomic_store(&a->stored_chunk_bits, b); /* (two fetches storing at once lose one sample: an average spares it) */
+}
+
+/* The stored bytes a chunk fetched in part would not fetch: the share of its decoded bytes its boxes leave out, of
+ * its stored size as fetches found it (its decoded size before any). */
+static double part_saving(zgpu_array *a, size_t nbytes, size_t lo, size_t hi) {
+    const double stored = stored_chunk_size(a);
+    return (stored > 0 ? stored : (double)nbytes) * (double)(nbytes - (hi - lo)) / (double)nbytes;
+}
 
 /* The decoded bytes [lo, hi) of the object that its tasks need, where fetching part of it is worth it. */
 static int wants_part(const zgpu_array *a, const zg_plan *plan, const zg_plan_object *ob, const zg_chain *chain,
@@ -636,6 +669,7 @@ static zgpu_status fetch_heads(zgpu_array *a, zg_plan *plan, const size_t *of, s
                           (unsigned long long)size, bound);
             break;
         }
+        note_stored_size(a, size);
         const size_t got = size < H ? (size_t)size : H;
         if ((st = zg_buf_reserve(&ob->fetched, got < size ? (size_t)size : got)) != ZGPU_OK) break;
         memcpy(ob->fetched.data, heads + i * H, got);
@@ -690,12 +724,26 @@ static zgpu_status fetch_whole(zgpu_array *a, zg_plan *plan, size_t o0, size_t o
     size_t *parts = calloc(n ? n : 1, sizeof *parts);
     zgpu_status st = g && of && parts ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
     size_t ng = 0, np = 0;
-    for (size_t i = 0; st == ZGPU_OK && i < n; i++) {
+    /* the chunks needed in part go head first if what they save, received one after another at one answer's
+     * rate, outlasts the second round trip's wait for a first byte (the window's heads and spans each go in one
+     * batch: one wait each, whatever the number of chunks) */
+    double saved = 0;
+    for (size_t i = 0; part && st == ZGPU_OK && i < n; i++) {
+        zg_plan_object *ob = &plan->objects[o0 + i];
+        size_t lo, hi;
+        if (!ob->decoded_elsewhere && wants_part(a, plan, ob, part, &lo, &hi)) {
+            parts[np++] = o0 + i;
+            saved += part_saving(a, (size_t)zg_repr_nbytes(&part->repr), lo, hi);
+        }
+    }
+    double wait_s = -1, rate = 0; /* the link, as the store's answers have shown it */
+    if (np && a->store->vt->link) a->store->vt->link(a->store, &wait_s, &rate);
+    if (np && !zg_plan_part_fetch_pays(saved, wait_s, rate)) np = 0;
+    for (size_t i = 0, k = 0; st == ZGPU_OK && i < n; i++) {
         zg_plan_object *ob = &plan->objects[o0 + i];
         if (ob->decoded_elsewhere) continue; /* (ready at once: run_fetch) */
-        size_t lo, hi;
-        if (part && wants_part(a, plan, ob, part, &lo, &hi)) {
-            parts[np++] = o0 + i;
+        if (k < np && parts[k] == o0 + i) {
+            k++;
             continue;
         }
         g[ng] = (zg_store_get){.key = ob->key, .length = ZG_STORE_WHOLE, .buf = &ob->fetched};

@@ -113,6 +113,10 @@ typedef void (*zg_plan_ready_fn)(void *user, size_t object, int ok);
  *  of it must be a range of what its tasks need. */
 zgpu_status zg_plan_fetch_objects(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1, const zg_chain *part,
                                   zg_plan_ready_fn ready, void *user);
+/** Whether fetching part of a chunk pays for its second round trip: the stored bytes it saves take longer to
+ *  receive at bytes_per_s (0: not measured yet, an object store's 100 MB/s assumed) than wait_s (the wait for a
+ *  first byte; < 0: not measured yet, none assumed). */
+int zg_plan_part_fetch_pays(double saved_bytes, double wait_s, double bytes_per_s);
 /** Frees what zg_plan_fetch_objects fetched for objects [o0, o1). */
 void zg_plan_release_objects(zg_plan *plan, size_t o0, size_t o1);
 /** Fetches tasks[i] for each of the n indices into outs[i] (task nbytes each), in one batch of the store. */

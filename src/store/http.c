@@ -52,6 +52,7 @@ static const zg_store_vtable http_vtable = {
     .lock = zg_remote_lock,
     .unlock = zg_remote_unlock,
     .get_many = zg_remote_get_many,
+    .link = zg_remote_link,
     .lock_many = zg_remote_lock_many,
     .unlock_many = zg_remote_unlock_many,
     .set_many = zg_remote_set_many,

@@ -152,6 +152,10 @@ zgpu_status zg_remote_size(zg_store *s, const char *key, uint64_t *size, int *fo
     return st;
 }
 
+void zg_remote_link(zg_store *s, double *wait_s, double *bytes_per_s) {
+    zg_http_client_link(((zg_remote_store *)s)->set.client, wait_s, bytes_per_s);
+}
+
 /* ---- batched reads ---- */
 
 /* A plain range of the batch, sorted by key and offset so that the ranges of one object are neighbours. */

@@ -47,6 +47,7 @@ zgpu_status zg_remote_get_range(zg_store *s, const char *key, uint64_t offset, u
                                 uint8_t *out, int *found);
 zgpu_status zg_remote_size(zg_store *s, const char *key, uint64_t *size, int *found);
 zgpu_status zg_remote_get_many(zg_store *s, zg_store_get *g, size_t n);
+void zg_remote_link(zg_store *s, double *wait_s, double *bytes_per_s);
 zgpu_status zg_remote_put(zg_store *s, const char *key, const void *data, size_t n);
 zgpu_status zg_remote_erase(zg_store *s, const char *key);
 /** Deletes many keys, many requests in flight (absent keys are not an error). */

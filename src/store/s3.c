@@ -406,6 +406,7 @@ static const zg_store_vtable s3_vtable = {
     .lock = zg_remote_lock,
     .unlock = zg_remote_unlock,
     .get_many = zg_remote_get_many,
+    .link = zg_remote_link,
     .lock_many = zg_remote_lock_many,
     .unlock_many = zg_remote_unlock_many,
     .set_many = s3_set_many,

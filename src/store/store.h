@@ -109,6 +109,9 @@ typedef struct zg_store_vtable {
      * is returned, its message naming the key. Ranges past a value's end are ZGPU_ERR_CORRUPT_DATA, as in
      * get_range. */
     zgpu_status (*get_many)(zg_store *s, zg_store_get *reqs, size_t n);
+    /* Optional (remote stores): what a request costs, as answers so far have shown: the wait for a first byte
+     * (-1: not known yet) and one answer's body rate in bytes/s (0: not known yet). */
+    void (*link)(zg_store *s, double *wait_s, double *bytes_per_s);
     /* Optional (remote stores), all three or none: the write locks of n objects taken together (in one order,
      * so two batches never deadlock), released together; and n writes and deletions with many in flight, each
      * object replaced whole (as set and erase do). */

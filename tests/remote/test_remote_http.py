@@ -63,7 +63,7 @@ def test_blosc_crops_decoded_in_pieces(httpsrv, request):
         zgpu.config.set(num_threads=before)
 
 
-def test_blosc_crop_fetches_part_of_its_chunk(httpsrv, request):
+def test_blosc_crop_fetches_part_of_its_chunk(httpsrv, request, zcfg):
     """A crop needing a small part of a large blosc chunk fetches its head (header and block starts), then only
     the blocks between the first and the last it needs, If-Match on the head's ETag; without a strong ETag the
     chunk comes whole, a chunk replaced between the two requests (412) is read again, and a server ignoring Range
@@ -78,6 +78,7 @@ def test_blosc_crop_fetches_part_of_its_chunk(httpsrv, request):
     path = os.path.join(_local(httpsrv, name), "c", "0", "0", "0")
     size = os.path.getsize(path)
     url = httpsrv.url + "/" + name
+    zcfg(request_timeout_ms=59998)  # a context of its own: its client's view of the link is this test's alone
     box = (slice(10, 30), slice(20, 100), slice(0, 256))  # planes 10-29 of 64: about a third of the chunk
 
     def read(expect_gets, expect_whole):
@@ -122,6 +123,24 @@ def test_blosc_crop_fetches_part_of_its_chunk(httpsrv, request):
     a = zgpu.open(url)
     httpsrv.reset_stats()
     np.testing.assert_array_equal(a[2:60, :, 3:200], data[2:60, :, 3:200])
+    gets = [e for e in httpsrv.log() if e[0] == "GET" and e[1].endswith("/c/0/0/0")]
+    assert len(gets) == 1 and gets[0][2] is None, gets
+
+
+def test_blosc_crop_on_a_slow_link_fetches_whole(httpsrv, request, zcfg):
+    """Where a first byte takes longer than receiving the bytes a head-then-span fetch would save (an object
+    store far away: here 0.3 s a request), a crop's blosc chunk comes whole in one request."""
+    from zarr.codecs import BloscCodec
+    name = unique(request)
+    data = make_data((64, 256, 256), seed=4)
+    z = zarr.create_array(_local(httpsrv, name), shape=data.shape, chunks=data.shape, dtype="uint16",
+                          compressors=BloscCodec(cname="lz4", clevel=5, shuffle="shuffle", typesize=2))
+    z[...] = data
+    zcfg(request_timeout_ms=59999)  # a context of its own: its client has seen only this slow server
+    httpsrv.faults({"path_re": "/" + name + "/", "kind": "slow", "delay_s": 0.3})
+    a = zgpu.open(httpsrv.url + "/" + name)
+    httpsrv.reset_stats()
+    np.testing.assert_array_equal(a[10:30, 20:100, :], data[10:30, 20:100, :])
     gets = [e for e in httpsrv.log() if e[0] == "GET" and e[1].endswith("/c/0/0/0")]
     assert len(gets) == 1 and gets[0][2] is None, gets
 

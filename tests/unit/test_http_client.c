@@ -15,6 +15,7 @@
 
 #include "test.h"
 #include "store/http/client.h"
+#include "plan/plan.h"
 #include "common/status.h"
 
 enum { DATA_N = 1 << 20, SMALL_N = 100 };
@@ -756,8 +757,35 @@ static void test_merge(void) {
     }
 }
 
+/* When a chunk fetched in part (head, then span) pays for its second round trip: the bytes it saves against the
+ * wait for a first byte, at the measured rate or an object store's guessed one. */
+static void test_part_fetch_rule(void) {
+    CHECK(zg_plan_part_fetch_pays(2.5e6, 1e-4, 2e9));   /* loopback: 1.25 ms saved, 0.1 ms to wait */
+    CHECK(!zg_plan_part_fetch_pays(0.35e6, 0.03, 0));   /* S3, a small chunk: 3.5 ms at 100 MB/s against 30 */
+    CHECK(zg_plan_part_fetch_pays(8e6, 0.03, 8e7));     /* S3, a large chunk: 100 ms against 30 */
+    CHECK(!zg_plan_part_fetch_pays(0, 1e-6, 1e9));      /* nothing saved */
+    CHECK(zg_plan_part_fetch_pays(1, -1, 0));           /* nothing measured yet: no wait assumed */
+}
+
+/* The link a client's answers have shown: a first byte's wait on loopback, well under a second, and the rate of a
+ * 1 MiB body. A new client knows nothing yet. */
+static void test_link(zg_http_client *c) {
+    zg_http_req r = req(ZG_HTTP_GET, "data");
+    run1(c, &r);
+    CHECK(r.status == ZGPU_OK && r.body.size == DATA_N);
+    zg_http_req_clear(&r);
+    double wait = 0, rate = 0;
+    zg_http_client_link(c, &wait, &rate);
+    CHECK_MSG(wait > 0 && wait < 1 && rate > 1e6, "link: wait %g s, rate %g B/s", wait, rate);
+    zg_http_client *fresh = client(0, 0);
+    zg_http_client_link(fresh, &wait, &rate);
+    CHECK(wait == -1 && rate == 0);
+    zg_http_client_free(fresh);
+}
+
 int main(void) {
     test_merge();
+    test_part_fetch_rule();
     if (system("python3 -c '' >/dev/null 2>&1") != 0) {
         printf("%d passed, %d failed (merge)\n", zt_pass, zt_fail);
         TEST_SKIP("no python3");
@@ -781,6 +809,7 @@ int main(void) {
     zg_http_client *c = client(0, 0);
     double t0 = now_s();
     test_basic(c);
+    test_link(c);
     test_status_faults(c);
     test_body_faults(c);
     test_many();

@@ -50,12 +50,19 @@ typedef struct net {
                                       * Lock-free: a child reads it whatever the parent's threads were doing */
 } net;
 
+/* Bodies shorter than this say little of a connection's rate (their time is mostly the wait for the first byte). */
+#define LINK_RATE_MIN_BODY ((curl_off_t)256 << 10)
+
 struct zg_http_client {
     zg_http_client_options o; /* defaults resolved */
     char *ca_file, *user_agent;
     _Atomic(net *) net;       /* this process's, or an ancestor's until the first batch after a fork */
     atomic_uint_fast64_t requests, attempts, retries, bytes_received, connections_opened;
     atomic_int multiplexed; /* a response came over HTTP/2 or later */
+    /* the link as answers see it (zg_http_client_link): moving averages of the wait for a response's first byte
+     * and of one response's body rate, kept as the bits of doubles (0: none yet); updated without a lock, so two
+     * answers ending at once may lose one's sample, which an average can spare */
+    _Atomic uint64_t wait_bits, rate_bits;
 };
 
 /* ---- client ---- */
@@ -424,6 +431,42 @@ static int start_attempt(run *u, xfer *x) {
     return 1;
 }
 
+static double bits_double(uint64_t b) {
+    double d;
+    memcpy(&d, &b, sizeof d);
+    return d;
+}
+
+/* An average that moves a quarter of the way towards each sample (the first sample is taken as is). */
+static void average_in(_Atomic uint64_t *bits, double sample) {
+    const double old = bits_double(atomic_load(bits));
+    const double now = old > 0 ? old + (sample - old) / 4 : sample;
+    uint64_t b;
+    memcpy(&b, &now, sizeof b);
+    atomic_store(bits, b);
+}
+
+/* A successful answer's timing: its first byte's wait (after the request went out) and, for a body long enough to
+ * measure, its rate. */
+static void note_link(zg_http_client *c, CURL *e, long code) {
+    curl_off_t pre = 0, start = 0, total = 0, size = 0;
+    if (code < 200 || code > 299 || curl_easy_getinfo(e, CURLINFO_PRETRANSFER_TIME_T, &pre) != CURLE_OK ||
+        curl_easy_getinfo(e, CURLINFO_STARTTRANSFER_TIME_T, &start) != CURLE_OK ||
+        curl_easy_getinfo(e, CURLINFO_TOTAL_TIME_T, &total) != CURLE_OK ||
+        curl_easy_getinfo(e, CURLINFO_SIZE_DOWNLOAD_T, &size) != CURLE_OK)
+        return;
+    if (start >= pre) average_in(&c->wait_bits, (double)(start - pre) * 1e-6 + 1e-6);
+    if (size >= LINK_RATE_MIN_BODY && total > start)
+        average_in(&c->rate_bits, (double)size / ((double)(total - start) * 1e-6));
+}
+
+void zg_http_client_link(const zg_http_client *c, double *wait_s, double *bytes_per_s) {
+    zg_http_client *m = (zg_http_client *)c; /* atomic loads want non-const objects in C11 */
+    const double w = bits_double(atomic_load(&m->wait_bits)), r = bits_double(atomic_load(&m->rate_bits));
+    *wait_s = w > 0 ? w : -1;
+    *bytes_per_s = r > 0 ? r : 0;
+}
+
 /* x's attempt ended: 1 if the request is done, 0 if it waits to retry. */
 static int end_attempt(run *u, xfer *x, CURLcode rc) {
     zg_http_client *c = u->c;
@@ -432,9 +475,11 @@ static int end_attempt(run *u, xfer *x, CURLcode rc) {
     curl_easy_getinfo(x->easy, CURLINFO_NUM_CONNECTS, &conns);
     atomic_fetch_add(&c->connections_opened, (uint64_t)(conns > 0 ? conns : 0));
     atomic_fetch_add(&c->bytes_received, x->seen);
-    long version = 0;
+    long version = 0, code = 0;
     if (curl_easy_getinfo(x->easy, CURLINFO_HTTP_VERSION, &version) == CURLE_OK && version >= CURL_HTTP_VERSION_2_0)
         atomic_store(&c->multiplexed, 1);
+    if (rc == CURLE_OK && curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK)
+        note_link(c, x->easy, code);
     int verdict = xfer_judge(x, rc);
     curl_multi_remove_handle(u->multi, x->easy);
     easy_put(u->g, x->easy);

@@ -124,6 +124,10 @@ void zg_http_client_stats(const zg_http_client *c, zg_http_stats *out);
 size_t zg_http_merge_ranges(size_t n, const uint64_t *offset, const uint64_t *length, uint64_t max_gap,
                             uint64_t max_span, uint64_t alone_min, uint32_t *groups, uint64_t *group_off,
                             uint64_t *group_len);
+/** The link as this client's answers have seen it: *wait_s the moving average of the wait for a response's first
+ *  byte after its request went out (-1: no answer yet), *bytes_per_s that of one response's body rate, from bodies
+ *  of 256 KiB or more (0: none yet). */
+void zg_http_client_link(const zg_http_client *c, double *wait_s, double *bytes_per_s);
 /** Threads a batch of many requests is received by (the options' threads, at most one per connection). */
 int zg_http_client_threads(const zg_http_client *c);
 
