@@ -23,7 +23,7 @@ struct zgpu_context {
     struct zg_http_client *http;   /* shared by every remote store of the context: one pool of connections */
     struct zg_chunk_cache *cache;  /* decoded chunks (opts.cache_bytes; cache/chunk_cache.h); NULL when off */
     struct zg_chunk_cache *shard_indexes; /* decoded shard indexes of remote arrays with their shards' ETags
-                                   * (remote.shard_index_cache_bytes; plan/plan.c), made with `http`; NULL when off
+                                   * (remote.shard_index_cache_bytes; plan/fetch_remote.c), made with `http`; NULL when off
                                    * or before the first remote store */
 };
 
@@ -45,7 +45,7 @@ struct zgpu_array {
     int remote_staged;             /* ZGPU_CREATE_STAGED on an object store: the metadata waits for the commit */
     atomic_uint shard_changes;     /* remote shards found replaced mid-read (plan/plan.h zg_plan_shard_changes) */
     _Atomic uint64_t stored_chunk_bits; /* remote, unsharded: a moving average of a chunk's stored size, as fetches
-                                    * found them (the bits of a double; 0: none yet), for plan.c's part fetches */
+                                    * found them (the bits of a double; 0: none yet), for fetch_remote.c's part fetches */
     const char *read_only;         /* NULL, or what the array is when it cannot be written ("a TIFF file") */
 };
 

@@ -11,7 +11,7 @@
 #include "common/status.h"
 #include "plan/plan.h"
 
-/* The context's HTTP client, made at the first remote store, and its shard index cache (plan/plan.c; made here, not
+/* The context's HTTP client, made at the first remote store, and its shard index cache (plan/fetch_remote.c; made here, not
  * with the context: a cache in the process makes every writer work out what it invalidates). */
 static zgpu_status context_client(zgpu_context *ctx, zg_http_client **out) {
     pthread_mutex_lock(&ctx->remote_lock);
