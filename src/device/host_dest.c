@@ -108,15 +108,8 @@ zgpu_status zg_cuda_host_read(zgpu_array *a, size_t n, const uint64_t *starts, c
     if (zg_resolve_region_strides(a, x.out_itemsize, n, counts, out_strides, &strides) != ZGPU_OK) return ZGPU_OK;
     size_t *off = malloc((n + 1) * sizeof *off);
     void **douts = malloc(n * sizeof *douts);
-    int usable = off && douts;
-    if (usable) off[0] = 0;
-    for (size_t r = 0; usable && r < n; r++) { /* strided destinations read on the host */
-        const uint64_t *c = counts + r * (size_t)nd;
-        uint64_t bytes = x.out_itemsize;
-        for (int d = 0; d < nd; d++) bytes *= c[d];
-        off[r + 1] = off[r] + (size_t)bytes;
-        if (bytes && !dev_c_contiguous(nd, c, x.out_itemsize, strides + r * (size_t)nd)) usable = 0;
-    }
+    /* (strided destinations read on the host) */
+    const int usable = off && douts && dev_pack_boxes(nd, n, counts, x.out_itemsize, strides, off);
     free(strides);
     const size_t total = usable ? off[n] : 0;
     /* the GPU's side: its state (not in a forked child, nor without a GPU: zg_cuda_probe), within the budget */

@@ -6,12 +6,26 @@
 #include "device/job.h"
 #include "host/host_read.h"
 
-int dev_c_contiguous(int nd, const uint64_t *count, size_t itemsize, const int64_t *strides) {
+/* Whether byte strides are C-contiguous for a box of `count` elements. */
+static int c_contiguous(int nd, const uint64_t *count, size_t itemsize, const int64_t *strides) {
     int64_t c[ZGPU_MAX_DIMS];
     zg_c_strides(nd, count, itemsize, c);
     for (int d = 0; d < nd; d++)
         if (count[d] > 1 && strides[d] != c[d]) return 0;
     return 1;
+}
+
+int dev_pack_boxes(int nd, size_t n, const uint64_t *counts, size_t itemsize, const int64_t *strides, size_t *off) {
+    int all_contiguous = 1;
+    off[0] = 0;
+    for (size_t r = 0; r < n; r++) {
+        const uint64_t *c = counts + r * (size_t)nd;
+        uint64_t bytes = itemsize;
+        for (int d = 0; d < nd; d++) bytes *= c[d];
+        off[r + 1] = off[r] + (size_t)bytes;
+        if (bytes && !c_contiguous(nd, c, itemsize, strides + r * (size_t)nd)) all_contiguous = 0;
+    }
+    return all_contiguous;
 }
 
 zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_dev_request *rq, const zg_xform *x,
@@ -30,15 +44,7 @@ zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_d
         return zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for a read of %zu boxes", n);
     }
     zgpu_status s = ZGPU_OK;
-    int all_contiguous = 1;
-    off[0] = 0;
-    for (size_t r = 0; r < n; r++) {
-        const uint64_t *c = rq->counts + r * (size_t)nd;
-        uint64_t bytes = isz;
-        for (int d = 0; d < nd; d++) bytes *= c[d];
-        off[r + 1] = off[r] + (size_t)bytes;
-        if (bytes && !dev_c_contiguous(nd, c, isz, strides + r * (size_t)nd)) all_contiguous = 0;
-    }
+    const int all_contiguous = dev_pack_boxes(nd, n, rq->counts, isz, strides, off);
     const size_t total = off[n];
     /* scatter items for strided destinations, behind the data (8-byte aligned) */
     const size_t items_at = zg_align_up(total, 256), counts_at = items_at + zg_align_up(n * sizeof(zg_k_scatter), 256);

@@ -363,8 +363,10 @@ void dev_cache_drop(struct zg_device_state *st, void *p);
 void dev_cache_commit(job *j, const wave_check *wc);
 
 /* ---- host_route.c, calibrate.c: the host route and the route model ---- */
-/** Whether byte strides are C-contiguous for a box of `count` elements (host_route.c). */
-int dev_c_contiguous(int nd, const uint64_t *count, size_t itemsize, const int64_t *strides);
+/** The boxes of a read packed one after another, each C-contiguous: off[r] is box r's first byte (off[n] the total),
+ *  boxes of `counts` elements of itemsize bytes; 1 when every non-empty box's destination (byte `strides`) is
+ *  C-contiguous too (host_route.c). */
+int dev_pack_boxes(int nd, size_t n, const uint64_t *counts, size_t itemsize, const int64_t *strides, size_t *off);
 /** The host route of a device read: the host executor into pinned memory, then one copy (route/route.h); x is the
  *  read's conversion (the destinations' element size). */
 zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_dev_request *rq, const zg_xform *x,
