@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         (void)zg_sharding_decode_index(sc, copy, n < inb ? n : (size_t)inb - 1, n, off, len);
     }
     uint16_t out[24];
-    zg_scratch s = {ZG_BUF_INIT, ZG_BUF_INIT, ZG_BUF_INIT};
+    zg_scratch s = ZG_SCRATCH_INIT;
     (void)zg_chain_decode(ch, copy, n, (uint8_t *)out, &s);
     zg_scratch_free(&s);
     free(copy);

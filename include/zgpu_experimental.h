@@ -101,6 +101,12 @@ typedef struct zgpu_tuning {
      * machine without a usable GPU reads on the host). HOST: never. Strided destinations, reads larger than the
      * device memory budget and forked children read on the host. */
     zgpu_route host_read_route;
+
+    /* Host decodes of a read of fewer chunks than threads (a crop, a patch, one chunk): DEFAULT or ON, a zstd frame of
+     * 512 KiB or more is decoded by several threads at once (its blocks' literals and sequences in parallel, then
+     * each thread a run of blocks, matches into other runs resolved without waiting), where the model of
+     * src/codec/zstd_split.h expects it faster than one thread; OFF: one thread a chunk (libzstd). */
+    zgpu_switch split_decode;
 } zgpu_tuning;
 
 /** Fills *t with the defaults (struct_size set). */

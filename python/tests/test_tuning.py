@@ -20,7 +20,7 @@ TUNING_ENV = ("ZGPU_ZSTD_DECODER", "ZGPU_DEFLATE_DECODER", "ZGPU_LZ4_DECODER", "
               "ZGPU_WAVE_SHAPE", "ZGPU_WAVE_SETS", "ZGPU_WAVE_OVERLAP", "ZGPU_ZSTD_ROWS", "ZGPU_ZSTD_HUF_PROBE",
               "ZGPU_INFLATE_PARTS", "ZGPU_TRACE", "ZGPU_PROFILE", "ZGPU_ZSTD_PROFILE", "ZGPU_INFLATE_TIMES",
               "ZGPU_CLI_SLAB_BYTES", "ZGPU_READ_ROUTE", "ZGPU_PARTIAL_DECODE", "ZGPU_ZSTD_ENCODER",
-              "ZGPU_WRITE_WAVE_BYTES", "ZGPU_HOST_READ_ROUTE")
+              "ZGPU_WRITE_WAVE_BYTES", "ZGPU_HOST_READ_ROUTE", "ZGPU_SPLIT_DECODE")
 pytestmark = pytest.mark.skipif(any(os.environ.get(v) for v in TUNING_ENV),
                                 reason="a ZGPU_* tuning variable is set; it overrides every context's tuning")
 
@@ -28,13 +28,13 @@ DEFAULTS = {"zstd_decoder": "auto", "deflate_decoder": "auto", "lz4_decoder": "a
             "wave_shape": (), "wave_sets": 0, "wave_overlap": None, "zstd_rows": None, "zstd_huf_probe": -1,
             "inflate_parts": 0, "trace": False, "profile": False, "copy_slab_bytes": 0,
             "read_route": "auto", "partial_decode": None, "zstd_encoder": "auto",
-            "write_wave_bytes": 0, "host_read_route": "auto"}
+            "write_wave_bytes": 0, "host_read_route": "auto", "split_decode": None}
 
 EVERY_FIELD = {"zstd_decoder": "host", "deflate_decoder": "nvcomp", "lz4_decoder": "zgpu", "pipeline_waves": 64,
                "wave_shape": (1, 2, 1000000), "wave_sets": 4, "wave_overlap": False, "zstd_rows": True,
                "zstd_huf_probe": 4096, "inflate_parts": 7, "trace": True, "profile": True,
                "copy_slab_bytes": 3 << 20, "read_route": "host", "partial_decode": False, "zstd_encoder": "nvcomp",
-               "write_wave_bytes": 5 << 20, "host_read_route": "device"}
+               "write_wave_bytes": 5 << 20, "host_read_route": "device", "split_decode": False}
 
 
 @pytest.fixture

@@ -47,6 +47,7 @@ class Tuning(Structure):
         ("zstd_encoder", c_int),
         ("write_wave_bytes", c_size_t),
         ("host_read_route", c_int),
+        ("split_decode", c_int),
     ]
 
 
@@ -76,7 +77,7 @@ DEFAULTS: Dict[str, Any] = {
     "zstd_rows": None, "zstd_huf_probe": -1, "inflate_parts": 0,
     "trace": False, "profile": False, "copy_slab_bytes": 0, "read_route": "auto",
     "partial_decode": None, "zstd_encoder": "auto", "write_wave_bytes": 0,
-    "host_read_route": "auto",
+    "host_read_route": "auto", "split_decode": None,
 }
 ROUTES = {"auto": 0, "device": 1, "host": 2}
 _ROUTE_NAMES = {v: k for k, v in ROUTES.items()}
@@ -130,7 +131,7 @@ def validate(name: str, value: Any) -> Any:
         if n == 1:
             raise ValueError("wave_sets must be 0 or in 2..4 (a read needs two buffer sets), got 1")
         return n
-    if name in ("wave_overlap", "zstd_rows", "partial_decode"):
+    if name in ("wave_overlap", "zstd_rows", "partial_decode", "split_decode"):
         return _bool(name, value)
     if name == "zstd_huf_probe":
         return _int(name, value, -1, 4096, " (-1 = the default)")
@@ -158,7 +159,7 @@ def to_struct(settings: Mapping[str, Any]) -> Tuning:
             for i, p in enumerate(value):
                 t.wave_shape[i] = p
             t.n_wave_shape = len(value)
-        elif name in ("wave_overlap", "zstd_rows", "partial_decode"):
+        elif name in ("wave_overlap", "zstd_rows", "partial_decode", "split_decode"):
             setattr(t, name, _SWITCH[value])
         elif name in ("read_route", "host_read_route"):
             setattr(t, name, ROUTES[value])
@@ -176,7 +177,7 @@ def from_struct(t: Tuning) -> Dict[str, Any]:
         elif name == "wave_shape":
             n = max(0, min(t.n_wave_shape, MAX_SHAPE))
             out[name] = tuple(t.wave_shape[i] for i in range(n))
-        elif name in ("wave_overlap", "zstd_rows", "partial_decode"):
+        elif name in ("wave_overlap", "zstd_rows", "partial_decode", "split_decode"):
             out[name] = _SWITCH_VALUES.get(getattr(t, name), getattr(t, name))
         elif name in ("trace", "profile"):
             out[name] = bool(getattr(t, name))

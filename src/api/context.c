@@ -119,8 +119,8 @@ static zgpu_status take_tuning(const zgpu_tuning *in, zgpu_tuning *t) {
                  "zgpu_tuning: wave_sets %d is out of range (0, or 2..4: a read needs two buffer sets)",
                  t->wave_sets);
     ZG_RETURN_IF((unsigned)t->wave_overlap > ZGPU_SWITCH_OFF || (unsigned)t->zstd_rows > ZGPU_SWITCH_OFF ||
-                     (unsigned)t->partial_decode > ZGPU_SWITCH_OFF,
-                 ZGPU_ERR_INVALID_ARGUMENT, "zgpu_tuning: wave_overlap / zstd_rows / partial_decode must be a zgpu_switch");
+                     (unsigned)t->partial_decode > ZGPU_SWITCH_OFF || (unsigned)t->split_decode > ZGPU_SWITCH_OFF,
+                 ZGPU_ERR_INVALID_ARGUMENT, "zgpu_tuning: wave_overlap / zstd_rows / partial_decode / split_decode must be a zgpu_switch");
     ZG_RETURN_IF(t->zstd_huf_probe < -1 || t->zstd_huf_probe > 4096, ZGPU_ERR_INVALID_ARGUMENT,
                  "zgpu_tuning: zstd_huf_probe %d is out of range (-1..4096)", t->zstd_huf_probe);
     ZG_RETURN_IF(t->inflate_parts < 0, ZGPU_ERR_INVALID_ARGUMENT, "zgpu_tuning: inflate_parts %d is negative",

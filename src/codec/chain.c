@@ -185,8 +185,20 @@ static zgpu_status codec_failed(const zg_codec *c, zgpu_status st) {
 
 /* Bytes->bytes stage k of the chain: in -> dst, bounded by what it must produce (the exact size, else its bound,
  * else the cap). */
-static zgpu_status b2b_decode(const zg_chain *ch, int k, const uint8_t *in, size_t n, zg_buf *dst) {
+static zgpu_status b2b_decode(const zg_chain *ch, int k, const uint8_t *in, size_t n, zg_buf *dst,
+                              const zg_decode_par *par) {
     const zg_codec *c = ch->b2b[k];
+    /* an exact size known: the codec may spread the chunk over the threads the read lends it */
+    if (par && par->ways > 1 && c->vt->decode_bytes_split && ch->b2b_exact[k] && ch->b2b_size[k] != SIZE_MAX &&
+        (!dst->fixed || dst->cap >= ch->b2b_size[k])) {
+        const size_t size = ch->b2b_size[k];
+        dst->size = 0;
+        if (!dst->fixed) ZG_FORWARD(zg_buf_reserve(dst, size));
+        zgpu_status st = c->vt->decode_bytes_split(c, in, n, dst->data, size, 0, size, par);
+        if (st != ZGPU_OK) return codec_failed(c, st);
+        dst->size = size;
+        return ZGPU_OK;
+    }
     zg_out_size want = ch->b2b_exact[k]             ? zg_out_exact(ch->b2b_size[k])
                        : ch->b2b_size[k] != SIZE_MAX ? zg_out_upto(ch->b2b_size[k])
                                                      : zg_out_upto(zg_chain_decode_cap(ch));
@@ -208,7 +220,7 @@ zgpu_status zg_chain_decode(const zg_chain *ch, const uint8_t *in, size_t n, uin
     for (int k = ch->n_b2b - 1; k >= 0; k--) {
         zg_buf direct = zg_buf_wrap(out, nbytes);
         zg_buf *dst = (k == 0 && plain) ? &direct : bufs[next];
-        ZG_FORWARD(b2b_decode(ch, k, cur, cur_n, dst));
+        ZG_FORWARD(b2b_decode(ch, k, cur, cur_n, dst, s->par));
         cur = dst->data;
         cur_n = dst->size;
         if (dst != &direct) next ^= 1;
@@ -252,6 +264,18 @@ int zg_chain_decodes_ranges(const zg_chain *ch) {
            ch->b2b_size[0] == (size_t)zg_repr_nbytes(&ch->repr);
 }
 
+double zg_chain_split_speedup(const zg_chain *ch, double ratio, int ways) {
+    double best = 1;
+    for (int k = 0; ways > 1 && k < ch->n_b2b; k++) {
+        const zg_codec *c = ch->b2b[k];
+        if (!c->vt->decode_bytes_split || !c->vt->split_speedup || !ch->b2b_exact[k] || ch->b2b_size[k] == SIZE_MAX)
+            continue;
+        const double s = c->vt->split_speedup(c, ch->b2b_size[k], ratio, ways);
+        if (s > best) best = s;
+    }
+    return best;
+}
+
 int zg_chain_reads_spans(const zg_chain *ch) {
     return ch->n_b2b == 1 && zg_chain_decodes_ranges(ch) && ch->b2b[0]->vt->stored_span;
 }
@@ -276,13 +300,15 @@ zgpu_status zg_chain_decode_range(const zg_chain *ch, const uint8_t *in, size_t 
     int next = 0;
     for (int k = ch->n_b2b - 1; k >= 1; k--) {
         zg_buf *dst = bufs[next];
-        ZG_FORWARD(b2b_decode(ch, k, cur, cur_n, dst));
+        ZG_FORWARD(b2b_decode(ch, k, cur, cur_n, dst, s->par));
         cur = dst->data;
         cur_n = dst->size;
         next ^= 1;
     }
     const zg_codec *last = ch->b2b[0];
-    zgpu_status st = last->vt->decode_bytes_range(last, cur, cur_n, out, nbytes, lo, hi);
+    zgpu_status st = s->par && s->par->ways > 1 && last->vt->decode_bytes_split
+                         ? last->vt->decode_bytes_split(last, cur, cur_n, out, nbytes, lo, hi, s->par)
+                         : last->vt->decode_bytes_range(last, cur, cur_n, out, nbytes, lo, hi);
     return st == ZGPU_OK ? ZGPU_OK : codec_failed(last, st);
 }
 
@@ -293,7 +319,7 @@ zgpu_status zg_chain_decode_serialized(const zg_chain *ch, const uint8_t *in, si
     zg_buf *bufs[2] = {&s->a, &s->b};
     int next = 0;
     for (int k = ch->n_b2b - 1; k >= 0; k--) {
-        ZG_FORWARD(b2b_decode(ch, k, cur, cur_n, bufs[next]));
+        ZG_FORWARD(b2b_decode(ch, k, cur, cur_n, bufs[next], NULL));
         cur = bufs[next]->data;
         cur_n = bufs[next]->size;
         next ^= 1;

@@ -24,7 +24,9 @@ typedef struct zg_chain {
 /* Per-thread scratch reused across chunks (owned heap buffers). */
 typedef struct zg_scratch {
     zg_buf a, b, c;
+    const zg_decode_par *par; /* set around a decode: threads it may spread the chunk over (NULL: this one) */
 } zg_scratch;
+#define ZG_SCRATCH_INIT {ZG_BUF_INIT, ZG_BUF_INIT, ZG_BUF_INIT, NULL}
 void zg_scratch_free(zg_scratch *s);
 
 /** Builds a chain from a v3 codec list. `repr` is copied (its fill_value pointer must outlive the chain). */
@@ -59,6 +61,9 @@ int zg_chain_decodes_ranges(const zg_chain *ch);
  *  unspecified; elsewhere the whole chunk is decoded. out holds the whole chunk either way. */
 zgpu_status zg_chain_decode_range(const zg_chain *ch, const uint8_t *in, size_t n, uint8_t *out, size_t lo, size_t hi,
                                   zg_scratch *s);
+/** How much faster than one thread a chunk decodes with `ways` threads lent to its decode (zg_scratch.par) at
+ *  compression `ratio` (decoded / stored bytes): the split_speedup of the stage that splits, else 1. */
+double zg_chain_split_speedup(const zg_chain *ch, double ratio, int ways);
 /** 1 when zg_chain_stored_span can name a part of the stored chunk (blosc): a partial decode then costs about what
  *  it reads and decodes, so boxes far apart in one chunk are better read and decoded apart. */
 int zg_chain_reads_spans(const zg_chain *ch);

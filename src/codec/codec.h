@@ -33,6 +33,15 @@ static inline uint64_t zg_repr_nbytes(const zg_repr *r) { return zg_repr_count(r
 
 typedef struct zg_codec zg_codec;
 
+struct zg_pool;
+/* Threads a decode may spread one chunk over (a host read of fewer chunks than threads): jobs of up to `ways`
+ * indices on `pool`, started from one of the pool's own tasks (the pool nests: the calling thread works on its
+ * job too). */
+typedef struct zg_decode_par {
+    struct zg_pool *pool;
+    int ways;
+} zg_decode_par;
+
 /* What a bytes->bytes decode must produce. The chain derives both from the chunk's shape and the codecs
  * before it (see zg_codec_vtable.encoded_size), so no decode grows past what the chunk can hold
  * (decompression bombs):
@@ -146,6 +155,13 @@ typedef struct zg_codec_vtable {
      * then says what is wrong). */
     int (*stored_span)(const zg_codec *c, const uint8_t *head, size_t head_n, size_t n, size_t size, size_t lo,
                        size_t hi, size_t *head_need, uint64_t *off, uint64_t *end);
+    /* Optional, with decode_bytes_range: the same decode (the whole of it when [lo, hi) is [0, size)) with the
+     * work of the one chunk spread over par->ways threads where the data allows; else on this thread. */
+    zgpu_status (*decode_bytes_split)(const zg_codec *c, const uint8_t *in, size_t n, uint8_t *out, size_t size,
+                                      size_t lo, size_t hi, const zg_decode_par *par);
+    /* With decode_bytes_split: how much faster than one thread it is expected to decode a chunk of `decoded` bytes
+     * compressed `ratio`:1 with `ways` threads (1: it would decode on one thread); for the route model. */
+    double (*split_speedup)(const zg_codec *c, size_t decoded, double ratio, int ways);
     zgpu_status (*encode_bytes)(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out);
     /* Optional, bytes->bytes and array->bytes: the size of the encoded form of `decoded` bytes (for
      * array->bytes, `decoded` is nbytes of c->decoded). Leaves *exact alone when the encoded size is a function

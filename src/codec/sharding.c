@@ -100,7 +100,7 @@ zgpu_status zg_sharding_encode_index(const zg_codec *c, const uint64_t *pairs, z
     return encode_index((const shard_codec *)c, pairs, out);
 }
 static zgpu_status encode_index(const shard_codec *s, const uint64_t *pairs, zg_buf *out) {
-    zg_scratch scr = {ZG_BUF_INIT, ZG_BUF_INIT, ZG_BUF_INIT};
+    zg_scratch scr = ZG_SCRATCH_INIT;
     out->size = 0;
     zgpu_status st = zg_chain_encode(s->index_chain, (const uint8_t *)pairs, out, &scr);
     zg_scratch_free(&scr);
@@ -289,7 +289,7 @@ zgpu_status zg_sharding_decode_index(const zg_codec *c, const uint8_t *index, si
                  n, (unsigned long long)s->index_nbytes);
     uint64_t *pairs = malloc((size_t)s->n_inner * 16 + 1);
     ZG_RETURN_IF(!pairs, ZGPU_ERR_NO_MEMORY, "sharding_indexed: out of memory for the index");
-    zg_scratch scr = {ZG_BUF_INIT, ZG_BUF_INIT, ZG_BUF_INIT};
+    zg_scratch scr = ZG_SCRATCH_INIT;
     zgpu_status st = zg_chain_decode(s->index_chain, index, n, (uint8_t *)pairs, &scr);
     zg_scratch_free(&scr);
     if (st != ZGPU_OK) {
@@ -391,7 +391,7 @@ static zgpu_status shard_decode(const zg_codec *c, const uint8_t *in, size_t n, 
     zgpu_status st = zg_sharding_decode_index(c, index, (size_t)s->index_nbytes, n, offs, lens);
     const int contiguous = inner_contiguous(s);
     uint8_t *tmp = NULL;
-    zg_scratch scr = {ZG_BUF_INIT, ZG_BUF_INIT, ZG_BUF_INIT};
+    zg_scratch scr = ZG_SCRATCH_INIT;
     if (st == ZGPU_OK && !contiguous && !(tmp = malloc(inner_nbytes ? inner_nbytes : 1)))
         st = zg_error(ZGPU_ERR_NO_MEMORY, "sharding_indexed: out of memory");
     for (uint64_t i = 0; i < s->n_inner && st == ZGPU_OK; i++) {
@@ -435,7 +435,7 @@ static zgpu_status shard_encode(const zg_codec *c, const uint8_t *in, zg_buf *ou
     uint64_t *pairs = malloc((size_t)s->n_inner * 16 + 1);
     uint8_t *tmp = contiguous ? NULL : malloc(inner_nbytes ? inner_nbytes : 1);
     zg_buf data = ZG_BUF_INIT, enc = ZG_BUF_INIT, idx = ZG_BUF_INIT;
-    zg_scratch scr = {ZG_BUF_INIT, ZG_BUF_INIT, ZG_BUF_INIT};
+    zg_scratch scr = ZG_SCRATCH_INIT;
     zgpu_status st = ZGPU_OK;
     if (!pairs || (!contiguous && !tmp)) st = zg_error(ZGPU_ERR_NO_MEMORY, "sharding_indexed: out of memory");
     for (uint64_t i = 0; i < s->n_inner && st == ZGPU_OK; i++) {

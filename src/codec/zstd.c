@@ -10,6 +10,7 @@
 #include <zstd_errors.h>
 
 #include "codec/codec.h"
+#include "codec/zstd_split.h"
 #include "common/status.h"
 #include "common/tls.h"
 
@@ -227,6 +228,28 @@ static zgpu_status zstd_decode_range(const zg_codec *c, const uint8_t *in, size_
     return ZGPU_OK;
 }
 
+/* Part or all of a chunk with several threads (zstd_split.c) where the frame allows; else on this thread. */
+static zgpu_status zstd_decode_split(const zg_codec *c, const uint8_t *in, size_t n, uint8_t *out, size_t size,
+                                    size_t lo, size_t hi, const zg_decode_par *par) {
+    if (lo < hi) {
+        int declined = 1;
+        ZG_FORWARD(zg_zstd_decode_split(in, n, out, size, hi, par, &declined));
+        if (!declined) return ZGPU_OK;
+    }
+    if (lo == 0 && hi == size) {
+        zg_buf whole = zg_buf_wrap(out, size);
+        return zstd_decode(c, in, n, &whole, zg_out_exact(size));
+    }
+    return zstd_decode_range(c, in, n, out, size, lo, hi);
+}
+
+static double zstd_split_speedup(const zg_codec *c, size_t decoded, double ratio, int ways) {
+    (void)c;
+    if (decoded < ZG_ZSTD_SPLIT_MIN) return 1;
+    const double s = zg_zstd_split_speedup(ratio, ways);
+    return s >= ZG_ZSTD_SPLIT_GAIN_MIN ? s : 1;
+}
+
 /* The library's bound of one frame (header and checksum included). */
 static size_t zstd_encoded_size(const zg_codec *c, size_t decoded, int *exact) {
     (void)c;
@@ -276,6 +299,8 @@ const zg_codec_vtable zg_codec_zstd = {
     .to_json_v2 = zstd_to_json_v2,
     .decode_bytes = zstd_decode,
     .decode_bytes_range = zstd_decode_range,
+    .decode_bytes_split = zstd_decode_split,
+    .split_speedup = zstd_split_speedup,
     .encode_bytes = zstd_encode,
     .encoded_size = zstd_encoded_size,
     .gpu_stage = zstd_gpu_stage,

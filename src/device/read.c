@@ -174,6 +174,9 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
         const int decoded = last.gpu_decoded + last.cpu_decoded;
         if (last.stored_bytes && decoded) r.ratio = r.chunk_bytes * decoded / (double)last.stored_bytes;
     }
+    /* zstd frames of a read of fewer chunks than threads decode split over the idle ones (host/host_read.c) */
+    if (!partial && r.chunks && units < (size_t)r.threads && j->tune->split_decode != ZGPU_SWITCH_OFF)
+        r.host_split = zg_chain_split_speedup(chain, r.ratio, (int)((size_t)r.threads / units));
     for (size_t k = 0; k < rq->n; k++) {
         double b = (double)j->a->meta.dtype.size;
         for (int d = 0; d < plan->ndim; d++) b *= (double)rq->counts[k * (size_t)plan->ndim + (size_t)d];

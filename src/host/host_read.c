@@ -30,6 +30,7 @@ typedef struct read_job {
     uint64_t *gens;
     zg_xform x;                 /* what the destinations get (zgpu_read_options): x.identity, the stored values */
     int partial;                /* how chunks needed in part decode: ZG_PARTIAL_* (zg_host_partial_kind) */
+    zg_decode_par par;          /* a read of fewer chunks than threads: the threads each chunk's decode may use */
 } read_job;
 
 static uint64_t ns_since(double t0) { return (uint64_t)((zg_now() - t0) * 1e9); }
@@ -216,8 +217,10 @@ static zgpu_status fetch_decode(read_job *j, const zg_chunk_task *t, size_t ti, 
         if (st != ZGPU_OK) return st;
         target = ts->chunk.data;
     }
+    ts->codec.par = j->par.ways > 1 ? &j->par : NULL;
     st = partial ? zg_chain_decode_range(j->chain, enc, enc_n, target, lo, hi, &ts->codec)
                  : zg_chain_decode(j->chain, enc, enc_n, target, &ts->codec);
+    ts->codec.par = NULL;
     if (st != ZGPU_OK) return chunk_failed(j, t, st);
     /* (a chunk decoded in place is one C-contiguous block of the output: kept from there) */
     if (j->cache)
@@ -509,6 +512,17 @@ static void cache_release(read_job *j, const zg_plan *plan) {
     free(j->gens);
 }
 
+/* A read of fewer chunks than threads lends each chunk's decode its share of the idle threads (zstd frames decode
+ * block-parallel: codec/zstd_split.h); blosc chunks are cut into pieces instead (split_pieces). */
+static zg_decode_par decode_par(const zg_plan *plan, zg_pool *pool, const zgpu_tuning *tune) {
+    const int threads = tune->split_decode == ZGPU_SWITCH_OFF ? 1 : zg_pool_size(pool);
+    size_t units = 0;
+    for (size_t i = 0; i < plan->n_tasks; i++)
+        units += plan->tasks[i].unit_n && !plan->tasks[i].decoded_elsewhere && plan->tasks[i].state != ZG_TASK_MISSING;
+    const int ways = units ? (int)((size_t)threads / units) : 1;
+    return (zg_decode_par){pool, ways};
+}
+
 int zg_host_partial_kind(const zgpu_tuning *tune, const zg_chain *chain) {
     if (tune->partial_decode == ZGPU_SWITCH_OFF) return ZG_PARTIAL_NONE;
     if (zg_chain_reads_spans(chain)) return ZG_PARTIAL_SPANS;
@@ -546,6 +560,7 @@ static zgpu_status host_read_once(zgpu_array *a, size_t n, const uint64_t *start
     j.plan = &plan;
     j.chain = a->shard ? zg_sharding_inner_chain(a->shard) : a->chain;
     j.partial = zg_host_partial_kind(&a->ctx->tuning, j.chain);
+    j.par = decode_par(&plan, a->ctx->pool, &a->ctx->tuning);
     zg_c_strides(plan.ndim, plan.chunk, a->meta.dtype.size, j.chunk_strides);
     if (st == ZGPU_OK && remote) st = read_remote(&j, &plan, &stats.io_s);
     else if (st == ZGPU_OK) {

@@ -59,8 +59,9 @@ typedef struct zg_route_read {
     double host_part;     /* the share of chunk_bytes a host decode takes on average (partial decodes: the blosc blocks
                            * holding what each box needs; a zstd frame's prefix is left to the learning,
                            * src/device/read.c); 0: all of it */
-    double host_split;    /* the host read's pieces a chunk's decode is split into on average (fewer chunks than
-                           * threads: host/host_read.h), which divide a lone chunk's latency; 0 or 1: none */
+    double host_split;    /* how much faster a lone chunk decodes on the host when a read of fewer chunks than
+                           * threads splits it: blosc, the pieces its boxes are cut into (host/host_read.h); zstd,
+                           * zg_chain_split_speedup (codec/zstd_split.h); 0 or 1: one thread a chunk */
     double ratio;         /* decoded / stored bytes (0: unknown) */
     double box_bytes;     /* bytes the read writes into its destinations */
     int threads;          /* the context's host threads */

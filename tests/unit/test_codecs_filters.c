@@ -640,7 +640,7 @@ static void test_chain(void) {
     int32_t x[60], back[60];
     for (int i = 0; i < 60; i++) x[i] = 1000 + 3 * i - (i % 7) * 11;
     zg_buf enc = ZG_BUF_INIT;
-    zg_scratch s = {ZG_BUF_INIT, ZG_BUF_INIT, ZG_BUF_INIT};
+    zg_scratch s = ZG_SCRATCH_INIT;
     CHECK_OK(zg_chain_encode(ch, (const uint8_t *)x, &enc, &s));
     CHECK_EQ_U64(enc.size, 60 * 2 + 4);
     CHECK_EQ_U64(zg_crc32c(0, enc.data, 120), (uint32_t)enc.data[120] | (uint32_t)enc.data[121] << 8 |

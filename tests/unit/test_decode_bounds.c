@@ -126,7 +126,7 @@ static zgpu_status chain_decode(const void *p) {
     size_t nbytes = (size_t)zg_repr_nbytes(&a->ch->repr);
     uint8_t *out = malloc(nbytes);
     if (!out) return zg_error(ZGPU_ERR_NO_MEMORY, "test: out of memory");
-    zg_scratch s = {ZG_BUF_INIT, ZG_BUF_INIT, ZG_BUF_INIT};
+    zg_scratch s = ZG_SCRATCH_INIT;
     zgpu_status st = zg_chain_decode(a->ch, a->in, a->n, out, &s);
     zg_scratch_free(&s);
     free(out);
@@ -204,7 +204,7 @@ static void round_trip(const char *what, const zg_chain *ch, zg_buf *enc_out) {
     size_t nbytes = (size_t)zg_repr_nbytes(&ch->repr);
     uint8_t *src = malloc(nbytes), *back = malloc(nbytes);
     fill_random(src, nbytes);
-    zg_scratch s = {ZG_BUF_INIT, ZG_BUF_INIT, ZG_BUF_INIT};
+    zg_scratch s = ZG_SCRATCH_INIT;
     zg_buf enc = ZG_BUF_INIT;
     CHECK_OK(zg_chain_encode(ch, src, &enc, &s));
     memset(back, 0xA5, nbytes);
@@ -308,7 +308,7 @@ static void test_shard_at_limit(void) {
         zg_buf big = ZG_BUF_INIT;
         CHECK_OK(c->vt->encode_bytes(c, shard.data, shard.size, &big));
         int32_t out[32 * 32];
-        zg_scratch s = {ZG_BUF_INIT, ZG_BUF_INIT, ZG_BUF_INIT};
+        zg_scratch s = ZG_SCRATCH_INIT;
         CHECK_STATUS(zg_chain_decode(ch, big.data, big.size, (uint8_t *)out, &s), ZGPU_ERR_CORRUPT_DATA);
         char named[64];
         snprintf(named, sizeof named, "codec '%s'", names[i]);
@@ -348,7 +348,7 @@ static void test_zstd_no_size_exact(void) {
     memcpy(shuffled, sh.data, sizeof shuffled);
     zstd_no_size(shuffled, sizeof shuffled, &z);
     uint8_t back[4096];
-    zg_scratch s = {ZG_BUF_INIT, ZG_BUF_INIT, ZG_BUF_INIT};
+    zg_scratch s = ZG_SCRATCH_INIT;
     CHECK_OK(zg_chain_decode(ch, z.data, z.size, back, &s));
     CHECK(memcmp(back, src, sizeof src) == 0);
     zstd_no_size(shuffled, sizeof shuffled - 4, &z); /* one element short */
@@ -430,7 +430,7 @@ static void test_cap(void) {
     /* valid data: 4096 bytes decode under a cap of 4096, not under 4095 */
     uint8_t src[4096], back[4096];
     fill_random(src, sizeof src);
-    zg_scratch s = {ZG_BUF_INIT, ZG_BUF_INIT, ZG_BUF_INIT};
+    zg_scratch s = ZG_SCRATCH_INIT;
     zg_buf enc = ZG_BUF_INIT, nosize = ZG_BUF_INIT;
     CHECK_OK(zg_chain_encode(ch, src, &enc, &s));
     zg_buf sh = ZG_BUF_INIT;

@@ -72,7 +72,7 @@ static void test_zarr_python_shards(void) {
     uint64_t shape[2] = {4, 6};
     uint16_t fill = 7, want[24], got[24];
     zp_values(want);
-    zg_scratch s = {ZG_BUF_INIT, ZG_BUF_INIT, ZG_BUF_INIT};
+    zg_scratch s = ZG_SCRATCH_INIT;
     for (int start = 0; start < 2; start++) {
         const uint8_t *shard = start ? zp_start_shard : zp_end_shard;
         size_t n = start ? sizeof zp_start_shard : sizeof zp_end_shard;
@@ -164,7 +164,7 @@ static void test_zarr_python_shards(void) {
 
 /* Encodes `data` through the chain, decodes it back and compares every byte. Returns the shard size. */
 static size_t round_trip(zg_chain *ch, const uint8_t *data, size_t nbytes, zg_buf *enc) {
-    zg_scratch s = {ZG_BUF_INIT, ZG_BUF_INIT, ZG_BUF_INIT};
+    zg_scratch s = ZG_SCRATCH_INIT;
     enc->size = 0;
     CHECK_OK(zg_chain_encode(ch, data, enc, &s));
     uint8_t *back = malloc(nbytes);
@@ -248,7 +248,7 @@ static void test_round_trips(void) {
         /* a bit flipped inside an innermost chunk is caught by its crc32c */
         enc.data[3] ^= 4;
         int64_t back[64];
-        zg_scratch s = {ZG_BUF_INIT, ZG_BUF_INIT, ZG_BUF_INIT};
+        zg_scratch s = ZG_SCRATCH_INIT;
         CHECK_STATUS(zg_chain_decode(ch, enc.data, enc.size, (uint8_t *)back, &s), ZGPU_ERR_CORRUPT_DATA);
         zg_scratch_free(&s);
         zg_buf_free(&enc);

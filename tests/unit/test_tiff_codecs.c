@@ -499,7 +499,7 @@ static void test_short_strip_chain(void) {
     uint16_t x[40], back[40];
     for (int i = 0; i < 40; i++) x[i] = (uint16_t)(1000 + 37 * i * i);
     zg_buf enc = ZG_BUF_INIT;
-    zg_scratch s = {ZG_BUF_INIT, ZG_BUF_INIT, ZG_BUF_INIT};
+    zg_scratch s = ZG_SCRATCH_INIT;
     CHECK_OK(zg_chain_encode(ch, (const uint8_t *)x, &enc, &s));
     CHECK_OK(zg_chain_decode(ch, enc.data, enc.size, (uint8_t *)back, &s));
     CHECK(memcmp(back, x, sizeof x) == 0);

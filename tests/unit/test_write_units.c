@@ -140,7 +140,7 @@ static void check_wave(zgpu_array *a, const char *what, size_t n, int all_fill_o
     const size_t inb = e.shard ? (size_t)zg_sharding_index_nbytes(e.shard) : 0;
     uint8_t *index = malloc(n * inb + 1);
     uint64_t *pairs = malloc(2 * upo * sizeof *pairs);
-    zg_scratch scr = {ZG_BUF_INIT, ZG_BUF_INIT, ZG_BUF_INIT};
+    zg_scratch scr = ZG_SCRATCH_INIT;
     size_t total = 0;
     for (size_t i = 0; i < n; i++) {
         uint8_t *o = objs + i * obj_nbytes;

@@ -165,7 +165,7 @@ static void zc_put_bits(uint8_t *p, uint32_t *pos, uint32_t v, uint32_t len) { /
 
 /* The 40 literals of the hand-made frames (symbols 0-2; the last of the 1 stream and of streams 0 and 3 of 4 take
  * a 2-bit code). */
-static void zc_hand_literals(uint8_t lit[40]) {
+static inline void zc_hand_literals(uint8_t lit[40]) {
     for (uint32_t i = 0; i < 40; i++) lit[i] = (uint8_t)((i * 7 + i / 5) % 3);
     lit[9] = lit[39] = 1;
 }
@@ -174,7 +174,7 @@ static void zc_hand_literals(uint8_t lit[40]) {
  * 2, 1 and the implied 1: Max_Number_of_Bits 2, codes 1, 00, 01), in 1 or 4 streams, no sequences. Stream `bad`
  * is damaged: how 1, two codes more below its literals' (2 bits left over); how 2, its last literal's 2-bit code
  * written short by one bit (its decode reads 1 bit before the stream). f needs 128 bytes; returns its size. */
-static size_t zc_hand_frame(uint8_t *f, const uint8_t *lit, uint32_t nlit, int four, int bad, int how) {
+static inline size_t zc_hand_frame(uint8_t *f, const uint8_t *lit, uint32_t nlit, int four, int bad, int how) {
     static const uint32_t code[3] = {1, 0, 1}, len[3] = {1, 2, 2};
     uint8_t streams[4][80];
     uint32_t sn[4], ns = four ? 4 : 1, seg = four ? (nlit + 3) / 4 : nlit;
@@ -220,7 +220,7 @@ static size_t zc_hand_frame(uint8_t *f, const uint8_t *lit, uint32_t nlit, int f
  * Huffman literals stream of its only block (4 streams) not read exactly, which libzstd decodes and zgpu rejects. */
 #define ZC_HOSTILE_XXH64 UINT64_C(0x5606fd319e3a77ca)
 static const int zc_hostile_loose[8] = {2, 3, 4, 8, 10, 12, 22, 23};
-static size_t zc_hostile_chunk(uint32_t *data, uint8_t *frame, size_t cap) {
+static inline size_t zc_hostile_chunk(uint32_t *data, uint8_t *frame, size_t cap) {
     uint32_t rng = 2025;
     for (int i = 0; i < 12 * 4096; i++) {
         rng = rng * 1664525u + 1013904223u;

@@ -177,6 +177,12 @@ ZD_FN uint64_t zd_load(const uint8_t *p, int64_t ptr) {
         uint64_t hi = __ldg(w + 1);
         return (lo >> sh) | (hi << (64 - sh));
     }
+#elif defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (ptr >= 0) { /* one load on the host (zstd_split.c): a stream's window never passes its end */
+        uint64_t w;
+        __builtin_memcpy(&w, p + ptr, 8);
+        return w;
+    }
 #endif
     uint64_t v = 0;
     for (int k = 7; k >= 0; k--) {

@@ -1,0 +1,638 @@
+/* One zstd frame decoded by several host threads (see zstd_split.h). Three steps, as the GPU decoder's kernels:
+ *   blocks   (parallel, a block an index) each block's literals (Huffman streams decoded) and sequences, in the
+ *            same shared rules the GPU runs (zstd_rules.h); blocks are handed out in order and stop once the ones
+ *            decoded so far reach byte hi (a crop's last needed byte);
+ *   link     (the caller) each block's place in the frame and its incoming repeat offsets;
+ *   runs     (parallel, a run of blocks a thread, about equal in decoded bytes) the literals and matches written
+ *            in order. A match whose source starts before the run is resolved by following it back: a byte of an
+ *            earlier match is the byte `offset` before it (a periodic match's byte k is byte k mod offset of its
+ *            first period), down to a literal or a raw or RLE block, so no thread waits for another. A run whose
+ *            lookups pass a budget (deep chains of short matches) stops there and is finished afterwards, in
+ *            order, when every byte before it is final.
+ * A frame the block rules find damaged is declined, so that the one-thread decode (libzstd) names the fault. */
+#include "codec/zstd_split.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/status.h"
+#include "common/tls.h"
+#include "gpucodec/zstd/zstd_plan.h"
+#include "host/pool.h"
+
+static const zg_zd_consts split_consts = ZG_ZD_CONSTS_INIT;
+
+#define LIT_SLACK 32 /* bytes after the literal buffer that 16-byte copies may read */
+
+static atomic_ullong st_frames, st_chased, st_deferred;
+
+zg_zstd_split_stats zg_zstd_split_stats_get(void) {
+    return (zg_zstd_split_stats){atomic_load(&st_frames), atomic_load(&st_chased), atomic_load(&st_deferred)};
+}
+
+/* Where a sequence's literal run starts in its block's output, and its first literal in the block's literals. */
+typedef struct seq_at {
+    uint32_t pos, lit;
+} seq_at;
+
+/* The calling thread's buffers, kept across frames (a read decodes many). */
+typedef struct split_tls {
+    int ready; /* pl initialised */
+    zg_zd_plan pl;
+    uint8_t *lit;
+    size_t lit_cap;
+    zg_zd_seq *seq;
+    seq_at *at;
+    size_t seq_cap;
+    zg_zd_bres *res;
+    uint32_t *first; /* runs: first block of each, and one past the last */
+    uint32_t *stop;  /* runs: the block a run stopped at (UINT32_MAX: finished) */
+    size_t blk_cap;
+} split_tls;
+
+static _Thread_local void *tl_split;
+
+static void split_tls_free(void *p) {
+    split_tls *t = p;
+    zg_zd_plan_free(&t->pl);
+    free(t->lit);
+    free(t->seq);
+    free(t->at);
+    free(t->res);
+    free(t->first);
+    free(t->stop);
+    free(t);
+}
+
+static split_tls *split_tls_get(void) {
+    split_tls *t = zg_tls_get(&tl_split, sizeof(split_tls), split_tls_free);
+    if (t && !t->ready) {
+        zg_zd_plan_init(&t->pl);
+        t->ready = 1;
+    }
+    return t;
+}
+
+/* Room for the frame's literals, sequences and blocks in the kept buffers (their contents need not survive). */
+static int reserve(split_tls *t, const zg_zd_plan *pl) {
+    if (pl->lit_bytes + LIT_SLACK > t->lit_cap) {
+        free(t->lit);
+        t->lit_cap = 0;
+        if (!(t->lit = malloc(pl->lit_bytes + LIT_SLACK))) return -1;
+        t->lit_cap = pl->lit_bytes + LIT_SLACK;
+    }
+    if (pl->n_seq + 1 > t->seq_cap) {
+        free(t->seq);
+        free(t->at);
+        t->seq_cap = 0;
+        t->seq = malloc((pl->n_seq + 1) * sizeof *t->seq);
+        t->at = malloc((pl->n_seq + 1) * sizeof *t->at);
+        if (!t->seq || !t->at) return -1;
+        t->seq_cap = pl->n_seq + 1;
+    }
+    if (pl->n_blocks + 1 > t->blk_cap) {
+        free(t->res);
+        free(t->first);
+        free(t->stop);
+        t->blk_cap = 0;
+        t->res = malloc((pl->n_blocks + 1) * sizeof *t->res);
+        t->first = malloc((pl->n_blocks + 1) * sizeof *t->first);
+        t->stop = malloc((pl->n_blocks + 1) * sizeof *t->stop);
+        if (!t->res || !t->first || !t->stop) return -1;
+        t->blk_cap = pl->n_blocks + 1;
+    }
+    return 0;
+}
+
+typedef struct split_job {
+    const uint8_t *in;
+    uint8_t *out;
+    size_t size, hi;
+    const zg_zd_plan *pl;
+    uint8_t *lit;
+    zg_zd_seq *seq;
+    seq_at *at;
+    zg_zd_bres *res;
+    uint32_t n_blocks;
+    /* blocks step: blocks [0, done_prefix) are decoded and hold done_bytes; once those reach hi, need says how
+     * many blocks the read takes and later blocks are skipped */
+    pthread_mutex_t mu;
+    uint8_t *done;
+    uint32_t done_prefix;
+    uint64_t done_bytes;
+    atomic_uint need;
+    atomic_int bad; /* a block the rules reject: the frame is declined */
+    /* runs step */
+    uint32_t n_runs;
+    const uint32_t *first;
+    uint32_t *stop;
+} split_job;
+
+/* ---- blocks ---- */
+
+/* A block's four Huffman streams decoded side by side (each one's next symbol depends on the bits its last one
+ * took: one stream at a time waits on that chain, four interleaved keep the core busy); the streams' ends and
+ * exact lengths checked as zd_huf_stream checks them. */
+static int huf_four(const uint16_t *t, uint32_t log, const zg_zd_block *blk, const uint8_t *at, uint8_t *dst) {
+    zd_br r[4];
+    uint8_t *o[4];
+    uint32_t cnt[4];
+    for (int k = 0; k < 4; k++) {
+        if (zd_br_init(&r[k], at, blk->stream_len[k])) return ZG_ZD_E_LITERALS;
+        cnt[k] = zd_stream_count(blk, k);
+        o[k] = dst;
+        dst += cnt[k];
+        at += blk->stream_len[k];
+    }
+    const uint32_t common = cnt[3] < cnt[0] ? cnt[3] : cnt[0]; /* (streams 0-2 hold the same count) */
+    uint32_t i = 0;
+    /* the four readers' windows in locals, four symbols of a stream gathered into one word store (a byte store
+     * may alias anything: the readers would go back to memory after each) */
+    uint64_t c0 = r[0].c, c1 = r[1].c, c2 = r[2].c, c3 = r[3].c;
+    uint32_t b0 = r[0].bc, b1 = r[1].bc, b2 = r[2].bc, b3 = r[3].bc;
+    int64_t p0 = r[0].ptr, p1 = r[1].ptr, p2 = r[2].ptr, p3 = r[3].ptr;
+    const uint32_t sh = 64 - log;
+#define HUF_RELOAD(k)                                                                                                \
+    do {                                                                                                             \
+        const uint32_t nb = b##k >> 3;                                                                               \
+        p##k -= nb;                                                                                                  \
+        b##k &= 7;                                                                                                   \
+        c##k = zd_load(r[k].p, p##k);                                                                                \
+    } while (0)
+#define HUF_SYM(k, w, s)                                                                                             \
+    do {                                                                                                             \
+        const uint16_t e = t[(c##k << b##k) >> sh];                                                                  \
+        w |= (uint32_t)(e & 0xff) << (8 * (s));                                                                      \
+        b##k += e >> 8;                                                                                              \
+    } while (0)
+    for (; i + 4 <= common && p0 >= 0 && p1 >= 0 && p2 >= 0 && p3 >= 0; i += 4) { /* bc <= 7 + 4 * 11 <= 64 */
+        HUF_RELOAD(0);
+        HUF_RELOAD(1);
+        HUF_RELOAD(2);
+        HUF_RELOAD(3);
+        uint32_t w0 = 0, w1 = 0, w2 = 0, w3 = 0;
+        for (int q = 0; q < 4; q++) {
+            HUF_SYM(0, w0, q);
+            HUF_SYM(1, w1, q);
+            HUF_SYM(2, w2, q);
+            HUF_SYM(3, w3, q);
+        }
+        memcpy(o[0] + i, &w0, 4); /* little endian: byte q is symbol q */
+        memcpy(o[1] + i, &w1, 4);
+        memcpy(o[2] + i, &w2, 4);
+        memcpy(o[3] + i, &w3, 4);
+    }
+#undef HUF_RELOAD
+#undef HUF_SYM
+    r[0].c = c0, r[1].c = c1, r[2].c = c2, r[3].c = c3;
+    r[0].bc = b0, r[1].bc = b1, r[2].bc = b2, r[3].bc = b3;
+    r[0].ptr = p0, r[1].ptr = p1, r[2].ptr = p2, r[3].ptr = p3;
+    for (int k = 0; k < 4; k++) {
+        for (uint32_t x = i; x < cnt[k]; x++) {
+            zd_br_reload(&r[k]);
+            const uint16_t e = t[zd_br_peek(&r[k], log)];
+            o[k][x] = (uint8_t)e;
+            r[k].bc += e >> 8;
+        }
+        if (zd_br_left(&r[k]) != 0) return ZG_ZD_E_LITERALS;
+    }
+    return ZG_ZD_OK;
+}
+static int decode_block(split_job *j, uint32_t b) {
+    const zg_zd_block *blk = &j->pl->blocks[b];
+    zg_zd_bres *r = &j->res[b];
+    for (int k = 0; k < 3; k++) r->rep_out[k] = ZD_SYM(k, 0);
+    r->size = blk->lit_n;
+    r->err = 0;
+    if (blk->type != ZG_ZD_BLOCK_COMPRESSED) return 0;
+    const uint8_t *src = j->in + blk->src;
+    uint8_t *lo = j->lit + blk->lit;
+    if (blk->lit_type == ZG_ZD_LIT_RAW) memcpy(lo, src + blk->lit_off, blk->lit_n);
+    else if (blk->lit_type == ZG_ZD_LIT_RLE) memset(lo, src[blk->lit_off], blk->lit_n);
+    else {
+        const zg_zd_huf_desc *hd = &j->pl->hufs[blk->huf];
+        uint16_t table[1 << ZG_ZD_HUF_LOG_MAX], start[256];
+        zd_huf_starts(hd, start);
+        for (uint32_t s = 0; s < hd->nsym; s++) zd_huf_fill(table, hd, start, s);
+        const uint8_t *at = src + blk->lit_off;
+        if (blk->n_streams == 4 ? huf_four(table, hd->max_bits, blk, at, lo)
+                                : zd_huf_stream(table, hd->max_bits, at, blk->stream_len[0], lo, blk->lit_n))
+            return -1;
+    }
+    if (!blk->nseq) return 0;
+    zd_fse_cell tll[512], tof[256], tml[512];
+    uint16_t next[64];
+    const zg_zd_fse_desc *fl = &j->pl->fses[blk->ll], *fo = &j->pl->fses[blk->of], *fm = &j->pl->fses[blk->ml];
+    zd_fse_build(tll, fl, next);
+    zd_fse_build(tof, fo, next);
+    zd_fse_build(tml, fm, next);
+    uint32_t mls = 0;
+    zg_zd_seq *sq = j->seq + blk->seq;
+    if (zd_sequences(&split_consts, tll, fl->log, tof, fo->log, tml, fm->log, src + blk->seq_off, blk->seq_len, blk->nseq,
+                     blk->lit_n, sq, r->rep_out, &mls))
+        return -1;
+    r->size = blk->lit_n + mls;
+    seq_at *at = j->at + blk->seq;
+    uint32_t pos = 0, lit = 0;
+    for (uint32_t i = 0; i < blk->nseq; i++) {
+        at[i] = (seq_at){pos, lit};
+        pos += sq[i].ll + sq[i].ml;
+        lit += sq[i].ll;
+    }
+    return 0;
+}
+
+static zgpu_status blocks_task(void *arg, size_t i) {
+    split_job *j = arg;
+    const uint32_t b = (uint32_t)i;
+    if (b >= atomic_load(&j->need) || atomic_load(&j->bad)) return ZGPU_OK;
+    if (decode_block(j, b)) {
+        atomic_store(&j->bad, 1);
+        return ZGPU_OK;
+    }
+    pthread_mutex_lock(&j->mu);
+    j->done[b] = 1;
+    while (j->done_prefix < j->n_blocks && j->done[j->done_prefix]) j->done_bytes += j->res[j->done_prefix++].size;
+    if (j->hi < j->size && j->done_bytes >= j->hi && j->done_prefix < atomic_load(&j->need))
+        atomic_store(&j->need, j->done_prefix);
+    pthread_mutex_unlock(&j->mu);
+    return ZGPU_OK;
+}
+
+/* ---- runs ---- */
+
+/* Copies n literal bytes; 16 at a time where the run's end leaves room (the literal buffer has LIT_SLACK). */
+static inline void copy_literals(uint8_t *d, const uint8_t *s, size_t n, const uint8_t *run_end) {
+    if (n <= 16 && d + 16 <= run_end) {
+        memcpy(d, s, 16);
+        return;
+    }
+    memcpy(d, s, n);
+}
+
+/* d[0, n) = the bytes `off` before each, exactly (n may exceed off: a periodic copy). */
+static inline void copy_periodic(uint8_t *d, size_t off, size_t n) {
+    if (off >= n) {
+        memmove(d, d - off, n);
+        return;
+    }
+    if (off == 1) {
+        memset(d, d[-1], n);
+        return;
+    }
+    /* the first period, then copies of what is already out, doubling */
+    size_t done = 0, dist = off;
+    while (done < n) {
+        const size_t k = n - done < dist ? n - done : dist;
+        memcpy(d + done, d + done - dist, k);
+        done += k;
+        if (dist <= n) dist *= 2;
+    }
+}
+
+/* out[pos, pos + ml) = the bytes `off` before each, all of them this run's (pos - off >= the run's start); 16 at
+ * a time where the run's end leaves room. */
+static inline void copy_match(uint8_t *d, size_t off, size_t ml, const uint8_t *run_end) {
+    if (off >= 16 && d + ml + 16 <= run_end) {
+        const uint8_t *s = d - off;
+        for (size_t i = 0; i < ml; i += 16) memcpy(d + i, s + i, 16);
+        return;
+    }
+    copy_periodic(d, off, ml);
+}
+
+/* The block holding frame byte p (< the needed blocks' end). */
+static uint32_t block_of(const split_job *j, uint64_t p, uint32_t n) {
+    uint32_t lo = 0, hi = n; /* res[lo].out <= p < res[hi].out */
+    while (hi - lo > 1) {
+        uint32_t mid = (lo + hi) / 2;
+        if (j->res[mid].out <= p) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* A run's lookups into earlier runs, counted against a budget. Two shortcuts keep chains from being walked twice:
+ * the ranges being resolved (one per nesting level) are windows, so a lookup that lands in the part of one already
+ * written copies from there; and every byte position a lookup passed through is remembered with where its bytes
+ * finally came from (path compression), so a later lookup that reaches it stops there. A label chunk's matches
+ * chain back through every earlier row to the frame's first literals: each lookup would walk thousands of them. */
+#define RESOLVE_DEPTH 32
+#define MEMO_BITS 13
+#define PATH_MAX_HOPS 4096 /* the path stack, all levels */
+typedef struct chase_win {
+    uint64_t q0, done; /* source bytes [q0, done) are written at d0 */
+    uint8_t *d0;
+} chase_win;
+typedef struct memo_entry {
+    uint64_t key;       /* (source position + 1) << 8 | generation, 0: empty */
+    const uint8_t *src; /* where its bytes are (a literal buffer, the input, or this run's output) */
+    uint32_t len;       /* how many of them */
+} memo_entry;
+typedef struct chase {
+    uint64_t steps, budget;
+    int depth;
+    uint8_t gen;        /* this run's memo entries (the table is the thread's, kept across runs) */
+    memo_entry *memo;   /* 1 << MEMO_BITS entries, or NULL */
+    chase_win win[RESOLVE_DEPTH];
+    size_t path_top;               /* path[0, path_top): the hops of the lookups under way, outermost level first */
+    uint64_t path[PATH_MAX_HOPS];
+} chase;
+
+static _Thread_local void *tl_memo;
+static _Thread_local uint8_t tl_gen;
+
+static void chase_init(chase *ch, uint64_t budget) {
+    ch->steps = 0;
+    ch->budget = budget;
+    ch->depth = 0;
+    ch->path_top = 0;
+    ch->memo = zg_tls_get(&tl_memo, sizeof(memo_entry) << MEMO_BITS, free);
+    if (++tl_gen == 0 && ch->memo) { /* generations wrapped: old entries could look current */
+        memset(ch->memo, 0, sizeof(memo_entry) << MEMO_BITS);
+        tl_gen = 1;
+    }
+    ch->gen = tl_gen;
+}
+
+static inline memo_entry *memo_slot(const chase *ch, uint64_t p) {
+    return &ch->memo[(p * 0x9E3779B97F4A7C15ull) >> (64 - MEMO_BITS)];
+}
+
+/* The hops of a lookup (path[base, end)) all came to len bytes at src. */
+static void memo_put(chase *ch, size_t base, size_t end, const uint8_t *src, size_t len) {
+    if (!ch->memo) return;
+    for (size_t i = base; i < end; i++) {
+        memo_entry *m = memo_slot(ch, ch->path[i]);
+        *m = (memo_entry){((ch->path[i] + 1) << 8) | ch->gen, src, (uint32_t)len};
+    }
+}
+
+/* A window holding source byte p, innermost first; NULL if none. */
+static const chase_win *chase_find(const chase *ch, uint64_t p) {
+    for (int w = ch->depth - 1; w >= 0; w--)
+        if (p >= ch->win[w].q0 && p < ch->win[w].done) return &ch->win[w];
+    return NULL;
+}
+
+/* out[q, q + len) (all before the run's start: other runs' bytes) written to d, from the literals and raw or RLE
+ * blocks they were copied from: byte k of a match is byte k mod offset of its source's first period, followed back
+ * until it is a literal, in a window or remembered. A part of a match longer than its source's period (a periodic
+ * match) resolves that period once, one level deeper, and repeats it. Returns 1 past the budget or RESOLVE_DEPTH,
+ * -1 on a bad offset. */
+static int resolve(const split_job *j, uint32_t n_blocks, uint64_t q, size_t len, uint8_t *d, chase *ch) {
+    if (ch->depth == RESOLVE_DEPTH) return 1;
+    const int level = ch->depth++;
+    ch->win[level].q0 = ch->win[level].done = q;
+    ch->win[level].d0 = d;
+    int e = 0;
+    while (len && !e) {
+        uint64_t p = q;
+        size_t take = len;
+        const size_t base = ch->path_top; /* this piece's hops: path[base, path_top) */
+        const uint8_t *from = NULL; /* where the piece's bytes are, once found (NULL: written otherwise) */
+        /* What is at p holds `avail` of the piece's bytes contiguously: fewer than the piece after a hop (all of
+         * its bytes map to p on) are resolved from p one level deeper, whose window then serves what follows;
+         * else the piece shrinks to them. */
+#define FIT(avail)                                                                                                   \
+    if ((avail) < take) {                                                                                            \
+        if (p != q && ch->depth < RESOLVE_DEPTH) {                                                                   \
+            e = resolve(j, n_blocks, p, take, d, ch);                                                                \
+            from = d;                                                                                                \
+            break;                                                                                                   \
+        }                                                                                                            \
+        take = (size_t)(avail);                                                                                      \
+    }
+        for (;;) { /* one piece: follow byte p back */
+            if (++ch->steps > ch->budget) {
+                e = 1;
+                break;
+            }
+            if (ch->memo) {
+                const memo_entry *m = memo_slot(ch, p);
+                if (m->key == (((p + 1) << 8) | ch->gen)) {
+                    FIT(m->len);
+                    from = m->src;
+                    break;
+                }
+            }
+            const chase_win *w = chase_find(ch, p);
+            if (w) {
+                FIT(w->done - p);
+                from = w->d0 + (p - w->q0);
+                break;
+            }
+            const uint32_t b = block_of(j, p, n_blocks);
+            const zg_zd_block *blk = &j->pl->blocks[b];
+            const zg_zd_bres *r = &j->res[b];
+            const uint64_t rel = p - r->out;
+            FIT(r->size - rel);
+            if (blk->type == ZG_ZD_BLOCK_RAW) {
+                from = j->in + blk->src + rel;
+                break;
+            }
+            if (blk->type == ZG_ZD_BLOCK_RLE) {
+                memset(d, j->in[blk->src], take);
+                break;
+            }
+            const uint8_t *lits = j->lit + blk->lit;
+            const seq_at *at = j->at + blk->seq;
+            const zg_zd_seq *sq = j->seq + blk->seq;
+            /* the last sequence starting at or before rel; the block's trailing literals after the last one */
+            uint32_t lo = 0, hi = blk->nseq;
+            const uint64_t tail = hi ? (uint64_t)at[hi - 1].pos + sq[hi - 1].ll + sq[hi - 1].ml : 0;
+            if (rel >= tail) {
+                from = lits + (hi ? at[hi - 1].lit + sq[hi - 1].ll : 0) + (rel - tail);
+                break;
+            }
+            while (hi - lo > 1) {
+                const uint32_t mid = (lo + hi) / 2;
+                if (at[mid].pos <= rel) lo = mid;
+                else hi = mid;
+            }
+            const zg_zd_seq *s = &sq[lo];
+            const uint64_t in_seq = rel - at[lo].pos;
+            if (in_seq < s->ll) {
+                FIT(s->ll - in_seq);
+                from = lits + at[lo].lit + in_seq;
+                break;
+            }
+            const uint64_t k = in_seq - s->ll, mstart = r->out + at[lo].pos + s->ll;
+            const uint32_t off = zd_rep_resolve(s->of, r->rep_in);
+            if (off == 0 || off > mstart) {
+                e = -1;
+                break;
+            }
+            FIT(s->ml - k);
+            const size_t phase = (size_t)(k % off);
+            if (take <= off - phase) { /* within one period of the source: follow it */
+                if (ch->path_top < PATH_MAX_HOPS) ch->path[ch->path_top++] = p;
+                p = mstart - off + phase;
+                continue;
+            }
+            /* more than the source's period holds: its bytes from k's phase on, then the ones before it, make one
+             * whole period in d (resolved a level deeper); the rest repeats it */
+            const size_t first = off - phase, wrap = take - first < phase ? take - first : phase;
+            e = resolve(j, n_blocks, mstart - off + phase, first, d, ch);
+            if (!e && wrap) e = resolve(j, n_blocks, mstart - off, wrap, d + first, ch);
+            if (!e && take > off) copy_periodic(d + off, off, take - off);
+            from = d; /* (for the memo: the piece's bytes are now these) */
+            break;
+        }
+#undef FIT
+        if (!e && from) {
+            if (from != d) memmove(d, from, take);
+            if (ch->path_top > base) {
+                if (ch->path_top < PATH_MAX_HOPS) ch->path[ch->path_top++] = p;
+                memo_put(ch, base, ch->path_top, from, take);
+            }
+        }
+        ch->path_top = base;
+        if (e) break;
+        d += take;
+        q += take;
+        len -= take;
+        ch->win[level].done = q;
+    }
+    ch->depth--;
+    return e;
+}
+
+/* Writes block b; run_start: the first byte this run owns (earlier bytes are resolved, never read). Returns 0,
+ * 1 when the lookups passed the budget (nothing after the failing match is written), -1 on a bad offset. */
+static int write_block(const split_job *j, uint32_t n_blocks, uint32_t b, uint64_t run_start, const uint8_t *run_end,
+                       chase *ch) {
+    const zg_zd_block *blk = &j->pl->blocks[b];
+    const zg_zd_bres *r = &j->res[b];
+    uint8_t *out = j->out;
+    uint64_t pos = r->out;
+    if (blk->type == ZG_ZD_BLOCK_RAW) {
+        memcpy(out + pos, j->in + blk->src, blk->lit_n);
+        return 0;
+    }
+    if (blk->type == ZG_ZD_BLOCK_RLE) {
+        memset(out + pos, j->in[blk->src], blk->lit_n);
+        return 0;
+    }
+    const uint8_t *l = j->lit + blk->lit;
+    const zg_zd_seq *sq = j->seq + blk->seq;
+    for (uint32_t i = 0; i < blk->nseq; i++) {
+        const zg_zd_seq *s = &sq[i];
+        copy_literals(out + pos, l, s->ll, run_end);
+        l += s->ll;
+        pos += s->ll;
+        const uint32_t off = zd_rep_resolve(s->of, r->rep_in);
+        if (off == 0 || off > pos) return -1;
+        const uint64_t src = pos - off;
+        if (src >= run_start) {
+            copy_match(out + pos, off, s->ml, run_end);
+        } else { /* the first period (or all of a shorter match) reaches into earlier runs */
+            const size_t first = s->ml < off ? s->ml : off;
+            const size_t before = run_start - src < first ? (size_t)(run_start - src) : first;
+            int e = resolve(j, n_blocks, src, before, out + pos, ch);
+            if (e) return e;
+            if (first > before) memcpy(out + pos + before, out + run_start, first - before);
+            if (s->ml > first) copy_match(out + pos + first, off, s->ml - first, run_end);
+        }
+        pos += s->ml;
+    }
+    memcpy(out + pos, l, blk->lit_n - (size_t)(l - (j->lit + blk->lit)));
+    return 0;
+}
+
+/* Lookups a run may spend resolving before it stops: enough for chains tens of matches deep over its first
+ * window, small against writing the run itself. */
+static uint64_t run_budget(uint64_t run_bytes) { return 4096 + run_bytes / 32; }
+
+static zgpu_status runs_task(void *arg, size_t i) {
+    split_job *j = arg;
+    const uint32_t b0 = j->first[i], b1 = j->first[i + 1];
+    const uint64_t start = j->res[b0].out, end = j->res[b1 - 1].out + j->res[b1 - 1].size;
+    chase ch;
+    chase_init(&ch, run_budget(end - start));
+    for (uint32_t b = b0; b < b1; b++) {
+        int e = write_block(j, b1, b, start, j->out + end, &ch);
+        if (e < 0) atomic_store(&j->bad, 1);
+        if (e) {
+            j->stop[i] = b;
+            return ZGPU_OK;
+        }
+    }
+    if (ch.steps) atomic_fetch_add(&st_chased, 1);
+    return ZGPU_OK;
+}
+
+double zg_zstd_split_speedup(double ratio, int ways) {
+    const double lo = 2, hi = 32, w = ratio <= lo ? 0 : ratio >= hi ? 1 : log(ratio / lo) / log(hi / lo);
+    return ways * (0.5 + 0.3 * w);
+}
+
+zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size_t size, size_t hi,
+                                 const zg_decode_par *par, int *declined) {
+    *declined = 1;
+    if (!par || par->ways < 2 || !par->pool || size < ZG_ZSTD_SPLIT_MIN || hi == 0 || hi > size || !n ||
+        zg_zstd_split_speedup((double)size / (double)n, par->ways) < ZG_ZSTD_SPLIT_GAIN_MIN)
+        return ZGPU_OK;
+    split_tls *t = split_tls_get();
+    if (!t) return zg_error(ZGPU_ERR_NO_MEMORY, "zstd: out of memory for a split decode");
+    zg_zd_plan *pl = &t->pl;
+    zg_zd_plan_reset(pl);
+    char saved[ZG_ERRMSG_MAX];
+    zg_error_save(saved);
+    zgpu_status ps = zg_zd_plan_frame(pl, in, n, size, 0);
+    zg_error_restore(saved); /* (a frame the planner refuses is the one-thread decode's to judge) */
+    if (ps != ZGPU_OK) return ps == ZGPU_ERR_NO_MEMORY ? zg_error(ps, "zstd: out of memory planning a split decode") : ZGPU_OK;
+    const zg_zd_frame *fr = &pl->frames[0];
+    const int whole = hi == size;
+    if (fr->has_checksum && !whole) return ZGPU_OK; /* (the checksum covers the whole output: decoded on one thread) */
+    const uint32_t nb = (uint32_t)pl->n_blocks;
+    if (nb < 2) return ZGPU_OK;
+    uint8_t *done = reserve(t, pl) ? NULL : calloc(nb, 1);
+    if (!done) return zg_error(ZGPU_ERR_NO_MEMORY, "zstd: out of memory for a split decode of %zu bytes", size);
+    split_job j = {in, out, size, hi, pl, t->lit, t->seq, t->at, t->res, nb, PTHREAD_MUTEX_INITIALIZER, done, 0, 0,
+                   nb, 0, 0, t->first, t->stop};
+    zgpu_status st = zg_pool_run(par->pool, nb, blocks_task, &j);
+    free(done);
+    if (st != ZGPU_OK) return st;
+    const uint32_t need = atomic_load(&j.need);
+    if (atomic_load(&j.bad)) return ZGPU_OK;
+    /* link: places and incoming repeat offsets of the needed blocks */
+    uint32_t err = 0;
+    const uint64_t total = zd_frame_link(j.res, need, &err);
+    if (err || total > size || (whole && total != size) || total < hi) return ZGPU_OK;
+    /* runs of about equal decoded bytes, on block boundaries */
+    uint32_t runs = (uint32_t)par->ways < need ? (uint32_t)par->ways : need, m = 0;
+    t->first[m++] = 0;
+    for (uint32_t r = 1; r < runs; r++) {
+        const uint64_t at = total * r / runs;
+        uint32_t b = block_of(&j, at, need);
+        if (b > t->first[m - 1]) t->first[m++] = b;
+    }
+    t->first[m] = need;
+    for (uint32_t r = 0; r < m; r++) t->stop[r] = UINT32_MAX;
+    j.n_runs = m;
+    st = zg_pool_run(par->pool, m, runs_task, &j);
+    if (st != ZGPU_OK) return st;
+    if (atomic_load(&j.bad)) return ZGPU_OK;
+    /* runs that stopped: finished in order, every byte before each now final */
+    for (uint32_t r = 0; r < m; r++) {
+        if (t->stop[r] == UINT32_MAX) continue;
+        atomic_fetch_add(&st_deferred, 1);
+        const uint64_t end = j.res[t->first[r + 1] - 1].out + j.res[t->first[r + 1] - 1].size;
+        for (uint32_t b = t->stop[r]; b < t->first[r + 1]; b++) {
+            chase ch; /* (run start 0: nothing to resolve) */
+            ch.steps = ch.budget = 0;
+            ch.depth = 0;
+            ch.path_top = 0;
+            ch.memo = NULL;
+            if (write_block(&j, need, b, 0, out + end, &ch)) return ZGPU_OK; /* (a bad offset) */
+        }
+    }
+    if (whole && fr->has_checksum && (uint32_t)zd_xxh64(out, size) != fr->checksum) return ZGPU_OK;
+    atomic_fetch_add(&st_frames, 1);
+    *declined = 0;
+    return ZGPU_OK;
+}

@@ -1,0 +1,38 @@
+/* One zstd frame decoded by several host threads (a read of fewer chunks than threads: one 8-16 MiB chunk took
+ * one core 2-12 ms while fifteen idled). Built on the GPU decoder's block rules (gpucodec/zstd/zstd_rules.h) and
+ * host planner: the blocks' literals and sequences decode in parallel, their places and repeat offsets follow in
+ * one cheap pass, then each thread writes a contiguous run of blocks. A match reaching back into another thread's
+ * run is resolved without waiting, by following matches back to the literals they copy; data whose chains run too
+ * deep for that finishes in order afterwards. */
+#ifndef ZG_ZSTD_SPLIT_H
+#define ZG_ZSTD_SPLIT_H
+#include "codec/codec.h"
+
+/* Below this decoded size a frame is decoded on one thread (a few blocks: the parallel steps cost more than
+ * they save). */
+#define ZG_ZSTD_SPLIT_MIN ((size_t)512 << 10)
+/* Splits expected to gain less (zg_zstd_split_speedup) decode on one thread. */
+#define ZG_ZSTD_SPLIT_GAIN_MIN 1.2
+
+/** What a split decode of a frame of `ratio` (decoded / stored bytes) over `ways` threads is expected to gain over
+ *  one thread: each thread runs at about half of libzstd's speed on poorly compressible data (Huffman literals,
+ *  which libzstd decodes two symbols a lookup) and at about 0.8 of it on highly compressible data (copies). */
+double zg_zstd_split_speedup(double ratio, int ways);
+
+/** Decodes the single zstd frame in[0, n) of exactly `size` decoded bytes into out as far as byte hi (the whole
+ *  frame when hi == size, its content checksum then verified), with up to par->ways threads of par->pool.
+ *  *declined = 1 (nothing else done) where it does not apply: another frame layout (skippable or trailing frames,
+ *  a dictionary, no recorded size), a frame under ZG_ZSTD_SPLIT_MIN, too few threads to gain
+ *  (zg_zstd_split_speedup), or a frame the block decoder
+ *  finds damaged (the caller's one-thread decode then names what is wrong). Fails only for lack of memory. */
+zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size_t size, size_t hi,
+                                 const zg_decode_par *par, int *declined);
+
+/** Counters of what the split decodes did on this thread (tests): frames decoded, matches resolved by following
+ *  them back, runs of blocks finished in order because their chains ran too deep. */
+typedef struct zg_zstd_split_stats {
+    unsigned long long frames, chased, deferred;
+} zg_zstd_split_stats;
+zg_zstd_split_stats zg_zstd_split_stats_get(void);
+
+#endif
