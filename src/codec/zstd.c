@@ -228,12 +228,19 @@ static zgpu_status zstd_decode_range(const zg_codec *c, const uint8_t *in, size_
     return ZGPU_OK;
 }
 
+static double zstd_split_speedup(const zg_codec *c, size_t decoded, double ratio, int ways) {
+    (void)c;
+    if (decoded < ZG_ZSTD_SPLIT_MIN) return 1;
+    const double s = zg_zstd_split_speedup(ratio, ways);
+    return s >= ZG_ZSTD_SPLIT_GAIN_MIN ? s : 1;
+}
+
 /* Part or all of a chunk with several threads (zstd_split.c) where the frame allows; else on this thread. */
 static zgpu_status zstd_decode_split(const zg_codec *c, const uint8_t *in, size_t n, uint8_t *out, size_t size,
                                     size_t lo, size_t hi, const zg_decode_par *par) {
-    if (lo < hi) {
+    if (lo < hi && n && zstd_split_speedup(c, size, (double)size / (double)n, par ? par->ways : 1) > 1) {
         int declined = 1;
-        ZG_FORWARD(zg_zstd_decode_split(in, n, out, size, hi, par, &declined));
+        ZG_FORWARD(zg_zstd_decode_split(in, n, out, size, hi, par, ZG_ZSTD_SPLIT_GAIN_MIN, &declined));
         if (!declined) return ZGPU_OK;
     }
     if (lo == 0 && hi == size) {
@@ -241,13 +248,6 @@ static zgpu_status zstd_decode_split(const zg_codec *c, const uint8_t *in, size_
         return zstd_decode(c, in, n, &whole, zg_out_exact(size));
     }
     return zstd_decode_range(c, in, n, out, size, lo, hi);
-}
-
-static double zstd_split_speedup(const zg_codec *c, size_t decoded, double ratio, int ways) {
-    (void)c;
-    if (decoded < ZG_ZSTD_SPLIT_MIN) return 1;
-    const double s = zg_zstd_split_speedup(ratio, ways);
-    return s >= ZG_ZSTD_SPLIT_GAIN_MIN ? s : 1;
 }
 
 /* The library's bound of one frame (header and checksum included). */

@@ -266,8 +266,8 @@ static zgpu_status blocks_task(void *arg, size_t i) {
 
 /* Copies n literal bytes; 16 at a time where the run's end leaves room (the literal buffer has LIT_SLACK). */
 static inline void copy_literals(uint8_t *d, const uint8_t *s, size_t n, const uint8_t *run_end) {
-    if (n <= 16 && d + 16 <= run_end) {
-        memcpy(d, s, 16);
+    if (d + n + 16 <= run_end) {
+        for (size_t i = 0; i < n; i += 16) memcpy(d + i, s + i, 16);
         return;
     }
     memcpy(d, s, n);
@@ -296,9 +296,14 @@ static inline void copy_periodic(uint8_t *d, size_t off, size_t n) {
 /* out[pos, pos + ml) = the bytes `off` before each, all of them this run's (pos - off >= the run's start); 16 at
  * a time where the run's end leaves room. */
 static inline void copy_match(uint8_t *d, size_t off, size_t ml, const uint8_t *run_end) {
-    if (off >= 16 && d + ml + 16 <= run_end) {
-        const uint8_t *s = d - off;
-        for (size_t i = 0; i < ml; i += 16) memcpy(d + i, s + i, 16);
+    if (d + ml + 16 <= run_end) {
+        size_t i = 0, dist = off;
+        if (off < 16) { /* a short period: its first 16 bytes one by one, then 16 at a time from a whole number of
+                         * periods back (at least 16, at most 15 + off: never before the period's start) */
+            for (; i < ml && i < 16; i++) d[i] = d[i - off];
+            dist = off * ((16 + off - 1) / off);
+        }
+        for (; i < ml; i += 16) memcpy(d + i, d + i - dist, 16);
         return;
     }
     copy_periodic(d, off, ml);
@@ -543,39 +548,45 @@ static int write_block(const split_job *j, uint32_t n_blocks, uint32_t b, uint64
     return 0;
 }
 
-/* Lookups a run may spend resolving before it stops: enough for chains tens of matches deep over its first
- * window, small against writing the run itself. */
-static uint64_t run_budget(uint64_t run_bytes) { return 4096 + run_bytes / 32; }
+/* Lookups a run may spend resolving, against what it has written so far (a lookup costs several times a sequence):
+ * a run whose matches reach into earlier runs only near its start (rows or planes back) resolves those; one whose
+ * matches reach far back everywhere (a random walk: half of a run's matches reach into the run before) stops after
+ * a few blocks and is finished in order afterwards. */
+static uint64_t run_budget(uint64_t bytes_done, uint64_t seqs_done) { return 4096 + seqs_done / 8 + bytes_done / 1024; }
 
 static zgpu_status runs_task(void *arg, size_t i) {
     split_job *j = arg;
     const uint32_t b0 = j->first[i], b1 = j->first[i + 1];
     const uint64_t start = j->res[b0].out, end = j->res[b1 - 1].out + j->res[b1 - 1].size;
     chase ch;
-    chase_init(&ch, run_budget(end - start));
+    chase_init(&ch, 0);
+    uint64_t seqs = 0;
     for (uint32_t b = b0; b < b1; b++) {
+        ch.budget = run_budget(j->res[b].out - start, seqs);
         int e = write_block(j, b1, b, start, j->out + end, &ch);
         if (e < 0) atomic_store(&j->bad, 1);
         if (e) {
             j->stop[i] = b;
             return ZGPU_OK;
         }
+        seqs += j->pl->blocks[b].nseq;
     }
     if (ch.steps) atomic_fetch_add(&st_chased, 1);
     return ZGPU_OK;
 }
 
 double zg_zstd_split_speedup(double ratio, int ways) {
-    const double lo = 2, hi = 32, w = ratio <= lo ? 0 : ratio >= hi ? 1 : log(ratio / lo) / log(hi / lo);
-    return ways * (0.5 + 0.3 * w);
+    /* H200 machine, 16 cores (docs/benchmarks.md): frames of ratio 1.05-1.3 (the OCT and field volumes) 3.8-4.0x
+     * faster with 16 threads, 1.5-1.8x with 4; a label chunk (1,400:1, which libzstd writes at memory speed) 0.7x */
+    const double lo = 2, hi = 32, w = ratio <= lo ? 1 : ratio >= hi ? 0 : log(hi / ratio) / log(hi / lo);
+    const double s = 0.45 * ways * w;
+    return s > 4 ? 4 : s;
 }
 
 zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size_t size, size_t hi,
-                                 const zg_decode_par *par, int *declined) {
+                                 const zg_decode_par *par, double min_gain, int *declined) {
     *declined = 1;
-    if (!par || par->ways < 2 || !par->pool || size < ZG_ZSTD_SPLIT_MIN || hi == 0 || hi > size || !n ||
-        zg_zstd_split_speedup((double)size / (double)n, par->ways) < ZG_ZSTD_SPLIT_GAIN_MIN)
-        return ZGPU_OK;
+    if (!par || par->ways < 2 || !par->pool || size < ZG_ZSTD_SPLIT_MIN || hi == 0 || hi > size) return ZGPU_OK;
     split_tls *t = split_tls_get();
     if (!t) return zg_error(ZGPU_ERR_NO_MEMORY, "zstd: out of memory for a split decode");
     zg_zd_plan *pl = &t->pl;
@@ -590,6 +601,9 @@ zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size
     if (fr->has_checksum && !whole) return ZGPU_OK; /* (the checksum covers the whole output: decoded on one thread) */
     const uint32_t nb = (uint32_t)pl->n_blocks;
     if (nb < 2) return ZGPU_OK;
+    const double lit_share = (double)pl->lit_bytes / (double)size, seq_per_kib = (double)pl->n_seq * 1024.0 / (double)size;
+    const double gain = lit_share >= 0.5 && seq_per_kib <= 32 ? fmin(0.45 * par->ways, 4) : 0;
+    if (gain < min_gain) return ZGPU_OK;
     uint8_t *done = reserve(t, pl) ? NULL : calloc(nb, 1);
     if (!done) return zg_error(ZGPU_ERR_NO_MEMORY, "zstd: out of memory for a split decode of %zu bytes", size);
     split_job j = {in, out, size, hi, pl, t->lit, t->seq, t->at, t->res, nb, PTHREAD_MUTEX_INITIALIZER, done, 0, 0,

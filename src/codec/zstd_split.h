@@ -11,22 +11,26 @@
 /* Below this decoded size a frame is decoded on one thread (a few blocks: the parallel steps cost more than
  * they save). */
 #define ZG_ZSTD_SPLIT_MIN ((size_t)512 << 10)
-/* Splits expected to gain less (zg_zstd_split_speedup) decode on one thread. */
+/* Splits expected to gain less (zg_zstd_split_speedup) decode on one thread (the codec's decode_bytes_split). */
 #define ZG_ZSTD_SPLIT_GAIN_MIN 1.2
 
 /** What a split decode of a frame of `ratio` (decoded / stored bytes) over `ways` threads is expected to gain over
- *  one thread: each thread runs at about half of libzstd's speed on poorly compressible data (Huffman literals,
- *  which libzstd decodes two symbols a lookup) and at about 0.8 of it on highly compressible data (copies). */
+ *  one thread, before its blocks are seen (the route model's guess; zg_zstd_decode_split decides on the blocks): on poorly compressible frames (Huffman literals, which libzstd decodes two symbols a lookup) each
+ *  thread runs at a bit under half of libzstd's speed, up to 4x in all; highly compressible ones (long matches,
+ *  which libzstd copies at memory speed) gain nothing from 32:1 on. */
 double zg_zstd_split_speedup(double ratio, int ways);
 
 /** Decodes the single zstd frame in[0, n) of exactly `size` decoded bytes into out as far as byte hi (the whole
- *  frame when hi == size, its content checksum then verified), with up to par->ways threads of par->pool.
+ *  frame when hi == size, its content checksum then verified), with up to par->ways threads of par->pool, where
+ *  the frame's blocks say the split gains min_gain or more: its literals are at least half its bytes and it has at
+ *  most 32 sequences a KiB (each thread of the split decodes sequences and executes matches at a third of
+ *  libzstd's speed or less, literals at about half: a random walk's frames, 150 sequences a KiB, decoded 1.7x
+ *  slower on two threads than libzstd on one).
  *  *declined = 1 (nothing else done) where it does not apply: another frame layout (skippable or trailing frames,
- *  a dictionary, no recorded size), a frame under ZG_ZSTD_SPLIT_MIN, too few threads to gain
- *  (zg_zstd_split_speedup), or a frame the block decoder
+ *  a dictionary, no recorded size), a frame under ZG_ZSTD_SPLIT_MIN, one thread, or a frame the block decoder
  *  finds damaged (the caller's one-thread decode then names what is wrong). Fails only for lack of memory. */
 zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size_t size, size_t hi,
-                                 const zg_decode_par *par, int *declined);
+                                 const zg_decode_par *par, double min_gain, int *declined);
 
 /** Counters of what the split decodes did on this thread (tests): frames decoded, matches resolved by following
  *  them back, runs of blocks finished in order because their chains ran too deep. */
