@@ -575,12 +575,15 @@ static zgpu_status runs_task(void *arg, size_t i) {
     return ZGPU_OK;
 }
 
+/* A literal-dominated frame's gain with `ways` threads. H200 machine, 16 cores (docs/benchmarks.md): the OCT and
+ * field volumes' chunks (ratio 1.05-1.3) 4.3-4.5x faster with 16 threads, their crops (about 8 threads a chunk)
+ * 2.2-2.4x, 64x512x512 boxes (4 a chunk) 1.3-1.8x. */
+static double literal_gain(int ways) { return fmin(4.5, 0.25 * ways + 0.5); }
+
 double zg_zstd_split_speedup(double ratio, int ways) {
-    /* H200 machine, 16 cores (docs/benchmarks.md): frames of ratio 1.05-1.3 (the OCT and field volumes) 3.8-4.0x
-     * faster with 16 threads, 1.5-1.8x with 4; a label chunk (1,400:1, which libzstd writes at memory speed) 0.7x */
+    /* (a label chunk, 1,400:1, which libzstd writes at memory speed: 0.7x with 16 threads) */
     const double lo = 2, hi = 32, w = ratio <= lo ? 1 : ratio >= hi ? 0 : log(hi / ratio) / log(hi / lo);
-    const double s = 0.45 * ways * w;
-    return s > 4 ? 4 : s;
+    return ways > 1 ? literal_gain(ways) * w : 0;
 }
 
 zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size_t size, size_t hi,
@@ -602,7 +605,7 @@ zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size
     const uint32_t nb = (uint32_t)pl->n_blocks;
     if (nb < 2) return ZGPU_OK;
     const double lit_share = (double)pl->lit_bytes / (double)size, seq_per_kib = (double)pl->n_seq * 1024.0 / (double)size;
-    const double gain = lit_share >= 0.5 && seq_per_kib <= 32 ? fmin(0.45 * par->ways, 4) : 0;
+    const double gain = lit_share >= 0.5 && seq_per_kib <= 32 ? literal_gain(par->ways) : 0;
     if (gain < min_gain) return ZGPU_OK;
     uint8_t *done = reserve(t, pl) ? NULL : calloc(nb, 1);
     if (!done) return zg_error(ZGPU_ERR_NO_MEMORY, "zstd: out of memory for a split decode of %zu bytes", size);
