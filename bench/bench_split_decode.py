@@ -9,7 +9,7 @@ One warm-up pass, then the median of --repeat passes; split off and on in the sa
 tensorstore (file kvstore, all cores, no cache) beside them.
 
 Usage: python bench/bench_split_decode.py [--lib build/lib/libzgpu.so] [--planes 64] [--repeat 5] [--json PATH]
-       [--docs]
+       [--docs]; python bench/bench_split_decode.py --from-json PATH --docs (the table of a run on another machine)
 """
 from __future__ import annotations
 
@@ -122,8 +122,16 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--cells", default="")
     ap.add_argument("--json", default="")
+    ap.add_argument("--from-json", default="", help="render the table of an earlier run's --json (no reads)")
     ap.add_argument("--docs", action="store_true")
     args = ap.parse_args()
+    if args.from_json:
+        got = json.load(open(args.from_json))
+        text = section(got["meta"], got["rows"])
+        print(text)
+        if args.docs:
+            bg.replace_section(os.path.join(ROOT, "docs", "benchmarks.md"), text, SECTION)
+        return 0
     lib = bg.Lib(args.lib)
     zgpu = lib.zgpu
     sys.path.insert(0, os.path.join(bg.shared_root(), "bench"))
@@ -137,7 +145,7 @@ def main() -> int:
         src = datasets.make(vol, planes=args.planes)
         path = bg.cell_array(lib, data_dir, vol, lay, src, args.planes)
         rows += cell_rows(zgpu, path, src, f"{vol} {lay}", args.repeat)
-    meta = {"machine": bg.machine(), "date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
+    meta = {"machine": bg.machine(), "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "command": "python bench/bench_split_decode.py " + " ".join(sys.argv[1:]), "planes": args.planes}
     if args.json:
         json.dump({"meta": meta, "rows": rows}, open(args.json, "w"), indent=1)
