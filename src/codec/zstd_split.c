@@ -300,7 +300,7 @@ static inline void copy_match(uint8_t *d, size_t off, size_t ml, const uint8_t *
         size_t i = 0, dist = off;
         if (off < 16) { /* a short period: its first 16 bytes one by one, then 16 at a time from a whole number of
                          * periods back (at least 16, at most 15 + off: never before the period's start) */
-            for (; i < ml && i < 16; i++) d[i] = d[i - off];
+            for (; i < ml && i < 16; i++) d[i] = *(d + i - off); /* ((d + i) - off: never a wrapped index) */
             dist = off * ((16 + off - 1) / off);
         }
         for (; i < ml; i += 16) memcpy(d + i, d + i - dist, 16);
