@@ -57,7 +57,7 @@ typedef struct zg_route_read {
                            * device route's time, for the reads after it to hit */
     double chunk_bytes;   /* decoded bytes of one */
     double host_part;     /* the share of chunk_bytes a host decode takes on average (partial decodes: the blosc blocks
-                           * holding what each box needs; a zstd frame's prefix is left to the learning,
+                           * holding what each box needs; a zstd frame's start up to the last byte its boxes need,
                            * src/device/read.c); 0: all of it */
     double host_split;    /* how much faster a lone chunk decodes on the host when a read of fewer chunks than
                            * threads splits it: blosc, the pieces its boxes are cut into (host/host_read.h); zstd,
