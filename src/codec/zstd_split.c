@@ -6,9 +6,10 @@
  *   runs     (parallel, a run of blocks a thread, about equal in decoded bytes) the literals and matches written
  *            in order. A match whose source starts before the run is resolved by following it back: a byte of an
  *            earlier match is the byte `offset` before it (a periodic match's byte k is byte k mod offset of its
- *            first period), down to a literal or a raw or RLE block, so no thread waits for another. A run whose
- *            lookups pass a budget (deep chains of short matches) stops there and is finished afterwards, in
- *            order, when every byte before it is final.
+ *            first period), down to a literal or a raw or RLE block, so no thread waits for another (the ranges
+ *            being resolved and a memo of the positions passed keep long chains from being walked twice). A run
+ *            whose lookups pass a budget that grows with what it has written (matches reaching far back
+ *            everywhere) stops there and is finished afterwards, in order, when every byte before it is final.
  * A frame the block rules find damaged is declined, so that the one-thread decode (libzstd) names the fault. */
 #include "codec/zstd_split.h"
 
@@ -201,6 +202,7 @@ static int huf_four(const uint16_t *t, uint32_t log, const zg_zd_block *blk, con
     }
     return ZG_ZD_OK;
 }
+
 static int decode_block(split_job *j, uint32_t b) {
     const zg_zd_block *blk = &j->pl->blocks[b];
     zg_zd_bres *r = &j->res[b];
