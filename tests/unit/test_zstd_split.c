@@ -31,6 +31,14 @@ static zgpu_status forced(const uint8_t *in, size_t n, uint8_t *out, size_t size
     return st;
 }
 
+/* A decode through the codec at `ways`, checked against raw: how many frames it split (0 or 1). */
+static unsigned long long codec_splits(const uint8_t *comp, size_t cn, const uint8_t *raw, size_t n, uint8_t *out,
+                                       int ways) {
+    const zg_zstd_split_stats s0 = zg_zstd_split_stats_get();
+    CHECK(split(comp, cn, out, n, 0, n, ways) == ZGPU_OK && !memcmp(out, raw, n));
+    return zg_zstd_split_stats_get().frames - s0.frames;
+}
+
 /* Pool tasks that each decode a frame split: the nesting host reads do (a task's decode runs jobs on its pool). */
 typedef struct nest_job {
     const zcase *c;
@@ -151,9 +159,7 @@ static void test_chains(void) {
     CHECK_EQ_U64(s1.frames - s0.frames, 8);
     CHECK(s1.chased - s0.chased >= 8); /* (runs whose first plane's matches reach into the run before) */
     /* the codec leaves such a frame to one thread: libzstd writes its long matches at memory speed */
-    s0 = zg_zstd_split_stats_get();
-    CHECK(split(lcomp, lcn, lout, ln, 0, ln, 16) == ZGPU_OK && !memcmp(lout, lab, ln));
-    CHECK_EQ_U64(zg_zstd_split_stats_get().frames - s0.frames, 0);
+    CHECK_EQ_U64(codec_splits(lcomp, lcn, lab, ln, lout, 16), 0);
     free(lab);
     free(lout);
     free(lcomp);
@@ -230,16 +236,11 @@ static void test_speedup_model(void) {
     zc_fill(raw, n, 0, 5);
     for (size_t i = 1; i < n; i += 2) raw[i] &= 0x0f;
     size_t cn = zc_compress(raw, n, comp, ZSTD_compressBound(n), 3, 0, 0, 0);
-    zg_zstd_split_stats s0 = zg_zstd_split_stats_get();
-    CHECK(split(comp, cn, out, n, 0, n, 2) == ZGPU_OK && !memcmp(out, raw, n));
-    CHECK_EQ_U64(zg_zstd_split_stats_get().frames - s0.frames, 0);
-    CHECK(split(comp, cn, out, n, 0, n, 16) == ZGPU_OK && !memcmp(out, raw, n));
-    CHECK_EQ_U64(zg_zstd_split_stats_get().frames - s0.frames, 1);
+    CHECK_EQ_U64(codec_splits(comp, cn, raw, n, out, 2), 0);
+    CHECK_EQ_U64(codec_splits(comp, cn, raw, n, out, 16), 1);
     zc_fill(raw, n, 3, 5);
     cn = zc_compress(raw, n, comp, ZSTD_compressBound(n), 3, 0, 0, 0);
-    s0 = zg_zstd_split_stats_get();
-    CHECK(split(comp, cn, out, n, 0, n, 16) == ZGPU_OK && !memcmp(out, raw, n));
-    CHECK_EQ_U64(zg_zstd_split_stats_get().frames - s0.frames, 0);
+    CHECK_EQ_U64(codec_splits(comp, cn, raw, n, out, 16), 0);
     free(raw);
     free(out);
     free(comp);
