@@ -60,7 +60,7 @@ static int zt_take(void) {
 }
 
 /* 1 when the test runs a sample (aggregate thresholds then scale: zt_enough). */
-static int zt_sampled(void) { return zt_sample_n > 1; }
+__attribute__((unused)) static int zt_sampled(void) { return zt_sample_n > 1; }
 
 /* A count that a whole run must take above `whole`: in a sample, at least a quarter of its share (the sequence
  * keeps a long stretch's share close to 1/N; the quarter leaves room for the cases of one kind being fewer), and
