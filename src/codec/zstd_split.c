@@ -127,7 +127,6 @@ typedef struct split_job {
     atomic_uint need;
     atomic_int bad; /* a block the rules reject: the frame is declined */
     /* runs step */
-    uint32_t n_runs;
     const uint32_t *first;
     uint32_t *stop;
 } split_job;
@@ -612,7 +611,7 @@ zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size
     uint8_t *done = reserve(t, pl) ? NULL : calloc(nb, 1);
     if (!done) return zg_error(ZGPU_ERR_NO_MEMORY, "zstd: out of memory for a split decode of %zu bytes", size);
     split_job j = {in, out, size, hi, pl, t->lit, t->seq, t->at, t->res, nb, PTHREAD_MUTEX_INITIALIZER, done, 0, 0,
-                   nb, 0, 0, t->first, t->stop};
+                   nb, 0, t->first, t->stop};
     zgpu_status st = zg_pool_run(par->pool, nb, blocks_task, &j);
     free(done);
     if (st != ZGPU_OK) return st;
@@ -632,23 +631,21 @@ zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size
     }
     t->first[m] = need;
     for (uint32_t r = 0; r < m; r++) t->stop[r] = UINT32_MAX;
-    j.n_runs = m;
     st = zg_pool_run(par->pool, m, runs_task, &j);
     if (st != ZGPU_OK) return st;
     if (atomic_load(&j.bad)) return ZGPU_OK;
-    /* runs that stopped: finished in order, every byte before each now final */
+    /* runs that stopped: finished in order, every byte before each now final (run start 0: nothing to resolve) */
+    chase in_order;
+    in_order.steps = in_order.budget = 0;
+    in_order.depth = 0;
+    in_order.path_top = 0;
+    in_order.memo = NULL;
     for (uint32_t r = 0; r < m; r++) {
         if (t->stop[r] == UINT32_MAX) continue;
         atomic_fetch_add(&st_deferred, 1);
         const uint64_t end = j.res[t->first[r + 1] - 1].out + j.res[t->first[r + 1] - 1].size;
-        for (uint32_t b = t->stop[r]; b < t->first[r + 1]; b++) {
-            chase ch; /* (run start 0: nothing to resolve) */
-            ch.steps = ch.budget = 0;
-            ch.depth = 0;
-            ch.path_top = 0;
-            ch.memo = NULL;
-            if (write_block(&j, need, b, 0, out + end, &ch)) return ZGPU_OK; /* (a bad offset) */
-        }
+        for (uint32_t b = t->stop[r]; b < t->first[r + 1]; b++)
+            if (write_block(&j, need, b, 0, out + end, &in_order)) return ZGPU_OK; /* (a bad offset) */
     }
     if (whole && fr->has_checksum && (uint32_t)zd_xxh64(out, size) != fr->checksum) return ZGPU_OK;
     atomic_fetch_add(&st_frames, 1);

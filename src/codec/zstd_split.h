@@ -33,8 +33,8 @@ double zg_zstd_split_speedup(double ratio, int ways);
 zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size_t size, size_t hi,
                                  const zg_decode_par *par, double min_gain, int *declined);
 
-/** Counters of what the split decodes did on this thread (tests): frames decoded, matches resolved by following
- *  them back, runs of blocks finished in order because their chains ran too deep. */
+/** Counters of what the split decodes of this process did (tests): frames decoded split, runs that resolved bytes
+ *  of earlier runs by following matches back, runs finished in order because their lookups passed the budget. */
 typedef struct zg_zstd_split_stats {
     unsigned long long frames, chased, deferred;
 } zg_zstd_split_stats;
