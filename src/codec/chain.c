@@ -312,6 +312,24 @@ zgpu_status zg_chain_decode_range(const zg_chain *ch, const uint8_t *in, size_t 
     return st == ZGPU_OK ? ZGPU_OK : codec_failed(last, st);
 }
 
+zgpu_status zg_chain_decode_runs(const zg_chain *ch, const uint8_t *in, size_t n, uint8_t *out, const zg_byte_run *runs,
+                                 size_t n_runs, zg_scratch *s) {
+    const size_t nbytes = (size_t)zg_repr_nbytes(&ch->repr);
+    const zg_codec *last = zg_chain_decodes_ranges(ch) ? ch->b2b[0] : NULL;
+    if (!n_runs) return ZGPU_OK;
+    const size_t lo = (size_t)runs[0].off, hi = (size_t)(runs[n_runs - 1].off + runs[n_runs - 1].len);
+    if (!last || !last->vt->decode_bytes_runs || ch->n_b2b != 1 || hi > nbytes || hi <= lo)
+        return zg_chain_decode_range(ch, in, n, out, lo, hi, s);
+    zgpu_status st = last->vt->decode_bytes_runs(last, in, n, out, nbytes, runs, n_runs, s->par);
+    return st == ZGPU_OK ? ZGPU_OK : codec_failed(last, st);
+}
+
+double zg_chain_runs_cost(const zg_chain *ch, double ratio, uint64_t bytes, uint64_t hi, int ways) {
+    const zg_codec *c = zg_chain_decodes_ranges(ch) && ch->n_b2b == 1 ? ch->b2b[0] : NULL;
+    if (!c || !c->vt->decode_bytes_runs || !c->vt->runs_cost) return (double)hi;
+    return c->vt->runs_cost(c, (size_t)zg_repr_nbytes(&ch->repr), ratio, bytes, hi, ways);
+}
+
 zgpu_status zg_chain_decode_serialized(const zg_chain *ch, const uint8_t *in, size_t n, const uint8_t **out,
                                        size_t *out_n, zg_scratch *s) {
     const uint8_t *cur = in;

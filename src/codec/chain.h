@@ -61,6 +61,16 @@ int zg_chain_decodes_ranges(const zg_chain *ch);
  *  unspecified; elsewhere the whole chunk is decoded. out holds the whole chunk either way. */
 zgpu_status zg_chain_decode_range(const zg_chain *ch, const uint8_t *in, size_t n, uint8_t *out, size_t lo, size_t hi,
                                   zg_scratch *s);
+/** zg_chain_decode_range for a read that needs only the byte runs `runs` (ascending; every one within the chunk) of
+ *  the decoded chunk: where the chain's one bytes->bytes codec decodes runs (decode_bytes_runs: zstd frames of long
+ *  matches), only those bytes of out are written; else [first run's start, last one's end) as
+ *  zg_chain_decode_range. */
+zgpu_status zg_chain_decode_runs(const zg_chain *ch, const uint8_t *in, size_t n, uint8_t *out, const zg_byte_run *runs,
+                                 size_t n_runs, zg_scratch *s);
+/** What zg_chain_decode_runs of runs of `bytes` bytes, the last ending at byte hi, is expected to cost with `ways`
+ *  threads at compression `ratio`, in bytes of an in-order decode (the codec's runs_cost); hi where the chain decodes
+ *  the prefix. */
+double zg_chain_runs_cost(const zg_chain *ch, double ratio, uint64_t bytes, uint64_t hi, int ways);
 /** How much faster than one thread a chunk decodes with `ways` threads lent to its decode (zg_scratch.par) at
  *  compression `ratio` (decoded / stored bytes): the split_speedup of the stage that splits, else 1. */
 double zg_chain_split_speedup(const zg_chain *ch, double ratio, int ways);

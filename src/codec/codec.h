@@ -42,6 +42,11 @@ typedef struct zg_decode_par {
     int ways;
 } zg_decode_par;
 
+/* Bytes [off, off + len) of a decoded chunk: one of the rows of a box a read needs (decode_bytes_runs). */
+typedef struct zg_byte_run {
+    uint64_t off, len;
+} zg_byte_run;
+
 /* What a bytes->bytes decode must produce. The chain derives both from the chunk's shape and the codecs
  * before it (see zg_codec_vtable.encoded_size), so no decode grows past what the chunk can hold
  * (decompression bombs):
@@ -159,6 +164,16 @@ typedef struct zg_codec_vtable {
      * work of the one chunk spread over par->ways threads where the data allows; else on this thread. */
     zgpu_status (*decode_bytes_split)(const zg_codec *c, const uint8_t *in, size_t n, uint8_t *out, size_t size,
                                       size_t lo, size_t hi, const zg_decode_par *par);
+    /* Optional, with decode_bytes_range: only the byte runs `runs` (ascending, within [0, size)) of the decoded data,
+     * written to their places in out (which holds `size` bytes; the rest unspecified), where the format can produce
+     * them without what lies between (zstd frames of long matches: codec/zstd_split.h); else as decode_bytes_split
+     * (par given) or decode_bytes_range from the first run's start to the last one's end. Checked as those. */
+    zgpu_status (*decode_bytes_runs)(const zg_codec *c, const uint8_t *in, size_t n, uint8_t *out, size_t size,
+                                     const zg_byte_run *runs, size_t n_runs, const zg_decode_par *par);
+    /* With decode_bytes_runs: what decoding runs of `bytes` bytes in all, the last ending at byte hi, of a chunk of
+     * `size` bytes compressed `ratio`:1 is expected to cost with `ways` threads, in bytes of an in-order decode of the
+     * same frame on one thread (hi where the runs would be decoded in order); for the route model. */
+    double (*runs_cost)(const zg_codec *c, size_t size, double ratio, uint64_t bytes, uint64_t hi, int ways);
     /* With decode_bytes_split: how much faster than one thread it is expected to decode a chunk of `decoded` bytes
      * compressed `ratio`:1 with `ways` threads (1: it would decode on one thread); for the route model. */
     double (*split_speedup)(const zg_codec *c, size_t decoded, double ratio, int ways);

@@ -250,6 +250,23 @@ static zgpu_status zstd_decode_split(const zg_codec *c, const uint8_t *in, size_
     return zstd_decode_range(c, in, n, out, size, lo, hi);
 }
 
+/* Only the runs a read needs where the frame's matches are long (zstd_split.h: label chunks); else its prefix. */
+static zgpu_status zstd_decode_runs(const zg_codec *c, const uint8_t *in, size_t n, uint8_t *out, size_t size,
+                                    const zg_byte_run *runs, size_t n_runs, const zg_decode_par *par) {
+    if (!n_runs) return ZGPU_OK;
+    int declined = 1;
+    ZG_FORWARD(zg_zstd_decode_sparse(in, n, out, size, runs, n_runs, par, &declined));
+    if (!declined) return ZGPU_OK;
+    const size_t lo = (size_t)runs[0].off, hi = (size_t)(runs[n_runs - 1].off + runs[n_runs - 1].len);
+    return par && par->ways > 1 ? zstd_decode_split(c, in, n, out, size, lo, hi, par)
+                                : zstd_decode_range(c, in, n, out, size, lo, hi);
+}
+
+static double zstd_runs_cost(const zg_codec *c, size_t size, double ratio, uint64_t bytes, uint64_t hi, int ways) {
+    (void)c;
+    return zg_zstd_sparse_cost(size, ratio, bytes, hi, ways);
+}
+
 /* The library's bound of one frame (header and checksum included). */
 static size_t zstd_encoded_size(const zg_codec *c, size_t decoded, int *exact) {
     (void)c;
@@ -300,6 +317,8 @@ const zg_codec_vtable zg_codec_zstd = {
     .decode_bytes = zstd_decode,
     .decode_bytes_range = zstd_decode_range,
     .decode_bytes_split = zstd_decode_split,
+    .decode_bytes_runs = zstd_decode_runs,
+    .runs_cost = zstd_runs_cost,
     .split_speedup = zstd_split_speedup,
     .encode_bytes = zstd_encode,
     .encoded_size = zstd_encoded_size,

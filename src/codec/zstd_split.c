@@ -28,10 +28,11 @@ static const zg_zd_consts split_consts = ZG_ZD_CONSTS_INIT;
 
 #define LIT_SLACK 32 /* bytes after the literal buffer that 16-byte copies may read */
 
-static atomic_ullong st_frames, st_chased, st_deferred;
+static atomic_ullong st_frames, st_chased, st_deferred, st_sparse;
 
 zg_zstd_split_stats zg_zstd_split_stats_get(void) {
-    return (zg_zstd_split_stats){atomic_load(&st_frames), atomic_load(&st_chased), atomic_load(&st_deferred)};
+    return (zg_zstd_split_stats){atomic_load(&st_frames), atomic_load(&st_chased), atomic_load(&st_deferred),
+                                 atomic_load(&st_sparse)};
 }
 
 /* Where a sequence's literal run starts in its block's output, and its first literal in the block's literals. */
@@ -312,6 +313,9 @@ static inline void copy_match(uint8_t *d, size_t off, size_t ml, const uint8_t *
 
 /* The block holding frame byte p (< the needed blocks' end). */
 static uint32_t block_of(const split_job *j, uint64_t p, uint32_t n) {
+    /* (blocks but the last are mostly zstd's largest, 128 KiB: the guess is nearly always right) */
+    const uint64_t g = p >> 17;
+    if (g < n && j->res[g].out <= p && (g + 1 == n || p < j->res[g + 1].out)) return (uint32_t)g;
     uint32_t lo = 0, hi = n; /* res[lo].out <= p < res[hi].out */
     while (hi - lo > 1) {
         uint32_t mid = (lo + hi) / 2;
@@ -345,6 +349,10 @@ typedef struct chase {
     memo_entry *memo;   /* 1 << MEMO_BITS entries, or NULL */
     chase_win win[RESOLVE_DEPTH];
     size_t path_top;               /* path[0, path_top): the hops of the lookups under way, outermost level first */
+    /* a sparse decode: the runs this thread has written (ascending; runs[0, n_done) hold their final bytes in out) */
+    const zg_byte_run *runs;
+    size_t n_done;
+    const uint8_t *out;
     uint64_t path[PATH_MAX_HOPS];
 } chase;
 
@@ -352,6 +360,8 @@ static _Thread_local void *tl_memo;
 static _Thread_local uint8_t tl_gen;
 
 static void chase_init(chase *ch, uint64_t budget) {
+    ch->runs = NULL;
+    ch->n_done = 0;
     ch->steps = 0;
     ch->budget = budget;
     ch->depth = 0;
@@ -382,6 +392,25 @@ static const chase_win *chase_find(const chase *ch, uint64_t p) {
     for (int w = ch->depth - 1; w >= 0; w--)
         if (p >= ch->win[w].q0 && p < ch->win[w].done) return &ch->win[w];
     return NULL;
+}
+
+/* A sparse decode's written run holding source byte p (the last one first: a row's match most often copies the row
+ * before it); *avail: its bytes from p on. NULL if none. */
+static const uint8_t *chase_done_run(const chase *ch, uint64_t p, uint64_t *avail) {
+    size_t n = ch->n_done;
+    if (!n || p < ch->runs[0].off) return NULL;
+    size_t lo = 0, hi = n; /* runs[lo].off <= p < runs[hi].off */
+    if (p >= ch->runs[n - 1].off) lo = n - 1;
+    else
+        while (hi - lo > 1) {
+            const size_t mid = (lo + hi) / 2;
+            if (ch->runs[mid].off <= p) lo = mid;
+            else hi = mid;
+        }
+    const zg_byte_run *r = &ch->runs[lo];
+    if (p - r->off >= r->len) return NULL;
+    *avail = r->off + r->len - p;
+    return ch->out + p;
 }
 
 /* out[q, q + len) (all before the run's start: other runs' bytes) written to d, from the literals and raw or RLE
@@ -417,7 +446,7 @@ static int resolve(const split_job *j, uint32_t n_blocks, uint64_t q, size_t len
                 e = 1;
                 break;
             }
-            if (ch->memo) {
+            if (ch->memo && (p != q || level || !ch->runs)) { /* (a sparse decode's own run is new: not remembered) */
                 const memo_entry *m = memo_slot(ch, p);
                 if (m->key == (((p + 1) << 8) | ch->gen)) {
                     FIT(m->len);
@@ -429,6 +458,13 @@ static int resolve(const split_job *j, uint32_t n_blocks, uint64_t q, size_t len
             if (w) {
                 FIT(w->done - p);
                 from = w->d0 + (p - w->q0);
+                break;
+            }
+            uint64_t avail;
+            const uint8_t *done = chase_done_run(ch, p, &avail);
+            if (done) {
+                FIT(avail);
+                from = done;
                 break;
             }
             const uint32_t b = block_of(j, p, n_blocks);
@@ -587,12 +623,14 @@ double zg_zstd_split_speedup(double ratio, int ways) {
     return ways > 1 ? literal_gain(ways) * w : 0;
 }
 
-zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size_t size, size_t hi,
-                                 const zg_decode_par *par, double min_gain, int *declined) {
-    *declined = 1;
-    if (!par || par->ways < 2 || !par->pool || size < ZG_ZSTD_SPLIT_MIN || hi == 0 || hi > size) return ZGPU_OK;
-    split_tls *t = split_tls_get();
-    if (!t) return zg_error(ZGPU_ERR_NO_MEMORY, "zstd: out of memory for a split decode");
+/* The frame planned, its blocks decoded (in parallel on par's threads where given) as far as byte hi and linked:
+ * *need blocks, ready for the runs (or a sparse decode). *ok = 0 (nothing else done) where the frame is one the
+ * block rules decline (another layout, damage: the one-thread decode then judges it), or, for a split (!sparse),
+ * where its blocks promise less than min_gain. */
+static zgpu_status frame_blocks(split_tls *t, const uint8_t *in, size_t n, uint8_t *out, size_t size, size_t hi,
+                                const zg_decode_par *par, int sparse, double min_gain, split_job *j, uint32_t *need,
+                                int *ok) {
+    *ok = 0;
     zg_zd_plan *pl = &t->pl;
     zg_zd_plan_reset(pl);
     char saved[ZG_ERRMSG_MAX];
@@ -601,26 +639,54 @@ zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size
     zg_error_restore(saved); /* (a frame the planner refuses is the one-thread decode's to judge) */
     if (ps != ZGPU_OK) return ps == ZGPU_ERR_NO_MEMORY ? zg_error(ps, "zstd: out of memory planning a split decode") : ZGPU_OK;
     const zg_zd_frame *fr = &pl->frames[0];
-    const int whole = hi == size;
-    if (fr->has_checksum && !whole) return ZGPU_OK; /* (the checksum covers the whole output: decoded on one thread) */
+    if (fr->has_checksum && hi != size) return ZGPU_OK; /* (the checksum covers the whole output: decoded on one thread) */
     const uint32_t nb = (uint32_t)pl->n_blocks;
-    if (nb < 2) return ZGPU_OK;
-    const double lit_share = (double)pl->lit_bytes / (double)size, seq_per_kib = (double)pl->n_seq * 1024.0 / (double)size;
-    const double gain = lit_share >= 0.5 && seq_per_kib <= 32 ? literal_gain(par->ways) : 0;
-    if (gain < min_gain) return ZGPU_OK;
+    if (nb < 1 || (!sparse && nb < 2)) return ZGPU_OK;
+    /* a sparse decode: long matches only (a lookup costs tens of ns, a byte of an in-order decode a fraction of one;
+     * literals would be Huffman-decoded as far as the last run either way) */
+    if (sparse && (pl->n_seq * ZG_ZSTD_SPARSE_SEQ_BYTES > size || pl->lit_bytes * ZG_ZSTD_SPARSE_LIT_SHARE > size))
+        return ZGPU_OK;
+    if (!sparse) {
+        const double lit_share = (double)pl->lit_bytes / (double)size,
+                     seq_per_kib = (double)pl->n_seq * 1024.0 / (double)size;
+        const double gain = lit_share >= 0.5 && seq_per_kib <= 32 ? literal_gain(par->ways) : 0;
+        if (gain < min_gain) return ZGPU_OK;
+    }
     uint8_t *done = reserve(t, pl) ? NULL : calloc(nb, 1);
     if (!done) return zg_error(ZGPU_ERR_NO_MEMORY, "zstd: out of memory for a split decode of %zu bytes", size);
-    split_job j = {in, out, size, hi, pl, t->lit, t->seq, t->at, t->res, nb, PTHREAD_MUTEX_INITIALIZER, done, 0, 0,
-                   nb, 0, t->first, t->stop};
-    zgpu_status st = zg_pool_run(par->pool, nb, blocks_task, &j);
+    *j = (split_job){in, out, size, hi, pl, t->lit, t->seq, t->at, t->res, nb, PTHREAD_MUTEX_INITIALIZER, done, 0, 0,
+                     nb, 0, t->first, t->stop};
+    zgpu_status st = ZGPU_OK;
+    if (par && par->ways > 1 && par->pool) st = zg_pool_run(par->pool, nb, blocks_task, j);
+    else
+        for (uint32_t b = 0; b < nb && b < atomic_load(&j->need); b++) blocks_task(j, b);
     free(done);
+    j->done = NULL;
     if (st != ZGPU_OK) return st;
-    const uint32_t need = atomic_load(&j.need);
-    if (atomic_load(&j.bad)) return ZGPU_OK;
+    *need = atomic_load(&j->need);
+    if (atomic_load(&j->bad)) return ZGPU_OK;
     /* link: places and incoming repeat offsets of the needed blocks */
     uint32_t err = 0;
-    const uint64_t total = zd_frame_link(j.res, need, &err);
-    if (err || total > size || (whole && total != size) || total < hi) return ZGPU_OK;
+    const uint64_t total = zd_frame_link(j->res, *need, &err);
+    if (err || total > size || (hi == size && total != size) || total < hi) return ZGPU_OK;
+    *ok = 1;
+    return ZGPU_OK;
+}
+
+zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size_t size, size_t hi,
+                                 const zg_decode_par *par, double min_gain, int *declined) {
+    *declined = 1;
+    if (!par || par->ways < 2 || !par->pool || size < ZG_ZSTD_SPLIT_MIN || hi == 0 || hi > size) return ZGPU_OK;
+    split_tls *t = split_tls_get();
+    if (!t) return zg_error(ZGPU_ERR_NO_MEMORY, "zstd: out of memory for a split decode");
+    split_job j;
+    uint32_t need = 0;
+    int ok = 0;
+    ZG_FORWARD(frame_blocks(t, in, n, out, size, hi, par, 0, min_gain, &j, &need, &ok));
+    if (!ok) return ZGPU_OK;
+    const int whole = hi == size;
+    const zg_zd_frame *fr = &t->pl.frames[0];
+    const uint64_t total = j.res[need - 1].out + j.res[need - 1].size;
     /* runs of about equal decoded bytes, on block boundaries */
     uint32_t runs = (uint32_t)par->ways < need ? (uint32_t)par->ways : need, m = 0;
     t->first[m++] = 0;
@@ -631,7 +697,7 @@ zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size
     }
     t->first[m] = need;
     for (uint32_t r = 0; r < m; r++) t->stop[r] = UINT32_MAX;
-    st = zg_pool_run(par->pool, m, runs_task, &j);
+    zgpu_status st = zg_pool_run(par->pool, m, runs_task, &j);
     if (st != ZGPU_OK) return st;
     if (atomic_load(&j.bad)) return ZGPU_OK;
     /* runs that stopped: finished in order, every byte before each now final (run start 0: nothing to resolve) */
@@ -649,6 +715,80 @@ zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size
     }
     if (whole && fr->has_checksum && (uint32_t)zd_xxh64(out, size) != fr->checksum) return ZGPU_OK;
     atomic_fetch_add(&st_frames, 1);
+    *declined = 0;
+    return ZGPU_OK;
+}
+
+/* ---- sparse: only the byte runs a read needs ---- */
+
+double zg_zstd_sparse_cost(size_t size, double ratio, uint64_t bytes, uint64_t hi, int ways) {
+    if (size < ZG_ZSTD_SPARSE_MIN || ratio < ZG_ZSTD_SPARSE_RATIO || ways < 1) return (double)hi;
+    const double c = (double)bytes * ZG_ZSTD_SPARSE_BYTE_COST / ways;
+    return c < (double)hi ? c : (double)hi;
+}
+
+typedef struct sparse_job {
+    const split_job *j;
+    uint32_t need;
+    const zg_byte_run *runs;
+    const size_t *group; /* group g: runs [group[g], group[g + 1]) */
+    uint64_t per_byte;   /* lookups a group may spend: 16384 + its bytes / per_byte */
+    atomic_int over;     /* a group passed its budget or found a bad offset: declined */
+} sparse_job;
+
+static zgpu_status sparse_task(void *arg, size_t g) {
+    sparse_job *s = arg;
+    chase ch;
+    chase_init(&ch, 0);
+    ch.runs = s->runs + s->group[g];
+    ch.out = s->j->out;
+    uint64_t bytes = 0;
+    for (size_t r = s->group[g]; r < s->group[g + 1] && !atomic_load(&s->over); r++, ch.n_done++) {
+        const zg_byte_run *u = &s->runs[r];
+        bytes += u->len;
+        ch.budget = 16384 + bytes / s->per_byte;
+        if (resolve(s->j, s->need, u->off, (size_t)u->len, s->j->out + u->off, &ch)) atomic_store(&s->over, 1);
+    }
+    if (ch.steps) atomic_fetch_add(&st_chased, 1);
+    return ZGPU_OK;
+}
+
+zgpu_status zg_zstd_decode_sparse(const uint8_t *in, size_t n, uint8_t *out, size_t size, const zg_byte_run *runs,
+                                  size_t n_runs, const zg_decode_par *par, int *declined) {
+    *declined = 1;
+    if (!n_runs || size < ZG_ZSTD_SPARSE_MIN) return ZGPU_OK;
+    uint64_t bytes = 0, hi = 0;
+    for (size_t r = 0; r < n_runs; r++) {
+        if (runs[r].off > size || runs[r].len > size - runs[r].off) return ZGPU_OK;
+        bytes += runs[r].len;
+        if (runs[r].off + runs[r].len > hi) hi = runs[r].off + runs[r].len;
+    }
+    /* a byte found by following matches back costs about what ZG_ZSTD_SPARSE_BYTE_COST bytes of an in-order decode
+     * do (one thread, label chunks, 2-core machine: a 32x128x128 crop of a 64x256x256 chunk 0.9-1.2 ms either way,
+     * a 1x256x256 patch 0.44 against 0.69); spread over the threads, sparse costs that share */
+    const int ways = par && par->pool && par->ways > 1 ? par->ways : 1;
+    if (!hi || bytes * ZG_ZSTD_SPARSE_BYTE_COST > hi * (uint64_t)ways) return ZGPU_OK;
+    split_tls *t = split_tls_get();
+    if (!t) return zg_error(ZGPU_ERR_NO_MEMORY, "zstd: out of memory for a sparse decode");
+    split_job j;
+    uint32_t need = 0;
+    int ok = 0;
+    ZG_FORWARD(frame_blocks(t, in, n, out, size, (size_t)hi, par, 1, 0, &j, &need, &ok));
+    if (!ok) return ZGPU_OK;
+    /* groups of about equal bytes, one a thread */
+    size_t group[65], m = 0;
+    group[m++] = 0;
+    uint64_t acc = 0;
+    for (size_t r = 0; r < n_runs && m < (size_t)ways && m < 64; r++) {
+        acc += runs[r].len;
+        if (acc * (uint64_t)ways >= bytes * m && r + 1 < n_runs && r + 1 > group[m - 1]) group[m++] = r + 1;
+    }
+    group[m] = n_runs;
+    sparse_job s = {&j, need, runs, group, 8, 0};
+    if (m > 1) ZG_FORWARD(zg_pool_run(par->pool, m, sparse_task, &s));
+    else sparse_task(&s, 0);
+    if (atomic_load(&s.over)) return ZGPU_OK;
+    atomic_fetch_add(&st_sparse, 1);
     *declined = 0;
     return ZGPU_OK;
 }

@@ -33,10 +33,41 @@ double zg_zstd_split_speedup(double ratio, int ways);
 zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size_t size, size_t hi,
                                  const zg_decode_par *par, double min_gain, int *declined);
 
+/* Below this decoded size a frame needed in part is decoded in order (zg_zstd_decode_sparse declines). */
+#define ZG_ZSTD_SPARSE_MIN ((size_t)64 << 10)
+/* A sparse decode takes frames of long matches (labels): at most one sequence per ZG_ZSTD_SPARSE_SEQ_BYTES decoded
+ * bytes, and literals at most 1 / ZG_ZSTD_SPARSE_LIT_SHARE of them. */
+#define ZG_ZSTD_SPARSE_SEQ_BYTES 256
+#define ZG_ZSTD_SPARSE_LIT_SHARE 8
+/* Runs of more than 1 / ZG_ZSTD_SPARSE_BYTE_COST of the prefix a thread are decoded in order. */
+#define ZG_ZSTD_SPARSE_BYTE_COST 6
+
+/** Decodes only the byte runs `runs` (each within [0, size), in ascending order; a read's rows of a crop in the
+ *  chunk) of the single zstd frame in[0, n) of exactly `size` decoded bytes into the same places of out, the rest
+ *  of out left as it was: the frame's blocks' literals and sequences are decoded as far as the last run (on up to
+ *  par->ways threads of par->pool; par may be NULL), then every run's bytes are found by following its matches
+ *  back to the literals they copy (resolve), the runs shared among the threads. What a crop of a label chunk
+ *  needs (an eighth of the chunk, long matches) costs its own bytes instead of the frame's prefix.
+ *  *declined = 1 (out's bytes unspecified) where it does not apply: runs of more than ways / ZG_ZSTD_SPARSE_BYTE_COST
+ *  of the prefix [0, last run's end) (the in-order decode is then faster), a
+ *  frame under ZG_ZSTD_SPARSE_MIN, one with a content checksum (it covers the whole output), one of short matches
+ *  or many literals (ZG_ZSTD_SPARSE_SEQ_BYTES, ZG_ZSTD_SPARSE_LIT_SHARE), one the block rules decline (damage: the caller's decode names it), or
+ *  lookups past a budget (chains too deep). Fails only for lack of memory. */
+zgpu_status zg_zstd_decode_sparse(const uint8_t *in, size_t n, uint8_t *out, size_t size, const zg_byte_run *runs,
+                                  size_t n_runs, const zg_decode_par *par, int *declined);
+
+/** What zg_zstd_decode_sparse of runs of `bytes` bytes reaching byte hi of a frame of `size` bytes compressed
+ *  `ratio`:1 is expected to cost on `ways` threads, in bytes of the in-order decode (the route model's guess before
+ *  the frame's blocks are seen: frames of ZG_ZSTD_SPARSE_RATIO:1 or more are taken for long matches); hi where it
+ *  would decline. */
+double zg_zstd_sparse_cost(size_t size, double ratio, uint64_t bytes, uint64_t hi, int ways);
+#define ZG_ZSTD_SPARSE_RATIO 32
+
 /** Counters of what the split decodes of this process did (tests): frames decoded split, runs that resolved bytes
- *  of earlier runs by following matches back, runs finished in order because their lookups passed the budget. */
+ *  of earlier runs by following matches back, runs finished in order because their lookups passed the budget,
+ *  frames decoded sparse. */
 typedef struct zg_zstd_split_stats {
-    unsigned long long frames, chased, deferred;
+    unsigned long long frames, chased, deferred, sparse;
 } zg_zstd_split_stats;
 zg_zstd_split_stats zg_zstd_split_stats_get(void);
 

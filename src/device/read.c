@@ -120,7 +120,6 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
     r.threads = zg_pool_size(j->a->ctx->pool);
     r.chunk_bytes = (double)j->pp.chunk_nbytes;
     r.host_dest = rq->host_dest;
-    uint64_t stored = 0;
     /* the host route decodes a chunk needed in part only in part (host/host_read.c, zg_host_partial_kind): of a
      * blosc chunk the blocks each box needs, of a zstd frame its start up to the last byte its boxes need (block by
      * block straight into the chunk: what it skips is saved). Both are counted: left to the learning, the zstd
@@ -132,7 +131,29 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
     if (partial != ZG_PARTIAL_NONE) zg_c_strides(plan->ndim, plan->chunk, j->a->meta.dtype.size, cs);
     double part = 0, split = 0;
     size_t units = 0;
-    for (size_t i = 0; i < plan->n_tasks; i++) units += plan->tasks[i].unit_n && !plan->tasks[i].decoded_elsewhere;
+    uint64_t stored = 0; /* (of the chunks decoded: n_decoded) */
+    size_t n_decoded = 0;
+    for (size_t i = 0; i < plan->n_tasks; i++) {
+        const zg_chunk_task *t = &plan->tasks[i];
+        units += t->unit_n && !t->decoded_elsewhere;
+        if (t->unit_n && !t->decoded_elsewhere && (!resolved || t->state == ZG_TASK_PRESENT)) {
+            n_decoded++;
+            stored += t->nbytes;
+        }
+    }
+    if (resolved && stored) {
+        r.ratio = r.chunk_bytes * (double)n_decoded / (double)stored;
+    } else {
+        zgpu_read_stats last;
+        last.struct_size = sizeof last;
+        zgpu_array_last_read_stats(j->a, &last);
+        const int decoded = last.gpu_decoded + last.cpu_decoded;
+        if (last.stored_bytes && decoded) r.ratio = r.chunk_bytes * decoded / (double)last.stored_bytes;
+    }
+    /* a zstd frame of long matches (labels) decodes only its boxes' rows (zg_chain_decode_runs), its share of the
+     * threads each */
+    const int unit_ways = units && units < (size_t)r.threads && j->tune->split_decode != ZGPU_SWITCH_OFF
+                              ? (int)((size_t)r.threads / units) : 1;
     /* the host read's pieces (host/host_read.h): fewer chunks than threads split their boxes over the threads */
     const int spans = partial == ZG_PARTIAL_SPANS;
     const size_t want = spans && units && units < (size_t)r.threads ? (size_t)r.threads / units : 1;
@@ -144,7 +165,6 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
         }
         if (!t->unit_n || t->decoded_elsewhere || (resolved && t->state != ZG_TASK_PRESENT)) continue;
         r.chunks++;
-        stored += t->nbytes;
         double share = 0;
         size_t pieces = 0;
         for (uint32_t k = 0; spans && k < t->unit_n; k++) {
@@ -156,10 +176,16 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
             if (p > t[k].count[0]) p = (size_t)t[k].count[0];
             pieces += p ? p : 1;
         }
-        if (partial == ZG_PARTIAL_PREFIX) { /* the frame from its start to the unit's last byte */
+        if (partial == ZG_PARTIAL_PREFIX) { /* the frame from its start to the unit's last byte, or its boxes' rows */
             size_t lo, hi;
             zg_plan_unit_range(plan, t, t->unit_n, j->a->meta.dtype.size, cs, &lo, &hi);
-            share = (double)hi / r.chunk_bytes;
+            uint64_t bytes = 0;
+            for (uint32_t k = 0; k < t->unit_n; k++) {
+                uint64_t b = j->a->meta.dtype.size;
+                for (int d = 0; d < plan->ndim; d++) b *= t[k].count[d];
+                bytes += b;
+            }
+            share = zg_chain_runs_cost(chain, r.ratio, bytes, hi, unit_ways) / r.chunk_bytes;
         }
         part += partial != ZG_PARTIAL_NONE && share < 1 ? share : 1;
         split += spans && share < 1 && pieces > 1 ? (double)pieces : 1;
@@ -167,15 +193,6 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
     if (r.chunks) {
         r.host_part = part / (double)r.chunks;
         r.host_split = split / (double)r.chunks;
-    }
-    if (resolved && stored) {
-        r.ratio = r.chunk_bytes * (double)r.chunks / (double)stored;
-    } else {
-        zgpu_read_stats last;
-        last.struct_size = sizeof last;
-        zgpu_array_last_read_stats(j->a, &last);
-        const int decoded = last.gpu_decoded + last.cpu_decoded;
-        if (last.stored_bytes && decoded) r.ratio = r.chunk_bytes * decoded / (double)last.stored_bytes;
     }
     /* zstd frames of a read of fewer chunks than threads decode split over the idle ones (host/host_read.c) */
     if (!spans && r.chunks && units < (size_t)r.threads && j->tune->split_decode != ZGPU_SWITCH_OFF)

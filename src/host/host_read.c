@@ -33,6 +33,11 @@ typedef struct read_job {
     zg_decode_par par;          /* a read of fewer chunks than threads: the threads each chunk's decode may use */
 } read_job;
 
+static int run_cmp(const void *x, const void *y) {
+    const zg_byte_run *a = x, *b = y;
+    return a->off < b->off ? -1 : a->off > b->off;
+}
+
 static uint64_t ns_since(double t0) { return (uint64_t)((zg_now() - t0) * 1e9); }
 
 static const int64_t *region_strides(const read_job *j, const zg_chunk_task *t) {
@@ -153,6 +158,61 @@ done:
     return st;
 }
 
+/* The byte runs of the chunk that boxes t[0, n) need, ascending and merged, into buf; 0 where they are too many or
+ * too short for a decode of runs to pay (a column of a chunk: a run an element), then the prefix decodes. */
+#define RUNS_MAX 65536
+#define RUN_MIN_AVG 64
+static int unit_runs(const read_job *j, const zg_chunk_task *t, uint32_t n, zg_buf *buf, size_t *n_runs) {
+    const int nd = j->plan->ndim;
+    const uint64_t *shape = j->plan->chunk;
+    const size_t item = j->a->meta.dtype.size;
+    size_t total = 0;
+    uint64_t bytes = 0;
+    for (uint32_t k = 0; k < n; k++) { /* count first */
+        int last = nd - 1;
+        while (last > 0 && t[k].count[last] == shape[last]) last--;
+        uint64_t rows = 1;
+        for (int d = 0; d < last; d++) rows *= t[k].count[d];
+        if (rows > RUNS_MAX) return 0;
+        total += (size_t)rows;
+        uint64_t b = item;
+        for (int d = 0; d < nd; d++) b *= t[k].count[d];
+        bytes += b;
+    }
+    if (!total || total > RUNS_MAX || bytes < (uint64_t)total * RUN_MIN_AVG) return 0;
+    if (zg_buf_reserve(buf, total * sizeof(zg_byte_run)) != ZGPU_OK) return 0;
+    zg_byte_run *runs = (zg_byte_run *)buf->data;
+    size_t m = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        const zg_chunk_task *b = &t[k];
+        int last = nd - 1;
+        while (last > 0 && b->count[last] == shape[last]) last--;
+        const uint64_t len = b->count[last] * (uint64_t)j->chunk_strides[last];
+        uint64_t idx[ZGPU_MAX_DIMS] = {0};
+        for (;;) {
+            uint64_t off = b->in_chunk[last] * (uint64_t)j->chunk_strides[last];
+            for (int d = 0; d < last; d++) off += (b->in_chunk[d] + idx[d]) * (uint64_t)j->chunk_strides[d];
+            runs[m++] = (zg_byte_run){off, len};
+            int d = last - 1;
+            while (d >= 0 && ++idx[d] == b->count[d]) idx[d--] = 0;
+            if (d < 0) break;
+        }
+    }
+    if (n > 1) { /* boxes of several regions: in order, overlaps merged */
+        qsort(runs, m, sizeof *runs, run_cmp);
+        size_t w = 0;
+        for (size_t r = 1; r < m; r++) {
+            if (runs[r].off <= runs[w].off + runs[w].len) {
+                const uint64_t end = runs[r].off + runs[r].len;
+                if (end > runs[w].off + runs[w].len) runs[w].len = end - runs[w].off;
+            } else runs[++w] = runs[r];
+        }
+        m = w + 1;
+    }
+    *n_runs = m;
+    return 1;
+}
+
 static zgpu_status chunk_failed(const read_job *j, const zg_chunk_task *t, zgpu_status st) {
     const zg_plan_object *ob = &j->plan->objects[t->object];
     if (j->a->shard) {
@@ -218,8 +278,13 @@ static zgpu_status fetch_decode(read_job *j, const zg_chunk_task *t, size_t ti, 
         target = ts->chunk.data;
     }
     ts->codec.par = j->par.ways > 1 ? &j->par : NULL;
-    st = partial ? zg_chain_decode_range(j->chain, enc, enc_n, target, lo, hi, &ts->codec)
-                 : zg_chain_decode(j->chain, enc, enc_n, target, &ts->codec);
+    size_t n_runs = 0;
+    /* a frame decoded from its start (zstd): only the rows the boxes need where its matches let that pay */
+    if (partial && j->partial == ZG_PARTIAL_PREFIX && unit_runs(j, t + first, n, &ts->runs, &n_runs))
+        st = zg_chain_decode_runs(j->chain, enc, enc_n, target, (const zg_byte_run *)ts->runs.data, n_runs, &ts->codec);
+    else
+        st = partial ? zg_chain_decode_range(j->chain, enc, enc_n, target, lo, hi, &ts->codec)
+                     : zg_chain_decode(j->chain, enc, enc_n, target, &ts->codec);
     ts->codec.par = NULL;
     if (st != ZGPU_OK) return chunk_failed(j, t, st);
     /* (a chunk decoded in place is one C-contiguous block of the output: kept from there) */

@@ -11,6 +11,7 @@ static void scratch_destroy(void *p) {
     zg_scratch_free(&s->codec);
     zg_buf_free(&s->io);
     zg_buf_free(&s->chunk);
+    zg_buf_free(&s->runs);
     free(s);
 }
 

@@ -3,7 +3,8 @@
  *   codec  decode_bytes_range of zstd and blosc against the raw bytes, and that it really stopped short (the bytes
  *          it must not touch keep a sentinel), or decoded everything where a checksum covers the whole output;
  *   chain  a chain with an outer crc32c stage, and chains that cannot decode ranges (fall back to whole chunks);
- *   array  random boxes of arrays in every such layout against the values written (not against another read);
+ *   array  random boxes of arrays in every such layout against the values written (not against another read),
+ *          label chunks whose boxes decode only their rows (sparse) with one thread and eight;
  * and hostile chunks: a range decode finds the faults the whole decode finds. */
 #include <blosc.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include "codec/chain.h"
 #include "codec/codec.h"
+#include "codec/zstd_split.h"
 #include "common/json.h"
 #include "host/host_read.h"
 #include "meta/dtype.h"
@@ -559,6 +561,80 @@ static void pieces(const char *dir) {
     zgpu_context_free(ctx);
 }
 
+/* A segmentation's value at (z, y, x): cells of 8 planes x 12 rows x 10 columns (long zstd matches). */
+static uint32_t label_at(uint64_t z, uint64_t y, uint64_t x) {
+    return (uint32_t)(((z / 8) * 7919 + (y / 12) * 104729 + (x / 10) * 1299709) % 50000);
+}
+
+/* Crops, patches and batches of boxes of a label array (zstd, 4 MiB chunks) read with 1 and 8 threads: only the rows
+ * the boxes need are decoded (codec/zstd_split.h, zg_zstd_decode_sparse), against the values written; the sparse
+ * decodes counted so that the path is known to have run. */
+static void sparse_reads(const char *dir) {
+    char path[512], meta[2048];
+    snprintf(path, sizeof path, "%s/labels", dir);
+    snprintf(meta, sizeof meta,
+             "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [64, 256, 250], \"data_type\": \"uint32\", "
+             "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [32, 128, 256]}}, "
+             "\"chunk_key_encoding\": {\"name\": \"default\"}, \"fill_value\": 0, \"codecs\": [{\"name\": \"bytes\", "
+             "\"configuration\": {\"endian\": \"little\"}}, {\"name\": \"zstd\", \"configuration\": {\"level\": 3, "
+             "\"checksum\": false}}]}");
+    const uint64_t shape[3] = {64, 256, 250}, n = 64 * 256 * 250;
+    uint32_t *all = malloc(n * 4), *box = malloc(n * 4);
+    for (uint64_t i = 0; i < n; i++) all[i] = label_at(i / (256 * 250), (i / 250) % 256, i % 250);
+    const zg_zstd_split_stats s0 = zg_zstd_split_stats_get();
+    for (int threads = 1; threads <= 8; threads += 7) {
+        zgpu_context_options o;
+        zgpu_context_options_init(&o);
+        o.num_threads = threads;
+        zgpu_context *ctx = NULL;
+        CHECK_OK(zgpu_context_create(&o, &ctx));
+        zgpu_array *a = NULL;
+        if (ctx) CHECK_OK(threads == 1 ? zgpu_array_create(ctx, path, meta, 1, &a) : zgpu_array_open(ctx, path, &a));
+        if (!a) {
+            zgpu_context_free(ctx);
+            break;
+        }
+        const uint64_t s00[3] = {0, 0, 0};
+        if (threads == 1) CHECK_OK(zgpu_array_write(a, s00, shape, all, NULL));
+        int bad = 0;
+        for (int round = 0; round < 40 && !bad; round++) {
+            uint64_t st[3], ct[3];
+            ct[0] = round % 3 == 0 ? 1 : 1 + rnd() % 24;
+            ct[1] = round % 3 == 0 ? 1 + rnd() % 256 : 1 + rnd() % 100;
+            ct[2] = round % 4 == 0 ? 250 : 16 + rnd() % 100;
+            for (int d = 0; d < 3; d++) st[d] = rnd() % (shape[d] - ct[d] + 1);
+            CHECK_OK(zgpu_array_read(a, st, ct, box, NULL));
+            for (uint64_t z = 0; z < ct[0] && !bad; z++)
+                for (uint64_t y = 0; y < ct[1] && !bad; y++)
+                    for (uint64_t x = 0; x < ct[2] && !bad; x++)
+                        bad = box[(z * ct[1] + y) * ct[2] + x] != label_at(st[0] + z, st[1] + y, st[2] + x);
+            CHECK_MSG(!bad, "%d threads: labels box [%llu %llu %llu] + [%llu %llu %llu] differs", threads,
+                      (unsigned long long)st[0], (unsigned long long)st[1], (unsigned long long)st[2],
+                      (unsigned long long)ct[0], (unsigned long long)ct[1], (unsigned long long)ct[2]);
+        }
+        /* boxes of a batch sharing chunks, overlapping: one decode of each chunk's runs of all of them */
+        const uint64_t starts[9] = {3, 10, 20, 5, 40, 60, 40, 130, 0}, counts[9] = {8, 60, 70, 8, 60, 70, 1, 100, 250};
+        uint32_t *b[3] = {malloc(8 * 60 * 70 * 4), malloc(8 * 60 * 70 * 4), malloc(100 * 250 * 4)};
+        void *outs[3] = {b[0], b[1], b[2]};
+        CHECK_OK(zgpu_array_read_regions(a, 3, starts, counts, outs, NULL, NULL));
+        for (int r = 0; r < 3 && !bad; r++)
+            for (uint64_t z = 0; z < counts[3 * r] && !bad; z++)
+                for (uint64_t y = 0; y < counts[3 * r + 1] && !bad; y++)
+                    for (uint64_t x = 0; x < counts[3 * r + 2] && !bad; x++)
+                        bad = b[r][(z * counts[3 * r + 1] + y) * counts[3 * r + 2] + x] !=
+                              label_at(starts[3 * r] + z, starts[3 * r + 1] + y, starts[3 * r + 2] + x);
+        CHECK_MSG(!bad, "%d threads: labels batch of three boxes differs", threads);
+        for (int r = 0; r < 3; r++) free(b[r]);
+        zgpu_array_close(a);
+        zgpu_context_free(ctx);
+    }
+    const unsigned long long sparse = zg_zstd_split_stats_get().sparse - s0.sparse;
+    printf("labels: %llu chunks decoded sparse\n", sparse);
+    CHECK(sparse >= 40);
+    free(all);
+    free(box);
+}
+
 int main(void) {
     uint16_t *vals = malloc(RAW_N);
     for (size_t i = 0; i < RAW_N / 2; i++) vals[i] = value_at(i);
@@ -587,6 +663,7 @@ int main(void) {
     ranged_reads(dir);
     prefix_reads(dir);
     pieces(dir);
+    sparse_reads(dir);
     zgpu_context_free(ctx);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -1,7 +1,9 @@
 /* One zstd frame decoded by several threads (src/codec/zstd_split.c), through the codec's decode_bytes_split as
  * reads call it: every case of zstd_cases.h whole and in part at 2-8 ways against the original bytes; frames whose
  * runs must resolve matches in earlier runs, and ones whose chains run too deep for that (finished in order);
- * damaged frames give libzstd's verdict (an error, or exactly libzstd's bytes); layouts it declines still decode. */
+ * damaged frames give libzstd's verdict (an error, or exactly libzstd's bytes); layouts it declines still decode.
+ * Sparse decodes (decode_bytes_runs): a label chunk's crops, patches and rows at 1-16 ways, other frames' runs,
+ * damaged label frames against the in-order decode of the same prefix. */
 #include <stdio.h>
 #include <unistd.h>
 
@@ -168,6 +170,124 @@ static void test_chains(void) {
     free(comp);
 }
 
+/* ---- sparse decodes: only the byte runs of boxes in a chunk ---- */
+
+/* The rows of a box [z0, z0 + nz) x [y0, y0 + ny) x [x0, x0 + nx) of a 64 x 256 x 256 chunk of `item`-byte elements,
+ * appended to runs (rows spanning whole planes merged, as the host executor makes them). */
+static size_t box_runs(zg_byte_run *runs, size_t m, size_t item, size_t z0, size_t nz, size_t y0, size_t ny, size_t x0,
+                       size_t nx) {
+    if (nx == 256 && ny == 256) {
+        runs[m++] = (zg_byte_run){z0 * 65536 * item, nz * 65536 * item};
+        return m;
+    }
+    for (size_t z = z0; z < z0 + nz; z++)
+        if (nx == 256) runs[m++] = (zg_byte_run){(z * 65536 + y0 * 256) * item, ny * 256 * item};
+        else
+            for (size_t y = y0; y < y0 + ny; y++) runs[m++] = (zg_byte_run){(z * 65536 + y * 256 + x0) * item, nx * item};
+    return m;
+}
+
+/* A decode of runs through the codec at `ways` (1: no pool), checked run by run against raw; how many frames it
+ * decoded sparse (0 or 1). Bytes between the runs are poisoned first: none may be read as decoded. */
+static unsigned long long runs_ok(const uint8_t *comp, size_t cn, const uint8_t *raw, size_t n, uint8_t *out,
+                                  const zg_byte_run *runs, size_t m, int ways, const char *what) {
+    memset(out, 0xA5, n);
+    zg_decode_par par = {pool, ways};
+    const zg_zstd_split_stats s0 = zg_zstd_split_stats_get();
+    zgpu_status st = codec->vt->decode_bytes_runs(codec, comp, cn, out, n, runs, m, ways > 1 ? &par : NULL);
+    int same = st == ZGPU_OK;
+    for (size_t r = 0; same && r < m; r++) same = !memcmp(out + runs[r].off, raw + runs[r].off, runs[r].len);
+    CHECK_MSG(same, "%s, %d ways: status %d", what, ways, st);
+    return zg_zstd_split_stats_get().sparse - s0.sparse;
+}
+
+/* The route model's guess of a sparse decode's cost (in bytes of an in-order decode): labels' crops a sixth of their
+ * bytes' worth per thread, capped at the prefix; frames of low ratio and small ones at the prefix. */
+static void test_sparse_cost(void) {
+    const uint64_t crop = (uint64_t)2 << 20, hi = (uint64_t)12 << 20;
+    const size_t chunk = (size_t)16 << 20;
+    CHECK(zg_zstd_sparse_cost(chunk, 1400, crop, hi, 4) == (double)crop * ZG_ZSTD_SPARSE_BYTE_COST / 4);
+    CHECK(zg_zstd_sparse_cost(chunk, 1400, crop, hi, 1) == (double)hi);
+    CHECK(zg_zstd_sparse_cost(chunk, 1400, crop / 8, hi, 1) < (double)hi / 4);
+    CHECK(zg_zstd_sparse_cost(chunk, 1.2, crop, hi, 16) == (double)hi);
+    CHECK(zg_zstd_sparse_cost(ZG_ZSTD_SPARSE_MIN / 2, 1400, 1024, 16384, 16) == 16384.0);
+}
+
+static void test_sparse(zcase *cs, size_t ncases) {
+    test_sparse_cost();
+    const size_t item = 4, n = (size_t)64 * 65536 * item;
+    uint8_t *lab = malloc(n), *out = malloc(n), *comp = malloc(ZSTD_compressBound(n));
+    zg_byte_run *runs = malloc(70000 * sizeof *runs);
+    zc_fill(lab, n, 8, 0);
+    const size_t cn = zc_compress(lab, n, comp, ZSTD_compressBound(n), 3, 0, 0, 0);
+    uint64_t s = 17;
+    unsigned long long crops = 0, patches = 0, thin = 0, wide = 0;
+    for (int ways = 1; ways <= 16; ways *= 2)
+        for (int t = 0; t < 6; t++) {
+            /* a 32x128x128 crop, a 1x256x256 patch (one run), 1x4x256 rows near the end, a 2x100x7 box (short rows) */
+            const size_t z = zc_rng(&s) % 33, y = zc_rng(&s) % 129, x = zc_rng(&s) % 129;
+            size_t m = box_runs(runs, 0, item, z, 32, y, 128, x, 128);
+            crops += runs_ok(comp, cn, lab, n, out, runs, m, ways, "labels crop");
+            m = box_runs(runs, 0, item, 20 + zc_rng(&s) % 44, 1, 0, 256, 0, 256);
+            patches += runs_ok(comp, cn, lab, n, out, runs, m, ways, "labels patch");
+            m = box_runs(runs, 0, item, 60 + zc_rng(&s) % 4, 1, zc_rng(&s) % 252, 4, 0, 256);
+            thin += runs_ok(comp, cn, lab, n, out, runs, m, ways, "labels rows");
+            m = box_runs(runs, 0, item, 30 + zc_rng(&s) % 30, 2, zc_rng(&s) % 150, 100, zc_rng(&s) % 249, 7);
+            runs_ok(comp, cn, lab, n, out, runs, m, ways, "labels short rows");
+            /* two boxes' runs interleaved, overlapping (regions sharing a chunk, merged or not) */
+            m = box_runs(runs, 0, item, 40, 8, 10, 64, 30, 100);
+            m = box_runs(runs, m, item, 44, 8, 40, 64, 60, 100);
+            wide += runs_ok(comp, cn, lab, n, out, runs, m, ways, "labels two boxes");
+        }
+    printf("sparse labels (%zu -> %zu bytes): crops %llu/30, patches %llu/30, rows %llu/30, two boxes %llu/30 sparse\n",
+           n, cn, crops, patches, thin, wide);
+    /* a crop costs less sparse from two threads on; a patch or a few rows from one (ZG_ZSTD_SPARSE_BYTE_COST) */
+    CHECK(crops >= 20 && patches >= 25 && thin >= 25 && wide >= 20);
+    /* frames that are not long matches (noise, text), small frames and checksummed ones decode in order */
+    size_t tried = 0;
+    unsigned long long sparse_others = 0;
+    for (size_t i = 0; i < ncases; i++) {
+        const zcase *c = &cs[i];
+        if (c->n < 4096) continue;
+        for (int t = 0; t < 3; t++) {
+            const size_t a = zc_rng(&s) % (c->n / 2), len = 1 + zc_rng(&s) % (c->n / 64 + 1);
+            zg_byte_run r[3] = {{a, len}, {a + c->n / 8, len}, {a + c->n / 3, len}};
+            tried++;
+            sparse_others += runs_ok(c->comp, c->cn, c->raw, c->n, out, r, 3, 1 + (int)(t * 7 % 16), c->name);
+        }
+    }
+    printf("sparse: %zu runs decodes of the zstd cases, %llu of them sparse\n", tried, sparse_others);
+    CHECK(tried > 300);
+    /* damaged label frames: an error, or exactly the bytes the in-order decode of the same prefix gives */
+    int trials = 0, errors = 0;
+    uint8_t *bad = malloc(cn), *ref = malloc(n);
+    for (int t = 0; t < 60; t++) {
+        memcpy(bad, comp, cn);
+        size_t bn = cn;
+        if (t % 6 == 5) bn = cn - 1 - zc_rng(&s) % (cn / 2);
+        else for (int k = 0; k <= t % 6; k++) bad[12 + zc_rng(&s) % (cn - 12)] ^= (uint8_t)(1 + zc_rng(&s) % 255);
+        const size_t m = box_runs(runs, 0, item, 8 + zc_rng(&s) % 24, 32, zc_rng(&s) % 129, 128, zc_rng(&s) % 129, 128);
+        const size_t hi = (size_t)(runs[m - 1].off + runs[m - 1].len);
+        zgpu_status one = codec->vt->decode_bytes_range(codec, bad, bn, ref, n, (size_t)runs[0].off, hi);
+        zg_decode_par par = {pool, 4};
+        zgpu_status two = codec->vt->decode_bytes_runs(codec, bad, bn, out, n, runs, m, &par);
+        int agree = (one != ZGPU_OK) == (two != ZGPU_OK);
+        for (size_t r = 0; agree && one == ZGPU_OK && r < m; r++)
+            agree = !memcmp(out + runs[r].off, ref + runs[r].off, runs[r].len);
+        trials++;
+        errors += one != ZGPU_OK;
+        CHECK_MSG(agree, "damaged labels %d: in order %d, sparse %d", t, one, two);
+    }
+    printf("sparse damaged: %d trials, %d errors\n", trials, errors);
+    CHECK(errors > 10);
+    free(bad);
+    free(ref);
+    free(lab);
+    free(out);
+    free(comp);
+    free(runs);
+}
+
 /* Damaged frames: whatever the split decode makes of one is what the one-thread decode makes of it. */
 static void test_damaged(zcase *cs, size_t n) {
     uint64_t s = 5;
@@ -256,6 +376,7 @@ int main(void) {
     test_nested(cs, n);
     test_chains();
     test_damaged(cs, n);
+    test_sparse(cs, n);
     /* timings on every core of the machine */
     zg_pool *small = pool;
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);
