@@ -721,9 +721,13 @@ zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size
 
 /* ---- sparse: only the byte runs a read needs ---- */
 
+static double sparse_cost(uint64_t bytes, int ways) {
+    return (double)ZG_ZSTD_SPARSE_FIXED + (double)bytes * ZG_ZSTD_SPARSE_BYTE_COST / ways;
+}
+
 double zg_zstd_sparse_cost(size_t size, double ratio, uint64_t bytes, uint64_t hi, int ways) {
     if (size < ZG_ZSTD_SPARSE_MIN || ratio < ZG_ZSTD_SPARSE_RATIO || ways < 1) return (double)hi;
-    const double c = (double)bytes * ZG_ZSTD_SPARSE_BYTE_COST / ways;
+    const double c = sparse_cost(bytes, ways);
     return c < (double)hi ? c : (double)hi;
 }
 
@@ -763,11 +767,8 @@ zgpu_status zg_zstd_decode_sparse(const uint8_t *in, size_t n, uint8_t *out, siz
         bytes += runs[r].len;
         if (runs[r].off + runs[r].len > hi) hi = runs[r].off + runs[r].len;
     }
-    /* a byte found by following matches back costs about what ZG_ZSTD_SPARSE_BYTE_COST bytes of an in-order decode
-     * do (one thread, label chunks, 2-core machine: a 32x128x128 crop of a 64x256x256 chunk 0.9-1.2 ms either way,
-     * a 1x256x256 patch 0.44 against 0.69); spread over the threads, sparse costs that share */
     const int ways = par && par->pool && par->ways > 1 ? par->ways : 1;
-    if (!hi || bytes * ZG_ZSTD_SPARSE_BYTE_COST > hi * (uint64_t)ways) return ZGPU_OK;
+    if (!hi || sparse_cost(bytes, ways) >= (double)hi) return ZGPU_OK; /* (the prefix in order is faster) */
     split_tls *t = split_tls_get();
     if (!t) return zg_error(ZGPU_ERR_NO_MEMORY, "zstd: out of memory for a sparse decode");
     split_job j;

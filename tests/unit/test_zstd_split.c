@@ -201,14 +201,17 @@ static unsigned long long runs_ok(const uint8_t *comp, size_t cn, const uint8_t 
     return zg_zstd_split_stats_get().sparse - s0.sparse;
 }
 
-/* The route model's guess of a sparse decode's cost (in bytes of an in-order decode): labels' crops a sixth of their
- * bytes' worth per thread, capped at the prefix; frames of low ratio and small ones at the prefix. */
+/* The route model's guess of a sparse decode's cost (in bytes of an in-order decode): labels' crops a fixed cost
+ * and six times their bytes' worth shared among the threads, capped at the prefix; frames of low ratio, small ones
+ * and 2 MiB prefixes at the prefix. */
 static void test_sparse_cost(void) {
     const uint64_t crop = (uint64_t)2 << 20, hi = (uint64_t)12 << 20;
     const size_t chunk = (size_t)16 << 20;
-    CHECK(zg_zstd_sparse_cost(chunk, 1400, crop, hi, 4) == (double)crop * ZG_ZSTD_SPARSE_BYTE_COST / 4);
+    CHECK(zg_zstd_sparse_cost(chunk, 1400, crop, hi, 4) ==
+          (double)ZG_ZSTD_SPARSE_FIXED + (double)crop * ZG_ZSTD_SPARSE_BYTE_COST / 4);
     CHECK(zg_zstd_sparse_cost(chunk, 1400, crop, hi, 1) == (double)hi);
-    CHECK(zg_zstd_sparse_cost(chunk, 1400, crop / 8, hi, 1) < (double)hi / 4);
+    CHECK(zg_zstd_sparse_cost(chunk, 1400, crop / 8, hi, 1) < (double)hi / 2);
+    CHECK(zg_zstd_sparse_cost(chunk / 8, 1400, 65536, (uint64_t)2 << 20, 1) == (double)(2 << 20));
     CHECK(zg_zstd_sparse_cost(chunk, 1.2, crop, hi, 16) == (double)hi);
     CHECK(zg_zstd_sparse_cost(ZG_ZSTD_SPARSE_MIN / 2, 1400, 1024, 16384, 16) == 16384.0);
 }
