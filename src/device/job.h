@@ -311,6 +311,10 @@ typedef struct wave_check {
 zgpu_status dev_get_state(zgpu_context *ctx, struct zg_device_state **out);
 /** Grows a device buffer in stream order on `s`, keeping its first `keep` bytes. */
 zgpu_status dev_ensure_device(cudaStream_t s, uint8_t **p, size_t *cap, size_t need, size_t keep);
+/** How many times this process's device reads have grown a pinned or device buffer (dev_ensure_device,
+ *  dev_grow_pinned): a read during which it changed paid for allocations (cudaHostAlloc of 16 MiB: several ms) that
+ *  say nothing of its route's speed, so the route model learns nothing from it. */
+unsigned long dev_buffer_growths(void);
 zgpu_status dev_ensure_pinned(struct zg_device_state *st, bufset *b, size_t need, size_t keep);
 /** Grows a pinned buffer to `need` bytes (its contents dropped; the old one freed with the state). */
 zgpu_status dev_grow_pinned(struct zg_device_state *st, uint8_t **p, size_t *cap, size_t need);

@@ -244,6 +244,8 @@ static zgpu_status dev_read_once(zgpu_array *a, const zg_dev_request *rq, void *
     const double t_begin = zg_now();
     struct zg_device_state *st;
     ZG_FORWARD(dev_get_state(a->ctx, &st));
+    /* (a read that grows a staging buffer teaches the route model nothing: dev_buffer_growths) */
+    const unsigned long grown = dev_buffer_growths();
     job j;
     memset(&j, 0, sizeof j);
     j.a = a;
@@ -333,7 +335,8 @@ static zgpu_status dev_read_once(zgpu_array *a, const zg_dev_request *rq, void *
         stats.struct_size = sizeof stats;
         s = dev_host_route(a, st, rq, &j.x, user_stream, order_user, &stats);
         if (s == ZGPU_OK) zg_array_set_stats(a, &stats);
-        if (s == ZGPU_OK && learn) learn_route(a, &picked, j.tune, stats.total_s); /* (timed after the pick) */
+        if (s == ZGPU_OK && learn && dev_buffer_growths() == grown) /* (timed after the pick) */
+            learn_route(a, &picked, j.tune, stats.total_s);
         return s;
     }
     j.plan = &plan;
@@ -456,6 +459,7 @@ static zgpu_status dev_read_once(zgpu_array *a, const zg_dev_request *rq, void *
             stats.decoded_bytes += bytes;
         }
         stats.route = ZGPU_ROUTE_DEVICE;
+        if (dev_buffer_growths() != grown) learn = 0;
         if (learn && rq->host_dest) *rq->lesson = (zg_host_lesson){1, picked, t_pick}; /* (after the copy back) */
         else if (learn) learn_route(a, &picked, j.tune, stats.total_s - t_pick);
         stats.gds_used = j.use_gds;

@@ -236,8 +236,13 @@ zgpu_status dev_get_state(zgpu_context *ctx, struct zg_device_state **out) {
 
 /* Grows a device buffer in stream order on `s` (no device-wide synchronisation), keeping its first `keep`
  * bytes. */
+static atomic_ulong growths;
+
+unsigned long dev_buffer_growths(void) { return atomic_load(&growths); }
+
 zgpu_status dev_ensure_device(cudaStream_t s, uint8_t **p, size_t *cap, size_t need, size_t keep) {
     if (need <= *cap) return ZGPU_OK;
+    atomic_fetch_add(&growths, 1);
     size_t n = need + need / 4;
     uint8_t *q = NULL;
     cudaError_t e = cudaMallocAsync((void **)&q, n, s);
@@ -254,6 +259,7 @@ zgpu_status dev_ensure_device(cudaStream_t s, uint8_t **p, size_t *cap, size_t n
 
 zgpu_status dev_grow_pinned(struct zg_device_state *st, uint8_t **p, size_t *cap, size_t need) {
     if (need <= *cap) return ZGPU_OK;
+    atomic_fetch_add(&growths, 1);
     uint8_t *q = NULL;
     cudaError_t e = cudaHostAlloc((void **)&q, need, cudaHostAllocDefault);
     if (e != cudaSuccess) {
