@@ -248,6 +248,8 @@ def zarr_reader(fs, path: str, cp):
 
 def close_filesystems(fs: dict) -> None:
     """Closes the aiohttp sessions of zarr-python's filesystems (else "Unclosed client session" at exit)."""
+    if not fs:  # (--skip-zarr-python: none opened, and zarr may not be installed)
+        return
     from zarr.core.sync import sync
     for f in fs.values():
         for closing in (getattr(f, "_session", None), getattr(f, "_s3", None)):
