@@ -518,8 +518,14 @@ static int resolve(const split_job *j, uint32_t n_blocks, uint64_t q, size_t len
             /* more than the source's period holds: its bytes from k's phase on, then the ones before it, make one
              * whole period in d (resolved a level deeper); the rest repeats it */
             const size_t first = off - phase, wrap = take - first < phase ? take - first : phase;
-            e = resolve(j, n_blocks, mstart - off + phase, first, d, ch);
-            if (!e && wrap) e = resolve(j, n_blocks, mstart - off, wrap, d + first, ch);
+            if (off <= s->ll) { /* the period is the sequence's own last literals (a run of one value: RLE) */
+                const uint8_t *per = lits + at[lo].lit + s->ll - off;
+                memcpy(d, per + phase, first);
+                memcpy(d + first, per, wrap);
+            } else {
+                e = resolve(j, n_blocks, mstart - off + phase, first, d, ch);
+                if (!e && wrap) e = resolve(j, n_blocks, mstart - off, wrap, d + first, ch);
+            }
             if (!e && take > off) copy_periodic(d + off, off, take - off);
             from = d; /* (for the memo: the piece's bytes are now these) */
             break;
