@@ -168,15 +168,16 @@ static int unit_runs(const read_job *j, const zg_chunk_task *t, uint32_t n, zg_b
     const size_t item = j->a->meta.dtype.size;
     size_t total = 0;
     uint64_t bytes = 0;
+    if (nd < 1) return 0;
     for (uint32_t k = 0; k < n; k++) { /* count first */
         int last = nd - 1;
         while (last > 0 && t[k].count[last] == shape[last]) last--;
-        uint64_t rows = 1;
+        uint64_t rows = 1, b = item;
         for (int d = 0; d < last; d++) rows *= t[k].count[d];
+        for (int d = 0; d < nd; d++) b *= t[k].count[d];
+        if (!b) return 0; /* (an empty box: the plan makes none; its rows would not end) */
         if (rows > RUNS_MAX) return 0;
         total += (size_t)rows;
-        uint64_t b = item;
-        for (int d = 0; d < nd; d++) b *= t[k].count[d];
         bytes += b;
     }
     if (!total || total > RUNS_MAX || bytes < (uint64_t)total * RUN_MIN_AVG) return 0;

@@ -4,7 +4,7 @@
  *          it must not touch keep a sentinel), or decoded everything where a checksum covers the whole output;
  *   chain  a chain with an outer crc32c stage, and chains that cannot decode ranges (fall back to whole chunks);
  *   array  random boxes of arrays in every such layout against the values written (not against another read),
- *          label chunks whose boxes decode only their rows (sparse) with one thread and eight;
+ *          label chunks whose boxes decode only their rows (sparse) with one thread and eight, converting too;
  * and hostile chunks: a range decode finds the faults the whole decode finds. */
 #include <blosc.h>
 #include <stdlib.h>
@@ -625,6 +625,20 @@ static void sparse_reads(const char *dir) {
                               label_at(starts[3 * r] + z, starts[3 * r + 1] + y, starts[3 * r + 2] + x);
         CHECK_MSG(!bad, "%d threads: labels batch of three boxes differs", threads);
         for (int r = 0; r < 3; r++) free(b[r]);
+        /* a converting read (float32, scaled): the rows are decoded sparse, then converted as they are placed */
+        zgpu_read_options ro;
+        zgpu_read_options_init(&ro);
+        ro.out_dtype = ZGPU_FLOAT32;
+        ro.scale = 0.5;
+        const uint64_t cs[3] = {20, 30, 40}, cc[3] = {12, 90, 200};
+        float *f = malloc(12 * 90 * 200 * sizeof *f);
+        CHECK_OK(zgpu_array_read_ex(a, cs, cc, f, NULL, &ro));
+        for (uint64_t z = 0; z < cc[0] && !bad; z++)
+            for (uint64_t y = 0; y < cc[1] && !bad; y++)
+                for (uint64_t x = 0; x < cc[2] && !bad; x++)
+                    bad = f[(z * cc[1] + y) * cc[2] + x] != (float)(0.5 * label_at(cs[0] + z, cs[1] + y, cs[2] + x));
+        CHECK_MSG(!bad, "%d threads: labels read as scaled float32 differs", threads);
+        free(f);
         zgpu_array_close(a);
         zgpu_context_free(ctx);
     }
