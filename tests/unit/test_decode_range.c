@@ -642,6 +642,30 @@ static void sparse_reads(const char *dir) {
         zgpu_array_close(a);
         zgpu_context_free(ctx);
     }
+    /* a zstd scalar read converting (its one chunk is decoded as a partial one: nothing to split into rows) */
+    char spath[600], smeta[1024];
+    snprintf(spath, sizeof spath, "%s/scalar", dir);
+    snprintf(smeta, sizeof smeta,
+             "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [], \"data_type\": \"uint32\", "
+             "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": []}}, "
+             "\"chunk_key_encoding\": {\"name\": \"default\"}, \"fill_value\": 0, \"codecs\": [{\"name\": \"bytes\", "
+             "\"configuration\": {\"endian\": \"little\"}}, {\"name\": \"zstd\", \"configuration\": {\"level\": 3, "
+             "\"checksum\": false}}]}");
+    zgpu_context *sctx = NULL;
+    zgpu_array *sa = array_at(spath, smeta, &sctx);
+    if (sa) {
+        const uint32_t v = 4242;
+        CHECK_OK(zgpu_array_write(sa, NULL, NULL, &v, NULL));
+        zgpu_read_options ro;
+        zgpu_read_options_init(&ro);
+        ro.out_dtype = ZGPU_FLOAT64;
+        ro.offset = 1;
+        double got = 0;
+        CHECK_OK(zgpu_array_read_ex(sa, NULL, NULL, &got, NULL, &ro));
+        CHECK_MSG(got == 4243.0, "scalar read as float64: %g", got);
+        zgpu_array_close(sa);
+        zgpu_context_free(sctx);
+    }
     const unsigned long long sparse = zg_zstd_split_stats_get().sparse - s0.sparse;
     printf("labels: %llu chunks decoded sparse\n", sparse);
     CHECK(sparse >= 40);
