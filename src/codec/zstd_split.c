@@ -349,6 +349,10 @@ typedef struct chase {
     memo_entry *memo;   /* 1 << MEMO_BITS entries, or NULL */
     chase_win win[RESOLVE_DEPTH];
     size_t path_top;               /* path[0, path_top): the hops of the lookups under way, outermost level first */
+    /* the sequence the last lookup landed in: frame bytes [sq_lo, sq_hi) (its literals and match), block sq_b's
+     * sequence sq_i (a run's rows land in the same long match one after another: no search for it) */
+    uint64_t sq_lo, sq_hi;
+    uint32_t sq_b, sq_i;
     /* a sparse decode: the runs this thread has written (ascending; runs[0, n_done) hold their final bytes in out) */
     const zg_byte_run *runs;
     size_t n_done;
@@ -360,6 +364,7 @@ static _Thread_local void *tl_memo;
 static _Thread_local uint8_t tl_gen;
 
 static void chase_init(chase *ch, uint64_t budget) {
+    ch->sq_lo = ch->sq_hi = 0;
     ch->runs = NULL;
     ch->n_done = 0;
     ch->steps = 0;
@@ -394,21 +399,13 @@ static const chase_win *chase_find(const chase *ch, uint64_t p) {
     return NULL;
 }
 
-/* A sparse decode's written run holding source byte p (the last one first: a row's match most often copies the row
- * before it); *avail: its bytes from p on. NULL if none. */
+/* A sparse decode's last written run, if it holds source byte p (a row's match often copies the row before it;
+ * earlier runs are found through the memo: searching them all cost more than it saved); *avail: its bytes from p
+ * on. NULL if not. */
 static const uint8_t *chase_done_run(const chase *ch, uint64_t p, uint64_t *avail) {
-    size_t n = ch->n_done;
-    if (!n || p < ch->runs[0].off) return NULL;
-    size_t lo = 0, hi = n; /* runs[lo].off <= p < runs[hi].off */
-    if (p >= ch->runs[n - 1].off) lo = n - 1;
-    else
-        while (hi - lo > 1) {
-            const size_t mid = (lo + hi) / 2;
-            if (ch->runs[mid].off <= p) lo = mid;
-            else hi = mid;
-        }
-    const zg_byte_run *r = &ch->runs[lo];
-    if (p - r->off >= r->len) return NULL;
+    if (!ch->n_done) return NULL;
+    const zg_byte_run *r = &ch->runs[ch->n_done - 1];
+    if (p < r->off || p - r->off >= r->len) return NULL;
     *avail = r->off + r->len - p;
     return ch->out + p;
 }
@@ -467,7 +464,8 @@ static int resolve(const split_job *j, uint32_t n_blocks, uint64_t q, size_t len
                 from = done;
                 break;
             }
-            const uint32_t b = block_of(j, p, n_blocks);
+            const int cached = p >= ch->sq_lo && p < ch->sq_hi;
+            const uint32_t b = cached ? ch->sq_b : block_of(j, p, n_blocks);
             const zg_zd_block *blk = &j->pl->blocks[b];
             const zg_zd_bres *r = &j->res[b];
             const uint64_t rel = p - r->out;
@@ -485,15 +483,23 @@ static int resolve(const split_job *j, uint32_t n_blocks, uint64_t q, size_t len
             const zg_zd_seq *sq = j->seq + blk->seq;
             /* the last sequence starting at or before rel; the block's trailing literals after the last one */
             uint32_t lo = 0, hi = blk->nseq;
-            const uint64_t tail = hi ? (uint64_t)at[hi - 1].pos + sq[hi - 1].ll + sq[hi - 1].ml : 0;
-            if (rel >= tail) {
-                from = lits + (hi ? at[hi - 1].lit + sq[hi - 1].ll : 0) + (rel - tail);
-                break;
-            }
-            while (hi - lo > 1) {
-                const uint32_t mid = (lo + hi) / 2;
-                if (at[mid].pos <= rel) lo = mid;
-                else hi = mid;
+            if (cached) {
+                lo = ch->sq_i;
+            } else {
+                const uint64_t tail = hi ? (uint64_t)at[hi - 1].pos + sq[hi - 1].ll + sq[hi - 1].ml : 0;
+                if (rel >= tail) {
+                    from = lits + (hi ? at[hi - 1].lit + sq[hi - 1].ll : 0) + (rel - tail);
+                    break;
+                }
+                while (hi - lo > 1) {
+                    const uint32_t mid = (lo + hi) / 2;
+                    if (at[mid].pos <= rel) lo = mid;
+                    else hi = mid;
+                }
+                ch->sq_lo = r->out + at[lo].pos;
+                ch->sq_hi = ch->sq_lo + sq[lo].ll + sq[lo].ml;
+                ch->sq_b = b;
+                ch->sq_i = lo;
             }
             const zg_zd_seq *s = &sq[lo];
             const uint64_t in_seq = rel - at[lo].pos;
@@ -708,6 +714,9 @@ zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size
     if (atomic_load(&j.bad)) return ZGPU_OK;
     /* runs that stopped: finished in order, every byte before each now final (run start 0: nothing to resolve) */
     chase in_order;
+    in_order.sq_lo = in_order.sq_hi = 0;
+    in_order.runs = NULL;
+    in_order.n_done = 0;
     in_order.steps = in_order.budget = 0;
     in_order.depth = 0;
     in_order.path_top = 0;
