@@ -208,7 +208,7 @@ zgpu_status zg_plan_build_regions(const zgpu_array *a, size_t n, const uint64_t 
     zgpu_status st = ZGPU_OK;
     size_t total = 0;
     for (size_t r = 0; r < n && st == ZGPU_OK; r++) {
-        st = zg_plan_build(a, starts + r * (size_t)nd, counts + r * (size_t)nd, &parts[r]);
+        st = zg_plan_build(a, nd ? starts + r * (size_t)nd : starts, nd ? counts + r * (size_t)nd : counts, &parts[r]);
         if (st != ZGPU_OK) zg_error_prefix("region %zu: ", r);
         else total += parts[r].n_tasks;
     }
@@ -414,8 +414,9 @@ zgpu_status zg_resolve_region_strides(const zgpu_array *a, size_t itemsize, size
     *out = malloc((n * nd != 0 ? n * nd : 1) * sizeof(int64_t));
     if (!*out) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for %zu regions", n);
     for (size_t r = 0; r < n; r++) {
-        zgpu_status st = zg_resolve_strides_item(a, itemsize, counts + r * nd, given ? given + r * nd : NULL,
-                                                 *out + r * nd);
+        /* (a 0-d array's read may pass no counts: NULL plus 0 is undefined in C) */
+        zgpu_status st = zg_resolve_strides_item(a, itemsize, nd ? counts + r * nd : counts,
+                                                 given && nd ? given + r * nd : given, *out + r * nd);
         if (st != ZGPU_OK) {
             if (n > 1) zg_error_prefix("region %zu: ", r);
             free(*out);
