@@ -28,7 +28,7 @@ static const zg_zd_consts split_consts = ZG_ZD_CONSTS_INIT;
 
 #define LIT_SLACK 32 /* bytes after the literal buffer that 16-byte copies may read */
 
-static atomic_ullong st_frames, st_chased, st_deferred, st_sparse;
+static atomic_ullong st_frames, st_chased, st_deferred, st_sparse, job_ids;
 
 zg_zstd_split_stats zg_zstd_split_stats_get(void) {
     return (zg_zstd_split_stats){atomic_load(&st_frames), atomic_load(&st_chased), atomic_load(&st_deferred),
@@ -110,6 +110,7 @@ static int reserve(split_tls *t, const zg_zd_plan *pl) {
 }
 
 typedef struct split_job {
+    uint64_t id;                /* this decode's number in the process (the threads' table caches: block_tables) */
     const uint8_t *in;
     uint8_t *out;
     size_t size, hi;
@@ -203,6 +204,20 @@ static int huf_four(const uint16_t *t, uint32_t log, const zg_zd_block *blk, con
     return ZG_ZD_OK;
 }
 
+/* A thread's decoding tables of the last blocks it decoded, by their descriptions' indices in the job's plan: blocks
+ * of a frame that repeat a table or use the predefined ones share a description, and a label frame's blocks hold a
+ * dozen sequences each, for which building three FSE tables cost more than decoding them. */
+typedef struct block_tables {
+    uint64_t job;         /* the split_job they belong to (0: none) */
+    uint32_t fse_idx[3];  /* ll, of, ml descriptions built into fse[] */
+    uint32_t huf_idx;     /* the Huffman description built into huf[] */
+    int fse_ok[3], huf_ok;
+    zd_fse_cell fse[3][512];
+    uint16_t huf[1 << ZG_ZD_HUF_LOG_MAX];
+} block_tables;
+
+static _Thread_local void *tl_tables;
+
 static int decode_block(split_job *j, uint32_t b) {
     const zg_zd_block *blk = &j->pl->blocks[b];
     zg_zd_bres *r = &j->res[b];
@@ -210,31 +225,44 @@ static int decode_block(split_job *j, uint32_t b) {
     r->size = blk->lit_n;
     r->err = 0;
     if (blk->type != ZG_ZD_BLOCK_COMPRESSED) return 0;
+    block_tables *bt = zg_tls_get(&tl_tables, sizeof(block_tables), free);
+    if (!bt) return -1; /* (no memory for the tables: the frame is declined, the one-thread decode takes it) */
+    if (bt->job != j->id) {
+        bt->job = j->id;
+        bt->fse_ok[0] = bt->fse_ok[1] = bt->fse_ok[2] = bt->huf_ok = 0;
+    }
     const uint8_t *src = j->in + blk->src;
     uint8_t *lo = j->lit + blk->lit;
     if (blk->lit_type == ZG_ZD_LIT_RAW) memcpy(lo, src + blk->lit_off, blk->lit_n);
     else if (blk->lit_type == ZG_ZD_LIT_RLE) memset(lo, src[blk->lit_off], blk->lit_n);
     else {
         const zg_zd_huf_desc *hd = &j->pl->hufs[blk->huf];
-        uint16_t table[1 << ZG_ZD_HUF_LOG_MAX], start[256];
-        zd_huf_starts(hd, start);
-        for (uint32_t s = 0; s < hd->nsym; s++) zd_huf_fill(table, hd, start, s);
+        if (!bt->huf_ok || bt->huf_idx != blk->huf) {
+            uint16_t start[256];
+            zd_huf_starts(hd, start);
+            for (uint32_t s = 0; s < hd->nsym; s++) zd_huf_fill(bt->huf, hd, start, s);
+            bt->huf_idx = blk->huf;
+            bt->huf_ok = 1;
+        }
         const uint8_t *at = src + blk->lit_off;
-        if (blk->n_streams == 4 ? huf_four(table, hd->max_bits, blk, at, lo)
-                                : zd_huf_stream(table, hd->max_bits, at, blk->stream_len[0], lo, blk->lit_n))
+        if (blk->n_streams == 4 ? huf_four(bt->huf, hd->max_bits, blk, at, lo)
+                                : zd_huf_stream(bt->huf, hd->max_bits, at, blk->stream_len[0], lo, blk->lit_n))
             return -1;
     }
     if (!blk->nseq) return 0;
-    zd_fse_cell tll[512], tof[256], tml[512];
     uint16_t next[64];
+    const uint32_t idx[3] = {blk->ll, blk->of, blk->ml};
+    for (int k = 0; k < 3; k++)
+        if (!bt->fse_ok[k] || bt->fse_idx[k] != idx[k]) {
+            zd_fse_build(bt->fse[k], &j->pl->fses[idx[k]], next);
+            bt->fse_idx[k] = idx[k];
+            bt->fse_ok[k] = 1;
+        }
     const zg_zd_fse_desc *fl = &j->pl->fses[blk->ll], *fo = &j->pl->fses[blk->of], *fm = &j->pl->fses[blk->ml];
-    zd_fse_build(tll, fl, next);
-    zd_fse_build(tof, fo, next);
-    zd_fse_build(tml, fm, next);
     uint32_t mls = 0;
     zg_zd_seq *sq = j->seq + blk->seq;
-    if (zd_sequences(&split_consts, tll, fl->log, tof, fo->log, tml, fm->log, src + blk->seq_off, blk->seq_len, blk->nseq,
-                     blk->lit_n, sq, r->rep_out, &mls))
+    if (zd_sequences(&split_consts, bt->fse[0], fl->log, bt->fse[1], fo->log, bt->fse[2], fm->log, src + blk->seq_off,
+                     blk->seq_len, blk->nseq, blk->lit_n, sq, r->rep_out, &mls))
         return -1;
     r->size = blk->lit_n + mls;
     seq_at *at = j->at + blk->seq;
@@ -666,8 +694,8 @@ static zgpu_status frame_blocks(split_tls *t, const uint8_t *in, size_t n, uint8
     }
     uint8_t *done = reserve(t, pl) ? NULL : calloc(nb, 1);
     if (!done) return zg_error(ZGPU_ERR_NO_MEMORY, "zstd: out of memory for a split decode of %zu bytes", size);
-    *j = (split_job){in, out, size, hi, pl, t->lit, t->seq, t->at, t->res, nb, PTHREAD_MUTEX_INITIALIZER, done, 0, 0,
-                     nb, 0, t->first, t->stop};
+    *j = (split_job){atomic_fetch_add(&job_ids, 1) + 1, in, out, size, hi, pl, t->lit, t->seq, t->at, t->res, nb,
+                     PTHREAD_MUTEX_INITIALIZER, done, 0, 0, nb, 0, t->first, t->stop};
     zgpu_status st = ZGPU_OK;
     if (par && par->ways > 1 && par->pool) st = zg_pool_run(par->pool, nb, blocks_task, j);
     else
