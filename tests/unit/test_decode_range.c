@@ -349,13 +349,19 @@ static zgpu_context *context_with(zgpu_switch partial) {
 }
 
 /* The metadata of a uint16 array of one chunk (shape: "d0, d1, ..."), bytes then `codec`. */
-static void one_chunk_meta(char *meta, size_t n, const char *shape, const char *codec) {
+/* The metadata of an array of `dtype` (shape and chunks: "d0, d1, ..."), bytes then `codec`. */
+static void array_meta(char *meta, size_t n, const char *shape, const char *chunks, const char *dtype,
+                       const char *codec) {
     snprintf(meta, n,
-             "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [%s], \"data_type\": \"uint16\", "
+             "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [%s], \"data_type\": \"%s\", "
              "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [%s]}}, "
              "\"chunk_key_encoding\": {\"name\": \"default\"}, \"fill_value\": 0, \"codecs\": [{\"name\": \"bytes\", "
              "\"configuration\": {\"endian\": \"little\"}}, %s]}",
-             shape, shape, codec);
+             shape, dtype, chunks, codec);
+}
+
+static void one_chunk_meta(char *meta, size_t n, const char *shape, const char *codec) {
+    array_meta(meta, n, shape, shape, "uint16", codec);
 }
 
 /* A new array at path (metadata meta) in a context of its own; NULL (nothing to free) when either fails. */
@@ -501,12 +507,9 @@ out:
 static void pieces(const char *dir) {
     char path[512], meta[2048];
     snprintf(path, sizeof path, "%s/pieces", dir);
-    snprintf(meta, sizeof meta,
-             "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [64, 128, 130], \"data_type\": \"uint16\", "
-             "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [64, 128, 128]}}, "
-             "\"chunk_key_encoding\": {\"name\": \"default\"}, \"fill_value\": 0, \"codecs\": [{\"name\": \"bytes\", "
-             "\"configuration\": {\"endian\": \"little\"}}, {\"name\": \"blosc\", \"configuration\": {\"cname\": "
-             "\"lz4\", \"clevel\": 5, \"shuffle\": \"shuffle\", \"typesize\": 2}}]}");
+    array_meta(meta, sizeof meta, "64, 128, 130", "64, 128, 128", "uint16",
+               "{\"name\": \"blosc\", \"configuration\": {\"cname\": \"lz4\", \"clevel\": 5, \"shuffle\": \"shuffle\", "
+               "\"typesize\": 2}}");
     zgpu_context_options o;
     zgpu_context_options_init(&o);
     o.num_threads = 8;
@@ -572,12 +575,8 @@ static uint32_t label_at(uint64_t z, uint64_t y, uint64_t x) {
 static void sparse_reads(const char *dir) {
     char path[512], meta[2048];
     snprintf(path, sizeof path, "%s/labels", dir);
-    snprintf(meta, sizeof meta,
-             "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [64, 256, 250], \"data_type\": \"uint32\", "
-             "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [32, 128, 256]}}, "
-             "\"chunk_key_encoding\": {\"name\": \"default\"}, \"fill_value\": 0, \"codecs\": [{\"name\": \"bytes\", "
-             "\"configuration\": {\"endian\": \"little\"}}, {\"name\": \"zstd\", \"configuration\": {\"level\": 3, "
-             "\"checksum\": false}}]}");
+    static const char zstd3[] = "{\"name\": \"zstd\", \"configuration\": {\"level\": 3, \"checksum\": false}}";
+    array_meta(meta, sizeof meta, "64, 256, 250", "32, 128, 256", "uint32", zstd3);
     const uint64_t shape[3] = {64, 256, 250}, n = 64 * 256 * 250;
     uint32_t *all = malloc(n * 4), *box = malloc(n * 4);
     for (uint64_t i = 0; i < n; i++) all[i] = label_at(i / (256 * 250), (i / 250) % 256, i % 250);
@@ -645,12 +644,7 @@ static void sparse_reads(const char *dir) {
     /* a zstd scalar read converting (its one chunk is decoded as a partial one: nothing to split into rows) */
     char spath[600], smeta[1024];
     snprintf(spath, sizeof spath, "%s/scalar", dir);
-    snprintf(smeta, sizeof smeta,
-             "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [], \"data_type\": \"uint32\", "
-             "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": []}}, "
-             "\"chunk_key_encoding\": {\"name\": \"default\"}, \"fill_value\": 0, \"codecs\": [{\"name\": \"bytes\", "
-             "\"configuration\": {\"endian\": \"little\"}}, {\"name\": \"zstd\", \"configuration\": {\"level\": 3, "
-             "\"checksum\": false}}]}");
+    array_meta(smeta, sizeof smeta, "", "", "uint32", zstd3);
     zgpu_context *sctx = NULL;
     zgpu_array *sa = array_at(spath, smeta, &sctx);
     if (sa) {
