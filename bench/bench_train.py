@@ -13,9 +13,9 @@ crops   random boxes (32x128x128 crops and 1x256x256 patches), in batches of 1, 
           zarr-python  arr[box] per crop under zarr.config.enable_gpu() (--zarr-crops crops per cell, batch 1 only)
         crops/s = crops / wall time (device synchronised); each pass draws fresh boxes (seeded per pass), after a
         warm-up pass; the median of --repeat passes of --crops crops.
-latency one read (median of --repeat, at least 5, after one warm-up) of: one inner chunk's box (32x128x128 at the origin of a
-        chunk), one chunk (64x256x256), a 32x128x128 crop at a random place, one plane (1 x 1024 x 1024), the whole
-        array; zgpu through the device route, the host route and auto (the route it took), and tensorstore+copy.
+latency one read (median of --repeat, at least 5, after one warm-up) of: one inner chunk's box (32x128x128 at the
+        origin of a chunk), one chunk (64x256x256), a 32x128x128 crop at a random place, one plane (1 x 1024 x 1024),
+        the whole array; zgpu through the device route, the host route and auto (the route it took), and tensorstore+copy.
 loader  a PyTorch DataLoader epoch of random crops (zgpu.torch.RandomCropDataset) with 0 and 4 workers.
 
 Usage: python bench/bench_train.py [--planes 64] [--repeat 3] [--crops 256] [--cells vol.layout,..]

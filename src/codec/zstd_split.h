@@ -54,10 +54,10 @@ zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size
  *  back to the literals they copy (resolve), the runs shared among the threads. What a crop of a label chunk
  *  needs (an eighth of the chunk, long matches) costs its own bytes instead of the frame's prefix.
  *  *declined = 1 (out's bytes unspecified) where it does not apply: where it would cost more than decoding the prefix
- *  [0, last run's end) in order (zg_zstd_sparse_cost), a
- *  frame under ZG_ZSTD_SPARSE_MIN, one with a content checksum (it covers the whole output), one of short matches
- *  or many literals (ZG_ZSTD_SPARSE_SEQ_BYTES, ZG_ZSTD_SPARSE_LIT_SHARE), one the block rules decline (damage: the caller's decode names it), or
- *  lookups past a budget (chains too deep). Fails only for lack of memory. */
+ *  [0, last run's end) in order (zg_zstd_sparse_cost), a frame under ZG_ZSTD_SPARSE_MIN, one with a content
+ *  checksum (it covers the whole output), one of short matches or many literals (ZG_ZSTD_SPARSE_SEQ_BYTES,
+ *  ZG_ZSTD_SPARSE_LIT_SHARE), one the block rules decline (damage: the caller's decode names it), or lookups past a
+ *  budget (chains too deep). Fails only for lack of memory. */
 zgpu_status zg_zstd_decode_sparse(const uint8_t *in, size_t n, uint8_t *out, size_t size, const zg_byte_run *runs,
                                   size_t n_runs, const zg_decode_par *par, int *declined);
 

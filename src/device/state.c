@@ -234,12 +234,12 @@ zgpu_status dev_get_state(zgpu_context *ctx, struct zg_device_state **out) {
     return s;
 }
 
-/* Grows a device buffer in stream order on `s` (no device-wide synchronisation), keeping its first `keep`
- * bytes. */
-static atomic_ulong growths;
+static atomic_ulong growths; /* (dev_buffer_growths) */
 
 unsigned long dev_buffer_growths(void) { return atomic_load(&growths); }
 
+/* Grows a device buffer in stream order on `s` (no device-wide synchronisation), keeping its first `keep`
+ * bytes. */
 zgpu_status dev_ensure_device(cudaStream_t s, uint8_t **p, size_t *cap, size_t need, size_t keep) {
     if (need <= *cap) return ZGPU_OK;
     atomic_fetch_add(&growths, 1);
