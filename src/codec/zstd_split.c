@@ -742,13 +742,7 @@ zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size
     if (atomic_load(&j.bad)) return ZGPU_OK;
     /* runs that stopped: finished in order, every byte before each now final (run start 0: nothing to resolve) */
     chase in_order;
-    in_order.sq_lo = in_order.sq_hi = 0;
-    in_order.runs = NULL;
-    in_order.n_done = 0;
-    in_order.steps = in_order.budget = 0;
-    in_order.depth = 0;
-    in_order.path_top = 0;
-    in_order.memo = NULL;
+    chase_init(&in_order, 0);
     for (uint32_t r = 0; r < m; r++) {
         if (t->stop[r] == UINT32_MAX) continue;
         atomic_fetch_add(&st_deferred, 1);
@@ -779,9 +773,12 @@ typedef struct sparse_job {
     uint32_t need;
     const zg_byte_run *runs;
     const size_t *group; /* group g: runs [group[g], group[g + 1]) */
-    uint64_t per_byte;   /* lookups a group may spend: 16384 + its bytes / per_byte */
     atomic_int over;     /* a group passed its budget or found a bad offset: declined */
 } sparse_job;
+
+/* Lookups a group of runs may spend, against the bytes of its runs so far: past it, chains run too deep for a sparse
+ * decode to pay and the frame decodes in order. */
+static uint64_t sparse_budget(uint64_t bytes) { return 16384 + bytes / 8; }
 
 static zgpu_status sparse_task(void *arg, size_t g) {
     sparse_job *s = arg;
@@ -793,7 +790,7 @@ static zgpu_status sparse_task(void *arg, size_t g) {
     for (size_t r = s->group[g]; r < s->group[g + 1] && !atomic_load(&s->over); r++, ch.n_done++) {
         const zg_byte_run *u = &s->runs[r];
         bytes += u->len;
-        ch.budget = 16384 + bytes / s->per_byte;
+        ch.budget = sparse_budget(bytes);
         if (resolve(s->j, s->need, u->off, (size_t)u->len, s->j->out + u->off, &ch)) atomic_store(&s->over, 1);
     }
     if (ch.steps) atomic_fetch_add(&st_chased, 1);
@@ -828,7 +825,7 @@ zgpu_status zg_zstd_decode_sparse(const uint8_t *in, size_t n, uint8_t *out, siz
         if (acc * (uint64_t)ways >= bytes * m && r + 1 < n_runs && r + 1 > group[m - 1]) group[m++] = r + 1;
     }
     group[m] = n_runs;
-    sparse_job s = {&j, need, runs, group, 8, 0};
+    sparse_job s = {&j, need, runs, group, 0};
     if (m > 1) ZG_FORWARD(zg_pool_run(par->pool, m, sparse_task, &s));
     else sparse_task(&s, 0);
     if (atomic_load(&s.over)) return ZGPU_OK;

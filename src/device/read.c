@@ -150,13 +150,13 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
         const int decoded = last.gpu_decoded + last.cpu_decoded;
         if (last.stored_bytes && decoded) r.ratio = r.chunk_bytes * decoded / (double)last.stored_bytes;
     }
-    /* a zstd frame of long matches (labels) decodes only its boxes' rows (zg_chain_decode_runs), its share of the
-     * threads each */
-    const int unit_ways = units && units < (size_t)r.threads && j->tune->split_decode != ZGPU_SWITCH_OFF
-                              ? (int)((size_t)r.threads / units) : 1;
-    /* the host read's pieces (host/host_read.h): fewer chunks than threads split their boxes over the threads */
+    /* a read of fewer chunks than threads lends each chunk its share of them (host/host_read.c): blosc cuts its boxes
+     * into pieces (host/host_read.h), zstd splits a frame (split_decode), or decodes only a frame's rows the boxes
+     * need where its matches are long (labels: zg_chain_decode_runs) */
+    const size_t share_of = units && units < (size_t)r.threads ? (size_t)r.threads / units : 1;
+    const int split_on = j->tune->split_decode != ZGPU_SWITCH_OFF;
     const int spans = partial == ZG_PARTIAL_SPANS;
-    const size_t want = spans && units && units < (size_t)r.threads ? (size_t)r.threads / units : 1;
+    const size_t want = spans ? share_of : 1;
     for (size_t i = 0; i < plan->n_tasks; i++) {
         const zg_chunk_task *t = &plan->tasks[i];
         if (t->unit_n && t->decoded_elsewhere) { /* (a copy out of a cache, not a decode) */
@@ -179,13 +179,8 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
         if (partial == ZG_PARTIAL_PREFIX) { /* the frame from its start to the unit's last byte, or its boxes' rows */
             size_t lo, hi;
             zg_plan_unit_range(plan, t, t->unit_n, j->a->meta.dtype.size, cs, &lo, &hi);
-            uint64_t bytes = 0;
-            for (uint32_t k = 0; k < t->unit_n; k++) {
-                uint64_t b = j->a->meta.dtype.size;
-                for (int d = 0; d < plan->ndim; d++) b *= t[k].count[d];
-                bytes += b;
-            }
-            share = zg_chain_runs_cost(chain, r.ratio, bytes, hi, unit_ways) / r.chunk_bytes;
+            const uint64_t bytes = zg_plan_unit_bytes(plan, t, t->unit_n, j->a->meta.dtype.size);
+            share = zg_chain_runs_cost(chain, r.ratio, bytes, hi, split_on ? (int)share_of : 1) / r.chunk_bytes;
         }
         part += partial != ZG_PARTIAL_NONE && share < 1 ? share : 1;
         split += spans && share < 1 && pieces > 1 ? (double)pieces : 1;
@@ -194,9 +189,9 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
         r.host_part = part / (double)r.chunks;
         r.host_split = split / (double)r.chunks;
     }
-    /* zstd frames of a read of fewer chunks than threads decode split over the idle ones (host/host_read.c) */
-    if (!spans && r.chunks && units < (size_t)r.threads && j->tune->split_decode != ZGPU_SWITCH_OFF)
-        r.host_split = zg_chain_split_speedup(chain, r.ratio, (int)((size_t)r.threads / units));
+    /* zstd frames of a read of fewer chunks than threads decode split over the idle ones */
+    if (!spans && r.chunks && share_of > 1 && split_on)
+        r.host_split = zg_chain_split_speedup(chain, r.ratio, (int)share_of);
     for (size_t k = 0; k < rq->n; k++) {
         double b = (double)j->a->meta.dtype.size;
         for (int d = 0; d < plan->ndim; d++) b *= (double)rq->counts[k * (size_t)plan->ndim + (size_t)d];

@@ -162,32 +162,35 @@ done:
  * too short for a decode of runs to pay (a column of a chunk: a run an element), then the prefix decodes. */
 #define RUNS_MAX 65536
 #define RUN_MIN_AVG 64
+/* The axis a box's rows run along: its last, or the first of the last axes it spans whole (those rows are one run). */
+static int run_axis(const uint64_t *chunk, const uint64_t *count, int nd) {
+    int last = nd - 1;
+    while (last > 0 && count[last] == chunk[last]) last--;
+    return last;
+}
+
 static int unit_runs(const read_job *j, const zg_chunk_task *t, uint32_t n, zg_buf *buf, size_t *n_runs) {
     const int nd = j->plan->ndim;
     const uint64_t *shape = j->plan->chunk;
-    const size_t item = j->a->meta.dtype.size;
     size_t total = 0;
-    uint64_t bytes = 0;
     if (nd < 1) return 0;
     for (uint32_t k = 0; k < n; k++) { /* count first */
-        int last = nd - 1;
-        while (last > 0 && t[k].count[last] == shape[last]) last--;
-        uint64_t rows = 1, b = item;
+        const int last = run_axis(shape, t[k].count, nd);
+        uint64_t rows = 1;
+        for (int d = 0; d < nd; d++)
+            if (!t[k].count[d]) return 0; /* (an empty box: the plan makes none; its rows would not end) */
         for (int d = 0; d < last; d++) rows *= t[k].count[d];
-        for (int d = 0; d < nd; d++) b *= t[k].count[d];
-        if (!b) return 0; /* (an empty box: the plan makes none; its rows would not end) */
         if (rows > RUNS_MAX) return 0;
         total += (size_t)rows;
-        bytes += b;
     }
+    const uint64_t bytes = zg_plan_unit_bytes(j->plan, t, n, j->a->meta.dtype.size);
     if (!total || total > RUNS_MAX || bytes < (uint64_t)total * RUN_MIN_AVG) return 0;
     if (zg_buf_reserve(buf, total * sizeof(zg_byte_run)) != ZGPU_OK) return 0;
     zg_byte_run *runs = (zg_byte_run *)buf->data;
     size_t m = 0;
     for (uint32_t k = 0; k < n; k++) {
         const zg_chunk_task *b = &t[k];
-        int last = nd - 1;
-        while (last > 0 && b->count[last] == shape[last]) last--;
+        const int last = run_axis(shape, b->count, nd);
         const uint64_t len = b->count[last] * (uint64_t)j->chunk_strides[last];
         uint64_t idx[ZGPU_MAX_DIMS] = {0};
         for (;;) {

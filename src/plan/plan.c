@@ -335,6 +335,16 @@ void zg_plan_unit_range(const zg_plan *plan, const zg_chunk_task *t, uint32_t n,
     *hi = b;
 }
 
+uint64_t zg_plan_unit_bytes(const zg_plan *plan, const zg_chunk_task *t, uint32_t n, size_t itemsize) {
+    uint64_t bytes = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        uint64_t b = itemsize;
+        for (int d = 0; d < plan->ndim; d++) b *= t[k].count[d];
+        bytes += b;
+    }
+    return bytes;
+}
+
 const uint8_t *zg_plan_bytes(const zg_plan_object *ob, uint64_t offset, uint64_t length) {
     for (size_t i = 0; i < ob->n_spans; i++) {
         const zg_plan_span *sp = &ob->spans[i];

@@ -171,5 +171,8 @@ void zg_c_strides(int ndim, const uint64_t *shape, size_t itemsize, int64_t *str
  *  this. */
 void zg_plan_unit_range(const zg_plan *plan, const zg_chunk_task *t, uint32_t n, size_t itemsize,
                         const int64_t *chunk_strides, size_t *lo, size_t *hi);
+/** The bytes the boxes of tasks t[0..n) of one unit hold, overlaps counted twice (what a decode of their rows writes:
+ *  zg_chain_decode_runs). */
+uint64_t zg_plan_unit_bytes(const zg_plan *plan, const zg_chunk_task *t, uint32_t n, size_t itemsize);
 
 #endif
