@@ -569,6 +569,16 @@ static uint32_t label_at(uint64_t z, uint64_t y, uint64_t x) {
     return (uint32_t)(((z / 8) * 7919 + (y / 12) * 104729 + (x / 10) * 1299709) % 50000);
 }
 
+/* Whether box (C order, `count`) holds the labels of [start, start + count). */
+static int labels_match(const uint32_t *box, const uint64_t *start, const uint64_t *count) {
+    for (uint64_t z = 0; z < count[0]; z++)
+        for (uint64_t y = 0; y < count[1]; y++)
+            for (uint64_t x = 0; x < count[2]; x++)
+                if (box[(z * count[1] + y) * count[2] + x] != label_at(start[0] + z, start[1] + y, start[2] + x))
+                    return 0;
+    return 1;
+}
+
 /* Crops, patches and batches of boxes of a label array (zstd, 4 MiB chunks) read with 1 and 8 threads: only the rows
  * the boxes need are decoded (codec/zstd_split.h, zg_zstd_decode_sparse), against the values written; the sparse
  * decodes counted so that the path is known to have run. */
@@ -603,10 +613,7 @@ static void sparse_reads(const char *dir) {
             ct[2] = round % 4 == 0 ? 250 : 16 + rnd() % 100;
             for (int d = 0; d < 3; d++) st[d] = rnd() % (shape[d] - ct[d] + 1);
             CHECK_OK(zgpu_array_read(a, st, ct, box, NULL));
-            for (uint64_t z = 0; z < ct[0] && !bad; z++)
-                for (uint64_t y = 0; y < ct[1] && !bad; y++)
-                    for (uint64_t x = 0; x < ct[2] && !bad; x++)
-                        bad = box[(z * ct[1] + y) * ct[2] + x] != label_at(st[0] + z, st[1] + y, st[2] + x);
+            bad = !labels_match(box, st, ct);
             CHECK_MSG(!bad, "%d threads: labels box [%llu %llu %llu] + [%llu %llu %llu] differs", threads,
                       (unsigned long long)st[0], (unsigned long long)st[1], (unsigned long long)st[2],
                       (unsigned long long)ct[0], (unsigned long long)ct[1], (unsigned long long)ct[2]);
@@ -616,12 +623,7 @@ static void sparse_reads(const char *dir) {
         uint32_t *b[3] = {malloc(8 * 60 * 70 * 4), malloc(8 * 60 * 70 * 4), malloc(100 * 250 * 4)};
         void *outs[3] = {b[0], b[1], b[2]};
         CHECK_OK(zgpu_array_read_regions(a, 3, starts, counts, outs, NULL, NULL));
-        for (int r = 0; r < 3 && !bad; r++)
-            for (uint64_t z = 0; z < counts[3 * r] && !bad; z++)
-                for (uint64_t y = 0; y < counts[3 * r + 1] && !bad; y++)
-                    for (uint64_t x = 0; x < counts[3 * r + 2] && !bad; x++)
-                        bad = b[r][(z * counts[3 * r + 1] + y) * counts[3 * r + 2] + x] !=
-                              label_at(starts[3 * r] + z, starts[3 * r + 1] + y, starts[3 * r + 2] + x);
+        for (int r = 0; r < 3 && !bad; r++) bad = !labels_match(b[r], starts + 3 * r, counts + 3 * r);
         CHECK_MSG(!bad, "%d threads: labels batch of three boxes differs", threads);
         for (int r = 0; r < 3; r++) free(b[r]);
         /* a converting read (float32, scaled): the rows are decoded sparse, then converted as they are placed */
@@ -655,12 +657,7 @@ static void sparse_reads(const char *dir) {
         const unsigned long long before = zg_zstd_split_stats_get().sparse;
         const uint64_t cs[3] = {40, 100, 30}, cc[3] = {20, 60, 200};
         CHECK_OK(zgpu_array_read(ca, cs, cc, box, NULL));
-        int bad = 0;
-        for (uint64_t z = 0; z < cc[0] && !bad; z++)
-            for (uint64_t y = 0; y < cc[1] && !bad; y++)
-                for (uint64_t x = 0; x < cc[2] && !bad; x++)
-                    bad = box[(z * cc[1] + y) * cc[2] + x] != label_at(cs[0] + z, cs[1] + y, cs[2] + x);
-        CHECK_MSG(!bad, "labels inside a crc32c: box differs");
+        CHECK_MSG(labels_match(box, cs, cc), "labels inside a crc32c: box differs");
         CHECK(zg_zstd_split_stats_get().sparse == before);
         zgpu_array_close(ca);
         zgpu_context_free(cctx);
