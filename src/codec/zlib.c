@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "codec/codec.h"
+#include "codec/deflate_split.h"
 #include "codec/deflate_tls.h"
 #include "common/status.h"
 
@@ -116,6 +117,29 @@ static zgpu_status zlib_decode(const zg_codec *c, const uint8_t *in, size_t n, z
 }
 
 /* DEFLATE's worst case for the data stored as is, with the 2-byte header and the Adler-32. */
+/* A chunk of known size over several threads (codec/deflate_split.h) where that pays; else, and wherever the split
+ * declines (a fault, which this thread's decode then names), on this thread. Whole either way: the Adler-32 covers
+ * every byte. */
+static zgpu_status zlib_decode_split(const zg_codec *c, const uint8_t *in, size_t n, uint8_t *out, size_t size,
+                                     size_t lo, size_t hi, const zg_decode_par *par) {
+    (void)lo, (void)hi;
+    if (n > 6 && (in[0] & 0x0F) == 8 && (in[0] >> 4) <= 7 && ((unsigned)in[0] << 8 | in[1]) % 31 == 0 &&
+        !(in[1] & 0x20)) {
+        const uint8_t *t = in + n - 4;
+        const uint32_t stored = (uint32_t)t[0] << 24 | (uint32_t)t[1] << 16 | (uint32_t)t[2] << 8 | t[3];
+        int declined = 1;
+        ZG_FORWARD(zg_deflate_decode_split(in + 2, n - 6, out, size, ZG_DEFLATE_ADLER32, stored, par, &declined));
+        if (!declined) return ZGPU_OK;
+    }
+    zg_buf dst = zg_buf_wrap(out, size);
+    return zlib_decode(c, in, n, &dst, zg_out_exact(size));
+}
+
+static double zlib_split_speedup(const zg_codec *c, size_t decoded, double ratio, int ways) {
+    (void)c;
+    return ratio > 0 ? zg_deflate_split_speedup((size_t)((double)decoded / ratio), ratio, ways) : 1;
+}
+
 static size_t zlib_encoded_size(const zg_codec *c, size_t decoded, int *exact) {
     (void)c;
     *exact = 0;
@@ -153,6 +177,8 @@ const zg_codec_vtable zg_codec_zlib = {
     .to_json = zlib_to_json,
     .to_json_v2 = zlib_to_json_v2,
     .decode_bytes = zlib_decode,
+    .decode_bytes_split = zlib_decode_split,
+    .split_speedup = zlib_split_speedup,
     .encode_bytes = zlib_encode,
     .encoded_size = zlib_encoded_size,
     .gpu_stage = zlib_gpu_stage,

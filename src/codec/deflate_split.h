@@ -1,0 +1,50 @@
+/* One DEFLATE stream (a gzip member, a zlib stream) decoded by several host threads: a read of fewer chunks than
+ * threads (a crop, a patch, one chunk) decoded each 16 MiB label chunk on one core in 5-10 ms while the others
+ * idled, and DEFLATE has no block index to split it by. Built on the GPU decoder's parts rules
+ * (gpucodec/deflate/inflate_parts.h), run by host threads:
+ *   find     part k > 0 of P starts at the first bit at or after k/P of the stream where a dynamic Huffman block
+ *            header passes every check (a guess);
+ *   decode   part 0 into the output, each other part from its guess into 16-bit elements (marks for the window
+ *            before it that it cannot know), each stopping at the first block that starts at a later part's guess;
+ *   chain    part 0 is true, the part it stopped at starts at a true block boundary, and so on: the parts' output
+ *            offsets; a broken chain (a wrong guess nobody met, an error, a size that is not the chunk's) is
+ *            declined, and the caller's one-thread decode names any fault;
+ *   resolve  each part's last 32 KiB in chain order, then the rest of every part at once (what they read is
+ *            final), each thread's range then checked (CRC32 or Adler-32, combined), so no read skips the
+ *            checksum the data carries. */
+#ifndef ZG_DEFLATE_SPLIT_H
+#define ZG_DEFLATE_SPLIT_H
+#include "codec/codec.h"
+
+/* Stored bytes a part gets at least (a part's fixed costs, a block header found and the 32 KiB of marks resolved,
+ * are small next to decoding that much). */
+#define ZG_DEFLATE_PART_MIN_BYTES ((size_t)16 << 10)
+/* Splits expected to gain less (zg_deflate_split_speedup) decode on one thread. */
+#define ZG_DEFLATE_SPLIT_GAIN_MIN 1.25
+
+/* The checksum of the decoded bytes a stream carries. */
+typedef enum zg_deflate_check_kind { ZG_DEFLATE_CRC32, ZG_DEFLATE_ADLER32 } zg_deflate_check_kind;
+
+/** What a split decode of a stream of `ratio` (decoded / stored bytes) over `ways` threads is expected to gain over
+ *  libdeflate on one thread (the route model's guess, and the codecs' rule for taking the split): each part's
+ *  thread decodes tokens at about half libdeflate's speed, and resolving 16-bit elements and the checksum cost
+ *  about a fifth of a one-thread decode more, shared among the threads. 1: not worth it. */
+double zg_deflate_split_speedup(size_t stored, double ratio, int ways);
+
+/** Decodes the raw DEFLATE stream in[0, n) of exactly `size` decoded bytes into out with up to par->ways threads of
+ *  par->pool and checks the decoded bytes against `check` (CRC32 or Adler-32 of kind `kind`). *declined = 1 (out
+ *  then unspecified) where it does not apply or does not hold: one thread, a stream too small to split, or too
+ *  large for the rules (256 MiB), a chain of parts that breaks, a fault anywhere (a bad code, a distance before
+ *  the output, a size that is not `size`, a checksum mismatch): the caller's one-thread decode then decodes it or
+ *  names what is wrong. Fails only for lack of memory. */
+zgpu_status zg_deflate_decode_split(const uint8_t *in, size_t n, uint8_t *out, size_t size, zg_deflate_check_kind kind,
+                                    uint32_t check, const zg_decode_par *par, int *declined);
+
+/* Streams decoded split, parts decoded, and split decodes declined after the parts ran (a broken chain, a fault or
+ * a checksum mismatch), since the process started (tests). */
+typedef struct zg_deflate_split_stats {
+    unsigned long long streams, parts, fallbacks;
+} zg_deflate_split_stats;
+zg_deflate_split_stats zg_deflate_split_stats_get(void);
+
+#endif
