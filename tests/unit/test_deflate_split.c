@@ -5,10 +5,12 @@
  * truncated, trailing bytes, a wrong CRC32, Adler-32 or size) give exactly what the one-thread decode gives; several
  * members, nested splits from pool tasks, the cost model. */
 #include <stdio.h>
+#include <unistd.h>
 
 #include "codec/deflate_split.h"
 #include "common/endian.h"
 #include "common/status.h"
+#include "api/array.h"
 #include "host/pool.h"
 #include "inflate_cases.h"
 #include "sampling.h"
@@ -243,6 +245,36 @@ static void test_nested(void) {
     free(c), free(f), free(s.p);
 }
 
+/* Timings on every core of the machine (printed, not checked: benchmarks hold the targets): a 64x256x256 chunk of
+ * each benchmark volume's kind, gzip level 5, on one thread (libdeflate and its CRC32) and split at 4 ways up to all
+ * cores. */
+static void time_one(const sample *s, int cores) {
+    size_t cn, fn;
+    uint8_t *c = libdeflate_raw(s, 5, &cn), *f = frame(c, cn, s->p, s->n, 0, &fn), *out = malloc(s->n);
+    double one = 1e9;
+    for (int r = 0; r < 5; r++) {
+        const double t0 = zg_now();
+        zg_buf w = zg_buf_wrap(out, s->n);
+        CHECK(gz->vt->decode_bytes(gz, f, fn, &w, zg_out_exact(s->n)) == ZGPU_OK);
+        const double t = zg_now() - t0;
+        if (t < one) one = t;
+    }
+    printf("time %s (%zu -> %zu bytes): one thread %.2f ms;", s->name, s->n, cn, one * 1e3);
+    for (int ways = 4; ways <= cores; ways = ways * 2 > cores && ways < cores ? cores : ways * 2) {
+        double best = 1e9;
+        for (int r = 0; r < 5; r++) {
+            const double t0 = zg_now();
+            CHECK(split(gz, f, fn, out, s->n, ways) == ZGPU_OK && !memcmp(out, s->p, s->n));
+            const double t = zg_now() - t0;
+            if (t < best) best = t;
+        }
+        printf(" %d ways %.2f ms (model %.2fx)", ways, best * 1e3,
+               zg_deflate_split_speedup(cn, (double)s->n / (double)cn, ways));
+    }
+    printf("\n");
+    free(c), free(f), free(out);
+}
+
 int main(void) {
     zt_sample_init();
     CHECK(zg_pool_create(8, &pool) == ZGPU_OK);
@@ -253,6 +285,18 @@ int main(void) {
     test_damaged();
     test_members();
     test_nested();
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores >= 4) {
+        zg_pool *small = pool;
+        CHECK(zg_pool_create((int)cores, &pool) == ZGPU_OK);
+        sample ts[3] = {make_labels(64), make("oct", (size_t)8 << 20, 0), make("floats", (size_t)16 << 20, 4)};
+        for (int i = 0; i < 3; i++) {
+            time_one(&ts[i], (int)cores);
+            free(ts[i].p);
+        }
+        zg_pool_free(pool);
+        pool = small;
+    }
     zt_sample_report();
     (void)reference_decode; /* (inflate_cases.h's; the codecs' one-thread decode is the reference here) */
     gz->vt->destroy(gz);
