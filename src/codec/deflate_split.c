@@ -482,13 +482,15 @@ static int run_split(split_job *j, const zg_decode_par *par, uint32_t check, zgp
 }
 
 zgpu_status zg_deflate_decode_split(const uint8_t *in, size_t n, uint8_t *out, size_t size, zg_deflate_check_kind kind,
-                                    uint32_t check, const zg_decode_par *par, int *declined) {
+                                    uint32_t check, const zg_decode_par *par, size_t part_min, double min_gain,
+                                    int *declined) {
     *declined = 1;
-    if (!par || !par->pool || par->ways < 2 || n > ZI_MAX_BYTES || size > ZI_MAX_BYTES - ZI_WINDOW || size == 0)
+    if (!par || !par->pool || par->ways < 2 || n > ZI_MAX_BYTES || size > ZI_MAX_BYTES - ZI_WINDOW || size == 0 ||
+        part_min == 0)
         return ZGPU_OK;
     const uint32_t ways = par->ways < ZI_MAX_PARTS ? (uint32_t)par->ways : ZI_MAX_PARTS;
-    const uint32_t np = zi_stream_parts((uint32_t)n, ways, (uint32_t)ZG_DEFLATE_PART_MIN_BYTES);
-    if (np < 2 || zg_deflate_split_speedup(n, (double)size / (double)n, par->ways) < ZG_DEFLATE_SPLIT_GAIN_MIN)
+    const uint32_t np = zi_stream_parts((uint32_t)n, ways, part_min < ZI_MAX_BYTES ? (uint32_t)part_min : ZI_MAX_BYTES);
+    if (np < 2 || (min_gain > 1 && zg_deflate_split_speedup(n, (double)size / (double)n, par->ways) < min_gain))
         return ZGPU_OK;
     split_job *j = calloc(1, sizeof *j);
     if (!j) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");

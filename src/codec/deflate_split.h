@@ -32,13 +32,16 @@ typedef enum zg_deflate_check_kind { ZG_DEFLATE_CRC32, ZG_DEFLATE_ADLER32 } zg_d
 double zg_deflate_split_speedup(size_t stored, double ratio, int ways);
 
 /** Decodes the raw DEFLATE stream in[0, n) of exactly `size` decoded bytes into out with up to par->ways threads of
- *  par->pool and checks the decoded bytes against `check` (CRC32 or Adler-32 of kind `kind`). *declined = 1 (out
- *  then unspecified) where it does not apply or does not hold: one thread, a stream too small to split, or too
- *  large for the rules (256 MiB), a chain of parts that breaks, a fault anywhere (a bad code, a distance before
- *  the output, a size that is not `size`, a checksum mismatch): the caller's one-thread decode then decodes it or
- *  names what is wrong. Fails only for lack of memory. */
+ *  par->pool, in parts of part_min stored bytes or more, where zg_deflate_split_speedup expects min_gain or more
+ *  (the codecs: ZG_DEFLATE_PART_MIN_BYTES, ZG_DEFLATE_SPLIT_GAIN_MIN; tests and fuzzers force small parts), and
+ *  checks the decoded bytes against `check` (CRC32 or Adler-32, as `kind` says). *declined = 1 (out then
+ *  unspecified) where it does not apply or does not hold: one thread, a stream too small to split, or too large for
+ *  the rules (256 MiB), a chain of parts that breaks, a fault anywhere (a bad code, a distance before the output, a
+ *  size that is not `size`, a checksum mismatch): the caller's one-thread decode then decodes it or names what is
+ *  wrong. Fails only for lack of memory. */
 zgpu_status zg_deflate_decode_split(const uint8_t *in, size_t n, uint8_t *out, size_t size, zg_deflate_check_kind kind,
-                                    uint32_t check, const zg_decode_par *par, int *declined);
+                                    uint32_t check, const zg_decode_par *par, size_t part_min, double min_gain,
+                                    int *declined);
 
 /* Streams decoded split, parts decoded, and split decodes declined after the parts ran (a broken chain, a fault or
  * a checksum mismatch), since the process started (tests). */

@@ -189,7 +189,7 @@ static zgpu_status gzip_decode_split(const zg_codec *c, const uint8_t *in, size_
         zg_le32(in + n - 4) == (uint32_t)size) {
         int declined = 1;
         ZG_FORWARD(zg_deflate_decode_split(in + hdr, n - hdr - 8, out, size, ZG_DEFLATE_CRC32, zg_le32(in + n - 8), par,
-                                           &declined));
+                                           ZG_DEFLATE_PART_MIN_BYTES, ZG_DEFLATE_SPLIT_GAIN_MIN, &declined));
         if (!declined) return ZGPU_OK;
     }
     zg_buf dst = zg_buf_wrap(out, size);

@@ -128,7 +128,8 @@ static zgpu_status zlib_decode_split(const zg_codec *c, const uint8_t *in, size_
         const uint8_t *t = in + n - 4;
         const uint32_t stored = (uint32_t)t[0] << 24 | (uint32_t)t[1] << 16 | (uint32_t)t[2] << 8 | t[3];
         int declined = 1;
-        ZG_FORWARD(zg_deflate_decode_split(in + 2, n - 6, out, size, ZG_DEFLATE_ADLER32, stored, par, &declined));
+        ZG_FORWARD(zg_deflate_decode_split(in + 2, n - 6, out, size, ZG_DEFLATE_ADLER32, stored, par,
+                                           ZG_DEFLATE_PART_MIN_BYTES, ZG_DEFLATE_SPLIT_GAIN_MIN, &declined));
         if (!declined) return ZGPU_OK;
     }
     zg_buf dst = zg_buf_wrap(out, size);

@@ -215,6 +215,42 @@ static void test_members(void) {
     free(ca), free(cb), free(ga), free(gb), free(two), free(out), free(c), free(f), free(padded), free(s.p);
 }
 
+/* Small parts forced on small streams (a part per 2 KiB stored, no gain asked): many guesses, some in stored blocks
+ * of random bytes or in Huffman-only data, where a wrong one must be passed over; a valid stream never declines. */
+static void test_forced_parts(void) {
+    size_t streams = 0;
+    const zg_deflate_split_stats s0 = zg_deflate_split_stats_get();
+    for (int kind = 0; kind < 6; kind++) {
+        sample s = make("forced", (size_t)256 << 10, kind);
+        uint8_t *out = malloc(s.n);
+        for (int enc = 0; enc < 5; enc++) {
+            size_t cn = 0;
+            uint8_t *c = enc < 3 ? libdeflate_raw(&s, enc == 0 ? 1 : enc == 1 ? 6 : 12, &cn)
+                                 : zlib_raw(&s, 6, enc == 3 ? Z_DEFAULT_STRATEGY : Z_HUFFMAN_ONLY, 8, &cn);
+            for (int ways = 3; c && ways <= 12; ways += 9) {
+                zg_decode_par par = {pool, ways};
+                int declined = 1;
+                memset(out, 0x5a, s.n);
+                CHECK(zg_deflate_decode_split(c, cn, out, s.n, ZG_DEFLATE_CRC32, libdeflate_crc32(0, s.p, s.n), &par,
+                                              2048, 0, &declined) == ZGPU_OK);
+                const int parts = cn / 2048 >= 2;
+                CHECK_MSG(declined == !parts && (declined || !memcmp(out, s.p, s.n)),
+                          "kind %d, encoder %d, %d ways: declined %d", kind, enc, ways, declined);
+                streams += !declined;
+                /* the same with a wrong checksum: declined, whatever the parts did */
+                CHECK(zg_deflate_decode_split(c, cn, out, s.n, ZG_DEFLATE_ADLER32, libdeflate_crc32(0, s.p, s.n), &par,
+                                              2048, 0, &declined) == ZGPU_OK && (declined || !parts) == 1);
+            }
+            free(c);
+        }
+        free(out);
+        free(s.p);
+    }
+    const zg_deflate_split_stats s1 = zg_deflate_split_stats_get();
+    printf("deflate split: %zu small streams forced into %llu parts\n", streams, s1.parts - s0.parts);
+    CHECK(streams >= 40 && s1.parts - s0.parts >= 8 * streams);
+}
+
 /* Pool tasks that each decode a stream split: the nesting host reads do (a task's decode runs jobs on its pool). */
 typedef struct nest_job {
     const uint8_t *f;
@@ -284,6 +320,7 @@ int main(void) {
     test_streams();
     test_damaged();
     test_members();
+    test_forced_parts();
     test_nested();
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (cores >= 4) {
