@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/endian.h"
 #include "common/status.h"
 #include "common/tls.h"
 #include "gpucodec/common/checksum_combine.h"
@@ -24,13 +25,13 @@ zg_deflate_split_stats zg_deflate_split_stats_get(void) {
 
 /* The split's cost in one-thread decodes (libdeflate and its checksum) of the same stream, measured on the 2-core
  * machine with the split's phases run one after another (libdeflate 1.14; one 64x256x256 chunk of each benchmark
- * volume, level 5): all parts' work, SPLIT_WORK_DENSE for streams compressing 16:1 or better (label chunks 33-129:1:
- * 2.0-2.15 at 4 parts, 2.5 at 8) up to SPLIT_WORK_LOOSE at 2:1 or worse (OCT 1.1:1, field 1.3:1: 3.1-3.2; a
- * literal's bookkeeping weighs where most tokens are literals), and PART_COST more for each part (finding its
- * start, its marks, its tail), which every thread pays. */
-#define SPLIT_WORK_DENSE 1.8
-#define SPLIT_WORK_LOOSE 3.1
-#define PART_COST 0.09
+ * volume, level 5, and the label one at level 9): all parts' work, SPLIT_WORK_DENSE for streams compressing 16:1
+ * or better (label chunks at 33:1 and 129:1: 2.15 at 4 parts, 2.45 at 8) up to SPLIT_WORK_LOOSE at 2:1 or worse
+ * (OCT 1.1:1: 3.0 at 8 parts, field 1.3:1: 3.6; mostly literals, and block headers far apart for the finder), and
+ * PART_COST more for each part (finding its start, its marks, its tail), which every thread pays. */
+#define SPLIT_WORK_DENSE 1.85
+#define SPLIT_WORK_LOOSE 2.9
+#define PART_COST 0.075
 
 double zg_deflate_split_speedup(size_t stored, double ratio, int ways) {
     const size_t most = stored / ZG_DEFLATE_PART_MIN_BYTES;
@@ -90,7 +91,7 @@ static void build_tables(zi_shared *sh) {
  *            bytes follow one another in lit (a stored block's bytes too): 4 bytes a token, a byte a literal;
  *   recent   its last elements as 16-bit values (bytes, or marks for the bytes before the part: zi_put's), in a
  *            buffer that keeps the last ZI_WINDOW of them as it moves on; at the end they are its tail, which the
- *            resolve step turns into bytes in chain order. Then the part's tokens are replayed into bytes at its
+ *            tails step turns into bytes in chain order. Then the part's tokens are replayed into bytes at its
  *            place (replay), every byte before it final: no 16-bit copy of the whole part, no per-byte lookup. */
 #define RECENT_CAP (4 * ZI_WINDOW) /* elements; moved down once a token might pass RECENT_CAP - RECENT_SLACK */
 #define RECENT_SLACK 512           /* a match's 258 elements and a 16-byte copy's overrun */
@@ -200,6 +201,18 @@ static inline uint64_t period_word(const void *p, uint32_t db) {
         for (; w_ < (len); w_ += V_) memcpy((dst) + w_, (dst) + w_ - back_, 16);                                   \
     } while (0)
 
+/* The reader topped up to 56 bits or more by one 8-byte load where 8 bytes remain (the uncounted bits above `avail`
+ * hold the next bytes already, so a later load ORs the same bits over them); else zi_refill's 32 or more. */
+static inline void refill_wide(zi_br *b) {
+    if (b->next + 8 <= b->n) {
+        b->buf |= zg_le64(b->p + b->next) << b->avail;
+        b->next += (63 - b->avail) >> 3;
+        b->avail |= 56;
+    } else {
+        zi_refill(b);
+    }
+}
+
 /* A Huffman block's tokens (its tables built) from sh->bitpos at sh->outpos to its end of block, with every check
  * of zi_serial_fill (valid symbols, no distance before the output's start, nothing past cap, no bits past the
  * stream), one token at a time: part 0's bytes into out (p NULL), a later part's into its tokens and recent
@@ -219,7 +232,7 @@ static void block_tokens(zi_shared *sh, const uint8_t *in, uint8_t *out, part_ou
             }
             recent_room(p, op);
         }
-        zi_refill(&b);
+        if (b.avail < 48) refill_wide(&b); /* (a token takes 48 bits at most) */
         const uint32_t x = zi_lookup(lt, ZI_LROOT, b.buf), kind = ZI_E_KIND(x);
         b.buf >>= ZI_E_LEN(x);
         b.avail -= ZI_E_LEN(x);
@@ -259,7 +272,7 @@ static void block_tokens(zi_shared *sh, const uint8_t *in, uint8_t *out, part_ou
         const uint32_t xb = ZI_E_EXTRA(x), len = ZI_E_VAL(x) + ((uint32_t)b.buf & ((1u << xb) - 1));
         b.buf >>= xb;
         b.avail -= xb;
-        zi_refill(&b);
+        if (b.avail < 28) zi_refill(&b); /* (near the stream's end only: a distance takes 28 bits at most) */
         const uint32_t y = zi_lookup(dt, ZI_DROOT, b.buf);
         b.buf >>= ZI_E_LEN(y);
         b.avail -= ZI_E_LEN(y);

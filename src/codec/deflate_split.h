@@ -4,20 +4,21 @@
  * (gpucodec/deflate/inflate_parts.h), run by host threads:
  *   find     part k > 0 of P starts at the first bit at or after k/P of the stream where a dynamic Huffman block
  *            header passes every check (a guess);
- *   decode   part 0 into the output, each other part from its guess into 16-bit elements (marks for the window
- *            before it that it cannot know), each stopping at the first block that starts at a later part's guess;
+ *   decode   part 0 into the output, each other part from its guess into its tokens (matches, runs of literals)
+ *            and its last 32 KiB as 16-bit elements (marks for the window before it that it cannot know), each
+ *            stopping at the first block that starts at a later part's guess;
  *   chain    part 0 is true, the part it stopped at starts at a true block boundary, and so on: the parts' output
- *            offsets; a broken chain (a wrong guess nobody met, an error, a size that is not the chunk's) is
- *            declined, and the caller's one-thread decode names any fault;
- *   resolve  each part's last 32 KiB in chain order, then the rest of every part at once (what they read is
- *            final), each thread's range then checked (CRC32 or Adler-32, combined), so no read skips the
- *            checksum the data carries. */
+ *            offsets; a broken chain (an error, a size that is not the chunk's) is declined, and the caller's
+ *            one-thread decode names any fault (a wrong guess is decoded over by the part before);
+ *   tails    each part's last 32 KiB into bytes, in chain order (its marks name bytes of the parts before);
+ *   replay   every part's tokens into bytes at its place at once (what they read is final), each part's range then
+ *            checked (CRC32 or Adler-32, combined), so no read skips the checksum the data carries. */
 #ifndef ZG_DEFLATE_SPLIT_H
 #define ZG_DEFLATE_SPLIT_H
 #include "codec/codec.h"
 
-/* Stored bytes a part gets at least (a part's fixed costs, a block header found and the 32 KiB of marks resolved,
- * are small next to decoding that much). */
+/* Stored bytes a part gets at least (a part's fixed costs, a block header found and its 32 KiB tail resolved, are
+ * small next to decoding that much). */
 #define ZG_DEFLATE_PART_MIN_BYTES ((size_t)16 << 10)
 /* Splits expected to gain less (zg_deflate_split_speedup) decode on one thread. */
 #define ZG_DEFLATE_SPLIT_GAIN_MIN 1.25
@@ -26,9 +27,9 @@
 typedef enum zg_deflate_check_kind { ZG_DEFLATE_CRC32, ZG_DEFLATE_ADLER32 } zg_deflate_check_kind;
 
 /** What a split decode of a stream of `ratio` (decoded / stored bytes) over `ways` threads is expected to gain over
- *  libdeflate on one thread (the route model's guess, and the codecs' rule for taking the split): each part's
- *  thread decodes tokens at about half libdeflate's speed, and resolving 16-bit elements and the checksum cost
- *  about a fifth of a one-thread decode more, shared among the threads. 1: not worth it. */
+ *  libdeflate on one thread (the route model's guess, and the codecs' rule for taking the split): the parts' work
+ *  together costs 1.8-3.1 one-thread decodes (dense to literal-heavy streams), shared among them, and each part adds
+ *  a fixed share (deflate_split.c). 1: not worth it. */
 double zg_deflate_split_speedup(size_t stored, double ratio, int ways);
 
 /** Decodes the raw DEFLATE stream in[0, n) of exactly `size` decoded bytes into out with up to par->ways threads of
