@@ -5,7 +5,11 @@
  * truncated, trailing bytes, a wrong CRC32, Adler-32 or size) give exactly what the one-thread decode gives; several
  * members, nested splits from pool tasks, the cost model. */
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "zgpu.h"
+#include "zgpu_experimental.h"
 
 #include "codec/deflate_split.h"
 #include "common/endian.h"
@@ -281,6 +285,77 @@ static void test_nested(void) {
     free(c), free(f), free(s.p);
 }
 
+/* Reads of a gzip and a zlib label array (8 MiB chunks) through the host executor with 8 threads: one chunk, a crop of
+ * two, a patch; each chunk's decode lent its share of the threads and split (counted), the values those written;
+ * with split_decode off the same reads split nothing. */
+static void array_reads(void) {
+    char dir[256];
+    snprintf(dir, sizeof dir, "/tmp/zgpu_test_deflate_split_%d", (int)getpid());
+    mkdir(dir, 0755);
+    const uint64_t shape[3] = {32, 256, 512}, n = 32 * 256 * 512;
+    uint32_t *all = malloc(n * 4), *box = malloc(n * 4);
+    for (uint64_t i = 0; i < n; i++) {
+        const uint64_t z = i / (256 * 512), y = (i / 512) % 256, x = i % 512;
+        all[i] = (uint32_t)((z / 16 * 7919 + y / 24 * 104729 + x / 20 * 1299709) % 50000);
+    }
+    static const char *codecs[2] = {"{\"name\": \"gzip\", \"configuration\": {\"level\": 5}}",
+                                    "{\"name\": \"numcodecs.zlib\", \"configuration\": {\"level\": 5}}"};
+    for (int c = 0; c < 2; c++) {
+        char path[300], meta[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, c ? "zlib" : "gzip");
+        snprintf(meta, sizeof meta,
+                 "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [32, 256, 512], \"data_type\": \"uint32\", "
+                 "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [32, 256, 256]}}, "
+                 "\"chunk_key_encoding\": {\"name\": \"default\"}, \"fill_value\": 0, \"codecs\": [{\"name\": "
+                 "\"bytes\", \"configuration\": {\"endian\": \"little\"}}, %s]}",
+                 codecs[c]);
+        for (int split_on = 0; split_on < 2; split_on++) {
+            zgpu_tuning t;
+            zgpu_tuning_init(&t);
+            t.split_decode = split_on ? ZGPU_SWITCH_ON : ZGPU_SWITCH_OFF;
+            zgpu_context_options o;
+            zgpu_context_options_init(&o);
+            o.num_threads = 8;
+            o.tuning = &t;
+            zgpu_context *ctx = NULL;
+            CHECK_OK(zgpu_context_create(&o, &ctx));
+            zgpu_array *a = NULL;
+            if (ctx) CHECK_OK(split_on ? zgpu_array_open(ctx, path, &a) : zgpu_array_create(ctx, path, meta, 1, &a));
+            if (!a) {
+                zgpu_context_free(ctx);
+                continue;
+            }
+            static const uint64_t s00[3] = {0, 0, 0};
+            if (!split_on) CHECK_OK(zgpu_array_write(a, s00, shape, all, NULL));
+            const zg_deflate_split_stats s0 = zg_deflate_split_stats_get();
+            /* one chunk (8 ways), a crop across both (4 ways each), a one-plane patch across both */
+            static const uint64_t st[3][3] = {{0, 0, 256}, {5, 40, 200}, {17, 0, 100}};
+            static const uint64_t ct[3][3] = {{32, 256, 256}, {20, 150, 120}, {1, 256, 300}};
+            for (int r = 0; r < 3; r++) {
+                CHECK_OK(zgpu_array_read(a, st[r], ct[r], box, NULL));
+                int bad = 0;
+                for (uint64_t z = 0; z < ct[r][0] && !bad; z++)
+                    for (uint64_t y = 0; y < ct[r][1] && !bad; y++)
+                        for (uint64_t x = 0; x < ct[r][2] && !bad; x++)
+                            bad = box[(z * ct[r][1] + y) * ct[r][2] + x] !=
+                                  all[((st[r][0] + z) * 256 + st[r][1] + y) * 512 + st[r][2] + x];
+                CHECK_MSG(!bad, "%s, split %d: read %d differs", c ? "zlib" : "gzip", split_on, r);
+            }
+            const unsigned long long splits = zg_deflate_split_stats_get().streams - s0.streams;
+            /* (other tests' splits may run meanwhile only in this process: none) */
+            CHECK_MSG(split_on ? splits == 5 : splits == 0, "%s, split_decode %d: %llu chunks split",
+                      c ? "zlib" : "gzip", split_on, splits);
+            zgpu_array_close(a);
+            zgpu_context_free(ctx);
+        }
+    }
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+    free(all);
+    free(box);
+}
+
 /* Timings on every core of the machine (printed, not checked: benchmarks hold the targets): a 64x256x256 chunk of
  * each benchmark volume's kind, gzip level 5, on one thread (libdeflate and its CRC32) and split at 4 ways up to all
  * cores. */
@@ -322,6 +397,7 @@ int main(void) {
     test_members();
     test_forced_parts();
     test_nested();
+    array_reads();
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (cores >= 4) {
         zg_pool *small = pool;
