@@ -116,7 +116,6 @@ static zgpu_status zlib_decode(const zg_codec *c, const uint8_t *in, size_t n, z
     return ZGPU_OK;
 }
 
-/* DEFLATE's worst case for the data stored as is, with the 2-byte header and the Adler-32. */
 /* A chunk of known size over several threads (codec/deflate_split.h) where that pays; else, and wherever the split
  * declines (a fault, which this thread's decode then names), on this thread. Whole either way: the Adler-32 covers
  * every byte. */
@@ -141,6 +140,7 @@ static double zlib_split_speedup(const zg_codec *c, size_t decoded, double ratio
     return ratio > 0 ? zg_deflate_split_speedup((size_t)((double)decoded / ratio), ratio, ways) : 1;
 }
 
+/* DEFLATE's worst case for the data stored as is, with the 2-byte header and the Adler-32. */
 static size_t zlib_encoded_size(const zg_codec *c, size_t decoded, int *exact) {
     (void)c;
     *exact = 0;

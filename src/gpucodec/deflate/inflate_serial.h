@@ -123,8 +123,8 @@ template <typename T> __device__ static void zi_serial_copier(zi_shared *sh, T *
 #endif
 
 #ifndef __CUDA_ARCH__
-/* The host's copier (host threads decoding parts: codec/deflate_split.c; the CPU unit test): a batch's literals and
- * matches in order, into out[0, cap) (elements of T). A match is copied 16 bytes at a time from bytes already final:
+/* The host's copier (the CPU unit test, test_inflate_decode; codec/deflate_split.c has its own token loop): a batch's
+ * literals and matches in order, into out[0, cap) (elements of T). A match is copied 16 bytes at a time from bytes already final:
  * from `dist` back where that is 16 bytes or more, else (a label run at distance 4) its first period repeated
  * element by element to p, the smallest multiple of the distance of 16 bytes or more, and from p back after that;
  * up to 16 bytes past the match's end are written over (later tokens write them again), so the last 16 bytes
