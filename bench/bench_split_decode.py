@@ -1,8 +1,9 @@
-"""Host reads of few zstd chunks, each chunk decoded on one thread (libzstd) or split over the idle threads
-(split_decode, src/codec/zstd_split.c): reads into NumPy on the host threads (host_read_route "host"), median ms.
+"""Host reads of few zstd or gzip chunks, each chunk decoded on one thread (libzstd, libdeflate) or split over the
+idle threads (split_decode: src/codec/zstd_split.c, src/codec/deflate_split.c): reads into NumPy on the host threads
+(host_read_route "host"), median ms.
 
-cells   the zstd and sharded-zstd layouts of the three volumes of ../shared/bench/datasets.py (--planes planes),
-        written by zgpu as bench_gpu.py writes them (chunks 64x256x256; shards 128x512x512 of 32x128x128)
+cells   the zstd, sharded-zstd and gzip layouts of the three volumes of ../shared/bench/datasets.py (--planes
+        planes), written by zgpu as bench_gpu.py writes them (chunks 64x256x256; shards 128x512x512 of 32x128x128)
 reads   chunk: one whole chunk; crop: 100 random 32x128x128 boxes (1-4 chunks each, seed 11), one read each, ms a
         crop; 4 chunks: a 64x512x512 box; plane: a 1x1024x1024 plane (16 chunks)
 One warm-up pass, then the median of --repeat passes; split off and on in the same process, alternating, and
@@ -27,8 +28,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_gpu as bg  # noqa: E402
 
 ROOT = bg.ROOT
-SECTION = "Host reads of few zstd chunks: one thread a chunk or split (`split_decode`)"
-LAYOUTS = ["zstd", "sharded-zstd"]
+SECTION = "Host reads of few chunks: one thread a chunk or split (`split_decode`)"
+LAYOUTS = ["zstd", "sharded-zstd", "gzip"]
 
 
 def crop_boxes(shape, n, seed):
@@ -100,12 +101,12 @@ def cell_rows(zgpu, path, src, cell, repeat):
 def section(meta, rows):
     lines = [f"## {SECTION}", "",
              f"Machine: {meta['machine']}. Date: {meta['date']}. Command: `{meta['command']}`. Volumes of "
-             f"{meta['planes']} planes (x1024x1024), Zarr v3 written by zgpu (zstd level 3; chunks 64x256x256, shards "
-             "128x512x512 of 32x128x128), files in the page cache. Reads into NumPy on the host threads "
-             "(`host_read_route=\"host\"`, all cores), median of passes (ms a read; crop: 100 random 32x128x128 "
-             "boxes, ms a crop): `split_decode` off (each chunk on one thread, libzstd) and on (a read of fewer "
-             "chunks than threads splits each frame over the idle threads), tensorstore (file kvstore, all cores, no "
-             "cache) beside them.", "",
+             f"{meta['planes']} planes (x1024x1024), Zarr v3 written by zgpu (zstd level 3, gzip level 5; chunks "
+             "64x256x256, shards 128x512x512 of 32x128x128), files in the page cache. Reads into NumPy on the host "
+             "threads (`host_read_route=\"host\"`, all cores), median of passes (ms a read; crop: 100 random "
+             "32x128x128 boxes, ms a crop): `split_decode` off (each chunk on one thread, libzstd or libdeflate) and "
+             "on (a read of fewer chunks than threads splits each zstd frame or DEFLATE stream over the idle "
+             "threads), tensorstore (file kvstore, all cores, no cache) beside them.", "",
              "| cell | read | one thread ms | split ms | speedup | tensorstore ms | split / ts |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:
