@@ -397,12 +397,15 @@ static zgpu_status decode_task(void *arg, size_t index) {
     zi_shared *sh = zg_tls_get(&tl_sh, sizeof *sh, free);
     if (!sh) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
     part_out *p = k ? &j->part[k] : NULL;
-    if (p && !(p->recent = malloc(RECENT_CAP * sizeof(uint16_t))))
-        return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    /* a part without memory for its tokens fails: the chain breaks and the stream is decoded on one thread, which
+     * needs none (a hostile stream whose wrong guesses decode far must not fail a read the one-thread decode can do) */
+    if (p && !(p->recent = malloc(RECENT_CAP * sizeof(uint16_t)))) {
+        j->status[k] = ZI_E_TOO_BIG;
+        return ZGPU_OK;
+    }
     /* a part's elements: its marks and at most the whole output (a wrong guess decodes garbage up to there) */
     zi_spec sp = zi_part_spec(j->start, k, j->np, k ? ZI_WINDOW + j->size : j->size);
-    part_decode(sh, j->in, j->nbytes, j->out, p, &sp);
-    if (p && p->no_memory) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    part_decode(sh, j->in, j->nbytes, j->out, p, &sp); /* (out of memory: ZI_E_TOO_BIG) */
     j->status[k] = zi_verdict(sh);
     j->got[k] = sh->outpos - sh->out0;
     j->end[k] = sh->end_part;

@@ -38,8 +38,8 @@ double zg_deflate_split_speedup(size_t stored, double ratio, int ways);
  *  checks the decoded bytes against `check` (CRC32 or Adler-32, as `kind` says). *declined = 1 (out then
  *  unspecified) where it does not apply or does not hold: one thread, a stream too small to split, or too large for
  *  the rules (256 MiB), a chain of parts that breaks, a fault anywhere (a bad code, a distance before the output, a
- *  size that is not `size`, a checksum mismatch): the caller's one-thread decode then decodes it or names what is
- *  wrong. Fails only for lack of memory. */
+ *  size that is not `size`, a checksum mismatch, a part without memory for its tokens): the caller's one-thread
+ *  decode then decodes it or names what is wrong. Fails only for lack of memory for the split's own state. */
 zgpu_status zg_deflate_decode_split(const uint8_t *in, size_t n, uint8_t *out, size_t size, zg_deflate_check_kind kind,
                                     uint32_t check, const zg_decode_par *par, size_t part_min, double min_gain,
                                     int *declined);
