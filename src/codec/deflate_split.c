@@ -45,6 +45,10 @@ double zg_deflate_split_speedup(size_t stored, double ratio, int ways) {
     return t < 1 ? 1 / t : 1;
 }
 
+double zg_deflate_chunk_split_speedup(size_t decoded, double ratio, int ways) {
+    return ratio > 0 ? zg_deflate_split_speedup((size_t)((double)decoded / ratio), ratio, ways) : 1;
+}
+
 /* ------------------------------------------------------------------------------------------------ find */
 /* The first bit in [from, to) where a dynamic Huffman block header passes every check (zi_header_at), or
  * ZI_NO_BIT: 32 positions a step through the bit-sliced quick checks, the full check on what passes them. */

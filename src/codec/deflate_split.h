@@ -32,6 +32,9 @@ typedef enum zg_deflate_check_kind { ZG_DEFLATE_CRC32, ZG_DEFLATE_ADLER32 } zg_d
  *  a fixed share (deflate_split.c). 1: not worth it. */
 double zg_deflate_split_speedup(size_t stored, double ratio, int ways);
 
+/** The same for a chunk of `decoded` bytes compressed `ratio`:1 (the gzip and zlib codecs' split_speedup). */
+double zg_deflate_chunk_split_speedup(size_t decoded, double ratio, int ways);
+
 /** Decodes the raw DEFLATE stream in[0, n) of exactly `size` decoded bytes into out with up to par->ways threads of
  *  par->pool, in parts of part_min stored bytes or more, where zg_deflate_split_speedup expects min_gain or more
  *  (the codecs: ZG_DEFLATE_PART_MIN_BYTES, ZG_DEFLATE_SPLIT_GAIN_MIN; tests and fuzzers force small parts), and

@@ -198,7 +198,7 @@ static zgpu_status gzip_decode_split(const zg_codec *c, const uint8_t *in, size_
 
 static double gzip_split_speedup(const zg_codec *c, size_t decoded, double ratio, int ways) {
     (void)c;
-    return ratio > 0 ? zg_deflate_split_speedup((size_t)((double)decoded / ratio), ratio, ways) : 1;
+    return zg_deflate_chunk_split_speedup(decoded, ratio, ways);
 }
 
 /* ---- encode ---- */

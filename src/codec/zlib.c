@@ -137,7 +137,7 @@ static zgpu_status zlib_decode_split(const zg_codec *c, const uint8_t *in, size_
 
 static double zlib_split_speedup(const zg_codec *c, size_t decoded, double ratio, int ways) {
     (void)c;
-    return ratio > 0 ? zg_deflate_split_speedup((size_t)((double)decoded / ratio), ratio, ways) : 1;
+    return zg_deflate_chunk_split_speedup(decoded, ratio, ways);
 }
 
 /* DEFLATE's worst case for the data stored as is, with the 2-byte header and the Adler-32. */
