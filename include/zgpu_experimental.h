@@ -104,8 +104,9 @@ typedef struct zgpu_tuning {
 
     /* Host decodes of a read of fewer chunks than threads (a crop, a patch, one chunk): DEFAULT or ON, a zstd frame of
      * 512 KiB or more is decoded by several threads at once (its blocks' literals and sequences in parallel, then
-     * each thread a run of blocks, matches into other runs resolved without waiting), where the model of
-     * src/codec/zstd_split.h expects it faster than one thread; OFF: one thread a chunk (libzstd). */
+     * each thread a run of blocks, matches into other runs resolved without waiting), and a gzip or zlib chunk's
+     * DEFLATE stream in parts found at guessed block headers (src/codec/deflate_split.h), where their models expect
+     * it faster than one thread; OFF: one thread a chunk (libzstd, libdeflate). */
     zgpu_switch split_decode;
 } zgpu_tuning;
 

@@ -86,7 +86,8 @@ class Config:
     (blosc's zstd streams always get zgpu's); "auto" is zgpu's own GPU encoder), ``write_wave_bytes`` (decoded
     bytes a device write encodes a wave; 0 = zgpu's choice), ``host_read_route`` ("auto", "device", "host": whether
     reads into host memory decode on the GPU; "auto" only once the context has used its GPU), ``split_decode`` (None or
-    True: a read of fewer chunks than threads decodes each zstd chunk on several threads; False: one thread a chunk). Given as None, a tuning field goes back to
+    True: a read of fewer chunks than threads decodes each zstd, gzip or zlib chunk on several threads; False: one
+    thread a chunk). Given as None, a tuning field goes back to
     its default. :meth:`tuning` shows what a context runs with (ZGPU_* environment overrides included).
 
     Remote stores (http://, https://, s3:// paths; docs/remote.md): ``s3_endpoint``, ``s3_region``,
