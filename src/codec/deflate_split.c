@@ -23,15 +23,16 @@ zg_deflate_split_stats zg_deflate_split_stats_get(void) {
     return (zg_deflate_split_stats){atomic_load(&st_streams), atomic_load(&st_parts), atomic_load(&st_fallbacks)};
 }
 
-/* The split's cost in one-thread decodes (libdeflate and its checksum) of the same stream, measured on the 2-core
- * machine with the split's phases run one after another (libdeflate 1.14; one 64x256x256 chunk of each benchmark
- * volume, level 5, and the label one at level 9): all parts' work, SPLIT_WORK_DENSE for streams compressing 16:1
- * or better (label chunks at 33:1 and 129:1: 2.15 at 4 parts, 2.45 at 8) up to SPLIT_WORK_LOOSE at 2:1 or worse
- * (OCT 1.1:1: 3.0 at 8 parts, field 1.3:1: 3.6; mostly literals, and block headers far apart for the finder), and
- * PART_COST more for each part (finding its start, its marks, its tail), which every thread pays. */
-#define SPLIT_WORK_DENSE 1.85
-#define SPLIT_WORK_LOOSE 2.9
-#define PART_COST 0.075
+/* A split's time in one-thread decodes (libdeflate and its checksum) of the same stream: its work spread over the
+ * parts, WORK / parts, plus PART_COST (the finder, the tails in order, the pool's hand-offs). Fitted on the 2-core
+ * machine with the phases run one after another and each part's decode and replay timed (libdeflate 1.14; one
+ * 64x256x256 chunk of each benchmark volume at level 5, the label one at level 9 too), taking the slowest part of
+ * each phase (part 0 writes bytes straight away and idles first): label chunks (33:1, 129:1) 0.62 of a one-thread
+ * decode at 4 parts, 0.36 at 8 (SPLIT_WORK_DENSE, from 16:1 on); OCT (1.1:1) 0.5 at 8 (SPLIT_WORK_LOOSE, 2:1 and
+ * under: mostly literals, whose bookkeeping weighs, and block headers far apart for the finder). */
+#define SPLIT_WORK_DENSE 2.1
+#define SPLIT_WORK_LOOSE 3.2
+#define PART_COST 0.10
 
 double zg_deflate_split_speedup(size_t stored, double ratio, int ways) {
     const size_t most = stored / ZG_DEFLATE_PART_MIN_BYTES;

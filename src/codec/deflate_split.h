@@ -27,9 +27,9 @@
 typedef enum zg_deflate_check_kind { ZG_DEFLATE_CRC32, ZG_DEFLATE_ADLER32 } zg_deflate_check_kind;
 
 /** What a split decode of a stream of `ratio` (decoded / stored bytes) over `ways` threads is expected to gain over
- *  libdeflate on one thread (the route model's guess, and the codecs' rule for taking the split): the parts' work
- *  together costs 1.8-3.1 one-thread decodes (dense to literal-heavy streams), shared among them, and each part adds
- *  a fixed share (deflate_split.c). 1: not worth it. */
+ *  libdeflate on one thread (the route model's guess, and the codecs' rule for taking the split): 2.1-3.2 one-thread
+ *  decodes (dense to literal-heavy streams) spread over the parts, plus a tenth of one (deflate_split.c). 1: not
+ *  worth it. */
 double zg_deflate_split_speedup(size_t stored, double ratio, int ways);
 
 /** The same for a chunk of `decoded` bytes compressed `ratio`:1 (the gzip and zlib codecs' split_speedup). */
