@@ -1,6 +1,7 @@
 /* One DEFLATE stream decoded by several host threads (see deflate_split.h): the GPU decoder's parts rules
  * (inflate_parts.h) with host steps where the GPU's would be slow on one core: a finder that scans 32 positions a
- * step and stops at its first hit, tables built in one pass, and serial mode's tokens copied 16 bytes at a time. */
+ * step and stops at its first hit, tables built in one pass, a token loop that reads 56 bits a refill and copies
+ * 16 bytes a step, and a later part's tokens kept and replayed at its place once the bytes before it are final. */
 #include "codec/deflate_split.h"
 
 #include <libdeflate.h>
@@ -26,7 +27,7 @@ zg_deflate_split_stats zg_deflate_split_stats_get(void) {
 /* A split's time in one-thread decodes (libdeflate and its checksum) of the same stream: its work spread over the
  * parts, WORK / parts, plus PART_COST (the finder, the tails in order, the pool's hand-offs). Fitted on the 2-core
  * machine with the phases run one after another and each part's decode and replay timed (libdeflate 1.14; one
- * 64x256x256 chunk of each benchmark volume at level 5, the label one at level 9 too), taking the slowest part of
+ * 64x256x256 chunk of each benchmark volume at level 5, the label one at level 6 too), taking the slowest part of
  * each phase (part 0 writes bytes straight away and idles first): label chunks (33:1, 129:1) 0.62 of a one-thread
  * decode at 4 parts, 0.36 at 8 (SPLIT_WORK_DENSE, from 16:1 on); OCT (1.1:1) 0.5 at 8 (SPLIT_WORK_LOOSE, 2:1 and
  * under: mostly literals, whose bookkeeping weighs, and block headers far apart for the finder). */
@@ -97,7 +98,8 @@ static void build_tables(zi_shared *sh) {
  *   recent   its last elements as 16-bit values (bytes, or marks for the bytes before the part: zi_put's), in a
  *            buffer that keeps the last ZI_WINDOW of them as it moves on; at the end they are its tail, which the
  *            tails step turns into bytes in chain order. Then the part's tokens are replayed into bytes at its
- *            place (replay), every byte before it final: no 16-bit copy of the whole part, no per-byte lookup. */
+ *            place (replay), every byte before it final: no 16-bit buffer of the whole part, and no per-byte
+ *            lookup of marks (half of a label part's elements are marks to its end). */
 #define RECENT_CAP (4 * ZI_WINDOW) /* elements; moved down once a token might pass RECENT_CAP - RECENT_SLACK */
 #define RECENT_SLACK 512           /* a match's 258 elements and a 16-byte copy's overrun */
 #define RUN_MAX 0xffffu
