@@ -168,46 +168,6 @@ static void recent_bytes(part_out *p, uint32_t op, const uint8_t *b, uint32_t le
     for (uint32_t x = from; x < end; x++) p->recent[x - p->recent_base] = b[x - op];
 }
 
-/* A period of db = 1, 2, 4 or 8 bytes at p as the 8-byte pattern it repeats into. */
-static inline uint64_t period_word(const void *p, uint32_t db) {
-    uint8_t b1;
-    uint16_t b2;
-    uint32_t b4;
-    uint64_t b8;
-    switch (db) {
-    case 1: memcpy(&b1, p, 1); return b1 * 0x0101010101010101ull;
-    case 2: memcpy(&b2, p, 2); return b2 * 0x0001000100010001ull;
-    case 4: memcpy(&b4, p, 4); return b4 | (uint64_t)b4 << 32;
-    default: memcpy(&b8, p, 8); return b8;
-    }
-}
-
-/* A match of len elements at distance d into dst (T: bytes or 16-bit elements), 16 bytes a step, up to 16 bytes past
- * its end written over (the caller leaves room). A period shorter than 16 bytes is first spread to 16 bytes or more
- * (a multiple of it): where it divides 16 (a label's 4 bytes: half the matches of a label chunk) the 8-byte pattern
- * it repeats into is stored over the match, else it is copied element by element from the period itself. */
-#define COPY_MATCH(T, dst, d, len)                                                                                 \
-    do {                                                                                                           \
-        enum { V_ = 16 / sizeof(T) };                                                                              \
-        uint32_t w_ = 0, back_ = (d);                                                                              \
-        if ((d) < V_) {                                                                                            \
-            const uint32_t db_ = (d) * (uint32_t)sizeof(T);                                                        \
-            if (!(db_ & (db_ - 1))) { /* stores of the pattern alone: no load waits on a store */                  \
-                const uint64_t pat_ = period_word((dst) - (d), db_);                                               \
-                for (; w_ < (len); w_ += V_) {                                                                     \
-                    memcpy((dst) + w_, &pat_, 8);                                                                  \
-                    memcpy((dst) + w_ + V_ / 2, &pat_, 8);                                                         \
-                }                                                                                                  \
-            } else {                                                                                               \
-                back_ = (V_ + (d) - 1) / (d) * (d);                                                                \
-                const T *period_ = (dst) - (d);                                                                    \
-                for (uint32_t r_ = 0; w_ < back_ && w_ < (len); w_++, r_ = r_ + 1 == (d) ? 0 : r_ + 1)             \
-                    (dst)[w_] = period_[r_];                                                                       \
-            }                                                                                                      \
-        }                                                                                                          \
-        for (; w_ < (len); w_ += V_) memcpy((dst) + w_, (dst) + w_ - back_, 16);                                   \
-    } while (0)
-
 /* The reader topped up to 56 bits or more by one 8-byte load where 8 bytes remain (the uncounted bits above `avail`
  * hold the next bytes already, so a later load ORs the same bits over them); else zi_refill's 32 or more. */
 static inline void refill_wide(zi_br *b) {
@@ -293,11 +253,11 @@ static void block_tokens(zi_shared *sh, const uint8_t *in, uint8_t *out, part_ou
         if (e) break;
         if (!p) {
             uint8_t *dst = out + op;
-            if (cap - op >= len + 16) COPY_MATCH(uint8_t, dst, d, len);
+            if (cap - op >= len + 16) ZI_COPY_MATCH(uint8_t, dst, d, len);
             else for (uint32_t i = 0; i < len; i++) dst[i] = dst[(ptrdiff_t)i - d];
         } else {
             uint16_t *dst = p->recent + (op - p->recent_base); /* (d <= ZI_WINDOW: its source is in the buffer) */
-            COPY_MATCH(uint16_t, dst, d, len);                    /* (RECENT_SLACK covers the overrun) */
+            ZI_COPY_MATCH(uint16_t, dst, d, len);                    /* (RECENT_SLACK covers the overrun) */
             p->tok[p->ntok++] = d << 16 | len;
             run = NULL;
         }
@@ -466,7 +426,7 @@ static int replay(const split_job *j, uint32_t q) {
             return 1;
         } else if (end - x >= len + 16) { /* (the copy's overrun before the tail) */
             uint8_t *dst = o + x;
-            COPY_MATCH(uint8_t, dst, d, len);
+            ZI_COPY_MATCH(uint8_t, dst, d, len);
         } else {
             uint8_t *dst = o + x;
             for (uint32_t w = 0; w < n; w++) dst[w] = dst[(ptrdiff_t)w - d];

@@ -151,8 +151,8 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
         if (last.stored_bytes && decoded) r.ratio = r.chunk_bytes * decoded / (double)last.stored_bytes;
     }
     /* a read of fewer chunks than threads lends each chunk its share of them (host/host_read.c): blosc cuts its boxes
-     * into pieces (host/host_read.h), zstd splits a frame (split_decode), or decodes only a frame's rows the boxes
-     * need where its matches are long (labels: zg_chain_decode_runs) */
+     * into pieces (host/host_read.h), zstd, gzip and zlib split a stream (split_decode), or zstd decodes only a
+     * frame's rows the boxes need where its matches are long (labels: zg_chain_decode_runs) */
     const size_t share_of = units && units < (size_t)r.threads ? (size_t)r.threads / units : 1;
     const int split_on = j->tune->split_decode != ZGPU_SWITCH_OFF;
     const int spans = partial == ZG_PARTIAL_SPANS;
@@ -189,7 +189,7 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
         r.host_part = part / (double)r.chunks;
         r.host_split = split / (double)r.chunks;
     }
-    /* zstd frames of a read of fewer chunks than threads decode split over the idle ones */
+    /* zstd frames and gzip / zlib streams of a read of fewer chunks than threads decode split over the idle ones */
     if (!spans && r.chunks && share_of > 1 && split_on)
         r.host_split = zg_chain_split_speedup(chain, r.ratio, (int)share_of);
     for (size_t k = 0; k < rq->n; k++) {

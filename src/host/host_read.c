@@ -582,7 +582,8 @@ static void cache_release(read_job *j, const zg_plan *plan) {
 }
 
 /* A read of fewer chunks than threads lends each chunk's decode its share of the idle threads (zstd frames decode
- * block-parallel: codec/zstd_split.h); blosc chunks are cut into pieces instead (split_pieces). */
+ * block-parallel: codec/zstd_split.h; gzip and zlib streams in parts: codec/deflate_split.h); blosc chunks are cut
+ * into pieces instead (split_pieces). */
 static zg_decode_par decode_par(const zg_plan *plan, zg_pool *pool, const zgpu_tuning *tune) {
     const int threads = tune->split_decode == ZGPU_SWITCH_OFF ? 1 : zg_pool_size(pool);
     size_t units = 0;

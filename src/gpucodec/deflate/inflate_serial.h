@@ -123,16 +123,53 @@ template <typename T> __device__ static void zi_serial_copier(zi_shared *sh, T *
 #endif
 
 #ifndef __CUDA_ARCH__
-/* The host's copier (the CPU unit test, test_inflate_decode; codec/deflate_split.c has its own token loop): a batch's
- * literals and matches in order, into out[0, cap) (elements of T). A match is copied 16 bytes at a time from bytes already final:
- * from `dist` back where that is 16 bytes or more, else (a label run at distance 4) its first period repeated
- * element by element to p, the smallest multiple of the distance of 16 bytes or more, and from p back after that;
- * up to 16 bytes past the match's end are written over (later tokens write them again), so the last 16 bytes
- * before cap take the element-by-element way. A 258-byte match: 16 loads and stores, not 258 dependent steps.
- * zi_serial_fill checked every token (no distance before the output's start, no element past cap). */
+/* The host's match copy (ZI_COPY_MATCH), shared by the CPU unit test's copier below and codec/deflate_split.c's token
+ * loop. zi_period_word: a period of db = 1, 2, 4 or 8 bytes at p as the 8-byte pattern it repeats into. */
+static inline uint64_t zi_period_word(const void *p, uint32_t db) {
+    uint8_t b1;
+    uint16_t b2;
+    uint32_t b4;
+    uint64_t b8;
+    switch (db) {
+    case 1: memcpy(&b1, p, 1); return b1 * 0x0101010101010101ull;
+    case 2: memcpy(&b2, p, 2); return b2 * 0x0001000100010001ull;
+    case 4: memcpy(&b4, p, 4); return b4 | (uint64_t)b4 << 32;
+    default: memcpy(&b8, p, 8); return b8;
+    }
+}
+
+/* A match of len elements at distance d into dst (T: bytes or 16-bit elements), 16 bytes a step from bytes already
+ * final, up to 16 bytes past its end written over (the caller leaves room: later tokens write them again). A period
+ * shorter than 16 bytes is first spread to 16 bytes or more (a multiple of it): where it divides 16 (a label's 4
+ * bytes: half the matches of a label chunk) the 8-byte pattern it repeats into is stored over the match, else it is
+ * copied element by element from the period itself. */
+#define ZI_COPY_MATCH(T, dst, d, len)                                                                              \
+    do {                                                                                                           \
+        enum { V_ = 16 / sizeof(T) };                                                                              \
+        uint32_t w_ = 0, back_ = (d);                                                                              \
+        if ((d) < V_) {                                                                                            \
+            const uint32_t db_ = (d) * (uint32_t)sizeof(T);                                                        \
+            if (!(db_ & (db_ - 1))) { /* stores of the pattern alone: no load waits on a store */                  \
+                const uint64_t pat_ = zi_period_word((dst) - (d), db_);                                            \
+                for (; w_ < (len); w_ += V_) {                                                                     \
+                    memcpy((dst) + w_, &pat_, 8);                                                                  \
+                    memcpy((dst) + w_ + V_ / 2, &pat_, 8);                                                         \
+                }                                                                                                  \
+            } else {                                                                                               \
+                back_ = (V_ + (d) - 1) / (d) * (d);                                                                \
+                const T *period_ = (dst) - (d);                                                                    \
+                for (uint32_t r_ = 0; w_ < back_ && w_ < (len); w_++, r_ = r_ + 1 == (d) ? 0 : r_ + 1)             \
+                    (dst)[w_] = period_[r_];                                                                       \
+            }                                                                                                      \
+        }                                                                                                          \
+        for (; w_ < (len); w_ += V_) memcpy((dst) + w_, (dst) + w_ - back_, 16);                                   \
+    } while (0)
+
+/* The host's copier (the CPU unit test, test_inflate_decode): a batch's literals and matches in order, into
+ * out[0, cap) (elements of T); the last 16 bytes before cap take the element-by-element way. zi_serial_fill checked
+ * every token (no distance before the output's start, no element past cap). */
 #define ZI_HOST_COPY(T, name)                                                                                      \
     static inline void name(T *out, uint32_t cap, const zi_sbatch *B) {                                            \
-        enum { V = 16 / sizeof(T) }; /* elements a 16-byte copy moves */                                           \
         for (uint32_t k = 0; k < B->n; k++) {                                                                      \
             const uint32_t t = B->tok[k], d = t >> 16, x = B->pos[k];                                              \
             T *dst = out + x;                                                                                      \
@@ -141,16 +178,8 @@ template <typename T> __device__ static void zi_serial_copier(zi_shared *sh, T *
                 continue;                                                                                          \
             }                                                                                                      \
             const uint32_t len = t & 0xffffu;                                                                      \
-            if (cap - x < len + V) {                                                                               \
-                for (uint32_t i = 0; i < len; i++) dst[i] = dst[(ptrdiff_t)i - d];                                   \
-                continue;                                                                                          \
-            }                                                                                                      \
-            uint32_t w = 0, back = d;                                                                              \
-            if (d < V) {                                                                                           \
-                back = (V + d - 1) / d * d;                                                                        \
-                for (; w < back && w < len; w++) dst[w] = dst[(ptrdiff_t)w - d];                                      \
-            }                                                                                                      \
-            for (; w < len; w += V) memcpy(dst + w, dst + w - back, 16);                                          \
+            if (cap - x >= len + 16 / sizeof(T)) ZI_COPY_MATCH(T, dst, d, len);                                    \
+            else for (uint32_t i = 0; i < len; i++) dst[i] = dst[(ptrdiff_t)i - d];                                \
         }                                                                                                          \
     }
 ZI_HOST_COPY(uint8_t, zi_host_copy8)
