@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/endian.h"
 #include "common/status.h"
@@ -18,22 +19,35 @@
 #include "gpucodec/deflate/inflate_rules.h"
 #include "host/pool.h"
 
-static atomic_ullong st_streams, st_parts, st_fallbacks;
+static atomic_ullong st_streams, st_parts, st_fallbacks, st_phase_ns[3], st_part_max_ns, st_part_mean_ns;
 
 zg_deflate_split_stats zg_deflate_split_stats_get(void) {
-    return (zg_deflate_split_stats){atomic_load(&st_streams), atomic_load(&st_parts), atomic_load(&st_fallbacks)};
+    zg_deflate_split_stats s = {atomic_load(&st_streams), atomic_load(&st_parts), atomic_load(&st_fallbacks), {0}, 0, 0};
+    for (int i = 0; i < 3; i++) s.phase_s[i] = (double)atomic_load(&st_phase_ns[i]) * 1e-9;
+    s.part_max_s = (double)atomic_load(&st_part_max_ns) * 1e-9;
+    s.part_mean_s = (double)atomic_load(&st_part_mean_ns) * 1e-9;
+    return s;
+}
+
+static uint64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 /* A split's time in one-thread decodes (libdeflate and its checksum) of the same stream: its work spread over the
- * parts, WORK / parts, plus PART_COST (the finder, the tails in order, the pool's hand-offs). Fitted on the 2-core
- * machine with the phases run one after another and each part's decode and replay timed (libdeflate 1.14; one
- * 64x256x256 chunk of each benchmark volume at level 5, the label one at level 6 too), taking the slowest part of
- * each phase (part 0 writes bytes straight away and idles first): label chunks (33:1, 129:1) 0.62 of a one-thread
- * decode at 4 parts, 0.36 at 8 (SPLIT_WORK_DENSE, from 16:1 on); OCT (1.1:1) 0.5 at 8 (SPLIT_WORK_LOOSE, 2:1 and
- * under: mostly literals, whose bookkeeping weighs, and block headers far apart for the finder). */
-#define SPLIT_WORK_DENSE 2.1
-#define SPLIT_WORK_LOOSE 3.2
-#define PART_COST 0.10
+ * parts, WORK / parts, plus a COST that does not shrink with them (the tails in chain order, the slowest part's
+ * imbalance, the pool's hand-offs). Fitted on the H100 machine's 16 cores (test_deflate_split's time lines, a
+ * 64x256x256 chunk at level 5, libdeflate 1.14): a label chunk (33:1) at 0.62 / 0.38 / 0.30 / 0.27 of a one-thread
+ * decode at 2 / 4 / 8 / 12 parts (WORK_DENSE, COST_DENSE: from 16:1 on); float32 noise (1.13:1) 0.74 / 0.42 / 0.30
+ * at 4 / 8 / 12 (WORK_LOOSE, COST_LOOSE: 2:1 and under, mostly literals), taken a little higher for streams whose
+ * block headers lie far apart (a part searches its range up to the first: the test's 1.3:1 sample, 0.8 at 12). On
+ * the 2-core machine a one-thread decode is relatively faster (its libdeflate ~2x the H100 machine's per core, the
+ * split's parts about the same): 2 parts there about break even. */
+#define WORK_DENSE 0.85
+#define COST_DENSE 0.20
+#define WORK_LOOSE 3.0
+#define COST_LOOSE 0.10
 
 double zg_deflate_split_speedup(size_t stored, double ratio, int ways) {
     const size_t most = stored / ZG_DEFLATE_PART_MIN_BYTES;
@@ -42,8 +56,8 @@ double zg_deflate_split_speedup(size_t stored, double ratio, int ways) {
     if (parts > ZI_MAX_PARTS) parts = ZI_MAX_PARTS;
     if (parts < 2) return 1;
     const double x = ratio <= 2 ? 0 : ratio >= 16 ? 1 : log2(ratio / 2) / 3; /* 2:1 .. 16:1, log-linear */
-    const double work = SPLIT_WORK_LOOSE + (SPLIT_WORK_DENSE - SPLIT_WORK_LOOSE) * x;
-    const double t = work / (double)parts + PART_COST;
+    const double work = WORK_LOOSE + (WORK_DENSE - WORK_LOOSE) * x, cost = COST_LOOSE + (COST_DENSE - COST_LOOSE) * x;
+    const double t = work / (double)parts + cost;
     return t < 1 ? 1 / t : 1;
 }
 
@@ -112,6 +126,7 @@ typedef struct part_out {
     uint16_t *recent;
     uint32_t recent_base; /* the logical position (zi's outpos) of recent[0] */
     int no_memory;
+    char pad[64]; /* parts side by side in split_job, each written by its own thread: no cache line shared */
 } part_out;
 
 static int part_grow(part_out *p, size_t ntok, size_t nlit) {
@@ -148,14 +163,6 @@ static void part_literals(part_out *p, const uint8_t *b, uint32_t n) {
     }
 }
 
-/* Keeps the last ZI_WINDOW elements at the buffer's start once position op (and a match after it) might pass it. */
-static void recent_room(part_out *p, uint32_t op) {
-    if (op - p->recent_base + RECENT_SLACK <= RECENT_CAP) return;
-    const uint32_t keep_from = op - ZI_WINDOW;
-    memmove(p->recent, p->recent + (keep_from - p->recent_base), ZI_WINDOW * sizeof(uint16_t));
-    p->recent_base = keep_from;
-}
-
 /* A stored block's len bytes at position op into the recent elements: those of the last ZI_WINDOW positions up to
  * op + len that the buffer lacks moved down first, then the block's last ZI_WINDOW bytes or fewer widened. */
 static void recent_bytes(part_out *p, uint32_t op, const uint8_t *b, uint32_t len) {
@@ -182,29 +189,44 @@ static inline void refill_wide(zi_br *b) {
 
 /* A Huffman block's tokens (its tables built) from sh->bitpos at sh->outpos to its end of block, with every check
  * of zi_serial_fill (valid symbols, no distance before the output's start, nothing past cap, no bits past the
- * stream), one token at a time: part 0's bytes into out (p NULL), a later part's into its tokens and recent
- * elements. Leaves sh->bitpos, sh->outpos, and sh->err_code on a fault. */
-static void block_tokens(zi_shared *sh, const uint8_t *in, uint8_t *out, part_out *p) {
+ * stream), one token at a time: part 0's bytes into out (keep 0), a later part's into its tokens and recent elements
+ * (keep 1, p). Leaves sh->bitpos, sh->outpos, and sh->err_code on a fault. Inlined once for each kind of part (a
+ * literal is a few instructions: no branch on which it is). */
+static inline __attribute__((always_inline)) void block_tokens_of(zi_shared *sh, const uint8_t *in, uint8_t *out,
+                                                                  part_out *p, const int keep) {
     const uint32_t *lt = sh->lt, *dt = sh->dt;
     const uint32_t cap = sh->cap, nbits = sh->nbits;
     zi_br b;
     zi_br_init(&b, in, nbits >> 3, sh->bitpos);
     uint32_t op = sh->outpos, e = 0;
-    uint32_t *run = NULL; /* p: the literal run being extended, if the last token was one */
+    /* p's cursor in locals, written back at the end: a literal's byte store may alias anything, so through p every
+     * literal would reload and store them (and each part's thread would write its own fields a token at a time);
+     * the literal run being extended (its token tok[run_at], run elements so far) likewise */
+    uint32_t *tok = keep ? p->tok : NULL;
+    uint8_t *lit = keep ? p->lit : NULL;
+    uint16_t *recent = keep ? p->recent : NULL;
+    size_t ntok = keep ? p->ntok : 0, nlit = keep ? p->nlit : 0;
+    size_t tok_cap = keep ? p->tok_cap : 0, lit_cap = keep ? p->lit_cap : 0;
+    uint32_t base = keep ? p->recent_base : 0, *run = NULL;
     for (;;) {
-        if (p) {
-            if (p->ntok + 2 > p->tok_cap || p->nlit + 1 > p->lit_cap) {
+        if (keep) {
+            if (ntok + 2 > tok_cap || nlit + 1 > lit_cap) {
+                p->ntok = ntok, p->nlit = nlit;
                 if (!part_grow(p, 1024, 4096)) break;
-                run = run ? p->tok + p->ntok - 1 : NULL;
+                tok = p->tok, lit = p->lit, tok_cap = p->tok_cap, lit_cap = p->lit_cap;
+                run = run ? tok + ntok - 1 : NULL;
             }
-            recent_room(p, op);
+            if (op - base + RECENT_SLACK > RECENT_CAP) { /* the last ZI_WINDOW elements down to the buffer's start */
+                memmove(recent, recent + (op - ZI_WINDOW - base), ZI_WINDOW * sizeof(uint16_t));
+                base = op - ZI_WINDOW;
+            }
         }
         if (b.avail < 48) refill_wide(&b); /* (a token takes 48 bits at most) */
         const uint32_t x = zi_lookup(lt, ZI_LROOT, b.buf), kind = ZI_E_KIND(x);
         b.buf >>= ZI_E_LEN(x);
         b.avail -= ZI_E_LEN(x);
         if (kind == ZI_LIT) {
-            if (8 * b.next - b.avail > nbits && b.next > b.n) {
+            if (b.next > b.n && 8 * b.next - b.avail > nbits) {
                 e = ZI_E_TRUNC;
                 break;
             }
@@ -213,22 +235,22 @@ static void block_tokens(zi_shared *sh, const uint8_t *in, uint8_t *out, part_ou
                 break;
             }
             const uint8_t v = (uint8_t)ZI_E_VAL(x);
-            if (!p) {
+            if (!keep) {
                 out[op++] = v;
                 continue;
             }
-            p->recent[op++ - p->recent_base] = v;
-            p->lit[p->nlit++] = v;
+            recent[op++ - base] = v;
+            lit[nlit++] = v;
             if (run && *run < RUN_MAX) {
                 (*run)++;
             } else {
-                run = &p->tok[p->ntok++];
+                run = &tok[ntok++];
                 *run = 1;
             }
             continue;
         }
         if (kind == ZI_EOB) {
-            if (8 * b.next - b.avail > nbits && b.next > b.n) e = ZI_E_TRUNC;
+            if (b.next > b.n && 8 * b.next - b.avail > nbits) e = ZI_E_TRUNC;
             break;
         }
         if (kind != ZI_LEN) {
@@ -248,33 +270,101 @@ static void block_tokens(zi_shared *sh, const uint8_t *in, uint8_t *out, part_ou
         b.avail -= yb;
         if (ZI_E_KIND(y) != ZI_DISTK) e = ZI_E_SYMBOL;
         else if (d > op) e = ZI_E_DIST;
-        else if (8 * b.next - b.avail > nbits && b.next > b.n) e = ZI_E_TRUNC;
+        else if (b.next > b.n && 8 * b.next - b.avail > nbits) e = ZI_E_TRUNC;
         else if (len > cap - op) e = ZI_E_OVERFLOW;
         if (e) break;
-        if (!p) {
+        if (!keep) {
             uint8_t *dst = out + op;
             if (cap - op >= len + 16) ZI_COPY_MATCH(uint8_t, dst, d, len);
             else for (uint32_t i = 0; i < len; i++) dst[i] = dst[(ptrdiff_t)i - d];
         } else {
-            uint16_t *dst = p->recent + (op - p->recent_base); /* (d <= ZI_WINDOW: its source is in the buffer) */
-            ZI_COPY_MATCH(uint16_t, dst, d, len);                    /* (RECENT_SLACK covers the overrun) */
-            p->tok[p->ntok++] = d << 16 | len;
+            uint16_t *dst = recent + (op - base); /* (d <= ZI_WINDOW: its source is in the buffer) */
+            ZI_COPY_MATCH(uint16_t, dst, d, len); /* (RECENT_SLACK covers the overrun) */
+            tok[ntok++] = d << 16 | len;
             run = NULL;
         }
         op += len;
     }
+    if (keep) {
+        p->ntok = ntok, p->nlit = nlit, p->recent_base = base;
+    }
     sh->bitpos = 8 * b.next - b.avail;
     sh->outpos = op;
     if (e) sh->err_code = e;
-    else if (p && p->no_memory) sh->err_code = ZI_E_TOO_BIG;
+    else if (keep && p->no_memory) sh->err_code = ZI_E_TOO_BIG;
+}
+
+static void block_tokens(zi_shared *sh, const uint8_t *in, uint8_t *out, part_out *p) {
+    if (p) block_tokens_of(sh, in, out, p, 1);
+    else block_tokens_of(sh, in, out, NULL, 0);
+}
+
+/* ------------------------------------------------------------------------------------------------ the split */
+#define START_UNKNOWN 0xfffffffeu /* (ZI_NO_BIT: searched, none found) */
+
+typedef struct split_job {
+    const uint8_t *in;
+    uint32_t nbytes, size, np;
+    uint8_t *out;
+    zg_deflate_check_kind kind;
+    _Atomic uint32_t found[ZI_MAX_PARTS]; /* part k's start once searched (find_start), else START_UNKNOWN */
+    uint32_t start[ZI_MAX_PARTS];         /* the same after the decode phase (zi_parts_chain's) */
+    int status[ZI_MAX_PARTS];
+    uint32_t got[ZI_MAX_PARTS], end[ZI_MAX_PARTS]; /* elements decoded, the stop it ended at (np - 1 - k: none) */
+    part_out part[ZI_MAX_PARTS];
+    uint32_t chain[ZI_MAX_PARTS], off[ZI_MAX_PARTS], nchain;
+    uint32_t sum[ZI_MAX_PARTS]; /* each chain member's checksum */
+    uint64_t decode_ns[ZI_MAX_PARTS];
+    atomic_int bad;             /* replay: a match reaching before the output (a damaged stream) */
+} split_job;
+
+static _Thread_local void *tl_sh;
+
+/* Where part k of np (1 <= k <= np) begins its search: part 0 takes PART0_SHARE shares of the stream's bits, the others
+ * one each, as part 0 writes its bytes straight away (no tokens, no replay): on a label chunk its decode took 0.62 of
+ * a later part's and its checksum 0.52 of a later part's replay (2-core machine, 8 parts). */
+#define PART0_SHARE 1.5
+static uint32_t part_from(uint32_t nbits, uint32_t k, uint32_t np) {
+    return k >= np ? nbits : (uint32_t)((double)nbits * ((double)k - 1 + PART0_SHARE) / ((double)np - 1 + PART0_SHARE));
+}
+
+/* Part k > 0's start: the first block header in its range (find_first), searched by whichever thread needs it first
+ * (its own part's, or the part before it on reaching the range) and kept; two threads searching at once find the
+ * same. Searching in the decode phase rather than in a phase of its own lets part 0 start at once, and a part start
+ * as soon as its own search is done (a phase of searches waited for the slowest: 0.5-0.6 ms of a label chunk's
+ * 3-4 ms split at 12 parts on the H100 machine's cores). */
+static uint32_t find_start(split_job *j, uint32_t k) {
+    uint32_t at = atomic_load_explicit(&j->found[k], memory_order_acquire);
+    if (at != START_UNKNOWN) return at;
+    const uint32_t nbits = j->nbytes * 8;
+    zi_find_scratch w;
+    at = find_first(j->in, j->nbytes, part_from(nbits, k, j->np), part_from(nbits, k + 1, j->np), &w);
+    atomic_store_explicit(&j->found[k], at, memory_order_release);
+    return at;
+}
+
+/* Before each block of part k: whether a later part starts here (sh->stopped, sh->end_part: zi_part_stop's
+ * outcome). Only the parts whose ranges begin at or before this bit can (a part starts in its range), so a part
+ * needs the next part's start only once it has decoded its own range. */
+static int later_part_starts(split_job *j, uint32_t k, zi_shared *sh) {
+    const uint32_t nbits = j->nbytes * 8;
+    for (uint32_t m = k + 1; m < j->np && part_from(nbits, m, j->np) <= sh->bitpos; m++)
+        if (find_start(j, m) == sh->bitpos) {
+            sh->stopped = 1;
+            sh->end_part = m - k - 1;
+            return 1;
+        }
+    return 0;
 }
 
 /* ------------------------------------------------------------------------------------------------ decode */
-/* zi_decode in serial mode with the host's steps: from spec->start, block by block, to a later part's start or the
- * final block; part 0 (p NULL) writes its bytes into out, a later part its tokens into *p. Afterwards
- * zi_verdict(sh) and sh->outpos - sh->out0 elements decoded. */
-static void part_decode(zi_shared *sh, const uint8_t *in, uint32_t nbytes, uint8_t *out, part_out *p,
-                        const zi_spec *spec) {
+/* zi_decode in serial mode with the host's steps: part k from spec->start, block by block, to a later part's start
+ * (later_part_starts) or the final block; part 0 (p NULL) writes its bytes into out, a later part its tokens into
+ * *p. Afterwards zi_verdict(sh) and sh->outpos - sh->out0 elements decoded. */
+static void part_decode(split_job *j, uint32_t k, zi_shared *sh, part_out *p, const zi_spec *spec) {
+    const uint8_t *in = j->in;
+    uint8_t *out = j->out;
+    const uint32_t nbytes = j->nbytes;
     sh->bitpos = spec->start;
     sh->nbits = nbytes * 8;
     sh->wide = spec->wide;
@@ -282,22 +372,18 @@ static void part_decode(zi_shared *sh, const uint8_t *in, uint32_t nbytes, uint8
     sh->outpos = sh->out0;
     sh->cap = spec->cap;
     sh->block_final = 0;
-    sh->nstops = spec->nstops;
-    for (uint32_t m = 0; m < spec->nstops; m++) sh->stops[m] = spec->stops[m];
+    sh->nstops = spec->nstops; /* (its stops are later_part_starts') */
     sh->stopped = 0;
     sh->end_part = spec->nstops;
     sh->serial = 1;
     sh->swin_lo = sh->outpos;
     sh->err_code = sh->out0 > spec->cap ? ZI_E_TOO_BIG : 0;
     if (p) {
-        for (uint32_t k = 0; k < ZI_WINDOW; k++) p->recent[k] = (uint16_t)(255 + ZI_WINDOW - k); /* the marks */
+        for (uint32_t i = 0; i < ZI_WINDOW; i++) p->recent[i] = (uint16_t)(255 + ZI_WINDOW - i); /* the marks */
         p->recent_base = 0;
     }
     while (!sh->err_code) {
-        if (sh->nstops) {
-            zi_part_stop(sh);
-            if (sh->stopped) break;
-        }
+        if (sh->nstops && later_part_starts(j, k, sh)) break;
         for (uint32_t lane = 0; lane < ZI_NL; lane++) zi_header_stage(sh, in, lane);
         zi_block_header(sh, in);
         if (!sh->err_code && sh->btype == 2) {
@@ -328,47 +414,12 @@ static void part_decode(zi_shared *sh, const uint8_t *in, uint32_t nbytes, uint8
     }
 }
 
-/* ------------------------------------------------------------------------------------------------ the split */
-typedef struct split_job {
-    const uint8_t *in;
-    uint32_t nbytes, size, np;
-    uint8_t *out;
-    zg_deflate_check_kind kind;
-    uint32_t start[ZI_MAX_PARTS];
-    int status[ZI_MAX_PARTS];
-    uint32_t got[ZI_MAX_PARTS], end[ZI_MAX_PARTS]; /* elements decoded, the stop it ended at (np - 1 - k: none) */
-    part_out part[ZI_MAX_PARTS];
-    uint32_t chain[ZI_MAX_PARTS], off[ZI_MAX_PARTS], nchain;
-    uint32_t sum[ZI_MAX_PARTS]; /* each chain member's checksum */
-    atomic_int bad;             /* replay: a match reaching before the output (a damaged stream) */
-} split_job;
-
-static _Thread_local void *tl_sh, *tl_find;
-
-/* Where part k of np (1 <= k <= np) begins its search: part 0 takes PART0_SHARE shares of the stream's bits, the others
- * one each, as part 0 writes its bytes straight away (no tokens, no replay): on a label chunk its decode took 0.62 of
- * a later part's and its checksum 0.52 of a later part's replay (2-core machine, 8 parts). */
-#define PART0_SHARE 1.5
-static uint32_t part_from(uint32_t nbits, uint32_t k, uint32_t np) {
-    return k >= np ? nbits : (uint32_t)((double)nbits * ((double)k - 1 + PART0_SHARE) / ((double)np - 1 + PART0_SHARE));
-}
-
-static zgpu_status find_task(void *arg, size_t index) {
-    split_job *j = arg;
-    const uint32_t k = (uint32_t)index + 1, nbits = j->nbytes * 8;
-    zi_find_scratch *w = zg_tls_get(&tl_find, sizeof *w, free);
-    if (!w) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
-    j->start[k] = find_first(j->in, j->nbytes, part_from(nbits, k, j->np), part_from(nbits, k + 1, j->np), w);
-    return ZGPU_OK;
-}
-
-static zgpu_status decode_task(void *arg, size_t index) {
-    split_job *j = arg;
-    const uint32_t k = (uint32_t)index;
+static zgpu_status decode_part(split_job *j, uint32_t k) {
     j->status[k] = ZI_OK;
     j->got[k] = 0;
     j->end[k] = j->np - 1 - k;
-    if (k && j->start[k] == ZI_NO_BIT) return ZGPU_OK; /* nothing to decode: the part before decodes over it */
+    const uint32_t start = k ? find_start(j, k) : 0;
+    if (start == ZI_NO_BIT) return ZGPU_OK; /* nothing to decode: the part before decodes over it */
     zi_shared *sh = zg_tls_get(&tl_sh, sizeof *sh, free);
     if (!sh) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
     part_out *p = k ? &j->part[k] : NULL;
@@ -378,34 +429,57 @@ static zgpu_status decode_task(void *arg, size_t index) {
         j->status[k] = ZI_E_TOO_BIG;
         return ZGPU_OK;
     }
+    /* room for the part's share of the output up front (a literal-heavy part's buffers doubled from small were
+     * copied about twice over); without it they grow as needed */
+    if (p && !part_grow(p, (j->size / j->np) / 4 + 1024, j->size / j->np + 4096)) p->no_memory = 0;
     /* a part's elements: its marks and at most the whole output (a wrong guess decodes garbage up to there) */
-    zi_spec sp = zi_part_spec(j->start, k, j->np, k ? ZI_WINDOW + j->size : j->size);
-    part_decode(sh, j->in, j->nbytes, j->out, p, &sp); /* (out of memory: ZI_E_TOO_BIG) */
+    const zi_spec sp = {.start = start, .nstops = j->np - 1 - k, .wide = k > 0, .cap = k ? ZI_WINDOW + j->size : j->size};
+    part_decode(j, k, sh, p, &sp); /* (out of memory: ZI_E_TOO_BIG) */
     j->status[k] = zi_verdict(sh);
     j->got[k] = sh->outpos - sh->out0;
     j->end[k] = sh->end_part;
     return ZGPU_OK;
 }
 
+static zgpu_status decode_task(void *arg, size_t index) {
+    split_job *j = arg;
+    const uint64_t t0 = now_ns();
+    const zgpu_status st = decode_part(j, (uint32_t)index);
+    j->decode_ns[index] = now_ns() - t0;
+    return st;
+}
+
 static uint32_t tail_of(uint32_t got) { return got < ZI_WINDOW ? 0 : got - ZI_WINDOW; }
 
 /* Chain member q > 0's last elements (from tail_of) into bytes at out[off + tail_of(got)...], every byte before the
- * part final; 0, or 1 for a mark naming a byte before the output (a damaged stream). */
+ * part final; 0, or 1 for a mark naming a byte before the output (a damaged stream). An element is a byte (v < 256)
+ * or a mark for the byte d = v - 255 before the part: out[off + 255 - v]; without a branch on which (a label tail's
+ * elements are bytes and marks at random: half of them marks), and a mark out of range read as byte 0 and told.
+ * (Resolved in chain order, each mark one load. All tails at once, each mark followed back through the raw tails
+ * before, took longer at 12 parts: a label tail's marks name marks, part after part.) */
 static int resolve_tail(const split_job *j, uint32_t q) {
-    const uint32_t k = j->chain[q], got = j->got[k], off = j->off[q], t0 = tail_of(got);
+    static const uint8_t byte_of[256] = {
+#define B4(x) x, x + 1, x + 2, x + 3
+#define B16(x) B4(x), B4(x + 4), B4(x + 8), B4(x + 12)
+#define B64(x) B16(x), B16(x + 16), B16(x + 32), B16(x + 48)
+        B64(0), B64(64), B64(128), B64(192)
+#undef B64
+#undef B16
+#undef B4
+    };
+    const uint32_t k = j->chain[q], got = j->got[k], off = j->off[q], t0 = tail_of(got), lim = off + 255;
     const part_out *p = &j->part[k];
     const uint16_t *e = p->recent + (ZI_WINDOW + t0 - p->recent_base); /* element i: recent[ZI_WINDOW + i - base] */
+    const uint8_t *before = j->out + off + 255;                          /* before[-v]: the byte mark v names */
+    uint8_t *o = j->out + off + t0;
+    uint32_t bad = 0;
     for (uint32_t i = 0; i < got - t0; i++) {
-        const uint32_t v = e[i];
-        if (v < 256) {
-            j->out[off + t0 + i] = (uint8_t)v;
-        } else {
-            const uint32_t d = v - 255;
-            if (d > off) return 1;
-            j->out[off + t0 + i] = j->out[off - d];
-        }
+        const uint32_t v = e[i], w = v <= lim ? v : 0;
+        bad |= v > lim;
+        const uintptr_t lit = (uintptr_t)(byte_of + (w & 255)), back = (uintptr_t)before - w, m = -(uintptr_t)(w < 256);
+        o[i] = *(const uint8_t *)((lit & m) | (back & ~m)); /* (a mask, not a ternary: GCC made that a branch) */
     }
-    return 0;
+    return bad != 0;
 }
 
 /* Chain member q > 0's tokens into bytes at out[off, off + tail_of(got)) (its tail is final already, and read by the
@@ -455,13 +529,24 @@ static void crc_pow_init(void) { zg_crc_pow_init(crc_pow, ZG_CRC32_POLY); }
 
 /* Parts, chain, tails, replay; 0 where the chain holds and the checksum matches (out final), else 1. */
 static int run_split(split_job *j, const zg_decode_par *par, uint32_t check, zgpu_status *st) {
-    if (j->np > 1 && (*st = zg_pool_run(par->pool, j->np - 1, find_task, j)) != ZGPU_OK) return 1;
-    if ((*st = zg_pool_run(par->pool, j->np, decode_task, j)) != ZGPU_OK) return 1;
+    uint64_t t[4];
+    t[0] = now_ns();
+    for (uint32_t k = 0; k < j->np; k++) atomic_init(&j->found[k], START_UNKNOWN);
+    if ((*st = zg_pool_run(par->pool, j->np, decode_task, j)) != ZGPU_OK) return 1; /* (searches too: find_start) */
+    t[1] = now_ns();
+    for (uint32_t k = 1; k < j->np; k++) j->start[k] = find_start(j, k); /* (every part searched its own) */
     atomic_fetch_add(&st_parts, j->np);
+    uint64_t most = 0, all = 0;
+    for (uint32_t k = 0; k < j->np; k++) most = j->decode_ns[k] > most ? j->decode_ns[k] : most, all += j->decode_ns[k];
+    atomic_fetch_add(&st_part_max_ns, most);
+    atomic_fetch_add(&st_part_mean_ns, all / j->np);
     if (zi_parts_chain(j->status, j->got, j->end, j->start, j->np, j->size, j->chain, j->off, &j->nchain)) return 1;
     for (uint32_t q = 1; q < j->nchain; q++) /* the tails, in order: the windows later parts read */
         if (resolve_tail(j, q)) return 1;
+    t[2] = now_ns();
     if ((*st = zg_pool_run(par->pool, j->nchain, replay_task, j)) != ZGPU_OK || atomic_load(&j->bad)) return 1;
+    t[3] = now_ns();
+    for (int i = 0; i < 3; i++) atomic_fetch_add(&st_phase_ns[i], t[i + 1] - t[i]);
     uint32_t sum = j->sum[0];
     if (j->kind == ZG_DEFLATE_CRC32) pthread_once(&crc_pow_once, crc_pow_init);
     for (uint32_t q = 1; q < j->nchain; q++) {

@@ -48,9 +48,12 @@ zgpu_status zg_deflate_decode_split(const uint8_t *in, size_t n, uint8_t *out, s
                                     int *declined);
 
 /* Streams decoded split, parts decoded, and split decodes declined after the parts ran (a broken chain, a fault or
- * a checksum mismatch), since the process started (tests). */
+ * a checksum mismatch), since the process started (tests); and the wall time spent in each phase (find and decode,
+ * tails, replay), with the decode phase's slowest part and its parts' mean summed over the splits, in seconds (the
+ * tests' time lines: a slowest part near the mean but far above the one-thread share is contention, not balance). */
 typedef struct zg_deflate_split_stats {
     unsigned long long streams, parts, fallbacks;
+    double phase_s[3], part_max_s, part_mean_s;
 } zg_deflate_split_stats;
 zg_deflate_split_stats zg_deflate_split_stats_get(void);
 
