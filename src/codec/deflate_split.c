@@ -429,9 +429,14 @@ static zgpu_status decode_part(split_job *j, uint32_t k) {
         j->status[k] = ZI_E_TOO_BIG;
         return ZGPU_OK;
     }
-    /* room for the part's share of the output up front (a literal-heavy part's buffers doubled from small were
-     * copied about twice over); without it they grow as needed */
-    if (p && !part_grow(p, (j->size / j->np) / 4 + 1024, j->size / j->np + 4096)) p->no_memory = 0;
+    /* room for the part's share up front (a literal-heavy part's buffers doubled from small were copied about twice
+     * over): its share of the output, but no more literals than its share of the stream has bits, nor tokens than a
+     * quarter of them; without the room (no memory) they grow as needed */
+    if (p) {
+        const size_t out_share = j->size / j->np, bits_share = (size_t)j->nbytes * 8 / j->np;
+        const size_t lits = out_share < bits_share ? out_share : bits_share, toks = lits / 4;
+        if (!part_grow(p, toks + 1024, lits + 4096)) p->no_memory = 0;
+    }
     /* a part's elements: its marks and at most the whole output (a wrong guess decodes garbage up to there) */
     const zi_spec sp = {.start = start, .nstops = j->np - 1 - k, .wide = k > 0, .cap = k ? ZI_WINDOW + j->size : j->size};
     part_decode(j, k, sh, p, &sp); /* (out of memory: ZI_E_TOO_BIG) */
