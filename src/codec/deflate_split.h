@@ -2,11 +2,12 @@
  * threads (a crop, a patch, one chunk) decoded each 16 MiB label chunk on one core in 5-10 ms while the others
  * idled, and DEFLATE has no block index to split it by. Built on the GPU decoder's parts rules
  * (gpucodec/deflate/inflate_parts.h), run by host threads:
- *   find     part k > 0 of P starts at the first bit at or after k/P of the stream where a dynamic Huffman block
- *            header passes every check (a guess);
- *   decode   part 0 into the output, each other part from its guess into its tokens (matches, runs of literals)
- *            and its last 32 KiB as 16-bit elements (marks for the window before it that it cannot know), each
- *            stopping at the first block that starts at a later part's guess;
+ *   find     part k > 0 of P starts at the first bit past its share of the stream where a dynamic Huffman
+ *            block header passes every check (a guess), searched by the part itself as its first step, or by the
+ *            part before once it has decoded that far, whichever comes first;
+ *   decode   part 0 into the output (at once), each other part from its guess into its tokens (matches, runs of
+ *            literals) and its last 32 KiB as 16-bit elements (marks for the window before it that it cannot
+ *            know), each stopping at the first block that starts at a later part's guess;
  *   chain    part 0 is true, the part it stopped at starts at a true block boundary, and so on: the parts' output
  *            offsets; a broken chain (an error, a size that is not the chunk's) is declined, and the caller's
  *            one-thread decode names any fault (a wrong guess is decoded over by the part before);
