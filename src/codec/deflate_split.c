@@ -61,7 +61,8 @@ double zg_deflate_split_speedup(size_t stored, double ratio, int ways) {
     return t < 1 ? 1 / t : 1;
 }
 
-double zg_deflate_chunk_split_speedup(size_t decoded, double ratio, int ways) {
+double zg_deflate_chunk_split_speedup(const zg_codec *c, size_t decoded, double ratio, int ways) {
+    (void)c;
     return ratio > 0 ? zg_deflate_split_speedup((size_t)((double)decoded / ratio), ratio, ways) : 1;
 }
 

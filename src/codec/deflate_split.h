@@ -33,8 +33,8 @@ typedef enum zg_deflate_check_kind { ZG_DEFLATE_CRC32, ZG_DEFLATE_ADLER32 } zg_d
  *  worth it. */
 double zg_deflate_split_speedup(size_t stored, double ratio, int ways);
 
-/** The same for a chunk of `decoded` bytes compressed `ratio`:1 (the gzip and zlib codecs' split_speedup). */
-double zg_deflate_chunk_split_speedup(size_t decoded, double ratio, int ways);
+/** The same for a chunk of `decoded` bytes compressed `ratio`:1: the gzip and zlib codecs' split_speedup (c unused). */
+double zg_deflate_chunk_split_speedup(const zg_codec *c, size_t decoded, double ratio, int ways);
 
 /** Decodes the raw DEFLATE stream in[0, n) of exactly `size` decoded bytes into out with up to par->ways threads of
  *  par->pool, in parts of part_min stored bytes or more, where zg_deflate_split_speedup expects min_gain or more

@@ -196,11 +196,6 @@ static zgpu_status gzip_decode_split(const zg_codec *c, const uint8_t *in, size_
     return gzip_decode(c, in, n, &dst, zg_out_exact(size));
 }
 
-static double gzip_split_speedup(const zg_codec *c, size_t decoded, double ratio, int ways) {
-    (void)c;
-    return zg_deflate_chunk_split_speedup(decoded, ratio, ways);
-}
-
 /* ---- encode ---- */
 /* DEFLATE's worst case for the data stored as is, with the 10-byte header and 8-byte trailer, and room for
  * the optional header fields (name, comment, extra) that other writers add. */
@@ -240,7 +235,7 @@ const zg_codec_vtable zg_codec_gzip = {
     .to_json_v2 = gzip_to_json_v2,
     .decode_bytes = gzip_decode,
     .decode_bytes_split = gzip_decode_split,
-    .split_speedup = gzip_split_speedup,
+    .split_speedup = zg_deflate_chunk_split_speedup,
     .encode_bytes = gzip_encode,
     .encoded_size = gzip_encoded_size,
     .gpu_stage = gzip_gpu_stage,

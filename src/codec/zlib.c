@@ -8,6 +8,7 @@
 #include "codec/codec.h"
 #include "codec/deflate_split.h"
 #include "codec/deflate_tls.h"
+#include "common/endian.h"
 #include "common/status.h"
 
 extern const zg_codec_vtable zg_codec_zlib;
@@ -56,7 +57,8 @@ static zj_value *zlib_to_json(const zg_codec *c) {
 static zj_value *zlib_to_json_v2(const zg_codec *c) { return zlib_conf((const zlib_codec *)c, 1); }
 
 /* ---- decode ---- */
-static zgpu_status zlib_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, zg_out_size want) {
+/* The 2-byte header: DEFLATE with a window of at most 32 KiB, its check bits, no preset dictionary. */
+static zgpu_status zlib_header(const uint8_t *in, size_t n) {
     ZG_RETURN_IF(n < 2, ZGPU_ERR_CORRUPT_DATA, "zlib: input of %zu bytes is shorter than the 2-byte header", n);
     unsigned cmf = in[0], flg = in[1];
     ZG_RETURN_IF((cmf & 0x0F) != 8 || (cmf >> 4) > 7, ZGPU_ERR_CORRUPT_DATA,
@@ -64,6 +66,11 @@ static zgpu_status zlib_decode(const zg_codec *c, const uint8_t *in, size_t n, z
     ZG_RETURN_IF((cmf << 8 | flg) % 31 != 0, ZGPU_ERR_CORRUPT_DATA,
                  "zlib: header check bits fail (0x%02x%02x is not a multiple of 31)", cmf, flg);
     ZG_RETURN_IF(flg & 0x20, ZGPU_ERR_CORRUPT_DATA, "zlib: stream needs a preset dictionary, which Zarr never uses");
+    return ZGPU_OK;
+}
+
+static zgpu_status zlib_decode(const zg_codec *c, const uint8_t *in, size_t n, zg_buf *out, zg_out_size want) {
+    ZG_FORWARD(zlib_header(in, n));
     struct libdeflate_decompressor *d = zg_deflate_decompressor();
     ZG_RETURN_IF(!d, ZGPU_ERR_NO_MEMORY, "zlib: out of memory allocating a decompressor");
 
@@ -103,8 +110,7 @@ static zgpu_status zlib_decode(const zg_codec *c, const uint8_t *in, size_t n, z
     ZG_RETURN_IF(r != LIBDEFLATE_SUCCESS, ZGPU_ERR_CORRUPT_DATA, "zlib: invalid or truncated DEFLATE data");
     ZG_RETURN_IF(body_n - used < 4, ZGPU_ERR_CORRUPT_DATA, "zlib: truncated Adler-32 trailer (%zu of 4 bytes)",
                  body_n - used);
-    const uint8_t *t = body + used;
-    uint32_t stored = (uint32_t)t[0] << 24 | (uint32_t)t[1] << 16 | (uint32_t)t[2] << 8 | t[3];
+    const uint32_t stored = zg_be32(body + used);
     uint32_t actual = got ? libdeflate_adler32(1, out->data, got) : 1;
     ZG_RETURN_IF(stored != actual, ZGPU_ERR_CORRUPT_DATA,
                  "zlib: Adler-32 mismatch (stored 0x%08x, computed 0x%08x over %zu bytes)", stored, actual, got);
@@ -122,22 +128,14 @@ static zgpu_status zlib_decode(const zg_codec *c, const uint8_t *in, size_t n, z
 static zgpu_status zlib_decode_split(const zg_codec *c, const uint8_t *in, size_t n, uint8_t *out, size_t size,
                                      size_t lo, size_t hi, const zg_decode_par *par) {
     (void)lo, (void)hi;
-    if (n > 6 && (in[0] & 0x0F) == 8 && (in[0] >> 4) <= 7 && ((unsigned)in[0] << 8 | in[1]) % 31 == 0 &&
-        !(in[1] & 0x20)) {
-        const uint8_t *t = in + n - 4;
-        const uint32_t stored = (uint32_t)t[0] << 24 | (uint32_t)t[1] << 16 | (uint32_t)t[2] << 8 | t[3];
+    if (n > 6 && zlib_header(in, n) == ZGPU_OK) { /* (else this thread's decode names what is wrong) */
         int declined = 1;
-        ZG_FORWARD(zg_deflate_decode_split(in + 2, n - 6, out, size, ZG_DEFLATE_ADLER32, stored, par,
+        ZG_FORWARD(zg_deflate_decode_split(in + 2, n - 6, out, size, ZG_DEFLATE_ADLER32, zg_be32(in + n - 4), par,
                                            ZG_DEFLATE_PART_MIN_BYTES, ZG_DEFLATE_SPLIT_GAIN_MIN, &declined));
         if (!declined) return ZGPU_OK;
     }
     zg_buf dst = zg_buf_wrap(out, size);
     return zlib_decode(c, in, n, &dst, zg_out_exact(size));
-}
-
-static double zlib_split_speedup(const zg_codec *c, size_t decoded, double ratio, int ways) {
-    (void)c;
-    return zg_deflate_chunk_split_speedup(decoded, ratio, ways);
 }
 
 /* DEFLATE's worst case for the data stored as is, with the 2-byte header and the Adler-32. */
@@ -179,7 +177,7 @@ const zg_codec_vtable zg_codec_zlib = {
     .to_json_v2 = zlib_to_json_v2,
     .decode_bytes = zlib_decode,
     .decode_bytes_split = zlib_decode_split,
-    .split_speedup = zlib_split_speedup,
+    .split_speedup = zg_deflate_chunk_split_speedup,
     .encode_bytes = zlib_encode,
     .encoded_size = zlib_encoded_size,
     .gpu_stage = zlib_gpu_stage,

@@ -98,7 +98,7 @@ static int gzip_payload(const uint8_t *p, size_t n, size_t out, size_t *off, siz
 }
 static int zlib_payload(const uint8_t *p, size_t n, size_t out, size_t *off, size_t *len, uint32_t *check, int *kind) {
     if (zg_zlib_locate(p, n, out, off, len) != ZGPU_OK) return 1;
-    *check = (uint32_t)p[n - 4] << 24 | (uint32_t)p[n - 3] << 16 | (uint32_t)p[n - 2] << 8 | (uint32_t)p[n - 1];
+    *check = zg_be32(p + n - 4);
     *kind = ZG_CHECK_ADLER32;
     return 0;
 }

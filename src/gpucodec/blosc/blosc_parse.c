@@ -221,7 +221,7 @@ zgpu_status zg_blosc_stream_payload(const zg_blosc_header *h, const uint8_t *chu
     if (h->compformat == ZG_BLOSC_ZLIB) { /* c-blosc's inner zlib (uncompress) verifies the Adler-32: so must the GPU */
         size_t zo, zl;
         ZG_FORWARD(zg_zlib_locate(p, n, s->dst_len, &zo, &zl));
-        s->check = (uint32_t)p[n - 4] << 24 | (uint32_t)p[n - 3] << 16 | (uint32_t)p[n - 2] << 8 | (uint32_t)p[n - 1];
+        s->check = zg_be32(p + n - 4);
         s->check_kind = ZG_CHECK_ADLER32;
         s->src_off += (uint32_t)zo;
         s->src_len = (uint32_t)zl;
