@@ -112,6 +112,13 @@ static int regime_of(const zg_route_model *m, const zg_route_read *r, int c) {
     return many + 2 * part;
 }
 
+/* The size class of a read the host route is predicted to take `t_host` seconds for (zg_route_memory). */
+static int size_of(double t_host) {
+    int k = 0;
+    for (double edge = 0.25e-3; k < ZG_ROUTE_SIZES - 1 && t_host >= edge; edge *= 4) k++;
+    return k;
+}
+
 zg_route_pick zg_route_decide(const zg_route_model *m, const zg_route_memory *mem, const zg_route_read *r) {
     zg_route_pick p;
     memset(&p, 0, sizeof p);
@@ -120,6 +127,7 @@ zg_route_pick zg_route_decide(const zg_route_model *m, const zg_route_memory *me
     double t[2];
     const zgpu_route model = zg_route_choose(m, r, &t[0], &t[1]);
     p.regime = regime_of(m, r, p.codec);
+    p.size = size_of(t[0]);
     if (!r->gpu_decodes || !mem) {
         p.t_host = t[0];
         p.t_device = t[1];
@@ -128,8 +136,8 @@ zg_route_pick zg_route_decide(const zg_route_model *m, const zg_route_memory *me
         return p;
     }
     double f[2];
-    const double *fs = mem->factor[p.codec][p.band][p.regime];
-    const unsigned *reads = mem->reads[p.codec][p.band][p.regime];
+    const double *fs = mem->factor[p.codec][p.band][p.regime][p.size];
+    const unsigned *reads = mem->reads[p.codec][p.band][p.regime][p.size];
     for (int k = 0; k < 2; k++) f[k] = fs[k] > 0 ? fs[k] : 1;
     const double bias = r->cache_on && r->chunks > 0 ? ZG_ROUTE_CACHE_BIAS : 1; /* (as zg_route_choose) */
     int pick = t[0] * f[0] < bias * t[1] * f[1] ? 0 : 1;
@@ -139,7 +147,11 @@ zg_route_pick zg_route_decide(const zg_route_model *m, const zg_route_memory *me
      * machine); only while its extra time is affordable (ZG_ROUTE_EXPLORE_SHARE) */
     const unsigned total = reads[0] + reads[1];
     const double extra = t[other] * f[other] - t[pick] * f[pick];
-    const int affordable = extra <= ZG_ROUTE_EXPLORE_SHARE * mem->spent[p.codec][p.band][p.regime];
+    /* (the budget is the regime's, every size class's reads: a slot of few reads, of a size seldom read, still
+     * gets its other route measured as soon as the whole slot did before size classes) */
+    double spent = 0;
+    for (int k = 0; k < ZG_ROUTE_SIZES; k++) spent += mem->spent[p.codec][p.band][p.regime][k];
+    const int affordable = extra <= ZG_ROUTE_EXPLORE_SHARE * spent;
     if (reads[pick] && affordable &&
         ((!reads[other] && t[other] * f[other] < 8 * t[pick] * f[pick]) ||
          (total % ZG_ROUTE_REEXPLORE == 0 && t[other] * f[other] < 4 * t[pick] * f[pick]))) {
@@ -154,18 +166,20 @@ zg_route_pick zg_route_decide(const zg_route_model *m, const zg_route_memory *me
 }
 
 void zg_route_learn(zg_route_memory *mem, const zg_route_pick *p, double seconds) {
-    if (!mem || !(p->predicted > 0) || !(seconds > 0) || p->codec < 0 || p->codec >= ZG_RC_N) return;
+    if (!mem || !(p->predicted > 0) || !(seconds > 0) || p->codec < 0 || p->codec >= ZG_RC_N || p->band < 0 ||
+        p->band >= ZG_RP_N || p->regime < 0 || p->regime >= ZG_ROUTE_REGIMES || p->size < 0 || p->size >= ZG_ROUTE_SIZES)
+        return;
     const int k = p->route == ZGPU_ROUTE_DEVICE ? 1 : 0;
     double ratio = seconds / p->predicted;
     ratio = ratio < 0.05 ? 0.05 : ratio > 20 ? 20 : ratio;
-    double *f = &mem->factor[p->codec][p->band][p->regime][k];
+    double *f = &mem->factor[p->codec][p->band][p->regime][p->size][k];
     /* quick to believe a route is faster than predicted, slow to believe it slower: a read is only ever slowed by
      * what it does not measure (a first read's buffers, file opens, another process on the cores), so one slow
      * read moves the factor a fifth of the way and one fast read all the way */
     const double prev = *f > 0 ? *f : 1;
     *f = ratio < prev ? ratio : 0.8 * prev + 0.2 * ratio;
-    mem->reads[p->codec][p->band][p->regime][k]++;
-    mem->spent[p->codec][p->band][p->regime] += seconds;
+    mem->reads[p->codec][p->band][p->regime][p->size][k]++;
+    mem->spent[p->codec][p->band][p->regime][p->size] += seconds;
 }
 
 void zg_route_file_name(const char *gpu_name, const char *gpu_uuid, char *out, size_t n) {

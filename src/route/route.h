@@ -70,26 +70,31 @@ typedef struct zg_route_read {
                            * destination, one piece crossing while the one before is copied out) */
 } zg_route_read;
 
-/* What the reads of a process taught the model: per codec class, ratio (low or high half of the calibrated range)
- * and regime (few chunks or many), each route's measured time over its prediction (a running mean: the calibration's synthetic arrays are
- * not the caller's data; the GPU DEFLATE decoder's speed, for one, depends on where its streams' blocks start), and
- * how many reads took it. Guarded by its owner (device/calibrate.c). */
+/* What the reads of a process taught the model: per codec class, ratio (low or high half of the calibrated range),
+ * regime (few chunks or many) and size, each route's measured time over its prediction (a running mean: the
+ * calibration's synthetic arrays are not the caller's data; the GPU DEFLATE decoder's speed, for one, depends on
+ * where its streams' blocks start), and how many reads took it. Guarded by its owner (device/calibrate.c). */
 #define ZG_ROUTE_REGIMES 4
+/* Size classes: the host route's prediction before what was learnt, in steps of 4x from 0.25 ms (a read's fixed
+ * costs the model leaves out weigh on a small read and not on a large one: on an H100, 1x256x256 patches of the
+ * field blosc volume took 5x their host prediction of 0.09 ms, crops of the same slot about their 1-4 ms, and the
+ * patches' factor sent single crops to the device at 4.2 ms against 2.2 on the host). */
+#define ZG_ROUTE_SIZES 5
 typedef struct zg_route_memory {
     /* [codec][ratio half][regime: 0 a lone chunk's latency dominates the prediction, 1 many chunks' throughput;
      * plus 2 when the read wants under half of what it decodes (its boxes, or the host's partial decodes, under
      * half of its chunks' bytes): the model's error for a plane or a crop is not a whole read's (on the H200 a
      * plane of the sharded label volume took 0.4x its host prediction, and the whole volume, taught by it, went to
-     * the host at 13 ms against 5.5 ms)][0 host route, 1 device route]; factor 0 = none yet (1) */
-    double factor[ZG_RC_N][ZG_RP_N][ZG_ROUTE_REGIMES][2];
-    unsigned reads[ZG_RC_N][ZG_RP_N][ZG_ROUTE_REGIMES][2];
-    double spent[ZG_RC_N][ZG_RP_N][ZG_ROUTE_REGIMES]; /* seconds the slot's reads took, both routes */
+     * the host at 13 ms against 5.5 ms)][size class][0 host route, 1 device route]; factor 0 = none yet (1) */
+    double factor[ZG_RC_N][ZG_RP_N][ZG_ROUTE_REGIMES][ZG_ROUTE_SIZES][2];
+    unsigned reads[ZG_RC_N][ZG_RP_N][ZG_ROUTE_REGIMES][ZG_ROUTE_SIZES][2];
+    double spent[ZG_RC_N][ZG_RP_N][ZG_ROUTE_REGIMES][ZG_ROUTE_SIZES]; /* seconds the slot's reads took, both routes */
 } zg_route_memory;
 
 /* A decision, kept until the read's time is known (zg_route_learn). */
 typedef struct zg_route_pick {
     zgpu_route route;
-    int codec, band, regime; /* the memory's slot */
+    int codec, band, regime, size; /* the memory's slot */
     double predicted;      /* the model's time for the route taken, before correction (seconds) */
     int explored;          /* 1: the other route was predicted faster, this one is tried once to learn its factor */
     double t_host, t_device; /* each route's prediction with what was learnt (seconds; for traces) */
@@ -108,8 +113,8 @@ typedef struct zg_route_pick {
  *  (so a route the calibration misjudged gets measured: the H200's synthetic gzip arrays made its GPU route look 6x
  *  slower than on real data), and every ZG_ROUTE_REEXPLORE-th read of the slot retries the other one when
  *  it is predicted within 4x (a factor a slow read inflated gets measured again); either only while the other
- *  route's predicted extra time is at most ZG_ROUTE_EXPLORE_SHARE of the slot's reads so far (else a later read
- *  tries it). mem NULL: the model alone. */
+ *  route's predicted extra time is at most ZG_ROUTE_EXPLORE_SHARE of what the reads of the slot's regime (every
+ *  size class) took so far (else a later read tries it). mem NULL: the model alone. */
 zg_route_pick zg_route_decide(const zg_route_model *m, const zg_route_memory *mem, const zg_route_read *r);
 /** A read that took p.route lasted `seconds`: that route's factor of the slot moves toward seconds / predicted. */
 void zg_route_learn(zg_route_memory *mem, const zg_route_pick *p, double seconds);
