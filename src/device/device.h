@@ -9,6 +9,7 @@
 
 struct zg_device_state;
 struct zgpu_event;
+struct zg_plan;
 
 /* What an automatic route pick of a host read decoded on the GPU (or declined) leaves to be learnt once the read's
  * whole time is known, the copy back or the host read included (valid 0: nothing to learn: a forced route, a remote
@@ -17,6 +18,8 @@ typedef struct zg_host_lesson {
     int valid;
     zg_route_pick pick;
     double t_pick; /* seconds the pick itself took (the process's first one measures the model): left out */
+    struct zg_plan *plan; /* NULL, or (a sharded array on a local store, no cache) the boxes' plan, resolved: the host
+                           * read takes it over (zg_host_read_regions_planned) and the caller frees the struct */
 } zg_host_lesson;
 
 /* The boxes of one device read and their destinations: n = 1 for zgpu_array_read_device, n for

@@ -96,6 +96,7 @@ zgpu_status zg_cuda_host_read(zgpu_array *a, size_t n, const uint64_t *starts, c
                               zg_host_lesson *lesson) {
     *taken = 0;
     lesson->valid = 0;
+    lesson->plan = NULL;
     const zgpu_route want = a->ctx->tuning.host_read_route;
     if (want == ZGPU_ROUTE_HOST || n == 0) return ZGPU_OK;
     /* AUTO: only where the context's GPU is already up (a host read never starts CUDA itself) */

@@ -29,21 +29,23 @@ int dev_pack_boxes(int nd, size_t n, const uint64_t *counts, size_t itemsize, co
 }
 
 zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_dev_request *rq, const zg_xform *x,
-                           void *user_stream, int order_user, zgpu_read_stats *stats) {
+                           void *user_stream, int order_user, zgpu_read_stats *stats, zg_plan *plan) {
     const int nd = a->meta.ndim;
     const size_t n = rq->n, isz = x->out_itemsize; /* (the host converts while placing) */
     const double t0 = zg_now();
     int64_t *strides = NULL;
-    ZG_FORWARD(zg_resolve_region_strides(a, isz, n, rq->counts, rq->strides, &strides));
-    size_t *off = malloc((n + 1) * sizeof *off);
-    void **packed = malloc((n ? n : 1) * sizeof *packed);
-    if (!off || !packed) {
+    zgpu_status s = zg_resolve_region_strides(a, isz, n, rq->counts, rq->strides, &strides);
+    size_t *off = s == ZGPU_OK ? malloc((n + 1) * sizeof *off) : NULL;
+    void **packed = s == ZGPU_OK ? malloc((n ? n : 1) * sizeof *packed) : NULL;
+    if (s == ZGPU_OK && (!off || !packed))
+        s = zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for a read of %zu boxes", n);
+    if (s != ZGPU_OK) {
         free(off);
         free(strides);
         free(packed);
-        return zg_error(ZGPU_ERR_NO_MEMORY, "out of host memory for a read of %zu boxes", n);
+        if (plan) zg_plan_free(plan);
+        return s;
     }
-    zgpu_status s = ZGPU_OK;
     const int all_contiguous = dev_pack_boxes(nd, n, rq->counts, isz, strides, off);
     const size_t total = off[n];
     /* scatter items for strided destinations, behind the data (8-byte aligned) */
@@ -60,7 +62,12 @@ zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_d
     if (s == ZGPU_OK) s = dev_ensure_pinned(st, b, need ? need : 1, 0);
     for (size_t r = 0; s == ZGPU_OK && r < n; r++) packed[r] = b->h + off[r];
     const double t_read = zg_now();
-    if (s == ZGPU_OK) s = zg_host_read_regions(a, n, rq->starts, rq->counts, packed, NULL, rq->opts);
+    if (s == ZGPU_OK && plan) {
+        s = zg_host_read_regions_planned(a, plan, n, rq->starts, rq->counts, packed, NULL, rq->opts);
+        plan = NULL;
+    } else if (s == ZGPU_OK) {
+        s = zg_host_read_regions(a, n, rq->starts, rq->counts, packed, NULL, rq->opts);
+    }
     if (s == ZGPU_OK) zgpu_array_last_read_stats(a, stats); /* the host read's stages */
     const double t_copy = zg_now();
     cudaStream_t str = st->stream;
@@ -114,6 +121,7 @@ zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_d
         if (ce != cudaSuccess) s = zg_error(ZGPU_ERR_CUDA, "CUDA error finishing the read: %s", cudaGetErrorString(ce));
     }
     pthread_mutex_unlock(&st->lock);
+    if (plan) zg_plan_free(plan); /* (an error before the read) */
     if (s == ZGPU_OK) {
         stats->h2d_s = zg_now() - t_copy;
         stats->plan_s += t_read - t0;

@@ -222,11 +222,14 @@ void zg_cuda_host_read_learn(zgpu_array *a, const zg_host_lesson *lesson, double
 
 /* A host read's device read that leaves it to the host threads (rq->host_dest): nothing done but the plan; the pick,
  * if any, is the lesson for the host read to teach. */
-static zgpu_status decline(job *j, zg_plan *plan, const zg_dev_request *rq, const zg_route_pick *pick, double t_pick) {
-    zg_plan_free(plan);
+static zgpu_status decline(job *j, zg_plan *plan, const zg_dev_request *rq, const zg_route_pick *pick, double t_pick,
+                           int hand_over) {
+    zg_plan *given = hand_over && pick ? malloc(sizeof *given) : NULL; /* (the host read's, as in dev_host_route) */
+    if (given) *given = *plan;
+    else zg_plan_free(plan);
     free_regions(j);
     *rq->declined = 1;
-    if (pick) *rq->lesson = (zg_host_lesson){1, *pick, t_pick};
+    if (pick) *rq->lesson = (zg_host_lesson){1, *pick, t_pick, given};
     return ZGPU_OK;
 }
 
@@ -288,7 +291,7 @@ static zgpu_status dev_read_once(zgpu_array *a, const zg_dev_request *rq, void *
     if (rq->host_dest) route = j.tune->host_read_route;
     if (!j.x.identity && !dev_convert_on_device()) route = ZGPU_ROUTE_HOST; /* (no NVRTC: the host converts) */
     if (rq->host_dest && (route == ZGPU_ROUTE_HOST || !j.gpu_decode)) /* (the host read decodes on the host too) */
-        return decline(&j, &plan, rq, NULL, 0);
+        return decline(&j, &plan, rq, NULL, 0, 0);
     /* chunks the caches hold are neither resolved nor fetched: the device cache's scattered from there, the host
      * cache's copied to the device as host-decoded (chunk_cache_dev.c) */
     j.cache = a->ctx->cache;
@@ -307,7 +310,8 @@ static zgpu_status dev_read_once(zgpu_array *a, const zg_dev_request *rq, void *
      * their sizes lay out the waves) */
     const int remote_waves = remote && a->shard;
     zgpu_status s = ZGPU_OK;
-    if (route != ZGPU_ROUTE_HOST)
+    const int resolved = route != ZGPU_ROUTE_HOST;
+    if (resolved)
         s = remote ? zg_plan_resolve_remote(a, &plan, ZG_FETCH_SIZES) : zg_plan_resolve(a, &plan);
     stats.plan_s = zg_now() - t_begin;
     double t_pick = 0; /* the pick's own time: the process's first one measures the model (seconds), which no
@@ -320,15 +324,19 @@ static zgpu_status dev_read_once(zgpu_array *a, const zg_dev_request *rq, void *
         /* (a read served partly from a cache teaches nothing of the decode the model's factors correct) */
         learn = stats.cache_hits == 0;
     }
+    /* an automatic pick of a sharded array's host route hands the host read the plan: its shard indexes are read
+     * (a plan resolved here, on a local store, with no cache lookups: zg_host_read_regions_planned) */
+    const int hand_over = s == ZGPU_OK && resolved && a->shard && !remote && !j.cache && !j.dcache;
     if (s == ZGPU_OK && route == ZGPU_ROUTE_HOST && rq->host_dest) /* (its lesson: once the host has read it) */
-        return decline(&j, &plan, rq, learn ? &picked : NULL, t_pick);
+        return decline(&j, &plan, rq, learn ? &picked : NULL, t_pick, hand_over);
     if (s != ZGPU_OK || route == ZGPU_ROUTE_HOST) {
-        zg_plan_free(&plan);
+        zg_plan *given = hand_over ? &plan : NULL; /* (its arrays are the host read's to free) */
+        if (!hand_over) zg_plan_free(&plan);
         free_regions(&j);
         if (s != ZGPU_OK) return s;
         memset(&stats, 0, sizeof stats); /* (the host route counts its own cache hits) */
         stats.struct_size = sizeof stats;
-        s = dev_host_route(a, st, rq, &j.x, user_stream, order_user, &stats);
+        s = dev_host_route(a, st, rq, &j.x, user_stream, order_user, &stats, given);
         if (s == ZGPU_OK) zg_array_set_stats(a, &stats);
         if (s == ZGPU_OK && learn && dev_buffer_growths() == grown) /* (timed after the pick) */
             learn_route(a, &picked, j.tune, stats.total_s);
@@ -455,7 +463,7 @@ static zgpu_status dev_read_once(zgpu_array *a, const zg_dev_request *rq, void *
         }
         stats.route = ZGPU_ROUTE_DEVICE;
         if (dev_buffer_growths() != grown) learn = 0;
-        if (learn && rq->host_dest) *rq->lesson = (zg_host_lesson){1, picked, t_pick}; /* (after the copy back) */
+        if (learn && rq->host_dest) *rq->lesson = (zg_host_lesson){1, picked, t_pick, NULL}; /* (after the copy back) */
         else if (learn) learn_route(a, &picked, j.tune, stats.total_s - t_pick);
         stats.gds_used = j.use_gds;
         for (size_t i = 0; i < j.n_t; i++) {

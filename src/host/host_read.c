@@ -601,8 +601,10 @@ int zg_host_partial_kind(const zgpu_tuning *tune, const zg_chain *chain) {
     return zg_chain_decodes_ranges(chain) ? ZG_PARTIAL_PREFIX : ZG_PARTIAL_NONE;
 }
 
-static zgpu_status host_read_once(zgpu_array *a, size_t n, const uint64_t *starts, const uint64_t *counts,
-                                  void *const *outs, const int64_t *out_strides, const zgpu_read_options *opts) {
+/* given: the boxes' plan, built and resolved (zg_host_read_regions_planned), taken over; NULL: planned here */
+static zgpu_status host_read_once(zgpu_array *a, zg_plan *given, size_t n, const uint64_t *starts,
+                                  const uint64_t *counts, void *const *outs, const int64_t *out_strides,
+                                  const zgpu_read_options *opts) {
     zgpu_read_stats stats;
     memset(&stats, 0, sizeof stats);
     double t_begin = zg_now();
@@ -610,12 +612,17 @@ static zgpu_status host_read_once(zgpu_array *a, size_t n, const uint64_t *start
     memset(&j, 0, sizeof j);
     j.a = a;
     j.outs = outs;
-    ZG_FORWARD(zg_read_xform(a, opts, &j.x));
     int64_t *strides = NULL;
-    ZG_FORWARD(zg_resolve_region_strides(a, j.x.out_itemsize, n, counts, out_strides, &strides));
+    zgpu_status st = zg_read_xform(a, opts, &j.x);
+    if (st == ZGPU_OK) st = zg_resolve_region_strides(a, j.x.out_itemsize, n, counts, out_strides, &strides);
+    if (st != ZGPU_OK) {
+        if (given) zg_plan_free(given);
+        return st;
+    }
     j.strides = strides;
     zg_plan plan;
-    zgpu_status st = zg_plan_build_regions(a, n, starts, counts, &plan);
+    if (given) plan = *given;
+    else st = zg_plan_build_regions(a, n, starts, counts, &plan);
     if (st != ZGPU_OK) {
         free(strides);
         return st;
@@ -625,7 +632,7 @@ static zgpu_status host_read_once(zgpu_array *a, size_t n, const uint64_t *start
     if (j.cache) st = cache_lookup(&j, &plan, &stats);
     /* shard indexes (a remote store fetches the tasks' bytes window by window, read_remote) */
     if (st == ZGPU_OK && remote) st = zg_plan_resolve_remote(a, &plan, ZG_FETCH_NONE);
-    else if (st == ZGPU_OK && a->shard) st = zg_plan_resolve(a, &plan);
+    else if (st == ZGPU_OK && a->shard && !given) st = zg_plan_resolve(a, &plan);
     stats.plan_s = zg_now() - t_begin;
     j.plan = &plan;
     j.chain = a->shard ? zg_sharding_inner_chain(a->shard) : a->chain;
@@ -671,8 +678,22 @@ static zgpu_status host_read_once(zgpu_array *a, size_t n, const uint64_t *start
 zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts, const uint64_t *counts,
                                  void *const *outs, const int64_t *out_strides, const zgpu_read_options *opts) {
     const unsigned changes = zg_plan_shard_changes(a);
-    zgpu_status st = host_read_once(a, n, starts, counts, outs, out_strides, opts);
+    zgpu_status st = host_read_once(a, NULL, n, starts, counts, outs, out_strides, opts);
     if (st != ZGPU_OK && zg_plan_shard_changes(a) != changes)
-        st = host_read_once(a, n, starts, counts, outs, out_strides, opts);
+        st = host_read_once(a, NULL, n, starts, counts, outs, out_strides, opts);
+    return st;
+}
+
+zgpu_status zg_host_read_regions_planned(zgpu_array *a, zg_plan *plan, size_t n, const uint64_t *starts,
+                                         const uint64_t *counts, void *const *outs, const int64_t *out_strides,
+                                         const zgpu_read_options *opts) {
+    if (!a->shard || a->store->vt->remote || a->ctx->cache) { /* (not what the plan was made for: plan afresh) */
+        zg_plan_free(plan);
+        return zg_host_read_regions(a, n, starts, counts, outs, out_strides, opts);
+    }
+    const unsigned changes = zg_plan_shard_changes(a);
+    zgpu_status st = host_read_once(a, plan, n, starts, counts, outs, out_strides, opts);
+    if (st != ZGPU_OK && zg_plan_shard_changes(a) != changes)
+        st = host_read_once(a, NULL, n, starts, counts, outs, out_strides, opts);
     return st;
 }

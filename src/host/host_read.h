@@ -22,5 +22,13 @@ int zg_host_partial_kind(const zgpu_tuning *tune, const zg_chain *chain);
 
 zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts, const uint64_t *counts,
                                  void *const *outs, const int64_t *out_strides, const zgpu_read_options *opts);
+/** zg_host_read_regions of a sharded array on a local store without a chunk cache, its boxes' plan already built
+ *  (zg_plan_build_regions) and resolved (zg_plan_resolve: shard indexes read, shards kept open), as a device read's
+ *  route pick leaves it: the read takes the plan over and frees it (a read that meets a replaced shard plans
+ *  afresh). The host route of an automatic pick read every index twice otherwise. */
+struct zg_plan;
+zgpu_status zg_host_read_regions_planned(zgpu_array *a, struct zg_plan *plan, size_t n, const uint64_t *starts,
+                                         const uint64_t *counts, void *const *outs, const int64_t *out_strides,
+                                         const zgpu_read_options *opts);
 
 #endif

@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "host/host_read.h"
+#include "plan/plan.h"
 #include "test.h"
 #include "zgpu.h"
 #include "zgpu_experimental.h"
@@ -175,6 +177,34 @@ static void host_regions(const layout *L, zgpu_array *a) {
     free(ref);
 }
 
+/* A host read handed its boxes' plan, built and resolved (as a device read's automatic pick of the host route
+ * leaves it): the same values as single reads; an unsharded array's plan is dropped and the read plans afresh. */
+static void planned_regions(const layout *L, zgpu_array *a) {
+    for (int round = 0; round < 3; round++) {
+        uint64_t st[NB * 3], ct[NB * 3];
+        size_t offs[NB];
+        make_boxes(st, ct, L->chunk);
+        uint16_t *ref = reference(a, st, ct, offs);
+        const size_t total = offs[NB - 1] + box_elems(ct + (NB - 1) * 3);
+        uint16_t *got = malloc((total + 1) * 2);
+        memset(got, 0xEE, (total + 1) * 2);
+        void *outs[NB];
+        for (int b = 0; b < NB; b++) outs[b] = got + offs[b];
+        zg_plan plan;
+        CHECK_OK(zg_plan_build_regions(a, NB, st, ct, &plan));
+        CHECK_OK(zg_plan_resolve(a, &plan));
+        CHECK_OK(zg_host_read_regions_planned(a, &plan, NB, st, ct, outs, NULL, NULL));
+        CHECK_MSG(!memcmp(got, ref, total * 2), "%s round %d: a read of a given plan differs", L->name, round);
+        zgpu_read_stats s;
+        s.struct_size = sizeof s;
+        zgpu_array_last_read_stats(a, &s);
+        CHECK_MSG(s.chunks == distinct_chunks(st, ct, L->chunk), "%s round %d: %d chunks decoded, %d distinct",
+                  L->name, round, s.chunks, distinct_chunks(st, ct, L->chunk));
+        free(got);
+        free(ref);
+    }
+}
+
 static void bad_boxes(zgpu_array *a) {
     uint64_t st[3 * 3] = {0, 0, 0, 1, 1, 1, 30, 0, 0}, ct[3 * 3] = {2, 2, 2, 3, 3, 3, 11, 1, 1};
     uint16_t buf[64];
@@ -225,14 +255,16 @@ int main(void) {
     const int gpu = zgpu_gpu_available();
     char why[512];
     snprintf(why, sizeof why, "%s", gpu ? "" : zgpu_last_error());
-    zgpu_context *ctx = NULL, *ctx_route[2] = {NULL, NULL};
+    /* device reads: the device route, the host route, and the model's pick (host reads too) */
+    zgpu_context *ctx = NULL, *ctx_route[3] = {NULL, NULL, NULL};
     zgpu_context_options o;
     zgpu_context_options_init(&o);
     CHECK_OK(zgpu_context_create(&o, &ctx));
     zgpu_tuning t;
-    for (int r = 0; r < 2; r++) {
+    for (int r = 0; r < 3; r++) {
         zgpu_tuning_init(&t);
-        t.read_route = r ? ZGPU_ROUTE_HOST : ZGPU_ROUTE_DEVICE;
+        t.read_route = r == 2 ? ZGPU_ROUTE_AUTO : r ? ZGPU_ROUTE_HOST : ZGPU_ROUTE_DEVICE;
+        if (r == 2) t.host_read_route = ZGPU_ROUTE_AUTO;
         o.tuning = &t;
         CHECK_OK(zgpu_context_create(&o, &ctx_route[r]));
     }
@@ -255,20 +287,21 @@ int main(void) {
         CHECK_OK(zgpu_array_write(a, s1, c1, part, NULL));
         free(part);
         host_regions(L, a);
+        planned_regions(L, a);
         if (l == 0) bad_boxes(a);
         zgpu_array_close(a);
 #ifdef ZGPU_HAVE_CUDA
-        for (int r = 0; gpu && r < 2; r++) {
+        for (int r = 0; gpu && r < 3; r++) {
             zgpu_array *b = NULL;
             CHECK_OK(zgpu_array_open(ctx_route[r], path, &b));
-            if (b) device_regions(L, b, r ? "host route" : "device route");
+            if (b) device_regions(L, b, r == 2 ? "auto" : r ? "host route" : "device route");
             zgpu_array_close(b);
         }
 #endif
     }
     free(data);
     zgpu_context_free(ctx);
-    for (int r = 0; r < 2; r++) zgpu_context_free(ctx_route[r]);
+    for (int r = 0; r < 3; r++) zgpu_context_free(ctx_route[r]);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmpdir);
