@@ -159,9 +159,9 @@ def latency_part(zgpu, cp, path, src, args, cell):
              "crop": boxes(shape, (32, 128, 128), 1, 7)[0],
              "plane": (slice(0, 1), slice(0, shape[1]), slice(0, shape[2])),
              "whole": tuple(slice(0, s) for s in shape)}
-    # (at least 5: a median of two is their mean, and auto's model tries the other route once every 64 reads of a
+    # (at least 9: a median of two is their mean, and auto's model tries the other route once every 64 reads of a
     # kind, which one of two timed reads then carries half of)
-    latency_repeat = max(5, args.repeat)
+    latency_repeat = max(9, args.repeat)
     arrays = {}
     for route in ("device", "host", "auto"):
         zgpu.config.set(read_route=route, cache_bytes=0)
@@ -180,9 +180,17 @@ def latency_part(zgpu, cp, path, src, args, cell):
                 a.read(box, out=out)
             if route == "device" and not bool(cp.all(out == cp.asarray(src[box]))):
                 raise RuntimeError(f"{cell} {name}: wrong result")
-            r[route] = statistics.median(wall(cp, lambda: a.read(box, out=out)) for _ in range(latency_repeat))
-            if route == "auto":
-                r["auto_route"] = {1: "device", 2: "host"}.get(a.last_read_stats.get("route"), "?")
+        # the routes in turn, read after read: a host read of 1-2 ms varies 2x from one moment to the next on these
+        # shared machines, so blocks of one route's reads compared drifts, not routes; the order rotates, since a
+        # read right after a whole host read (every core, the caches flushed) runs 10-15% slower
+        times = {route: [] for route in arrays}
+        order = list(arrays)
+        for i in range(latency_repeat):
+            for route in order[i % 3:] + order[:i % 3]:
+                times[route].append(wall(cp, lambda: arrays[route].read(box, out=out)))
+        for route, a in arrays.items():
+            r[route] = statistics.median(times[route])
+        r["auto_route"] = {1: "device", 2: "host"}.get(arrays["auto"].last_read_stats.get("route"), "?")
         if store is not None:
             cp.asarray(store[box].read().result())
             r["ts"] = statistics.median(wall(cp, lambda: cp.asarray(store[box].read().result()))
@@ -259,8 +267,9 @@ def section(meta, crops, lat, loader=()):
     if lat:
         out += ["Single reads into GPU memory (ms, median): the device route (GPU decode: today's device path "
                 "before routing), the host route (host decode into pinned memory, one copy), auto (the cost "
-                "model's pick), tensorstore+copy. Goal: auto within 10% of the faster route and never slower "
-                "than the device route.", "",
+                "model's pick), tensorstore+copy; the three routes in turn (the order rotating), median of 9 after "
+                "warm-ups (auto: 3, its model corrected by every read of the run before). Goal: auto within 10% of "
+                "the faster route and never slower than the device route.", "",
                 "| cell | read | device route | host route + copy | auto (route) | ts+copy | auto / best |",
                 "|---|---|---|---|---|---|---|"]
         ok = 0
