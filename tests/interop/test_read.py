@@ -18,6 +18,7 @@ def test_read_whole(case, zgpu, fixture_paths, tmp_path):
     assert_same_array(np.load(out), expected, f"{case.name} whole")
 
 
+@pytest.mark.sampled
 @pytest.mark.parametrize("case,region", REGION_CASES, ids=[f"{c.name}[{r}]" for c, r in REGION_CASES])
 def test_read_region(case, region, zgpu, fixture_paths, tmp_path):
     path = fixture_paths[case.name]
