@@ -186,7 +186,7 @@ def latency_part(zgpu, cp, path, src, args, cell):
         times = {route: [] for route in arrays}
         order = list(arrays)
         for i in range(latency_repeat):
-            for route in order[i % 3:] + order[:i % 3]:
+            for route in order[i % len(order):] + order[:i % len(order)]:
                 times[route].append(wall(cp, lambda: arrays[route].read(box, out=out)))
         for route, a in arrays.items():
             r[route] = statistics.median(times[route])
