@@ -67,10 +67,10 @@ zgpu_status zg_chain_decode_range(const zg_chain *ch, const uint8_t *in, size_t 
  *  zg_chain_decode_range. */
 zgpu_status zg_chain_decode_runs(const zg_chain *ch, const uint8_t *in, size_t n, uint8_t *out, const zg_byte_run *runs,
                                  size_t n_runs, zg_scratch *s);
-/** What zg_chain_decode_runs of runs of `bytes` bytes, the last ending at byte hi, is expected to cost with `ways`
- *  threads at compression `ratio`, in bytes of an in-order decode (the codec's runs_cost); hi where the chain decodes
- *  the prefix. */
-double zg_chain_runs_cost(const zg_chain *ch, double ratio, uint64_t bytes, uint64_t hi, int ways);
+/** What zg_chain_decode_runs of runs of `bytes` bytes, the first starting at byte lo and the last ending at byte hi,
+ *  is expected to cost with `ways` threads at compression `ratio`, in bytes of an in-order decode (the codec's
+ *  runs_cost); hi where the chain decodes the prefix. */
+double zg_chain_runs_cost(const zg_chain *ch, double ratio, uint64_t bytes, uint64_t lo, uint64_t hi, int ways);
 /** How much faster than one thread a chunk decodes with `ways` threads lent to its decode (zg_scratch.par) at
  *  compression `ratio` (decoded / stored bytes): the split_speedup of the stage that splits, else 1. */
 double zg_chain_split_speedup(const zg_chain *ch, double ratio, int ways);

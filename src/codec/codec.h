@@ -170,10 +170,12 @@ typedef struct zg_codec_vtable {
      * (par given) or decode_bytes_range from the first run's start to the last one's end. Checked as those. */
     zgpu_status (*decode_bytes_runs)(const zg_codec *c, const uint8_t *in, size_t n, uint8_t *out, size_t size,
                                      const zg_byte_run *runs, size_t n_runs, const zg_decode_par *par);
-    /* With decode_bytes_runs: what decoding runs of `bytes` bytes in all, the last ending at byte hi, of a chunk of
-     * `size` bytes compressed `ratio`:1 is expected to cost with `ways` threads, in bytes of an in-order decode of the
-     * same frame on one thread (hi where the runs would be decoded in order); for the route model. */
-    double (*runs_cost)(const zg_codec *c, size_t size, double ratio, uint64_t bytes, uint64_t hi, int ways);
+    /* With decode_bytes_runs: what decoding runs of `bytes` bytes in all, the first starting at byte lo and the last
+     * ending at byte hi, of a chunk of `size` bytes compressed `ratio`:1 is expected to cost with `ways` threads, in
+     * bytes of an in-order decode of the same frame on one thread (hi where the runs would be decoded in order); for
+     * the route model. */
+    double (*runs_cost)(const zg_codec *c, size_t size, double ratio, uint64_t bytes, uint64_t lo, uint64_t hi,
+                        int ways);
     /* With decode_bytes_split: how much faster than one thread it is expected to decode a chunk of `decoded` bytes
      * compressed `ratio`:1 with `ways` threads (1: it would decode on one thread); for the route model. */
     double (*split_speedup)(const zg_codec *c, size_t decoded, double ratio, int ways);

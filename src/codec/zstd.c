@@ -262,9 +262,10 @@ static zgpu_status zstd_decode_runs(const zg_codec *c, const uint8_t *in, size_t
                                 : zstd_decode_range(c, in, n, out, size, lo, hi);
 }
 
-static double zstd_runs_cost(const zg_codec *c, size_t size, double ratio, uint64_t bytes, uint64_t hi, int ways) {
+static double zstd_runs_cost(const zg_codec *c, size_t size, double ratio, uint64_t bytes, uint64_t lo, uint64_t hi,
+                             int ways) {
     (void)c;
-    return zg_zstd_sparse_cost(size, ratio, bytes, hi, ways);
+    return zg_zstd_sparse_cost(size, ratio, bytes, lo, hi, ways);
 }
 
 /* The library's bound of one frame (header and checksum included). */

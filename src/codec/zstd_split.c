@@ -15,9 +15,11 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #include "common/status.h"
 #include "common/tls.h"
@@ -27,12 +29,15 @@
 static const zg_zd_consts split_consts = ZG_ZD_CONSTS_INIT;
 
 #define LIT_SLACK 32 /* bytes after the literal buffer that 16-byte copies may read */
+/* Fewer Huffman literals than this decode with huf_four (wrapping them for libzstd costs more than it saves). */
+#define HUF_LIBZSTD_MIN 4096
 
-static atomic_ullong st_frames, st_chased, st_deferred, st_sparse, job_ids;
+static atomic_ullong st_frames, st_chased, st_deferred, st_sparse, st_lazy, st_wrapped, job_ids;
 
 zg_zstd_split_stats zg_zstd_split_stats_get(void) {
     return (zg_zstd_split_stats){atomic_load(&st_frames), atomic_load(&st_chased), atomic_load(&st_deferred),
-                                 atomic_load(&st_sparse)};
+                                 atomic_load(&st_sparse), atomic_load(&st_lazy),
+                                 atomic_load(&st_wrapped)};
 }
 
 /* Where a sequence's literal run starts in its block's output, and its first literal in the block's literals. */
@@ -52,6 +57,7 @@ typedef struct split_tls {
     zg_zd_bres *res;
     uint32_t *first; /* runs: first block of each, and one past the last */
     uint32_t *stop;  /* runs: the block a run stopped at (UINT32_MAX: finished) */
+    atomic_uchar *lit_state; /* a lazy sparse decode: each block's literals (LIT_*) */
     size_t blk_cap;
 } split_tls;
 
@@ -66,6 +72,7 @@ static void split_tls_free(void *p) {
     free(t->res);
     free(t->first);
     free(t->stop);
+    free(t->lit_state);
     free(t);
 }
 
@@ -99,11 +106,13 @@ static int reserve(split_tls *t, const zg_zd_plan *pl) {
         free(t->res);
         free(t->first);
         free(t->stop);
+        free(t->lit_state);
         t->blk_cap = 0;
         t->res = malloc((pl->n_blocks + 1) * sizeof *t->res);
         t->first = malloc((pl->n_blocks + 1) * sizeof *t->first);
         t->stop = malloc((pl->n_blocks + 1) * sizeof *t->stop);
-        if (!t->res || !t->first || !t->stop) return -1;
+        t->lit_state = malloc((pl->n_blocks + 1) * sizeof *t->lit_state);
+        if (!t->res || !t->first || !t->stop || !t->lit_state) return -1;
         t->blk_cap = pl->n_blocks + 1;
     }
     return 0;
@@ -131,7 +140,12 @@ typedef struct split_job {
     /* runs step */
     const uint32_t *first;
     uint32_t *stop;
+    /* a lazy sparse decode (literal frames): each block's literals' state, decoded once a run needs them (NULL: the
+     * blocks step decodes every block's literals) */
+    atomic_uchar *lit_state;
 } split_job;
+
+enum { LIT_NONE = 0, LIT_BUSY, LIT_READY, LIT_BAD };
 
 /* ---- blocks ---- */
 
@@ -218,24 +232,104 @@ typedef struct block_tables {
 
 static _Thread_local void *tl_tables;
 
-static int decode_block(split_job *j, uint32_t b) {
+/* A thread's libzstd context and room for one block wrapped as a frame (huf_libzstd). */
+typedef struct wrap_tls {
+    ZSTD_DCtx *dctx;
+    uint8_t frame[ZG_ZD_BLOCK_MAX + 512];
+} wrap_tls;
+
+static _Thread_local void *tl_wrap;
+
+static void wrap_tls_free(void *p) {
+    ZSTD_freeDCtx(((wrap_tls *)p)->dctx);
+    free(p);
+}
+
+/* The literals header size of a compressed block's literal section starting with byte h0 (Huffman or treeless). */
+static size_t huf_header_size(uint8_t h0) {
+    const int sf = (h0 >> 2) & 3;
+    return sf <= 1 ? 3 : (size_t)sf + 2;
+}
+
+/* Block b's Huffman literals decoded by libzstd, about twice as fast as huf_four on one core: the block's literal
+ * section (a treeless one given the table description of the block that last carried one) wrapped as a frame of one
+ * block without sequences, whose content is then exactly the literals. Returns 0 when done, -1 where libzstd finds
+ * them damaged, 1 where the section does not wrap (a single stream that outgrows its 10-bit sizes with the table
+ * added, no memory for a context): the caller then decodes it with huf_four. */
+static int huf_libzstd(const split_job *j, uint32_t b, uint8_t *dst) {
     const zg_zd_block *blk = &j->pl->blocks[b];
-    zg_zd_bres *r = &j->res[b];
-    for (int k = 0; k < 3; k++) r->rep_out[k] = ZD_SYM(k, 0);
-    r->size = blk->lit_n;
-    r->err = 0;
-    if (blk->type != ZG_ZD_BLOCK_COMPRESSED) return 0;
-    block_tables *bt = zg_tls_get(&tl_tables, sizeof(block_tables), free);
-    if (!bt) return -1; /* (no memory for the tables: the frame is declined, the one-thread decode takes it) */
-    if (bt->job != j->id) {
-        bt->job = j->id;
-        bt->fse_ok[0] = bt->fse_ok[1] = bt->fse_ok[2] = bt->huf_ok = 0;
+    const uint8_t *sec = j->in + blk->src;
+    const size_t hs = huf_header_size(sec[0]), jump = blk->n_streams == 4 ? 6 : 0;
+    /* the streams (jump table first), and the table description: this block's, or the last earlier one's */
+    const uint8_t *streams = sec + blk->lit_off - jump, *tree = sec + hs;
+    size_t tree_n = (size_t)(streams - tree);
+    if ((sec[0] & 3) == 3) {
+        uint32_t d = b;
+        while (d > 0) {
+            const zg_zd_block *e = &j->pl->blocks[--d];
+            if (e->type == ZG_ZD_BLOCK_COMPRESSED && e->lit_type == ZG_ZD_LIT_HUF && (j->in[e->src] & 3) == 2) break;
+        }
+        const zg_zd_block *e = &j->pl->blocks[d];
+        if (d == b || e->huf != blk->huf) return 1;
+        const uint8_t *esec = j->in + e->src;
+        tree = esec + huf_header_size(esec[0]);
+        tree_n = (size_t)(esec + e->lit_off - (e->n_streams == 4 ? 6 : 0) - tree);
     }
+    size_t streams_n = jump;
+    for (int k = 0; k < blk->n_streams; k++) streams_n += blk->stream_len[k];
+    const size_t csize = tree_n + streams_n;
+    int sf = 0, bits = 10;
+    if (blk->n_streams == 4) {
+        const size_t big = csize > blk->lit_n ? csize : blk->lit_n;
+        sf = big < 1024 ? 1 : big < 16384 ? 2 : 3;
+        bits = sf == 1 ? 10 : sf == 2 ? 14 : 18;
+    }
+    if (csize >= ((size_t)1 << bits) || blk->lit_n >= ((size_t)1 << bits)) return 1;
+    const size_t nhs = sf <= 1 ? 3 : (size_t)sf + 2, content = nhs + csize + 1;
+    if (content > ZG_ZD_BLOCK_MAX) return 1;
+    wrap_tls *w = zg_tls_get(&tl_wrap, sizeof(wrap_tls), wrap_tls_free);
+    if (!w || (!w->dctx && !(w->dctx = ZSTD_createDCtx()))) return 1;
+    /* frame header: no single segment (a 128 KiB window, so the block may hold more than its literals' count),
+     * a 4-byte content size; then the last block, compressed */
+    uint8_t *f = w->frame;
+    size_t at = 0;
+    const uint32_t magic = 0xFD2FB528u, lit_n = blk->lit_n, bh = (uint32_t)(content << 3) | (2u << 1) | 1u;
+    for (int k = 0; k < 4; k++) f[at++] = (uint8_t)(magic >> (8 * k));
+    f[at++] = 0x80;            /* content size in 4 bytes */
+    f[at++] = (17 - 10) << 3;  /* window 2^17 */
+    for (int k = 0; k < 4; k++) f[at++] = (uint8_t)(lit_n >> (8 * k));
+    for (int k = 0; k < 3; k++) f[at++] = (uint8_t)(bh >> (8 * k));
+    const uint64_t h = 2u | (uint64_t)sf << 2 | (uint64_t)lit_n << 4 | (uint64_t)csize << (4 + bits);
+    for (size_t k = 0; k < nhs; k++) f[at++] = (uint8_t)(h >> (8 * k));
+    memcpy(f + at, tree, tree_n);
+    memcpy(f + at + tree_n, streams, streams_n);
+    at += csize;
+    f[at++] = 0; /* no sequences */
+    const size_t got = ZSTD_decompressDCtx(w->dctx, dst, lit_n, f, at);
+    if (ZSTD_isError(got) || got != lit_n) return -1;
+    atomic_fetch_add_explicit(&st_wrapped, 1, memory_order_relaxed);
+    return 0;
+}
+
+/* Block b's literals into its place in the literal buffer (nothing for a raw or RLE block, whose bytes are the
+ * input's). Returns 0, or -1 where they are damaged or no table memory was had (the frame is then declined). */
+static int decode_literals(const split_job *j, uint32_t b) {
+    const zg_zd_block *blk = &j->pl->blocks[b];
+    if (blk->type != ZG_ZD_BLOCK_COMPRESSED) return 0;
     const uint8_t *src = j->in + blk->src;
     uint8_t *lo = j->lit + blk->lit;
     if (blk->lit_type == ZG_ZD_LIT_RAW) memcpy(lo, src + blk->lit_off, blk->lit_n);
     else if (blk->lit_type == ZG_ZD_LIT_RLE) memset(lo, src[blk->lit_off], blk->lit_n);
     else {
+        const int wrapped = blk->lit_n < HUF_LIBZSTD_MIN ? 1 : huf_libzstd(j, b, lo);
+        if (wrapped < 0) return -1;
+        if (!wrapped) return 0;
+        block_tables *bt = zg_tls_get(&tl_tables, sizeof(block_tables), free);
+        if (!bt) return -1;
+        if (bt->job != j->id) {
+            bt->job = j->id;
+            bt->fse_ok[0] = bt->fse_ok[1] = bt->fse_ok[2] = bt->huf_ok = 0;
+        }
         const zg_zd_huf_desc *hd = &j->pl->hufs[blk->huf];
         if (!bt->huf_ok || bt->huf_idx != blk->huf) {
             uint16_t start[256];
@@ -249,7 +343,42 @@ static int decode_block(split_job *j, uint32_t b) {
                                 : zd_huf_stream(bt->huf, hd->max_bits, at, blk->stream_len[0], lo, blk->lit_n))
             return -1;
     }
+    return 0;
+}
+
+/* A lazy (sparse) decode's literals of block b, decoded by the first thread that needs them while others wait:
+ * 0 once they are there, -1 where they are damaged. */
+static int need_literals(const split_job *j, uint32_t b) {
+    atomic_uchar *s = &j->lit_state[b];
+    unsigned char v = atomic_load_explicit(s, memory_order_acquire);
+    if (v == LIT_READY) return 0;
+    if (v == LIT_NONE && atomic_compare_exchange_strong(s, &v, LIT_BUSY)) {
+        const int e = decode_literals(j, b);
+        atomic_store_explicit(s, e ? LIT_BAD : LIT_READY, memory_order_release);
+        return e;
+    }
+    while ((v = atomic_load_explicit(s, memory_order_acquire)) == LIT_BUSY) sched_yield();
+    return v == LIT_READY ? 0 : -1;
+}
+
+/* Block b's sequences (and, unless the decode is lazy, its literals): its decoded size and outgoing repeat offsets
+ * in res[b], each sequence's place in at[]. */
+static int decode_block(split_job *j, uint32_t b) {
+    const zg_zd_block *blk = &j->pl->blocks[b];
+    zg_zd_bres *r = &j->res[b];
+    for (int k = 0; k < 3; k++) r->rep_out[k] = ZD_SYM(k, 0);
+    r->size = blk->lit_n;
+    r->err = 0;
+    if (blk->type != ZG_ZD_BLOCK_COMPRESSED) return 0;
+    if (!j->lit_state && decode_literals(j, b)) return -1;
     if (!blk->nseq) return 0;
+    block_tables *bt = zg_tls_get(&tl_tables, sizeof(block_tables), free);
+    if (!bt) return -1; /* (no memory for the tables: the frame is declined, the one-thread decode takes it) */
+    if (bt->job != j->id) {
+        bt->job = j->id;
+        bt->fse_ok[0] = bt->fse_ok[1] = bt->fse_ok[2] = bt->huf_ok = 0;
+    }
+    const uint8_t *src = j->in + blk->src;
     uint16_t next[64];
     const uint32_t idx[3] = {blk->ll, blk->of, blk->ml};
     for (int k = 0; k < 3; k++)
@@ -466,6 +595,12 @@ static int resolve(const split_job *j, uint32_t n_blocks, uint64_t q, size_t len
         }                                                                                                            \
         take = (size_t)(avail);                                                                                      \
     }
+/* (a lazy decode's literals of block b are decoded by the first lookup that reads them) */
+#define NEED_LITERALS(b)                                                                                             \
+    if (j->lit_state && need_literals(j, (b))) {                                                                     \
+        e = -1;                                                                                                      \
+        break;                                                                                                       \
+    }
         for (;;) { /* one piece: follow byte p back */
             if (++ch->steps > ch->budget) {
                 e = 1;
@@ -516,6 +651,7 @@ static int resolve(const split_job *j, uint32_t n_blocks, uint64_t q, size_t len
             } else {
                 const uint64_t tail = hi ? (uint64_t)at[hi - 1].pos + sq[hi - 1].ll + sq[hi - 1].ml : 0;
                 if (rel >= tail) {
+                    NEED_LITERALS(b);
                     from = lits + (hi ? at[hi - 1].lit + sq[hi - 1].ll : 0) + (rel - tail);
                     break;
                 }
@@ -533,6 +669,7 @@ static int resolve(const split_job *j, uint32_t n_blocks, uint64_t q, size_t len
             const uint64_t in_seq = rel - at[lo].pos;
             if (in_seq < s->ll) {
                 FIT(s->ll - in_seq);
+                NEED_LITERALS(b);
                 from = lits + at[lo].lit + in_seq;
                 break;
             }
@@ -553,6 +690,7 @@ static int resolve(const split_job *j, uint32_t n_blocks, uint64_t q, size_t len
              * whole period in d (resolved a level deeper); the rest repeats it */
             const size_t first = off - phase, wrap = take - first < phase ? take - first : phase;
             if (off <= s->ll) { /* the period is the sequence's own last literals (a run of one value: RLE) */
+                NEED_LITERALS(b);
                 const uint8_t *per = lits + at[lo].lit + s->ll - off;
                 memcpy(d, per + phase, first);
                 memcpy(d + first, per, wrap);
@@ -565,6 +703,7 @@ static int resolve(const split_job *j, uint32_t n_blocks, uint64_t q, size_t len
             break;
         }
 #undef FIT
+#undef NEED_LITERALS
         if (!e && from) {
             if (from != d) memmove(d, from, take);
             if (ch->path_top > base) {
@@ -663,10 +802,15 @@ double zg_zstd_split_speedup(double ratio, int ways) {
     return ways > 1 ? literal_gain(ways) * w : 0;
 }
 
+/* How a sparse decode may take a frame (frame_blocks): one of long matches (labels: literals decoded with the blocks,
+ * runs resolved through the matches), one of literals (lazy: only the blocks the runs and their matches read decode
+ * their literals), either, or none (a split). */
+enum { SPARSE_NONE = 0, SPARSE_LONG = 1, SPARSE_LAZY = 2 };
+
 /* The frame planned, its blocks decoded (in parallel on par's threads where given) as far as byte hi and linked:
- * *need blocks, ready for the runs (or a sparse decode). *ok = 0 (nothing else done) where the frame is one the
- * block rules decline (another layout, damage: the one-thread decode then judges it), or, for a split (!sparse),
- * where its blocks promise less than min_gain. */
+ * *need blocks, ready for the runs (or a sparse decode, `sparse` the ways it may take). *ok = 0 (nothing else done)
+ * where the frame is one the block rules decline (another layout, damage: the one-thread decode then judges it), one
+ * the sparse ways allowed do not fit, or, for a split (!sparse), where its blocks promise less than min_gain. */
 static zgpu_status frame_blocks(split_tls *t, const uint8_t *in, size_t n, uint8_t *out, size_t size, size_t hi,
                                 const zg_decode_par *par, int sparse, double min_gain, split_job *j, uint32_t *need,
                                 int *ok) {
@@ -679,12 +823,15 @@ static zgpu_status frame_blocks(split_tls *t, const uint8_t *in, size_t n, uint8
     zg_error_restore(saved); /* (a frame the planner refuses is the one-thread decode's to judge) */
     if (ps != ZGPU_OK) return ps == ZGPU_ERR_NO_MEMORY ? zg_error(ps, "zstd: out of memory planning a split decode") : ZGPU_OK;
     const zg_zd_frame *fr = &pl->frames[0];
-    if (fr->has_checksum && hi != size) return ZGPU_OK; /* (the checksum covers the whole output: decoded on one thread) */
+    if (fr->has_checksum && (sparse || hi != size))
+        return ZGPU_OK; /* (the checksum covers the whole output: decoded on one thread) */
     const uint32_t nb = (uint32_t)pl->n_blocks;
     if (nb < 1 || (!sparse && nb < 2)) return ZGPU_OK;
-    /* a sparse decode: long matches only (a lookup costs tens of ns, a byte of an in-order decode a fraction of one;
-     * literals would be Huffman-decoded as far as the last run either way) */
-    if (sparse && (pl->n_seq * ZG_ZSTD_SPARSE_SEQ_BYTES > size || pl->lit_bytes * ZG_ZSTD_SPARSE_LIT_SHARE > size))
+    /* a sparse decode: of literals (their blocks decoded where read), or of long matches (a lookup costs tens of ns,
+     * a byte of an in-order decode a fraction of one) */
+    const int literal = pl->lit_bytes * ZG_ZSTD_SPARSE_LIT_SHARE > size, lazy = sparse && literal;
+    if (sparse && (literal ? !(sparse & SPARSE_LAZY)
+                           : !(sparse & SPARSE_LONG) || pl->n_seq * ZG_ZSTD_SPARSE_SEQ_BYTES > size))
         return ZGPU_OK;
     if (!sparse) {
         const double lit_share = (double)pl->lit_bytes / (double)size,
@@ -692,10 +839,15 @@ static zgpu_status frame_blocks(split_tls *t, const uint8_t *in, size_t n, uint8
         const double gain = lit_share >= 0.5 && seq_per_kib <= 32 ? literal_gain(par->ways) : 0;
         if (gain < min_gain) return ZGPU_OK;
     }
+    /* a lazy decode reads every block's sequences, so that their sizes must add up to the frame's: a damaged literals
+     * header in a block whose literals it never decodes would move every later byte */
+    if (lazy) hi = size;
     uint8_t *done = reserve(t, pl) ? NULL : calloc(nb, 1);
     if (!done) return zg_error(ZGPU_ERR_NO_MEMORY, "zstd: out of memory for a split decode of %zu bytes", size);
     *j = (split_job){atomic_fetch_add(&job_ids, 1) + 1, in, out, size, hi, pl, t->lit, t->seq, t->at, t->res, nb,
-                     PTHREAD_MUTEX_INITIALIZER, done, 0, 0, nb, 0, t->first, t->stop};
+                     PTHREAD_MUTEX_INITIALIZER, done, 0, 0, nb, 0, t->first, t->stop, lazy ? t->lit_state : NULL};
+    if (lazy)
+        for (uint32_t b = 0; b < nb; b++) atomic_init(&t->lit_state[b], LIT_NONE);
     zgpu_status st = ZGPU_OK;
     if (par && par->ways > 1 && par->pool) st = zg_pool_run(par->pool, nb, blocks_task, j);
     else
@@ -762,9 +914,44 @@ static double sparse_cost(uint64_t bytes, int ways) {
     return (double)ZG_ZSTD_SPARSE_FIXED + (double)bytes * ZG_ZSTD_SPARSE_BYTE_COST / ways;
 }
 
-double zg_zstd_sparse_cost(size_t size, double ratio, uint64_t bytes, uint64_t hi, int ways) {
-    if (size < ZG_ZSTD_SPARSE_MIN || ratio < ZG_ZSTD_SPARSE_RATIO || ways < 1) return (double)hi;
-    const double c = sparse_cost(bytes, ways);
+/* A lazy sparse decode's cost in bytes of an in-order decode: the literals of the `touched` bytes' blocks (libzstd's
+ * Huffman decode, as in order), LAZY_OVERHEAD for every block's sequences as far as the runs and the lookups, shared
+ * among as many threads as blocks. */
+#define LAZY_OVERHEAD 1.25
+static double lazy_cost(uint64_t touched, uint64_t n_touched, int ways) {
+    const uint64_t w = (uint64_t)ways < n_touched ? (uint64_t)ways : n_touched;
+    return (double)touched * LAZY_OVERHEAD / (double)(w ? w : 1);
+}
+
+/* The in-order decode of a prefix of hi bytes: split among the threads from ZG_ZSTD_SPLIT_MIN on (literal frames). */
+static double prefix_cost(uint64_t hi, int ways) {
+    return ways > 1 && hi >= ZG_ZSTD_SPLIT_MIN ? (double)hi / literal_gain(ways) : (double)hi;
+}
+
+/* zstd's blocks are of 128 KiB but the last (ZG_ZD_BLOCK_MAX): the bytes of the blocks that hold [lo, hi), from the
+ * block after `after` on (UINT64_MAX: none before), *last the last of them. */
+static uint64_t blocks_bytes(size_t size, uint64_t lo, uint64_t hi, uint64_t after, uint64_t *n, uint64_t *last) {
+    uint64_t g = lo / ZG_ZD_BLOCK_MAX, bytes = 0;
+    const uint64_t end = (hi - 1) / ZG_ZD_BLOCK_MAX;
+    if (after != UINT64_MAX && g <= after) g = after + 1;
+    *last = after;
+    for (; g <= end; g++) {
+        const uint64_t b0 = g * ZG_ZD_BLOCK_MAX, b1 = b0 + ZG_ZD_BLOCK_MAX < size ? b0 + ZG_ZD_BLOCK_MAX : size;
+        bytes += b1 - b0;
+        (*n)++;
+        *last = g;
+    }
+    return bytes;
+}
+
+double zg_zstd_sparse_cost(size_t size, double ratio, uint64_t bytes, uint64_t lo, uint64_t hi, int ways) {
+    if (size < ZG_ZSTD_SPARSE_MIN || ways < 1 || hi <= lo || hi > size) return (double)hi;
+    double c = (double)hi;
+    if (ratio >= ZG_ZSTD_SPARSE_RATIO) c = sparse_cost(bytes, ways);
+    else if (ratio < ZG_ZSTD_SPARSE_LIT_RATIO) { /* (every block between the first byte and the last: rows of planes) */
+        uint64_t n = 0, last;
+        c = (double)blocks_bytes(size, lo, hi, UINT64_MAX, &n, &last) * LAZY_OVERHEAD;
+    }
     return c < (double)hi ? c : (double)hi;
 }
 
@@ -808,13 +995,19 @@ zgpu_status zg_zstd_decode_sparse(const uint8_t *in, size_t n, uint8_t *out, siz
         if (runs[r].off + runs[r].len > hi) hi = runs[r].off + runs[r].len;
     }
     const int ways = par && par->pool && par->ways > 1 ? par->ways : 1;
-    if (!hi || sparse_cost(bytes, ways) >= (double)hi) return ZGPU_OK; /* (the prefix in order is faster) */
+    /* the ways that would cost less than the prefix in order: through long matches, or the runs' blocks' literals */
+    uint64_t touched = 0, n_touched = 0, last = UINT64_MAX;
+    for (size_t r = 0; r < n_runs; r++)
+        if (runs[r].len) touched += blocks_bytes(size, runs[r].off, runs[r].off + runs[r].len, last, &n_touched, &last);
+    const int modes = (hi && sparse_cost(bytes, ways) < (double)hi ? SPARSE_LONG : 0) |
+                      (hi && lazy_cost(touched, n_touched, ways) < prefix_cost(hi, ways) ? SPARSE_LAZY : 0);
+    if (!modes) return ZGPU_OK;
     split_tls *t = split_tls_get();
     if (!t) return zg_error(ZGPU_ERR_NO_MEMORY, "zstd: out of memory for a sparse decode");
     split_job j;
     uint32_t need = 0;
     int ok = 0;
-    ZG_FORWARD(frame_blocks(t, in, n, out, size, (size_t)hi, par, 1, 0, &j, &need, &ok));
+    ZG_FORWARD(frame_blocks(t, in, n, out, size, (size_t)hi, par, modes, 0, &j, &need, &ok));
     if (!ok) return ZGPU_OK;
     /* groups of about equal bytes, one a thread */
     size_t group[65], m = 0;
@@ -830,6 +1023,7 @@ zgpu_status zg_zstd_decode_sparse(const uint8_t *in, size_t n, uint8_t *out, siz
     else sparse_task(&s, 0);
     if (atomic_load(&s.over)) return ZGPU_OK;
     atomic_fetch_add(&st_sparse, 1);
+    if (j.lit_state) atomic_fetch_add(&st_lazy, 1);
     *declined = 0;
     return ZGPU_OK;
 }

@@ -36,43 +36,47 @@ zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size
 /* Below this decoded size a frame needed in part is decoded in order (zg_zstd_decode_sparse declines). */
 #define ZG_ZSTD_SPARSE_MIN ((size_t)64 << 10)
 /* A sparse decode takes frames of long matches (labels): at most one sequence per ZG_ZSTD_SPARSE_SEQ_BYTES decoded
- * bytes, and literals at most 1 / ZG_ZSTD_SPARSE_LIT_SHARE of them. */
+ * bytes, and literals at most 1 / ZG_ZSTD_SPARSE_LIT_SHARE of them; and frames of more literals than that (noisy
+ * samples: OCT, fields) lazily, only the blocks its runs and their matches read decoding their literals. */
 #define ZG_ZSTD_SPARSE_SEQ_BYTES 256
 #define ZG_ZSTD_SPARSE_LIT_SHARE 8
-/* A sparse decode costs about ZG_ZSTD_SPARSE_FIXED bytes of an in-order decode whatever it needs (a frame's first
- * blocks hold thousands of short matches whose chains every lookup into them follows), then ZG_ZSTD_SPARSE_BYTE_COST
- * bytes' worth a byte of its runs, shared among its threads (2-core machine, label frames of 64x256x256 uint32, one
- * thread: a plane 0.25 ms sparse against 0.42 in order; a 32x128x128 crop 0.76-0.96 ms whatever its depth, in order
- * 0.47 at plane 0 to 1.28 at plane 32; of 32x128x128 frames, 2 MiB, a plane 0.10 against 0.065). */
+/* A sparse decode of long matches costs about ZG_ZSTD_SPARSE_FIXED bytes of an in-order decode whatever it needs (a
+ * frame's first blocks hold thousands of short matches whose chains every lookup into them follows), then
+ * ZG_ZSTD_SPARSE_BYTE_COST bytes' worth a byte of its runs, shared among its threads (2-core machine, label frames of
+ * 64x256x256 uint32, one thread: a plane 0.25 ms sparse against 0.42 in order; a 32x128x128 crop 0.76-0.96 ms whatever
+ * its depth, in order 0.47 at plane 0 to 1.28 at plane 32; of 32x128x128 frames, 2 MiB, a plane 0.10 against 0.065).
+ * A lazy one costs the blocks its runs fall in (zstd's 128 KiB), their literals decoded by libzstd. */
 #define ZG_ZSTD_SPARSE_FIXED ((uint64_t)2 << 20)
 #define ZG_ZSTD_SPARSE_BYTE_COST 4
 
 /** Decodes only the byte runs `runs` (each within [0, size), in ascending order; a read's rows of a crop in the
  *  chunk) of the single zstd frame in[0, n) of exactly `size` decoded bytes into the same places of out, the rest
- *  of out left as it was: the frame's blocks' literals and sequences are decoded as far as the last run (on up to
- *  par->ways threads of par->pool; par may be NULL), then every run's bytes are found by following its matches
- *  back to the literals they copy (resolve), the runs shared among the threads. What a crop of a label chunk
- *  needs (an eighth of the chunk, long matches) costs its own bytes instead of the frame's prefix.
+ *  of out left as it was: the frame's blocks' sequences (and, for long matches, literals) are decoded as far as the
+ *  last run (on up to par->ways threads of par->pool; par may be NULL), then every run's bytes are found by
+ *  following its matches back to the literals they copy (resolve), the runs shared among the threads; a literal
+ *  frame's blocks decode their literals when a run first reads them. What a crop of a label chunk needs (an eighth
+ *  of the chunk, long matches) costs its own bytes instead of the frame's prefix; a plane of an OCT chunk its block.
  *  *declined = 1 (out's bytes unspecified) where it does not apply: where it would cost more than decoding the prefix
  *  [0, last run's end) in order (zg_zstd_sparse_cost), a frame under ZG_ZSTD_SPARSE_MIN, one with a content
- *  checksum (it covers the whole output), one of short matches or many literals (ZG_ZSTD_SPARSE_SEQ_BYTES,
- *  ZG_ZSTD_SPARSE_LIT_SHARE), one the block rules decline (damage: the caller's decode names it), or lookups past a
- *  budget (chains too deep). Fails only for lack of memory. */
+ *  checksum (it covers the whole output), one of many short matches (ZG_ZSTD_SPARSE_SEQ_BYTES) and few literals, one
+ *  the block rules decline (damage: the caller's decode names it), or lookups past a budget (chains too deep). Fails
+ *  only for lack of memory. */
 zgpu_status zg_zstd_decode_sparse(const uint8_t *in, size_t n, uint8_t *out, size_t size, const zg_byte_run *runs,
                                   size_t n_runs, const zg_decode_par *par, int *declined);
 
-/** What zg_zstd_decode_sparse of runs of `bytes` bytes reaching byte hi of a frame of `size` bytes compressed
+/** What zg_zstd_decode_sparse of runs of `bytes` bytes within [lo, hi) of a frame of `size` bytes compressed
  *  `ratio`:1 is expected to cost on `ways` threads, in bytes of the in-order decode (the route model's guess before
- *  the frame's blocks are seen: frames of ZG_ZSTD_SPARSE_RATIO:1 or more are taken for long matches); hi where it
- *  would decline. */
-double zg_zstd_sparse_cost(size_t size, double ratio, uint64_t bytes, uint64_t hi, int ways);
+ *  the frame's blocks are seen: frames of ZG_ZSTD_SPARSE_RATIO:1 or more are taken for long matches, of less than
+ *  ZG_ZSTD_SPARSE_LIT_RATIO:1 for literals, every block from lo's to hi's decoded); hi where it would decline. */
+double zg_zstd_sparse_cost(size_t size, double ratio, uint64_t bytes, uint64_t lo, uint64_t hi, int ways);
 #define ZG_ZSTD_SPARSE_RATIO 32
+#define ZG_ZSTD_SPARSE_LIT_RATIO 4
 
 /** Counters of what the split decodes of this process did (tests): frames decoded split, runs that resolved bytes
  *  of earlier runs by following matches back, runs finished in order because their lookups passed the budget,
- *  frames decoded sparse. */
+ *  frames decoded sparse, those of them lazily (literal frames), blocks whose Huffman literals libzstd decoded. */
 typedef struct zg_zstd_split_stats {
-    unsigned long long frames, chased, deferred, sparse;
+    unsigned long long frames, chased, deferred, sparse, lazy, wrapped;
 } zg_zstd_split_stats;
 zg_zstd_split_stats zg_zstd_split_stats_get(void);
 

@@ -180,7 +180,7 @@ static zg_route_pick pick_route(const job *j, const zg_plan *plan, const zg_dev_
             size_t lo, hi;
             zg_plan_unit_range(plan, t, t->unit_n, j->a->meta.dtype.size, cs, &lo, &hi);
             const uint64_t bytes = zg_plan_unit_bytes(plan, t, t->unit_n, j->a->meta.dtype.size);
-            share = zg_chain_runs_cost(chain, r.ratio, bytes, hi, split_on ? (int)share_of : 1) / r.chunk_bytes;
+            share = zg_chain_runs_cost(chain, r.ratio, bytes, lo, hi, split_on ? (int)share_of : 1) / r.chunk_bytes;
         }
         part += partial != ZG_PARTIAL_NONE && share < 1 ? share : 1;
         split += spans && share < 1 && pieces > 1 ? (double)pieces : 1;

@@ -4,6 +4,7 @@
  * damaged frames give libzstd's verdict (an error, or exactly libzstd's bytes); layouts it declines still decode.
  * Sparse decodes (decode_bytes_runs): a label chunk's crops, patches and rows at 1-16 ways, other frames' runs,
  * damaged label frames against the in-order decode of the same prefix. */
+#include <math.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -202,24 +203,124 @@ static unsigned long long runs_ok(const uint8_t *comp, size_t cn, const uint8_t 
 }
 
 /* The route model's guess of a sparse decode's cost (in bytes of an in-order decode): labels' crops a fixed cost
- * and six times their bytes' worth shared among the threads, capped at the prefix; frames of low ratio, small ones
- * and 2 MiB prefixes at the prefix. */
+ * and six times their bytes' worth shared among the threads, capped at the prefix; literal frames (OCT, fields) the
+ * blocks from the first byte's to the last's; frames between the two, small ones and 2 MiB prefixes the prefix. */
 static void test_sparse_cost(void) {
-    const uint64_t crop = (uint64_t)2 << 20, hi = (uint64_t)12 << 20;
+    const uint64_t crop = (uint64_t)2 << 20, hi = (uint64_t)12 << 20, lo = (uint64_t)4 << 20;
     const size_t chunk = (size_t)16 << 20;
-    CHECK(zg_zstd_sparse_cost(chunk, 1400, crop, hi, 4) ==
+    CHECK(zg_zstd_sparse_cost(chunk, 1400, crop, lo, hi, 4) ==
           (double)ZG_ZSTD_SPARSE_FIXED + (double)crop * ZG_ZSTD_SPARSE_BYTE_COST / 4);
     /* one thread: a crop near a frame's start in order, one near its end sparse */
-    CHECK(zg_zstd_sparse_cost(chunk, 1400, crop, (uint64_t)8 << 20, 1) == (double)(8 << 20));
-    CHECK(zg_zstd_sparse_cost(chunk, 1400, crop, chunk, 1) < (double)chunk);
-    CHECK(zg_zstd_sparse_cost(chunk, 1400, crop / 8, hi, 1) < (double)hi / 2);
-    CHECK(zg_zstd_sparse_cost(chunk / 8, 1400, 65536, (uint64_t)2 << 20, 1) == (double)(2 << 20));
-    CHECK(zg_zstd_sparse_cost(chunk, 1.2, crop, hi, 16) == (double)hi);
-    CHECK(zg_zstd_sparse_cost(ZG_ZSTD_SPARSE_MIN / 2, 1400, 1024, 16384, 16) == 16384.0);
+    CHECK(zg_zstd_sparse_cost(chunk, 1400, crop, 0, (uint64_t)8 << 20, 1) == (double)(8 << 20));
+    CHECK(zg_zstd_sparse_cost(chunk, 1400, crop, lo, chunk, 1) < (double)chunk);
+    CHECK(zg_zstd_sparse_cost(chunk, 1400, crop / 8, lo, hi, 1) < (double)hi / 2);
+    CHECK(zg_zstd_sparse_cost(chunk / 8, 1400, 65536, 0, (uint64_t)2 << 20, 1) == (double)(2 << 20));
+    CHECK(zg_zstd_sparse_cost(chunk, 8, crop, lo, hi, 16) == (double)hi);
+    CHECK(zg_zstd_sparse_cost(ZG_ZSTD_SPARSE_MIN / 2, 1400, 1024, 0, 16384, 16) == 16384.0);
+    /* literal frames: a plane of a sharded OCT inner chunk (32 KiB of 1 MiB) costs its block and a quarter; a crop's
+     * rows from plane 32 of a 64x256x256 chunk half the chunk; rows from the start the prefix */
+    const double block = 131072.0; /* (zstd's blocks) */
+    CHECK(zg_zstd_sparse_cost((size_t)1 << 20, 1.05, 32768, 600 << 10, 632 << 10, 1) == block * 1.25);
+    CHECK(zg_zstd_sparse_cost((size_t)1 << 20, 1.05, 32768, 630 << 10, 662 << 10, 8) == 2 * block * 1.25);
+    CHECK(zg_zstd_sparse_cost(chunk / 2, 1.3, crop / 2, lo, (uint64_t)8 << 20, 4) == (double)(5 << 20));
+    CHECK(zg_zstd_sparse_cost(chunk / 2, 1.3, crop / 2, 0, (uint64_t)4 << 20, 4) == (double)(4 << 20));
+}
+
+/* Noisy uint16 samples as the OCT benchmark volume's (a smooth layered signal, 4 bits of speckle): zstd keeps them as
+ * Huffman literals in 128 KiB blocks with a few short matches. `copies`: every ~100 bytes a copy of 8-40 bytes from
+ * up to 256 KiB back (a field's repeats: matches across blocks, chains into earlier ones). */
+static void oct_fill(uint8_t *p, size_t n, size_t ny, size_t nx, int copies, uint64_t seed) {
+    uint64_t s = seed;
+    for (size_t i = 0; i + 2 <= n; i += 2) {
+        const size_t e = i / 2, z = e / (ny * nx), y = e / nx % ny, x = e % nx;
+        const double base = 12000 + 9000 * sin(z / 37.0) * cos(y / 53.0) + 5000 * sin(x / 29.0 + y / 71.0);
+        const uint16_t v = (uint16_t)(((uint16_t)base & 0xFFF0) | (zc_rng(&s) & 15));
+        memcpy(p + i, &v, 2);
+    }
+    for (size_t i = 1024; copies && i + 64 < n; i += 60 + zc_rng(&s) % 80) {
+        const size_t len = 8 + zc_rng(&s) % 33, back = 64 + zc_rng(&s) % (i < 262144 ? i - 64 : 262144 - 64);
+        memmove(p + i, p + i - back, len);
+    }
+}
+
+/* Literal frames decoded lazily: OCT chunks of 64x256x256 (8 MiB) and sharded inner chunks of 32x128x128 (1 MiB),
+ * fields' frames with matches across blocks, frames of small blocks (single-stream and treeless literals), patches,
+ * crops and rows at 1-16 ways against the original bytes; damaged frames: an error as the in-order decode gives, or
+ * the in-order decode's bytes, or where that fails on damage the runs never read, the original ones. */
+static void test_sparse_literals(void) {
+    const size_t n = (size_t)64 * 65536 * 2;
+    uint8_t *raw = malloc(n), *out = malloc(n), *ref = malloc(n), *comp = malloc(ZSTD_compressBound(n)),
+            *bad = malloc(ZSTD_compressBound(n));
+    zg_byte_run *runs = malloc(70000 * sizeof *runs);
+    uint64_t s = 29;
+    const zg_zstd_split_stats s0 = zg_zstd_split_stats_get();
+    unsigned long long lazy_patches = 0, lazy_inner = 0, lazy_field = 0, lazy_small = 0, tried = 0;
+    for (int kind = 0; kind < 4; kind++) {
+        /* 0: OCT chunk; 1: OCT inner chunk; 2: field-like chunk (copies); 3: OCT chunk in ~2 KiB blocks */
+        const size_t cn_raw = kind == 1 ? n / 8 : n, ny = kind == 1 ? 128 : 256;
+        oct_fill(raw, cn_raw, ny, ny, kind == 2, 100 + (uint64_t)kind);
+        const size_t cn = zc_compress(raw, cn_raw, comp, ZSTD_compressBound(n), 3, 0, 0, kind == 3 ? 2048 : 0);
+        CHECK(cn > cn_raw / 2 && cn < cn_raw);
+        const size_t item = 2, plane = ny * ny * item, depth = cn_raw / plane;
+        for (int ways = 1; ways <= 16; ways *= 2)
+            for (int t = 0; t < 4; t++) {
+                const size_t z = depth / 4 + zc_rng(&s) % (depth - depth / 4);
+                runs[0] = (zg_byte_run){z * plane, plane}; /* a patch: one plane */
+                const unsigned long long l0 = zg_zstd_split_stats_get().lazy;
+                runs_ok(comp, cn, raw, cn_raw, out, runs, 1, ways, "literal patch");
+                const unsigned long long got = zg_zstd_split_stats_get().lazy - l0;
+                if (kind == 0) lazy_patches += got;
+                else if (kind == 1) lazy_inner += got;
+                else if (kind == 2) lazy_field += got;
+                else lazy_small += got;
+                /* a crop's rows, and a few short rows */
+                size_t m = 0;
+                const size_t z0 = zc_rng(&s) % (depth / 2), y0 = zc_rng(&s) % (ny / 2), x0 = zc_rng(&s) % (ny / 2);
+                for (size_t zz = z0; zz < z0 + depth / 2; zz++)
+                    for (size_t y = y0; y < y0 + ny / 2; y++)
+                        runs[m++] = (zg_byte_run){zz * plane + (y * ny + x0) * item, ny / 2 * item};
+                runs_ok(comp, cn, raw, cn_raw, out, runs, m, ways, "literal crop");
+                m = 0;
+                for (size_t y = 0; y < 6; y++) runs[m++] = (zg_byte_run){(depth - 1) * plane + (y * 40 + 3) * item, 14};
+                runs_ok(comp, cn, raw, cn_raw, out, runs, m, ways, "literal rows");
+                tried += 3;
+            }
+        /* damaged frames */
+        for (int t = 0; t < 24; t++) {
+            memcpy(bad, comp, cn);
+            size_t bn = cn;
+            if (t % 6 == 5) bn = cn - 1 - zc_rng(&s) % (cn / 2);
+            else for (int k = 0; k <= t % 6; k++) bad[12 + zc_rng(&s) % (cn - 12)] ^= (uint8_t)(1 + zc_rng(&s) % 255);
+            const size_t z = depth / 2 + zc_rng(&s) % (depth / 2);
+            runs[0] = (zg_byte_run){z * plane, plane};
+            zgpu_status one = codec->vt->decode_bytes_range(codec, bad, bn, ref, cn_raw, 0, (z + 1) * plane);
+            zg_decode_par par = {pool, 1 + t % 4};
+            memset(out, 0xA5, cn_raw);
+            zgpu_status two = codec->vt->decode_bytes_runs(codec, bad, bn, out, cn_raw, runs, 1, &par);
+            const uint8_t *want = one == ZGPU_OK ? ref : raw;
+            CHECK_MSG(two != ZGPU_OK ? one != ZGPU_OK : !memcmp(out + z * plane, want + z * plane, plane),
+                      "damaged literal frame %d/%d: in order %d, sparse %d", kind, t, one, two);
+        }
+    }
+    const zg_zstd_split_stats s1 = zg_zstd_split_stats_get();
+    printf("sparse literals: %llu runs decodes; lazy patches: OCT chunks %llu/20, inner chunks %llu/20, fields %llu/20, "
+           "small blocks %llu/20; %llu lazy in all, %llu blocks' literals by libzstd\n",
+           tried, lazy_patches, lazy_inner, lazy_field, lazy_small, s1.lazy - s0.lazy, s1.wrapped - s0.wrapped);
+    /* a plane past the first quarter costs less than the prefix at every ways (but an inner chunk's second half at 16
+     * ways, where the prefix splits 4.5 ways) */
+    CHECK(lazy_patches == 20 && lazy_inner >= 16 && lazy_field >= 16 && lazy_small >= 16);
+    CHECK(s1.wrapped - s0.wrapped > 100);
+    free(raw);
+    free(out);
+    free(ref);
+    free(comp);
+    free(bad);
+    free(runs);
 }
 
 static void test_sparse(zcase *cs, size_t ncases) {
     test_sparse_cost();
+    test_sparse_literals();
     const size_t item = 4, n = (size_t)64 * 65536 * item;
     uint8_t *lab = malloc(n), *out = malloc(n), *comp = malloc(ZSTD_compressBound(n));
     zg_byte_run *runs = malloc(70000 * sizeof *runs);
@@ -347,6 +448,32 @@ static void time_one(const char *what, const uint8_t *raw, size_t n, int ways) {
     free(out);
 }
 
+/* A plane of a noisy uint16 frame (OCT) on one thread: lazily, against the prefix in order. */
+static void time_lazy(const char *what, size_t ny, size_t depth, size_t z) {
+    const size_t plane = ny * ny * 2, n = plane * depth;
+    uint8_t *raw = malloc(n), *out = malloc(n), *comp = malloc(ZSTD_compressBound(n));
+    oct_fill(raw, n, ny, ny, 0, 7);
+    const size_t cn = zc_compress(raw, n, comp, ZSTD_compressBound(n), 3, 0, 0, 0);
+    const zg_byte_run run = {z * plane, plane};
+    double best1 = 1e9, best2 = 1e9;
+    for (int r = 0; r < 7; r++) {
+        double t0 = zg_now();
+        CHECK(codec->vt->decode_bytes_range(codec, comp, cn, out, n, 0, (z + 1) * plane) == ZGPU_OK);
+        double t1 = zg_now();
+        const zg_zstd_split_stats s0 = zg_zstd_split_stats_get();
+        CHECK(codec->vt->decode_bytes_runs(codec, comp, cn, out, n, &run, 1, NULL) == ZGPU_OK);
+        double t2 = zg_now();
+        CHECK(zg_zstd_split_stats_get().lazy == s0.lazy + 1 && !memcmp(out + run.off, raw + run.off, plane));
+        if (t1 - t0 < best1) best1 = t1 - t0;
+        if (t2 - t1 < best2) best2 = t2 - t1;
+    }
+    printf("time %s plane %zu of %zu (%zu -> %zu bytes): in order %.3f ms, lazy %.3f ms\n", what, z, depth, n, cn,
+           best1 * 1e3, best2 * 1e3);
+    free(raw);
+    free(out);
+    free(comp);
+}
+
 /* The gain model: poorly compressible frames split up to 4x, two threads are not worth it, label-like ratios never. */
 static void test_speedup_model(void) {
     CHECK(zg_zstd_split_speedup(1.05, 16) >= 4.4 && zg_zstd_split_speedup(1.05, 16) <= 4.5);
@@ -394,7 +521,10 @@ int main(void) {
     time_one("u16 random walk", raw, tn, zg_pool_size(pool));
     zc_fill(raw, tn, 0, 1);
     for (size_t i = 1; i < tn; i += 2) raw[i] &= 0x0f; /* u16 of 12 noise bits: Huffman literals */
+    for (int ways = 2; ways < zg_pool_size(pool); ways *= 2) time_one("u16 noise", raw, tn, ways);
     time_one("u16 noise", raw, tn, zg_pool_size(pool));
+    time_lazy("OCT inner chunk", 128, 32, 16);
+    time_lazy("OCT chunk", 256, 64, 32);
     free(raw);
     zg_pool_free(pool);
     pool = small;
