@@ -1,10 +1,12 @@
 /* Fuzz target for the host zstd decoders that spread one frame over threads or decode part of it
  * (src/codec/zstd_split.c): the sparse decode of byte runs (zg_zstd_decode_sparse) and the block-parallel split
- * (zg_zstd_decode_split, forced). Input: u8 mode (bit 0: four threads, else one; bit 1: also the split), u32le
+ * (zg_zstd_decode_split, forced). Input: u8 mode (bit 0: four threads, else one; bit 1: also the split; bit 2: the
+ * frame read in part, as a local chunk is, through a buffer poisoned where nothing was read), u32le
  * decoded size (modulo 16 MiB + 1), u32le seed of the runs (up to 64 ascending runs of up to 4 KiB, the last ones
  * near the end, where a sparse decode pays), then one zstd frame. A crash or sanitizer report is a bug, and so is a
  * decode libzstd agrees with yielding other bytes than libzstd's (abort). The corpus holds label frames (long
- * matches: the sparse decode's data) and their mutations find the damaged ones. */
+ * matches: the sparse decode's data) and OCT-like ones (literals: the lazy decode's), and their mutations find the
+ * damaged ones. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,12 +29,26 @@ static uint64_t next(uint64_t *s) {
     return *s;
 }
 
+/* A frame read in part: its bytes copied from the input as the decode asks. */
+typedef struct part_src {
+    const uint8_t *frame;
+    size_t n;
+} part_src;
+
+static zgpu_status part_copy(void *ctx, uint64_t off, uint64_t len, uint8_t *dst) {
+    const part_src *p = ctx;
+    if (off > p->n || len > p->n - off) abort(); /* (the decode asked past the frame: a bug) */
+    memcpy(dst, p->frame + off, len);
+    return ZGPU_OK;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    static uint8_t *out, *ref;
+    static uint8_t *out, *ref, *buf;
     static zg_pool *pool;
     if (size < 9) return 0;
     if (!out && !(out = malloc(MAX_SIZE + 1))) return 0;
     if (!ref && !(ref = malloc(MAX_SIZE + 1))) return 0;
+    if (!buf && !(buf = malloc(MAX_SIZE + 1))) return 0;
     if (!pool && zg_pool_create(4, &pool) != ZGPU_OK) return 0;
     const int mode = data[0];
     const size_t expected = le32(data + 1) % (MAX_SIZE + 1);
@@ -54,7 +70,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const int ref_ok = !ZSTD_isError(ref_n) && ref_n == expected;
     zg_decode_par par = {pool, 4};
     int declined = 1;
-    if (m && zg_zstd_decode_sparse(frame, n, out, expected, runs, m, (mode & 1) ? &par : NULL, &declined) == ZGPU_OK &&
+    part_src src = {frame, n};
+    zg_part_input part = {buf, part_copy, &src};
+    const int in_part = (mode & 4) && n <= MAX_SIZE;
+    if (in_part) memset(buf, 0xA5, n);
+    if (m && zg_zstd_decode_sparse(in_part ? buf : frame, n, out, expected, runs, m, (mode & 1) ? &par : NULL,
+                                   in_part ? &part : NULL, &declined) == ZGPU_OK &&
         !declined && ref_ok)
         for (size_t r = 0; r < m; r++)
             if (memcmp(out + runs[r].off, ref + runs[r].off, runs[r].len) != 0) abort();

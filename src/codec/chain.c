@@ -312,15 +312,21 @@ zgpu_status zg_chain_decode_range(const zg_chain *ch, const uint8_t *in, size_t 
     return st == ZGPU_OK ? ZGPU_OK : codec_failed(last, st);
 }
 
+int zg_chain_decodes_runs(const zg_chain *ch) {
+    return zg_chain_decodes_ranges(ch) && ch->n_b2b == 1 && ch->b2b[0]->vt->decode_bytes_runs;
+}
+
 zgpu_status zg_chain_decode_runs(const zg_chain *ch, const uint8_t *in, size_t n, uint8_t *out, const zg_byte_run *runs,
-                                 size_t n_runs, zg_scratch *s) {
+                                 size_t n_runs, const zg_part_input *part, zg_scratch *s) {
     const size_t nbytes = (size_t)zg_repr_nbytes(&ch->repr);
-    const zg_codec *last = zg_chain_decodes_ranges(ch) ? ch->b2b[0] : NULL;
     if (!n_runs) return ZGPU_OK;
     const size_t lo = (size_t)runs[0].off, hi = (size_t)(runs[n_runs - 1].off + runs[n_runs - 1].len);
-    if (!last || !last->vt->decode_bytes_runs || ch->n_b2b != 1 || hi > nbytes || hi <= lo)
+    if (!zg_chain_decodes_runs(ch) || hi > nbytes || hi <= lo) {
+        if (part) ZG_FORWARD(part->fetch(part->ctx, 0, n, part->buf));
         return zg_chain_decode_range(ch, in, n, out, lo, hi, s);
-    zgpu_status st = last->vt->decode_bytes_runs(last, in, n, out, nbytes, runs, n_runs, s->par);
+    }
+    const zg_codec *last = ch->b2b[0];
+    zgpu_status st = last->vt->decode_bytes_runs(last, in, n, out, nbytes, runs, n_runs, s->par, part);
     return st == ZGPU_OK ? ZGPU_OK : codec_failed(last, st);
 }
 

@@ -61,12 +61,15 @@ int zg_chain_decodes_ranges(const zg_chain *ch);
  *  unspecified; elsewhere the whole chunk is decoded. out holds the whole chunk either way. */
 zgpu_status zg_chain_decode_range(const zg_chain *ch, const uint8_t *in, size_t n, uint8_t *out, size_t lo, size_t hi,
                                   zg_scratch *s);
+/** 1 when the chain's one bytes->bytes codec decodes byte runs (decode_bytes_runs: zstd). */
+int zg_chain_decodes_runs(const zg_chain *ch);
 /** zg_chain_decode_range for a read that needs only the byte runs `runs` (ascending; every one within the chunk) of
- *  the decoded chunk: where the chain's one bytes->bytes codec decodes runs (decode_bytes_runs: zstd frames of long
- *  matches), only those bytes of out are written; else [first run's start, last one's end) as
- *  zg_chain_decode_range. */
+ *  the decoded chunk: where the chain decodes runs (zg_chain_decodes_runs: zstd frames of long matches or of
+ *  literals), only those bytes of out are written; else [first run's start, last one's end) as
+ *  zg_chain_decode_range. With `part` (in == part->buf), the n stored bytes are read from the file as the codec
+ *  needs them (zg_part_input: a local chunk's few blocks instead of all), else in holds them all. */
 zgpu_status zg_chain_decode_runs(const zg_chain *ch, const uint8_t *in, size_t n, uint8_t *out, const zg_byte_run *runs,
-                                 size_t n_runs, zg_scratch *s);
+                                 size_t n_runs, const zg_part_input *part, zg_scratch *s);
 /** What zg_chain_decode_runs of runs of `bytes` bytes, the first starting at byte lo and the last ending at byte hi,
  *  is expected to cost with `ways` threads at compression `ratio`, in bytes of an in-order decode (the codec's
  *  runs_cost); hi where the chain decodes the prefix. */

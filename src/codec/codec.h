@@ -42,6 +42,16 @@ typedef struct zg_decode_par {
     int ways;
 } zg_decode_par;
 
+/* A stored chunk of a local file read in part (decode_bytes_runs): buf[0, n) holds nothing until fetch(ctx, off,
+ * len) has filled buf[off, off + len) from the file. A codec that can say which stored bytes its runs need reads
+ * those (zstd: each block's headers and sequences, then the literals of the blocks the runs read); one that cannot
+ * fetches all of it first. */
+typedef struct zg_part_input {
+    uint8_t *buf;
+    zgpu_status (*fetch)(void *ctx, uint64_t off, uint64_t len, uint8_t *dst);
+    void *ctx;
+} zg_part_input;
+
 /* Bytes [off, off + len) of a decoded chunk: one of the rows of a box a read needs (decode_bytes_runs). */
 typedef struct zg_byte_run {
     uint64_t off, len;
@@ -166,10 +176,12 @@ typedef struct zg_codec_vtable {
                                       size_t lo, size_t hi, const zg_decode_par *par);
     /* Optional, with decode_bytes_range: only the byte runs `runs` (ascending, within [0, size)) of the decoded data,
      * written to their places in out (which holds `size` bytes; the rest unspecified), where the format can produce
-     * them without what lies between (zstd frames of long matches: codec/zstd_split.h); else as decode_bytes_split
-     * (par given) or decode_bytes_range from the first run's start to the last one's end. Checked as those. */
+     * them without what lies between (zstd frames of long matches or of literals: codec/zstd_split.h); else as
+     * decode_bytes_split (par given) or decode_bytes_range from the first run's start to the last one's end. Checked
+     * as those. With `part` (in == part->buf), the stored bytes are read as the decode needs them (zg_part_input). */
     zgpu_status (*decode_bytes_runs)(const zg_codec *c, const uint8_t *in, size_t n, uint8_t *out, size_t size,
-                                     const zg_byte_run *runs, size_t n_runs, const zg_decode_par *par);
+                                     const zg_byte_run *runs, size_t n_runs, const zg_decode_par *par,
+                                     const zg_part_input *part);
     /* With decode_bytes_runs: what decoding runs of `bytes` bytes in all, the first starting at byte lo and the last
      * ending at byte hi, of a chunk of `size` bytes compressed `ratio`:1 is expected to cost with `ways` threads, in
      * bytes of an in-order decode of the same frame on one thread (hi where the runs would be decoded in order); for

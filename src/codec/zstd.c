@@ -250,13 +250,16 @@ static zgpu_status zstd_decode_split(const zg_codec *c, const uint8_t *in, size_
     return zstd_decode_range(c, in, n, out, size, lo, hi);
 }
 
-/* Only the runs a read needs where the frame's matches are long (zstd_split.h: label chunks); else its prefix. */
+/* Only the runs a read needs where the frame's matches are long or it is literals (zstd_split.h: label, OCT and field
+ * chunks); else its prefix (a frame read in part read whole first). */
 static zgpu_status zstd_decode_runs(const zg_codec *c, const uint8_t *in, size_t n, uint8_t *out, size_t size,
-                                    const zg_byte_run *runs, size_t n_runs, const zg_decode_par *par) {
+                                    const zg_byte_run *runs, size_t n_runs, const zg_decode_par *par,
+                                    const zg_part_input *part) {
     if (!n_runs) return ZGPU_OK;
     int declined = 1;
-    ZG_FORWARD(zg_zstd_decode_sparse(in, n, out, size, runs, n_runs, par, &declined));
+    ZG_FORWARD(zg_zstd_decode_sparse(in, n, out, size, runs, n_runs, par, part, &declined));
     if (!declined) return ZGPU_OK;
+    if (part) ZG_FORWARD(part->fetch(part->ctx, 0, n, part->buf));
     const size_t lo = (size_t)runs[0].off, hi = (size_t)(runs[n_runs - 1].off + runs[n_runs - 1].len);
     return par && par->ways > 1 ? zstd_decode_split(c, in, n, out, size, lo, hi, par)
                                 : zstd_decode_range(c, in, n, out, size, lo, hi);

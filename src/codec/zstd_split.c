@@ -143,6 +143,7 @@ typedef struct split_job {
     /* a lazy sparse decode (literal frames): each block's literals' state, decoded once a run needs them (NULL: the
      * blocks step decodes every block's literals) */
     atomic_uchar *lit_state;
+    const zg_part_input *part; /* a frame read in part: a block's literals (or raw bytes) read before they decode */
 } split_job;
 
 enum { LIT_NONE = 0, LIT_BUSY, LIT_READY, LIT_BAD };
@@ -346,6 +347,27 @@ static int decode_literals(const split_job *j, uint32_t b) {
     return 0;
 }
 
+/* A frame read in part: block b's literals (a raw block's bytes) read; its headers and sequences are (part_heads).
+ * Returns 0, or -1 on a read error (the frame is declined: its reading whole then names it). */
+static int fetch_literals(const split_job *j, uint32_t b) {
+    if (!j->part) return 0;
+    const zg_zd_block *blk = &j->pl->blocks[b];
+    uint64_t off = blk->src, len = 0;
+    if (blk->type == ZG_ZD_BLOCK_RAW) len = blk->lit_n;
+    else if (blk->type == ZG_ZD_BLOCK_COMPRESSED && blk->lit_type == ZG_ZD_LIT_RAW) {
+        off += blk->lit_off;
+        len = blk->lit_n;
+    } else if (blk->type == ZG_ZD_BLOCK_COMPRESSED && blk->lit_type == ZG_ZD_LIT_HUF) {
+        off += blk->lit_off;
+        for (int k = 0; k < blk->n_streams; k++) len += blk->stream_len[k];
+    }
+    char saved[ZG_ERRMSG_MAX];
+    zg_error_save(saved);
+    const zgpu_status st = len ? j->part->fetch(j->part->ctx, off, len, j->part->buf + off) : ZGPU_OK;
+    zg_error_restore(saved);
+    return st == ZGPU_OK ? 0 : -1;
+}
+
 /* A lazy (sparse) decode's literals of block b, decoded by the first thread that needs them while others wait:
  * 0 once they are there, -1 where they are damaged. */
 static int need_literals(const split_job *j, uint32_t b) {
@@ -353,7 +375,7 @@ static int need_literals(const split_job *j, uint32_t b) {
     unsigned char v = atomic_load_explicit(s, memory_order_acquire);
     if (v == LIT_READY) return 0;
     if (v == LIT_NONE && atomic_compare_exchange_strong(s, &v, LIT_BUSY)) {
-        const int e = decode_literals(j, b);
+        const int e = fetch_literals(j, b) || decode_literals(j, b);
         atomic_store_explicit(s, e ? LIT_BAD : LIT_READY, memory_order_release);
         return e;
     }
@@ -634,6 +656,7 @@ static int resolve(const split_job *j, uint32_t n_blocks, uint64_t q, size_t len
             const uint64_t rel = p - r->out;
             FIT(r->size - rel);
             if (blk->type == ZG_ZD_BLOCK_RAW) {
+                if (j->part) NEED_LITERALS(b);
                 from = j->in + blk->src + rel;
                 break;
             }
@@ -812,11 +835,12 @@ enum { SPARSE_NONE = 0, SPARSE_LONG = 1, SPARSE_LAZY = 2 };
  * where the frame is one the block rules decline (another layout, damage: the one-thread decode then judges it), one
  * the sparse ways allowed do not fit, or, for a split (!sparse), where its blocks promise less than min_gain. */
 static zgpu_status frame_blocks(split_tls *t, const uint8_t *in, size_t n, uint8_t *out, size_t size, size_t hi,
-                                const zg_decode_par *par, int sparse, double min_gain, split_job *j, uint32_t *need,
-                                int *ok) {
+                                const zg_decode_par *par, int sparse, double min_gain, const zg_part_input *part,
+                                split_job *j, uint32_t *need, int *ok) {
     *ok = 0;
     zg_zd_plan *pl = &t->pl;
     zg_zd_plan_reset(pl);
+    pl->streams_unread = part != NULL;
     char saved[ZG_ERRMSG_MAX];
     zg_error_save(saved);
     zgpu_status ps = zg_zd_plan_frame(pl, in, n, size, 0);
@@ -830,6 +854,7 @@ static zgpu_status frame_blocks(split_tls *t, const uint8_t *in, size_t n, uint8
     /* a sparse decode: of literals (their blocks decoded where read), or of long matches (a lookup costs tens of ns,
      * a byte of an in-order decode a fraction of one) */
     const int literal = pl->lit_bytes * ZG_ZSTD_SPARSE_LIT_SHARE > size, lazy = sparse && literal;
+    if (part && !lazy) return ZGPU_OK; /* (a frame read in part decodes only literals it has read) */
     if (sparse && (literal ? !(sparse & SPARSE_LAZY)
                            : !(sparse & SPARSE_LONG) || pl->n_seq * ZG_ZSTD_SPARSE_SEQ_BYTES > size))
         return ZGPU_OK;
@@ -845,7 +870,8 @@ static zgpu_status frame_blocks(split_tls *t, const uint8_t *in, size_t n, uint8
     uint8_t *done = reserve(t, pl) ? NULL : calloc(nb, 1);
     if (!done) return zg_error(ZGPU_ERR_NO_MEMORY, "zstd: out of memory for a split decode of %zu bytes", size);
     *j = (split_job){atomic_fetch_add(&job_ids, 1) + 1, in, out, size, hi, pl, t->lit, t->seq, t->at, t->res, nb,
-                     PTHREAD_MUTEX_INITIALIZER, done, 0, 0, nb, 0, t->first, t->stop, lazy ? t->lit_state : NULL};
+                     PTHREAD_MUTEX_INITIALIZER, done, 0, 0, nb, 0, t->first, t->stop, lazy ? t->lit_state : NULL,
+                     part};
     if (lazy)
         for (uint32_t b = 0; b < nb; b++) atomic_init(&t->lit_state[b], LIT_NONE);
     zgpu_status st = ZGPU_OK;
@@ -874,7 +900,7 @@ zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size
     split_job j;
     uint32_t need = 0;
     int ok = 0;
-    ZG_FORWARD(frame_blocks(t, in, n, out, size, hi, par, 0, min_gain, &j, &need, &ok));
+    ZG_FORWARD(frame_blocks(t, in, n, out, size, hi, par, 0, min_gain, NULL, &j, &need, &ok));
     if (!ok) return ZGPU_OK;
     const int whole = hi == size;
     const zg_zd_frame *fr = &t->pl.frames[0];
@@ -984,8 +1010,68 @@ static zgpu_status sparse_task(void *arg, size_t g) {
     return ZGPU_OK;
 }
 
+/* A frame read in part: its frame header, then each block's header, literals header (with its table description and
+ * jump table: PART_HEAD bytes hold them) and sequences, one read a block (each also reads the next block's header
+ * and head). Returns 0, or 1 where the frame is not one to read so (not a single zstd frame, sizes past its end, a
+ * read error): the caller then reads it whole, and its decode names what is wrong. */
+#define PART_HEAD 256
+static int part_heads(const zg_part_input *part, size_t n) {
+    uint8_t *in = part->buf;
+    char saved[ZG_ERRMSG_MAX];
+    zg_error_save(saved);
+    int bad = 1;
+#define PART_FETCH(lo, hi)                                                                                           \
+    if ((hi) > (lo) && part->fetch(part->ctx, (lo), (hi) - (lo), in + (lo)) != ZGPU_OK) goto out;
+    size_t got = n < 18 + 3 + PART_HEAD ? n : 18 + 3 + PART_HEAD; /* [0, got): read */
+    PART_FETCH(0, got);
+    if (n < 6 || ((uint32_t)in[0] | (uint32_t)in[1] << 8 | (uint32_t)in[2] << 16 | (uint32_t)in[3] << 24) != 0xFD2FB528u)
+        goto out;
+    const uint8_t fhd = in[4];
+    const int single = (fhd >> 5) & 1, fcs = fhd >> 6, sum = (fhd >> 2) & 1;
+    static const size_t did_n[4] = {0, 1, 2, 4}, fcs_n[4] = {0, 2, 4, 8};
+    size_t p = 5 + (size_t)!single + did_n[fhd & 3] + (fcs == 0 && single ? 1 : fcs_n[fcs]);
+    for (;;) { /* [p, min(got, p + 3 + PART_HEAD)) is read */
+        if (p + 3 > got) goto out;
+        const uint32_t bh = (uint32_t)in[p] | (uint32_t)in[p + 1] << 8 | (uint32_t)in[p + 2] << 16;
+        const int last = bh & 1, type = (bh >> 1) & 3;
+        const size_t bsize = bh >> 3, c = p + 3, next = type == 1 ? c + 1 : c + bsize;
+        if (type == 3 || next > n) goto out;
+        size_t from = next; /* past the head: what the decode needs of this block (its sequences) */
+        if (type == 2) {
+            if (bsize < 1 || c + 5 > got) goto out;
+            const int lt = in[c] & 3, sf = (in[c] >> 2) & 3;
+            size_t hs, lit;
+            if (lt <= 1) {
+                hs = (sf & 1) == 0 ? 1 : sf == 1 ? 2 : 3;
+                const size_t regen =
+                    (sf & 1) == 0 ? (size_t)(in[c] >> 3) : (size_t)(in[c] >> 4) + ((size_t)in[c + 1] << 4) + (sf == 3 ? (size_t)in[c + 2] << 12 : 0);
+                lit = lt == 0 ? regen : 1;
+            } else {
+                hs = sf <= 1 ? 3 : (size_t)sf + 2;
+                const int bits = sf <= 1 ? 10 : sf == 2 ? 14 : 18;
+                uint64_t h = 0;
+                for (size_t k = 0; k < hs; k++) h |= (uint64_t)in[c + k] << (8 * k);
+                lit = (size_t)((h >> (4 + bits)) & ((1u << bits) - 1));
+            }
+            if (hs + lit > bsize) goto out;
+            from = c + hs + lit;
+        }
+        const size_t head_end = got, to = last ? (sum ? next + 4 : next) : next + 3 + PART_HEAD;
+        const size_t end = to < n ? to : n;
+        PART_FETCH(from > head_end ? from : head_end, end);
+        got = end;
+        if (last) break;
+        p = next;
+    }
+    bad = 0;
+out:
+#undef PART_FETCH
+    zg_error_restore(saved);
+    return bad;
+}
+
 zgpu_status zg_zstd_decode_sparse(const uint8_t *in, size_t n, uint8_t *out, size_t size, const zg_byte_run *runs,
-                                  size_t n_runs, const zg_decode_par *par, int *declined) {
+                                  size_t n_runs, const zg_decode_par *par, const zg_part_input *part, int *declined) {
     *declined = 1;
     if (!n_runs || size < ZG_ZSTD_SPARSE_MIN) return ZGPU_OK;
     uint64_t bytes = 0, hi = 0;
@@ -1007,7 +1093,8 @@ zgpu_status zg_zstd_decode_sparse(const uint8_t *in, size_t n, uint8_t *out, siz
     split_job j;
     uint32_t need = 0;
     int ok = 0;
-    ZG_FORWARD(frame_blocks(t, in, n, out, size, (size_t)hi, par, modes, 0, &j, &need, &ok));
+    if (part && (!(modes & SPARSE_LAZY) || part_heads(part, n))) return ZGPU_OK;
+    ZG_FORWARD(frame_blocks(t, in, n, out, size, (size_t)hi, par, part ? SPARSE_LAZY : modes, 0, part, &j, &need, &ok));
     if (!ok) return ZGPU_OK;
     /* groups of about equal bytes, one a thread */
     size_t group[65], m = 0;

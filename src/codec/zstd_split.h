@@ -60,9 +60,11 @@ zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size
  *  [0, last run's end) in order (zg_zstd_sparse_cost), a frame under ZG_ZSTD_SPARSE_MIN, one with a content
  *  checksum (it covers the whole output), one of many short matches (ZG_ZSTD_SPARSE_SEQ_BYTES) and few literals, one
  *  the block rules decline (damage: the caller's decode names it), or lookups past a budget (chains too deep). Fails
- *  only for lack of memory. */
+ *  only for lack of memory. With `part` (in == part->buf, nothing read yet), a literal frame is read as it decodes:
+ *  every block's headers and sequences, then the literals of the blocks it reads (a plane of a 1 MiB OCT inner chunk
+ *  reads about 130 KiB of it); declined, the caller reads it whole. */
 zgpu_status zg_zstd_decode_sparse(const uint8_t *in, size_t n, uint8_t *out, size_t size, const zg_byte_run *runs,
-                                  size_t n_runs, const zg_decode_par *par, int *declined);
+                                  size_t n_runs, const zg_decode_par *par, const zg_part_input *part, int *declined);
 
 /** What zg_zstd_decode_sparse of runs of `bytes` bytes within [lo, hi) of a frame of `size` bytes compressed
  *  `ratio`:1 is expected to cost on `ways` threads, in bytes of the in-order decode (the route model's guess before

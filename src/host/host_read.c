@@ -105,24 +105,37 @@ static zgpu_status part_read(const part_reader *r, uint64_t off, uint64_t len, u
     return found ? ZGPU_OK : zg_error(ZGPU_ERR_IO, "'%s' vanished while it was read", r->ob->key);
 }
 
-static zgpu_status read_part(const read_job *j, const zg_chunk_task *t, zg_buf *io, size_t lo, size_t hi, int *found,
-                             size_t *read_n, int *have) {
+/* The chunk of t opened for reads of parts: *n its stored size. r->f stays NULL (with *found = 1) where it is not
+ * kept open (then it is read whole); *found = 0: absent. part_close closes what this opened. */
+static zgpu_status part_open(const read_job *j, const zg_chunk_task *t, part_reader *r, uint64_t *n, int *found) {
     zg_store *s = j->a->store;
     const zg_plan_object *ob = &j->plan->objects[t->object];
-    part_reader r = {s, ob, ob->file, 0};
+    *r = (part_reader){s, ob, ob->file, 0};
+    *n = 0;
+    *found = 1;
+    if (t->state == ZG_TASK_PRESENT) { /* an inner chunk at t->offset of a shard */
+        r->base = t->offset;
+        *n = t->nbytes;
+        return ZGPU_OK;
+    }
+    r->f = NULL; /* a chunk object: opened once, so every range is of the same version of it */
+    if (!s->vt->open_file) return ZGPU_OK;
+    return s->vt->open_file(s, ob->key, &r->f, n, found);
+}
+
+static void part_close(part_reader *r) {
+    if (r->f && r->f != r->ob->file) r->s->vt->close_file(r->f);
+    r->f = NULL;
+}
+
+static zgpu_status read_part(const read_job *j, const zg_chunk_task *t, zg_buf *io, size_t lo, size_t hi, int *found,
+                             size_t *read_n, int *have) {
+    part_reader r;
     uint64_t n = 0;
     int ranged = 0;
     *have = 0;
-    *found = 1;
-    if (t->state == ZG_TASK_PRESENT) { /* an inner chunk at t->offset of a shard */
-        r.base = t->offset;
-        n = t->nbytes;
-        if (!r.f) return ZGPU_OK;
-    } else { /* a chunk object: opened once, so every range is of the same version of it */
-        if (!s->vt->open_file) return ZGPU_OK;
-        ZG_FORWARD(s->vt->open_file(s, ob->key, &r.f, &n, found));
-        if (!*found || !r.f) return ZGPU_OK; /* absent: the fill value; not kept open: read whole */
-    }
+    ZG_FORWARD(part_open(j, t, &r, &n, found));
+    if (!*found || !r.f) return ZGPU_OK; /* absent: the fill value; not kept open: read whole */
     zgpu_status st = ZGPU_OK;
     size_t head_n = 0, need = n < 4096 ? (size_t)n : 4096, total = 0;
     uint64_t off = 0, end = 0;
@@ -154,8 +167,22 @@ static zgpu_status read_part(const read_job *j, const zg_chunk_task *t, zg_buf *
     io->size = (size_t)n;
     *read_n = total;
 done:
-    if (r.f && r.f != ob->file) s->vt->close_file(r.f);
+    part_close(&r);
     return st;
+}
+
+/* A chunk read in part as its decode asks (zg_part_input): the reader, and the bytes read (from the pool's threads).
+ * Below ZG_PART_READ_MIN stored bytes a chunk is read whole (one read costs less than a block's several). */
+#define ZG_PART_READ_MIN ((uint64_t)256 << 10)
+typedef struct part_fetcher {
+    const part_reader *r;
+    atomic_ullong bytes;
+} part_fetcher;
+
+static zgpu_status part_fetch(void *ctx, uint64_t off, uint64_t len, uint8_t *dst) {
+    part_fetcher *f = ctx;
+    atomic_fetch_add(&f->bytes, len);
+    return part_read(f->r, off, len, dst);
 }
 
 /* The byte runs of the chunk that boxes t[0, n) need, ascending and merged, into buf; 0 where they are too many or
@@ -250,7 +277,29 @@ static zgpu_status fetch_decode(read_job *j, const zg_chunk_task *t, size_t ti, 
     if (enc && !j->a->shard) read_n = first_of_unit ? (size_t)ob->fetched_bytes : 0; /* (a chunk fetched whole or in part) */
     else if (enc && !first_of_unit) read_n = 0;
     int have = 0;
-    if (!enc) {
+    /* a frame decoded from its start (zstd): only the rows the boxes need where its matches let that pay; a large
+     * local chunk read as that decode asks (a plane of an OCT inner chunk: the blocks it reads) */
+    size_t n_runs = 0;
+    const int runs = partial && j->partial == ZG_PARTIAL_PREFIX && unit_runs(j, t + first, n, &ts->runs, &n_runs);
+    part_reader pr = {0};
+    part_fetcher pf = {&pr, 0};
+    zg_part_input part_in = {NULL, part_fetch, &pf};
+    if (!enc && runs && !s->vt->remote && zg_chain_decodes_runs(j->chain)) {
+        uint64_t pn = 0;
+        st = part_open(j, t, &pr, &pn, &found);
+        if (st == ZGPU_OK && found && pr.f && pn >= ZG_PART_READ_MIN && pn <= SIZE_MAX / 2 &&
+            (st = zg_buf_reserve(&ts->io, (size_t)pn)) == ZGPU_OK) {
+            part_in.buf = ts->io.data;
+            ts->io.size = (size_t)pn;
+            enc = ts->io.data;
+            enc_n = (size_t)pn;
+            read_n = 0; /* (counted as the decode reads) */
+        } else {
+            part_close(&pr);
+        }
+        if (st != ZGPU_OK) return chunk_failed(j, t, st);
+    }
+    if (!enc && found) {
         if (partial && !s->vt->remote) st = read_part(j, t, &ts->io, lo, hi, &found, &read_n, &have);
         if (st == ZGPU_OK && !have && found) {
             if (t->state == ZG_TASK_PRESENT) {
@@ -278,18 +327,24 @@ static zgpu_status fetch_decode(read_job *j, const zg_chunk_task *t, size_t ti, 
     uint8_t *target = task_dst(j, t);
     if (!direct) {
         st = zg_buf_reserve(&ts->chunk, (size_t)zg_repr_nbytes(&j->chain->repr));
-        if (st != ZGPU_OK) return st;
+        if (st != ZGPU_OK) {
+            part_close(&pr);
+            return st;
+        }
         target = ts->chunk.data;
     }
     ts->codec.par = j->par.ways > 1 ? &j->par : NULL;
-    size_t n_runs = 0;
-    /* a frame decoded from its start (zstd): only the rows the boxes need where its matches let that pay */
-    if (partial && j->partial == ZG_PARTIAL_PREFIX && unit_runs(j, t + first, n, &ts->runs, &n_runs))
-        st = zg_chain_decode_runs(j->chain, enc, enc_n, target, (const zg_byte_run *)ts->runs.data, n_runs, &ts->codec);
+    if (runs)
+        st = zg_chain_decode_runs(j->chain, enc, enc_n, target, (const zg_byte_run *)ts->runs.data, n_runs,
+                                  part_in.buf ? &part_in : NULL, &ts->codec);
     else
         st = partial ? zg_chain_decode_range(j->chain, enc, enc_n, target, lo, hi, &ts->codec)
                      : zg_chain_decode(j->chain, enc, enc_n, target, &ts->codec);
     ts->codec.par = NULL;
+    if (part_in.buf) {
+        part_close(&pr);
+        atomic_fetch_add(&j->stored, atomic_load(&pf.bytes));
+    }
     if (st != ZGPU_OK) return chunk_failed(j, t, st);
     /* (a chunk decoded in place is one C-contiguous block of the output: kept from there) */
     if (j->cache)

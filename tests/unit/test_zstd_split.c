@@ -195,7 +195,7 @@ static unsigned long long runs_ok(const uint8_t *comp, size_t cn, const uint8_t 
     memset(out, 0xA5, n);
     zg_decode_par par = {pool, ways};
     const zg_zstd_split_stats s0 = zg_zstd_split_stats_get();
-    zgpu_status st = codec->vt->decode_bytes_runs(codec, comp, cn, out, n, runs, m, ways > 1 ? &par : NULL);
+    zgpu_status st = codec->vt->decode_bytes_runs(codec, comp, cn, out, n, runs, m, ways > 1 ? &par : NULL, NULL);
     int same = st == ZGPU_OK;
     for (size_t r = 0; same && r < m; r++) same = !memcmp(out + runs[r].off, raw + runs[r].off, runs[r].len);
     CHECK_MSG(same, "%s, %d ways: status %d", what, ways, st);
@@ -296,7 +296,7 @@ static void test_sparse_literals(void) {
             zgpu_status one = codec->vt->decode_bytes_range(codec, bad, bn, ref, cn_raw, 0, (z + 1) * plane);
             zg_decode_par par = {pool, 1 + t % 4};
             memset(out, 0xA5, cn_raw);
-            zgpu_status two = codec->vt->decode_bytes_runs(codec, bad, bn, out, cn_raw, runs, 1, &par);
+            zgpu_status two = codec->vt->decode_bytes_runs(codec, bad, bn, out, cn_raw, runs, 1, &par, NULL);
             const uint8_t *want = one == ZGPU_OK ? ref : raw;
             CHECK_MSG(two != ZGPU_OK ? one != ZGPU_OK : !memcmp(out + z * plane, want + z * plane, plane),
                       "damaged literal frame %d/%d: in order %d, sparse %d", kind, t, one, two);
@@ -318,9 +318,115 @@ static void test_sparse_literals(void) {
     free(runs);
 }
 
+/* A frame read in part (zg_part_input): bytes copied from the stored frame as the decode asks, counted; the buffer
+ * poisoned first, so a byte decoded from what was never read shows. */
+typedef struct part_src {
+    const uint8_t *frame;
+    size_t n;
+    uint64_t bytes, reads;
+    int fail_after; /* reads that succeed before one fails (-1: none fails) */
+} part_src;
+
+static zgpu_status part_copy(void *ctx, uint64_t off, uint64_t len, uint8_t *dst) {
+    part_src *p = ctx;
+    CHECK(off <= p->n && len <= p->n - off);
+    if (p->fail_after >= 0 && p->reads >= (uint64_t)p->fail_after)
+        return zg_error(ZGPU_ERR_IO, "test: read %llu of the frame fails", (unsigned long long)p->reads);
+    __atomic_add_fetch(&p->bytes, len, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&p->reads, 1, __ATOMIC_RELAXED);
+    memcpy(dst, p->frame + off, len);
+    return ZGPU_OK;
+}
+
+/* Literal frames read in part: a plane of an OCT inner chunk (1 MiB) or chunk (8 MiB), a field-like chunk's, and a
+ * crop's rows, at 1-8 ways, read only their blocks (and every block's headers and sequences) and decode right; label
+ * frames (long matches), damaged frames and failing reads read the whole frame and then decode or fail as a whole
+ * read would. */
+static void test_sparse_part(void) {
+    const size_t n = (size_t)64 * 65536 * 2;
+    uint8_t *raw = malloc(n), *out = malloc(n), *comp = malloc(ZSTD_compressBound(n)), *buf = malloc(ZSTD_compressBound(n));
+    zg_byte_run *runs = malloc(8192 * sizeof *runs);
+    uint64_t s = 41;
+    for (int kind = 0; kind < 3; kind++) {
+        const size_t raw_n = kind == 1 ? n / 8 : n, ny = kind == 1 ? 128 : 256, plane = ny * ny * 2, depth = raw_n / plane;
+        oct_fill(raw, raw_n, ny, ny, kind == 2, 200 + (uint64_t)kind);
+        const size_t cn = zc_compress(raw, raw_n, comp, ZSTD_compressBound(n), 3, 0, 0, 0);
+        uint64_t fetched = 0, planes = 0;
+        for (int t = 0; t < 8; t++) {
+            const int ways = 1 << (t % 4);
+            const size_t z = depth / 2 + zc_rng(&s) % (depth / 2);
+            size_t m = 0;
+            if (t < 6) runs[m++] = (zg_byte_run){z * plane, plane};
+            else
+                for (size_t y = 0; y < ny / 2; y++) runs[m++] = (zg_byte_run){z * plane + y * ny * 2 + 20, ny};
+            part_src src = {comp, cn, 0, 0, -1};
+            zg_part_input part = {buf, part_copy, &src};
+            memset(buf, 0xA5, cn);
+            memset(out, 0x5A, raw_n);
+            zg_decode_par par = {pool, ways};
+            const zg_zstd_split_stats s0 = zg_zstd_split_stats_get();
+            CHECK(codec->vt->decode_bytes_runs(codec, buf, cn, out, raw_n, runs, m, ways > 1 ? &par : NULL, &part) ==
+                  ZGPU_OK);
+            int same = 1;
+            for (size_t r = 0; r < m; r++) same &= !memcmp(out + runs[r].off, raw + runs[r].off, runs[r].len);
+            CHECK_MSG(same && zg_zstd_split_stats_get().lazy == s0.lazy + 1, "part read %d/%d", kind, t);
+            fetched += src.bytes;
+            planes++;
+        }
+        printf("sparse part reads (%zu -> %zu bytes): %llu reads of a plane or rows, %.0f stored bytes read each\n",
+               raw_n, cn, (unsigned long long)planes, (double)fetched / (double)planes);
+        /* a plane's block and a quarter, and what its matches reach: OCT a block or two, the field's copies more */
+        CHECK(fetched / planes < (kind == 2 ? cn / 3 : cn / 4));
+    }
+    /* labels: long matches, not read in part; damaged frames and failing reads: as a whole read */
+    zc_fill(raw, n, 8, 0);
+    size_t cn = zc_compress(raw, n, comp, ZSTD_compressBound(n), 3, 0, 0, 0);
+    runs[0] = (zg_byte_run){n / 2, 65536};
+    part_src src = {comp, cn, 0, 0, -1};
+    zg_part_input part = {buf, part_copy, &src};
+    CHECK(codec->vt->decode_bytes_runs(codec, buf, cn, out, n, runs, 1, NULL, &part) == ZGPU_OK &&
+          !memcmp(out + n / 2, raw + n / 2, 65536) && src.bytes >= cn);
+    oct_fill(raw, n, 256, 256, 0, 5);
+    cn = zc_compress(raw, n, comp, ZSTD_compressBound(n), 3, 0, 0, 0);
+    uint8_t *bad = malloc(cn), *ref = malloc(n);
+    int errors = 0, failed_reads = 0;
+    for (int t = 0; t < 40; t++) {
+        memcpy(bad, comp, cn);
+        const int fail = t % 5 == 4;
+        if (!fail)
+            for (int k = 0; k <= t % 4; k++) bad[12 + zc_rng(&s) % (cn - 12)] ^= (uint8_t)(1 + zc_rng(&s) % 255);
+        const size_t z = 32 + zc_rng(&s) % 32;
+        runs[0] = (zg_byte_run){z * 131072, 131072};
+        const zgpu_status one = codec->vt->decode_bytes_range(codec, bad, cn, ref, n, 0, (z + 1) * 131072);
+        part_src bs = {bad, cn, 0, 0, fail ? (int)(zc_rng(&s) % 12) : -1};
+        zg_part_input bp = {buf, part_copy, &bs};
+        memset(buf, 0xA5, cn);
+        zg_decode_par par = {pool, 1 + t % 4};
+        const zgpu_status two = codec->vt->decode_bytes_runs(codec, buf, cn, out, n, runs, 1, &par, &bp);
+        if (fail) {
+            failed_reads++;
+            CHECK_MSG(two == ZGPU_ERR_IO, "a failing read %d: %d", t, two);
+            continue;
+        }
+        const uint8_t *want = one == ZGPU_OK ? ref : raw;
+        CHECK_MSG(two != ZGPU_OK ? one != ZGPU_OK : !memcmp(out + z * 131072, want + z * 131072, 131072),
+                  "damaged frame read in part %d: in order %d, in part %d", t, one, two);
+        errors += two != ZGPU_OK;
+    }
+    printf("sparse part reads of damaged frames: 32 trials, %d errors; %d failing reads\n", errors, failed_reads);
+    free(bad);
+    free(ref);
+    free(raw);
+    free(out);
+    free(comp);
+    free(buf);
+    free(runs);
+}
+
 static void test_sparse(zcase *cs, size_t ncases) {
     test_sparse_cost();
     test_sparse_literals();
+    test_sparse_part();
     const size_t item = 4, n = (size_t)64 * 65536 * item;
     uint8_t *lab = malloc(n), *out = malloc(n), *comp = malloc(ZSTD_compressBound(n));
     zg_byte_run *runs = malloc(70000 * sizeof *runs);
@@ -376,7 +482,7 @@ static void test_sparse(zcase *cs, size_t ncases) {
         const size_t hi = (size_t)(runs[m - 1].off + runs[m - 1].len);
         zgpu_status one = codec->vt->decode_bytes_range(codec, bad, bn, ref, n, (size_t)runs[0].off, hi);
         zg_decode_par par = {pool, 4};
-        zgpu_status two = codec->vt->decode_bytes_runs(codec, bad, bn, out, n, runs, m, &par);
+        zgpu_status two = codec->vt->decode_bytes_runs(codec, bad, bn, out, n, runs, m, &par, NULL);
         int agree = (one != ZGPU_OK) == (two != ZGPU_OK);
         for (size_t r = 0; agree && one == ZGPU_OK && r < m; r++)
             agree = !memcmp(out + runs[r].off, ref + runs[r].off, runs[r].len);
@@ -461,7 +567,7 @@ static void time_lazy(const char *what, size_t ny, size_t depth, size_t z) {
         CHECK(codec->vt->decode_bytes_range(codec, comp, cn, out, n, 0, (z + 1) * plane) == ZGPU_OK);
         double t1 = zg_now();
         const zg_zstd_split_stats s0 = zg_zstd_split_stats_get();
-        CHECK(codec->vt->decode_bytes_runs(codec, comp, cn, out, n, &run, 1, NULL) == ZGPU_OK);
+        CHECK(codec->vt->decode_bytes_runs(codec, comp, cn, out, n, &run, 1, NULL, NULL) == ZGPU_OK);
         double t2 = zg_now();
         CHECK(zg_zstd_split_stats_get().lazy == s0.lazy + 1 && !memcmp(out + run.off, raw + run.off, plane));
         if (t1 - t0 < best1) best1 = t1 - t0;

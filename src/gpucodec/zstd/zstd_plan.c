@@ -216,10 +216,12 @@ static zg_zd_fse_desc *new_fse(zstd_state *st, int32_t *index, zg_zd_fse_desc *s
     return PLAN_PUSH(st->pl, fses, n_fses, cap_fses);
 }
 
-/* Huffman-coded streams: non-empty, each ending in a byte with the end mark. */
-static zgpu_status zstd_huffman_streams(const uint8_t *q, size_t qn, int four, uint32_t *len) {
+/* Huffman-coded streams: non-empty, each ending in a byte with the end mark (`marks` 0: the streams' bytes were not
+ * read, their marks are checked where they are decoded). */
+static zgpu_status zstd_huffman_streams(const uint8_t *q, size_t qn, int four, int marks, uint32_t *len) {
     if (!four) {
-        ZG_RETURN_IF(qn < 1 || q[qn - 1] == 0, ZGPU_ERR_CORRUPT_DATA, "zstd: literals stream is empty or lacks its end mark");
+        ZG_RETURN_IF(qn < 1 || (marks && q[qn - 1] == 0), ZGPU_ERR_CORRUPT_DATA,
+                     "zstd: literals stream is empty or lacks its end mark");
         len[0] = (uint32_t)qn;
         return ZGPU_OK;
     }
@@ -231,7 +233,7 @@ static zgpu_status zstd_huffman_streams(const uint8_t *q, size_t qn, int four, u
     size_t at = 6;
     for (int i = 0; i < 4; i++) {
         at += sz[i];
-        ZG_RETURN_IF(sz[i] == 0 || q[at - 1] == 0, ZGPU_ERR_CORRUPT_DATA,
+        ZG_RETURN_IF(sz[i] == 0 || (marks && q[at - 1] == 0), ZGPU_ERR_CORRUPT_DATA,
                      "zstd: literals stream %d is empty or lacks its end mark", i + 1);
         len[i] = (uint32_t)sz[i];
     }
@@ -294,7 +296,7 @@ static zgpu_status zstd_literals(const uint8_t *p, size_t n, zstd_state *st, zg_
         q += u;
         qn -= u;
     }
-    ZG_FORWARD(zstd_huffman_streams(q, qn, four, blk->stream_len));
+    ZG_FORWARD(zstd_huffman_streams(q, qn, four, !(st->pl && st->pl->streams_unread), blk->stream_len));
     *used = hs + csize;
     blk->lit_type = ZG_ZD_LIT_HUF;
     blk->n_streams = four ? 4 : 1;

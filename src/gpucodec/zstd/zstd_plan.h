@@ -19,6 +19,8 @@ typedef struct zg_zd_plan {
     size_t cap_frames, cap_blocks, cap_hufs, cap_fses;
     uint64_t lit_bytes, n_seq;
     int32_t predefined[3]; /* fses index of the predefined LL / OF / ML tables, -1 until used */
+    int streams_unread;    /* set by the caller: the frame's Huffman streams are not in memory (a sparse read of a
+                            * local chunk, zstd_split.c), so their end marks are not checked here */
 } zg_zd_plan;
 
 void zg_zd_plan_init(zg_zd_plan *pl);

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# On the GPU machine: literal frames decoded sparse (zstd_split.c: a plane of an OCT or field chunk decodes the blocks
+# it reads), the working tree's build against a baseline source tree carried in .baseline/ (made as split.sh says).
+#   STEP=new   build both (this GPU only), test_zstd_split on every core (its "time" lines), then bench_train.py on
+#              TRAIN_CELLS with the new build (crops and single-read latencies into GPU memory)
+#   STEP=base  bench_train.py on BASE_CELLS with the baseline (crops only), then bench_split_decode.py on
+#              SPLIT_CELLS with the new build (one thread a chunk against the split)
+# Usage: STEP=new bash scripts/gpu/sparse.sh      run carry: [".gpudeps", "shared", ".baseline"]
+set -o pipefail
+R=$PWD D=$PWD/.gpudeps OUT=${OUT:-/tmp/zgpu-out} STEP=${STEP:-new}
+TRAIN_CELLS=${TRAIN_CELLS:-oct_u16.sharded-zstd,field_f32.sharded-zstd,oct_u16.zstd,field_f32.zstd}
+BASE_CELLS=${BASE_CELLS:-oct_u16.sharded-zstd,field_f32.sharded-zstd}
+SPLIT_CELLS=${SPLIT_CELLS:-oct_u16.zstd,field_f32.zstd,oct_u16.sharded-zstd}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=$D/usr/lib/x86_64-linux-gnu:$D/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-} PYTHONPATH=$R/python
+export ZGPU_CACHE_DIR=/tmp/zgpu-cache
+build() { # source dir, build dir, extra targets
+    [ -f "$2/lib/libzgpu.so" ] && return 0
+    cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release -DZGPU_CUDA=ON -DZGPU_CUDA_ARCHS=native -DCMAKE_PREFIX_PATH=$D/usr \
+        -DCMAKE_INCLUDE_PATH=$D/usr/include -DCMAKE_LIBRARY_PATH="$D/usr/lib/x86_64-linux-gnu;$D/lib/x86_64-linux-gnu" \
+        > "$OUT/cmake-$(basename $2).log" 2>&1 &&
+    cmake --build "$2" -j8 --target zgpu $3 > "$OUT/build-$(basename $2).log" 2>&1 ||
+        { grep -E "error" "$OUT/build-$(basename $2).log" | head -20; return 1; }
+}
+train() { # lib, cells, parts, json
+    PYTHONUNBUFFERED=1 python3 bench/bench_train.py --lib "$1" --planes 64 --repeat 2 --crops 128 --parts "$3" \
+        --skip-zarr-python --cells "$2" --json "$4" 2>&1 | grep -E "^\| " | tail -70
+}
+nvidia-smi -L
+if [ "$STEP" = new ]; then
+    t0=$(date +%s)
+    build "$R" /tmp/zgpu-new test_zstd_split & b1=$!
+    [ -d "$R/.baseline" ] && { build "$R/.baseline" /tmp/zgpu-base & b2=$!; }
+    wait $b1 || exit 1
+    [ -n "${b2:-}" ] && { wait $b2 || exit 1; }
+    echo "built in $(( $(date +%s) - t0 )) s"
+    /tmp/zgpu-new/bin/test_zstd_split > $OUT/test_zstd_split.log 2>&1
+    echo "test_zstd_split rc=$? $(tail -1 $OUT/test_zstd_split.log)"; grep -E "^time|sparse literals" $OUT/test_zstd_split.log
+    train /tmp/zgpu-new/lib/libzgpu.so "$TRAIN_CELLS" crops,latency $OUT/train-new.json
+else
+    train /tmp/zgpu-base/lib/libzgpu.so "$BASE_CELLS" crops $OUT/train-base.json
+    PYTHONUNBUFFERED=1 python3 bench/bench_split_decode.py --lib /tmp/zgpu-new/lib/libzgpu.so --repeat 3 \
+        --cells "$SPLIT_CELLS" --json $OUT/split.json 2>&1 | grep -E "^\| " | tail -30
+fi
