@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine: literal frames decoded sparse (zstd_split.c: a plane of an OCT or field chunk decodes the blocks
 # it reads), the working tree's build against a baseline source tree carried in .baseline/ (made as split.sh says).
+#   (TAG names the JSON of a second STEP=new run.)
 #   STEP=new   build both (this GPU only), test_zstd_split on every core (its "time" lines), then bench_train.py on
 #              TRAIN_CELLS with the new build (crops and single-read latencies into GPU memory)
 #   STEP=base  bench_train.py on BASE_CELLS with the baseline (crops only), then bench_split_decode.py on
@@ -36,7 +37,7 @@ if [ "$STEP" = new ]; then
     echo "built in $(( $(date +%s) - t0 )) s"
     /tmp/zgpu-new/bin/test_zstd_split > $OUT/test_zstd_split.log 2>&1
     echo "test_zstd_split rc=$? $(tail -1 $OUT/test_zstd_split.log)"; grep -E "^time|sparse literals" $OUT/test_zstd_split.log
-    train /tmp/zgpu-new/lib/libzgpu.so "$TRAIN_CELLS" crops,latency $OUT/train-new.json
+    train /tmp/zgpu-new/lib/libzgpu.so "$TRAIN_CELLS" crops,latency $OUT/train-new${TAG:-}.json
 else
     train /tmp/zgpu-base/lib/libzgpu.so "$BASE_CELLS" crops $OUT/train-base.json
     PYTHONUNBUFFERED=1 python3 bench/bench_split_decode.py --lib /tmp/zgpu-new/lib/libzgpu.so --repeat 3 \
