@@ -6,12 +6,14 @@
 #              TRAIN_CELLS with the new build (crops and single-read latencies into GPU memory)
 #   STEP=base  bench_train.py on BASE_CELLS with the baseline (crops only), then bench_split_decode.py on
 #              SPLIT_CELLS with the new build (one thread a chunk against the split)
+#   STEP=check every target of the new build, ctest (the GPU tests too; not the long hostile and round-trip
+#              suites), then bench_split_decode.py on CHECK_CELLS with the baseline and the new build
 # Usage: STEP=new bash scripts/gpu/sparse.sh      run carry: [".gpudeps", "shared", ".baseline"]
 set -o pipefail
 R=$PWD D=$PWD/.gpudeps OUT=${OUT:-/tmp/zgpu-out} STEP=${STEP:-new}
 TRAIN_CELLS=${TRAIN_CELLS:-oct_u16.sharded-zstd,field_f32.sharded-zstd,oct_u16.zstd,field_f32.zstd}
 BASE_CELLS=${BASE_CELLS:-oct_u16.sharded-zstd,field_f32.sharded-zstd}
-SPLIT_CELLS=${SPLIT_CELLS:-oct_u16.zstd,field_f32.zstd,oct_u16.sharded-zstd}
+SPLIT_CELLS=${SPLIT_CELLS:-oct_u16.zstd,field_f32.zstd,oct_u16.sharded-zstd} CHECK_CELLS=${CHECK_CELLS:-oct_u16.zstd}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH=$D/usr/lib/x86_64-linux-gnu:$D/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-} PYTHONPATH=$R/python
 export ZGPU_CACHE_DIR=/tmp/zgpu-cache
@@ -38,6 +40,20 @@ if [ "$STEP" = new ]; then
     /tmp/zgpu-new/bin/test_zstd_split > $OUT/test_zstd_split.log 2>&1
     echo "test_zstd_split rc=$? $(tail -1 $OUT/test_zstd_split.log)"; grep -E "^time|sparse literals" $OUT/test_zstd_split.log
     train /tmp/zgpu-new/lib/libzgpu.so "$TRAIN_CELLS" crops,latency $OUT/train-new${TAG:-}.json
+elif [ "$STEP" = check ]; then
+    t0=$(date +%s)
+    build "$R/.baseline" /tmp/zgpu-base & b2=$!
+    build "$R" /tmp/zgpu-new && cmake --build /tmp/zgpu-new -j16 > $OUT/build-all.log 2>&1 ||
+        { grep -E "error" $OUT/build-all.log | head -20; exit 1; }
+    wait $b2 || exit 1
+    echo "built in $(( $(date +%s) - t0 )) s"
+    (cd /tmp/zgpu-new && timeout 300 ctest -j8 --output-on-failure -E "hostile|blosc_parse|roundtrip" > $OUT/ctest.log 2>&1;
+     echo "ctest rc=$?"; grep -E "tests passed|\*\*\*Failed|Timeout" $OUT/ctest.log | head -20)
+    for b in base new; do
+        echo "split decodes, $b build:"
+        PYTHONUNBUFFERED=1 timeout 120 python3 bench/bench_split_decode.py --lib /tmp/zgpu-$b/lib/libzgpu.so --repeat 3 \
+            --cells "$CHECK_CELLS" --json $OUT/split-$b.json 2>&1 | grep -E "^\| " | tail -8
+    done
 else
     train /tmp/zgpu-base/lib/libzgpu.so "$BASE_CELLS" crops $OUT/train-base.json
     PYTHONUNBUFFERED=1 python3 bench/bench_split_decode.py --lib /tmp/zgpu-new/lib/libzgpu.so --repeat 3 \

@@ -580,6 +580,39 @@ static void time_lazy(const char *what, size_t ny, size_t depth, size_t z) {
     free(comp);
 }
 
+/* A box's rows of a noisy uint16 64x256x256 frame (OCT) at `ways`: as decode_bytes_runs takes them, against the
+ * prefix in order (one thread) and split (`ways`). */
+static void time_rows(const char *what, size_t z0, size_t nz, size_t y0, size_t ny, size_t x0, size_t nx, int ways) {
+    const size_t n = (size_t)64 * 65536 * 2;
+    uint8_t *raw = malloc(n), *out = malloc(n), *comp = malloc(ZSTD_compressBound(n));
+    zg_byte_run *runs = malloc(nz * ny * sizeof *runs);
+    oct_fill(raw, n, 256, 256, 0, 9);
+    const size_t cn = zc_compress(raw, n, comp, ZSTD_compressBound(n), 3, 0, 0, 0);
+    const size_t m = box_runs(runs, 0, 2, z0, nz, y0, ny, x0, nx), hi = (size_t)(runs[m - 1].off + runs[m - 1].len);
+    zg_decode_par par = {pool, ways};
+    double best[3] = {1e9, 1e9, 1e9};
+    unsigned long long lazy = 0;
+    for (int r = 0; r < 5; r++) {
+        double t0 = zg_now();
+        CHECK(codec->vt->decode_bytes_range(codec, comp, cn, out, n, 0, hi) == ZGPU_OK);
+        double t1 = zg_now();
+        CHECK(codec->vt->decode_bytes_split(codec, comp, cn, out, n, 0, hi, &par) == ZGPU_OK);
+        double t2 = zg_now();
+        const zg_zstd_split_stats s0 = zg_zstd_split_stats_get();
+        CHECK(codec->vt->decode_bytes_runs(codec, comp, cn, out, n, runs, m, &par, NULL) == ZGPU_OK);
+        double t3 = zg_now();
+        lazy += zg_zstd_split_stats_get().lazy - s0.lazy;
+        const double d[3] = {t1 - t0, t2 - t1, t3 - t2};
+        for (int k = 0; k < 3; k++) best[k] = d[k] < best[k] ? d[k] : best[k];
+    }
+    printf("time %s (%zu runs, %d ways): in order %.2f ms, split %.2f ms, runs %.2f ms (%s)\n", what, m, ways,
+           best[0] * 1e3, best[1] * 1e3, best[2] * 1e3, lazy ? "lazy" : "declined");
+    free(raw);
+    free(out);
+    free(comp);
+    free(runs);
+}
+
 /* The gain model: poorly compressible frames split up to 4x, two threads are not worth it, label-like ratios never. */
 static void test_speedup_model(void) {
     CHECK(zg_zstd_split_speedup(1.05, 16) >= 4.4 && zg_zstd_split_speedup(1.05, 16) <= 4.5);
@@ -631,6 +664,10 @@ int main(void) {
     time_one("u16 noise", raw, tn, zg_pool_size(pool));
     time_lazy("OCT inner chunk", 128, 32, 16);
     time_lazy("OCT chunk", 256, 64, 32);
+    for (int ways = 1; ways <= zg_pool_size(pool); ways *= 2) {
+        time_rows("OCT crop rows", 16, 32, 64, 128, 64, 128, ways);
+        time_rows("OCT box rows", 0, 64, 64, 192, 64, 192, ways);
+    }
     free(raw);
     zg_pool_free(pool);
     pool = small;
