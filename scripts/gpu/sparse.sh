@@ -8,6 +8,7 @@
 #              SPLIT_CELLS with the new build (one thread a chunk against the split)
 #   STEP=check every target of the new build, ctest (the GPU tests too; not the long hostile and round-trip
 #              suites), then bench_split_decode.py on CHECK_CELLS with the baseline and the new build
+#   STEP=split bench_split_decode.py on CHECK_CELLS with the baseline and the new build (the library alone)
 # Usage: STEP=new bash scripts/gpu/sparse.sh      run carry: [".gpudeps", "shared", ".baseline"]
 set -o pipefail
 R=$PWD D=$PWD/.gpudeps OUT=${OUT:-/tmp/zgpu-out} STEP=${STEP:-new}
@@ -40,6 +41,15 @@ if [ "$STEP" = new ]; then
     /tmp/zgpu-new/bin/test_zstd_split > $OUT/test_zstd_split.log 2>&1
     echo "test_zstd_split rc=$? $(tail -1 $OUT/test_zstd_split.log)"; grep -E "^time|sparse literals" $OUT/test_zstd_split.log
     train /tmp/zgpu-new/lib/libzgpu.so "$TRAIN_CELLS" crops,latency $OUT/train-new${TAG:-}.json
+elif [ "$STEP" = split ]; then
+    build "$R/.baseline" /tmp/zgpu-base & b2=$!
+    build "$R" /tmp/zgpu-new || exit 1
+    wait $b2 || exit 1
+    for b in base new; do
+        echo "split decodes, $b build:"
+        PYTHONUNBUFFERED=1 timeout 120 python3 bench/bench_split_decode.py --lib /tmp/zgpu-$b/lib/libzgpu.so --repeat 3 \
+            --cells "$CHECK_CELLS" --json $OUT/split-$b.json 2>&1 | grep -E "^\| " | tail -8
+    done
 elif [ "$STEP" = check ]; then
     t0=$(date +%s)
     build "$R/.baseline" /tmp/zgpu-base & b2=$!

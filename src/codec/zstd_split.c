@@ -30,7 +30,9 @@ static const zg_zd_consts split_consts = ZG_ZD_CONSTS_INIT;
 
 #define LIT_SLACK 32 /* bytes after the literal buffer that 16-byte copies may read */
 /* Fewer Huffman literals than this decode with huf_four (wrapping them for libzstd costs more than it saves). */
+#ifndef HUF_LIBZSTD_MIN
 #define HUF_LIBZSTD_MIN 4096
+#endif
 
 static atomic_ullong st_frames, st_chased, st_deferred, st_sparse, st_lazy, st_wrapped, job_ids;
 
@@ -941,11 +943,13 @@ static double sparse_cost(uint64_t bytes, int ways) {
 }
 
 /* A lazy sparse decode's cost in bytes of an in-order decode: the literals of the `touched` bytes' blocks (libzstd's
- * Huffman decode, as in order), LAZY_OVERHEAD for every block's sequences as far as the runs and the lookups, shared
- * among as many threads as blocks. */
+ * Huffman decode, as in order), LAZY_OVERHEAD for every block's sequences and the lookups, shared among as many
+ * threads as there are blocks and runs (a thread takes whole runs: a box covering its chunk is one run, which one
+ * thread would decode while the split shares the frame among them all). */
 #define LAZY_OVERHEAD 1.25
-static double lazy_cost(uint64_t touched, uint64_t n_touched, int ways) {
-    const uint64_t w = (uint64_t)ways < n_touched ? (uint64_t)ways : n_touched;
+static double lazy_cost(uint64_t touched, uint64_t n_touched, size_t n_runs, int ways) {
+    uint64_t w = (uint64_t)ways < n_touched ? (uint64_t)ways : n_touched;
+    if (w > n_runs) w = n_runs;
     return (double)touched * LAZY_OVERHEAD / (double)(w ? w : 1);
 }
 
@@ -1086,7 +1090,7 @@ zgpu_status zg_zstd_decode_sparse(const uint8_t *in, size_t n, uint8_t *out, siz
     for (size_t r = 0; r < n_runs; r++)
         if (runs[r].len) touched += blocks_bytes(size, runs[r].off, runs[r].off + runs[r].len, last, &n_touched, &last);
     const int modes = (hi && sparse_cost(bytes, ways) < (double)hi ? SPARSE_LONG : 0) |
-                      (hi && lazy_cost(touched, n_touched, ways) < prefix_cost(hi, ways) ? SPARSE_LAZY : 0);
+                      (hi && lazy_cost(touched, n_touched, n_runs, ways) < prefix_cost(hi, ways) ? SPARSE_LAZY : 0);
     if (!modes) return ZGPU_OK;
     split_tls *t = split_tls_get();
     if (!t) return zg_error(ZGPU_ERR_NO_MEMORY, "zstd: out of memory for a sparse decode");
