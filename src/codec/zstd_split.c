@@ -30,9 +30,7 @@ static const zg_zd_consts split_consts = ZG_ZD_CONSTS_INIT;
 
 #define LIT_SLACK 32 /* bytes after the literal buffer that 16-byte copies may read */
 /* Fewer Huffman literals than this decode with huf_four (wrapping them for libzstd costs more than it saves). */
-#ifndef HUF_LIBZSTD_MIN
 #define HUF_LIBZSTD_MIN 4096
-#endif
 
 static atomic_ullong st_frames, st_chased, st_deferred, st_sparse, st_lazy, st_wrapped, job_ids;
 
