@@ -1012,6 +1012,38 @@ static zgpu_status sparse_task(void *arg, size_t g) {
     return ZGPU_OK;
 }
 
+/* A lazy decode's blocks that hold the runs' bytes: their literals decoded (and read) by the pool's threads before
+ * the runs are written, as a split decodes every block's (the runs' groups are as many as the read lends threads;
+ * the pool may have more). Blocks only matches reach stay lazy. Returns 1 where a block is damaged or unread. */
+typedef struct predecode_job {
+    const split_job *j;
+    const uint32_t *blocks;
+    atomic_int bad;
+} predecode_job;
+
+static zgpu_status predecode_task(void *arg, size_t i) {
+    predecode_job *p = arg;
+    if (!atomic_load(&p->bad) && need_literals(p->j, p->blocks[i])) atomic_store(&p->bad, 1);
+    return ZGPU_OK;
+}
+
+static int predecode(const split_job *j, uint32_t need, const zg_byte_run *runs, size_t n_runs,
+                            const zg_decode_par *par, uint32_t *blocks) {
+    if (!par || !par->pool || par->ways < 2) return 0;
+    uint32_t n = 0;
+    for (size_t r = 0; r < n_runs; r++) {
+        if (!runs[r].len) continue;
+        uint32_t b0 = block_of(j, runs[r].off, need);
+        const uint32_t b1 = block_of(j, runs[r].off + runs[r].len - 1, need);
+        if (n && b0 <= blocks[n - 1]) b0 = blocks[n - 1] + 1;
+        for (uint32_t b = b0; b <= b1; b++) blocks[n++] = b;
+    }
+    if (n < 2) return 0;
+    predecode_job p = {j, blocks, 0};
+    if (zg_pool_run(par->pool, n, predecode_task, &p) != ZGPU_OK) return 1;
+    return atomic_load(&p.bad);
+}
+
 /* A frame read in part: its frame header, then each block's header, literals header (with its table description and
  * jump table: PART_HEAD bytes hold them) and sequences, one read a block (each also reads the next block's header
  * and head). Returns 0, or 1 where the frame is not one to read so (not a single zstd frame, sizes past its end, a
@@ -1098,6 +1130,7 @@ zgpu_status zg_zstd_decode_sparse(const uint8_t *in, size_t n, uint8_t *out, siz
     if (part && (!(modes & SPARSE_LAZY) || part_heads(part, n))) return ZGPU_OK;
     ZG_FORWARD(frame_blocks(t, in, n, out, size, (size_t)hi, par, part ? SPARSE_LAZY : modes, 0, part, &j, &need, &ok));
     if (!ok) return ZGPU_OK;
+    if (j.lit_state && predecode(&j, need, runs, n_runs, par, t->first)) return ZGPU_OK;
     /* groups of about equal bytes, one a thread */
     size_t group[65], m = 0;
     group[m++] = 0;
