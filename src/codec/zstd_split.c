@@ -265,13 +265,12 @@ static int huf_libzstd(const split_job *j, uint32_t b, uint8_t *dst) {
     const uint8_t *streams = sec + blk->lit_off - jump, *tree = sec + hs;
     size_t tree_n = (size_t)(streams - tree);
     if ((sec[0] & 3) == 3) {
-        uint32_t d = b;
-        while (d > 0) {
-            const zg_zd_block *e = &j->pl->blocks[--d];
-            if (e->type == ZG_ZD_BLOCK_COMPRESSED && e->lit_type == ZG_ZD_LIT_HUF && (j->in[e->src] & 3) == 2) break;
+        const zg_zd_block *e = NULL;
+        for (uint32_t d = b; d > 0 && !e; d--) {
+            const zg_zd_block *c = &j->pl->blocks[d - 1];
+            if (c->type == ZG_ZD_BLOCK_COMPRESSED && c->lit_type == ZG_ZD_LIT_HUF && (j->in[c->src] & 3) == 2) e = c;
         }
-        const zg_zd_block *e = &j->pl->blocks[d];
-        if (d == b || e->huf != blk->huf) return 1;
+        if (!e || e->huf != blk->huf) return 1;
         const uint8_t *esec = j->in + e->src;
         tree = esec + huf_header_size(esec[0]);
         tree_n = (size_t)(esec + e->lit_off - (e->n_streams == 4 ? 6 : 0) - tree);
