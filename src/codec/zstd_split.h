@@ -62,7 +62,8 @@ zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size
  *  the block rules decline (damage: the caller's decode names it), or lookups past a budget (chains too deep). Fails
  *  only for lack of memory. With `part` (in == part->buf, nothing read yet), a literal frame is read as it decodes:
  *  every block's headers and sequences, then the literals of the blocks it reads (a plane of a 1 MiB OCT inner chunk
- *  reads about 130 KiB of it); declined, the caller reads it whole. */
+ *  with few matches reads about 130 KiB of it; matches into earlier blocks bring those in); declined, the caller
+ *  reads it whole. */
 zgpu_status zg_zstd_decode_sparse(const uint8_t *in, size_t n, uint8_t *out, size_t size, const zg_byte_run *runs,
                                   size_t n_runs, const zg_decode_par *par, const zg_part_input *part, int *declined);
 
