@@ -243,9 +243,10 @@ static void oct_fill(uint8_t *p, size_t n, size_t ny, size_t nx, int copies, uin
     }
 }
 
-/* Literal frames decoded lazily: OCT chunks of 64x256x256 (8 MiB) and sharded inner chunks of 32x128x128 (1 MiB),
- * fields' frames with matches across blocks, frames of small blocks (single-stream and treeless literals), patches,
- * crops and rows at 1-16 ways against the original bytes; damaged frames: an error as the in-order decode gives, or
+/* Literal frames decoded lazily: OCT chunks of 64x256x256 (8 MiB, a third of their blocks treeless: their table
+ * borrowed for libzstd) and sharded inner chunks of 32x128x128 (1 MiB), fields' frames with matches across blocks,
+ * frames of ~2 KiB blocks (treeless literals decoded by huf_four, raw literal sections), patches, crops and rows at
+ * 1, 3 and 16 ways against the original bytes; damaged frames: an error as the in-order decode gives, or
  * the in-order decode's bytes, or where that fails on damage the runs never read, the original ones. */
 static void test_sparse_literals(void) {
     const size_t n = (size_t)64 * 65536 * 2;
