@@ -19,7 +19,14 @@ zgpu_status zg_buf_reserve(zg_buf *b, size_t n) {
         return zg_error(ZGPU_ERR_CORRUPT_DATA, "decoded data larger than the %zu bytes expected", b->cap);
     size_t cap = b->cap ? b->cap : 256;
     while (cap < n) cap = cap > SIZE_MAX / 2 ? n : cap * 2;
-    uint8_t *p = realloc(b->data, cap);
+    uint8_t *p = NULL;
+    if (cap >= ZG_BUF_PAGE_MIN) { /* (page-aligned: see buf.h; the old bytes kept as realloc keeps them) */
+        if (posix_memalign((void **)&p, ZG_BUF_PAGE, cap)) p = NULL;
+        if (p && b->cap) memcpy(p, b->data, b->cap);
+        if (p) free(b->data);
+    } else {
+        p = realloc(b->data, cap);
+    }
     if (!p) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory allocating %zu bytes", cap);
     zg_hugepage_hint(p + b->size, cap - b->size); /* (the part not written yet) */
     b->data = p;
