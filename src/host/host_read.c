@@ -429,19 +429,44 @@ static zgpu_status piece_task(void *arg, size_t i) {
     return fetch_decode(j, &part, pc->task, ts, 0, 1, 1, pc->k == 0 && pc->z0 == 0);
 }
 
-/* The pieces of a read, or NULL (*n = 0) where splitting gains nothing: enough chunks for every thread, no partial
- * reads, the cache on (it keeps whole chunks). A remote read's chunks may not be fetched yet (no state, no size):
- * every box is cut by its place in the chunk, and a piece of an absent chunk fills its part. */
+/* The pieces of a read, or NULL (*n = 0) where splitting gains nothing: no partial reads, the cache on (it keeps
+ * whole chunks), one box a chunk and as many chunks as threads, none of them much more than its share. A remote
+ * read's chunks may not be fetched yet (no state, no size): every box is cut by its place in the chunk, and a piece
+ * of an absent chunk fills its part.
+ * With fewer chunks than threads each box is cut into about threads / chunks pieces. With as many or more, the pool
+ * balances what it is given: a unit's boxes (which read their blocks apart anyway) become pieces of their own, and a
+ * box of more than about half a thread's share is cut to that size. Before, a unit was one task whatever its boxes:
+ * 64 blosc patches over 16 chunks gave each thread one chunk's 9 to 25 boxes, and 8 crops over 18 chunks left two
+ * threads a second chunk each while the others waited. */
 static read_piece *split_pieces(const read_job *j, int threads, size_t *n) {
     const zg_plan *plan = j->plan;
     *n = 0;
     if (threads < 2 || plan->ndim < 1 || j->cache || j->partial != ZG_PARTIAL_SPANS) return NULL;
-    size_t units = 0, tasks = 0;
-    for (size_t i = 0; i < plan->n_tasks; i++) units += plan->tasks[i].unit_n != 0;
-    if (!units || units >= (size_t)threads) return NULL;
-    const size_t want = (size_t)threads / units;
+    size_t units = 0, tasks = 0, many_boxes = 0;
+    uint64_t total = 0, largest = 0;
+    for (size_t i = 0; i < plan->n_tasks; i++) {
+        const zg_chunk_task *t = &plan->tasks[i];
+        units += t->unit_n != 0;
+        many_boxes += t->unit_n > 1;
+        for (uint32_t k = 0; k < t->unit_n; k++) {
+            size_t lo, hi;
+            zg_plan_unit_range(plan, t + k, 1, j->a->meta.dtype.size, j->chunk_strides, &lo, &hi);
+            total += hi - lo;
+            if (hi - lo > largest) largest = hi - lo;
+        }
+    }
+    if (!units) return NULL;
+    const int few = units < (size_t)threads;
+    /* (few chunks: threads / units pieces of at least ZG_HOST_PIECE_MIN_BYTES; many: pieces of about half a
+     * thread's share, no smaller) */
+    const size_t want = few ? (size_t)threads / units : SIZE_MAX;
+    uint64_t piece_bytes = ZG_HOST_PIECE_MIN_BYTES;
+    if (!few && total / (2 * (uint64_t)threads) > piece_bytes) piece_bytes = total / (2 * (uint64_t)threads);
+    if (!few && !many_boxes && largest < piece_bytes + piece_bytes / 2) return NULL; /* (the plan's tasks as they are) */
     for (size_t i = 0; i < plan->n_tasks; i++) tasks += plan->tasks[i].unit_n;
-    read_piece *pieces = malloc((tasks * want + 1) * sizeof *pieces);
+    const size_t per_box = few ? want : (size_t)(largest / piece_bytes) + 1;
+    if (per_box > SIZE_MAX / sizeof(read_piece) / (tasks + 1)) return NULL;
+    read_piece *pieces = malloc((tasks * per_box + 1) * sizeof *pieces);
     if (!pieces) return NULL; /* (read_task then reads each unit whole) */
     size_t m = 0;
     for (size_t i = 0; i < plan->n_tasks; i++) {
@@ -456,8 +481,8 @@ static read_piece *split_pieces(const read_job *j, int threads, size_t *n) {
             size_t lo, hi;
             zg_plan_unit_range(plan, box, 1, j->a->meta.dtype.size, j->chunk_strides, &lo, &hi);
             const uint64_t rows = box->count[0];
-            size_t p = hi > lo ? (hi - lo) / ZG_HOST_PIECE_MIN_BYTES : 0;
-            if (p > want) p = want;
+            size_t p = hi > lo ? (size_t)((hi - lo + (few ? 0 : piece_bytes / 2)) / piece_bytes) : 0;
+            if (p > per_box) p = per_box;
             if (p > rows) p = (size_t)rows;
             if (p < 1) p = 1;
             for (size_t q = 0; q < p && rows; q++)

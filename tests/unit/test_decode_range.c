@@ -564,6 +564,72 @@ static void pieces(const char *dir) {
     zgpu_context_free(ctx);
 }
 
+/* A batch over as many chunks as threads or more is balanced in pieces too (split_pieces): a unit's boxes become
+ * pieces of their own and a box of more than half a thread's share is cut. 4 threads, 6 chunks of 2 MiB (16 blosc
+ * blocks), batches of crops and of patches (many boxes a chunk), and of one tall box (cut in four) beside a small
+ * box in each other chunk, against the values written. */
+static void pieces_many_chunks(const char *dir) {
+    char path[512], meta[2048];
+    snprintf(path, sizeof path, "%s/pieces_many", dir);
+    array_meta(meta, sizeof meta, "64, 256, 260", "64, 128, 128", "uint16",
+               "{\"name\": \"blosc\", \"configuration\": {\"cname\": \"lz4\", \"clevel\": 5, \"shuffle\": \"shuffle\", "
+               "\"typesize\": 2}}");
+    zgpu_context_options o;
+    zgpu_context_options_init(&o);
+    o.num_threads = 4;
+    zgpu_context *ctx = NULL;
+    CHECK_OK(zgpu_context_create(&o, &ctx));
+    zgpu_array *a = NULL;
+    CHECK_OK(zgpu_array_create(ctx, path, meta, 1, &a));
+    if (!a) {
+        zgpu_context_free(ctx);
+        return;
+    }
+    const uint64_t shape[3] = {64, 256, 260}, n = 64 * 256 * 260, s0[3] = {0, 0, 0};
+    uint16_t *all = malloc(n * 2);
+    for (uint64_t i = 0; i < n; i++) all[i] = array_value(i / (256 * 260), (i / 260) % 256, i % 260);
+    CHECK_OK(zgpu_array_write(a, s0, shape, all, NULL));
+    enum { BOXES = 40 };
+    uint64_t starts[BOXES * 3], counts[BOXES * 3];
+    void *outs[BOXES];
+    int bad = 0;
+    for (int round = 0; round < 9 && !bad; round++) {
+        const int kind = round % 3, nb = kind == 2 ? 6 : BOXES;
+        for (int b = 0; b < nb; b++) {
+            uint64_t *st = starts + 3 * b, *ct = counts + 3 * b;
+            ct[0] = kind == 1 ? 1 : 1 + rnd() % 64; /* (patches of one plane; crops up to the chunk's height) */
+            ct[1] = 1 + rnd() % 160;
+            ct[2] = 1 + rnd() % 160;
+            for (int d = 0; d < 3; d++) st[d] = rnd() % (shape[d] - ct[d] + 1);
+            if (kind == 2) { /* box 0: the whole first chunk but a column; the others: a few values in chunk b */
+                ct[0] = b ? 1 + rnd() % 3 : 64;
+                ct[1] = b ? 1 + rnd() % 8 : 128;
+                ct[2] = b ? 1 + rnd() % 2 : 127;
+                st[0] = b ? rnd() % 60 : 0;
+                st[1] = b ? (uint64_t)(b / 3) * 128 + rnd() % 100 : 0;
+                st[2] = (uint64_t)(b % 3) * 128 + (b ? rnd() % 2 : 1); /* (the third column of chunks is 4 wide) */
+            }
+            outs[b] = malloc(ct[0] * ct[1] * ct[2] * 2);
+        }
+        CHECK_OK(zgpu_array_read_regions(a, (size_t)nb, starts, counts, outs, NULL, NULL));
+        for (int b = 0; b < nb; b++) {
+            const uint64_t *st = starts + 3 * b, *ct = counts + 3 * b;
+            const uint16_t *box = outs[b];
+            for (uint64_t z = 0; z < ct[0] && !bad; z++)
+                for (uint64_t y = 0; y < ct[1] && !bad; y++)
+                    for (uint64_t x = 0; x < ct[2] && !bad; x++)
+                        bad = box[(z * ct[1] + y) * ct[2] + x] != array_value(st[0] + z, st[1] + y, st[2] + x);
+            CHECK_MSG(!bad, "round %d, box %d [%llu %llu %llu] + [%llu %llu %llu] differs", round, b,
+                      (unsigned long long)st[0], (unsigned long long)st[1], (unsigned long long)st[2],
+                      (unsigned long long)ct[0], (unsigned long long)ct[1], (unsigned long long)ct[2]);
+            free(outs[b]);
+        }
+    }
+    free(all);
+    zgpu_array_close(a);
+    zgpu_context_free(ctx);
+}
+
 /* A segmentation's value at (z, y, x): cells of 8 planes x 12 rows x 10 columns (long zstd matches). */
 static uint32_t label_at(uint64_t z, uint64_t y, uint64_t x) {
     return (uint32_t)(((z / 8) * 7919 + (y / 12) * 104729 + (x / 10) * 1299709) % 50000);
@@ -716,6 +782,7 @@ int main(void) {
     ranged_reads(dir);
     prefix_reads(dir);
     pieces(dir);
+    pieces_many_chunks(dir);
     sparse_reads(dir);
     zgpu_context_free(ctx);
     char cmd[300];
