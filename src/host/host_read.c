@@ -30,7 +30,8 @@ typedef struct read_job {
     uint64_t *gens;
     zg_xform x;                 /* what the destinations get (zgpu_read_options): x.identity, the stored values */
     int partial;                /* how chunks needed in part decode: ZG_PARTIAL_* (zg_host_partial_kind) */
-    zg_decode_par par;          /* a read of fewer chunks than threads: the threads each chunk's decode may use */
+    zg_decode_par par;          /* the pool; ways: the threads a unit of average work may use (unit_par) */
+    double work_total;          /* every unit's decode work (unit_work), summed */
 } read_job;
 
 static int run_cmp(const void *x, const void *y) {
@@ -196,7 +197,34 @@ static int run_axis(const uint64_t *chunk, const uint64_t *count, int nd) {
     return last;
 }
 
-static int unit_runs(const read_job *j, const zg_chunk_task *t, uint32_t n, zg_buf *buf, size_t *n_runs) {
+/* Up to this many boxes' runs (each box's in order) are merged pairwise, in log2(boxes) passes; more are sorted.
+ * (glibc's qsort, a merge sort from runs of one, took 7% of a batch of 8 label crops on one thread.) */
+#define MERGE_BOXES_MAX 64
+
+zg_byte_run *zg_host_merge_runs(zg_byte_run *runs, zg_byte_run *tmp, size_t *seg, size_t n_seg) {
+    while (n_seg > 1) {
+        size_t w = 0;
+        for (size_t k = 0; k < n_seg; k += 2) {
+            const size_t a0 = seg[k], a1 = seg[k + 1], b1 = k + 1 < n_seg ? seg[k + 2] : a1;
+            size_t a = a0, b = a1, o = a0;
+            while (a < a1 && b < b1) tmp[o++] = runs[b].off < runs[a].off ? runs[b++] : runs[a++];
+            while (a < a1) tmp[o++] = runs[a++];
+            while (b < b1) tmp[o++] = runs[b++];
+            seg[w++] = a0;
+        }
+        seg[w] = seg[n_seg];
+        n_seg = w;
+        zg_byte_run *swap = runs;
+        runs = tmp;
+        tmp = swap;
+    }
+    return runs;
+}
+
+/* The byte runs of a unit's boxes in its chunk, ascending, overlaps merged: *out (in buf), *n_runs. Returns 0 where
+ * the boxes have too many rows or rows too short for a decode of runs to pay. */
+static int unit_runs(const read_job *j, const zg_chunk_task *t, uint32_t n, zg_buf *buf, const zg_byte_run **out,
+                     size_t *n_runs) {
     const int nd = j->plan->ndim;
     const uint64_t *shape = j->plan->chunk;
     size_t total = 0;
@@ -212,11 +240,13 @@ static int unit_runs(const read_job *j, const zg_chunk_task *t, uint32_t n, zg_b
     }
     const uint64_t bytes = zg_plan_unit_bytes(j->plan, t, n, j->a->meta.dtype.size);
     if (!total || total > RUNS_MAX || bytes < (uint64_t)total * RUN_MIN_AVG) return 0;
-    if (zg_buf_reserve(buf, total * sizeof(zg_byte_run)) != ZGPU_OK) return 0;
+    const int merge = n > 1 && n <= MERGE_BOXES_MAX; /* (the boxes' runs merged, each in order; more: sorted) */
+    if (zg_buf_reserve(buf, (merge ? 2 : 1) * total * sizeof(zg_byte_run)) != ZGPU_OK) return 0;
     zg_byte_run *runs = (zg_byte_run *)buf->data;
-    size_t m = 0;
+    size_t m = 0, seg[MERGE_BOXES_MAX + 1];
     for (uint32_t k = 0; k < n; k++) {
         const zg_chunk_task *b = &t[k];
+        if (merge) seg[k] = m;
         const int last = run_axis(shape, b->count, nd);
         const uint64_t len = b->count[last] * (uint64_t)j->chunk_strides[last];
         uint64_t idx[ZGPU_MAX_DIMS] = {0};
@@ -230,7 +260,12 @@ static int unit_runs(const read_job *j, const zg_chunk_task *t, uint32_t n, zg_b
         }
     }
     if (n > 1) { /* boxes of several regions: in order, overlaps merged */
-        qsort(runs, m, sizeof *runs, run_cmp);
+        if (merge) {
+            seg[n] = m;
+            runs = zg_host_merge_runs(runs, runs + total, seg, n);
+        } else {
+            qsort(runs, m, sizeof *runs, run_cmp);
+        }
         size_t w = 0;
         for (size_t r = 1; r < m; r++) {
             if (runs[r].off <= runs[w].off + runs[w].len) {
@@ -240,6 +275,7 @@ static int unit_runs(const read_job *j, const zg_chunk_task *t, uint32_t n, zg_b
         }
         m = w + 1;
     }
+    *out = runs;
     *n_runs = m;
     return 1;
 }
@@ -259,6 +295,28 @@ static zgpu_status chunk_failed(const read_job *j, const zg_chunk_task *t, zgpu_
  * chunk, or with `partial` only the part they need (zg_chain_decode_range), reading on a local store only the
  * stored bytes that takes where the codec says which they are (blosc). A chunk the plan holds in memory (fetched
  * from a remote store) counts as stored bytes read once, by the call with `first_of_unit`. */
+/* A unit's decode work, in bytes of the chunk: from its start up to the last byte its boxes need where a chunk
+ * needed in part decodes from its start (or only the boxes' rows: then the rows count), else the whole chunk. */
+static double unit_work(const read_job *j, const zg_chunk_task *t) {
+    if (j->partial != ZG_PARTIAL_PREFIX || (t->unit_n == 1 && t->covers_chunk)) return (double)zg_repr_nbytes(&j->chain->repr);
+    size_t lo, hi;
+    zg_plan_unit_range(j->plan, t, t->unit_n, j->a->meta.dtype.size, j->chunk_strides, &lo, &hi);
+    return (double)hi;
+}
+
+/* The threads a unit's decode may use (zstd, gzip, zlib split a frame or stream over them; zstd's sparse decodes
+ * their runs): its share of the read's work on the pool's threads. A read of fewer chunks than threads lends each
+ * about threads / chunks, a read of many chunks one each; a large unit among small ones (a crop's chunk with two
+ * or three boxes among chunks with a corner of one) more than the others, so that it does not finish last alone. */
+static zg_decode_par unit_par(const read_job *j, const zg_chunk_task *t) {
+    zg_decode_par p = j->par;
+    if (p.ways > 1 || !(j->work_total > 0)) return p;
+    const int threads = zg_pool_size(p.pool);
+    const double share = unit_work(j, t) * threads / j->work_total;
+    p.ways = share >= 2 ? (int)(share < threads ? share : threads) : 1;
+    return p;
+}
+
 static zgpu_status fetch_decode(read_job *j, const zg_chunk_task *t, size_t ti, zg_thread_scratch *ts, uint32_t first,
                                 uint32_t n, int partial, int first_of_unit) {
     const zg_plan *plan = j->plan;
@@ -280,7 +338,9 @@ static zgpu_status fetch_decode(read_job *j, const zg_chunk_task *t, size_t ti, 
     /* a frame decoded from its start (zstd): only the rows the boxes need where its matches let that pay; a large
      * local chunk read as that decode asks (a plane of an OCT inner chunk: the blocks it reads) */
     size_t n_runs = 0;
-    const int runs = partial && j->partial == ZG_PARTIAL_PREFIX && unit_runs(j, t + first, n, &ts->runs, &n_runs);
+    const zg_byte_run *run_list = NULL;
+    const int runs =
+        partial && j->partial == ZG_PARTIAL_PREFIX && unit_runs(j, t + first, n, &ts->runs, &run_list, &n_runs);
     part_reader pr = {0};
     part_fetcher pf = {&pr, 0};
     zg_part_input part_in = {NULL, part_fetch, &pf};
@@ -333,9 +393,10 @@ static zgpu_status fetch_decode(read_job *j, const zg_chunk_task *t, size_t ti, 
         }
         target = ts->chunk.data;
     }
-    ts->codec.par = j->par.ways > 1 ? &j->par : NULL;
+    const zg_decode_par par = first == 0 && n == t->unit_n ? unit_par(j, t) : j->par;
+    ts->codec.par = par.ways > 1 ? &par : NULL;
     if (runs)
-        st = zg_chain_decode_runs(j->chain, enc, enc_n, target, (const zg_byte_run *)ts->runs.data, n_runs,
+        st = zg_chain_decode_runs(j->chain, enc, enc_n, target, run_list, n_runs,
                                   part_in.buf ? &part_in : NULL, &ts->codec);
     else
         st = partial ? zg_chain_decode_range(j->chain, enc, enc_n, target, lo, hi, &ts->codec)
@@ -664,13 +725,20 @@ static void cache_release(read_job *j, const zg_plan *plan) {
 /* A read of fewer chunks than threads lends each chunk's decode its share of the idle threads (zstd frames decode
  * block-parallel: codec/zstd_split.h; gzip and zlib streams in parts: codec/deflate_split.h); blosc chunks are cut
  * into pieces instead (split_pieces). */
-static zg_decode_par decode_par(const zg_plan *plan, zg_pool *pool, const zgpu_tuning *tune) {
+/* j->par (the threads each of the read's units may use, by their number) and j->work_total (unit_par). */
+static void decode_par(read_job *j, zg_pool *pool, const zgpu_tuning *tune) {
+    const zg_plan *plan = j->plan;
     const int threads = tune->split_decode == ZGPU_SWITCH_OFF ? 1 : zg_pool_size(pool);
     size_t units = 0;
-    for (size_t i = 0; i < plan->n_tasks; i++)
-        units += plan->tasks[i].unit_n && !plan->tasks[i].decoded_elsewhere && plan->tasks[i].state != ZG_TASK_MISSING;
-    const int ways = units ? (int)((size_t)threads / units) : 1;
-    return (zg_decode_par){pool, ways};
+    j->work_total = 0;
+    for (size_t i = 0; i < plan->n_tasks; i++) {
+        const zg_chunk_task *t = &plan->tasks[i];
+        if (!t->unit_n || t->decoded_elsewhere || t->state == ZG_TASK_MISSING) continue;
+        units++;
+        if (threads > 1) j->work_total += unit_work(j, t);
+    }
+    j->par = (zg_decode_par){pool, units ? (int)((size_t)threads / units) : 1};
+    if (threads < 2) j->work_total = 0;
 }
 
 int zg_host_partial_kind(const zgpu_tuning *tune, const zg_chain *chain) {
@@ -717,8 +785,8 @@ static zgpu_status host_read_once(zgpu_array *a, zg_plan *given, size_t n, const
     j.plan = &plan;
     j.chain = a->shard ? zg_sharding_inner_chain(a->shard) : a->chain;
     j.partial = zg_host_partial_kind(&a->ctx->tuning, j.chain);
-    j.par = decode_par(&plan, a->ctx->pool, &a->ctx->tuning);
     zg_c_strides(plan.ndim, plan.chunk, a->meta.dtype.size, j.chunk_strides);
+    decode_par(&j, a->ctx->pool, &a->ctx->tuning);
     if (st == ZGPU_OK && remote) st = read_remote(&j, &plan, &stats.io_s);
     else if (st == ZGPU_OK) {
         size_t n_pieces = 0;

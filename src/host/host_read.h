@@ -2,6 +2,7 @@
 #ifndef ZG_HOST_READ_H
 #define ZG_HOST_READ_H
 #include "api/array.h"
+#include "codec/codec.h"
 
 /** Reads n boxes (starts / counts: n * ndim values) into outs[i] with byte strides out_strides + i * ndim
  *  (NULL: every destination C-contiguous, of the destination's elements); a chunk several boxes need is fetched
@@ -19,6 +20,11 @@
  *  its boxes need (zstd: the cost is that prefix). The route model (src/device/read.c) counts the same. */
 enum { ZG_PARTIAL_NONE = 0, ZG_PARTIAL_SPANS = 1, ZG_PARTIAL_PREFIX = 2 };
 int zg_host_partial_kind(const zgpu_tuning *tune, const zg_chain *chain);
+
+/** runs[seg[k], seg[k + 1]) for k < n_seg, each ascending by offset, merged into one ascending list (pairwise, in
+ *  log2(n_seg) passes): in runs or in tmp (as many entries), whichever is returned; seg is overwritten. A unit's
+ *  boxes' rows, for a decode of runs (exposed for tests). */
+zg_byte_run *zg_host_merge_runs(zg_byte_run *runs, zg_byte_run *tmp, size_t *seg, size_t n_seg);
 
 zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts, const uint64_t *counts,
                                  void *const *outs, const int64_t *out_strides, const zgpu_read_options *opts);

@@ -630,6 +630,42 @@ static void pieces_many_chunks(const char *dir) {
     zgpu_context_free(ctx);
 }
 
+static int byte_run_cmp(const void *x, const void *y) {
+    const zg_byte_run *a = x, *b = y;
+    return a->off < b->off ? -1 : a->off > b->off;
+}
+
+/* zg_host_merge_runs (a unit's boxes' rows merged in order) against qsort: 1 to 64 ascending segments of random
+ * lengths (some empty), offsets with repeats across segments. */
+static void merge_runs(void) {
+    enum { MAX = 4096 };
+    zg_byte_run *a = malloc(2 * MAX * sizeof *a), *ref = malloc(MAX * sizeof *ref);
+    size_t seg[65];
+    for (int round = 0; round < 200; round++) {
+        const size_t n_seg = 1 + (size_t)round % 64;
+        size_t m = 0;
+        for (size_t k = 0; k < n_seg; k++) {
+            seg[k] = m;
+            const size_t len = rnd() % 5 == 0 ? 0 : rnd() % (MAX / 64);
+            uint64_t off = rnd() % 1000;
+            for (size_t i = 0; i < len; i++, m++) {
+                off += rnd() % 3; /* (equal offsets within and across segments) */
+                a[m] = (zg_byte_run){off, 1 + (uint64_t)rnd() % 9};
+            }
+        }
+        seg[n_seg] = m;
+        memcpy(ref, a, m * sizeof *a);
+        qsort(ref, m, sizeof *ref, byte_run_cmp);
+        const zg_byte_run *got = zg_host_merge_runs(a, a + MAX, seg, n_seg);
+        int bad = 0;
+        for (size_t i = 0; i < m && !bad; i++) bad = got[i].off != ref[i].off;
+        for (size_t i = 1; i < m && !bad; i++) bad = got[i].off < got[i - 1].off;
+        CHECK_MSG(!bad, "merge of %zu segments, %zu runs: not in order", n_seg, m);
+    }
+    free(a);
+    free(ref);
+}
+
 /* A segmentation's value at (z, y, x): cells of 8 planes x 12 rows x 10 columns (long zstd matches). */
 static uint32_t label_at(uint64_t z, uint64_t y, uint64_t x) {
     return (uint32_t)(((z / 8) * 7919 + (y / 12) * 104729 + (x / 10) * 1299709) % 50000);
@@ -692,6 +728,26 @@ static void sparse_reads(const char *dir) {
         for (int r = 0; r < 3 && !bad; r++) bad = !labels_match(b[r], starts + 3 * r, counts + 3 * r);
         CHECK_MSG(!bad, "%d threads: labels batch of three boxes differs", threads);
         for (int r = 0; r < 3; r++) free(b[r]);
+        /* batches of 2 to 13 random boxes, many in one chunk and overlapping: each unit's runs merged in order */
+        for (int round = 0; round < 12 && !bad; round++) {
+            const size_t nb = 2 + (size_t)round;
+            uint64_t bst[13 * 3], bct[13 * 3];
+            void *bouts[13];
+            for (size_t r = 0; r < nb; r++) {
+                uint64_t *st = bst + 3 * r, *ct = bct + 3 * r;
+                ct[0] = 1 + rnd() % 12;
+                ct[1] = 1 + rnd() % 90;
+                ct[2] = r % 3 == 0 ? 250 : 20 + rnd() % 100;
+                for (int d = 0; d < 3; d++) st[d] = rnd() % (shape[d] - ct[d] + 1);
+                bouts[r] = malloc(ct[0] * ct[1] * ct[2] * 4);
+            }
+            CHECK_OK(zgpu_array_read_regions(a, nb, bst, bct, bouts, NULL, NULL));
+            for (size_t r = 0; r < nb; r++) {
+                if (!bad) bad = !labels_match(bouts[r], bst + 3 * r, bct + 3 * r);
+                free(bouts[r]);
+            }
+            CHECK_MSG(!bad, "%d threads: labels batch of %zu random boxes differs", threads, nb);
+        }
         /* a converting read (float32, scaled): the rows are decoded sparse, then converted as they are placed */
         zgpu_read_options ro;
         zgpu_read_options_init(&ro);
@@ -783,6 +839,7 @@ int main(void) {
     prefix_reads(dir);
     pieces(dir);
     pieces_many_chunks(dir);
+    merge_runs();
     sparse_reads(dir);
     zgpu_context_free(ctx);
     char cmd[300];
