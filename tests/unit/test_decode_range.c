@@ -728,6 +728,11 @@ static void sparse_reads(const char *dir) {
         for (int r = 0; r < 3 && !bad; r++) bad = !labels_match(b[r], starts + 3 * r, counts + 3 * r);
         CHECK_MSG(!bad, "%d threads: labels batch of three boxes differs", threads);
         for (int r = 0; r < 3; r++) free(b[r]);
+        /* a box of most of one chunk (4 MB): with threads to spare, placed by several in slabs (place_par) */
+        const uint64_t big_s[3] = {32, 128, 3}, big_c[3] = {32, 128, 247};
+        CHECK_OK(zgpu_array_read(a, big_s, big_c, box, NULL));
+        bad = !labels_match(box, big_s, big_c);
+        CHECK_MSG(!bad, "%d threads: a box of most of a chunk differs", threads);
         /* batches of 2 to 13 random boxes, many in one chunk and overlapping: each unit's runs merged in order */
         for (int round = 0; round < 12 && !bad; round++) {
             const size_t nb = 2 + (size_t)round;
@@ -753,7 +758,7 @@ static void sparse_reads(const char *dir) {
         zgpu_read_options_init(&ro);
         ro.out_dtype = ZGPU_FLOAT32;
         ro.scale = 0.5;
-        const uint64_t cs[3] = {20, 30, 40}, cc[3] = {12, 90, 200};
+        const uint64_t cs[3] = {20, 30, 40}, cc[3] = {12, 90, 200}; /* (two chunks along axis 0) */
         float *f = malloc(12 * 90 * 200 * sizeof *f);
         CHECK_OK(zgpu_array_read_ex(a, cs, cc, f, NULL, &ro));
         for (uint64_t z = 0; z < cc[0] && !bad; z++)
