@@ -669,10 +669,10 @@ static zgpu_status runs_task(void *arg, size_t i) {
     return ZGPU_OK;
 }
 
-/* A literal-dominated frame's gain with `ways` threads. H200 machine, 16 cores (docs/benchmarks.md): the OCT and
- * field volumes' chunks (ratio 1.05-1.3) 4.3-4.5x faster with 16 threads, their crops (about 8 threads a chunk)
- * 2.2-2.4x, 64x512x512 boxes (4 a chunk) 1.3-1.8x. */
-static double literal_gain(int ways) { return fmin(4.5, 0.25 * ways + 0.5); }
+/* A literal-dominated frame's gain with `ways` threads, its Huffman literals decoded by libzstd (zstd_blocks.c):
+ * the OCT and field volumes' chunks (ratio 1.05-1.3) 3.9-5.4x faster with 16 threads (H100 machine, 16 cores),
+ * 1.4x with 2 (the 2-core machine). (Fitted before to huf_four's literals: 4.3-4.5x at 16, 1.0 at 2.) */
+static double literal_gain(int ways) { return fmin(5.0, 0.3 * ways + 0.8); }
 
 double zg_zstd_split_speedup(double ratio, int ways) {
     /* (a label chunk, 1,400:1, which libzstd writes at memory speed: 0.7x with 16 threads) */

@@ -16,9 +16,8 @@
 
 /** What a split decode of a frame of `ratio` (decoded / stored bytes) over `ways` threads is expected to gain over
  *  one thread, before its blocks are seen (the route model's guess; zg_zstd_decode_split decides on the blocks):
- *  on poorly compressible frames (Huffman literals, which libzstd decodes two symbols a lookup) 0.25 a thread plus
- *  0.5, up to 4.5x; highly compressible ones (long matches, which libzstd copies at memory speed) nothing from 32:1
- *  on. */
+ *  on poorly compressible frames (Huffman literals, decoded by libzstd a block at a time) 0.3 a thread plus 0.8, up
+ *  to 5x; highly compressible ones (long matches, which libzstd copies at memory speed) nothing from 32:1 on. */
 double zg_zstd_split_speedup(double ratio, int ways);
 
 /** Decodes the single zstd frame in[0, n) of exactly `size` decoded bytes into out as far as byte hi (the whole
