@@ -538,7 +538,7 @@ static read_piece *split_pieces(const read_job *j, int threads, size_t *n) {
     const zg_plan *plan = j->plan;
     *n = 0;
     if (threads < 2 || plan->ndim < 1 || j->cache || j->partial != ZG_PARTIAL_SPANS) return NULL;
-    size_t units = 0, tasks = 0, many_boxes = 0;
+    size_t units = 0, many_boxes = 0;
     uint64_t total = 0, largest = 0;
     for (size_t i = 0; i < plan->n_tasks; i++) {
         const zg_chunk_task *t = &plan->tasks[i];
@@ -559,30 +559,32 @@ static read_piece *split_pieces(const read_job *j, int threads, size_t *n) {
     uint64_t piece_bytes = ZG_HOST_PIECE_MIN_BYTES;
     if (!few && total / (2 * (uint64_t)threads) > piece_bytes) piece_bytes = total / (2 * (uint64_t)threads);
     if (!few && !many_boxes && largest < piece_bytes + piece_bytes / 2) return NULL; /* (the plan's tasks as they are) */
-    for (size_t i = 0; i < plan->n_tasks; i++) tasks += plan->tasks[i].unit_n;
-    const size_t per_box = few ? want : (size_t)(largest / piece_bytes) + 1;
-    if (per_box > SIZE_MAX / sizeof(read_piece) / (tasks + 1)) return NULL;
-    read_piece *pieces = malloc((tasks * per_box + 1) * sizeof *pieces);
-    if (!pieces) return NULL; /* (read_task then reads each unit whole) */
+    /* two passes: the pieces counted, then listed (a batch of many boxes lists no more than it uses) */
+    read_piece *pieces = NULL;
     size_t m = 0;
-    for (size_t i = 0; i < plan->n_tasks; i++) {
-        const zg_chunk_task *t = &plan->tasks[i];
-        if (!t->unit_n) continue;
-        if (t->decoded_elsewhere || t->state == ZG_TASK_MISSING || (t->unit_n == 1 && t->covers_chunk)) {
-            pieces[m++] = (read_piece){i, 0, 0, 0};
-            continue;
-        }
-        for (uint32_t k = 0; k < t->unit_n; k++) {
-            const zg_chunk_task *box = &t[k];
-            size_t lo, hi;
-            zg_plan_unit_range(plan, box, 1, j->a->meta.dtype.size, j->chunk_strides, &lo, &hi);
-            const uint64_t rows = box->count[0];
-            size_t p = hi > lo ? (size_t)((hi - lo + (few ? 0 : piece_bytes / 2)) / piece_bytes) : 0;
-            if (p > per_box) p = per_box;
-            if (p > rows) p = (size_t)rows;
-            if (p < 1) p = 1;
-            for (size_t q = 0; q < p && rows; q++)
-                pieces[m++] = (read_piece){i, k, rows * q / p, rows * (q + 1) / p};
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1 && !(pieces = malloc((m + 1) * sizeof *pieces))) return NULL; /* (read_task: units whole) */
+        m = 0;
+        for (size_t i = 0; i < plan->n_tasks; i++) {
+            const zg_chunk_task *t = &plan->tasks[i];
+            if (!t->unit_n) continue;
+            if (t->decoded_elsewhere || t->state == ZG_TASK_MISSING || (t->unit_n == 1 && t->covers_chunk)) {
+                if (pieces) pieces[m] = (read_piece){i, 0, 0, 0};
+                m++;
+                continue;
+            }
+            for (uint32_t k = 0; k < t->unit_n; k++) {
+                const zg_chunk_task *box = &t[k];
+                size_t lo, hi;
+                zg_plan_unit_range(plan, box, 1, j->a->meta.dtype.size, j->chunk_strides, &lo, &hi);
+                const uint64_t rows = box->count[0];
+                uint64_t p = hi > lo ? (hi - lo + (few ? 0 : piece_bytes / 2)) / piece_bytes : 0;
+                if (p > want) p = want;
+                if (p > rows) p = rows;
+                if (p < 1) p = 1;
+                for (uint64_t q = 0; q < p && rows; q++, m++)
+                    if (pieces) pieces[m] = (read_piece){i, k, rows * q / p, rows * (q + 1) / p};
+            }
         }
     }
     *n = m;
