@@ -326,14 +326,11 @@ static zgpu_status chunk_failed(const read_job *j, const zg_chunk_task *t, zgpu_
     return st;
 }
 
-/* Fetches and decodes the chunk of unit leader t for its tasks t[first, first + n) and places them: the whole
- * chunk, or with `partial` only the part they need (zg_chain_decode_range), reading on a local store only the
- * stored bytes that takes where the codec says which they are (blosc). A chunk the plan holds in memory (fetched
- * from a remote store) counts as stored bytes read once, by the call with `first_of_unit`. */
 /* A unit's decode work, in bytes of the chunk: from its start up to the last byte its boxes need where a chunk
  * needed in part decodes from its start (or only the boxes' rows: then the rows count), else the whole chunk. */
 static double unit_work(const read_job *j, const zg_chunk_task *t) {
-    if (j->partial != ZG_PARTIAL_PREFIX || (t->unit_n == 1 && t->covers_chunk)) return (double)zg_repr_nbytes(&j->chain->repr);
+    if (j->partial != ZG_PARTIAL_PREFIX || (t->unit_n == 1 && t->covers_chunk))
+        return (double)zg_repr_nbytes(&j->chain->repr);
     size_t lo, hi;
     zg_plan_unit_range(j->plan, t, t->unit_n, j->a->meta.dtype.size, j->chunk_strides, &lo, &hi);
     return (double)hi;
@@ -352,6 +349,10 @@ static zg_decode_par unit_par(const read_job *j, const zg_chunk_task *t) {
     return p;
 }
 
+/* Fetches and decodes the chunk of unit leader t for its tasks t[first, first + n) and places them: the whole
+ * chunk, or with `partial` only the part they need (zg_chain_decode_range), reading on a local store only the
+ * stored bytes that takes where the codec says which they are (blosc). A chunk the plan holds in memory (fetched
+ * from a remote store) counts as stored bytes read once, by the call with `first_of_unit`. */
 static zgpu_status fetch_decode(read_job *j, const zg_chunk_task *t, size_t ti, zg_thread_scratch *ts, uint32_t first,
                                 uint32_t n, int partial, int first_of_unit) {
     const zg_plan *plan = j->plan;
@@ -759,10 +760,9 @@ static void cache_release(read_job *j, const zg_plan *plan) {
     free(j->gens);
 }
 
-/* A read of fewer chunks than threads lends each chunk's decode its share of the idle threads (zstd frames decode
- * block-parallel: codec/zstd_split.h; gzip and zlib streams in parts: codec/deflate_split.h); blosc chunks are cut
- * into pieces instead (split_pieces). */
-/* j->par (the threads each of the read's units may use, by their number) and j->work_total (unit_par). */
+/* A read lends each chunk's decode its share of the threads (zstd frames decode block-parallel: codec/zstd_split.h;
+ * gzip and zlib streams in parts: codec/deflate_split.h); blosc chunks are cut into pieces instead (split_pieces).
+ * Sets j->par (the threads each unit may use by their number: threads / units) and j->work_total (unit_par). */
 static void decode_par(read_job *j, zg_pool *pool, const zgpu_tuning *tune) {
     const zg_plan *plan = j->plan;
     const int threads = tune->split_decode == ZGPU_SWITCH_OFF ? 1 : zg_pool_size(pool);
