@@ -559,7 +559,7 @@ static read_piece *split_pieces(const read_job *j, int threads, size_t *n) {
     const size_t want = few ? (size_t)threads / units : SIZE_MAX;
     uint64_t piece_bytes = ZG_HOST_PIECE_MIN_BYTES;
     if (!few && total / (2 * (uint64_t)threads) > piece_bytes) piece_bytes = total / (2 * (uint64_t)threads);
-    if (!few && !many_boxes && largest < piece_bytes + piece_bytes / 2) return NULL; /* (the plan's tasks as they are) */
+    if (!few && !many_boxes && largest < piece_bytes + piece_bytes / 2) return NULL; /* (the plan's tasks as is) */
     /* two passes: the pieces counted, then listed (a batch of many boxes lists no more than it uses) */
     read_piece *pieces = NULL;
     size_t m = 0;
