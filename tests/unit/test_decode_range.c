@@ -365,6 +365,23 @@ static void one_chunk_meta(char *meta, size_t n, const char *shape, const char *
 }
 
 /* A new array at path (metadata meta) in a context of its own; NULL (nothing to free) when either fails. */
+/* A new array at path with a context of `threads` threads (0: the default); NULL (and *ctx NULL) where either
+ * failed. */
+static zgpu_array *array_with_threads(const char *path, const char *meta, int threads, zgpu_context **ctx) {
+    *ctx = NULL;
+    zgpu_context_options o;
+    zgpu_context_options_init(&o);
+    if (threads) o.num_threads = threads;
+    CHECK_OK(zgpu_context_create(&o, ctx));
+    zgpu_array *a = NULL;
+    if (*ctx) CHECK_OK(zgpu_array_create(*ctx, path, meta, 1, &a));
+    if (!a) {
+        zgpu_context_free(*ctx);
+        *ctx = NULL;
+    }
+    return a;
+}
+
 static zgpu_array *array_at(const char *path, const char *meta, zgpu_context **ctx) {
     *ctx = NULL;
     CHECK_OK(zgpu_context_create(NULL, ctx));
@@ -501,26 +518,25 @@ out:
     zgpu_context_free(ctx);
 }
 
+/* A new uint16 array dir/name of `shape` in 64x128x128 blosc-LZ4 chunks (2 MiB, 16 blocks), with a
+ * context of `threads` threads. */
+static zgpu_array *blosc_u16_array(const char *dir, const char *name, const char *shape, int threads,
+                                   zgpu_context **ctx) {
+    char path[512], meta[2048];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    array_meta(meta, sizeof meta, shape, "64, 128, 128", "uint16",
+               "{\"name\": \"blosc\", \"configuration\": {\"cname\": \"lz4\", \"clevel\": 5, \"shuffle\": \"shuffle\", "
+               "\"typesize\": 2}}");
+    return array_with_threads(path, meta, threads, ctx);
+}
+
 /* A read of fewer chunks than threads splits its boxes along axis 0 into pieces, each reading and decoding its own
  * blocks (host/host_read.c, split_pieces): 8 threads, one 2 MiB chunk of 16 blosc blocks, boxes of every height
  * against the values written. */
 static void pieces(const char *dir) {
-    char path[512], meta[2048];
-    snprintf(path, sizeof path, "%s/pieces", dir);
-    array_meta(meta, sizeof meta, "64, 128, 130", "64, 128, 128", "uint16",
-               "{\"name\": \"blosc\", \"configuration\": {\"cname\": \"lz4\", \"clevel\": 5, \"shuffle\": \"shuffle\", "
-               "\"typesize\": 2}}");
-    zgpu_context_options o;
-    zgpu_context_options_init(&o);
-    o.num_threads = 8;
     zgpu_context *ctx = NULL;
-    CHECK_OK(zgpu_context_create(&o, &ctx));
-    zgpu_array *a = NULL;
-    CHECK_OK(zgpu_array_create(ctx, path, meta, 1, &a));
-    if (!a) {
-        zgpu_context_free(ctx);
-        return;
-    }
+    zgpu_array *a = blosc_u16_array(dir, "pieces", "64, 128, 130", 8, &ctx);
+    if (!a) return;
     const uint64_t n = 64 * 128 * 130;
     uint16_t *all = malloc(n * 2), *box = malloc(n * 2);
     for (uint64_t i = 0; i < n; i++) all[i] = array_value(i / (128 * 130), (i / 130) % 128, i % 130);
@@ -569,22 +585,9 @@ static void pieces(const char *dir) {
  * blocks), batches of crops and of patches (many boxes a chunk), and of one tall box (cut in four) beside a small
  * box in each other chunk, against the values written. */
 static void pieces_many_chunks(const char *dir) {
-    char path[512], meta[2048];
-    snprintf(path, sizeof path, "%s/pieces_many", dir);
-    array_meta(meta, sizeof meta, "64, 256, 260", "64, 128, 128", "uint16",
-               "{\"name\": \"blosc\", \"configuration\": {\"cname\": \"lz4\", \"clevel\": 5, \"shuffle\": \"shuffle\", "
-               "\"typesize\": 2}}");
-    zgpu_context_options o;
-    zgpu_context_options_init(&o);
-    o.num_threads = 4;
     zgpu_context *ctx = NULL;
-    CHECK_OK(zgpu_context_create(&o, &ctx));
-    zgpu_array *a = NULL;
-    CHECK_OK(zgpu_array_create(ctx, path, meta, 1, &a));
-    if (!a) {
-        zgpu_context_free(ctx);
-        return;
-    }
+    zgpu_array *a = blosc_u16_array(dir, "pieces_many", "64, 256, 260", 4, &ctx);
+    if (!a) return;
     const uint64_t shape[3] = {64, 256, 260}, n = 64 * 256 * 260, s0[3] = {0, 0, 0};
     uint16_t *all = malloc(n * 2);
     for (uint64_t i = 0; i < n; i++) all[i] = array_value(i / (256 * 260), (i / 260) % 256, i % 260);
