@@ -331,8 +331,8 @@ zgpu_status zg_chain_decode_runs(const zg_chain *ch, const uint8_t *in, size_t n
 }
 
 double zg_chain_runs_cost(const zg_chain *ch, double ratio, uint64_t bytes, uint64_t lo, uint64_t hi, int ways) {
-    const zg_codec *c = zg_chain_decodes_ranges(ch) && ch->n_b2b == 1 ? ch->b2b[0] : NULL;
-    if (!c || !c->vt->decode_bytes_runs || !c->vt->runs_cost) return (double)hi;
+    const zg_codec *c = zg_chain_decodes_runs(ch) ? ch->b2b[0] : NULL;
+    if (!c || !c->vt->runs_cost) return (double)hi;
     return c->vt->runs_cost(c, (size_t)zg_repr_nbytes(&ch->repr), ratio, bytes, lo, hi, ways);
 }
 

@@ -164,6 +164,17 @@ typedef struct block_tables {
 
 static _Thread_local void *tl_tables;
 
+/* This thread's tables, emptied when they are another job's; NULL without memory for them (the frame is then
+ * declined: the one-thread decode takes it). */
+static block_tables *job_tables(const split_job *j) {
+    block_tables *bt = zg_tls_get(&tl_tables, sizeof(block_tables), free);
+    if (bt && bt->job != j->id) {
+        bt->job = j->id;
+        bt->fse_ok[0] = bt->fse_ok[1] = bt->fse_ok[2] = bt->huf_ok = 0;
+    }
+    return bt;
+}
+
 /* Block b's literals into its place in the literal buffer (nothing for a raw or RLE block, whose bytes are the
  * input's). Returns 0, or -1 where they are damaged or no table memory was had (the frame is then declined). */
 static int decode_literals(const split_job *j, uint32_t b) {
@@ -180,12 +191,8 @@ static int decode_literals(const split_job *j, uint32_t b) {
             atomic_fetch_add_explicit(&st_wrapped, 1, memory_order_relaxed);
             return 0;
         }
-        block_tables *bt = zg_tls_get(&tl_tables, sizeof(block_tables), free);
+        block_tables *bt = job_tables(j);
         if (!bt) return -1;
-        if (bt->job != j->id) {
-            bt->job = j->id;
-            bt->fse_ok[0] = bt->fse_ok[1] = bt->fse_ok[2] = bt->huf_ok = 0;
-        }
         const zg_zd_huf_desc *hd = &j->pl->hufs[blk->huf];
         if (!bt->huf_ok || bt->huf_idx != blk->huf) {
             uint16_t start[256];
@@ -249,12 +256,8 @@ static int decode_block(split_job *j, uint32_t b) {
     if (blk->type != ZG_ZD_BLOCK_COMPRESSED) return 0;
     if (!j->lit_state && decode_literals(j, b)) return -1;
     if (!blk->nseq) return 0;
-    block_tables *bt = zg_tls_get(&tl_tables, sizeof(block_tables), free);
-    if (!bt) return -1; /* (no memory for the tables: the frame is declined, the one-thread decode takes it) */
-    if (bt->job != j->id) {
-        bt->job = j->id;
-        bt->fse_ok[0] = bt->fse_ok[1] = bt->fse_ok[2] = bt->huf_ok = 0;
-    }
+    block_tables *bt = job_tables(j);
+    if (!bt) return -1;
     const uint8_t *src = j->in + blk->src;
     uint16_t next[64];
     const uint32_t idx[3] = {blk->ll, blk->of, blk->ml};
@@ -883,7 +886,7 @@ static zgpu_status predecode_task(void *arg, size_t i) {
 }
 
 static int predecode(const split_job *j, uint32_t need, const zg_byte_run *runs, size_t n_runs,
-                            const zg_decode_par *par, uint32_t *blocks) {
+                     const zg_decode_par *par, uint32_t *blocks) {
     if (!par || !par->pool || par->ways < 2) return 0;
     uint32_t n = 0;
     for (size_t r = 0; r < n_runs; r++) {

@@ -221,8 +221,7 @@ static zgpu_status part_fetch(void *ctx, uint64_t off, uint64_t len, uint8_t *ds
     return part_read(f->r, off, len, dst);
 }
 
-/* The byte runs of the chunk that boxes t[0, n) need, ascending and merged, into buf; 0 where they are too many or
- * too short for a decode of runs to pay (a column of a chunk: a run an element), then the prefix decodes. */
+/* A unit's rows decode as runs up to RUNS_MAX of them and of RUN_MIN_AVG bytes on average (unit_runs). */
 #define RUNS_MAX 65536
 #define RUN_MIN_AVG 64
 /* The axis a box's rows run along: its last, or the first of the last axes it spans whole (those rows are one run). */
@@ -256,8 +255,9 @@ zg_byte_run *zg_host_merge_runs(zg_byte_run *runs, zg_byte_run *tmp, size_t *seg
     return runs;
 }
 
-/* The byte runs of a unit's boxes in its chunk, ascending, overlaps merged: *out (in buf), *n_runs. Returns 0 where
- * the boxes have too many rows or rows too short for a decode of runs to pay. */
+/* The byte runs of the chunk that boxes t[0, n) need, ascending, overlaps merged: *out (in buf), *n_runs. Returns 0
+ * where they are too many or too short for a decode of runs to pay (a column of a chunk: a run an element), then the
+ * prefix decodes. */
 static int unit_runs(const read_job *j, const zg_chunk_task *t, uint32_t n, zg_buf *buf, const zg_byte_run **out,
                      size_t *n_runs) {
     const int nd = j->plan->ndim;
