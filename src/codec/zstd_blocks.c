@@ -91,12 +91,6 @@ static void wrap_tls_free(void *p) {
     free(p);
 }
 
-/* The literals header size of a compressed block's literal section starting with byte h0 (Huffman or treeless). */
-static size_t huf_header_size(uint8_t h0) {
-    const int sf = (h0 >> 2) & 3;
-    return sf <= 1 ? 3 : (size_t)sf + 2;
-}
-
 /* Block b's Huffman literals decoded by libzstd, about twice as fast as huf_four on one core: the block's literal
  * section (a treeless one given the table description of the block that last carried one) wrapped as a frame of one
  * block without sequences, whose content is then exactly the literals. Returns 0 when done, -1 where libzstd finds
@@ -105,7 +99,7 @@ static size_t huf_header_size(uint8_t h0) {
 int zg_zstd_huf_libzstd(const zg_zd_plan *pl, const uint8_t *in, uint32_t b, uint8_t *dst) {
     const zg_zd_block *blk = &pl->blocks[b];
     const uint8_t *sec = in + blk->src;
-    const size_t hs = huf_header_size(sec[0]), jump = blk->n_streams == 4 ? 6 : 0;
+    const size_t hs = zg_zd_lit_header_size(sec[0]), jump = blk->n_streams == 4 ? 6 : 0;
     /* the streams (jump table first), and the table description: this block's, or the last earlier one's */
     const uint8_t *streams = sec + blk->lit_off - jump, *tree = sec + hs;
     size_t tree_n = (size_t)(streams - tree);
@@ -117,7 +111,7 @@ int zg_zstd_huf_libzstd(const zg_zd_plan *pl, const uint8_t *in, uint32_t b, uin
         }
         if (!e || e->huf != blk->huf) return 1;
         const uint8_t *esec = in + e->src;
-        tree = esec + huf_header_size(esec[0]);
+        tree = esec + zg_zd_lit_header_size(esec[0]);
         tree_n = (size_t)(esec + e->lit_off - (e->n_streams == 4 ? 6 : 0) - tree);
     }
     size_t streams_n = jump;
@@ -130,7 +124,7 @@ int zg_zstd_huf_libzstd(const zg_zd_plan *pl, const uint8_t *in, uint32_t b, uin
         bits = sf == 1 ? 10 : sf == 2 ? 14 : 18;
     }
     if (csize >= ((size_t)1 << bits) || blk->lit_n >= ((size_t)1 << bits)) return 1;
-    const size_t nhs = sf <= 1 ? 3 : (size_t)sf + 2, content = nhs + csize + 1;
+    const size_t nhs = zg_zd_lit_header_size((uint8_t)(2 | sf << 2)), content = nhs + csize + 1;
     if (content > ZG_ZD_BLOCK_MAX) return 1;
     wrap_tls *w = zg_tls_get(&tl_wrap, sizeof(wrap_tls), wrap_tls_free);
     if (!w || (!w->dctx && !(w->dctx = ZSTD_createDCtx()))) return 1;
@@ -182,23 +176,11 @@ int zg_zstd_part_heads(const zg_part_input *part, size_t n) {
         if (type == 3 || next > n) goto out;
         size_t from = next; /* past the head: what the decode needs of this block (its sequences) */
         if (type == 2) {
-            if (bsize < 1 || c + 5 > got) goto out;
-            const int lt = in[c] & 3, sf = (in[c] >> 2) & 3;
-            size_t hs, lit;
-            if (lt <= 1) {
-                hs = (sf & 1) == 0 ? 1 : sf == 1 ? 2 : 3;
-                const size_t regen =
-                    (sf & 1) == 0 ? (size_t)(in[c] >> 3) : (size_t)(in[c] >> 4) + ((size_t)in[c + 1] << 4) + (sf == 3 ? (size_t)in[c + 2] << 12 : 0);
-                lit = lt == 0 ? regen : 1;
-            } else {
-                hs = sf <= 1 ? 3 : (size_t)sf + 2;
-                const int bits = sf <= 1 ? 10 : sf == 2 ? 14 : 18;
-                uint64_t h = 0;
-                for (size_t k = 0; k < hs; k++) h |= (uint64_t)in[c + k] << (8 * k);
-                lit = (size_t)((h >> (4 + bits)) & ((1u << bits) - 1));
-            }
-            if (hs + lit > bsize) goto out;
-            from = c + hs + lit;
+            zg_zd_lit_head lh;
+            if (bsize < 1 || c + 5 > got || zg_zd_lit_header(in + c, got - c, &lh)) goto out;
+            const size_t lit = lh.type == 0 ? lh.regen : lh.type == 1 ? 1 : lh.csize; /* (its bytes after the header) */
+            if (lh.hs + lit > bsize) goto out;
+            from = c + lh.hs + lit;
         }
         const size_t head_end = got, to = last ? (sum ? next + 4 : next) : next + 3 + PART_HEAD;
         const size_t end = to < n ? to : n;

@@ -241,21 +241,42 @@ static zgpu_status zstd_huffman_streams(const uint8_t *q, size_t qn, int four, i
 }
 
 /* Literals_Section (RFC 8878 3.1.1.3.1) at the start of a compressed block's content p[0, n). */
+size_t zg_zd_lit_header_size(uint8_t h0) {
+    const int type = h0 & 3, sf = (h0 >> 2) & 3;
+    if (type <= 1) return (sf & 1) == 0 ? 1 : sf == 1 ? 2 : 3;
+    return sf <= 1 ? 3 : (size_t)sf + 2;
+}
+
+int zg_zd_lit_header(const uint8_t *p, size_t n, zg_zd_lit_head *h) {
+    if (n < 1) return -1;
+    const int type = p[0] & 3, sf = (p[0] >> 2) & 3;
+    const size_t hs = zg_zd_lit_header_size(p[0]);
+    if (n < hs) return -1;
+    *h = (zg_zd_lit_head){type, type >= 2 && sf != 0, hs, 0, 0};
+    if (type <= 1) { /* raw or RLE */
+        h->regen = (sf & 1) == 0 ? (size_t)(p[0] >> 3)
+                                 : (size_t)(p[0] >> 4) + ((size_t)p[1] << 4) + (sf == 3 ? (size_t)p[2] << 12 : 0);
+        return 0;
+    }
+    const int bits = sf <= 1 ? 10 : (sf == 2 ? 14 : 18);
+    uint64_t v = 0;
+    for (size_t i = 0; i < hs; i++) v |= (uint64_t)p[i] << (8 * i);
+    const uint64_t mask = (1u << bits) - 1;
+    h->regen = (size_t)((v >> 4) & mask);
+    h->csize = (size_t)((v >> (4 + bits)) & mask);
+    return 0;
+}
+
 static zgpu_status zstd_literals(const uint8_t *p, size_t n, zstd_state *st, zg_zd_block *blk, size_t *used) {
     ZG_RETURN_IF(n < 1, ZGPU_ERR_CORRUPT_DATA, "zstd: empty compressed block");
-    int type = p[0] & 3, sf = (p[0] >> 2) & 3;
-    size_t hs, regen;
+    const int type = p[0] & 3;
+    ZG_RETURN_IF(type == 3 && st->huf < 0, ZGPU_ERR_CORRUPT_DATA, "zstd: treeless literals with no previous Huffman table");
+    zg_zd_lit_head lh;
+    ZG_RETURN_IF(zg_zd_lit_header(p, n, &lh), ZGPU_ERR_CORRUPT_DATA, "zstd: truncated literals header");
+    const size_t hs = lh.hs, regen = lh.regen;
+    ZG_RETURN_IF(regen > st->block_max, ZGPU_ERR_CORRUPT_DATA, "zstd: %zu literals exceed the block maximum %zu", regen,
+                 st->block_max);
     if (type <= 1) { /* raw or RLE */
-        if ((sf & 1) == 0) {
-            hs = 1;
-            regen = p[0] >> 3;
-        } else {
-            hs = sf == 1 ? 2 : 3;
-            ZG_RETURN_IF(n < hs, ZGPU_ERR_CORRUPT_DATA, "zstd: truncated literals header");
-            regen = (size_t)(p[0] >> 4) + ((size_t)p[1] << 4) + (sf == 3 ? (size_t)p[2] << 12 : 0);
-        }
-        ZG_RETURN_IF(regen > st->block_max, ZGPU_ERR_CORRUPT_DATA, "zstd: %zu literals exceed the block maximum %zu",
-                     regen, st->block_max);
         size_t content = type == 0 ? regen : 1;
         ZG_RETURN_IF(content > n - hs, ZGPU_ERR_CORRUPT_DATA, "zstd: literals run past the block");
         *used = hs + content;
@@ -265,17 +286,8 @@ static zgpu_status zstd_literals(const uint8_t *p, size_t n, zstd_state *st, zg_
         return ZGPU_OK;
     }
     /* Huffman-compressed (2) or treeless (3) */
-    ZG_RETURN_IF(type == 3 && st->huf < 0, ZGPU_ERR_CORRUPT_DATA, "zstd: treeless literals with no previous Huffman table");
-    hs = sf <= 1 ? 3 : (size_t)sf + 2;
-    int bits = sf <= 1 ? 10 : (sf == 2 ? 14 : 18), four = sf != 0;
-    ZG_RETURN_IF(n < hs, ZGPU_ERR_CORRUPT_DATA, "zstd: truncated literals header");
-    uint64_t h = 0;
-    for (size_t i = 0; i < hs; i++) h |= (uint64_t)p[i] << (8 * i);
-    uint64_t mask = (1u << bits) - 1;
-    regen = (size_t)((h >> 4) & mask);
-    size_t csize = (size_t)((h >> (4 + bits)) & mask);
-    ZG_RETURN_IF(regen > st->block_max, ZGPU_ERR_CORRUPT_DATA, "zstd: %zu literals exceed the block maximum %zu", regen,
-                 st->block_max);
+    const int four = lh.four;
+    const size_t csize = lh.csize;
     ZG_RETURN_IF(regen == 0 || (four && regen < 6), ZGPU_ERR_CORRUPT_DATA, "zstd: %zu compressed literals in %d streams",
                  regen, four ? 4 : 1);
     ZG_RETURN_IF(csize > n - hs, ZGPU_ERR_CORRUPT_DATA, "zstd: compressed literals of %zu bytes run past the block",

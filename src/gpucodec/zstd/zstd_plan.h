@@ -23,6 +23,21 @@ typedef struct zg_zd_plan {
                             * local chunk, zstd_split.c), so their end marks are not checked here */
 } zg_zd_plan;
 
+/* A literals section's header (RFC 8878 3.1.1.3.1.1), as its first bytes give it. */
+typedef struct zg_zd_lit_head {
+    int type;     /* 0 raw, 1 RLE, 2 Huffman, 3 treeless */
+    int four;     /* Huffman or treeless: in four streams (else one) */
+    size_t hs;    /* the header's bytes (1 to 5) */
+    size_t regen; /* the literals it regenerates */
+    size_t csize; /* Huffman or treeless: the bytes after the header (table description, jump table, streams) */
+} zg_zd_lit_head;
+
+/** The size of the header of a literals section whose first byte is h0. */
+size_t zg_zd_lit_header_size(uint8_t h0);
+/** The header of the literals section at p[0, n): 0, or -1 where n bytes do not hold it all. Nothing is checked
+ *  against a block (the planner does: zg_zd_plan_frame). */
+int zg_zd_lit_header(const uint8_t *p, size_t n, zg_zd_lit_head *h);
+
 void zg_zd_plan_init(zg_zd_plan *pl);
 void zg_zd_plan_free(zg_zd_plan *pl);
 /** Empties the plan but keeps its arrays for the next frames: planning into fresh arrays cost 2.5 us a small
