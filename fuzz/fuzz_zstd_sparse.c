@@ -13,6 +13,7 @@
 #include <zstd.h>
 
 #include "codec/zstd_split.h"
+#include "fuzz_mem.h"
 #include "host/pool.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -27,19 +28,6 @@ static uint64_t next(uint64_t *s) {
     *s ^= *s >> 7;
     *s ^= *s << 17;
     return *s;
-}
-
-/* A frame read in part: its bytes copied from the input as the decode asks. */
-typedef struct part_src {
-    const uint8_t *frame;
-    size_t n;
-} part_src;
-
-static zgpu_status part_copy(void *ctx, uint64_t off, uint64_t len, uint8_t *dst) {
-    const part_src *p = ctx;
-    if (off > p->n || len > p->n - off) abort(); /* (the decode asked past the frame: a bug) */
-    memcpy(dst, p->frame + off, len);
-    return ZGPU_OK;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -70,8 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const int ref_ok = !ZSTD_isError(ref_n) && ref_n == expected;
     zg_decode_par par = {pool, 4};
     int declined = 1;
-    part_src src = {frame, n};
-    zg_part_input part = {buf, part_copy, &src};
+    fuzz_mem src = {frame, n}; /* (a frame read in part: its bytes copied from the input as the decode asks) */
+    zg_part_input part = {buf, fuzz_mem_read, &src};
     const int in_part = (mode & 4) && n <= MAX_SIZE;
     if (in_part) memset(buf, 0xA5, n);
     if (m && zg_zstd_decode_sparse(in_part ? buf : frame, n, out, expected, runs, m, (mode & 1) ? &par : NULL,
