@@ -1,9 +1,10 @@
 /* Fuzz target for the host zstd decoders that spread one frame over threads or decode part of it
  * (src/codec/zstd_split.c): the sparse decode of byte runs (zg_zstd_decode_sparse) and the block-parallel split
  * (zg_zstd_decode_split, forced). Input: u8 mode (bit 0: four threads, else one; bit 1: also the split; bit 2: the
- * frame read in part, as a local chunk is, through a buffer poisoned where nothing was read), u32le
- * decoded size (modulo 16 MiB + 1), u32le seed of the runs (up to 64 ascending runs of up to 4 KiB, the last ones
- * near the end, where a sparse decode pays), then one zstd frame. A crash or sanitizer report is a bug, and so is a
+ * frame read in part, as a local chunk is, through a buffer poisoned where nothing was read; bit 3: each run
+ * written at a dst of its own, in another buffer), u32le decoded size (modulo 16 MiB + 1), u32le seed of the runs
+ * (up to 64 ascending runs of up to 4 KiB, the last ones near the end, where a sparse decode pays), then one zstd
+ * frame. A crash or sanitizer report is a bug, and so is a
  * decode libzstd agrees with yielding other bytes than libzstd's (abort). The corpus holds label frames (long
  * matches: the sparse decode's data) and OCT-like ones (literals: the lazy decode's), and their mutations find the
  * damaged ones. */
@@ -31,12 +32,13 @@ static uint64_t next(uint64_t *s) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    static uint8_t *out, *ref, *buf;
+    static uint8_t *out, *ref, *buf, *dbuf;
     static zg_pool *pool;
     if (size < 9) return 0;
     if (!out && !(out = malloc(MAX_SIZE + 1))) return 0;
     if (!ref && !(ref = malloc(MAX_SIZE + 1))) return 0;
     if (!buf && !(buf = malloc(MAX_SIZE + 1))) return 0;
+    if (!dbuf && !(dbuf = malloc(MAX_SIZE + 1))) return 0;
     if (!pool && zg_pool_create(4, &pool) != ZGPU_OK) return 0;
     const int mode = data[0];
     const size_t expected = le32(data + 1) % (MAX_SIZE + 1);
@@ -51,9 +53,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint64_t at = expected - expected / (1 + next(&seed) % 8);
     for (size_t i = 0; i < count && at < expected; i++) {
         const uint64_t len = 1 + next(&seed) % 4096;
-        runs[m++] = (zg_byte_run){at, at + len <= expected ? len : expected - at};
+        runs[m++] = (zg_byte_run){at, at + len <= expected ? len : expected - at, NULL};
         at += len + next(&seed) % 8192;
     }
+    /* with mode 8, each run written at a dst of its own (a read's destination: another buffer) */
+    const int at_dst = (mode & 8) != 0;
+    for (size_t r = 0; at_dst && r < m; r++) runs[r].dst = dbuf + runs[r].off;
     const size_t ref_n = ZSTD_decompress(ref, expected, frame, n);
     const int ref_ok = !ZSTD_isError(ref_n) && ref_n == expected;
     zg_decode_par par = {pool, 4};
@@ -66,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                    in_part ? &part : NULL, &declined) == ZGPU_OK &&
         !declined && ref_ok)
         for (size_t r = 0; r < m; r++)
-            if (memcmp(out + runs[r].off, ref + runs[r].off, runs[r].len) != 0) abort();
+            if (memcmp((at_dst ? dbuf : out) + runs[r].off, ref + runs[r].off, runs[r].len) != 0) abort();
     if ((mode & 2) && m) {
         const size_t hi = (size_t)(runs[m - 1].off + runs[m - 1].len);
         if (zg_zstd_decode_split(frame, n, out, expected, hi, &par, 0, &declined) == ZGPU_OK && !declined && ref_ok &&

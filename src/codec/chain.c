@@ -323,7 +323,9 @@ zgpu_status zg_chain_decode_runs(const zg_chain *ch, const uint8_t *in, size_t n
     const size_t lo = (size_t)runs[0].off, hi = (size_t)(runs[n_runs - 1].off + runs[n_runs - 1].len);
     if (!zg_chain_decodes_runs(ch) || hi > nbytes || hi <= lo) {
         if (part) ZG_FORWARD(part->fetch(part->ctx, 0, n, part->buf));
-        return zg_chain_decode_range(ch, in, n, out, lo, hi, s);
+        ZG_FORWARD(zg_chain_decode_range(ch, in, n, out, lo, hi, s));
+        zg_runs_copy_out(out, runs, n_runs);
+        return ZGPU_OK;
     }
     const zg_codec *last = ch->b2b[0];
     zgpu_status st = last->vt->decode_bytes_runs(last, in, n, out, nbytes, runs, n_runs, s->par, part);

@@ -52,10 +52,18 @@ typedef struct zg_part_input {
     void *ctx;
 } zg_part_input;
 
-/* Bytes [off, off + len) of a decoded chunk: one of the rows of a box a read needs (decode_bytes_runs). */
+/* Bytes [off, off + len) of a decoded chunk: one of the rows of a box a read needs (decode_bytes_runs), written at
+ * dst (the row's place in the read's destination) or, where dst is NULL, at the same offset of the decoded chunk. */
 typedef struct zg_byte_run {
     uint64_t off, len;
+    uint8_t *dst;
 } zg_byte_run;
+
+/** Runs with a dst copied there from a chunk decoded in order (out: its bytes [0, the last run's end)). */
+static inline void zg_runs_copy_out(const uint8_t *out, const zg_byte_run *runs, size_t n_runs) {
+    for (size_t r = 0; r < n_runs; r++)
+        if (runs[r].dst) memcpy(runs[r].dst, out + runs[r].off, (size_t)runs[r].len);
+}
 
 /* What a bytes->bytes decode must produce. The chain derives both from the chunk's shape and the codecs
  * before it (see zg_codec_vtable.encoded_size), so no decode grows past what the chunk can hold
@@ -175,10 +183,10 @@ typedef struct zg_codec_vtable {
     zgpu_status (*decode_bytes_split)(const zg_codec *c, const uint8_t *in, size_t n, uint8_t *out, size_t size,
                                       size_t lo, size_t hi, const zg_decode_par *par);
     /* Optional, with decode_bytes_range: only the byte runs `runs` (ascending, within [0, size)) of the decoded data,
-     * written to their places in out (which holds `size` bytes; the rest unspecified), where the format can produce
-     * them without what lies between (zstd frames of long matches or of literals: codec/zstd_split.h); else as
-     * decode_bytes_split (par given) or decode_bytes_range from the first run's start to the last one's end. Checked
-     * as those. With `part` (in == part->buf), the stored bytes are read as the decode needs them (zg_part_input). */
+     * each written at its dst or its place in out (which holds `size` bytes; the rest unspecified), where the format
+     * can produce them without what lies between (zstd frames of long matches or of literals: codec/zstd_split.h);
+     * else as decode_bytes_split (par given) or decode_bytes_range from the first run's start to the last one's end
+     * into out, then the runs with a dst copied there (zg_runs_copy_out). Checked as those. With `part` (in == part->buf), the stored bytes are read as the decode needs them (zg_part_input). */
     zgpu_status (*decode_bytes_runs)(const zg_codec *c, const uint8_t *in, size_t n, uint8_t *out, size_t size,
                                      const zg_byte_run *runs, size_t n_runs, const zg_decode_par *par,
                                      const zg_part_input *part);

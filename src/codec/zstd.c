@@ -261,8 +261,10 @@ static zgpu_status zstd_decode_runs(const zg_codec *c, const uint8_t *in, size_t
     if (!declined) return ZGPU_OK;
     if (part) ZG_FORWARD(part->fetch(part->ctx, 0, n, part->buf));
     const size_t lo = (size_t)runs[0].off, hi = (size_t)(runs[n_runs - 1].off + runs[n_runs - 1].len);
-    return par && par->ways > 1 ? zstd_decode_split(c, in, n, out, size, lo, hi, par)
-                                : zstd_decode_range(c, in, n, out, size, lo, hi);
+    ZG_FORWARD(par && par->ways > 1 ? zstd_decode_split(c, in, n, out, size, lo, hi, par)
+                                    : zstd_decode_range(c, in, n, out, size, lo, hi));
+    zg_runs_copy_out(out, runs, n_runs);
+    return ZGPU_OK;
 }
 
 static double zstd_runs_cost(const zg_codec *c, size_t size, double ratio, uint64_t bytes, uint64_t lo, uint64_t hi,

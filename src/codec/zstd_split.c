@@ -390,7 +390,8 @@ typedef struct chase {
      * sequence sq_i (a run's rows land in the same long match one after another: no search for it) */
     uint64_t sq_lo, sq_hi;
     uint32_t sq_b, sq_i;
-    /* a sparse decode: the runs this thread has written (ascending; runs[0, n_done) hold their final bytes in out) */
+    /* a sparse decode: the runs this thread has written (ascending; runs[0, n_done) hold their final bytes, at their
+     * dst or in out) */
     const zg_byte_run *runs;
     size_t n_done;
     const uint8_t *out;
@@ -444,7 +445,7 @@ static const uint8_t *chase_done_run(const chase *ch, uint64_t p, uint64_t *avai
     const zg_byte_run *r = &ch->runs[ch->n_done - 1];
     if (p < r->off || p - r->off >= r->len) return NULL;
     *avail = r->off + r->len - p;
-    return ch->out + p;
+    return r->dst ? r->dst + (p - r->off) : ch->out + p;
 }
 
 /* out[q, q + len) (all before the run's start: other runs' bytes) written to d, from the literals and raw or RLE
@@ -864,7 +865,8 @@ static zgpu_status sparse_task(void *arg, size_t g) {
         const zg_byte_run *u = &s->runs[r];
         bytes += u->len;
         ch.budget = sparse_budget(bytes);
-        if (resolve(s->j, s->need, u->off, (size_t)u->len, s->j->out + u->off, &ch)) atomic_store(&s->over, 1);
+        uint8_t *d = u->dst ? u->dst : s->j->out + u->off;
+        if (resolve(s->j, s->need, u->off, (size_t)u->len, d, &ch)) atomic_store(&s->over, 1);
     }
     if (ch.steps) atomic_fetch_add(&st_chased, 1);
     return ZGPU_OK;

@@ -10,6 +10,7 @@
 #include "codec/sharding.h"
 #include "convert/convert.h"
 #include "host/host_read.h"
+#include "host/host_runs.h"
 #include "host/scratch.h"
 #include "plan/plan.h"
 #include "common/status.h"
@@ -32,12 +33,9 @@ typedef struct read_job {
     int partial;                /* how chunks needed in part decode: ZG_PARTIAL_* (zg_host_partial_kind) */
     zg_decode_par par;          /* the pool; ways: the threads a unit of average work may use (unit_par) */
     double work_total;          /* every unit's decode work (unit_work), summed */
+    int runs;                   /* the chain decodes a chunk's rows alone (zg_chain_decodes_runs; partial PREFIX) */
+    double ratio;               /* the chunks' compression ratio as the array's last read found it (0: unknown) */
 } read_job;
-
-static int run_cmp(const void *x, const void *y) {
-    const zg_byte_run *a = x, *b = y;
-    return a->off < b->off ? -1 : a->off > b->off;
-}
 
 static uint64_t ns_since(double t0) { return (uint64_t)((zg_now() - t0) * 1e9); }
 
@@ -221,100 +219,6 @@ static zgpu_status part_fetch(void *ctx, uint64_t off, uint64_t len, uint8_t *ds
     return part_read(f->r, off, len, dst);
 }
 
-/* A unit's rows decode as runs up to RUNS_MAX of them and of RUN_MIN_AVG bytes on average (unit_runs). */
-#define RUNS_MAX 65536
-#define RUN_MIN_AVG 64
-/* The axis a box's rows run along: its last, or the first of the last axes it spans whole (those rows are one run). */
-static int run_axis(const uint64_t *chunk, const uint64_t *count, int nd) {
-    int last = nd - 1;
-    while (last > 0 && count[last] == chunk[last]) last--;
-    return last;
-}
-
-/* Up to this many boxes' runs (each box's in order) are merged pairwise, in log2(boxes) passes; more are sorted.
- * (glibc's qsort, a merge sort from runs of one, took 7% of a batch of 8 label crops on one thread.) */
-#define MERGE_BOXES_MAX 64
-
-zg_byte_run *zg_host_merge_runs(zg_byte_run *runs, zg_byte_run *tmp, size_t *seg, size_t n_seg) {
-    while (n_seg > 1) {
-        size_t w = 0;
-        for (size_t k = 0; k < n_seg; k += 2) {
-            const size_t a0 = seg[k], a1 = seg[k + 1], b1 = k + 1 < n_seg ? seg[k + 2] : a1;
-            size_t a = a0, b = a1, o = a0;
-            while (a < a1 && b < b1) tmp[o++] = runs[b].off < runs[a].off ? runs[b++] : runs[a++];
-            while (a < a1) tmp[o++] = runs[a++];
-            while (b < b1) tmp[o++] = runs[b++];
-            seg[w++] = a0;
-        }
-        seg[w] = seg[n_seg];
-        n_seg = w;
-        zg_byte_run *swap = runs;
-        runs = tmp;
-        tmp = swap;
-    }
-    return runs;
-}
-
-/* The byte runs of the chunk that boxes t[0, n) need, ascending, overlaps merged: *out (in buf), *n_runs. Returns 0
- * where they are too many or too short for a decode of runs to pay (a column of a chunk: a run an element), then the
- * prefix decodes. */
-static int unit_runs(const read_job *j, const zg_chunk_task *t, uint32_t n, zg_buf *buf, const zg_byte_run **out,
-                     size_t *n_runs) {
-    const int nd = j->plan->ndim;
-    const uint64_t *shape = j->plan->chunk;
-    size_t total = 0;
-    if (nd < 1) return 0;
-    for (uint32_t k = 0; k < n; k++) { /* count first */
-        const int last = run_axis(shape, t[k].count, nd);
-        uint64_t rows = 1;
-        for (int d = 0; d < nd; d++)
-            if (!t[k].count[d]) return 0; /* (an empty box: the plan makes none; its rows would not end) */
-        for (int d = 0; d < last; d++) rows *= t[k].count[d];
-        if (rows > RUNS_MAX) return 0;
-        total += (size_t)rows;
-    }
-    const uint64_t bytes = zg_plan_unit_bytes(j->plan, t, n, j->a->meta.dtype.size);
-    if (!total || total > RUNS_MAX || bytes < (uint64_t)total * RUN_MIN_AVG) return 0;
-    const int merge = n > 1 && n <= MERGE_BOXES_MAX; /* (the boxes' runs merged, each in order; more: sorted) */
-    if (zg_buf_reserve(buf, (merge ? 2 : 1) * total * sizeof(zg_byte_run)) != ZGPU_OK) return 0;
-    zg_byte_run *runs = (zg_byte_run *)buf->data;
-    size_t m = 0, seg[MERGE_BOXES_MAX + 1];
-    for (uint32_t k = 0; k < n; k++) {
-        const zg_chunk_task *b = &t[k];
-        if (merge) seg[k] = m;
-        const int last = run_axis(shape, b->count, nd);
-        const uint64_t len = b->count[last] * (uint64_t)j->chunk_strides[last];
-        uint64_t idx[ZGPU_MAX_DIMS] = {0};
-        for (;;) {
-            uint64_t off = b->in_chunk[last] * (uint64_t)j->chunk_strides[last];
-            for (int d = 0; d < last; d++) off += (b->in_chunk[d] + idx[d]) * (uint64_t)j->chunk_strides[d];
-            runs[m++] = (zg_byte_run){off, len};
-            int d = last - 1;
-            while (d >= 0 && ++idx[d] == b->count[d]) idx[d--] = 0;
-            if (d < 0) break;
-        }
-    }
-    if (n > 1) { /* boxes of several regions: in order, overlaps merged */
-        if (merge) {
-            seg[n] = m;
-            runs = zg_host_merge_runs(runs, runs + total, seg, n);
-        } else {
-            qsort(runs, m, sizeof *runs, run_cmp);
-        }
-        size_t w = 0;
-        for (size_t r = 1; r < m; r++) {
-            if (runs[r].off <= runs[w].off + runs[w].len) {
-                const uint64_t end = runs[r].off + runs[r].len;
-                if (end > runs[w].off + runs[w].len) runs[w].len = end - runs[w].off;
-            } else runs[++w] = runs[r];
-        }
-        m = w + 1;
-    }
-    *out = runs;
-    *n_runs = m;
-    return 1;
-}
-
 static zgpu_status chunk_failed(const read_job *j, const zg_chunk_task *t, zgpu_status st) {
     const zg_plan_object *ob = &j->plan->objects[t->object];
     if (j->a->shard) {
@@ -327,13 +231,20 @@ static zgpu_status chunk_failed(const read_job *j, const zg_chunk_task *t, zgpu_
 }
 
 /* A unit's decode work, in bytes of the chunk: from its start up to the last byte its boxes need where a chunk
- * needed in part decodes from its start (or only the boxes' rows: then the rows count), else the whole chunk. */
+ * needed in part decodes from its start, or what decoding only the boxes' rows costs where the chain does that
+ * (zg_chain_runs_cost at the chunk's compression ratio: a label chunk's crop of three boxes costs several times a
+ * corner of one, whose prefixes are alike), else the whole chunk. */
 static double unit_work(const read_job *j, const zg_chunk_task *t) {
     if (j->partial != ZG_PARTIAL_PREFIX || (t->unit_n == 1 && t->covers_chunk))
         return (double)zg_repr_nbytes(&j->chain->repr);
     size_t lo, hi;
     zg_plan_unit_range(j->plan, t, t->unit_n, j->a->meta.dtype.size, j->chunk_strides, &lo, &hi);
-    return (double)hi;
+    const double chunk = (double)zg_repr_nbytes(&j->chain->repr);
+    const double ratio = t->state == ZG_TASK_PRESENT && t->nbytes ? chunk / (double)t->nbytes : j->ratio;
+    if (!j->runs || !(ratio > 0)) return (double)hi;
+    const uint64_t bytes = zg_plan_unit_bytes(j->plan, t, t->unit_n, j->a->meta.dtype.size);
+    const double c = zg_chain_runs_cost(j->chain, ratio, bytes, lo, hi, 1);
+    return c < (double)hi ? c : (double)hi;
 }
 
 /* The threads a unit's decode may use (zstd, gzip, zlib split a frame or stream over them; zstd's sparse decodes
@@ -375,8 +286,11 @@ static zgpu_status fetch_decode(read_job *j, const zg_chunk_task *t, size_t ti, 
      * local chunk read as that decode asks (a plane of an OCT inner chunk: the blocks it reads) */
     size_t n_runs = 0;
     const zg_byte_run *run_list = NULL;
-    const int runs =
-        partial && j->partial == ZG_PARTIAL_PREFIX && unit_runs(j, t + first, n, &ts->runs, &run_list, &n_runs);
+    int runs_direct = 0; /* (the runs go straight to their boxes' destinations: nothing to place after) */
+    const zg_runs_dest dest = {j->outs, j->strides};
+    const int runs = partial && j->partial == ZG_PARTIAL_PREFIX &&
+                     zg_host_unit_runs(j->plan, t + first, n, j->chunk_strides, j->x.identity ? &dest : NULL,
+                                       &ts->runs, &run_list, &n_runs, &runs_direct);
     part_reader pr = {0};
     part_fetcher pf = {&pr, 0};
     zg_part_input part_in = {NULL, part_fetch, &pf};
@@ -447,7 +361,8 @@ static zgpu_status fetch_decode(read_job *j, const zg_chunk_task *t, size_t ti, 
     if (j->cache)
         zg_chunk_cache_put(j->cache, j->a->store->id, ob->key, t->inner, j->gens[ti], target,
                            (size_t)zg_repr_nbytes(&j->chain->repr));
-    for (uint32_t k = first; !direct && k < first + n; k++) place_par(j, &t[k], target, &par);
+    const int placed = direct || (runs && runs_direct);
+    for (uint32_t k = first; !placed && k < first + n; k++) place_par(j, &t[k], target, &par);
     atomic_fetch_add(&j->decode_ns, ns_since(t0));
     return ZGPU_OK;
 }
@@ -768,6 +683,16 @@ static void decode_par(read_job *j, zg_pool *pool, const zgpu_tuning *tune) {
     const int threads = tune->split_decode == ZGPU_SWITCH_OFF ? 1 : zg_pool_size(pool);
     size_t units = 0;
     j->work_total = 0;
+    j->runs = j->partial == ZG_PARTIAL_PREFIX && zg_chain_decodes_runs(j->chain);
+    j->ratio = 0;
+    if (j->runs && threads > 1) {
+        zgpu_read_stats last;
+        last.struct_size = sizeof last;
+        zgpu_array_last_read_stats(j->a, &last);
+        const int decoded = last.gpu_decoded + last.cpu_decoded; /* (as the route model takes it: device/read.c) */
+        if (last.stored_bytes && decoded)
+            j->ratio = (double)zg_repr_nbytes(&j->chain->repr) * decoded / (double)last.stored_bytes;
+    }
     for (size_t i = 0; i < plan->n_tasks; i++) {
         const zg_chunk_task *t = &plan->tasks[i];
         if (!t->unit_n || t->decoded_elsewhere || t->state == ZG_TASK_MISSING) continue;

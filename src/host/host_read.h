@@ -21,11 +21,6 @@
 enum { ZG_PARTIAL_NONE = 0, ZG_PARTIAL_SPANS = 1, ZG_PARTIAL_PREFIX = 2 };
 int zg_host_partial_kind(const zgpu_tuning *tune, const zg_chain *chain);
 
-/** runs[seg[k], seg[k + 1]) for k < n_seg, each ascending by offset, merged into one ascending list (pairwise, in
- *  log2(n_seg) passes): in runs or in tmp (as many entries), whichever is returned; seg is overwritten. A unit's
- *  boxes' rows, for a decode of runs (exposed for tests). */
-zg_byte_run *zg_host_merge_runs(zg_byte_run *runs, zg_byte_run *tmp, size_t *seg, size_t n_seg);
-
 zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts, const uint64_t *counts,
                                  void *const *outs, const int64_t *out_strides, const zgpu_read_options *opts);
 /** zg_host_read_regions of a sharded array on a local store without a chunk cache, its boxes' plan already built

@@ -633,42 +633,6 @@ static void pieces_many_chunks(const char *dir) {
     zgpu_context_free(ctx);
 }
 
-static int byte_run_cmp(const void *x, const void *y) {
-    const zg_byte_run *a = x, *b = y;
-    return a->off < b->off ? -1 : a->off > b->off;
-}
-
-/* zg_host_merge_runs (a unit's boxes' rows merged in order) against qsort: 1 to 64 ascending segments of random
- * lengths (some empty), offsets with repeats across segments. */
-static void merge_runs(void) {
-    enum { MAX = 4096 };
-    zg_byte_run *a = malloc(2 * MAX * sizeof *a), *ref = malloc(MAX * sizeof *ref);
-    size_t seg[65];
-    for (int round = 0; round < 200; round++) {
-        const size_t n_seg = 1 + (size_t)round % 64;
-        size_t m = 0;
-        for (size_t k = 0; k < n_seg; k++) {
-            seg[k] = m;
-            const size_t len = rnd() % 5 == 0 ? 0 : rnd() % (MAX / 64);
-            uint64_t off = rnd() % 1000;
-            for (size_t i = 0; i < len; i++, m++) {
-                off += rnd() % 3; /* (equal offsets within and across segments) */
-                a[m] = (zg_byte_run){off, 1 + (uint64_t)rnd() % 9};
-            }
-        }
-        seg[n_seg] = m;
-        memcpy(ref, a, m * sizeof *a);
-        qsort(ref, m, sizeof *ref, byte_run_cmp);
-        const zg_byte_run *got = zg_host_merge_runs(a, a + MAX, seg, n_seg);
-        int bad = 0;
-        for (size_t i = 0; i < m && !bad; i++) bad = got[i].off != ref[i].off;
-        for (size_t i = 1; i < m && !bad; i++) bad = got[i].off < got[i - 1].off;
-        CHECK_MSG(!bad, "merge of %zu segments, %zu runs: not in order", n_seg, m);
-    }
-    free(a);
-    free(ref);
-}
-
 /* A segmentation's value at (z, y, x): cells of 8 planes x 12 rows x 10 columns (long zstd matches). */
 static uint32_t label_at(uint64_t z, uint64_t y, uint64_t x) {
     return (uint32_t)(((z / 8) * 7919 + (y / 12) * 104729 + (x / 10) * 1299709) % 50000);
@@ -756,6 +720,38 @@ static void sparse_reads(const char *dir) {
             }
             CHECK_MSG(!bad, "%d threads: labels batch of %zu random boxes differs", threads, nb);
         }
+        /* thin boxes (1-5 columns: rows of 4-20 bytes, widened to 256 within the chunk's row) in a batch, and a
+         * box into a strided destination (every other element: the chunk's rows placed, not written there) */
+        const unsigned long long sparse0 = zg_zstd_split_stats_get().sparse;
+        for (int round = 0; round < 6 && !bad; round++) {
+            uint64_t tst[4 * 3], tct[4 * 3];
+            void *touts[4];
+            for (size_t r = 0; r < 4; r++) {
+                uint64_t *st = tst + 3 * r, *ct = tct + 3 * r;
+                ct[0] = 1 + rnd() % 20;
+                ct[1] = 1 + rnd() % 100;
+                ct[2] = 1 + rnd() % 5;
+                for (int d = 0; d < 3; d++) st[d] = rnd() % (shape[d] - ct[d] + 1);
+                if (r == 3) st[2] = shape[2] - ct[2]; /* (one at the array's edge) */
+                touts[r] = malloc(ct[0] * ct[1] * ct[2] * 4);
+            }
+            CHECK_OK(zgpu_array_read_regions(a, 4, tst, tct, touts, NULL, NULL));
+            for (size_t r = 0; r < 4; r++) {
+                if (!bad) bad = !labels_match(touts[r], tst + 3 * r, tct + 3 * r);
+                free(touts[r]);
+            }
+            CHECK_MSG(!bad, "%d threads: labels batch of thin boxes differs", threads);
+        }
+        CHECK_MSG(zg_zstd_split_stats_get().sparse > sparse0, "%d threads: thin boxes not decoded sparse", threads);
+        const uint64_t ss[3] = {10, 50, 60}, sc[3] = {3, 40, 90};
+        const int64_t sstr[3] = {40 * 90 * 8, 90 * 8, 8};
+        uint32_t *wide = malloc(3 * 40 * 90 * 8), *packed = malloc(3 * 40 * 90 * 4);
+        CHECK_OK(zgpu_array_read(a, ss, sc, wide, sstr));
+        for (size_t i = 0; i < 3 * 40 * 90; i++) packed[i] = wide[2 * i];
+        bad = !labels_match(packed, ss, sc);
+        CHECK_MSG(!bad, "%d threads: labels box into a strided destination differs", threads);
+        free(wide);
+        free(packed);
         /* a converting read (float32, scaled): the rows are decoded sparse, then converted as they are placed */
         zgpu_read_options ro;
         zgpu_read_options_init(&ro);
@@ -847,7 +843,6 @@ int main(void) {
     prefix_reads(dir);
     pieces(dir);
     pieces_many_chunks(dir);
-    merge_runs();
     sparse_reads(dir);
     zgpu_context_free(ctx);
     char cmd[300];

@@ -178,18 +178,20 @@ static void test_chains(void) {
 static size_t box_runs(zg_byte_run *runs, size_t m, size_t item, size_t z0, size_t nz, size_t y0, size_t ny, size_t x0,
                        size_t nx) {
     if (nx == 256 && ny == 256) {
-        runs[m++] = (zg_byte_run){z0 * 65536 * item, nz * 65536 * item};
+        runs[m++] = (zg_byte_run){z0 * 65536 * item, nz * 65536 * item, NULL};
         return m;
     }
     for (size_t z = z0; z < z0 + nz; z++)
-        if (nx == 256) runs[m++] = (zg_byte_run){(z * 65536 + y0 * 256) * item, ny * 256 * item};
+        if (nx == 256) runs[m++] = (zg_byte_run){(z * 65536 + y0 * 256) * item, ny * 256 * item, NULL};
         else
-            for (size_t y = y0; y < y0 + ny; y++) runs[m++] = (zg_byte_run){(z * 65536 + y * 256 + x0) * item, nx * item};
+            for (size_t y = y0; y < y0 + ny; y++) runs[m++] = (zg_byte_run){(z * 65536 + y * 256 + x0) * item, nx * item, NULL};
     return m;
 }
 
 /* A decode of runs through the codec at `ways` (1: no pool), checked run by run against raw; how many frames it
- * decoded sparse (0 or 1). Bytes between the runs are poisoned first: none may be read as decoded. */
+ * decoded sparse (0 or 1), and in runs_lazy how many lazily. Bytes between the runs are poisoned first: none may be
+ * read as decoded. Then the same runs written at destinations of their own (dst). */
+static unsigned long long runs_lazy;
 static unsigned long long runs_ok(const uint8_t *comp, size_t cn, const uint8_t *raw, size_t n, uint8_t *out,
                                   const zg_byte_run *runs, size_t m, int ways, const char *what) {
     memset(out, 0xA5, n);
@@ -199,7 +201,24 @@ static unsigned long long runs_ok(const uint8_t *comp, size_t cn, const uint8_t 
     int same = st == ZGPU_OK;
     for (size_t r = 0; same && r < m; r++) same = !memcmp(out + runs[r].off, raw + runs[r].off, runs[r].len);
     CHECK_MSG(same, "%s, %d ways: status %d", what, ways, st);
-    return zg_zstd_split_stats_get().sparse - s0.sparse;
+    const unsigned long long sparse = zg_zstd_split_stats_get().sparse - s0.sparse;
+    runs_lazy = zg_zstd_split_stats_get().lazy - s0.lazy;
+    /* the same runs, each written at a dst of its own (a read's destination) in the order they come, whether the
+     * frame decodes sparse or in order (then copied out) */
+    zg_byte_run *to = malloc((m ? m : 1) * sizeof *to);
+    size_t total = 0;
+    for (size_t r = 0; r < m; r++) total += runs[r].len;
+    uint8_t *dbuf = malloc(total ? total : 1);
+    memset(dbuf, 0x5A, total);
+    for (size_t r = 0, at = 0; r < m; at += runs[r].len, r++) to[r] = (zg_byte_run){runs[r].off, runs[r].len, dbuf + at};
+    st = codec->vt->decode_bytes_runs(codec, comp, cn, out, n, to, m, ways > 1 ? &par : NULL, NULL);
+    same = st == ZGPU_OK;
+    for (size_t r = 0, at = 0; same && r < m; at += runs[r].len, r++)
+        same = !memcmp(dbuf + at, raw + runs[r].off, runs[r].len);
+    CHECK_MSG(same, "%s, %d ways, each run at its dst: status %d", what, ways, st);
+    free(dbuf);
+    free(to);
+    return sparse;
 }
 
 /* The route model's guess of a sparse decode's cost (in bytes of an in-order decode): labels' crops a fixed cost
@@ -266,10 +285,9 @@ static void test_sparse_literals(void) {
         for (int w = 0; w < 3; w++) /* one thread, a few, many */
             for (int t = 0, ways = w == 0 ? 1 : w == 1 ? 3 : 16; t < 4; t++) {
                 const size_t z = depth / 4 + zc_rng(&s) % (depth - depth / 4);
-                runs[0] = (zg_byte_run){z * plane, plane}; /* a patch: one plane */
-                const unsigned long long l0 = zg_zstd_split_stats_get().lazy;
+                runs[0] = (zg_byte_run){z * plane, plane, NULL}; /* a patch: one plane */
                 runs_ok(comp, cn, raw, cn_raw, out, runs, 1, ways, "literal patch");
-                const unsigned long long got = zg_zstd_split_stats_get().lazy - l0;
+                const unsigned long long got = runs_lazy;
                 if (kind == 0) lazy_patches += got;
                 else if (kind == 1) lazy_inner += got;
                 else if (kind == 2) lazy_field += got;
@@ -279,10 +297,10 @@ static void test_sparse_literals(void) {
                 const size_t z0 = zc_rng(&s) % (depth / 2), y0 = zc_rng(&s) % (ny / 2), x0 = zc_rng(&s) % (ny / 2);
                 for (size_t zz = z0; zz < z0 + depth / 2; zz++)
                     for (size_t y = y0; y < y0 + ny / 2; y++)
-                        runs[m++] = (zg_byte_run){zz * plane + (y * ny + x0) * item, ny / 2 * item};
+                        runs[m++] = (zg_byte_run){zz * plane + (y * ny + x0) * item, ny / 2 * item, NULL};
                 runs_ok(comp, cn, raw, cn_raw, out, runs, m, ways, "literal crop");
                 m = 0;
-                for (size_t y = 0; y < 6; y++) runs[m++] = (zg_byte_run){(depth - 1) * plane + (y * 40 + 3) * item, 14};
+                for (size_t y = 0; y < 6; y++) runs[m++] = (zg_byte_run){(depth - 1) * plane + (y * 40 + 3) * item, 14, NULL};
                 runs_ok(comp, cn, raw, cn_raw, out, runs, m, ways, "literal rows");
                 tried += 3;
             }
@@ -293,7 +311,7 @@ static void test_sparse_literals(void) {
             if (t % 6 == 5) bn = cn - 1 - zc_rng(&s) % (cn / 2);
             else for (int k = 0; k <= t % 6; k++) bad[12 + zc_rng(&s) % (cn - 12)] ^= (uint8_t)(1 + zc_rng(&s) % 255);
             const size_t z = depth / 2 + zc_rng(&s) % (depth / 2);
-            runs[0] = (zg_byte_run){z * plane, plane};
+            runs[0] = (zg_byte_run){z * plane, plane, NULL};
             zgpu_status one = codec->vt->decode_bytes_range(codec, bad, bn, ref, cn_raw, 0, (z + 1) * plane);
             zg_decode_par par = {pool, 1 + t % 4};
             memset(out, 0xA5, cn_raw);
@@ -357,9 +375,9 @@ static void test_sparse_part(void) {
             const int ways = 1 << (t % 4);
             const size_t z = depth / 2 + zc_rng(&s) % (depth / 2);
             size_t m = 0;
-            if (t < 6) runs[m++] = (zg_byte_run){z * plane, plane};
+            if (t < 6) runs[m++] = (zg_byte_run){z * plane, plane, NULL};
             else
-                for (size_t y = 0; y < ny / 2; y++) runs[m++] = (zg_byte_run){z * plane + y * ny * 2 + 20, ny};
+                for (size_t y = 0; y < ny / 2; y++) runs[m++] = (zg_byte_run){z * plane + y * ny * 2 + 20, ny, NULL};
             part_src src = {comp, cn, 0, 0, -1};
             zg_part_input part = {buf, part_copy, &src};
             memset(buf, 0xA5, cn);
@@ -383,7 +401,7 @@ static void test_sparse_part(void) {
      * thread (a 64x512x512 box of four OCT chunks took 19-23 ms so on a 16-core machine, 10-13 split) */
     oct_fill(raw, n, 256, 256, 0, 11);
     size_t cn = zc_compress(raw, n, comp, ZSTD_compressBound(n), 3, 0, 0, 0);
-    runs[0] = (zg_byte_run){0, n};
+    runs[0] = (zg_byte_run){0, n, NULL};
     zg_decode_par par4 = {pool, 4};
     for (int in_part = 0; in_part < 2; in_part++) {
         part_src src = {comp, cn, 0, 0, -1};
@@ -397,7 +415,7 @@ static void test_sparse_part(void) {
     /* labels: long matches, not read in part; damaged frames and failing reads: as a whole read */
     zc_fill(raw, n, 8, 0);
     cn = zc_compress(raw, n, comp, ZSTD_compressBound(n), 3, 0, 0, 0);
-    runs[0] = (zg_byte_run){n / 2, 65536};
+    runs[0] = (zg_byte_run){n / 2, 65536, NULL};
     part_src src = {comp, cn, 0, 0, -1};
     zg_part_input part = {buf, part_copy, &src};
     CHECK(codec->vt->decode_bytes_runs(codec, buf, cn, out, n, runs, 1, NULL, &part) == ZGPU_OK &&
@@ -412,7 +430,7 @@ static void test_sparse_part(void) {
         if (!fail)
             for (int k = 0; k <= t % 4; k++) bad[12 + zc_rng(&s) % (cn - 12)] ^= (uint8_t)(1 + zc_rng(&s) % 255);
         const size_t z = 32 + zc_rng(&s) % 32;
-        runs[0] = (zg_byte_run){z * 131072, 131072};
+        runs[0] = (zg_byte_run){z * 131072, 131072, NULL};
         const zgpu_status one = codec->vt->decode_bytes_range(codec, bad, cn, ref, n, 0, (z + 1) * 131072);
         part_src bs = {bad, cn, 0, 0, fail ? (int)(zc_rng(&s) % 12) : -1};
         zg_part_input bp = {buf, part_copy, &bs};
@@ -479,7 +497,7 @@ static void test_sparse(zcase *cs, size_t ncases) {
         if (c->n < 4096) continue;
         for (int t = 0; t < 3; t++) {
             const size_t a = zc_rng(&s) % (c->n / 2), len = 1 + zc_rng(&s) % (c->n / 64 + 1);
-            zg_byte_run r[3] = {{a, len}, {a + c->n / 8, len}, {a + c->n / 3, len}};
+            zg_byte_run r[3] = {{a, len, NULL}, {a + c->n / 8, len, NULL}, {a + c->n / 3, len, NULL}};
             tried++;
             sparse_others += runs_ok(c->comp, c->cn, c->raw, c->n, out, r, 3, 1 + (int)(t * 7 % 16), c->name);
         }
@@ -576,7 +594,7 @@ static void time_lazy(const char *what, size_t ny, size_t depth, size_t z) {
     uint8_t *raw = malloc(n), *out = malloc(n), *comp = malloc(ZSTD_compressBound(n));
     oct_fill(raw, n, ny, ny, 0, 7);
     const size_t cn = zc_compress(raw, n, comp, ZSTD_compressBound(n), 3, 0, 0, 0);
-    const zg_byte_run run = {z * plane, plane};
+    const zg_byte_run run = {z * plane, plane, NULL};
     double best1 = 1e9, best2 = 1e9;
     for (int r = 0; r < 7; r++) {
         double t0 = zg_now();
