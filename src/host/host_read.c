@@ -535,7 +535,7 @@ static zgpu_status read_remote_serial(read_job *j, zg_plan *plan, double *fetch_
     for (size_t w0 = 0; st == ZGPU_OK && w0 < plan->n_objects;) {
         const size_t w1 = window_end(j, w0);
         const double t0 = zg_now();
-        st = zg_plan_fetch_objects(a, plan, w0, w1, part_chain(j), NULL, NULL);
+        st = zg_plan_fetch_objects(a, plan, w0, w1, part_chain(j), NULL);
         *fetch_s += zg_now() - t0;
         const zg_plan_object *first = &plan->objects[w0], *last = &plan->objects[w1 - 1];
         j->task_base = first->first_task;
@@ -549,13 +549,15 @@ static zgpu_status read_remote_serial(read_job *j, zg_plan *plan, double *fetch_
 
 /* A remote read with the pool's threads decoding each chunk as soon as it has arrived, while this thread fetches:
  * a window's requests are in flight together, the next window's start when they end, and window k + 2 waits for
- * window k's decode (whose bytes are then freed), so at most two windows of stored bytes are held. */
+ * window k's decode (whose bytes are then freed), so at most two windows of stored bytes are held. A shard's inner
+ * chunks decode one by one as their ranges come (a crop of 8 of them waited for the last before). */
 typedef struct overlap {
     read_job *j;
     const read_piece *pieces; /* the pool's tasks: these pieces (split_pieces), or NULL: the plan's tasks */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     atomic_int *state;        /* per object: 0 not fetched yet, 1 fetched, 2 its fetch failed */
+    atomic_int *task_state;   /* per task: the same for an inner chunk fetched alone (0 until then, or never) */
     size_t *window_of;        /* per object: its window */
     atomic_size_t *undecoded; /* per window: pool tasks not finished */
     atomic_int stop;          /* a fetch or a decode failed: nobody waits any more */
@@ -573,16 +575,28 @@ static void object_fetched(void *user, size_t object, int ok) {
     wake_all(v);
 }
 
+static void task_fetched(void *user, size_t task, int ok) {
+    overlap *v = user;
+    atomic_store(&v->task_state[task], ok ? 1 : 2);
+    wake_all(v);
+}
+
+/* Whether task ti's bytes are in: 0 not yet, 1 in, 2 their fetch failed. */
+static int task_fetch_state(const overlap *v, size_t ti, size_t o) {
+    const int t = atomic_load(&v->task_state[ti]);
+    return t ? t : atomic_load(&v->state[o]);
+}
+
 static zgpu_status overlap_task(void *arg, size_t i) {
     overlap *v = arg;
-    const size_t o = v->j->plan->tasks[v->pieces ? v->pieces[i].task : i].object;
-    if (atomic_load(&v->state[o]) == 0) {
+    const size_t ti = v->pieces ? v->pieces[i].task : i, o = v->j->plan->tasks[ti].object;
+    if (task_fetch_state(v, ti, o) == 0) {
         pthread_mutex_lock(&v->mu);
-        while (atomic_load(&v->state[o]) == 0 && !atomic_load(&v->stop)) pthread_cond_wait(&v->cv, &v->mu);
+        while (task_fetch_state(v, ti, o) == 0 && !atomic_load(&v->stop)) pthread_cond_wait(&v->cv, &v->mu);
         pthread_mutex_unlock(&v->mu);
     }
     piece_job pj = {v->j, v->pieces};
-    zgpu_status st = atomic_load(&v->state[o]) == 1
+    zgpu_status st = task_fetch_state(v, ti, o) == 1
                          ? (v->pieces ? piece_task(&pj, i) : read_task(v->j, i))
                          : zg_error(ZGPU_ERR_IO, "chunk '%s' was not fetched (see the read's error)",
                                     v->j->plan->objects[o].key);
@@ -599,10 +613,12 @@ static zgpu_status read_remote(read_job *j, zg_plan *plan, double *fetch_s) {
     /* a crop of a few blosc chunks: each fetched chunk decoded in pieces by several threads, as a local read's */
     size_t n_pieces = 0;
     read_piece *pieces = split_pieces(j, zg_pool_size(a->ctx->pool), &n_pieces);
+    const size_t nt = plan->n_tasks;
     overlap v = {j, pieces, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, calloc(no ? no : 1, sizeof(atomic_int)),
-                 calloc(no ? no : 1, sizeof(size_t)), calloc(no + 1, sizeof(atomic_size_t)), 0};
-    if (!bounds || !v.state || !v.window_of || !v.undecoded) {
-        free(bounds); free(v.state); free(v.window_of); free(v.undecoded); free(pieces);
+                 calloc(nt ? nt : 1, sizeof(atomic_int)), calloc(no ? no : 1, sizeof(size_t)),
+                 calloc(no + 1, sizeof(atomic_size_t)), 0};
+    if (!bounds || !v.state || !v.task_state || !v.window_of || !v.undecoded) {
+        free(bounds); free(v.state); free(v.task_state); free(v.window_of); free(v.undecoded); free(pieces);
         return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for a remote read of %zu chunks", no);
     }
     size_t nw = 0;
@@ -632,7 +648,8 @@ static zgpu_status read_remote(read_job *j, zg_plan *plan, double *fetch_s) {
             released = w - 1;
         }
         const double t0 = zg_now();
-        fs = zg_plan_fetch_objects(a, plan, bounds[w], bounds[w + 1], part_chain(j), object_fetched, &v);
+        const zg_plan_fetch_hooks hooks = {object_fetched, task_fetched, &v};
+        fs = zg_plan_fetch_objects(a, plan, bounds[w], bounds[w + 1], part_chain(j), &hooks);
         *fetch_s += zg_now() - t0;
         if (fs != ZGPU_OK) {
             zg_error_save(fetch_err);
@@ -654,7 +671,7 @@ static zgpu_status read_remote(read_job *j, zg_plan *plan, double *fetch_s) {
         zg_error_restore(fetch_err);
         st = fs;
     }
-    free(bounds); free(v.state); free(v.window_of); free(v.undecoded); free(pieces);
+    free(bounds); free(v.state); free(v.task_state); free(v.window_of); free(v.undecoded); free(pieces);
     return st;
 }
 

@@ -110,10 +110,10 @@ typedef struct fetch_batch {
     zg_plan *plan;
     zg_store_get *g;
     size_t *of;              /* the object of each read */
+    const size_t *task_of;   /* NULL, or the task of each read that brings one inner chunk (else SIZE_MAX) */
     size_t o0;
     atomic_size_t *pending;  /* per object of [o0, o1): its reads not finished yet */
-    zg_plan_ready_fn ready;
-    void *user;
+    const zg_plan_fetch_hooks *hooks; /* (or NULL) */
     pthread_mutex_t mu;      /* guards err */
     zgpu_status st;          /* the first failure of a read's own processing */
     char err[ZG_ERRMSG_MAX];
@@ -125,7 +125,8 @@ static void note_stored_size(zgpu_array *a, uint64_t size);
 static zgpu_status whole_shard_fetched(zgpu_array *a, zg_plan *plan, zg_plan_object *ob, int found);
 
 /* One read of the batch has its result: an unsharded object (or a shard fetched whole) is set up from it; when
- * the last read of its object ends, the object is ready (zg_plan_ready_fn), with the status of its reads. */
+ * the last read of its object ends, the object is ready (zg_plan_fetch_hooks), with the status of its reads; a read
+ * of one inner chunk tells its task first. */
 static void fetched_one(zg_store_get *g) {
     fetch_batch *b = g->user;
     const size_t o = b->of[g - b->g];
@@ -150,28 +151,33 @@ static void fetched_one(zg_store_get *g) {
         pthread_mutex_unlock(&b->mu);
     }
     if (st != ZGPU_OK) ob->fetch_failed = 1;
-    if (atomic_fetch_sub(&b->pending[o - b->o0], 1) == 1 && b->ready) b->ready(b->user, o, !ob->fetch_failed);
+    const zg_plan_fetch_hooks *h = b->hooks;
+    if (h && h->task_ready && b->task_of && b->task_of[g - b->g] != SIZE_MAX)
+        h->task_ready(h->user, b->task_of[g - b->g], st == ZGPU_OK);
+    if (atomic_fetch_sub(&b->pending[o - b->o0], 1) == 1 && h && h->object_ready)
+        h->object_ready(h->user, o, !ob->fetch_failed);
 }
 
-/* Runs a batch of n reads (of[i]: the object of read i) over objects [o0, o1); objects with no read are ready
- * at once. Returns the first failure: a read's, or its processing's. */
-static zgpu_status run_fetch(zgpu_array *a, zg_plan *plan, zg_store_get *g, size_t *of, size_t n, size_t o0,
-                             size_t o1, zg_plan_ready_fn ready, void *user) {
+/* Runs a batch of n reads (of[i]: the object of read i; task_of, NULL or the task of a read of one inner chunk)
+ * over objects [o0, o1); objects with no read are ready at once. Returns the first failure: a read's, or its
+ * processing's. */
+static zgpu_status run_fetch(zgpu_array *a, zg_plan *plan, zg_store_get *g, size_t *of, const size_t *task_of,
+                             size_t n, size_t o0, size_t o1, const zg_plan_fetch_hooks *hooks) {
     fetch_batch b;
     memset(&b, 0, sizeof b);
     b.a = a;
     b.plan = plan;
     b.g = g;
     b.of = of;
+    b.task_of = task_of;
     b.o0 = o0;
-    b.ready = ready;
-    b.user = user;
+    b.hooks = hooks;
     b.pending = calloc(o1 - o0 ? o1 - o0 : 1, sizeof(atomic_size_t));
     if (!b.pending) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
     pthread_mutex_init(&b.mu, NULL);
     for (size_t i = 0; i < n; i++) atomic_fetch_add(&b.pending[of[i] - o0], 1);
     for (size_t o = o0; o < o1; o++)
-        if (atomic_load(&b.pending[o - o0]) == 0 && ready) ready(user, o, 1);
+        if (atomic_load(&b.pending[o - o0]) == 0 && hooks && hooks->object_ready) hooks->object_ready(hooks->user, o, 1);
     for (size_t i = 0; i < n; i++) {
         g[i].on_done = fetched_one;
         g[i].user = &b;
@@ -355,7 +361,7 @@ static zgpu_status fetch_heads(zgpu_array *a, zg_plan *plan, const size_t *of, s
 /* Unsharded: objects [o0, o1) in one batch, whole (an object's size comes with it), or where `part` names the chain
  * and an object is needed only in part (wants_part), its head first and then its span. */
 static zgpu_status fetch_whole(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1, const zg_chain *part,
-                               zg_plan_ready_fn ready, void *user) {
+                               const zg_plan_fetch_hooks *hooks) {
     const size_t n = o1 - o0;
     zg_store_get *g = calloc(n ? n : 1, sizeof *g);
     size_t *of = calloc(n ? n : 1, sizeof *of);
@@ -388,7 +394,7 @@ static zgpu_status fetch_whole(zgpu_array *a, zg_plan *plan, size_t o0, size_t o
         of[ng++] = o0 + i;
     }
     if (st == ZGPU_OK && np) st = fetch_heads(a, plan, parts, np, part, g, of, &ng);
-    if (st == ZGPU_OK) st = run_fetch(a, plan, g, of, ng, o0, o1, ready, user);
+    if (st == ZGPU_OK) st = run_fetch(a, plan, g, of, NULL, ng, o0, o1, hooks);
     free(g);
     free(of);
     free(parts);
@@ -528,13 +534,13 @@ static zgpu_status fetch_indexes(zgpu_array *a, zg_plan *plan, enum whole_shard 
 
 /* Sharded, indexes read: the present inner chunks of shards [o0, o1), each shard's into one block of its own, and
  * the shards needed whole (not fetched yet) whole, all in one batch (nearby ranges merged by the store). */
-static zgpu_status fetch_inner(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1, zg_plan_ready_fn ready,
-                               void *user) {
+static zgpu_status fetch_inner(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1,
+                               const zg_plan_fetch_hooks *hooks) {
     size_t n_get = 0;
     for (size_t o = o0; o < o1; o++) n_get += plan->objects[o].n_tasks;
     zg_store_get *g = calloc(n_get ? n_get : 1, sizeof *g);
-    size_t *of = calloc(n_get ? n_get : 1, sizeof *of);
-    zgpu_status st = g && of ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    size_t *of = calloc(n_get ? n_get : 1, sizeof *of), *task_of = malloc((n_get ? n_get : 1) * sizeof *task_of);
+    zgpu_status st = g && of && task_of ? ZGPU_OK : zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
     n_get = 0;
     for (size_t o = o0; o < o1 && st == ZGPU_OK; o++) {
         zg_plan_object *ob = &plan->objects[o];
@@ -542,6 +548,7 @@ static zgpu_status fetch_inner(zgpu_array *a, zg_plan *plan, size_t o0, size_t o
         if (ob->n_spans || ob->decoded_elsewhere) continue; /* fetched whole already, or not needed */
         if (fetch_shard_whole(a, plan, ob)) {
             of[n_get] = o;
+            task_of[n_get] = SIZE_MAX;
             g[n_get++] = (zg_store_get){.key = ob->key, .length = ZG_STORE_WHOLE, .buf = &ob->fetched};
             continue;
         }
@@ -563,6 +570,7 @@ static zgpu_status fetch_inner(zgpu_array *a, zg_plan *plan, size_t o0, size_t o
             if (t->state != ZG_TASK_PRESENT || !t->unit_n || t->decoded_elsewhere) continue;
             uint8_t *dst = ob->fetched.data + at;
             of[n_get] = o;
+            task_of[n_get] = ob->first_task + k;
             g[n_get++] = (zg_store_get){.key = ob->key, .offset = t->offset, .length = t->nbytes, .out = dst,
                                         .if_match = ob->etag};
             st = add_span(ob, t->offset, t->nbytes, dst);
@@ -570,15 +578,16 @@ static zgpu_status fetch_inner(zgpu_array *a, zg_plan *plan, size_t o0, size_t o
         }
         ob->fetched.size = (size_t)total;
     }
-    if (st == ZGPU_OK) st = run_fetch(a, plan, g, of, n_get, o0, o1, ready, user);
+    if (st == ZGPU_OK) st = run_fetch(a, plan, g, of, task_of, n_get, o0, o1, hooks);
     free(g);
     free(of);
+    free(task_of);
     return st;
 }
 
 zgpu_status zg_plan_fetch_objects(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1, const zg_chain *part,
-                                  zg_plan_ready_fn ready, void *user) {
-    return a->shard ? fetch_inner(a, plan, o0, o1, ready, user) : fetch_whole(a, plan, o0, o1, part, ready, user);
+                                  const zg_plan_fetch_hooks *hooks) {
+    return a->shard ? fetch_inner(a, plan, o0, o1, hooks) : fetch_whole(a, plan, o0, o1, part, hooks);
 }
 
 void zg_plan_release_objects(zg_plan *plan, size_t o0, size_t o1) {
@@ -625,7 +634,7 @@ zgpu_status zg_plan_resolve_remote(zgpu_array *a, zg_plan *plan, zg_remote_fetch
                                           : fetch == ZG_FETCH_SIZES ? WHOLE_INDEX
                                                                     : WHOLE_LATER));
     if (fetch == ZG_FETCH_ALL || (fetch == ZG_FETCH_SIZES && !a->shard))
-        ZG_FORWARD(zg_plan_fetch_objects(a, plan, 0, plan->n_objects, NULL, NULL, NULL));
+        ZG_FORWARD(zg_plan_fetch_objects(a, plan, 0, plan->n_objects, NULL, NULL));
     zg_plan_sum_stored(plan);
     return ZGPU_OK;
 }

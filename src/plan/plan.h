@@ -102,17 +102,24 @@ typedef enum zg_remote_fetch {
 } zg_remote_fetch;
 /** zg_plan_resolve for a remote store, fetching as `fetch` says. */
 zgpu_status zg_plan_resolve_remote(zgpu_array *a, zg_plan *plan, zg_remote_fetch fetch);
-/** Called as each object of a zg_plan_fetch_objects batch is fetched (ok = 0: its fetch failed), from any thread
- *  of the batch, maybe while the rest is in flight. */
-typedef void (*zg_plan_ready_fn)(void *user, size_t object, int ok);
+/** What a zg_plan_fetch_objects batch tells its caller as its reads end, from any thread of the batch, maybe while
+ *  the rest is in flight: each object once all of its reads are done (ok = 0: one failed), and each task whose
+ *  inner chunk is read as a range of its own (a shard's, where the shard is not fetched whole) once that range is
+ *  in (its index in the plan): a crop's inner chunks decode as they come instead of when the shard's last does.
+ *  Either function may be NULL. */
+typedef struct zg_plan_fetch_hooks {
+    void (*object_ready)(void *user, size_t object, int ok);
+    void (*task_ready)(void *user, size_t task, int ok);
+    void *user;
+} zg_plan_fetch_hooks;
 /** Fetches objects [o0, o1) in one batch: unsharded ones whole (setting their tasks), or the present inner chunks
- *  of shards whose indexes were read; then zg_plan_bytes finds them. ready (or NULL) hears of each object as it
- *  is done. `part` (or NULL): the chain of a read that decodes chunks needed in part only in part
+ *  of shards whose indexes were read; then zg_plan_bytes finds them. hooks (or NULL) hear of each object, and
+ *  each inner chunk fetched alone, as it is done. `part` (or NULL): the chain of a read that decodes chunks needed in part only in part
  *  (zg_chain_decode_range): an unsharded chunk whose codec can name the stored bytes a range needs (blosc), needed
  *  in small part, is fetched head first and then only those bytes; its other bytes are not set, so every decode
  *  of it must be a range of what its tasks need. */
 zgpu_status zg_plan_fetch_objects(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1, const zg_chain *part,
-                                  zg_plan_ready_fn ready, void *user);
+                                  const zg_plan_fetch_hooks *hooks);
 /** Whether fetching part of a chunk pays for its second round trip: the stored bytes it saves take longer to
  *  receive at bytes_per_s (0: not measured yet, an object store's 100 MB/s assumed) than wait_s (the wait for a
  *  first byte; < 0: not measured yet, none assumed). */

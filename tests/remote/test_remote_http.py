@@ -283,6 +283,31 @@ def test_sharded_partial_read_fetches_little(httpsrv, request, zcfg):
     assert 4 * 8192 <= got_bytes <= 4 * 8192 + index_bytes + (64 << 10), httpsrv.log()
 
 
+def test_sharded_inner_chunks_decode_as_they_come(httpsrv, request, zcfg):
+    """A read of part of two shards decodes each inner chunk as its range arrives (host/host_read.c, task_fetched):
+    with one shard's ranges slow the values are right; with one shard's ranges failing (its index cached from a
+    read before) the read fails naming that shard, and nothing waits forever for the chunks that never came."""
+    zcfg(range_merge_gap=-1, **FAST_RETRY)
+    name = unique(request)
+    local = _local(httpsrv, name)
+    data = make_data((64, 64, 128), seed=11)
+    z = zarr.create_array(local, shape=data.shape, chunks=(16, 16, 16), shards=(64, 64, 64), dtype=data.dtype,
+                          compressors=zarr.codecs.ZstdCodec(level=1))
+    z[...] = data
+    a = zgpu.open(httpsrv.url + "/" + name)
+    box = (slice(3, 40), slice(10, 50), slice(20, 100))  # 3 x 3 inner chunks of each of shards (0, 0, 0), (0, 0, 1)
+    np.testing.assert_array_equal(a[box], data[box])  # (the shards' indexes now cached)
+    httpsrv.faults({"path_re": "/%s/c/0/0/0$" % name, "kind": "slow", "delay_s": 0.05})
+    np.testing.assert_array_equal(a[box], data[box])
+    httpsrv.clear_faults()
+    httpsrv.faults({"path_re": "/%s/c/0/0/1$" % name, "kind": "status", "code": 503})
+    with pytest.raises(zgpu.ZgpuError) as ei:
+        a[box]
+    assert "503" in str(ei.value) and "c/0/0/1" in str(ei.value), str(ei.value)
+    httpsrv.clear_faults()
+    np.testing.assert_array_equal(a[box], data[box])
+
+
 def test_whole_shards_one_get_each(httpsrv, request):
     """A read needing every inner chunk of a shard fetches the shard whole, in one request without a range (not
     its index and then its chunks); a read needing part of a shard still fetches only the index and that part."""
