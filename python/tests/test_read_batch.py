@@ -72,6 +72,37 @@ def test_into_out_strided(arr):
     assert not big[:, 1::2].any()  # nothing written between
 
 
+def test_many_plain_boxes(arr):
+    """Batches of 8 and more plain boxes (one slice of step 1 an axis) go through the batch's fast path
+    (_batch._plain_boxes): the same values as one read each, into new, C-contiguous and strided stacks, NumPy ints as
+    bounds, reversed and sliced stacks; a box it cannot take (an open bound, one past the shape, another shape)
+    leaves the batch to the selection-by-selection path, with its errors."""
+    from zgpu import _batch
+    a, want = arr
+    rng = np.random.default_rng(21)
+    sels = _boxes(rng, 20, (5, 8, 9))
+    assert _batch._plain_boxes(a, sels) is not None
+    got = a.read_batch(sels)
+    for i, s in enumerate(sels):
+        np.testing.assert_array_equal(got[i], want[s])
+    big = np.zeros((40, 5, 8, 18), np.uint16)
+    for out in (big[::2, :, :, ::2], big[::-2, :, :, 1::2], np.empty((20, 5, 8, 9), np.uint16)):
+        assert a.read_batch(sels, out=out) is out
+        for i, s in enumerate(sels):
+            np.testing.assert_array_equal(out[i], want[s])
+    np_sels = [tuple(slice(np.int64(x.start), np.int64(x.stop), 1) for x in s) for s in sels]
+    np.testing.assert_array_equal(a.read_batch(np_sels), got)
+    open_bound = sels[:7] + [(slice(None, 5), slice(0, 8), slice(51, None))] + sels[8:]
+    assert _batch._plain_boxes(a, open_bound) is None
+    got2 = a.read_batch(open_bound)
+    np.testing.assert_array_equal(got2[7], want[:5, 0:8, 51:])
+    np.testing.assert_array_equal(got2[9], got[9])
+    with pytest.raises(ValueError, match="selection 9 has shape"):  # (clipped as NumPy clips: 5 columns)
+        a.read_batch(sels[:9] + [(slice(0, 5), slice(0, 8), slice(55, 64))])
+    with pytest.raises(ValueError, match="selection 10 has shape"):
+        a.read_batch(sels[:10] + [(slice(0, 5), slice(0, 8), slice(0, 10))])
+
+
 def test_errors(arr):
     a, _ = arr
     with pytest.raises(ValueError, match="shape"):

@@ -11,11 +11,58 @@ import numpy as np
 from . import _capi, _convert, _cuda, _dlpack
 from ._capi import lib
 from ._device import DeviceArray, c_strides
-from ._indexing import Selection, box_layout, normalize
+from ._indexing import box_layout, normalize
 
 
+class _PlainBoxes:
+    """A batch whose every selection is a tuple of one slice of step 1 per axis, with int bounds inside the shape,
+    all of one shape (a training loop's crops): starts and counts as (n, ndim) uint64 arrays, read in one go instead
+    of one selection at a time (64 patches: 0.89 -> 0.15 ms of Python on the 2-core machine)."""
 
-def _selections(arr: Any, selections: Sequence[Any]) -> Tuple[List[Selection], Tuple[int, ...]]:
+    def __init__(self, starts: np.ndarray, counts: np.ndarray) -> None:
+        self.starts = starts
+        self.counts = counts
+
+    def __len__(self) -> int:
+        return int(self.starts.shape[0])
+
+
+# Below this many selections NumPy's fixed costs outweigh the loop's (1 box: 67 against 33 us; 8: about even).
+_PLAIN_MIN = 8
+
+
+def _plain_boxes(arr: Any, selections: Sequence[Any]) -> Any:
+    """_PlainBoxes of `selections`, or None where any is something else (then each is parsed on its own)."""
+    shape = arr.shape
+    ndim = len(shape)
+    if not ndim or type(selections) not in (list, tuple) or len(selections) < _PLAIN_MIN:
+        return None
+    bounds: List[Any] = []
+    for sel in selections:
+        if type(sel) is not tuple or len(sel) != ndim:
+            return None
+        for s in sel:
+            if type(s) is not slice or (s.step is not None and s.step != 1):
+                return None
+            bounds.append(s.start)
+            bounds.append(s.stop)
+    try:
+        b = np.array(bounds, dtype=np.int64).reshape(len(selections), ndim, 2)
+    except (TypeError, ValueError, OverflowError):  # (None, or not an integer: the general path's rules)
+        return None
+    lo, hi = b[..., 0], b[..., 1]
+    if (lo < 0).any() or (hi > np.array(shape, dtype=np.int64)).any() or (hi <= lo).any():
+        return None
+    counts = hi - lo
+    if (counts != counts[0]).any():
+        return None  # (the general path names the selection whose shape differs)
+    return _PlainBoxes(np.ascontiguousarray(lo, dtype=np.uint64), np.ascontiguousarray(counts, dtype=np.uint64))
+
+
+def _selections(arr: Any, selections: Sequence[Any]) -> Tuple[Any, Tuple[int, ...]]:
+    plain = _plain_boxes(arr, selections)
+    if plain is not None:
+        return plain, tuple(int(c) for c in plain.counts[0])
     try:
         sels = [normalize(s, arr.shape) for s in selections]
     except TypeError:
@@ -32,10 +79,18 @@ def _selections(arr: Any, selections: Sequence[Any]) -> Tuple[List[Selection], T
     return sels, shape
 
 
-def _regions(sels: List[Selection], base: int, strides: Sequence[int], ndim: int) -> Tuple[Any, Any, Any, Any]:
+def _regions(sels: Any, base: int, strides: Sequence[int], ndim: int) -> Tuple[Any, Any, Any, Any]:
     """The C arrays of zgpu_array_read_regions: starts, counts, destinations (base + i * strides[0] + the box's
     offset) and byte strides per box, for a stacked destination of `strides`."""
     n = len(sels)
+    if isinstance(sels, _PlainBoxes):  # (every box at offset 0 of its slot, the destination's strides)
+        st = [int(x) if x else _nonzero_stride(strides) for x in strides[1:]]
+        outs_np = (np.int64(base) + np.arange(n, dtype=np.int64) * np.int64(strides[0])).astype(np.uint64)
+        bs_np = np.tile(np.array(st, dtype=np.int64), n)
+        return ((ctypes.c_uint64 * (n * ndim)).from_buffer_copy(sels.starts),
+                (ctypes.c_uint64 * (n * ndim)).from_buffer_copy(sels.counts),
+                (ctypes.c_void_p * n).from_buffer_copy(outs_np),
+                (ctypes.c_int64 * (n * ndim)).from_buffer_copy(bs_np))
     starts = (ctypes.c_uint64 * max(1, n * ndim))()
     counts = (ctypes.c_uint64 * max(1, n * ndim))()
     outs = (ctypes.c_void_p * n)()
@@ -115,7 +170,7 @@ def read_batch(arr: Any, selections: Sequence[Any], dev: Any, device: Any, out: 
     return DeviceArray(mem, mem.ptr, full, strides, dtype, dev)
 
 
-def _device_read(arr: Any, sels: List[Selection], ptr: int, strides: Sequence[int], device: int, stream: int,
+def _device_read(arr: Any, sels: Any, ptr: int, strides: Sequence[int], device: int, stream: int,
                  ndim: int, opts: Any) -> None:
     starts, counts, outs, bs = _regions(sels, ptr, strides, ndim)
     with arr._lock.shared():
