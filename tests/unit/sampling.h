@@ -50,7 +50,7 @@ static void zt_sample_init(void) {
 }
 
 /* 1 when the next case runs. */
-static int zt_take(void) {
+__attribute__((unused)) static int zt_take(void) {
     zt_sample_seen++;
     if (zt_sample_n <= 1) return ++zt_sample_taken, 1;
     const int take = zt_sample_pos < zt_sample_limit;
@@ -71,7 +71,7 @@ __attribute__((unused)) static int zt_enough(uint64_t count, uint64_t whole) {
 }
 
 /* One line at the end: how many cases ran. */
-static void zt_sample_report(void) {
+__attribute__((unused)) static void zt_sample_report(void) {
     if (zt_sample_n > 1)
         printf("sampled: %" PRIu64 " of %" PRIu64 " cases ran\n", zt_sample_taken, zt_sample_seen);
 }

@@ -364,11 +364,14 @@ static void array_reads(void) {
 /* Timings on every core of the machine (printed, not checked: benchmarks hold the targets): a 64x256x256 chunk of
  * each benchmark volume's kind, gzip level 5, on one thread (libdeflate and its CRC32) and split (taken whatever the
  * model says) at 2 ways up to all cores, with each phase's time. */
+/* (best of five, one where make test runs a sample: ZGPU_TEST_SAMPLE; the decodes are checked either way) */
+static int time_runs(void) { return zt_sampled() ? 1 : 5; }
+
 static void time_one(const sample *s, int cores) {
     size_t cn, fn;
     uint8_t *c = libdeflate_raw(s, 5, &cn), *f = frame(c, cn, s->p, s->n, 0, &fn), *out = malloc(s->n);
     double one = 1e9;
-    for (int r = 0; r < 5; r++) {
+    for (int r = 0; r < time_runs(); r++) {
         const double t0 = zg_now();
         zg_buf w = zg_buf_wrap(out, s->n);
         CHECK(gz->vt->decode_bytes(gz, f, fn, &w, zg_out_exact(s->n)) == ZGPU_OK);
@@ -380,7 +383,7 @@ static void time_one(const sample *s, int cores) {
     for (int ways = 2; ways <= cores; ways = ways * 2 > cores && ways < cores ? cores : ways * 2) {
         double best = 1e9;
         const zg_deflate_split_stats s0 = zg_deflate_split_stats_get();
-        for (int r = 0; r < 5; r++) {
+        for (int r = 0; r < time_runs(); r++) {
             const double t0 = zg_now();
             const zg_decode_par par = {pool, ways};
             int declined = 1;

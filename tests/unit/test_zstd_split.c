@@ -12,6 +12,7 @@
 #include "codec/zstd_split.h"
 #include "common/status.h"
 #include "host/pool.h"
+#include "sampling.h"
 #include "test.h"
 #include "zstd_cases.h"
 
@@ -565,13 +566,16 @@ static void test_damaged(zcase *cs, size_t n) {
     CHECK(trials > 20 && errors > trials / 2);
 }
 
-/* Timings beside libzstd's one thread (printed; benchmarks hold the targets). */
+/* Timings beside libzstd's one thread (printed; benchmarks hold the targets): best of several runs, one where make
+ * test runs a sample of the long suites (ZGPU_TEST_SAMPLE: the decodes are still checked, their times only shown). */
+static int time_runs(int whole) { return zt_sampled() ? 1 : whole; }
+
 static void time_one(const char *what, const uint8_t *raw, size_t n, int ways) {
     size_t cap = ZSTD_compressBound(n);
     uint8_t *comp = malloc(cap), *out = malloc(n);
     size_t cn = zc_compress(raw, n, comp, cap, 3, 0, 0, 0);
     double best1 = 1e9, best2 = 1e9;
-    for (int r = 0; r < 5; r++) {
+    for (int r = 0; r < time_runs(5); r++) {
         double t0 = zg_now();
         zg_buf w = zg_buf_wrap(out, n);
         CHECK(codec->vt->decode_bytes(codec, comp, cn, &w, zg_out_exact(n)) == ZGPU_OK);
@@ -596,7 +600,7 @@ static void time_lazy(const char *what, size_t ny, size_t depth, size_t z) {
     const size_t cn = zc_compress(raw, n, comp, ZSTD_compressBound(n), 3, 0, 0, 0);
     const zg_byte_run run = {z * plane, plane, NULL};
     double best1 = 1e9, best2 = 1e9;
-    for (int r = 0; r < 7; r++) {
+    for (int r = 0; r < time_runs(7); r++) {
         double t0 = zg_now();
         CHECK(codec->vt->decode_bytes_range(codec, comp, cn, out, n, 0, (z + 1) * plane) == ZGPU_OK);
         double t1 = zg_now();
@@ -626,7 +630,7 @@ static void time_rows(const char *what, size_t z0, size_t nz, size_t y0, size_t 
     zg_decode_par par = {pool, ways};
     double best[3] = {1e9, 1e9, 1e9};
     unsigned long long lazy = 0;
-    for (int r = 0; r < 5; r++) {
+    for (int r = 0; r < time_runs(5); r++) {
         double t0 = zg_now();
         CHECK(codec->vt->decode_bytes_range(codec, comp, cn, out, n, 0, hi) == ZGPU_OK);
         double t1 = zg_now();
@@ -675,6 +679,7 @@ static void test_speedup_model(void) {
 }
 
 int main(void) {
+    zt_sample_init();
     CHECK(zg_pool_create(4, &pool) == ZGPU_OK);
     CHECK(zg_codec_zstd.create(NULL, NULL, &codec) == ZGPU_OK);
     zcase *cs;
