@@ -66,8 +66,9 @@ int zg_chain_decodes_runs(const zg_chain *ch);
 /** zg_chain_decode_range for a read that needs only the byte runs `runs` (ascending; every one within the chunk) of
  *  the decoded chunk: where the chain decodes runs (zg_chain_decodes_runs: zstd frames of long matches or of
  *  literals), only those bytes are written, each run's at its dst or (dst NULL) its place in out; else [first
- *  run's start, last one's end) of out as zg_chain_decode_range, then the runs with a dst copied there. With `part` (in == part->buf), the n stored bytes are read from the file as the codec
- *  needs them (zg_part_input: a local chunk's few blocks instead of all), else in holds them all. */
+ *  run's start, last one's end) of out as zg_chain_decode_range, then the runs with a dst copied there. With
+ *  `part` (in == part->buf), the n stored bytes are read from the file as the codec needs them (zg_part_input: a
+ *  local chunk's few blocks instead of all), else in holds them all. */
 zgpu_status zg_chain_decode_runs(const zg_chain *ch, const uint8_t *in, size_t n, uint8_t *out, const zg_byte_run *runs,
                                  size_t n_runs, const zg_part_input *part, zg_scratch *s);
 /** What zg_chain_decode_runs of runs of `bytes` bytes, the first starting at byte lo and the last ending at byte hi,

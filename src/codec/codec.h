@@ -186,7 +186,8 @@ typedef struct zg_codec_vtable {
      * each written at its dst or its place in out (which holds `size` bytes; the rest unspecified), where the format
      * can produce them without what lies between (zstd frames of long matches or of literals: codec/zstd_split.h);
      * else as decode_bytes_split (par given) or decode_bytes_range from the first run's start to the last one's end
-     * into out, then the runs with a dst copied there (zg_runs_copy_out). Checked as those. With `part` (in == part->buf), the stored bytes are read as the decode needs them (zg_part_input). */
+     * into out, then the runs with a dst copied there (zg_runs_copy_out). Checked as those. With `part`
+     * (in == part->buf), the stored bytes are read as the decode needs them (zg_part_input). */
     zgpu_status (*decode_bytes_runs)(const zg_codec *c, const uint8_t *in, size_t n, uint8_t *out, size_t size,
                                      const zg_byte_run *runs, size_t n_runs, const zg_decode_par *par,
                                      const zg_part_input *part);

@@ -48,21 +48,21 @@ zgpu_status zg_zstd_decode_split(const uint8_t *in, size_t n, uint8_t *out, size
 #define ZG_ZSTD_SPARSE_FIXED ((uint64_t)2 << 20)
 #define ZG_ZSTD_SPARSE_BYTE_COST 4
 
-/** Decodes only the byte runs `runs` (each within [0, size), in ascending order; a read's rows of a crop in the
- *  chunk) of the single zstd frame in[0, n) of exactly `size` decoded bytes, each at its dst (the read's
- *  destination) or, dst NULL, the same place of out, the rest of out left as it was: the frame's blocks' sequences (and, for long matches, literals) are decoded as far as the
- *  last run (on up to par->ways threads of par->pool; par may be NULL), then every run's bytes are found by
- *  following its matches back to the literals they copy (resolve), the runs shared among the threads; a literal
- *  frame's blocks decode their literals when a run first reads them. What a crop of a label chunk needs (an eighth
- *  of the chunk, long matches) costs its own bytes instead of the frame's prefix; a plane of an OCT chunk its block.
- *  *declined = 1 (out's and the runs' dst bytes unspecified) where it does not apply: where it would cost more than decoding the prefix
- *  [0, last run's end) in order (zg_zstd_sparse_cost), a frame under ZG_ZSTD_SPARSE_MIN, one with a content
- *  checksum (it covers the whole output), one of many short matches (ZG_ZSTD_SPARSE_SEQ_BYTES) and few literals, one
- *  the block rules decline (damage: the caller's decode names it), or lookups past a budget (chains too deep). Fails
- *  only for lack of memory. With `part` (in == part->buf, nothing read yet), a literal frame is read as it decodes:
- *  every block's headers and sequences, then the literals of the blocks it reads (a plane of a 1 MiB OCT inner chunk
- *  with few matches reads about 130 KiB of it; matches into earlier blocks bring those in); declined, the caller
- *  reads it whole. */
+/** Decodes only the byte runs `runs` (each within [0, size), in ascending order; a read's rows of a crop in the chunk)
+ *  of the single zstd frame in[0, n) of exactly `size` decoded bytes, each at its dst (the read's destination) or, dst
+ *  NULL, the same place of out, the rest of out left as it was: the frame's blocks' sequences (and, for long matches,
+ *  literals) are decoded as far as the last run (on up to par->ways threads of par->pool; par may be NULL), then every
+ *  run's bytes are found by following its matches back to the literals they copy (resolve), the runs shared among the
+ *  threads; a literal frame's blocks decode their literals when a run first reads them. What a crop of a label chunk
+ *  needs (an eighth of the chunk, long matches) costs its own bytes instead of the frame's prefix; a plane of an OCT
+ *  chunk its block. *declined = 1 (out's and the runs' dst bytes unspecified) where it does not apply: where it would
+ *  cost more than decoding the prefix [0, last run's end) in order (zg_zstd_sparse_cost), a frame under
+ *  ZG_ZSTD_SPARSE_MIN, one with a content checksum (it covers the whole output), one of many short matches
+ *  (ZG_ZSTD_SPARSE_SEQ_BYTES) and few literals, one the block rules decline (damage: the caller's decode names it), or
+ *  lookups past a budget (chains too deep). Fails only for lack of memory. With `part` (in == part->buf, nothing read
+ *  yet), a literal frame is read as it decodes: every block's headers and sequences, then the literals of the blocks it
+ *  reads (a plane of a 1 MiB OCT inner chunk with few matches reads about 130 KiB of it; matches into earlier blocks
+ *  bring those in); declined, the caller reads it whole. */
 zgpu_status zg_zstd_decode_sparse(const uint8_t *in, size_t n, uint8_t *out, size_t size, const zg_byte_run *runs,
                                   size_t n_runs, const zg_decode_par *par, const zg_part_input *part, int *declined);
 

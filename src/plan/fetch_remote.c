@@ -177,7 +177,8 @@ static zgpu_status run_fetch(zgpu_array *a, zg_plan *plan, zg_store_get *g, size
     pthread_mutex_init(&b.mu, NULL);
     for (size_t i = 0; i < n; i++) atomic_fetch_add(&b.pending[of[i] - o0], 1);
     for (size_t o = o0; o < o1; o++)
-        if (atomic_load(&b.pending[o - o0]) == 0 && hooks && hooks->object_ready) hooks->object_ready(hooks->user, o, 1);
+        if (atomic_load(&b.pending[o - o0]) == 0 && hooks && hooks->object_ready)
+            hooks->object_ready(hooks->user, o, 1);
     for (size_t i = 0; i < n; i++) {
         g[i].on_done = fetched_one;
         g[i].user = &b;

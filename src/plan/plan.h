@@ -114,10 +114,10 @@ typedef struct zg_plan_fetch_hooks {
 } zg_plan_fetch_hooks;
 /** Fetches objects [o0, o1) in one batch: unsharded ones whole (setting their tasks), or the present inner chunks
  *  of shards whose indexes were read; then zg_plan_bytes finds them. hooks (or NULL) hear of each object, and
- *  each inner chunk fetched alone, as it is done. `part` (or NULL): the chain of a read that decodes chunks needed in part only in part
- *  (zg_chain_decode_range): an unsharded chunk whose codec can name the stored bytes a range needs (blosc), needed
- *  in small part, is fetched head first and then only those bytes; its other bytes are not set, so every decode
- *  of it must be a range of what its tasks need. */
+ *  each inner chunk fetched alone, as it is done. `part` (or NULL): the chain of a read that decodes chunks needed in
+ *  part only in part (zg_chain_decode_range): an unsharded chunk whose codec can name the stored bytes a range needs
+ *  (blosc), needed in small part, is fetched head first and then only those bytes; its other bytes are not set, so
+ *  every decode of it must be a range of what its tasks need. */
 zgpu_status zg_plan_fetch_objects(zgpu_array *a, zg_plan *plan, size_t o0, size_t o1, const zg_chain *part,
                                   const zg_plan_fetch_hooks *hooks);
 /** Whether fetching part of a chunk pays for its second round trip: the stored bytes it saves take longer to
