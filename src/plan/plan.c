@@ -86,8 +86,17 @@ static zgpu_status check_fixed_size(const zgpu_array *a) {
                     a->path, a->meta.dtype.name);
 }
 
-zgpu_status zg_plan_build_units(const zgpu_array *a, const uint64_t *start, const uint64_t *count, int whole_objects,
-                                zg_plan *plan) {
+/* The store key of the object at grid coordinates c, malloc'd (NULL without memory). */
+static char *chunk_key(const zg_array_meta *m, const uint64_t *c) {
+    char key[1024];
+    zg_meta_chunk_key(m, c, key, sizeof key);
+    return strdup(key);
+}
+
+/* zg_plan_build_units, the objects' keys left NULL where !keys (a box of a batch: the merged plan names only its
+ * distinct objects, and formatting every box's keys was most of a batch's plan: 64 patches, 256 keys for 16). */
+static zgpu_status build_units(const zgpu_array *a, const uint64_t *start, const uint64_t *count, int whole_objects,
+                               int keys, zg_plan *plan) {
     memset(plan, 0, sizeof *plan);
     ZG_FORWARD(check_fixed_size(a));
     ZG_FORWARD(check_box(a, start, count));
@@ -124,10 +133,7 @@ zgpu_status zg_plan_build_units(const zgpu_array *a, const uint64_t *start, cons
     do {
         zg_plan_object *ob = &plan->objects[plan->n_objects];
         memcpy(ob->coords, oc, sizeof(uint64_t) * (size_t)nd);
-        char key[1024];
-        zg_meta_chunk_key(m, oc, key, sizeof key);
-        ob->key = strdup(key);
-        if (!ob->key) {
+        if (keys && !(ob->key = chunk_key(m, oc))) {
             zg_plan_free(plan);
             return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
         }
@@ -166,8 +172,13 @@ zgpu_status zg_plan_build_units(const zgpu_array *a, const uint64_t *start, cons
     return ZGPU_OK;
 }
 
+zgpu_status zg_plan_build_units(const zgpu_array *a, const uint64_t *start, const uint64_t *count, int whole_objects,
+                                zg_plan *plan) {
+    return build_units(a, start, count, whole_objects, 1, plan);
+}
+
 zgpu_status zg_plan_build(const zgpu_array *a, const uint64_t *start, const uint64_t *count, zg_plan *plan) {
-    return zg_plan_build_units(a, start, count, 0, plan);
+    return build_units(a, start, count, 0, 1, plan);
 }
 
 /* A task of one box's plan while the boxes are merged. */
@@ -208,7 +219,8 @@ zgpu_status zg_plan_build_regions(const zgpu_array *a, size_t n, const uint64_t 
     zgpu_status st = ZGPU_OK;
     size_t total = 0;
     for (size_t r = 0; r < n && st == ZGPU_OK; r++) {
-        st = zg_plan_build(a, nd ? starts + r * (size_t)nd : starts, nd ? counts + r * (size_t)nd : counts, &parts[r]);
+        st = build_units(a, nd ? starts + r * (size_t)nd : starts, nd ? counts + r * (size_t)nd : counts, 0, 0,
+                         &parts[r]);
         if (st != ZGPU_OK) zg_error_prefix("region %zu: ", r);
         else total += parts[r].n_tasks;
     }
@@ -232,7 +244,7 @@ zgpu_status zg_plan_build_regions(const zgpu_array *a, size_t n, const uint64_t 
             zg_plan_object *ob = &plan->objects[plan->n_objects++];
             memcpy(ob->coords, po->coords, sizeof ob->coords);
             ob->first_task = plan->n_tasks;
-            if (!(ob->key = strdup(po->key))) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+            if (!(ob->key = chunk_key(&a->meta, po->coords))) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
         }
         zg_plan_object *ob = &plan->objects[plan->n_objects - 1];
         zg_chunk_task *t = &plan->tasks[plan->n_tasks++];
