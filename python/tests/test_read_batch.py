@@ -99,6 +99,8 @@ def test_many_plain_boxes(arr):
     np.testing.assert_array_equal(got2[9], got[9])
     with pytest.raises(ValueError, match="selection 9 has shape"):  # (clipped as NumPy clips: 5 columns)
         a.read_batch(sels[:9] + [(slice(0, 5), slice(0, 8), slice(55, 64))])
+    with pytest.raises(TypeError):  # (a float bound: refused as NumPy refuses it, not truncated)
+        a.read_batch(sels[:9] + [(slice(0.0, 5.0), slice(0, 8), slice(0, 9))])
     with pytest.raises(ValueError, match="selection 10 has shape"):
         a.read_batch(sels[:10] + [(slice(0, 5), slice(0, 8), slice(0, 10))])
 

@@ -44,11 +44,15 @@ def _plain_boxes(arr: Any, selections: Sequence[Any]) -> Any:
         for s in sel:
             if type(s) is not slice or (s.step is not None and s.step != 1):
                 return None
-            bounds.append(s.start)
-            bounds.append(s.stop)
+            first, stop = s.start, s.stop
+            if (type(first) is not int and not isinstance(first, np.integer)) or \
+                    (type(stop) is not int and not isinstance(stop, np.integer)):
+                return None  # (None, a float, a bool: the general path's rules and errors)
+            bounds.append(first)
+            bounds.append(stop)
     try:
         b = np.array(bounds, dtype=np.int64).reshape(len(selections), ndim, 2)
-    except (TypeError, ValueError, OverflowError):  # (None, or not an integer: the general path's rules)
+    except (TypeError, ValueError, OverflowError):
         return None
     lo, hi = b[..., 0], b[..., 1]
     if (lo < 0).any() or (hi > np.array(shape, dtype=np.int64)).any() or (hi <= lo).any():
