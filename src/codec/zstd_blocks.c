@@ -6,6 +6,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "common/endian.h"
 #include "common/status.h"
 #include "common/tls.h"
 
@@ -162,8 +163,7 @@ int zg_zstd_part_heads(const zg_part_input *part, size_t n) {
     if ((hi) > (lo) && part->fetch(part->ctx, (lo), (hi) - (lo), in + (lo)) != ZGPU_OK) goto out;
     size_t got = n < 18 + 3 + PART_HEAD ? n : 18 + 3 + PART_HEAD; /* [0, got): read */
     PART_FETCH(0, got);
-    if (n < 6 || ((uint32_t)in[0] | (uint32_t)in[1] << 8 | (uint32_t)in[2] << 16 | (uint32_t)in[3] << 24) != 0xFD2FB528u)
-        goto out;
+    if (n < 6 || zg_le32(in) != 0xFD2FB528u) goto out;
     const uint8_t fhd = in[4];
     const int single = (fhd >> 5) & 1, fcs = fhd >> 6, sum = (fhd >> 2) & 1;
     static const size_t did_n[4] = {0, 1, 2, 4}, fcs_n[4] = {0, 2, 4, 8};

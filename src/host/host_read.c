@@ -235,11 +235,10 @@ static zgpu_status chunk_failed(const read_job *j, const zg_chunk_task *t, zgpu_
  * (zg_chain_runs_cost at the chunk's compression ratio: a label chunk's crop of three boxes costs several times a
  * corner of one, whose prefixes are alike), else the whole chunk. */
 static double unit_work(const read_job *j, const zg_chunk_task *t) {
-    if (j->partial != ZG_PARTIAL_PREFIX || (t->unit_n == 1 && t->covers_chunk))
-        return (double)zg_repr_nbytes(&j->chain->repr);
+    const double chunk = (double)zg_repr_nbytes(&j->chain->repr);
+    if (j->partial != ZG_PARTIAL_PREFIX || (t->unit_n == 1 && t->covers_chunk)) return chunk;
     size_t lo, hi;
     zg_plan_unit_range(j->plan, t, t->unit_n, j->a->meta.dtype.size, j->chunk_strides, &lo, &hi);
-    const double chunk = (double)zg_repr_nbytes(&j->chain->repr);
     const double ratio = t->state == ZG_TASK_PRESENT && t->nbytes ? chunk / (double)t->nbytes : j->ratio;
     if (!j->runs || !(ratio > 0)) return (double)hi;
     const uint64_t bytes = zg_plan_unit_bytes(j->plan, t, t->unit_n, j->a->meta.dtype.size);
@@ -288,13 +287,13 @@ static zgpu_status fetch_decode(read_job *j, const zg_chunk_task *t, size_t ti, 
     const zg_byte_run *run_list = NULL;
     int runs_direct = 0; /* (the runs go straight to their boxes' destinations: nothing to place after) */
     const zg_runs_dest dest = {j->outs, j->strides};
-    const int runs = partial && j->partial == ZG_PARTIAL_PREFIX &&
+    const int runs = partial && j->runs &&
                      zg_host_unit_runs(j->plan, t + first, n, j->chunk_strides, j->x.identity ? &dest : NULL,
                                        &ts->runs, &run_list, &n_runs, &runs_direct);
     part_reader pr = {0};
     part_fetcher pf = {&pr, 0};
     zg_part_input part_in = {NULL, part_fetch, &pf};
-    if (!enc && runs && !s->vt->remote && zg_chain_decodes_runs(j->chain)) {
+    if (!enc && runs && !s->vt->remote) {
         uint64_t pn = 0;
         st = part_open(j, t, &pr, &pn, &found);
         if (st == ZGPU_OK && found && pr.f && pn >= ZG_PART_READ_MIN && pn <= SIZE_MAX / 2 &&

@@ -240,7 +240,6 @@ static zgpu_status zstd_huffman_streams(const uint8_t *q, size_t qn, int four, i
     return ZGPU_OK;
 }
 
-/* Literals_Section (RFC 8878 3.1.1.3.1) at the start of a compressed block's content p[0, n). */
 size_t zg_zd_lit_header_size(uint8_t h0) {
     const int type = h0 & 3, sf = (h0 >> 2) & 3;
     if (type <= 1) return (sf & 1) == 0 ? 1 : sf == 1 ? 2 : 3;
@@ -267,6 +266,7 @@ int zg_zd_lit_header(const uint8_t *p, size_t n, zg_zd_lit_head *h) {
     return 0;
 }
 
+/* Literals_Section (RFC 8878 3.1.1.3.1) at the start of a compressed block's content p[0, n). */
 static zgpu_status zstd_literals(const uint8_t *p, size_t n, zstd_state *st, zg_zd_block *blk, size_t *used) {
     ZG_RETURN_IF(n < 1, ZGPU_ERR_CORRUPT_DATA, "zstd: empty compressed block");
     const int type = p[0] & 3;
