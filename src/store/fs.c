@@ -440,17 +440,27 @@ static void fs_close_file(zg_store_file *f) {
 
 /* ---- writes ---- */
 
-/* mkdir -p for the parent directories of path (unconfined stores, and a confined store's root). */
+/* mkdir -p for the parent directories of path (unconfined stores, and a confined store's root): the deepest first,
+ * its parents only where it says they are missing (a new chunk row's directory beside existing ones is one mkdir). */
 static zgpu_status make_parents(char *path) {
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        int r = mkdir(path, 0777);
-        int e = errno;
-        *p = '/';
-        if (r != 0 && e != EEXIST) return zg_error(ZGPU_ERR_IO, "cannot create directory for '%s': %s", path, strerror(e));
+    char *slash = strrchr(path, '/');
+    if (!slash || slash == path) return ZGPU_OK;
+    *slash = '\0';
+    int r = mkdir(path, 0777), e = errno;
+    if (r != 0 && e == ENOENT) {
+        zgpu_status st = make_parents(path);
+        if (st != ZGPU_OK) {
+            *slash = '/';
+            return st;
+        }
+        r = mkdir(path, 0777);
+        e = errno;
     }
-    return ZGPU_OK;
+    zgpu_status st = r != 0 && e != EEXIST
+                         ? zg_error(ZGPU_ERR_IO, "cannot create directory for '%s': %s", path, strerror(e))
+                         : ZGPU_OK;
+    *slash = '/';
+    return st;
 }
 
 /* The directory that holds key, as a brief O_PATH descriptor (*dir = -1 when absent and !create), and the key's
@@ -465,6 +475,14 @@ static zgpu_status open_parent(fs_store *fs, const char *key, char *path, int cr
     parent[plen] = '\0';
     char ppath[ZG_PATH_MAX];
     ZG_FORWARD(zg_store_fs_path(&fs->base, parent, ppath));
+    /* the directory is there for every chunk after the first of its row: one open, where creating it first cost a
+     * mkdir for each component of the path (15,000 chunk writes of test_roundtrip: 79,000 mkdirs, 74,000 failing);
+     * confined, the open refuses links leaving the store as the walk below does */
+    if (create) {
+        *dir = counted_open(fs, parent, ppath, O_PATH | O_DIRECTORY);
+        if (*dir >= 0) return ZGPU_OK;
+        if (errno != ENOENT) return open_error(fs, parent, ppath, errno);
+    }
     if (create) {
         if (!fs->confine) {
             ZG_FORWARD(make_parents(path));

@@ -1,5 +1,5 @@
-/* Sampling of the long exhaustive unit tests, for `make test` (the Release ctest: 1/4, Makefile's UNIT_SAMPLE) and
- * the sanitizer builds (`make test-asan`, where they run 5-10 times slower: 1/16): ZGPU_TEST_SAMPLE=1/N runs about
+/* Sampling of the long exhaustive unit tests, for `make test` (the Release ctest: 1/8, Makefile's UNIT_SAMPLE) and
+ * the sanitizer builds (`make test-asan`, where they run 5-10 times slower: 1/32): ZGPU_TEST_SAMPLE=1/N runs about
  * one case in N, ZGPU_TEST_SAMPLE=1/N:SEED the sample of one seed. Unset (`make test-long`, `make test-fast`, ctest
  * run by hand), every case runs.
  *

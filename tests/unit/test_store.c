@@ -125,6 +125,34 @@ static void rest_of_vtable(const char *root) {
     zg_store_free(t);
 }
 
+/* Writes make the directories a key needs: a new tree several levels deep (its root too), a new directory beside
+ * existing ones, none below a file (an error naming the path, nothing written), and the same confined. */
+static void directories_made(const char *root, int confine) {
+    char base[ZG_PATH_MAX + 64], path[ZG_PATH_MAX + 64];
+    snprintf(base, sizeof base, "%s/dirs%d/new/root", root, confine);
+    zg_store *s = NULL;
+    CHECK_OK(zg_store_fs_open_confined(base, confine, &s));
+    if (!s) return;
+    CHECK_OK(s->vt->set(s, "c/1/2/3", "abc", 3));
+    CHECK_OK(s->vt->set(s, "c/1/2/4", "de", 2)); /* the directory there now */
+    CHECK_OK(s->vt->set(s, "c/1/5/0", "f", 1));  /* a new one beside c/1/2 */
+    CHECK_OK(s->vt->set(s, "top", "g", 1));      /* the root's own */
+    const char *keys[] = {"c/1/2/3", "c/1/2/4", "c/1/5/0", "top"};
+    const uint64_t sizes[] = {3, 2, 1, 1};
+    for (int i = 0; i < 4; i++) {
+        uint64_t size = 0;
+        int found = 0;
+        CHECK_OK(s->vt->size(s, keys[i], &size, &found));
+        CHECK_MSG(found && size == sizes[i], "%s: found %d size %llu", keys[i], found, (unsigned long long)size);
+    }
+    CHECK_STATUS(s->vt->set(s, "top/x/y", "h", 1), ZGPU_ERR_IO); /* "top" is a file */
+    CHECK_MSG(strstr(zgpu_last_error(), "top"), "message: %s", zgpu_last_error());
+    snprintf(path, sizeof path, "%s/top", base);
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 1);
+    zg_store_free(s);
+}
+
 static void *read_many(void *arg) { /* 2000 ranges of a shared open file */
     reader *r = arg;
     uint8_t buf[3000];
@@ -234,6 +262,8 @@ int main(void) {
     CHECK_OK(s->vt->erase_prefix(s, ""));
     zg_store_free(s);
     rest_of_vtable(root);
+    directories_made(root, 0);
+    directories_made(root, 1);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", root);
     if (system(cmd) != 0) fprintf(stderr, "cleanup failed\n");
