@@ -33,10 +33,10 @@ codecs=("none" "zstd" "zstd:3:checksum+crc32c" "gzip:1" "zlib" "bz2" "lz4" "blos
 # Sampled (ZGPU_TEST_SAMPLE=1/N[:SEED], tests/unit/sampling.h: make test's Release and sanitizer lines; make
 # test-long runs all): a quarter of the round trips, every type with every fourth codec and format, shifted by the
 # type and a seed (printed), so that each type and each codec still runs (a process start under the sanitizers
-# costs ten times the Release build's).
+# costs ten times the Release build's); an eighth where the sample is 1 in 32 or rarer (make test's ASan line).
 every=1 shift=0
 if [[ "${ZGPU_TEST_SAMPLE:-}" =~ ^1/([0-9]+)(:([0-9]+))?$ ]] && [ "${BASH_REMATCH[1]}" -gt 1 ]; then
-    every=4
+    every=$(( BASH_REMATCH[1] >= 32 ? 8 : 4 ))
     shift=${BASH_REMATCH[3]:-$RANDOM}
     echo "sampling the write/read round trips: seed $shift"
 fi
