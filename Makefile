@@ -155,8 +155,8 @@ test-asan:
 
 # Every stage runs even when an earlier one failed (a build failure stops the stages after it), so one CI run
 # shows all failures; the exit status is non-zero if any stage failed. Four lines of work run side by side on
-# the machine's cores: the unit tests (ctest), the Python stages in two lines (pytest: one core each, the package's
-# install first in the second line), and the sanitizer stage (its own host-only build); all but the first keep
+# the machine's cores: the unit tests (ctest), the Python stages in two lines (pytest: one core each), and the
+# sanitizer stage (its own host-only build); all but the first keep
 # their output in $(PY_LOG), $(PY_LOG2) and $(ASAN_LOG), shown when they end. With the Python stages in one line,
 # one core sat idle for the last two and a half minutes of seven (the 2-core machine, 2026-11-27); with the zarr
 # suite in the second line, that line ran 90 s alone after the others (2026-11-28): the lines now take about 220 s

@@ -482,8 +482,6 @@ static zgpu_status open_parent(fs_store *fs, const char *key, char *path, int cr
         *dir = counted_open(fs, parent, ppath, O_PATH | O_DIRECTORY);
         if (*dir >= 0) return ZGPU_OK;
         if (errno != ENOENT) return open_error(fs, parent, ppath, errno);
-    }
-    if (create) {
         if (!fs->confine) {
             ZG_FORWARD(make_parents(path));
         } else {
