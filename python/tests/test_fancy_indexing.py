@@ -16,14 +16,24 @@ def _data(seed=0):
     return np.random.default_rng(seed).integers(0, 1 << 30, SHAPE, dtype=np.int64).astype("i4")
 
 
+def _make_pair(path, layout):
+    data = _data()
+    kw = dict(shards=(10, 8, 14)) if layout == "sharded" else {}
+    z = zarr.create_array(str(path), shape=SHAPE, chunks=CHUNKS, dtype="i4", **kw)
+    z[...] = data
+    return zgpu.open_array(str(path), mode="r+"), z, data
+
+
 @pytest.fixture(params=["plain", "sharded"])
 def pair(tmp_path, request):
-    """(zgpu array, zarr-python array of the same data)."""
-    data = _data()
-    kw = dict(shards=(10, 8, 14)) if request.param == "sharded" else {}
-    z = zarr.create_array(str(tmp_path / "a.zarr"), shape=SHAPE, chunks=CHUNKS, dtype="i4", **kw)
-    z[...] = data
-    return zgpu.open_array(str(tmp_path / "a.zarr"), mode="r+"), z, data
+    """(zgpu array, zarr-python array of the same data), a fresh pair for a test that writes."""
+    return _make_pair(tmp_path / "a.zarr", request.param)
+
+
+@pytest.fixture(scope="module", params=["plain", "sharded"])
+def ro_pair(tmp_path_factory, request):
+    """The same, written once for the tests that only read it (a pair costs 0.1-0.2 s to write)."""
+    return _make_pair(tmp_path_factory.mktemp("ro") / "a.zarr", request.param)
 
 
 RNG = np.random.default_rng(7)
@@ -39,8 +49,8 @@ ORTHO = [
 
 
 @pytest.mark.parametrize("sel", ORTHO, ids=range(len(ORTHO)))
-def test_oindex_read(pair, sel):
-    a, z, data = pair
+def test_oindex_read(ro_pair, sel):
+    a, z, data = ro_pair
     np.testing.assert_array_equal(a.oindex[sel], z.oindex[sel])
 
 
@@ -52,14 +62,14 @@ VINDEX = [
 
 
 @pytest.mark.parametrize("sel", VINDEX, ids=range(len(VINDEX)))
-def test_vindex_read(pair, sel):
-    a, z, data = pair
+def test_vindex_read(ro_pair, sel):
+    a, z, data = ro_pair
     np.testing.assert_array_equal(a.vindex[sel], data[sel])
     np.testing.assert_array_equal(a.vindex[sel], z.vindex[sel])
 
 
-def test_mask_and_getitem_dispatch(pair):
-    a, z, data = pair
+def test_mask_and_getitem_dispatch(ro_pair):
+    a, z, data = ro_pair
     m = (data % 7) == 0
     np.testing.assert_array_equal(a.vindex[m], data[m])
     np.testing.assert_array_equal(a[m], data[m])                               # NumPy's full mask
@@ -69,9 +79,9 @@ def test_mask_and_getitem_dispatch(pair):
 
 
 @pytest.mark.parametrize("sel", [(1,), (slice(1, 3), 1), (-1, slice(None), slice(1, 3)), (Ellipsis, 2)])
-def test_blocks(pair, sel):
+def test_blocks(ro_pair, sel):
     """(On the chunk grid, or the shard grid of a sharded array, as zarr-python.)"""
-    a, z, data = pair
+    a, z, data = ro_pair
     np.testing.assert_array_equal(a.blocks[sel], z.blocks[sel])
     with pytest.raises(zgpu.OutOfRangeError):
         a.blocks[0, 0, 9]
@@ -98,8 +108,8 @@ def test_writes(pair, tmp_path):
     np.testing.assert_array_equal(z[...], ref)  # zarr-python reads what zgpu wrote
 
 
-def test_errors(pair):
-    a, _, _ = pair
+def test_errors(ro_pair):
+    a, _, _ = ro_pair
     with pytest.raises(zgpu.OutOfRangeError):
         a.oindex[[0, 23], :, :]
     with pytest.raises(zgpu.OutOfRangeError):
@@ -118,11 +128,11 @@ def test_errors(pair):
         zgpu.open_array(a.path).oindex[[0], :, :] = 1
 
 
-def test_device(pair):
+def test_device(ro_pair):
     if not zgpu.gpu_available():
         pytest.skip("skipped: no GPU")
     cp = pytest.importorskip("cupy")
-    a, z, data = pair
+    a, z, data = ro_pair
     sel = (np.array([3, 0, 22]), slice(None), [29, 4])
     got = a.oindex.read(sel, device="cuda")
     assert isinstance(got, cp.ndarray)
