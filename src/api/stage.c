@@ -20,6 +20,7 @@
 #endif
 
 #include "cache/chunk_cache.h"
+#include "common/dirs.h"
 #include "common/status.h"
 #include "store/store.h"
 
@@ -59,20 +60,9 @@ static char *join(const char *dir, const char *prefix, const char *name, const c
 
 /* mkdir -p of dir. */
 static zgpu_status make_dirs(const char *dir) {
-    char *p = strdup(dir);
-    if (!p) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
-    zgpu_status st = ZGPU_OK;
-    size_t n = strlen(p);
-    for (size_t i = 1; i <= n && st == ZGPU_OK; i++) {
-        if (p[i] != '/' && p[i] != '\0') continue;
-        char c = p[i];
-        p[i] = '\0';
-        if (mkdir(p, 0777) != 0 && errno != EEXIST)
-            st = zg_error(ZGPU_ERR_IO, "cannot create directory '%s': %s", p, strerror(errno));
-        p[i] = c;
-    }
-    free(p);
-    return st;
+    char failed[4096];
+    const int e = zg_make_dirs(dir, 0777, failed, sizeof failed);
+    return e ? zg_error(ZGPU_ERR_IO, "cannot create directory '%s': %s", failed, strerror(e)) : ZGPU_OK;
 }
 
 zgpu_status zg_stage_resolve(const char *path, int make_parents, char **dir, char **name) {

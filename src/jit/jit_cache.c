@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "codec/crc32c.h"
+#include "common/dirs.h"
 #include "common/env.h"
 #include "common/status.h"
 
@@ -113,17 +114,6 @@ static double now_s(void) {
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static int mkdir_p(char *path) {
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        const int r = mkdir(path, 0700);
-        *p = '/';
-        if (r != 0 && errno != EEXIST) return -1;
-    }
-    return mkdir(path, 0700) == 0 || errno == EEXIST ? 0 : -1;
-}
-
 /* Decides the directory once (under C.mu): created if missing, and used only when it is a directory of this user
  * that nobody else can write (another user's files would be code run on the GPU). */
 static void decide_dir(void) {
@@ -150,8 +140,9 @@ static void decide_dir(void) {
         }
     }
     struct stat st;
-    if (mkdir_p(C.dir) != 0 || lstat(C.dir, &st) != 0) {
-        snprintf(C.why, sizeof C.why, "cannot create %s: %s", C.dir, strerror(errno));
+    const int e = zg_make_dirs(C.dir, 0700, NULL, 0);
+    if (e || lstat(C.dir, &st) != 0) {
+        snprintf(C.why, sizeof C.why, "cannot create %s: %s", C.dir, strerror(e ? e : errno));
         C.dir[0] = 0;
         return;
     }

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/dirs.h"
+
 #define ROUTE_FILE_VERSION 3
 
 void zg_route_model_default(zg_route_model *m) {
@@ -270,19 +272,6 @@ int zg_route_model_load(const char *path, const char *key, zg_route_model *m) {
     return 1;
 }
 
-/* mkdir -p, 0700 */
-static int make_dirs(const char *dir) {
-    char p[4096];
-    if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p) return -1;
-    for (char *s = p + 1; *s; s++)
-        if (*s == '/') {
-            *s = 0;
-            if (mkdir(p, 0700) && errno != EEXIST) return -1;
-            *s = '/';
-        }
-    return mkdir(p, 0700) && errno != EEXIST ? -1 : 0;
-}
-
 int zg_route_model_save(const char *path, const char *key, const zg_route_model *m) {
     char buf[8192], dir[4096], tmp[4200];
     const int n = format_model(key, m, buf, sizeof buf);
@@ -290,7 +279,7 @@ int zg_route_model_save(const char *path, const char *key, const zg_route_model 
     char *slash = strrchr(dir, '/');
     if (slash && slash != dir) {
         *slash = 0;
-        if (make_dirs(dir)) return -1;
+        if (zg_make_dirs(dir, 0700, NULL, 0)) return -1;
     }
     snprintf(tmp, sizeof tmp, "%s.tmp-%ld-%lx", path, (long)getpid(), (unsigned long)(uintptr_t)&buf);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);

@@ -26,6 +26,7 @@
 
 #include "store/store.h"
 #include "store/fd_budget.h"
+#include "common/dirs.h"
 #include "common/status.h"
 
 enum {
@@ -440,27 +441,15 @@ static void fs_close_file(zg_store_file *f) {
 
 /* ---- writes ---- */
 
-/* mkdir -p for the parent directories of path (unconfined stores, and a confined store's root): the deepest first,
- * its parents only where it says they are missing (a new chunk row's directory beside existing ones is one mkdir). */
-static zgpu_status make_parents(char *path) {
-    char *slash = strrchr(path, '/');
+/* mkdir -p for the parent directories of path (unconfined stores, and a confined store's root): all before its
+ * last '/'. */
+static zgpu_status make_parents(const char *path) {
+    const char *slash = strrchr(path, '/');
     if (!slash || slash == path) return ZGPU_OK;
-    *slash = '\0';
-    int r = mkdir(path, 0777), e = errno;
-    if (r != 0 && e == ENOENT) {
-        zgpu_status st = make_parents(path);
-        if (st != ZGPU_OK) {
-            *slash = '/';
-            return st;
-        }
-        r = mkdir(path, 0777);
-        e = errno;
-    }
-    zgpu_status st = r != 0 && e != EEXIST
-                         ? zg_error(ZGPU_ERR_IO, "cannot create directory for '%s': %s", path, strerror(e))
-                         : ZGPU_OK;
-    *slash = '/';
-    return st;
+    char dir[ZG_PATH_MAX], failed[ZG_PATH_MAX];
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    const int e = zg_make_dirs(dir, 0777, failed, sizeof failed);
+    return e ? zg_error(ZGPU_ERR_IO, "cannot create directory for '%s': %s", failed, strerror(e)) : ZGPU_OK;
 }
 
 /* The directory that holds key, as a brief O_PATH descriptor (*dir = -1 when absent and !create), and the key's
