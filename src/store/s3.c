@@ -2,9 +2,12 @@
  * unless the credentials resolve to anonymous access (s3/credentials.h); listing is ListObjectsV2 with a
  * delimiter; values of multipart_threshold bytes or more are written as a multipart upload (its parts in flight
  * together), which S3 makes visible only when complete — as a single PUT is. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <openssl/crypto.h>
 
 #include "store/remote.h"
 #include "store/s3/credentials.h"
@@ -18,6 +21,9 @@ typedef struct s3_store {
     char *bucket, *prefix;    /* prefix: "" or "a/b" */
     char *origin;             /* "scheme://host[:port]" requests go to */
     char *bucket_path;        /* "" (virtual host) or "/bucket" (path style): the path before a key */
+    pthread_mutex_t key_lock; /* guards the day's signing key, which every request of that day signs with */
+    char key_day[9];          /* "YYYYMMDD" of `key`, "" before the first request */
+    unsigned char key[32];
 } s3_store;
 
 /* The full object key of a store key: "<prefix>/<key>" (or either alone). malloc'd. */
@@ -46,6 +52,18 @@ static char *s3_url(const zg_remote_store *r, const char *key, const char *query
     return u;
 }
 
+/* Sets a header from the signer's full line "Name: value" (sigv4.h's results are lines; the request's headers
+ * take a name and a value: the whole line as the value sent "Authorization: Authorization: ...", which S3 refuses). */
+static zgpu_status set_header_line(zg_http_req *q, const char *line) {
+    const char *colon = strchr(line, ':');
+    ZG_RETURN_IF(!colon || colon == line || colon[1] != ' ' || colon - line >= 64, ZGPU_ERR_INTERNAL,
+                 "sigv4: a header line without 'Name: ' (%.40s)", line);
+    char name[64];
+    memcpy(name, line, (size_t)(colon - line));
+    name[colon - line] = '\0';
+    return zg_http_req_set_header(q, name, colon + 2);
+}
+
 /* Signs one attempt: host, path and query from its URL, a fresh date, the body's hash. */
 static zgpu_status s3_sign(void *user, zg_http_req *q) {
     s3_store *s = user;
@@ -68,21 +86,36 @@ static zgpu_status s3_sign(void *user, zg_http_req *q) {
     snprintf(query, sizeof query, "%s", qm ? qm + 1 : "");
     static const char *const names[] = {"GET", "HEAD", "PUT", "POST", "DELETE"};
     char payload[65];
-    zg_sha256_hex(q->upload ? (const void *)q->upload : "", q->upload ? q->upload_len : 0, payload);
+    if (q->upload) zg_sha256_hex(q->upload, q->upload_len, payload); /* else NULL: the signer's hash of "" */
     char date[17];
     zg_sigv4_now(date);
+    /* the day's signing key, derived once a day rather than once a request */
+    unsigned char key[32];
+    zgpu_status kst = ZGPU_OK;
+    pthread_mutex_lock(&s->key_lock);
+    if (strncmp(s->key_day, date, 8) != 0) {
+        char day[9];
+        memcpy(day, date, 8);
+        day[8] = '\0';
+        kst = zg_sigv4_signing_key(s->cfg.secret_access_key, day, s->cfg.region, "s3", s->key);
+        snprintf(s->key_day, sizeof s->key_day, "%s", kst == ZGPU_OK ? day : "");
+    }
+    memcpy(key, s->key, sizeof key);
+    pthread_mutex_unlock(&s->key_lock);
+    ZG_FORWARD(kst);
     zg_sigv4_request sr = {.method = names[q->method], .host = host, .path = path, .query = query,
-                           .payload_sha256 = payload, .region = s->cfg.region, .service = "s3", .amz_date = date};
+                           .payload_sha256 = q->upload ? payload : NULL, .region = s->cfg.region, .service = "s3",
+                           .amz_date = date, .signing_key = key};
     zg_sigv4_credentials cr = {s->cfg.access_key_id, s->cfg.secret_access_key, s->cfg.session_token};
     zg_sigv4_result *res = malloc(sizeof *res);
     if (!res) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
     zgpu_status st = zg_sigv4_sign(&sr, &cr, res);
-    if (st == ZGPU_OK) st = zg_http_req_set_header(q, "Authorization", res->authorization);
-    if (st == ZGPU_OK) st = zg_http_req_set_header(q, "x-amz-date", res->x_amz_date);
-    if (st == ZGPU_OK) st = zg_http_req_set_header(q, "x-amz-content-sha256", res->x_amz_content_sha256);
-    if (st == ZGPU_OK && res->x_amz_security_token[0])
-        st = zg_http_req_set_header(q, "x-amz-security-token", res->x_amz_security_token);
+    if (st == ZGPU_OK) st = set_header_line(q, res->authorization);
+    if (st == ZGPU_OK) st = set_header_line(q, res->x_amz_date);
+    if (st == ZGPU_OK) st = set_header_line(q, res->x_amz_content_sha256);
+    if (st == ZGPU_OK && res->x_amz_security_token[0]) st = set_header_line(q, res->x_amz_security_token);
     free(res);
+    OPENSSL_cleanse(key, sizeof key);
     return st;
 }
 
@@ -385,6 +418,8 @@ static zgpu_status s3_set_many(zg_store *st_, const zg_store_put *puts, size_t n
 static void s3_destroy(zg_store *st_) {
     s3_store *s = (s3_store *)st_;
     zg_remote_fini(&s->r);
+    pthread_mutex_destroy(&s->key_lock);
+    OPENSSL_cleanse(s->key, sizeof s->key);
     free(s->bucket);
     free(s->prefix);
     free(s->origin);
@@ -427,11 +462,13 @@ zgpu_status zg_store_s3_open(const char *bucket, const char *prefix, const zg_re
     }
     s3_store *s = calloc(1, sizeof *s);
     if (!s) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    pthread_mutex_init(&s->key_lock, NULL);
     zgpu_status st = zg_s3_config_resolve(&choice, &s->cfg);
     char root[2048];
     snprintf(root, sizeof root, "s3://%s%s%s", bucket, *prefix ? "/" : "", prefix);
     if (st != ZGPU_OK) {
         zg_error_prefix("store '%s': ", root);
+        pthread_mutex_destroy(&s->key_lock);
         free(s);
         return st;
     }
@@ -466,6 +503,7 @@ zgpu_status zg_store_s3_open(const char *bucket, const char *prefix, const zg_re
         free(s->prefix);
         free(s->origin);
         free(s->bucket_path);
+        pthread_mutex_destroy(&s->key_lock);
         free(s);
         return st;
     }

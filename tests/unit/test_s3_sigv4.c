@@ -3,7 +3,7 @@
  * GET Bucket Lifecycle, Get Bucket (List Objects)), whose canonical requests, strings to sign and signatures
  * are printed there; a request with a session token, a port and an encoded query checked against botocore's
  * signer; canonicalisation rules (query sorting and re-encoding, header trimming and folding, repeated
- * headers); the URI encoder; SHA-256; and the argument errors. */
+ * headers); the URI encoder; SHA-256; the day's signing key; and the argument errors. */
 #include "test.h"
 #include "common/status.h"
 #include "store/s3/sigv4.h"
@@ -339,6 +339,48 @@ static void test_sha256(void) {
     CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
+static void key_hex(const unsigned char k[32], char hex[65]) {
+    for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", k[i]);
+}
+
+/* The day's signing key: AWS's published derivation example, a secret longer than HMAC's 64-byte block (the key is
+ * hashed first; value from Python's hmac), and a signature made with the cached key equal to one made without. */
+static void test_signing_key(void) {
+    unsigned char k[32];
+    char hex[65];
+    CHECK_OK(zg_sigv4_signing_key("wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "20120215", "us-east-1", "iam", k));
+    key_hex(k, hex);
+    CHECK_STR(hex, "f4780e2d9f65fa895f9c67b32ce1baf0b0d8a43505a000a1a9e090d414db404d");
+    char longsecret[101];
+    memset(longsecret, 'L', 100);
+    longsecret[100] = '\0';
+    CHECK_OK(zg_sigv4_signing_key(longsecret, "20261128", "eu-west-3", "s3", k));
+    key_hex(k, hex);
+    CHECK_STR(hex, "6f5caa6c20125add6a48aef8579e7146a44cef95a05ff70650aa748347cc72ea");
+
+    /* GET Object of AWS's examples, signed with the day's key given */
+    CHECK_OK(zg_sigv4_signing_key(DOC_CRED.secret_access_key, "20130524", "us-east-1", "s3", k));
+    zg_sigv4_header range = {"Range", "bytes=0-9"};
+    zg_sigv4_request r = doc_request("GET", "/test.txt", NULL);
+    r.headers = &range;
+    r.n_headers = 1;
+    r.signing_key = k;
+    zg_sigv4_result out;
+    CHECK_OK(zg_sigv4_sign(&r, &DOC_CRED, &out));
+    CHECK(strstr(out.authorization, "Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41"));
+    /* another day's key signs wrongly: the key given is the one used */
+    CHECK_OK(zg_sigv4_signing_key(DOC_CRED.secret_access_key, "20130525", "us-east-1", "s3", k));
+    CHECK_OK(zg_sigv4_sign(&r, &DOC_CRED, &out));
+    CHECK(strstr(out.authorization, "Signature=") && !strstr(out.authorization, "f0e8bdb87c964420e857bd35b5d6ed31"));
+
+    CHECK_STATUS(zg_sigv4_signing_key("", "20130524", "us-east-1", "s3", k), ZGPU_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(zg_sigv4_signing_key(NULL, "20130524", "us-east-1", "s3", k), ZGPU_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(zg_sigv4_signing_key("s", "2013052", "us-east-1", "s3", k), ZGPU_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(zg_sigv4_signing_key("s", "2013-05-2", "us-east-1", "s3", k), ZGPU_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(zg_sigv4_signing_key("s", "20130524", "us east", "s3", k), ZGPU_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(zg_sigv4_signing_key("s", "20130524", "us-east-1", NULL, k), ZGPU_ERR_INVALID_ARGUMENT);
+}
+
 static void test_now(void) {
     char now[17];
     zg_sigv4_now(now);
@@ -357,6 +399,7 @@ int main(void) {
     test_errors();
     test_uri_encode();
     test_sha256();
+    test_signing_key();
     test_now();
     TEST_MAIN_END();
 }

@@ -35,6 +35,8 @@ typedef struct zg_sigv4_request {
     const char *region;          /* e.g. "us-east-1" */
     const char *service;         /* "s3" */
     const char *amz_date;        /* "YYYYMMDDTHHMMSSZ" (the caller's clock, UTC) */
+    const unsigned char *signing_key; /* NULL: derived from the secret; else zg_sigv4_signing_key's 32 bytes for
+                                  * amz_date's day, this region and service, and the credentials' secret */
 } zg_sigv4_request;
 
 /* What the caller must send: each as a full header line "Name: value". */
@@ -50,6 +52,11 @@ typedef struct zg_sigv4_result {
 
 /** Signs the request. ZGPU_ERR_INVALID_ARGUMENT for a missing field or a string that does not fit. */
 zgpu_status zg_sigv4_sign(const zg_sigv4_request *req, const zg_sigv4_credentials *cred, zg_sigv4_result *out);
+/** The day's signing key, kSigning = HMAC(HMAC(HMAC(HMAC("AWS4" + secret, day), region), service),
+ *  "aws4_request") with day "YYYYMMDD": the same for every request of that day, so a store signing many caches
+ *  it (eight of a signature's eleven SHA-256 runs). ZGPU_ERR_INVALID_ARGUMENT for a missing or malformed part. */
+zgpu_status zg_sigv4_signing_key(const char *secret, const char *day, const char *region, const char *service,
+                                 unsigned char key[32]);
 /** Lower-case hex SHA-256 of data into hex[65]. */
 void zg_sha256_hex(const void *data, size_t n, char hex[65]);
 /** S3's URI encoding of one path segment or query value (RFC 3986 unreserved kept, every other byte %XX

@@ -1,0 +1,165 @@
+"""zgpu's S3 requests checked signature by signature: a proxy in front of moto (which accepts any signature)
+recomputes every request's Signature V4 with botocore's signer from the headers the request says it signed, checks
+x-amz-content-sha256 against the body and x-amz-date against the clock, answers 403 SignatureDoesNotMatch where
+anything differs, and forwards the rest to moto. Reads (whole, crops, sharded ranges), writes (single and multipart
+PUTs), listings (signed queries) and deletes go through it; a wrong secret is refused, so the check can fail."""
+from __future__ import annotations
+
+import calendar
+import hashlib
+import http.client
+import http.server
+import threading
+import time
+import urllib.parse
+
+import numpy as np
+import pytest
+
+import zgpu
+from conftest import BUCKET, KEY, REGION, unique
+
+pytest.importorskip("botocore")
+from botocore.auth import S3SigV4Auth  # noqa: E402
+from botocore.awsrequest import AWSRequest  # noqa: E402
+from botocore.credentials import Credentials  # noqa: E402
+
+EMPTY_SHA = hashlib.sha256(b"").hexdigest()
+
+
+def check_signature(method: str, raw_path: str, headers, body: bytes) -> str:
+    """'' when the request's Authorization is botocore's signature of it with the test credentials, else why not."""
+    auth = headers.get("Authorization", "")
+    if not auth.startswith("AWS4-HMAC-SHA256 "):
+        return "no SigV4 Authorization header"
+    parts = dict(p.strip().split("=", 1) for p in auth[len("AWS4-HMAC-SHA256 "):].split(","))
+    date = headers.get("x-amz-date", "")
+    scope = "%s/%s/%s/s3/aws4_request" % (KEY, date[:8], REGION)
+    if parts.get("Credential") != scope:
+        return "credential %r, not %r" % (parts.get("Credential"), scope)
+    try:
+        signed_at = calendar.timegm(time.strptime(date, "%Y%m%dT%H%M%SZ"))
+    except ValueError:
+        return "bad x-amz-date %r" % date
+    if abs(signed_at - time.time()) > 900:
+        return "x-amz-date %s is more than 15 minutes off" % date
+    payload = headers.get("x-amz-content-sha256")
+    if payload != "UNSIGNED-PAYLOAD" and payload != hashlib.sha256(body).hexdigest():
+        return "x-amz-content-sha256 %r is not the body's hash" % payload
+    names = parts.get("SignedHeaders", "").split(";")
+    if not {"host", "x-amz-date", "x-amz-content-sha256"} <= set(names):
+        return "signed headers %r lack host, x-amz-date or x-amz-content-sha256" % names
+    signed = {n: headers.get(n, "") for n in names}
+    req = AWSRequest(method=method, url="http://%s%s" % (headers["Host"], raw_path), headers=signed, data=body)
+    req.context["timestamp"] = date
+    signer = S3SigV4Auth(Credentials(KEY, KEY), "s3", REGION)
+    want = signer.signature(signer.string_to_sign(req, signer.canonical_request(req)), req)
+    return "" if parts.get("Signature") == want else "signature %s, botocore's %s" % (parts.get("Signature"), want)
+
+
+class VerifyingProxy(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, upstream: str):
+        u = urllib.parse.urlsplit(upstream)
+        self.upstream = (u.hostname, u.port)
+        self.checked = 0
+        self.refused = []
+        self.methods = set()
+        self.lock = threading.Lock()
+        super().__init__(("127.0.0.1", 0), ProxyHandler)
+
+
+class ProxyHandler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def _any(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(n) if n else b""
+        why = check_signature(self.command, self.path, self.headers, body)
+        srv = self.server
+        with srv.lock:
+            srv.checked += 1
+            srv.methods.add(self.command + ("?" if "?" in self.path else ""))
+            if why:
+                srv.refused.append("%s %s: %s" % (self.command, self.path, why))
+        if why:
+            msg = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>SignatureDoesNotMatch</Code><Message>%s"
+                   "</Message></Error>" % why).encode()
+            self.send_response(403)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(msg)))
+            self.end_headers()
+            self.wfile.write(msg)
+            return
+        c = http.client.HTTPConnection(*srv.upstream, timeout=30)
+        fwd = {k: v for k, v in self.headers.items() if k.lower() not in ("connection", "keep-alive")}
+        c.request(self.command, self.path, body=body if body or self.command in ("PUT", "POST") else None,
+                  headers=fwd)
+        r = c.getresponse()
+        data = r.read()
+        self.send_response(r.status, r.reason)
+        for k, v in r.getheaders():
+            if k.lower() not in ("content-length", "connection", "transfer-encoding", "keep-alive", "server", "date"):
+                self.send_header(k, v)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+        c.close()
+
+    do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = _any
+
+
+@pytest.fixture
+def proxy(s3):
+    srv = VerifyingProxy(s3.endpoint)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    before = zgpu.config.remote.get("s3_endpoint")
+    zgpu.config.set(s3_endpoint="http://127.0.0.1:%d" % srv.server_address[1])
+    yield srv
+    zgpu.config.set(s3_endpoint=before)
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_every_request_signed(proxy, request, zcfg):
+    zcfg(multipart_threshold=5 << 20, multipart_part_size=5 << 20)
+    rng = np.random.default_rng(3)
+    data = rng.integers(0, 1 << 16, size=(24, 96, 80), dtype=np.uint16)
+    big = rng.integers(0, 1 << 30, size=(1, 1600, 1000), dtype=np.uint32)  # a 6.4 MB chunk: a multipart upload
+    url = "s3://%s/%s" % (BUCKET, unique(request, ""))
+    g = zgpu.open_group(url, mode="w")
+    a = g.create_array("plain", shape=data.shape, dtype="uint16", chunks=(8, 32, 32), compressors="zstd")
+    a[...] = data
+    s = g.create_array("sharded", shape=data.shape, dtype="uint16", chunks=(4, 16, 16), shards=(8, 32, 32),
+                       compressors="zstd")
+    s[...] = data
+    m = g.create_array("multipart", shape=big.shape, dtype="uint32", chunks=big.shape)
+    m[...] = big
+    g = zgpu.open_group(url)
+    assert sorted(g.array_keys()) == ["multipart", "plain", "sharded"]  # (a signed listing query)
+    for name in ("plain", "sharded"):
+        r = g[name]
+        np.testing.assert_array_equal(r[...], data)
+        np.testing.assert_array_equal(r[3:19, 10:90, 7:61], data[3:19, 10:90, 7:61])
+        got = r.read_batch([np.s_[i:i + 4, 5:21, 9:25] for i in range(0, 20, 5)])
+        np.testing.assert_array_equal(got, np.stack([data[i:i + 4, 5:21, 9:25] for i in range(0, 20, 5)]))
+    np.testing.assert_array_equal(g["multipart"][...], big)
+    zgpu.open_group(url, mode="w")  # overwrite: the old members erased (listing and deletes)
+    assert list(zgpu.open_group(url).array_keys()) == []
+    assert proxy.refused == []
+    assert proxy.checked > 30
+    assert {"GET", "GET?", "PUT", "PUT?", "POST?", "DELETE"} <= proxy.methods, proxy.methods
+
+
+def test_wrong_secret_refused(proxy, request, monkeypatch):
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-" + KEY)
+    with pytest.raises(zgpu.ZgpuError) as ei:
+        zgpu.open_array("s3://%s/%s" % (BUCKET, unique(request)))
+    assert "403" in str(ei.value) or "SignatureDoesNotMatch" in str(ei.value), str(ei.value)
+    assert proxy.refused and "signature" in proxy.refused[0]
