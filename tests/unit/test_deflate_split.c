@@ -173,7 +173,8 @@ static void test_damaged(void) {
                     if (trial == 38) g[gn++] = 0;
                     if (trial == 39) gn--;
                 }
-                if (!zt_take()) {
+                /* (a wrong checksum byte always: under a sample of 1 in 32 a seed could take no trial that errs) */
+                if (trial != 36 && !zt_take()) {
                     free(g);
                     continue;
                 }
