@@ -2,7 +2,8 @@
 recomputes every request's Signature V4 with botocore's signer from the headers the request says it signed, checks
 x-amz-content-sha256 against the body and x-amz-date against the clock, answers 403 SignatureDoesNotMatch where
 anything differs, and forwards the rest to moto. Reads (whole, crops, sharded ranges), writes (single and multipart
-PUTs), listings (signed queries) and deletes go through it; a wrong secret is refused, so the check can fail."""
+PUTs), listings (signed queries) and deletes go through it; so do a session token (carried and signed) and keys S3
+encodes in the path (space, '+', '=', '&', '%', '~', non-ASCII); a wrong secret is refused, so the check can fail."""
 from __future__ import annotations
 
 import calendar
@@ -27,8 +28,9 @@ from botocore.credentials import Credentials  # noqa: E402
 EMPTY_SHA = hashlib.sha256(b"").hexdigest()
 
 
-def check_signature(method: str, raw_path: str, headers, body: bytes) -> str:
-    """'' when the request's Authorization is botocore's signature of it with the test credentials, else why not."""
+def check_signature(method: str, raw_path: str, headers, body: bytes, token=None) -> str:
+    """'' when the request's Authorization is botocore's signature of it with the test credentials (and, given a
+    session token, carries and signs it), else why not."""
     auth = headers.get("Authorization", "")
     if not auth.startswith("AWS4-HMAC-SHA256 "):
         return "no SigV4 Authorization header"
@@ -49,6 +51,8 @@ def check_signature(method: str, raw_path: str, headers, body: bytes) -> str:
     names = parts.get("SignedHeaders", "").split(";")
     if not {"host", "x-amz-date", "x-amz-content-sha256"} <= set(names):
         return "signed headers %r lack host, x-amz-date or x-amz-content-sha256" % names
+    if token is not None and (headers.get("x-amz-security-token") != token or "x-amz-security-token" not in names):
+        return "session token %r, signed: %s" % (headers.get("x-amz-security-token"), "x-amz-security-token" in names)
     signed = {n: headers.get(n, "") for n in names}
     req = AWSRequest(method=method, url="http://%s%s" % (headers["Host"], raw_path), headers=signed, data=body)
     req.context["timestamp"] = date
@@ -64,6 +68,8 @@ class VerifyingProxy(http.server.ThreadingHTTPServer):
         u = urllib.parse.urlsplit(upstream)
         self.upstream = (u.hostname, u.port)
         self.checked = 0
+        self.token = None  # a session token every request must carry and sign
+        self.paths = []
         self.refused = []
         self.methods = set()
         self.lock = threading.Lock()
@@ -79,10 +85,11 @@ class ProxyHandler(http.server.BaseHTTPRequestHandler):
     def _any(self):
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n) if n else b""
-        why = check_signature(self.command, self.path, self.headers, body)
         srv = self.server
+        why = check_signature(self.command, self.path, self.headers, body, srv.token)
         with srv.lock:
             srv.checked += 1
+            srv.paths.append(self.path)
             srv.methods.add(self.command + ("?" if "?" in self.path else ""))
             if why:
                 srv.refused.append("%s %s: %s" % (self.command, self.path, why))
@@ -163,3 +170,29 @@ def test_wrong_secret_refused(proxy, request, monkeypatch):
         zgpu.open_array("s3://%s/%s" % (BUCKET, unique(request)))
     assert "403" in str(ei.value) or "SignatureDoesNotMatch" in str(ei.value), str(ei.value)
     assert proxy.refused and "signature" in proxy.refused[0]
+
+
+# Keys S3 encodes: a space, '+', '=', '&', '%', '~' and non-ASCII, in the path the signature covers.
+ODD_NAMES = ["with space", "plus+sign", "eq=amp&", "pct%41", "tilde~", "\u00fcn\u00efc\u00f8de"]
+
+
+def test_session_token_and_keys_to_encode(proxy, request, monkeypatch, s3):
+    token = "FQoGZXIvYXdzE+session/token=="
+    monkeypatch.setenv("AWS_SESSION_TOKEN", token)
+    proxy.token = token
+    base = unique(request, "")
+    data = np.arange(6 * 40 * 30, dtype=np.int32).reshape(6, 40, 30)
+    for name in ODD_NAMES:
+        a = zgpu.create("s3://%s/%s/%s" % (BUCKET, base, name), shape=data.shape, dtype=data.dtype,
+                        chunks=(3, 16, 16), shards=(6, 32, 32))
+        a[...] = data
+        a.close()
+    for name in ODD_NAMES:
+        a = zgpu.open_array("s3://%s/%s/%s" % (BUCKET, base, name))
+        np.testing.assert_array_equal(a[...], data)
+        np.testing.assert_array_equal(a[1:5, 7:33, 2:29], data[1:5, 7:33, 2:29])
+    # the keys are the names themselves in the bucket (encoded on the wire, decoded by the server)
+    stored = {k.split("/")[1] for k in s3.keys(base + "/")}
+    assert stored == set(ODD_NAMES), stored
+    assert proxy.refused == []
+    assert any("%20" in p for p in proxy.paths) and any("%C3%BC" in p for p in proxy.paths), proxy.paths[:5]
