@@ -3,7 +3,8 @@ recomputes every request's Signature V4 with botocore's signer from the headers 
 x-amz-content-sha256 against the body and x-amz-date against the clock, answers 403 SignatureDoesNotMatch where
 anything differs, and forwards the rest to moto. Reads (whole, crops, sharded ranges), writes (single and multipart
 PUTs), listings (signed queries) and deletes go through it; so do a session token (carried and signed) and keys S3
-encodes in the path (space, '+', '=', '&', '%', '~', non-ASCII); a wrong secret is refused, so the check can fail."""
+encodes in the path (space, '+', '=', '&', '%', '~', non-ASCII), and virtual-host addressing (the bucket in the signed
+Host); a wrong secret is refused, so the check can fail."""
 from __future__ import annotations
 
 import calendar
@@ -70,6 +71,7 @@ class VerifyingProxy(http.server.ThreadingHTTPServer):
         self.checked = 0
         self.token = None  # a session token every request must carry and sign
         self.paths = []
+        self.hosts = set()
         self.refused = []
         self.methods = set()
         self.lock = threading.Lock()
@@ -90,6 +92,7 @@ class ProxyHandler(http.server.BaseHTTPRequestHandler):
         with srv.lock:
             srv.checked += 1
             srv.paths.append(self.path)
+            srv.hosts.add(self.headers.get("Host", ""))
             srv.methods.add(self.command + ("?" if "?" in self.path else ""))
             if why:
                 srv.refused.append("%s %s: %s" % (self.command, self.path, why))
@@ -196,3 +199,19 @@ def test_session_token_and_keys_to_encode(proxy, request, monkeypatch, s3):
     assert stored == set(ODD_NAMES), stored
     assert proxy.refused == []
     assert any("%20" in p for p in proxy.paths) and any("%C3%BC" in p for p in proxy.paths), proxy.paths[:5]
+
+
+def test_virtual_host_signed(proxy, request, zcfg):
+    """Virtual-host style (the bucket in the host name, AWS's default) signs the Host it sends: writes, reads and a
+    listing through http://bucket.localhost:port (libcurl resolves *.localhost to the loopback address)."""
+    zcfg(s3_endpoint="http://localhost:%d" % proxy.server_address[1], s3_addressing="virtual")
+    url = "s3://%s/%s" % (BUCKET, unique(request, ""))
+    data = np.arange(24 * 20, dtype=np.uint16).reshape(24, 20)
+    g = zgpu.open_group(url, mode="w")
+    a = g.create_array("v", shape=data.shape, dtype="uint16", chunks=(8, 8), compressors="zstd")
+    a[...] = data
+    g = zgpu.open_group(url)
+    assert list(g.array_keys()) == ["v"]
+    np.testing.assert_array_equal(g["v"][3:21, 2:19], data[3:21, 2:19])
+    assert proxy.refused == []
+    assert "%s.localhost:%d" % (BUCKET, proxy.server_address[1]) in proxy.hosts, proxy.hosts
