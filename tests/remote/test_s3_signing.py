@@ -26,9 +26,6 @@ from botocore.auth import S3SigV4Auth  # noqa: E402
 from botocore.awsrequest import AWSRequest  # noqa: E402
 from botocore.credentials import Credentials  # noqa: E402
 
-EMPTY_SHA = hashlib.sha256(b"").hexdigest()
-
-
 def check_signature(method: str, raw_path: str, headers, body: bytes, token=None) -> str:
     """'' when the request's Authorization is botocore's signature of it with the test credentials (and, given a
     session token, carries and signs it), else why not."""
