@@ -173,7 +173,9 @@ const char *zg_env_remote(const char *name) {
     static const char *const allowed[] = {
         "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_PROFILE",
         "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", "AWS_ENDPOINT_URL",
-        "AWS_ENDPOINT_URL_S3", "AWS_NO_SIGN_REQUEST", "HOME"};
+        "AWS_ENDPOINT_URL_S3", "AWS_NO_SIGN_REQUEST", "HOME", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+        "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", "AWS_EC2_METADATA_DISABLED", "AWS_EC2_METADATA_SERVICE_ENDPOINT"};
     for (size_t i = 0; i < sizeof allowed / sizeof *allowed; i++)
         if (strcmp(name, allowed[i]) == 0) {
             const char *v = getenv(name);

@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <openssl/crypto.h>
 
 #include "store/remote.h"
 #include "store/s3/credentials.h"
+#include "store/s3/role_credentials.h"
 #include "store/s3/sigv4.h"
 #include "store/s3/xml.h"
 #include "common/status.h"
@@ -64,6 +66,53 @@ static zgpu_status set_header_line(zg_http_req *q, const char *line) {
     return zg_http_req_set_header(q, name, colon + 2);
 }
 
+/* What one request signs with, copied under the store's lock (a role's keys may be replaced meanwhile). */
+typedef struct signing_creds {
+    char akid[256], secret[256], token[4096];
+    unsigned char key[32]; /* the day's signing key */
+} signing_creds;
+
+/* The store's keys for a request signed at `date`: a role's fetched again when they near their expiration (the
+ * process's cache, role_credentials.h), and the day's signing key derived once a day rather than once a request. */
+static zgpu_status current_creds(s3_store *s, const char *date, signing_creds *out) {
+    zgpu_status st = ZGPU_OK;
+    pthread_mutex_lock(&s->key_lock);
+    zg_s3_config *c = &s->cfg;
+    if (c->role_source && c->expiration && c->expiration - time(NULL) <= ZG_S3_ROLE_MIN_VALID_S) {
+        zg_s3_role_credentials rc;
+        st = zg_s3_role_credentials_get((zg_s3_role_source)c->role_source, ZG_S3_ROLE_MIN_VALID_S, &rc);
+        if (st == ZGPU_OK && strcmp(rc.access_key_id, c->access_key_id) != 0) s->key_day[0] = '\0';
+        if (st == ZGPU_OK && strcmp(rc.secret_access_key, c->secret_access_key) != 0) s->key_day[0] = '\0';
+        if (st == ZGPU_OK) {
+            snprintf(c->access_key_id, sizeof c->access_key_id, "%s", rc.access_key_id);
+            snprintf(c->secret_access_key, sizeof c->secret_access_key, "%s", rc.secret_access_key);
+            snprintf(c->session_token, sizeof c->session_token, "%s", rc.session_token);
+            c->expiration = rc.expiration;
+        } else if (c->expiration > time(NULL)) {
+            st = ZGPU_OK; /* (the keys held still last) */
+        } else {
+            zg_error_prefix("store '%s': the role's credentials expired and could not be fetched again: ",
+                            s->r.base.root);
+        }
+        explicit_bzero(&rc, sizeof rc);
+    }
+    if (st == ZGPU_OK && strncmp(s->key_day, date, 8) != 0) {
+        char day[9];
+        memcpy(day, date, 8);
+        day[8] = '\0';
+        st = zg_sigv4_signing_key(c->secret_access_key, day, c->region, "s3", s->key);
+        snprintf(s->key_day, sizeof s->key_day, "%s", st == ZGPU_OK ? day : "");
+    }
+    if (st == ZGPU_OK) {
+        snprintf(out->akid, sizeof out->akid, "%s", c->access_key_id);
+        snprintf(out->secret, sizeof out->secret, "%s", c->secret_access_key);
+        snprintf(out->token, sizeof out->token, "%s", c->session_token);
+        memcpy(out->key, s->key, sizeof out->key);
+    }
+    pthread_mutex_unlock(&s->key_lock);
+    return st;
+}
+
 /* Signs one attempt: host, path and query from its URL, a fresh date, the body's hash. */
 static zgpu_status s3_sign(void *user, zg_http_req *q) {
     s3_store *s = user;
@@ -89,33 +138,23 @@ static zgpu_status s3_sign(void *user, zg_http_req *q) {
     if (q->upload) zg_sha256_hex(q->upload, q->upload_len, payload); /* else NULL: the signer's hash of "" */
     char date[17];
     zg_sigv4_now(date);
-    /* the day's signing key, derived once a day rather than once a request */
-    unsigned char key[32];
-    zgpu_status kst = ZGPU_OK;
-    pthread_mutex_lock(&s->key_lock);
-    if (strncmp(s->key_day, date, 8) != 0) {
-        char day[9];
-        memcpy(day, date, 8);
-        day[8] = '\0';
-        kst = zg_sigv4_signing_key(s->cfg.secret_access_key, day, s->cfg.region, "s3", s->key);
-        snprintf(s->key_day, sizeof s->key_day, "%s", kst == ZGPU_OK ? day : "");
-    }
-    memcpy(key, s->key, sizeof key);
-    pthread_mutex_unlock(&s->key_lock);
-    ZG_FORWARD(kst);
+    signing_creds *sc = malloc(sizeof *sc);
+    if (!sc) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    zgpu_status st = current_creds(s, date, sc);
     zg_sigv4_request sr = {.method = names[q->method], .host = host, .path = path, .query = query,
                            .payload_sha256 = q->upload ? payload : NULL, .region = s->cfg.region, .service = "s3",
-                           .amz_date = date, .signing_key = key};
-    zg_sigv4_credentials cr = {s->cfg.access_key_id, s->cfg.secret_access_key, s->cfg.session_token};
-    zg_sigv4_result *res = malloc(sizeof *res);
-    if (!res) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
-    zgpu_status st = zg_sigv4_sign(&sr, &cr, res);
+                           .amz_date = date, .signing_key = sc->key};
+    zg_sigv4_credentials cr = {sc->akid, sc->secret, sc->token};
+    zg_sigv4_result *res = st == ZGPU_OK ? malloc(sizeof *res) : NULL;
+    if (st == ZGPU_OK && !res) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
+    if (st == ZGPU_OK) st = zg_sigv4_sign(&sr, &cr, res);
     if (st == ZGPU_OK) st = set_header_line(q, res->authorization);
     if (st == ZGPU_OK) st = set_header_line(q, res->x_amz_date);
     if (st == ZGPU_OK) st = set_header_line(q, res->x_amz_content_sha256);
     if (st == ZGPU_OK && res->x_amz_security_token[0]) st = set_header_line(q, res->x_amz_security_token);
     free(res);
-    OPENSSL_cleanse(key, sizeof key);
+    OPENSSL_cleanse(sc, sizeof *sc);
+    free(sc);
     return st;
 }
 

@@ -26,15 +26,15 @@ from botocore.auth import S3SigV4Auth  # noqa: E402
 from botocore.awsrequest import AWSRequest  # noqa: E402
 from botocore.credentials import Credentials  # noqa: E402
 
-def check_signature(method: str, raw_path: str, headers, body: bytes, token=None) -> str:
-    """'' when the request's Authorization is botocore's signature of it with the test credentials (and, given a
+def check_signature(method: str, raw_path: str, headers, body: bytes, token=None, keys=(KEY, KEY)) -> str:
+    """'' when the request's Authorization is botocore's signature of it with the key pair `keys` (and, given a
     session token, carries and signs it), else why not."""
     auth = headers.get("Authorization", "")
     if not auth.startswith("AWS4-HMAC-SHA256 "):
         return "no SigV4 Authorization header"
     parts = dict(p.strip().split("=", 1) for p in auth[len("AWS4-HMAC-SHA256 "):].split(","))
     date = headers.get("x-amz-date", "")
-    scope = "%s/%s/%s/s3/aws4_request" % (KEY, date[:8], REGION)
+    scope = "%s/%s/%s/s3/aws4_request" % (keys[0], date[:8], REGION)
     if parts.get("Credential") != scope:
         return "credential %r, not %r" % (parts.get("Credential"), scope)
     try:
@@ -54,7 +54,7 @@ def check_signature(method: str, raw_path: str, headers, body: bytes, token=None
     signed = {n: headers.get(n, "") for n in names}
     req = AWSRequest(method=method, url="http://%s%s" % (headers["Host"], raw_path), headers=signed, data=body)
     req.context["timestamp"] = date
-    signer = S3SigV4Auth(Credentials(KEY, KEY), "s3", REGION)
+    signer = S3SigV4Auth(Credentials(keys[0], keys[1]), "s3", REGION)
     want = signer.signature(signer.string_to_sign(req, signer.canonical_request(req)), req)
     return "" if parts.get("Signature") == want else "signature %s, botocore's %s" % (parts.get("Signature"), want)
 
@@ -67,6 +67,7 @@ class VerifyingProxy(http.server.ThreadingHTTPServer):
         self.upstream = (u.hostname, u.port)
         self.checked = 0
         self.token = None  # a session token every request must carry and sign
+        self.keys = (KEY, KEY)  # the key pair every request must be signed with
         self.paths = []
         self.hosts = set()
         self.refused = []
@@ -85,7 +86,7 @@ class ProxyHandler(http.server.BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n) if n else b""
         srv = self.server
-        why = check_signature(self.command, self.path, self.headers, body, srv.token)
+        why = check_signature(self.command, self.path, self.headers, body, srv.token, srv.keys)
         with srv.lock:
             srv.checked += 1
             srv.paths.append(self.path)
@@ -100,7 +101,8 @@ class ProxyHandler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Type", "application/xml")
             self.send_header("Content-Length", str(len(msg)))
             self.end_headers()
-            self.wfile.write(msg)
+            if self.command != "HEAD":
+                self.wfile.write(msg)
             return
         c = http.client.HTTPConnection(*srv.upstream, timeout=30)
         fwd = {k: v for k, v in self.headers.items() if k.lower() not in ("connection", "keep-alive")}

@@ -10,6 +10,7 @@
 #include "test.h"
 #include "common/status.h"
 #include "store/s3/credentials.h"
+#include "store/s3/role_credentials.h"
 
 static char g_root[256];
 static char g_home[512];
@@ -18,11 +19,15 @@ static int g_case;
 static const char *const VARS[] = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
                                    "AWS_DEFAULT_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION",
                                    "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", "AWS_ENDPOINT_URL",
-                                   "AWS_ENDPOINT_URL_S3", "AWS_NO_SIGN_REQUEST"};
+                                   "AWS_ENDPOINT_URL_S3", "AWS_NO_SIGN_REQUEST", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+                                   "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+                                   "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", "AWS_EC2_METADATA_SERVICE_ENDPOINT"};
 
-/* A fresh, empty HOME (with .aws/) and no AWS_* variable set. */
+/* A fresh, empty HOME (with .aws/) and no AWS_* variable set but AWS_EC2_METADATA_DISABLED (no keys: anonymous,
+ * whatever machine this runs on; the role's credentials are tests/remote/test_s3_role_credentials.py's). */
 static void fresh(void) {
     for (size_t i = 0; i < sizeof VARS / sizeof *VARS; i++) unsetenv(VARS[i]);
+    setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
     snprintf(g_home, sizeof g_home, "%s/home%d", g_root, ++g_case);
     mkdir(g_home, 0700);
     char aws[600];
@@ -532,6 +537,52 @@ static void test_read_profile_file(void) {
     CHECK_STR(cfg.session_token, "OLD");
 }
 
+/* A role's credentials: the answer's JSON parsed (with its expiry, or none), malformed answers named; a container
+ * endpoint that is not loopback, https or the container agent's refused before anything is sent; a named container
+ * endpoint that does not answer an error naming it; an instance metadata service that does not answer: anonymous.
+ * The fetches themselves, refresh included, against local servers: tests/remote/test_s3_role_credentials.py. */
+static void test_role_credentials(void) {
+    zg_s3_role_credentials rc;
+    const char *doc = "{\"Code\": \"Success\", \"Type\": \"AWS-HMAC\", \"AccessKeyId\": \"ASIAROLE\", "
+                      "\"SecretAccessKey\": \"rolesecret\", \"Token\": \"roletoken\", "
+                      "\"Expiration\": \"2026-11-28T16:30:05Z\"}";
+    CHECK_OK(zg_s3_role_credentials_parse(doc, strlen(doc), "here", &rc));
+    CHECK_STR(rc.access_key_id, "ASIAROLE");
+    CHECK_STR(rc.secret_access_key, "rolesecret");
+    CHECK_STR(rc.session_token, "roletoken");
+    CHECK_EQ_U64((uint64_t)rc.expiration, 1795883405ull); /* date -u -d 2026-11-28T16:30:05Z +%s */
+    const char *ecs = "{\"AccessKeyId\":\"A\",\"SecretAccessKey\":\"S\",\"Token\":\"T\","
+                      "\"Expiration\":\"2026-11-28T16:30:05.123+00:00\"}";
+    CHECK_OK(zg_s3_role_credentials_parse(ecs, strlen(ecs), "here", &rc));
+    CHECK_EQ_U64((uint64_t)rc.expiration, 1795883405ull);
+    const char *forever = "{\"AccessKeyId\":\"A\",\"SecretAccessKey\":\"S\"}";
+    CHECK_OK(zg_s3_role_credentials_parse(forever, strlen(forever), "here", &rc));
+    CHECK(rc.expiration == 0 && rc.session_token[0] == '\0');
+    const char *bad[] = {"not json", "{\"AccessKeyId\":\"A\"}", "{\"Code\":\"Failure\",\"AccessKeyId\":\"A\","
+                         "\"SecretAccessKey\":\"S\"}", "{\"AccessKeyId\":\"A\",\"SecretAccessKey\":\"S\","
+                         "\"Expiration\":\"tomorrow\"}", "{\"AccessKeyId\":\"\",\"SecretAccessKey\":\"S\"}"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        CHECK(zg_s3_role_credentials_parse(bad[i], strlen(bad[i]), "the test's answer", &rc) != ZGPU_OK);
+        CHECK(strstr(zgpu_last_error(), "the test's answer") != NULL);
+        CHECK(rc.access_key_id[0] == '\0');
+    }
+
+    fresh();
+    zg_s3_config cfg;
+    setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://example.com/creds", 1);
+    CHECK_STATUS(zg_s3_config_resolve(NULL, &cfg), ZGPU_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(zgpu_last_error(), "example.com") != NULL);
+    setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:1/creds", 1); /* (nothing listens on port 1) */
+    CHECK(zg_s3_config_resolve(NULL, &cfg) != ZGPU_OK);
+    CHECK(strstr(zgpu_last_error(), "http://127.0.0.1:1/creds") != NULL);
+    unsetenv("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+    unsetenv("AWS_EC2_METADATA_DISABLED");
+    setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:1", 1);
+    CHECK_OK(zg_s3_config_resolve(NULL, &cfg));
+    CHECK(cfg.anonymous == 1 && cfg.role_source == 0);
+    CHECK_STR(cfg.source, "anonymous");
+}
+
 int main(void) {
     snprintf(g_root, sizeof g_root, "/tmp/zgpu-test-s3-credentials-XXXXXX");
     if (!mkdtemp(g_root)) { perror("mkdtemp"); return 1; }
@@ -546,6 +597,7 @@ int main(void) {
     test_malformed();
     test_unsupported_sources();
     test_read_profile_file();
+    test_role_credentials();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_root);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_root);

@@ -3,6 +3,7 @@
  * shared files. The environment is read only through zg_env_remote (common/env.c). Secrets never appear in a
  * message or in `source`. */
 #include "store/s3/credentials.h"
+#include "store/s3/role_credentials.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -350,6 +351,25 @@ static zgpu_status resolve_keys(const zg_s3_choice *c, shared *sh, zg_s3_config 
                  "AWS profile '%s' gets its credentials through %s, which zgpu does not support; export them "
                  "instead (e.g. eval \"$(aws configure export-credentials --profile %s --format env)\")",
                  out->profile, unsupported, out->profile);
+    /* No key pair configured: the role's temporary credentials (a container's endpoint, EC2's instance profile).
+     * A container endpoint named but failing is an error; an instance metadata service that gives none (not on EC2,
+     * no role, something else answering there) leaves the requests anonymous, as the AWS CLI's. */
+    const zg_s3_role_source rs = zg_s3_role_source_of_environment();
+    if (rs != ZG_S3_ROLE_NONE) {
+        zg_s3_role_credentials rc;
+        const zgpu_status st = zg_s3_role_credentials_get(rs, ZG_S3_ROLE_MIN_VALID_S, &rc);
+        if (st == ZGPU_OK) {
+            copy_str(out->access_key_id, sizeof out->access_key_id, rc.access_key_id);
+            copy_str(out->secret_access_key, sizeof out->secret_access_key, rc.secret_access_key);
+            copy_str(out->session_token, sizeof out->session_token, rc.session_token);
+            copy_str(out->source, sizeof out->source, rc.source);
+            out->role_source = (int)rs;
+            out->expiration = rc.expiration;
+            explicit_bzero(&rc, sizeof rc);
+            return ZGPU_OK;
+        }
+        if (rs != ZG_S3_ROLE_INSTANCE) return st;
+    }
     out->anonymous = 1;
     copy_str(out->source, sizeof out->source, "anonymous");
     return ZGPU_OK;

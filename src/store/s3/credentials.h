@@ -1,10 +1,13 @@
 /* Where S3 credentials and the region come from, in the AWS CLI's order: explicit options, then the
  * environment (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN, AWS_PROFILE, AWS_REGION /
  * AWS_DEFAULT_REGION, AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE, AWS_ENDPOINT_URL(_S3)), then the shared
- * files (~/.aws/credentials and ~/.aws/config, profile sections "[name]" and "[profile name]"). None found:
+ * files (~/.aws/credentials and ~/.aws/config, profile sections "[name]" and "[profile name]"), then the role's
+ * temporary credentials (a container's endpoint, EC2's instance profile: role_credentials.h). None found:
  * anonymous (unsigned requests, for public buckets). The environment is read through common/env.c. */
 #ifndef ZG_S3_CREDENTIALS_H
 #define ZG_S3_CREDENTIALS_H
+#include <time.h>
+
 #include "zgpu.h"
 
 typedef struct zg_s3_config {
@@ -17,7 +20,11 @@ typedef struct zg_s3_config {
     int anonymous;            /* 1: no credentials found (or asked for): requests are not signed */
     int path_style;           /* 1: http(s)://endpoint/bucket/key; 0: http(s)://bucket.endpoint/key */
     char source[128];         /* where the credentials came from ("environment", "~/.aws/credentials [dev]",
-                               * "options", "anonymous") — for messages; never the secret */
+                               * "options", "instance profile 'role' (...)", "anonymous") — for messages; never the
+                               * secret */
+    int role_source;          /* a zg_s3_role_source: the keys are a role's temporary ones (role_credentials.h),
+                               * fetched again before `expiration`; 0: configured keys */
+    time_t expiration;        /* of a role's keys; 0: none */
 } zg_s3_config;
 
 /* What the caller chose (zgpu_remote_options); NULL / 0 fields = not chosen. */
