@@ -165,3 +165,14 @@ def test_no_role_is_anonymous(proxy, role_server, no_keys, request):  # noqa: F8
         zgpu.open_array("s3://%s/%s" % (BUCKET, unique(request)))
     assert proxy.refused and all("no SigV4 Authorization" in r for r in proxy.refused), proxy.refused
     assert role_server.handed == []
+
+
+def test_keys_near_expiry_not_fetched_per_request(proxy, role_server, no_keys, request):  # noqa: F811
+    """Keys with 5 minutes left (EC2 may hand out such) are fetched again at most once a minute until they expire,
+    not for every request: a write and a read in that minute are all signed with the first set."""
+    role_server.lifetimes = [300]
+    no_keys.setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", role_server.url)
+    proxy.keys, proxy.token = ("ASIAROLE1", "rolesecret1"), "roletoken1/+="
+    _round_trip("s3://%s/%s" % (BUCKET, unique(request)))
+    assert proxy.refused == [] and proxy.checked > 3
+    assert len(role_server.handed) == 1

@@ -284,8 +284,14 @@ zgpu_status zg_s3_role_credentials_get(zg_s3_role_source source, int min_valid_s
         explicit_bzero(&fresh, sizeof fresh);
         return ZGPU_OK;
     }
-    /* a refresh that failed while the credentials held still last: they serve until they expire */
-    if (state == 1 && out->expiration > now) return ZGPU_OK;
+    /* a refresh that failed while the credentials held still last: they serve until they expire, and the next try is
+     * a minute away (not one per request while the endpoint is down) */
+    if (state == 1 && out->expiration > now) {
+        pthread_mutex_lock(&cache_mu);
+        if (strcmp(cache[source].key, key) == 0) cache[source].fetched = now;
+        pthread_mutex_unlock(&cache_mu);
+        return ZGPU_OK;
+    }
     if (state == 1) explicit_bzero(out, sizeof *out);
     return st;
 }
