@@ -68,6 +68,7 @@ zgpu_status zg_remote_req(zg_remote_store *r, zg_http_req *q, zg_http_method m, 
     q->method = m;
     q->range_length = ZG_HTTP_WHOLE;
     q->not_found_403 = r->not_found_403;
+    q->auth_note = r->auth_note[0] ? r->auth_note : NULL;
     q->prepare = r->ops->prepare;
     q->prepare_user = r;
     q->url = r->ops->url(r, key, query);

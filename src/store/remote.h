@@ -29,6 +29,7 @@ struct zg_remote_store {
     const zg_remote_ops *ops;
     int not_found_403;               /* anonymous S3 reads: a bucket that forbids listing answers 403 for a
                                       * missing key */
+    char auth_note[200];             /* how its requests are authorised, for access-denied messages; "" none */
 };
 
 /** Initialises the shared part (root copied for messages). */

@@ -188,6 +188,7 @@ static zgpu_status list_page(s3_store *s, const char *object_prefix, int delimit
         q.range_length = ZG_HTTP_WHOLE;
         q.prepare = s3_sign;
         q.prepare_user = s;
+        q.auth_note = s->r.auth_note;
         q.url = object_url(s, "", query);
         if (!q.url) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory");
     }
@@ -547,6 +548,11 @@ zgpu_status zg_store_s3_open(const char *bucket, const char *prefix, const zg_re
         return st;
     }
     s->r.not_found_403 = s->cfg.anonymous;
+    if (s->cfg.anonymous)
+        snprintf(s->r.auth_note, sizeof s->r.auth_note, "requests unsigned: no S3 credentials found, or anonymous "
+                 "asked for");
+    else
+        snprintf(s->r.auth_note, sizeof s->r.auth_note, "requests signed with the credentials of %s", s->cfg.source);
     /* its identity (store.h id): where its objects are, so that one bucket at two endpoints is two stores */
     size_t il = strlen(s->origin) + strlen(s->bucket_path) + strlen(prefix) + 2;
     char *id = malloc(il);

@@ -124,6 +124,11 @@ def test_instance_profile(proxy, role_server, no_keys, request):  # noqa: F811
     assert len(role_server.handed) == 1  # one fetch for the process's stores
     assert role_server.requests[:3] == ["PUT /latest/api/token", "GET /latest/meta-data/iam/security-credentials/",
                                         "GET /latest/meta-data/iam/security-credentials/zgpu-role"]
+    # refused, an access-denied error says whose keys signed
+    proxy.keys = ("ASIAOTHER", "other")
+    with pytest.raises(zgpu.ZgpuError) as ei:
+        zgpu.open_array("s3://%s/%s" % (BUCKET, unique(request)))
+    assert "signed with the credentials of instance profile 'zgpu-role'" in str(ei.value), str(ei.value)
 
 
 def test_expired_keys_fetched_again(proxy, role_server, no_keys, request):  # noqa: F811

@@ -170,7 +170,8 @@ def test_wrong_secret_refused(proxy, request, monkeypatch):
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-" + KEY)
     with pytest.raises(zgpu.ZgpuError) as ei:
         zgpu.open_array("s3://%s/%s" % (BUCKET, unique(request)))
-    assert "403" in str(ei.value) or "SignatureDoesNotMatch" in str(ei.value), str(ei.value)
+    assert "403" in str(ei.value) and "SignatureDoesNotMatch" in str(ei.value), str(ei.value)
+    assert "[requests signed with the credentials of environment]" in str(ei.value), str(ei.value)
     assert proxy.refused and "signature" in proxy.refused[0]
 
 

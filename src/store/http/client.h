@@ -90,6 +90,8 @@ typedef struct zg_http_req {
     char error[512];              /* a one-line message when status != ZGPU_OK: method, URL, what went wrong */
     int not_found_403;            /* caller sets: treat 403 as absent (public buckets answer 403 for a missing key
                                    * when listing is not allowed) */
+    const char *auth_note;        /* caller sets, or NULL: how the request is authorised, added to a 401 or 403's
+                                   * message ("unsigned: no S3 credentials found"); not owned */
     /* called once the request has its final result (any status), from the thread running its part of the batch
      * (zg_http_run may use several): e.g. to start decoding a value while the rest of the batch is in flight */
     void (*done)(void *user, struct zg_http_req *r);

@@ -414,8 +414,10 @@ int xfer_judge(xfer *x, CURLcode rc) {
             xfer_final(x, ZGPU_ERR_CORRUPT_DATA, 0);
             return O_DONE;
         }
-        snprintf(x->why, sizeof x->why, "%sHTTP %ld%s", code == 401 || code == 403 ? "access denied: " : "", code,
-                 s3);
+        const int denied = code == 401 || code == 403;
+        snprintf(x->why, sizeof x->why, "%sHTTP %ld%s%s%s%s", denied ? "access denied: " : "", code, s3,
+                 denied && r->auth_note ? " [" : "", denied && r->auth_note ? r->auth_note : "",
+                 denied && r->auth_note ? "]" : "");
         xfer_final(x, ZGPU_ERR_IO, 0);
         return O_DONE;
     }
