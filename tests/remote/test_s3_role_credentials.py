@@ -10,6 +10,7 @@ import datetime
 import http.server
 import json
 import threading
+import urllib.parse
 
 import numpy as np
 import pytest
@@ -27,6 +28,7 @@ class RoleServer(http.server.ThreadingHTTPServer):
 
     def __init__(self, role="zgpu-role", auth=None):
         self.role = role
+        self.web_token = None         # the web identity token STS accepts
         self.lifetimes = []           # seconds each of the next key sets lasts (< 0: expired already); then an hour
         self.auth = auth              # the container endpoint's expected Authorization, or None
         self.tokens = set()
@@ -70,6 +72,25 @@ class RoleHandler(http.server.BaseHTTPRequestHandler):
         tok = "imds-token-%d" % len(srv.tokens)
         srv.tokens.add(tok)
         self._send(200, tok.encode())
+
+    def do_POST(self):  # STS AssumeRoleWithWebIdentity (form-encoded, unsigned)
+        srv = self.server
+        n = int(self.headers.get("Content-Length") or 0)
+        form = urllib.parse.parse_qs(self.rfile.read(n).decode())
+        srv.requests.append("POST %s %s" % (self.path, form.get("Action", [""])[0]))
+        if not self.path.startswith("/sts/") or form.get("Action") != ["AssumeRoleWithWebIdentity"] or \
+                form.get("Version") != ["2011-06-15"] or not form.get("RoleSessionName"):
+            return self._send(400)
+        if form.get("WebIdentityToken") != [srv.web_token] or form.get("RoleArn") != ["arn:aws:iam::1:role/pod"]:
+            return self._send(403, b"<ErrorResponse><Error><Type>Sender</Type><Code>InvalidIdentityToken</Code>"
+                                   b"<Message>the token is not valid</Message></Error></ErrorResponse>")
+        k = srv.next_keys()
+        xml = ("<AssumeRoleWithWebIdentityResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\">"
+               "<AssumeRoleWithWebIdentityResult><Credentials><SessionToken>%s</SessionToken>"
+               "<SecretAccessKey>%s</SecretAccessKey><Expiration>%s</Expiration><AccessKeyId>%s</AccessKeyId>"
+               "</Credentials></AssumeRoleWithWebIdentityResult></AssumeRoleWithWebIdentityResponse>"
+               % (k["Token"], k["SecretAccessKey"], k["Expiration"], k["AccessKeyId"]))
+        self._send(200, xml.encode())
 
     def do_GET(self):
         srv = self.server
@@ -181,3 +202,24 @@ def test_keys_near_expiry_not_fetched_per_request(proxy, role_server, no_keys, r
     _round_trip("s3://%s/%s" % (BUCKET, unique(request)))
     assert proxy.refused == [] and proxy.checked > 3
     assert len(role_server.handed) == 1
+
+
+def test_web_identity(proxy, role_server, no_keys, request, tmp_path):  # noqa: F811
+    """A pod's role on EKS (IAM roles for service accounts): the token file exchanged at STS for the role's keys,
+    taken before the shared files; a token STS refuses is an error naming the role and STS's code."""
+    token = tmp_path / "token"
+    token.write_text("eyJ-web-identity+token/==\n")
+    role_server.web_token = "eyJ-web-identity+token/=="
+    no_keys.setenv("AWS_WEB_IDENTITY_TOKEN_FILE", str(token))
+    no_keys.setenv("AWS_ROLE_ARN", "arn:aws:iam::1:role/pod")
+    no_keys.setenv("AWS_ENDPOINT_URL_STS", role_server.url + "/sts/")
+    proxy.keys, proxy.token = ("ASIAROLE1", "rolesecret1"), "roletoken1/+="
+    _round_trip("s3://%s/%s" % (BUCKET, unique(request)))
+    assert proxy.refused == []
+    assert role_server.requests == ["POST /sts/ AssumeRoleWithWebIdentity"]
+    role_server.web_token = "another"
+    no_keys.setenv("AWS_ROLE_ARN", "arn:aws:iam::1:role/pod")
+    no_keys.setenv("AWS_ENDPOINT_URL_STS", role_server.url + "/sts/?again")
+    with pytest.raises(zgpu.ZgpuError) as ei:
+        zgpu.open_array("s3://%s/%s" % (BUCKET, unique(request)))
+    assert "arn:aws:iam::1:role/pod" in str(ei.value) and "InvalidIdentityToken" in str(ei.value), str(ei.value)

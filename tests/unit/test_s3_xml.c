@@ -398,6 +398,36 @@ static void test_complete_body(void) {
     free(many);
 }
 
+/* STS AssumeRoleWithWebIdentity: the credentials three levels down (with a namespace and an entity), an error
+ * response's Code and Message quoted, no credentials named, every cut of a good response an error or complete. */
+static void test_sts_credentials(void) {
+    const char *ok = "<AssumeRoleWithWebIdentityResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\">"
+                     "<AssumeRoleWithWebIdentityResult><SubjectFromWebIdentityToken>system:sa</SubjectFromWebIdentityToken>"
+                     "<Credentials>\n  <SessionToken>FwoG&amp;token==</SessionToken>"
+                     "<SecretAccessKey>wJalr/secret</SecretAccessKey><Expiration>2026-11-28T16:30:05Z</Expiration>"
+                     "<AccessKeyId>ASIASTS</AccessKeyId></Credentials></AssumeRoleWithWebIdentityResult>"
+                     "<ResponseMetadata><RequestId>r</RequestId></ResponseMetadata></AssumeRoleWithWebIdentityResponse>";
+    zg_sts_credentials c;
+    CHECK_OK(zg_s3_parse_sts_credentials(ok, strlen(ok), &c));
+    CHECK_STR(c.access_key_id, "ASIASTS");
+    CHECK_STR(c.secret_access_key, "wJalr/secret");
+    CHECK_STR(c.session_token, "FwoG&token==");
+    CHECK_STR(c.expiration, "2026-11-28T16:30:05Z");
+    const char *err = "<ErrorResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\"><Error><Type>Sender</Type>"
+                      "<Code>InvalidIdentityToken</Code><Message>Incorrect token audience</Message></Error>"
+                      "<RequestId>r</RequestId></ErrorResponse>";
+    CHECK_STATUS(zg_s3_parse_sts_credentials(err, strlen(err), &c), ZGPU_ERR_IO);
+    CHECK(strstr(zgpu_last_error(), "InvalidIdentityToken: Incorrect token audience") != NULL);
+    CHECK(c.access_key_id[0] == '\0');
+    const char *none = "<AssumeRoleWithWebIdentityResponse><AssumeRoleWithWebIdentityResult/></AssumeRoleWithWebIdentityResponse>";
+    CHECK_STATUS(zg_s3_parse_sts_credentials(none, strlen(none), &c), ZGPU_ERR_IO);
+    CHECK(strstr(zgpu_last_error(), "no <Credentials>") != NULL);
+    for (size_t cut = 0; cut < strlen(ok); cut++) {
+        zgpu_status st = zg_s3_parse_sts_credentials(ok, cut, &c);
+        CHECK(st != ZGPU_OK || (strcmp(c.access_key_id, "ASIASTS") == 0 && strcmp(c.secret_access_key, "wJalr/secret") == 0));
+    }
+}
+
 int main(void) {
     test_listing();
     test_truncated_page();
@@ -409,5 +439,6 @@ int main(void) {
     test_upload_id();
     test_error_body();
     test_complete_body();
+    test_sts_credentials();
     TEST_MAIN_END();
 }

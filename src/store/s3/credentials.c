@@ -304,6 +304,26 @@ static zgpu_status take_env_keys(zg_s3_config *out, int *taken) {
     return ZGPU_OK;
 }
 
+/* A role's temporary keys (role_credentials.h). A container endpoint or web identity named but failing is an error;
+ * an instance metadata service that gives none (not on EC2, no role, something else answering there) leaves
+ * *taken 0: anonymous, as the AWS CLI's. */
+static zgpu_status take_role_keys(zg_s3_role_source rs, zg_s3_config *out, int *taken) {
+    *taken = 0;
+    if (rs == ZG_S3_ROLE_NONE) return ZGPU_OK;
+    zg_s3_role_credentials rc;
+    const zgpu_status st = zg_s3_role_credentials_get(rs, ZG_S3_ROLE_MIN_VALID_S, &rc);
+    if (st != ZGPU_OK) return rs == ZG_S3_ROLE_INSTANCE ? ZGPU_OK : st;
+    copy_str(out->access_key_id, sizeof out->access_key_id, rc.access_key_id);
+    copy_str(out->secret_access_key, sizeof out->secret_access_key, rc.secret_access_key);
+    copy_str(out->session_token, sizeof out->session_token, rc.session_token);
+    copy_str(out->source, sizeof out->source, rc.source);
+    out->role_source = (int)rs;
+    out->expiration = rc.expiration;
+    explicit_bzero(&rc, sizeof rc);
+    *taken = 1;
+    return ZGPU_OK;
+}
+
 typedef struct shared {
     char cred_path[1024], config_path[1024];
     profile_data cred, config;
@@ -340,6 +360,9 @@ static zgpu_status resolve_keys(const zg_s3_choice *c, shared *sh, zg_s3_config 
     for (int pass = 0; pass < 2 && !taken; pass++) {
         if ((pass == 0) != profile_first) {
             ZG_FORWARD(take_env_keys(out, &taken));
+            /* a pod's web identity comes right after the environment's keys, as in the AWS CLI */
+            if (!taken && zg_s3_web_identity_configured())
+                ZG_FORWARD(take_role_keys(ZG_S3_ROLE_WEB_IDENTITY, out, &taken));
         } else {
             ZG_FORWARD(take_file_keys(&sh->cred, sh->cred_path, out->profile, out, &taken));
             if (!taken) ZG_FORWARD(take_file_keys(&sh->config, sh->config_path, out->profile, out, &taken));
@@ -351,25 +374,9 @@ static zgpu_status resolve_keys(const zg_s3_choice *c, shared *sh, zg_s3_config 
                  "AWS profile '%s' gets its credentials through %s, which zgpu does not support; export them "
                  "instead (e.g. eval \"$(aws configure export-credentials --profile %s --format env)\")",
                  out->profile, unsupported, out->profile);
-    /* No key pair configured: the role's temporary credentials (a container's endpoint, EC2's instance profile).
-     * A container endpoint named but failing is an error; an instance metadata service that gives none (not on EC2,
-     * no role, something else answering there) leaves the requests anonymous, as the AWS CLI's. */
-    const zg_s3_role_source rs = zg_s3_role_source_of_environment();
-    if (rs != ZG_S3_ROLE_NONE) {
-        zg_s3_role_credentials rc;
-        const zgpu_status st = zg_s3_role_credentials_get(rs, ZG_S3_ROLE_MIN_VALID_S, &rc);
-        if (st == ZGPU_OK) {
-            copy_str(out->access_key_id, sizeof out->access_key_id, rc.access_key_id);
-            copy_str(out->secret_access_key, sizeof out->secret_access_key, rc.secret_access_key);
-            copy_str(out->session_token, sizeof out->session_token, rc.session_token);
-            copy_str(out->source, sizeof out->source, rc.source);
-            out->role_source = (int)rs;
-            out->expiration = rc.expiration;
-            explicit_bzero(&rc, sizeof rc);
-            return ZGPU_OK;
-        }
-        if (rs != ZG_S3_ROLE_INSTANCE) return st;
-    }
+    /* No key pair configured: the role's temporary credentials (a container's endpoint, EC2's instance profile). */
+    ZG_FORWARD(take_role_keys(zg_s3_role_source_of_environment(), out, &taken));
+    if (taken) return ZGPU_OK;
     out->anonymous = 1;
     copy_str(out->source, sizeof out->source, "anonymous");
     return ZGPU_OK;

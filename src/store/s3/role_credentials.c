@@ -14,6 +14,7 @@
 #include "common/env.h"
 #include "common/json.h"
 #include "common/status.h"
+#include "store/s3/xml.h"
 
 #define CONTAINER_HOST "http://169.254.170.2"
 #define IMDS_DEFAULT "http://169.254.169.254"
@@ -22,6 +23,10 @@
 #define CONTAINER_TIMEOUT_MS 2000L
 
 static int is_true(const char *v) { return v && (strcmp(v, "true") == 0 || strcmp(v, "TRUE") == 0 || strcmp(v, "1") == 0); }
+
+int zg_s3_web_identity_configured(void) {
+    return zg_env_remote("AWS_ROLE_ARN") && zg_env_remote("AWS_WEB_IDENTITY_TOKEN_FILE");
+}
 
 zg_s3_role_source zg_s3_role_source_of_environment(void) {
     if (zg_env_remote("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") || zg_env_remote("AWS_CONTAINER_CREDENTIALS_FULL_URI"))
@@ -37,14 +42,16 @@ static size_t collect(char *p, size_t size, size_t n, void *user) {
     return k;
 }
 
-/* One request; *code the HTTP status (0: no answer). ZGPU_ERR_NOT_FOUND when nothing answered. */
-static zgpu_status request(const char *method, const char *url, const char *header, long timeout_ms, zg_buf *body,
-                           long *code) {
+/* One request (a POST sends `form`, form-encoded); *code the HTTP status (0: no answer). ZGPU_ERR_NOT_FOUND when
+ * nothing answered. */
+static zgpu_status request(const char *method, const char *url, const char *header, const char *form, long timeout_ms,
+                           zg_buf *body, long *code) {
     *code = 0;
     body->size = 0;
     CURL *e = curl_easy_init();
     if (!e) return zg_error(ZGPU_ERR_NO_MEMORY, "S3 credentials: out of memory for a request to %s", url);
     struct curl_slist *hl = header ? curl_slist_append(NULL, header) : NULL;
+    if (form) hl = curl_slist_append(hl, "Content-Type: application/x-www-form-urlencoded");
     curl_easy_setopt(e, CURLOPT_URL, url);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
@@ -58,6 +65,7 @@ static zgpu_status request(const char *method, const char *url, const char *head
         curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, 0L);
     }
+    if (form) curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, form);
     if (hl) curl_easy_setopt(e, CURLOPT_HTTPHEADER, hl);
     const CURLcode rc = curl_easy_perform(e);
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, code);
@@ -170,7 +178,7 @@ static zgpu_status fetch_container(zg_s3_role_credentials *out, zg_buf *body) {
         snprintf(header, sizeof header, "Authorization: %s", token);
     }
     long code;
-    ZG_FORWARD(request("GET", url, token ? header : NULL, CONTAINER_TIMEOUT_MS, body, &code));
+    ZG_FORWARD(request("GET", url, token ? header : NULL, NULL, CONTAINER_TIMEOUT_MS, body, &code));
     ZG_RETURN_IF(code != 200, ZGPU_ERR_IO, "S3 credentials: GET %s answered HTTP %ld", url, code);
     char where[2200];
     snprintf(where, sizeof where, "container credentials (%s)", url);
@@ -188,7 +196,7 @@ static zgpu_status fetch_instance(zg_s3_role_credentials *out, zg_buf *body) {
     char url[2400], header[256];
     long code;
     snprintf(url, sizeof url, "%.*s/latest/api/token", (int)bl, base);
-    ZG_FORWARD(request("PUT", url, "X-aws-ec2-metadata-token-ttl-seconds: 21600", TIMEOUT_MS, body, &code));
+    ZG_FORWARD(request("PUT", url, "X-aws-ec2-metadata-token-ttl-seconds: 21600", NULL, TIMEOUT_MS, body, &code));
     ZG_RETURN_IF(code != 200 || body->size == 0 || body->size >= 200, ZGPU_ERR_IO,
                  "S3 credentials: PUT %s (IMDSv2's session token) answered HTTP %ld", url, code);
     char token[200];
@@ -197,7 +205,7 @@ static zgpu_status fetch_instance(zg_s3_role_credentials *out, zg_buf *body) {
     ZG_RETURN_IF(strpbrk(token, "\r\n"), ZGPU_ERR_BAD_METADATA, "S3 credentials: %s answered a malformed token", url);
     snprintf(header, sizeof header, "X-aws-ec2-metadata-token: %s", token);
     snprintf(url, sizeof url, "%.*s/latest/meta-data/iam/security-credentials/", (int)bl, base);
-    ZG_FORWARD(request("GET", url, header, TIMEOUT_MS, body, &code));
+    ZG_FORWARD(request("GET", url, header, NULL, TIMEOUT_MS, body, &code));
     ZG_RETURN_IF(code == 404, ZGPU_ERR_NOT_FOUND, "S3 credentials: this instance has no IAM role (GET %s: 404)", url);
     ZG_RETURN_IF(code != 200, ZGPU_ERR_IO, "S3 credentials: GET %s answered HTTP %ld", url, code);
     char role[256];
@@ -208,7 +216,7 @@ static zgpu_status fetch_instance(zg_s3_role_credentials *out, zg_buf *body) {
     ZG_RETURN_IF(!role[0] || strpbrk(role, "/?#% "), ZGPU_ERR_BAD_METADATA,
                  "S3 credentials: GET %s answered no usable role name", url);
     snprintf(url, sizeof url, "%.*s/latest/meta-data/iam/security-credentials/%s", (int)bl, base, role);
-    ZG_FORWARD(request("GET", url, header, TIMEOUT_MS, body, &code));
+    ZG_FORWARD(request("GET", url, header, NULL, TIMEOUT_MS, body, &code));
     ZG_RETURN_IF(code != 200, ZGPU_ERR_IO, "S3 credentials: GET %s answered HTTP %ld", url, code);
     char where[2600];
     snprintf(where, sizeof where, "the instance profile (%s)", url);
@@ -217,12 +225,82 @@ static zgpu_status fetch_instance(zg_s3_role_credentials *out, zg_buf *body) {
     return ZGPU_OK;
 }
 
+/* Appends `v` form-encoded (RFC 3986 unreserved kept) to `b`. */
+static zgpu_status form_add(zg_buf *b, const char *name, const char *v) {
+    static const char hex[] = "0123456789ABCDEF";
+    if (b->size) ZG_FORWARD(zg_buf_append(b, "&", 1));
+    ZG_FORWARD(zg_buf_append(b, name, strlen(name)));
+    ZG_FORWARD(zg_buf_append(b, "=", 1));
+    for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+        char e[3] = {'%', hex[*p >> 4], hex[*p & 15]};
+        const int plain = (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+                          *p == '-' || *p == '_' || *p == '.' || *p == '~';
+        ZG_FORWARD(zg_buf_append(b, plain ? (const char *)p : e, plain ? 1 : 3));
+    }
+    return ZGPU_OK;
+}
+
+/* STS AssumeRoleWithWebIdentity (unsigned: the token is the proof): AWS_ROLE_ARN and the token in
+ * AWS_WEB_IDENTITY_TOKEN_FILE (EKS's IAM roles for service accounts), at AWS_ENDPOINT_URL_STS or the region's STS. */
+static zgpu_status fetch_web_identity(zg_s3_role_credentials *out, zg_buf *body) {
+    const char *arn = zg_env_remote("AWS_ROLE_ARN"), *file = zg_env_remote("AWS_WEB_IDENTITY_TOKEN_FILE");
+    ZG_RETURN_IF(!arn || !file, ZGPU_ERR_NOT_FOUND, "S3 credentials: no AWS_ROLE_ARN and AWS_WEB_IDENTITY_TOKEN_FILE");
+    char token[16384];
+    FILE *f = fopen(file, "rb");
+    ZG_RETURN_IF(!f, ZGPU_ERR_IO, "AWS_WEB_IDENTITY_TOKEN_FILE '%.200s' cannot be read", file);
+    size_t k = fread(token, 1, sizeof token - 1, f);
+    fclose(f);
+    while (k && (token[k - 1] == '\n' || token[k - 1] == '\r' || token[k - 1] == ' ')) k--;
+    token[k] = '\0';
+    ZG_RETURN_IF(!k, ZGPU_ERR_IO, "AWS_WEB_IDENTITY_TOKEN_FILE '%.200s' is empty", file);
+    char url[1200], session[64];
+    const char *sts = zg_env_remote("AWS_ENDPOINT_URL_STS");
+    const char *region = zg_env_remote("AWS_REGION");
+    if (!region) region = zg_env_remote("AWS_DEFAULT_REGION");
+    if (sts) snprintf(url, sizeof url, "%s", sts);
+    else if (region) snprintf(url, sizeof url, "https://sts.%.60s.amazonaws.com/", region);
+    else snprintf(url, sizeof url, "https://sts.amazonaws.com/");
+    const char *name = zg_env_remote("AWS_ROLE_SESSION_NAME");
+    if (!name) {
+        snprintf(session, sizeof session, "zgpu-%ld", (long)time(NULL));
+        name = session;
+    }
+    zg_buf form = {0};
+    zgpu_status st = form_add(&form, "Action", "AssumeRoleWithWebIdentity");
+    if (st == ZGPU_OK) st = form_add(&form, "Version", "2011-06-15");
+    if (st == ZGPU_OK) st = form_add(&form, "RoleArn", arn);
+    if (st == ZGPU_OK) st = form_add(&form, "RoleSessionName", name);
+    if (st == ZGPU_OK) st = form_add(&form, "WebIdentityToken", token);
+    if (st == ZGPU_OK) st = zg_buf_append(&form, "", 1); /* (a C string for libcurl) */
+    explicit_bzero(token, sizeof token);
+    long code = 0;
+    if (st == ZGPU_OK) st = request("POST", url, NULL, (const char *)form.data, CONTAINER_TIMEOUT_MS * 5, body, &code);
+    if (form.data) explicit_bzero(form.data, form.size);
+    zg_buf_free(&form);
+    ZG_FORWARD(st);
+    zg_sts_credentials sc;
+    st = zg_s3_parse_sts_credentials((const char *)body->data, body->size, &sc);
+    if (st != ZGPU_OK) {
+        zg_error_prefix("S3 credentials: POST %s (role %.100s, HTTP %ld): ", url, arn, code);
+        return st;
+    }
+    snprintf(out->access_key_id, sizeof out->access_key_id, "%s", sc.access_key_id);
+    snprintf(out->secret_access_key, sizeof out->secret_access_key, "%s", sc.secret_access_key);
+    snprintf(out->session_token, sizeof out->session_token, "%s", sc.session_token);
+    out->expiration = sc.expiration[0] ? parse_utc(sc.expiration) : 0;
+    explicit_bzero(&sc, sizeof sc);
+    ZG_RETURN_IF(code != 200, ZGPU_ERR_IO, "S3 credentials: POST %s answered HTTP %ld", url, code);
+    snprintf(out->source, sizeof out->source, "web identity role %.80s", arn);
+    return ZGPU_OK;
+}
+
 zgpu_status zg_s3_role_credentials_fetch(zg_s3_role_source source, zg_s3_role_credentials *out) {
     memset(out, 0, sizeof *out);
     zg_buf body = {0};
-    zgpu_status st = source == ZG_S3_ROLE_CONTAINER  ? fetch_container(out, &body)
-                     : source == ZG_S3_ROLE_INSTANCE ? fetch_instance(out, &body)
-                                                     : zg_error(ZGPU_ERR_NOT_FOUND, "S3 credentials: no role source");
+    zgpu_status st = source == ZG_S3_ROLE_CONTAINER      ? fetch_container(out, &body)
+                     : source == ZG_S3_ROLE_INSTANCE     ? fetch_instance(out, &body)
+                     : source == ZG_S3_ROLE_WEB_IDENTITY ? fetch_web_identity(out, &body)
+                                                         : zg_error(ZGPU_ERR_NOT_FOUND, "S3 credentials: no role source");
     if (body.data) explicit_bzero(body.data, body.size);
     zg_buf_free(&body);
     if (st != ZGPU_OK) explicit_bzero(out, sizeof *out);
@@ -238,7 +316,7 @@ static struct {
     time_t fetched;  /* when: credentials near expiry are fetched again at most once a minute until they expire
                       * (EC2 may hand out ones with only 5 minutes left: not a fetch for every request) */
     zg_s3_role_credentials creds;
-} cache[3];
+} cache[4];
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static void after_fork_child(void) { pthread_mutex_init(&cache_mu, NULL); } /* (a parent thread may have held it) */
 static void register_fork(void) { pthread_atfork(NULL, NULL, after_fork_child); }
@@ -247,12 +325,18 @@ static void source_key(zg_s3_role_source s, char *key, size_t cap) {
     const char *k = s == ZG_S3_ROLE_CONTAINER ? zg_env_remote("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") : NULL;
     if (s == ZG_S3_ROLE_CONTAINER && !k) k = zg_env_remote("AWS_CONTAINER_CREDENTIALS_FULL_URI");
     if (s == ZG_S3_ROLE_INSTANCE) k = zg_env_remote("AWS_EC2_METADATA_SERVICE_ENDPOINT");
+    if (s == ZG_S3_ROLE_WEB_IDENTITY) {
+        const char *arn = zg_env_remote("AWS_ROLE_ARN"), *sts = zg_env_remote("AWS_ENDPOINT_URL_STS");
+        snprintf(key, cap, "%d %.400s %.300s %.300s", (int)s, arn ? arn : "", sts ? sts : "",
+                 zg_env_remote("AWS_WEB_IDENTITY_TOKEN_FILE") ? zg_env_remote("AWS_WEB_IDENTITY_TOKEN_FILE") : "");
+        return;
+    }
     snprintf(key, cap, "%d %s", (int)s, k ? k : "");
 }
 
 zgpu_status zg_s3_role_credentials_get(zg_s3_role_source source, int min_valid_s, zg_s3_role_credentials *out) {
-    ZG_RETURN_IF(source != ZG_S3_ROLE_CONTAINER && source != ZG_S3_ROLE_INSTANCE, ZGPU_ERR_NOT_FOUND,
-                 "S3 credentials: no role source");
+    ZG_RETURN_IF(source != ZG_S3_ROLE_CONTAINER && source != ZG_S3_ROLE_INSTANCE && source != ZG_S3_ROLE_WEB_IDENTITY,
+                 ZGPU_ERR_NOT_FOUND, "S3 credentials: no role source");
     pthread_once(&fork_once, register_fork);
     char key[1100];
     source_key(source, key, sizeof key);

@@ -9,7 +9,9 @@
  *              AWS_EC2_METADATA_DISABLED=true. One attempt with a 1 s timeout, as botocore: a machine that is not
  *              on EC2 answers nothing, and its reads go unsigned (public buckets) after that second.
  * Each answers JSON {AccessKeyId, SecretAccessKey, Token, Expiration}; the store fetches again before Expiration
- * (s3.c). The environment is read through common/env.c. */
+ * (s3.c). And a pod's web identity (EKS's IAM roles for service accounts): the token in AWS_WEB_IDENTITY_TOKEN_FILE
+ * exchanged for AWS_ROLE_ARN's credentials by STS AssumeRoleWithWebIdentity (unsigned; AWS_ENDPOINT_URL_STS, else
+ * the region's STS), taken before the shared files. The environment is read through common/env.c. */
 #ifndef ZG_S3_ROLE_CREDENTIALS_H
 #define ZG_S3_ROLE_CREDENTIALS_H
 #include <time.h>
@@ -20,7 +22,12 @@
  * new ones well before). */
 #define ZG_S3_ROLE_MIN_VALID_S 600
 
-typedef enum zg_s3_role_source { ZG_S3_ROLE_NONE = 0, ZG_S3_ROLE_CONTAINER, ZG_S3_ROLE_INSTANCE } zg_s3_role_source;
+typedef enum zg_s3_role_source {
+    ZG_S3_ROLE_NONE = 0,
+    ZG_S3_ROLE_CONTAINER,
+    ZG_S3_ROLE_INSTANCE,
+    ZG_S3_ROLE_WEB_IDENTITY /* EKS's IAM roles for service accounts: STS AssumeRoleWithWebIdentity */
+} zg_s3_role_source;
 
 typedef struct zg_s3_role_credentials {
     char access_key_id[256];
@@ -30,6 +37,9 @@ typedef struct zg_s3_role_credentials {
     char source[128];  /* "container credentials (http://...)", "instance profile 'role' (http://...)" */
 } zg_s3_role_credentials;
 
+/** Whether AWS_ROLE_ARN and AWS_WEB_IDENTITY_TOKEN_FILE are both set (a pod's role through STS; the AWS CLI takes it
+ *  right after the environment's keys, before the shared files). */
+int zg_s3_web_identity_configured(void);
 /** The source the environment names, or the instance metadata service unless disabled; NONE when neither. */
 zg_s3_role_source zg_s3_role_source_of_environment(void);
 

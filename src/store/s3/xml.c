@@ -497,3 +497,47 @@ char *zg_s3_complete_body(size_t n, const char *const *etags) {
     if (bad) { zg_buf_free(&b); return NULL; }
     return (char *)b.data; /* owned by the caller now */
 }
+
+/* ---- STS AssumeRoleWithWebIdentity ---- */
+
+typedef struct sts_ctx {
+    zg_sts_credentials *out;
+    int fields; /* bits: key id, secret, token, expiration */
+    char code[128], msg[256]; /* an <ErrorResponse><Error>'s */
+} sts_ctx;
+
+static zgpu_status sts_end(void *ctx, const xml_walk *w, const char *text, size_t len, int leaf) {
+    sts_ctx *c = ctx;
+    static const char *const names[] = {"AccessKeyId", "SecretAccessKey", "SessionToken", "Expiration"};
+    if (leaf && w->depth >= 2 && name_is(w, w->depth - 2, "Error")) {
+        if (name_is(w, w->depth - 1, "Code")) copy_cut(c->code, sizeof c->code, text, len);
+        if (name_is(w, w->depth - 1, "Message")) copy_cut(c->msg, sizeof c->msg, text, len);
+    }
+    for (int k = 0; k < 4; k++) {
+        /* (deeper than `at` looks: Response > Result > Credentials > field) */
+        if (w->depth < 2 || !name_is(w, w->depth - 1, names[k]) || !name_is(w, w->depth - 2, "Credentials")) continue;
+        trim_span(&text, &len);
+        char *dst = k == 0 ? c->out->access_key_id : k == 1 ? c->out->secret_access_key
+                    : k == 2 ? c->out->session_token : c->out->expiration;
+        const size_t cap = k == 0 ? sizeof c->out->access_key_id : k == 1 ? sizeof c->out->secret_access_key
+                           : k == 2 ? sizeof c->out->session_token : sizeof c->out->expiration;
+        if (!leaf || len == 0 || len >= cap) return bad_xml(w, "an empty or overlong credentials field");
+        memcpy(dst, text, len);
+        dst[len] = '\0';
+        c->fields |= 1 << k;
+    }
+    return ZGPU_OK;
+}
+
+zgpu_status zg_s3_parse_sts_credentials(const char *xml, size_t n, zg_sts_credentials *out) {
+    memset(out, 0, sizeof *out);
+    sts_ctx c = {out, 0, "", ""};
+    xml_handler h = {NULL, sts_end, &c};
+    zgpu_status st = walk(xml, n, "STS AssumeRoleWithWebIdentity", &h);
+    if (st == ZGPU_OK && (c.fields & 3) != 3)
+        st = zg_error(ZGPU_ERR_IO, "STS AssumeRoleWithWebIdentity response: no <Credentials>%s%s%s%s%s",
+                      c.code[0] ? " (" : "", c.code, c.code[0] && c.msg[0] ? ": " : "", c.code[0] ? c.msg : "",
+                      c.code[0] ? ")" : "");
+    if (st != ZGPU_OK) explicit_bzero(out, sizeof *out);
+    return st;
+}
