@@ -1,8 +1,9 @@
 /* Where S3 credentials and the region come from, in the AWS CLI's order: explicit options, then the
  * environment (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN, AWS_PROFILE, AWS_REGION /
- * AWS_DEFAULT_REGION, AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE, AWS_ENDPOINT_URL(_S3)), then the shared
- * files (~/.aws/credentials and ~/.aws/config, profile sections "[name]" and "[profile name]"), then the role's
- * temporary credentials (a container's endpoint, EC2's instance profile: role_credentials.h). None found:
+ * AWS_DEFAULT_REGION, AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE, AWS_ENDPOINT_URL(_S3)) and a pod's web
+ * identity (AWS_ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE), then the shared files (~/.aws/credentials and
+ * ~/.aws/config, profile sections "[name]" and "[profile name]"), then the role's temporary credentials (a
+ * container's endpoint, EC2's instance profile). The role sources: role_credentials.h. None found:
  * anonymous (unsigned requests, for public buckets). The environment is read through common/env.c. */
 #ifndef ZG_S3_CREDENTIALS_H
 #define ZG_S3_CREDENTIALS_H
