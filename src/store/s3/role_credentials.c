@@ -1,5 +1,6 @@
-/* The role's temporary credentials: container endpoint or EC2 instance metadata (role_credentials.h). Plain libcurl
- * easy transfers with short timeouts, never through a proxy (the endpoints are link-local or loopback). */
+/* The role's temporary credentials: a container endpoint, EC2's instance metadata, STS for a web identity
+ * (role_credentials.h). Plain libcurl easy transfers with short timeouts; the link-local and loopback endpoints never
+ * through a proxy, STS through the environment's proxy as any HTTPS request (a cluster's egress may need it). */
 /* (timegm: _GNU_SOURCE, which the build defines) */
 #include "store/s3/role_credentials.h"
 
@@ -46,6 +47,7 @@ static size_t collect(char *p, size_t size, size_t n, void *user) {
  * nothing answered. */
 static zgpu_status request(const char *method, const char *url, const char *header, const char *form, long timeout_ms,
                            zg_buf *body, long *code) {
+    const int direct = form == NULL; /* (the form is STS's, a public endpoint: proxies apply) */
     *code = 0;
     body->size = 0;
     CURL *e = curl_easy_init();
@@ -54,7 +56,7 @@ static zgpu_status request(const char *method, const char *url, const char *head
     if (form) hl = curl_slist_append(hl, "Content-Type: application/x-www-form-urlencoded");
     curl_easy_setopt(e, CURLOPT_URL, url);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
+    if (direct) curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
