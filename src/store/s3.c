@@ -81,7 +81,7 @@ static zgpu_status current_creds(s3_store *s, const char *date, signing_creds *o
     if (c->role_source && c->expiration && c->expiration - time(NULL) <= ZG_S3_ROLE_MIN_VALID_S) {
         zg_s3_role_credentials rc;
         st = zg_s3_role_credentials_get((zg_s3_role_source)c->role_source, ZG_S3_ROLE_MIN_VALID_S, &rc);
-        if (st == ZGPU_OK && strcmp(rc.access_key_id, c->access_key_id) != 0) s->key_day[0] = '\0';
+        /* (the day's signing key derives from the secret alone: a new secret, a new key) */
         if (st == ZGPU_OK && strcmp(rc.secret_access_key, c->secret_access_key) != 0) s->key_day[0] = '\0';
         if (st == ZGPU_OK) {
             snprintf(c->access_key_id, sizeof c->access_key_id, "%s", rc.access_key_id);

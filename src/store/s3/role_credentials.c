@@ -22,6 +22,7 @@
 #define ANSWER_MAX ((size_t)64 << 10)   /* a credentials document is about 1.5 KiB */
 #define TIMEOUT_MS 1000L                /* botocore's: one attempt of a second */
 #define CONTAINER_TIMEOUT_MS 2000L
+#define STS_TIMEOUT_MS 10000L
 
 static int is_true(const char *v) { return v && (strcmp(v, "true") == 0 || strcmp(v, "TRUE") == 0 || strcmp(v, "1") == 0); }
 
@@ -147,6 +148,18 @@ static int full_uri_allowed(const char *uri) {
     return strcmp(h, "localhost") == 0 || strcmp(h, "169.254.170.2") == 0 || strcmp(h, "169.254.170.23") == 0;
 }
 
+/* A token file's contents into buf (cap bytes; a longer file is cut), trailing line breaks and spaces dropped; `var`
+ * names the variable that gave the path, for the message. */
+static zgpu_status read_token_file(const char *path, const char *var, char *buf, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    ZG_RETURN_IF(!f, ZGPU_ERR_IO, "%s '%.200s' cannot be read", var, path);
+    size_t k = fread(buf, 1, cap - 1, f);
+    fclose(f);
+    while (k && (buf[k - 1] == '\n' || buf[k - 1] == '\r' || buf[k - 1] == ' ')) k--;
+    buf[k] = '\0';
+    return ZGPU_OK;
+}
+
 static zgpu_status fetch_container(zg_s3_role_credentials *out, zg_buf *body) {
     char url[2048], header[4200] = "";
     const char *rel = zg_env_remote("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
@@ -166,12 +179,7 @@ static zgpu_status fetch_container(zg_s3_role_credentials *out, zg_buf *body) {
     char file_token[4096];
     const char *token_file = zg_env_remote("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
     if (!token && token_file) {
-        FILE *f = fopen(token_file, "rb");
-        ZG_RETURN_IF(!f, ZGPU_ERR_IO, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE '%.200s' cannot be read", token_file);
-        size_t k = fread(file_token, 1, sizeof file_token - 1, f);
-        fclose(f);
-        while (k && (file_token[k - 1] == '\n' || file_token[k - 1] == '\r')) k--;
-        file_token[k] = '\0';
+        ZG_FORWARD(read_token_file(token_file, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", file_token, sizeof file_token));
         token = file_token;
     }
     if (token) {
@@ -248,13 +256,8 @@ static zgpu_status fetch_web_identity(zg_s3_role_credentials *out, zg_buf *body)
     const char *arn = zg_env_remote("AWS_ROLE_ARN"), *file = zg_env_remote("AWS_WEB_IDENTITY_TOKEN_FILE");
     ZG_RETURN_IF(!arn || !file, ZGPU_ERR_NOT_FOUND, "S3 credentials: no AWS_ROLE_ARN and AWS_WEB_IDENTITY_TOKEN_FILE");
     char token[16384];
-    FILE *f = fopen(file, "rb");
-    ZG_RETURN_IF(!f, ZGPU_ERR_IO, "AWS_WEB_IDENTITY_TOKEN_FILE '%.200s' cannot be read", file);
-    size_t k = fread(token, 1, sizeof token - 1, f);
-    fclose(f);
-    while (k && (token[k - 1] == '\n' || token[k - 1] == '\r' || token[k - 1] == ' ')) k--;
-    token[k] = '\0';
-    ZG_RETURN_IF(!k, ZGPU_ERR_IO, "AWS_WEB_IDENTITY_TOKEN_FILE '%.200s' is empty", file);
+    ZG_FORWARD(read_token_file(file, "AWS_WEB_IDENTITY_TOKEN_FILE", token, sizeof token));
+    ZG_RETURN_IF(!token[0], ZGPU_ERR_IO, "AWS_WEB_IDENTITY_TOKEN_FILE '%.200s' is empty", file);
     char url[1200], session[64];
     const char *sts = zg_env_remote("AWS_ENDPOINT_URL_STS");
     const char *region = zg_env_remote("AWS_REGION");
@@ -276,7 +279,7 @@ static zgpu_status fetch_web_identity(zg_s3_role_credentials *out, zg_buf *body)
     if (st == ZGPU_OK) st = zg_buf_append(&form, "", 1); /* (a C string for libcurl) */
     explicit_bzero(token, sizeof token);
     long code = 0;
-    if (st == ZGPU_OK) st = request("POST", url, NULL, (const char *)form.data, CONTAINER_TIMEOUT_MS * 5, body, &code);
+    if (st == ZGPU_OK) st = request("POST", url, NULL, (const char *)form.data, STS_TIMEOUT_MS, body, &code);
     if (form.data) explicit_bzero(form.data, form.size);
     zg_buf_free(&form);
     ZG_FORWARD(st);
