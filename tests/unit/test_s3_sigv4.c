@@ -27,11 +27,17 @@ static zg_sigv4_request doc_request(const char *method, const char *path, const 
     return r;
 }
 
-static void test_get_object(void) {
-    zg_sigv4_header range = {"Range", "bytes=0-9"};
+/* AWS's GET Object example: /test.txt with Range: bytes=0-9. */
+static const zg_sigv4_header DOC_RANGE = {"Range", "bytes=0-9"};
+static zg_sigv4_request doc_get_object(void) {
     zg_sigv4_request r = doc_request("GET", "/test.txt", NULL);
-    r.headers = &range;
+    r.headers = &DOC_RANGE;
     r.n_headers = 1;
+    return r;
+}
+
+static void test_get_object(void) {
+    zg_sigv4_request r = doc_get_object();
     r.payload_sha256 = EMPTY_SHA;
     zg_sigv4_result out;
     CHECK_OK(zg_sigv4_sign(&r, &DOC_CRED, &out));
@@ -360,10 +366,7 @@ static void test_signing_key(void) {
 
     /* GET Object of AWS's examples, signed with the day's key given */
     CHECK_OK(zg_sigv4_signing_key(DOC_CRED.secret_access_key, "20130524", "us-east-1", "s3", k));
-    zg_sigv4_header range = {"Range", "bytes=0-9"};
-    zg_sigv4_request r = doc_request("GET", "/test.txt", NULL);
-    r.headers = &range;
-    r.n_headers = 1;
+    zg_sigv4_request r = doc_get_object();
     r.signing_key = k;
     zg_sigv4_result out;
     CHECK_OK(zg_sigv4_sign(&r, &DOC_CRED, &out));
