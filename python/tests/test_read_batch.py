@@ -72,37 +72,47 @@ def test_into_out_strided(arr):
     assert not big[:, 1::2].any()  # nothing written between
 
 
-def test_many_plain_boxes(arr):
-    """Batches of 8 and more plain boxes (one slice of step 1 an axis) go through the batch's fast path
-    (_batch._plain_boxes): the same values as one read each, into new, C-contiguous and strided stacks, NumPy ints as
-    bounds, reversed and sliced stacks; a box it cannot take (an open bound, one past the shape, another shape)
-    leaves the batch to the selection-by-selection path, with its errors."""
+@pytest.mark.parametrize("n", [1, 20, 40])
+def test_many_plain_boxes(arr, n):
+    """Batches of plain boxes (one slice of step 1 an axis) go through the batch's fast path (_batch._plain_boxes:
+    plain Python for a few, NumPy from _PLAIN_NUMPY_MIN on): the same values as one read each, into new,
+    C-contiguous and strided stacks, NumPy ints as bounds, reversed and sliced stacks; a box it cannot take (an open
+    bound, one past the shape, a negative bound, another shape) leaves the batch to the selection-by-selection path,
+    with its errors."""
     from zgpu import _batch
+    assert (n >= _batch._PLAIN_NUMPY_MIN) == (n == 40)
     a, want = arr
-    rng = np.random.default_rng(21)
-    sels = _boxes(rng, 20, (5, 8, 9))
-    assert _batch._plain_boxes(a, sels) is not None
+    rng = np.random.default_rng(21 + n)
+    sels = _boxes(rng, n, (5, 8, 9))
+    plain = _batch._plain_boxes(a, sels)
+    assert plain is not None and len(plain) == n and plain.count == (5, 8, 9)
+    assert isinstance(plain.starts, list) == (n < _batch._PLAIN_NUMPY_MIN)
     got = a.read_batch(sels)
     for i, s in enumerate(sels):
         np.testing.assert_array_equal(got[i], want[s])
-    big = np.zeros((40, 5, 8, 18), np.uint16)
-    for out in (big[::2, :, :, ::2], big[::-2, :, :, 1::2], np.empty((20, 5, 8, 9), np.uint16)):
+    big = np.zeros((2 * n, 5, 8, 18), np.uint16)
+    for out in (big[::2, :, :, ::2], big[::-2, :, :, 1::2], np.empty((n, 5, 8, 9), np.uint16)):
         assert a.read_batch(sels, out=out) is out
         for i, s in enumerate(sels):
             np.testing.assert_array_equal(out[i], want[s])
+    assert not big[::2, :, :, 1::2].any() and not big[1::2, :, :, ::2].any()  # nothing written between
     np_sels = [tuple(slice(np.int64(x.start), np.int64(x.stop), 1) for x in s) for s in sels]
+    assert _batch._plain_boxes(a, np_sels) is not None
     np.testing.assert_array_equal(a.read_batch(np_sels), got)
-    open_bound = sels[:7] + [(slice(None, 5), slice(0, 8), slice(51, None))] + sels[8:]
-    assert _batch._plain_boxes(a, open_bound) is None
-    got2 = a.read_batch(open_bound)
-    np.testing.assert_array_equal(got2[7], want[:5, 0:8, 51:])
-    np.testing.assert_array_equal(got2[9], got[9])
-    with pytest.raises(ValueError, match="selection 9 has shape"):  # (clipped as NumPy clips: 5 columns)
-        a.read_batch(sels[:9] + [(slice(0, 5), slice(0, 8), slice(55, 64))])
+    k = max(n // 2, 1)  # (the box that differs, after at least one that does not)
+    for odd, want_k in (((slice(None, 5), slice(0, 8), slice(51, None)), want[:5, 0:8, 51:]),
+                        ((slice(-5, None), slice(0, 8), slice(0, 9)), want[-5:, 0:8, 0:9])):
+        mixed = sels[:k] + [odd] + sels[k + 1:]
+        assert _batch._plain_boxes(a, mixed) is None
+        got2 = a.read_batch(mixed)
+        np.testing.assert_array_equal(got2[k], want_k)
+        np.testing.assert_array_equal(got2[:k], got[:k])
+    with pytest.raises(ValueError, match="selection %d has shape" % k):  # (clipped as NumPy clips: 5 columns)
+        a.read_batch(sels[:k] + [(slice(0, 5), slice(0, 8), slice(55, 64))])
     with pytest.raises(TypeError):  # (a float bound: refused as NumPy refuses it, not truncated)
-        a.read_batch(sels[:9] + [(slice(0.0, 5.0), slice(0, 8), slice(0, 9))])
-    with pytest.raises(ValueError, match="selection 10 has shape"):
-        a.read_batch(sels[:10] + [(slice(0, 5), slice(0, 8), slice(0, 10))])
+        a.read_batch(sels[:k] + [(slice(0.0, 5.0), slice(0, 8), slice(0, 9))])
+    with pytest.raises(ValueError, match="selection %d has shape" % k):
+        a.read_batch(sels[:k] + [(slice(0, 5), slice(0, 8), slice(0, 10))])
 
 
 def test_errors(arr):

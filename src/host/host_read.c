@@ -33,6 +33,9 @@ typedef struct read_job {
     int partial;                /* how chunks needed in part decode: ZG_PARTIAL_* (zg_host_partial_kind) */
     zg_decode_par par;          /* the pool; ways: the threads a unit of average work may use (unit_par) */
     double work_total;          /* every unit's decode work (unit_work), summed */
+    size_t n_order;
+    uint32_t *order;            /* a local read of more units than threads: the leaders, largest work first (NULL:
+                                 * plan order) */
     int runs;                   /* the chain decodes a chunk's rows alone (zg_chain_decodes_runs; partial PREFIX) */
     double ratio;               /* the chunks' compression ratio as the array's last read found it (0: unknown) */
 } read_job;
@@ -395,6 +398,12 @@ static zgpu_status read_task(void *arg, size_t i) {
     return fetch_decode(j, t, ti, ts, 0, t->unit_n, partial, 1);
 }
 
+/* read_task of the i-th unit in j->order. */
+static zgpu_status ordered_read_task(void *arg, size_t i) {
+    read_job *j = arg;
+    return read_task(j, j->order[i]);
+}
+
 /* ---- pieces: a read of fewer chunks than threads, on a chain that reads spans (blosc), splits its boxes ----
  * A crop of three or four chunks keeps three or four of sixteen threads busy, each decoding half of a chunk's blocks
  * on its own. Each box is cut along axis 0 (its rows of planes are disjoint byte ranges of the chunk) into pieces of
@@ -691,6 +700,17 @@ static void cache_release(read_job *j, const zg_plan *plan) {
     free(j->gens);
 }
 
+typedef struct unit_rank {
+    double work;
+    uint32_t task;
+} unit_rank;
+
+static int rank_cmp(const void *x, const void *y) {
+    const unit_rank *a = x, *b = y;
+    if (a->work != b->work) return a->work > b->work ? -1 : 1;
+    return a->task < b->task ? -1 : a->task > b->task; /* (a stable order: plan order among equals) */
+}
+
 /* A read lends each chunk's decode its share of the threads (zstd frames decode block-parallel: codec/zstd_split.h;
  * gzip and zlib streams in parts: codec/deflate_split.h); blosc chunks are cut into pieces instead (split_pieces).
  * Sets j->par (the threads each unit may use by their number: threads / units) and j->work_total (unit_par). */
@@ -709,14 +729,35 @@ static void decode_par(read_job *j, zg_pool *pool, const zgpu_tuning *tune) {
         if (last.stored_bytes && decoded)
             j->ratio = (double)zg_repr_nbytes(&j->chain->repr) * decoded / (double)last.stored_bytes;
     }
+    const int rank_units = threads > 1 && !j->a->store->vt->remote && plan->n_tasks > (size_t)threads &&
+                           plan->n_tasks <= UINT32_MAX; /* (a remote read runs its windows in plan order) */
+    unit_rank *rank = rank_units ? malloc(plan->n_tasks * sizeof *rank) : NULL;
+    size_t ranked = 0;
     for (size_t i = 0; i < plan->n_tasks; i++) {
         const zg_chunk_task *t = &plan->tasks[i];
         if (!t->unit_n || t->decoded_elsewhere || t->state == ZG_TASK_MISSING) continue;
         units++;
-        if (threads > 1) j->work_total += unit_work(j, t);
+        if (threads < 2) continue;
+        const double w = unit_work(j, t);
+        j->work_total += w;
+        if (rank) rank[ranked++] = (unit_rank){w, (uint32_t)i};
     }
     j->par = (zg_decode_par){pool, units ? (int)((size_t)threads / units) : 1};
     if (threads < 2) j->work_total = 0;
+    /* more units than threads: the largest first, so that the read does not wait for a large unit a thread took
+     * up last (a batch of 8 label patches: 52 units of 260 KiB to 1.3 MiB of a frame's prefix each); the rest
+     * (cache hits, missing chunks: no decode) after them */
+    if (rank && ranked > (size_t)threads && (j->order = malloc(plan->n_tasks * sizeof *j->order))) {
+        qsort(rank, ranked, sizeof *rank, rank_cmp);
+        size_t k = 0;
+        for (; k < ranked; k++) j->order[k] = rank[k].task;
+        for (size_t i = 0; i < plan->n_tasks; i++) {
+            const zg_chunk_task *t = &plan->tasks[i];
+            if (t->unit_n && (t->decoded_elsewhere || t->state == ZG_TASK_MISSING)) j->order[k++] = (uint32_t)i;
+        }
+        j->n_order = k;
+    }
+    free(rank);
 }
 
 int zg_host_partial_kind(const zgpu_tuning *tune, const zg_chain *chain) {
@@ -773,6 +814,8 @@ static zgpu_status host_read_once(zgpu_array *a, zg_plan *given, size_t n, const
             piece_job pj = {&j, pieces};
             st = zg_pool_run(a->ctx->pool, n_pieces, piece_task, &pj);
             free(pieces);
+        } else if (j.order) {
+            st = zg_pool_run(a->ctx->pool, j.n_order, ordered_read_task, &j);
         } else {
             st = zg_pool_run(a->ctx->pool, plan.n_tasks, read_task, &j);
         }
@@ -796,6 +839,7 @@ static zgpu_status host_read_once(zgpu_array *a, zg_plan *given, size_t n, const
     cache_release(&j, &plan);
     zg_plan_free(&plan);
     free(strides);
+    free(j.order);
     return st;
 }
 
