@@ -11,10 +11,73 @@
 #include "codec/sharding.h"
 #include "convert/convert.h"
 #include "common/status.h"
+#include "common/tls.h"
 
 /* Shards kept open for their inner chunks, at most (a read touching more reads each range by its key: the
  * descriptors a process may hold are limited, 1024 by default). */
 #define ZG_PLAN_OPEN_FILES 256
+
+/* ---- task arrays ----
+ * A task holds ZGPU_MAX_DIMS coordinates four times (1 KiB), so a batch's task array is large (64 patches of the
+ * sharded label volume, 576 tasks: 600 KiB). Taken fresh from the system for every read, its page faults cost more
+ * than the plan's work (a plan of 64 patches 777 us on the 2-core machine, most of it in the kernel): each thread
+ * keeps the last array it freed, up to TASKS_SPARE_MAX, for its next plan. */
+#define TASKS_SPARE_MAX ((size_t)16 << 20)
+
+typedef struct tasks_head {
+    size_t cap; /* tasks the array holds */
+    size_t pad; /* (the tasks stay 16-byte aligned) */
+} tasks_head;
+
+typedef struct tasks_spare {
+    tasks_head *block[2]; /* NULL: none kept (a batch's plan holds two: its boxes' tasks and the merged ones) */
+} tasks_spare;
+
+static _Thread_local void *tl_spare;
+
+static void spare_free(void *p) {
+    tasks_spare *sp = p;
+    free(sp->block[0]);
+    free(sp->block[1]);
+    free(sp);
+}
+
+/* n tasks (n >= 1), zeroed where `zero`; NULL when out of memory. */
+static zg_chunk_task *tasks_alloc(size_t n, int zero) {
+    if (n > (SIZE_MAX - sizeof(tasks_head)) / sizeof(zg_chunk_task)) return NULL;
+    tasks_spare *sp = zg_tls_get(&tl_spare, sizeof *sp, spare_free);
+    tasks_head *h = NULL;
+    for (int i = 0; sp && i < 2 && !h; i++) {
+        tasks_head *b = sp->block[i];
+        if (b && b->cap >= n && n >= b->cap / 2) { /* (not a batch's array for one box's tasks) */
+            h = b;
+            sp->block[i] = NULL;
+        }
+    }
+    if (h) {
+        if (zero) memset(h + 1, 0, n * sizeof(zg_chunk_task));
+    } else {
+        h = zero ? calloc(1, sizeof *h + n * sizeof(zg_chunk_task)) : malloc(sizeof *h + n * sizeof(zg_chunk_task));
+        if (!h) return NULL;
+        h->cap = n;
+    }
+    return (zg_chunk_task *)(h + 1);
+}
+
+static void tasks_release(zg_chunk_task *tasks) {
+    if (!tasks) return;
+    tasks_head *h = (tasks_head *)tasks - 1;
+    tasks_spare *sp = h->cap * sizeof *tasks <= TASKS_SPARE_MAX ? zg_tls_get(&tl_spare, sizeof *sp, spare_free) : NULL;
+    if (sp) { /* the two largest kept */
+        const int i = !sp->block[0] ? 0 : !sp->block[1] ? 1 : sp->block[0]->cap < sp->block[1]->cap ? 0 : 1;
+        if (!sp->block[i] || sp->block[i]->cap < h->cap) {
+            free(sp->block[i]);
+            sp->block[i] = h;
+            return;
+        }
+    }
+    free(h);
+}
 
 void zg_plan_free(zg_plan *plan) {
     for (size_t i = 0; i < plan->n_objects; i++) {
@@ -25,7 +88,7 @@ void zg_plan_free(zg_plan *plan) {
         if (plan->objects[i].file) plan->store->vt->close_file(plan->objects[i].file);
     }
     free(plan->objects);
-    free(plan->tasks);
+    tasks_release(plan->tasks);
     memset(plan, 0, sizeof *plan);
 }
 
@@ -95,8 +158,22 @@ static char *chunk_key(const zg_array_meta *m, const uint64_t *c) {
 
 /* zg_plan_build_units, the objects' keys left NULL where !keys (a box of a batch: the merged plan names only its
  * distinct objects, and formatting every box's keys was most of a batch's plan: 64 patches, 256 keys for 16). */
+/* The tasks a box can have at most: the read chunks it meets. */
+static uint64_t box_tasks_max(const zgpu_array *a, const uint64_t *start, const uint64_t *count, const uint64_t *unit) {
+    uint64_t n = 1;
+    for (int d = 0; d < a->meta.ndim; d++) {
+        if (count[d] == 0) return 0;
+        const uint64_t k = zg_ceil_div(start[d] + count[d], unit[d]) - start[d] / unit[d];
+        if (k && n > UINT64_MAX / k) return UINT64_MAX;
+        n *= k;
+    }
+    return n;
+}
+
+/* tasks_at: room for the box's tasks (box_tasks_max), not the plan's (its boxes' tasks in one array: a batch's); NULL:
+ * allocated for the plan. */
 static zgpu_status build_units(const zgpu_array *a, const uint64_t *start, const uint64_t *count, int whole_objects,
-                               int keys, zg_plan *plan) {
+                               int keys, zg_chunk_task *tasks_at, zg_plan *plan) {
     memset(plan, 0, sizeof *plan);
     ZG_FORWARD(check_fixed_size(a));
     ZG_FORWARD(check_box(a, start, count));
@@ -107,7 +184,7 @@ static zgpu_status build_units(const zgpu_array *a, const uint64_t *start, const
     const uint64_t *unit = whole_objects ? m->chunk_shape : a->read_chunk;
     uint64_t per_obj[ZGPU_MAX_DIMS]; /* read chunks per object along each axis */
     uint64_t olo[ZGPU_MAX_DIMS], ohi[ZGPU_MAX_DIMS];
-    uint64_t n_obj = 1, n_task_max = 1;
+    uint64_t n_obj = 1;
     for (int d = 0; d < nd; d++) {
         plan->start[d] = start[d];
         plan->count[d] = count[d];
@@ -117,13 +194,14 @@ static zgpu_status build_units(const zgpu_array *a, const uint64_t *start, const
         olo[d] = start[d] / m->chunk_shape[d];
         ohi[d] = zg_ceil_div(start[d] + count[d], m->chunk_shape[d]);
         n_obj *= ohi[d] - olo[d];
-        n_task_max *= zg_ceil_div(start[d] + count[d], unit[d]) - start[d] / unit[d];
     }
+    const uint64_t n_task_max = box_tasks_max(a, start, count, unit);
     if (n_obj > SIZE_MAX / sizeof(zg_plan_object) || n_task_max > SIZE_MAX / sizeof(zg_chunk_task))
         return zg_error(ZGPU_ERR_NO_MEMORY, ZG_ARRAY_WHERE_FMT ": selection touches too many chunks", a->path);
     plan->objects = calloc((size_t)n_obj, sizeof *plan->objects);
-    plan->tasks = calloc((size_t)n_task_max, sizeof *plan->tasks);
+    plan->tasks = tasks_at ? tasks_at : tasks_alloc((size_t)n_task_max, 1);
     if (!plan->objects || !plan->tasks) {
+        if (tasks_at) plan->tasks = NULL; /* (the caller's) */
         zg_plan_free(plan);
         return zg_error(ZGPU_ERR_NO_MEMORY, ZG_ARRAY_WHERE_FMT ": out of memory planning %llu chunks", a->path,
                         (unsigned long long)n_task_max);
@@ -149,6 +227,7 @@ static zgpu_status build_units(const zgpu_array *a, const uint64_t *start, const
         }
         do {
             zg_chunk_task *t = &plan->tasks[plan->n_tasks++];
+            if (tasks_at) memset(t, 0, sizeof *t);
             t->object = (uint32_t)plan->n_objects;
             uint64_t inner = 0;
             t->covers_chunk = 1;
@@ -174,11 +253,11 @@ static zgpu_status build_units(const zgpu_array *a, const uint64_t *start, const
 
 zgpu_status zg_plan_build_units(const zgpu_array *a, const uint64_t *start, const uint64_t *count, int whole_objects,
                                 zg_plan *plan) {
-    return build_units(a, start, count, whole_objects, 1, plan);
+    return build_units(a, start, count, whole_objects, 1, NULL, plan);
 }
 
 zgpu_status zg_plan_build(const zgpu_array *a, const uint64_t *start, const uint64_t *count, zg_plan *plan) {
-    return build_units(a, start, count, 0, 1, plan);
+    return build_units(a, start, count, 0, 1, NULL, plan);
 }
 
 /* A task of one box's plan while the boxes are merged. */
@@ -188,6 +267,11 @@ typedef struct region_task {
     uint32_t region;
     int ndim;
 } region_task;
+
+static int same_object_coords(const region_task *a, const region_task *b) {
+    return !memcmp(a->part->objects[a->t->object].coords, b->part->objects[b->t->object].coords,
+                   sizeof(uint64_t) * (size_t)a->ndim);
+}
 
 /* Object grid coordinates, then inner chunk, then region: a stored object's tasks adjacent, a chunk's too. */
 static int region_task_cmp(const void *x, const void *y) {
@@ -214,32 +298,54 @@ zgpu_status zg_plan_build_regions(const zgpu_array *a, size_t n, const uint64_t 
         plan->count[d] = counts[d];
         plan->chunk[d] = a->read_chunk[d];
     }
+    /* the boxes' tasks in one array (a fresh one for each box cost page faults: tasks_alloc) */
+    uint64_t room = 0;
+    for (size_t r = 0; r < n; r++) {
+        const uint64_t *b0 = nd ? starts + r * (size_t)nd : starts, *bn = nd ? counts + r * (size_t)nd : counts;
+        zgpu_status bs = check_box(a, b0, bn);
+        if (bs != ZGPU_OK) {
+            zg_error_prefix("region %zu: ", r);
+            return bs;
+        }
+        const uint64_t k = box_tasks_max(a, b0, bn, a->read_chunk);
+        room = k > UINT64_MAX - room ? UINT64_MAX : room + k;
+    }
+    if (room > SIZE_MAX / sizeof(zg_chunk_task))
+        return zg_error(ZGPU_ERR_NO_MEMORY, ZG_ARRAY_WHERE_FMT ": %zu selections touch too many chunks", a->path, n);
     zg_plan *parts = calloc(n, sizeof *parts);
-    if (!parts) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory planning %zu regions", n);
+    zg_chunk_task *box_tasks = parts ? tasks_alloc(room ? (size_t)room : 1, 0) : NULL;
+    if (!parts || !box_tasks) {
+        free(parts);
+        tasks_release(box_tasks);
+        return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory planning %zu regions", n);
+    }
     zgpu_status st = ZGPU_OK;
     size_t total = 0;
     for (size_t r = 0; r < n && st == ZGPU_OK; r++) {
         st = build_units(a, nd ? starts + r * (size_t)nd : starts, nd ? counts + r * (size_t)nd : counts, 0, 0,
-                         &parts[r]);
+                         box_tasks + total, &parts[r]);
         if (st != ZGPU_OK) zg_error_prefix("region %zu: ", r);
         else total += parts[r].n_tasks;
     }
     region_task *rt = st == ZGPU_OK ? malloc((total ? total : 1) * sizeof *rt) : NULL;
-    if (st == ZGPU_OK && (!rt || !(plan->tasks = calloc(total ? total : 1, sizeof *plan->tasks)) ||
-                          !(plan->objects = calloc(total ? total : 1, sizeof *plan->objects))))
-        st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory planning %zu regions", n);
+    if (st == ZGPU_OK && !rt) st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory planning %zu regions", n);
+    size_t n_objects = 0; /* (distinct: the tasks sorted) */
     if (st == ZGPU_OK) {
         size_t k = 0;
         for (size_t r = 0; r < n; r++)
             for (size_t i = 0; i < parts[r].n_tasks; i++)
                 rt[k++] = (region_task){&parts[r], &parts[r].tasks[i], (uint32_t)r, nd};
         qsort(rt, total, sizeof *rt, region_task_cmp);
+        for (k = 0; k < total; k++) n_objects += k == 0 || !same_object_coords(&rt[k], &rt[k - 1]);
     }
+    /* (every task is copied whole below: the array needs no zeroing) */
+    if (st == ZGPU_OK && (!(plan->tasks = tasks_alloc(total ? total : 1, 0)) ||
+                          !(plan->objects = calloc(n_objects ? n_objects : 1, sizeof *plan->objects))))
+        st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory planning %zu regions", n);
     zg_chunk_task *leader = NULL;
     for (size_t k = 0; st == ZGPU_OK && k < total; k++) {
         const zg_plan_object *po = &rt[k].part->objects[rt[k].t->object];
-        const int same_object = k > 0 && !memcmp(po->coords, rt[k - 1].part->objects[rt[k - 1].t->object].coords,
-                                                 sizeof(uint64_t) * (size_t)nd);
+        const int same_object = k > 0 && same_object_coords(&rt[k], &rt[k - 1]);
         if (!same_object) {
             zg_plan_object *ob = &plan->objects[plan->n_objects++];
             memcpy(ob->coords, po->coords, sizeof ob->coords);
@@ -260,8 +366,12 @@ zgpu_status zg_plan_build_regions(const zgpu_array *a, size_t n, const uint64_t 
         }
         ob->n_tasks++;
     }
-    for (size_t r = 0; r < n; r++) zg_plan_free(&parts[r]);
+    for (size_t r = 0; r < n; r++) {
+        parts[r].tasks = NULL; /* (in box_tasks) */
+        zg_plan_free(&parts[r]);
+    }
     free(parts);
+    tasks_release(box_tasks);
     free(rt);
     if (st != ZGPU_OK) zg_plan_free(plan);
     return st;
