@@ -75,11 +75,11 @@ typedef struct zgpu_tuning {
     zgpu_route read_route;
 
     /* Partial decodes on the host: a chunk a read needs only part of is decoded only as far as that part where its
-     * codec can stop short. DEFAULT: blosc chunks read and decode only the blocks each box needs (a 1x256x256 patch
-     * of a 64x256x256 chunk: 1 of its 64 blocks). ON: also zstd frames, up to the last byte needed (they are still
-     * read whole; the saving varies with the data, from none on label volumes to a third on others, and the route
-     * model does not predict it). OFF: whole chunks. A zstd frame with a content checksum always decodes whole, so
-     * the checksum is verified. */
+     * codec can stop short. DEFAULT or ON: blosc chunks read and decode only the blocks each box needs (a 1x256x256
+     * patch of a 64x256x256 chunk: 1 of its 64 blocks); uncompressed chunks read only the bytes from the first to
+     * the last a box needs; zstd frames decode up to the last byte needed, or only the rows needed where their
+     * matches are long or they are mostly literals (docs/tuning.md). OFF: whole chunks. A zstd frame with a content
+     * checksum always decodes whole, so the checksum is verified. */
     zgpu_switch partial_decode;
 
     /* The compressor of zstd chunks on the GPU write path (zgpu_array_write_device; blosc's zstd streams always get

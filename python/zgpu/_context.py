@@ -81,8 +81,8 @@ class Config:
     ``wave_sets``, ``wave_overlap`` and ``zstd_rows`` (True / False / None = default), ``zstd_huf_probe``,
     ``inflate_parts``, ``trace``, ``profile``, ``copy_slab_bytes``, ``read_route`` ("auto", "device",
     "host": how device reads decode), ``partial_decode`` (None or True: blosc chunks a read needs in part read and
-    decode only the blocks it needs, zstd frames stop after the block holding the last byte needed; False: whole
-    chunks), ``zstd_encoder`` ("auto", "zgpu", "nvcomp", "host": the compressor of zstd chunks on device writes
+    decode only the blocks it needs, uncompressed chunks read only the bytes it needs, zstd frames stop after the
+    block holding the last byte needed; False: whole chunks), ``zstd_encoder`` ("auto", "zgpu", "nvcomp", "host": the compressor of zstd chunks on device writes
     (blosc's zstd streams always get zgpu's); "auto" is zgpu's own GPU encoder), ``write_wave_bytes`` (decoded
     bytes a device write encodes a wave; 0 = zgpu's choice), ``host_read_route`` ("auto", "device", "host": whether
     reads into host memory decode on the GPU; "auto" only once the context has used its GPU), ``split_decode`` (None or

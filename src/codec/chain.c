@@ -259,9 +259,12 @@ zgpu_status zg_chain_decode(const zg_chain *ch, const uint8_t *in, size_t n, uin
     return ZGPU_OK;
 }
 
+int zg_chain_stores_raw(const zg_chain *ch) { return ch->n_b2b == 0 && zg_chain_is_plain(ch); }
+
 int zg_chain_decodes_ranges(const zg_chain *ch) {
-    return zg_chain_is_plain(ch) && ch->n_b2b > 0 && ch->b2b[0]->vt->decode_bytes_range && ch->b2b_exact[0] &&
-           ch->b2b_size[0] == (size_t)zg_repr_nbytes(&ch->repr);
+    return zg_chain_stores_raw(ch) ||
+           (zg_chain_is_plain(ch) && ch->n_b2b > 0 && ch->b2b[0]->vt->decode_bytes_range && ch->b2b_exact[0] &&
+            ch->b2b_size[0] == (size_t)zg_repr_nbytes(&ch->repr));
 }
 
 double zg_chain_split_speedup(const zg_chain *ch, double ratio, int ways) {
@@ -277,7 +280,7 @@ double zg_chain_split_speedup(const zg_chain *ch, double ratio, int ways) {
 }
 
 int zg_chain_reads_spans(const zg_chain *ch) {
-    return ch->n_b2b == 1 && zg_chain_decodes_ranges(ch) && ch->b2b[0]->vt->stored_span;
+    return zg_chain_stores_raw(ch) || (ch->n_b2b == 1 && zg_chain_decodes_ranges(ch) && ch->b2b[0]->vt->stored_span);
 }
 
 int zg_chain_stored_span(const zg_chain *ch, const uint8_t *head, size_t head_n, size_t n, size_t lo, size_t hi,
@@ -285,6 +288,13 @@ int zg_chain_stored_span(const zg_chain *ch, const uint8_t *head, size_t head_n,
     const size_t nbytes = (size_t)zg_repr_nbytes(&ch->repr);
     if (!zg_chain_reads_spans(ch) || lo >= hi || hi > nbytes || (lo == 0 && hi == nbytes))
         return 0;
+    if (zg_chain_stores_raw(ch)) { /* (a chunk of another size is read whole: its decode says what is wrong) */
+        if (n != nbytes) return 0;
+        *head_need = 0;
+        *off = lo;
+        *end = hi;
+        return 1;
+    }
     return ch->b2b[0]->vt->stored_span(ch->b2b[0], head, head_n, n, nbytes, lo, hi, head_need, off, end);
 }
 
@@ -293,6 +303,11 @@ zgpu_status zg_chain_decode_range(const zg_chain *ch, const uint8_t *in, size_t 
     const size_t nbytes = (size_t)zg_repr_nbytes(&ch->repr);
     if (!zg_chain_decodes_ranges(ch) || lo >= hi || hi > nbytes || (lo == 0 && hi == nbytes))
         return zg_chain_decode(ch, in, n, out, s);
+    if (zg_chain_stores_raw(ch)) {
+        if (n != nbytes) return zg_chain_decode(ch, in, n, out, s); /* (which names the size that is wrong) */
+        memcpy(out + lo, in + lo, hi - lo);
+        return ZGPU_OK;
+    }
     /* the outer stages whole (a checksum, a second compressor: rare), the last one only as far as [lo, hi) needs */
     const uint8_t *cur = in;
     size_t cur_n = n;

@@ -54,8 +54,11 @@ size_t zg_chain_encoded_size(const zg_chain *ch, int *exact);
  *  ZGPU_ERR_CORRUPT_DATA before it allocates more than that. */
 zgpu_status zg_chain_decode(const zg_chain *ch, const uint8_t *in, size_t n, uint8_t *out, zg_scratch *s);
 /** 1 when zg_chain_decode_range decodes less than the whole chunk: a plain chain whose last bytes->bytes stage
- *  (the one next to `bytes`) can decode part of its output. */
+ *  (the one next to `bytes`) can decode part of its output, or that has none (zg_chain_stores_raw). */
 int zg_chain_decodes_ranges(const zg_chain *ch);
+/** 1 for a plain chain without bytes->bytes stages (no compressor, no checksum): a chunk's stored bytes are its
+ *  decoded bytes, so any range of it is the same range of the stored chunk, read alone (zg_chain_stored_span). */
+int zg_chain_stores_raw(const zg_chain *ch);
 /** zg_chain_decode for a read that needs only bytes [lo, hi) of the decoded chunk (C order): where the chain
  *  decodes ranges (zg_chain_decodes_ranges), out[lo, hi) hold the decoded bytes and the rest of out is
  *  unspecified; elsewhere the whole chunk is decoded. out holds the whole chunk either way. */

@@ -122,7 +122,8 @@ static void place_par(const read_job *j, const zg_chunk_task *u, const uint8_t *
 }
 
 /* The stored bytes of a chunk the read needs only [lo, hi) of, where the chain can say which of them that takes
- * (zg_chain_stored_span: blosc's header, block starts and the blocks holding the range): those are read into a
+ * (zg_chain_stored_span: blosc's header, block starts and the blocks holding the range; an uncompressed chunk's
+ * [lo, hi) itself): those are read into a
  * buffer of the chunk's stored size and the rest stays on disk (a patch of a 64x256x256 blosc chunk reads 2 of its
  * 64 blocks). Local stores only: the chunk is the leader's object, or its t->nbytes at t->offset of it (an inner
  * chunk of a shard, read through the shard's open file). *have = 1: io holds the chunk's n stored bytes (those the range needs, or all);
@@ -174,7 +175,8 @@ static zgpu_status read_part(const read_job *j, const zg_chunk_task *t, zg_buf *
     ZG_FORWARD(part_open(j, t, &r, &n, found));
     if (!*found || !r.f) return ZGPU_OK; /* absent: the fill value; not kept open: read whole */
     zgpu_status st = ZGPU_OK;
-    size_t head_n = 0, need = n < 4096 ? (size_t)n : 4096, total = 0;
+    /* (a chain that stores the chunk as it is names its span without a head) */
+    size_t head_n = 0, need = zg_chain_stores_raw(j->chain) ? 0 : n < 4096 ? (size_t)n : 4096, total = 0;
     uint64_t off = 0, end = 0;
     if (n > SIZE_MAX / 2 || (st = zg_buf_reserve(io, (size_t)n)) != ZGPU_OK) goto done;
     for (int round = 0; round < 3; round++) { /* the head (a guess, then what the codec asks for), then the span */

@@ -277,6 +277,7 @@ static int wants_part(const zgpu_array *a, const zg_plan *plan, const zg_plan_ob
 /* The head a blosc-like chain wants before it can name a span: a 16-byte header and a 4-byte start per block, for
  * blocks as small as 4 KiB (a chain wanting more gets the rest of the object). */
 static size_t head_guess(const zg_chain *chain) {
+    if (zg_chain_stores_raw(chain)) return 1; /* (the head only tells the object's size and version) */
     return 16 + 4 * (((size_t)zg_repr_nbytes(&chain->repr) + 4095) / 4096);
 }
 
@@ -310,7 +311,8 @@ static zgpu_status fetch_heads(zgpu_array *a, zg_plan *plan, const size_t *of, s
         const size_t bound = zg_chain_encoded_size(chain, &exact); /* (SIZE_MAX: none) */
         if (size > bound) { /* a server's claim no chunk of this chain can make: nothing reserved for it */
             st = zg_error(ZGPU_ERR_CORRUPT_DATA, "chunk '%s', codec '%s': the server says it holds %llu bytes, more "
-                          "than the codec writes for a chunk (%zu)", ob->key, chain->b2b[0]->vt->name,
+                          "than the codec writes for a chunk (%zu)", ob->key,
+                          chain->n_b2b ? chain->b2b[0]->vt->name : chain->a2b->vt->name,
                           (unsigned long long)size, bound);
             break;
         }

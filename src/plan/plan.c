@@ -393,8 +393,10 @@ static zgpu_status resolve_object(void *arg, size_t i) {
     uint64_t size = 0;
     if (ob->decoded_elsewhere) return ZGPU_OK; /* (the executor has every chunk of it decoded) */
     /* a shard read for several inner chunks stays open for them: one lookup, and one version of it for its
-     * index and its chunks even if a writer replaces it meanwhile */
-    if (a->shard && ob->n_tasks >= 2 && plan->n_objects <= ZG_PLAN_OPEN_FILES && s->vt->open_file)
+     * index and its chunks even if a writer replaces it meanwhile; so does one for an inner chunk read in part
+     * (blosc, uncompressed: its head and span, or its span, of the index's version) */
+    const int kept = a->shard && (ob->n_tasks >= 2 || zg_chain_reads_spans(zg_sharding_inner_chain(a->shard)));
+    if (kept && plan->n_objects <= ZG_PLAN_OPEN_FILES && s->vt->open_file)
         ZG_FORWARD(s->vt->open_file(s, ob->key, &ob->file, &size, &found));
     else
         ZG_FORWARD(s->vt->size(s, ob->key, &size, &found));

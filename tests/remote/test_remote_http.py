@@ -239,6 +239,36 @@ def test_zero_length_inner_chunk_fails_cleanly(httpsrv, request, zcfg):
         a[0:20, 0:20, 0:10]  # inner chunks (0, 0, 0) and (1, 1, 0) among others, not the whole shard
 
 
+def test_uncompressed_crop_fetches_its_span(httpsrv, request, zcfg):
+    """A crop of a chunk stored uncompressed (its bytes are the values) fetches the chunk's first byte (for its size
+    and version), then only the bytes from the first to the last the crop needs, If-Match on that version; a chunk
+    shorter than its shape says fails the crop, naming the chunk, as its whole read does: never a short crop."""
+    name = unique(request)
+    rng = np.random.default_rng(4)
+    data = rng.integers(0, 60000, (64, 128, 128), dtype="uint16")
+    z = zarr.create_array(_local(httpsrv, name), shape=data.shape, chunks=data.shape, dtype="uint16",
+                          compressors=None)
+    z[...] = data
+    path = os.path.join(_local(httpsrv, name), "c", "0", "0", "0")
+    assert os.path.getsize(path) == data.nbytes
+    url = httpsrv.url + "/" + name
+    box = (slice(10, 13), slice(20, 100), slice(5, 120))
+    lo = ((10 * 128 + 20) * 128 + 5) * 2
+    hi = ((12 * 128 + 99) * 128 + 119 + 1) * 2
+    zcfg(request_timeout_ms=59995)  # (a fresh context: its client takes the link for an object store's)
+    a = zgpu.open(url)
+    httpsrv.reset_stats()
+    np.testing.assert_array_equal(a[box], data[box])
+    gets = [e for e in httpsrv.log() if e[0] == "GET" and e[1].endswith("/c/0/0/0")]
+    assert len(gets) == 2 and gets[0][2] == "bytes=0-0", gets
+    assert gets[1][2] == "bytes=%d-%d" % (lo, hi - 1), gets
+    assert a.last_read_stats["stored_bytes"] == 1 + hi - lo, a.last_read_stats
+    os.truncate(path, data.nbytes - 2)
+    zcfg(request_timeout_ms=59994)
+    with pytest.raises(zgpu.CorruptDataError, match="c/0/0/0"):
+        zgpu.open(url)[box]
+
+
 def test_sharded_partial_read_fetches_little(httpsrv, request, zcfg):
     name = unique(request)
     local = _local(httpsrv, name)
