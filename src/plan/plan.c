@@ -526,11 +526,10 @@ void zg_plan_sum_stored(zg_plan *plan) {
             plan->stored_bytes += plan->tasks[i].nbytes;
 }
 
-/* Objects resolved on the calling thread: waking the pool's threads for one or two costs more than opening them and
- * reading their shard indexes here (a 1x256x256 patch of the sharded label volume touches one to four shards, mostly
- * one or two: 47 us a read resolved on average with the pool woken for two or more, of ~300 us decoding, H200); four
- * in a row on one thread cost more than the pool (a batch of 8 such patches, the volume's four shards: 3% slower). */
-#define RESOLVE_HERE_MAX 2
+/* Objects resolved on the calling thread: opening a shard and reading its index costs about 3 us (H200 machine:
+ * open, fstat, pread and close 1.5-2.4 us), handing them to the pool's threads 40 (their wake-ups: the label
+ * volume's four shards, a batch of 8 or 64 patches, 12-13 us on one thread, 43-52 on the pool of 16). */
+#define RESOLVE_HERE_MAX 12
 
 zgpu_status zg_plan_resolve(zgpu_array *a, zg_plan *plan) {
     if (a->store->vt->remote) return zg_plan_resolve_remote(a, plan, ZG_FETCH_ALL);
