@@ -137,7 +137,12 @@ static void fetched_one(zg_store_get *g) {
         else whole_object_fetched(b->plan, ob, g->found);
         if (!b->a->shard && g->found) note_stored_size(b->a, ob->size);
     } else if (st == ZGPU_OK && !b->a->shard) { /* the span of a chunk fetched in part (its version's: If-Match) */
-        part_object_fetched(b->plan, ob);
+        if (ob->raw_span && g->found && g->object_size != ZG_STORE_WHOLE && g->object_size != ob->size)
+            st = zg_error(ZGPU_ERR_CORRUPT_DATA, ZG_ARRAY_WHERE_FMT ", chunk '%s', codec 'bytes': the chunk has %llu "
+                          "bytes, expected %llu", b->a->path, ob->key, (unsigned long long)g->object_size,
+                          (unsigned long long)ob->size);
+        else if (ob->raw_span && !g->found) whole_object_fetched(b->plan, ob, 0);
+        else part_object_fetched(b->plan, ob);
     } else if (st == ZGPU_OK && !g->found) {
         st = zg_error(ZGPU_ERR_IO, ZG_ARRAY_WHERE_FMT ": shard '%s' vanished while reading its inner chunks",
                       b->a->path, ob->key);
@@ -267,17 +272,38 @@ static double part_saving(zgpu_array *a, size_t nbytes, size_t lo, size_t hi) {
 static int wants_part(const zgpu_array *a, const zg_plan *plan, const zg_plan_object *ob, const zg_chain *chain,
                       size_t *lo, size_t *hi) {
     const size_t nbytes = (size_t)zg_repr_nbytes(&chain->repr);
-    if (a->shard || !ob->n_tasks || nbytes < PART_MIN_CHUNK || !zg_chain_reads_spans(chain)) return 0;
+    const int raw = zg_chain_stores_raw(chain); /* (one request either way: any saving pays) */
+    if (a->shard || !ob->n_tasks || (!raw && nbytes < PART_MIN_CHUNK) || !zg_chain_reads_spans(chain)) return 0;
     int64_t cs[ZGPU_MAX_DIMS];
     zg_c_strides(plan->ndim, plan->chunk, a->meta.dtype.size, cs);
     zg_plan_unit_range(plan, plan->tasks + ob->first_task, (uint32_t)ob->n_tasks, a->meta.dtype.size, cs, lo, hi);
-    return *hi > *lo && (double)(*hi - *lo) <= PART_MAX * (double)nbytes;
+    return *hi > *lo && (raw ? *hi - *lo < nbytes : (double)(*hi - *lo) <= PART_MAX * (double)nbytes);
+}
+
+/* Uncompressed chunks needed in part (zg_chain_stores_raw): the span their tasks need is known without a head, so
+ * each is one range request, in the batch of the whole objects; the size the answer tells (Content-Range's) must be
+ * the chunk's (fetched_one), else the read fails naming the chunk, as its whole read would. */
+static zgpu_status fetch_raw_spans(zgpu_array *a, zg_plan *plan, const size_t *of, size_t n, const zg_chain *chain,
+                                   zg_store_get *g, size_t *of_g, size_t *n_g) {
+    const size_t nbytes = (size_t)zg_repr_nbytes(&chain->repr);
+    for (size_t i = 0; i < n; i++) {
+        zg_plan_object *ob = &plan->objects[of[i]];
+        size_t lo = 0, hi = 0;
+        wants_part(a, plan, ob, chain, &lo, &hi);
+        ZG_FORWARD(zg_buf_reserve(&ob->fetched, nbytes));
+        ob->fetched.size = nbytes;
+        ob->size = nbytes;
+        ob->raw_span = 1;
+        ob->fetched_bytes = hi - lo;
+        g[*n_g] = (zg_store_get){.key = ob->key, .offset = lo, .length = hi - lo, .out = ob->fetched.data + lo};
+        of_g[(*n_g)++] = of[i];
+    }
+    return ZGPU_OK;
 }
 
 /* The head a blosc-like chain wants before it can name a span: a 16-byte header and a 4-byte start per block, for
  * blocks as small as 4 KiB (a chain wanting more gets the rest of the object). */
 static size_t head_guess(const zg_chain *chain) {
-    if (zg_chain_stores_raw(chain)) return 1; /* (the head only tells the object's size and version) */
     return 16 + 4 * (((size_t)zg_repr_nbytes(&chain->repr) + 4095) / 4096);
 }
 
@@ -384,8 +410,9 @@ static zgpu_status fetch_whole(zgpu_array *a, zg_plan *plan, size_t o0, size_t o
         }
     }
     double wait_s = -1, rate = 0; /* the link, as the store's answers have shown it */
-    if (np && a->store->vt->link) a->store->vt->link(a->store, &wait_s, &rate);
-    if (np && !zg_plan_part_fetch_pays(saved, wait_s, rate)) np = 0;
+    const int raw = part && zg_chain_stores_raw(part);
+    if (np && !raw && a->store->vt->link) a->store->vt->link(a->store, &wait_s, &rate);
+    if (np && !raw && !zg_plan_part_fetch_pays(saved, wait_s, rate)) np = 0;
     for (size_t i = 0, k = 0; st == ZGPU_OK && i < n; i++) {
         zg_plan_object *ob = &plan->objects[o0 + i];
         if (ob->decoded_elsewhere) continue; /* (ready at once: run_fetch) */
@@ -396,7 +423,8 @@ static zgpu_status fetch_whole(zgpu_array *a, zg_plan *plan, size_t o0, size_t o
         g[ng] = (zg_store_get){.key = ob->key, .length = ZG_STORE_WHOLE, .buf = &ob->fetched};
         of[ng++] = o0 + i;
     }
-    if (st == ZGPU_OK && np) st = fetch_heads(a, plan, parts, np, part, g, of, &ng);
+    if (st == ZGPU_OK && np && raw) st = fetch_raw_spans(a, plan, parts, np, part, g, of, &ng);
+    else if (st == ZGPU_OK && np) st = fetch_heads(a, plan, parts, np, part, g, of, &ng);
     if (st == ZGPU_OK) st = run_fetch(a, plan, g, of, NULL, ng, o0, o1, hooks);
     free(g);
     free(of);

@@ -48,6 +48,8 @@ typedef struct zg_plan_object {
                                        * fetched in part) room for all of it with its head and needed span in place */
     uint64_t fetched_bytes;           /* remote stores, unsharded: the stored bytes fetched for it */
     int fetch_failed;                 /* remote stores: its fetch (or what it brought) failed */
+    int raw_span;                     /* remote stores: an uncompressed chunk fetched as the one span its tasks need
+                                       * (fetch_raw_spans): its size must be the chunk's (size) */
     int decoded_elsewhere;            /* every unit of it is decoded_elsewhere: not resolved, not fetched */
     char *etag;                       /* remote shards: the strong ETag of the version whose index the tasks come
                                        * from (sent as If-Match with its inner-chunk requests), or NULL */
