@@ -21,8 +21,8 @@
  * A task holds ZGPU_MAX_DIMS coordinates four times (1 KiB), so a batch's task array is large (64 patches of the
  * sharded label volume, 576 tasks: 600 KiB). Taken fresh from the system for every read, its page faults cost more
  * than the plan's work (a plan of 64 patches 777 us on the 2-core machine, most of it in the kernel): each thread
- * keeps the last array it freed, up to TASKS_SPARE_MAX, for its next plan. */
-#define TASKS_SPARE_MAX ((size_t)16 << 20)
+ * keeps the two largest arrays it freed, of up to TASKS_SPARE_MAX bytes each, for its next plans. */
+#define TASKS_SPARE_MAX ((size_t)4 << 20)
 
 typedef struct tasks_head {
     size_t cap; /* tasks the array holds */
@@ -156,8 +156,6 @@ static char *chunk_key(const zg_array_meta *m, const uint64_t *c) {
     return strdup(key);
 }
 
-/* zg_plan_build_units, the objects' keys left NULL where !keys (a box of a batch: the merged plan names only its
- * distinct objects, and formatting every box's keys was most of a batch's plan: 64 patches, 256 keys for 16). */
 /* The tasks a box can have at most: the read chunks it meets. */
 static uint64_t box_tasks_max(const zgpu_array *a, const uint64_t *start, const uint64_t *count, const uint64_t *unit) {
     uint64_t n = 1;
@@ -170,7 +168,9 @@ static uint64_t box_tasks_max(const zgpu_array *a, const uint64_t *start, const 
     return n;
 }
 
-/* tasks_at: room for the box's tasks (box_tasks_max), not the plan's (its boxes' tasks in one array: a batch's); NULL:
+/* zg_plan_build_units, the objects' keys left NULL where !keys (a box of a batch: the merged plan names only its
+ * distinct objects, and formatting every box's keys was most of a batch's plan: 64 patches, 256 keys for 16).
+ * tasks_at: room for the box's tasks (box_tasks_max), not the plan's (a batch's boxes' tasks in one array); NULL:
  * allocated for the plan. */
 static zgpu_status build_units(const zgpu_array *a, const uint64_t *start, const uint64_t *count, int whole_objects,
                                int keys, zg_chunk_task *tasks_at, zg_plan *plan) {
