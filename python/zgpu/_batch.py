@@ -17,8 +17,9 @@ from ._indexing import box_layout, normalize
 class _PlainBoxes:
     """A batch whose every selection is a tuple of one slice of step 1 per axis, with int bounds inside the shape,
     all of one shape (a training loop's crops), read in one go instead of one selection at a time: starts (n * ndim
-    values) and the one box's counts (ndim), as Python lists for few boxes, as uint64 arrays for many (64 patches:
-    0.89 -> 0.15 ms of Python on the 2-core machine; one box, the general path 17 us, a list 6)."""
+    values) and the one box's counts (ndim), as Python lists for few boxes, as uint64 arrays for many (Python's time
+    for the boxes and their C arrays on the 2-core machine, against one selection at a time: one box 34 -> 11 us,
+    8 boxes 81 -> 29 us, 64 patches 0.89 -> 0.15 ms)."""
 
     def __init__(self, n: int, starts: Any, count: Tuple[int, ...]) -> None:
         self.n = n

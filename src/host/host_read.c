@@ -33,9 +33,9 @@ typedef struct read_job {
     int partial;                /* how chunks needed in part decode: ZG_PARTIAL_* (zg_host_partial_kind) */
     zg_decode_par par;          /* the pool; ways: the threads a unit of average work may use (unit_par) */
     double work_total;          /* every unit's decode work (unit_work), summed */
-    size_t n_order;
     uint32_t *order;            /* a local read of more units than threads: the leaders, largest work first (NULL:
-                                 * plan order) */
+                                 * plan order), n_order of them */
+    size_t n_order;
     int runs;                   /* the chain decodes a chunk's rows alone (zg_chain_decodes_runs; partial PREFIX) */
     double ratio;               /* the chunks' compression ratio as the array's last read found it (0: unknown) */
 } read_job;
