@@ -107,6 +107,14 @@ int zg_bytes_is_native(const zg_codec *c) {
     return c && c->vt == &zg_codec_bytes && !((const bytes_codec *)c)->swap;
 }
 
+int zg_bytes_decode_range(const zg_codec *c, const uint8_t *in, uint8_t *out, size_t lo, size_t hi) {
+    const bytes_codec *b = (const bytes_codec *)c;
+    if (lo % b->unit || hi % b->unit || hi < lo) return 0;
+    if (b->swap) zg_byteswap(out + lo, in + lo, (hi - lo) / b->unit, b->unit);
+    else memcpy(out + lo, in + lo, hi - lo);
+    return 1;
+}
+
 static zgpu_status bytes_decode(const zg_codec *c, const uint8_t *in, size_t n, uint8_t *out) {
     const bytes_codec *b = (const bytes_codec *)c;
     uint64_t want = zg_repr_nbytes(&c->decoded);

@@ -259,7 +259,9 @@ zgpu_status zg_chain_decode(const zg_chain *ch, const uint8_t *in, size_t n, uin
     return ZGPU_OK;
 }
 
-int zg_chain_stores_raw(const zg_chain *ch) { return ch->n_b2b == 0 && zg_chain_is_plain(ch); }
+int zg_chain_stores_raw(const zg_chain *ch) {
+    return ch->n_b2b == 0 && ch->n_a2a == 0 && ch->a2b->vt == &zg_codec_bytes; /* (either byte order) */
+}
 
 int zg_chain_decodes_ranges(const zg_chain *ch) {
     return zg_chain_stores_raw(ch) ||
@@ -303,10 +305,10 @@ zgpu_status zg_chain_decode_range(const zg_chain *ch, const uint8_t *in, size_t 
     const size_t nbytes = (size_t)zg_repr_nbytes(&ch->repr);
     if (!zg_chain_decodes_ranges(ch) || lo >= hi || hi > nbytes || (lo == 0 && hi == nbytes))
         return zg_chain_decode(ch, in, n, out, s);
+    /* (a chunk of another size, or a range not on whole elements: decoded whole, which names a wrong size) */
     if (zg_chain_stores_raw(ch)) {
-        if (n != nbytes) return zg_chain_decode(ch, in, n, out, s); /* (which names the size that is wrong) */
-        memcpy(out + lo, in + lo, hi - lo);
-        return ZGPU_OK;
+        if (n == nbytes && zg_bytes_decode_range(ch->a2b, in, out, lo, hi)) return ZGPU_OK;
+        return zg_chain_decode(ch, in, n, out, s);
     }
     /* the outer stages whole (a checksum, a second compressor: rare), the last one only as far as [lo, hi) needs */
     const uint8_t *cur = in;

@@ -56,8 +56,9 @@ zgpu_status zg_chain_decode(const zg_chain *ch, const uint8_t *in, size_t n, uin
 /** 1 when zg_chain_decode_range decodes less than the whole chunk: a plain chain whose last bytes->bytes stage
  *  (the one next to `bytes`) can decode part of its output, or that has none (zg_chain_stores_raw). */
 int zg_chain_decodes_ranges(const zg_chain *ch);
-/** 1 for a plain chain without bytes->bytes stages (no compressor, no checksum): a chunk's stored bytes are its
- *  decoded bytes, so any range of it is the same range of the stored chunk, read alone (zg_chain_stored_span). */
+/** 1 for a chain of the `bytes` codec alone (no compressor, no checksum, no array->array stage; either byte order):
+ *  a chunk's stored bytes are its elements, so any range of it is the same range of the stored chunk, read alone
+ *  (zg_chain_stored_span) and copied or swapped. */
 int zg_chain_stores_raw(const zg_chain *ch);
 /** zg_chain_decode for a read that needs only bytes [lo, hi) of the decoded chunk (C order): where the chain
  *  decodes ranges (zg_chain_decodes_ranges), out[lo, hi) hold the decoded bytes and the rest of out is

@@ -641,49 +641,58 @@ static void pieces_many_chunks(const char *dir) {
 
 /* A segmentation's value at (z, y, x): cells of 8 planes x 12 rows x 10 columns (long zstd matches). */
 /* An uncompressed chunk needed in part reads only the bytes from the first to the last it needs (a plane of a 512 KiB
- * chunk: its 8 KiB), alone in a shard too; one of another size (truncated) fails every read of it, naming the chunk,
- * as its whole read does: a short chunk is never read in part. */
+ * chunk: its 8 KiB), swapped where it is big-endian, alone in a shard too; one of another size (truncated) fails
+ * every read of it, naming the chunk, as its whole read does: a short chunk is never read in part. */
 static void raw_reads(const char *dir) {
     char path[512], meta[2048], file[600];
-    snprintf(path, sizeof path, "%s/raw", dir);
-    snprintf(meta, sizeof meta,
-             "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [64, 64, 64], \"data_type\": \"uint16\", "
-             "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [64, 64, 64]}}, "
-             "\"chunk_key_encoding\": {\"name\": \"default\"}, \"fill_value\": 0, \"codecs\": [{\"name\": \"bytes\", "
-             "\"configuration\": {\"endian\": \"little\"}}]}");
     zgpu_context *ctx = NULL;
-    zgpu_array *a = array_with_threads(path, meta, 1, &ctx);
-    if (!a) return;
-    const zg_chain *ch = a->chain;
-    CHECK(zg_chain_stores_raw(ch) && zg_chain_decodes_ranges(ch) && zg_chain_reads_spans(ch));
-    zgpu_tuning t;
-    zgpu_tuning_init(&t);
-    CHECK_EQ_U64(zg_host_partial_kind(&t, ch), ZG_PARTIAL_SPANS);
+    zgpu_array *a = NULL;
     uint16_t *all = malloc(64 * 64 * 64 * 2), *box = malloc(64 * 64 * 64 * 2);
     for (uint64_t i = 0; i < 64 * 64 * 64; i++) all[i] = array_value(i / 4096, (i / 64) % 64, i % 64);
     const uint64_t s0[3] = {0, 0, 0}, c0[3] = {64, 64, 64};
-    CHECK_OK(zgpu_array_write(a, s0, c0, all, NULL));
     zgpu_read_stats rs;
-    const struct {
-        uint64_t s[3], c[3];
-    } boxes[] = {{{0, 0, 0}, {1, 64, 64}}, {{63, 0, 0}, {1, 64, 64}}, {{10, 5, 3}, {2, 4, 4}}, {{5, 60, 0}, {30, 4, 64}}};
-    for (size_t b = 0; b < sizeof boxes / sizeof *boxes; b++) {
-        const uint64_t *st = boxes[b].s, *ct = boxes[b].c;
-        memset(box, 0, 64 * 64 * 64 * 2);
-        CHECK_OK(zgpu_array_read(a, st, ct, box, NULL));
-        int bad = 0;
-        for (uint64_t z = 0; z < ct[0]; z++)
-            for (uint64_t y = 0; y < ct[1]; y++)
-                for (uint64_t x = 0; x < ct[2]; x++)
-                    bad |= box[(z * ct[1] + y) * ct[2] + x] != array_value(st[0] + z, st[1] + y, st[2] + x);
-        CHECK_MSG(!bad, "box %zu of the uncompressed chunk differs", b);
-        const uint64_t lo = ((st[0] * 64 + st[1]) * 64 + st[2]) * 2,
-                       hi = (((st[0] + ct[0] - 1) * 64 + st[1] + ct[1] - 1) * 64 + st[2] + ct[2]) * 2;
-        memset(&rs, 0, sizeof rs);
-        rs.struct_size = sizeof rs;
-        zgpu_array_last_read_stats(a, &rs);
-        CHECK_MSG(rs.stored_bytes == hi - lo, "box %zu read %llu stored bytes, its span is %llu", b,
-                  (unsigned long long)rs.stored_bytes, (unsigned long long)(hi - lo));
+    for (int big = 1; big >= 0; big--) { /* (big-endian chunks are swapped as they are read; the little one stays) */
+        zgpu_array_close(a);
+        zgpu_context_free(ctx);
+        snprintf(path, sizeof path, "%s/raw%s", dir, big ? "_big" : "");
+        snprintf(meta, sizeof meta,
+                 "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [64, 64, 64], \"data_type\": \"uint16\", "
+                 "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [64, 64, 64]}}, "
+                 "\"chunk_key_encoding\": {\"name\": \"default\"}, \"fill_value\": 0, \"codecs\": [{\"name\": \"bytes\", "
+                 "\"configuration\": {\"endian\": \"%s\"}}]}", big ? "big" : "little");
+        a = array_with_threads(path, meta, 1, &ctx);
+        if (!a) {
+            free(all);
+            free(box);
+            return;
+        }
+        const zg_chain *ch = a->chain;
+        CHECK(zg_chain_stores_raw(ch) && zg_chain_decodes_ranges(ch) && zg_chain_reads_spans(ch));
+        zgpu_tuning t;
+        zgpu_tuning_init(&t);
+        CHECK_EQ_U64(zg_host_partial_kind(&t, ch), ZG_PARTIAL_SPANS);
+        CHECK_OK(zgpu_array_write(a, s0, c0, all, NULL));
+        const struct {
+            uint64_t s[3], c[3];
+        } boxes[] = {{{0, 0, 0}, {1, 64, 64}}, {{63, 0, 0}, {1, 64, 64}}, {{10, 5, 3}, {2, 4, 4}}, {{5, 60, 0}, {30, 4, 64}}};
+        for (size_t b = 0; b < sizeof boxes / sizeof *boxes; b++) {
+            const uint64_t *st = boxes[b].s, *ct = boxes[b].c;
+            memset(box, 0, 64 * 64 * 64 * 2);
+            CHECK_OK(zgpu_array_read(a, st, ct, box, NULL));
+            int bad = 0;
+            for (uint64_t z = 0; z < ct[0]; z++)
+                for (uint64_t y = 0; y < ct[1]; y++)
+                    for (uint64_t x = 0; x < ct[2]; x++)
+                        bad |= box[(z * ct[1] + y) * ct[2] + x] != array_value(st[0] + z, st[1] + y, st[2] + x);
+            CHECK_MSG(!bad, "box %zu of the uncompressed chunk (%s-endian) differs", b, big ? "big" : "little");
+            const uint64_t lo = ((st[0] * 64 + st[1]) * 64 + st[2]) * 2,
+                           hi = (((st[0] + ct[0] - 1) * 64 + st[1] + ct[1] - 1) * 64 + st[2] + ct[2]) * 2;
+            memset(&rs, 0, sizeof rs);
+            rs.struct_size = sizeof rs;
+            zgpu_array_last_read_stats(a, &rs);
+            CHECK_MSG(rs.stored_bytes == hi - lo, "box %zu read %llu stored bytes, its span is %llu", b,
+                      (unsigned long long)rs.stored_bytes, (unsigned long long)(hi - lo));
+        }
     }
     /* two bytes short: every read fails, a plane far from the end too */
     snprintf(file, sizeof file, "%s/c/0/0/0", path);
