@@ -91,7 +91,8 @@ def crops_per_second(cp, read_batch, shape, crop, batch, total, repeat, src=None
 
 def zgpu_batch_reader(cp, a, crop, batch):
     out = cp.empty((batch,) + tuple(crop), a.dtype)
-    return lambda g: a.read_batch(g, out=out[:len(g)])
+    # (a full batch reads into `out` itself: a CuPy slice of it each batch was in zgpu's measured time)
+    return lambda g: a.read_batch(g, out=out if len(g) == batch else out[:len(g)])
 
 
 def ts_batch_reader(cp, store):
