@@ -22,7 +22,7 @@
  * sharded label volume, 576 tasks: 600 KiB). Taken fresh from the system for every read, its page faults cost more
  * than the plan's work (a plan of 64 patches 777 us on the 2-core machine, most of it in the kernel): each thread
  * keeps the two largest arrays it freed, of up to TASKS_SPARE_MAX bytes each, for its next plans. */
-#define TASKS_SPARE_MAX ((size_t)4 << 20)
+#define TASKS_SPARE_MAX ((size_t)1 << 20) /* (a thread keeps at most 2 MiB: a batch of 64 patches takes 0.6) */
 
 typedef struct tasks_head {
     size_t cap; /* tasks the array holds */
