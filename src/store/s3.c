@@ -12,7 +12,6 @@
 
 #include "store/remote.h"
 #include "store/s3/credentials.h"
-#include "store/s3/role_credentials.h"
 #include "store/s3/sigv4.h"
 #include "store/s3/xml.h"
 #include "common/status.h"
@@ -84,10 +83,7 @@ static zgpu_status current_creds(s3_store *s, const char *date, signing_creds *o
         /* (the day's signing key derives from the secret alone: a new secret, a new key) */
         if (st == ZGPU_OK && strcmp(rc.secret_access_key, c->secret_access_key) != 0) s->key_day[0] = '\0';
         if (st == ZGPU_OK) {
-            snprintf(c->access_key_id, sizeof c->access_key_id, "%s", rc.access_key_id);
-            snprintf(c->secret_access_key, sizeof c->secret_access_key, "%s", rc.secret_access_key);
-            snprintf(c->session_token, sizeof c->session_token, "%s", rc.session_token);
-            c->expiration = rc.expiration;
+            zg_s3_config_take_role_keys(c, (zg_s3_role_source)c->role_source, &rc);
         } else if (c->expiration > time(NULL)) {
             st = ZGPU_OK; /* (the keys held still last) */
         } else {

@@ -3,7 +3,6 @@
  * shared files. The environment is read only through zg_env_remote (common/env.c). Secrets never appear in a
  * message or in `source`. */
 #include "store/s3/credentials.h"
-#include "store/s3/role_credentials.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -304,6 +303,15 @@ static zgpu_status take_env_keys(zg_s3_config *out, int *taken) {
     return ZGPU_OK;
 }
 
+void zg_s3_config_take_role_keys(zg_s3_config *c, zg_s3_role_source rs, const zg_s3_role_credentials *rc) {
+    copy_str(c->access_key_id, sizeof c->access_key_id, rc->access_key_id);
+    copy_str(c->secret_access_key, sizeof c->secret_access_key, rc->secret_access_key);
+    copy_str(c->session_token, sizeof c->session_token, rc->session_token);
+    copy_str(c->source, sizeof c->source, rc->source);
+    c->role_source = (int)rs;
+    c->expiration = rc->expiration;
+}
+
 /* A role's temporary keys (role_credentials.h). A container endpoint or web identity named but failing is an error;
  * an instance metadata service that gives none (not on EC2, no role, something else answering there) leaves
  * *taken 0: anonymous, as the AWS CLI's. */
@@ -313,12 +321,7 @@ static zgpu_status take_role_keys(zg_s3_role_source rs, zg_s3_config *out, int *
     zg_s3_role_credentials rc;
     const zgpu_status st = zg_s3_role_credentials_get(rs, ZG_S3_ROLE_MIN_VALID_S, &rc);
     if (st != ZGPU_OK) return rs == ZG_S3_ROLE_INSTANCE ? ZGPU_OK : st;
-    copy_str(out->access_key_id, sizeof out->access_key_id, rc.access_key_id);
-    copy_str(out->secret_access_key, sizeof out->secret_access_key, rc.secret_access_key);
-    copy_str(out->session_token, sizeof out->session_token, rc.session_token);
-    copy_str(out->source, sizeof out->source, rc.source);
-    out->role_source = (int)rs;
-    out->expiration = rc.expiration;
+    zg_s3_config_take_role_keys(out, rs, &rc);
     explicit_bzero(&rc, sizeof rc);
     *taken = 1;
     return ZGPU_OK;

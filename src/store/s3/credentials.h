@@ -9,6 +9,7 @@
 #define ZG_S3_CREDENTIALS_H
 #include <time.h>
 
+#include "store/s3/role_credentials.h"
 #include "zgpu.h"
 
 typedef struct zg_s3_config {
@@ -41,7 +42,8 @@ typedef struct zg_s3_choice {
 /** Resolves the configuration (choice may be NULL: nothing chosen). Keys: choice->anonymous; the choice's key
  *  pair; AWS_NO_SIGN_REQUEST=true (anonymous); then the environment's pair and the chosen profile's pair in the
  *  files (credentials file before config file), the profile's first when choice->profile names it (as the AWS
- *  CLI's --profile), else the environment's first; none: anonymous. Region: choice, AWS_REGION,
+ *  CLI's --profile), else the environment's first (a pod's web identity right after the environment's pair); then
+ *  a role's temporary keys (a container's endpoint, EC2's instance profile); none: anonymous. Region: choice, AWS_REGION,
  *  AWS_DEFAULT_REGION, files, "us-east-1". Endpoint: choice, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, files (a
  *  nested "s3 =\n  endpoint_url = ..." before the profile's endpoint_url); trailing '/' removed. path_style:
  *  choice->addressing, else the files' "s3 =\n  addressing_style = path|virtual", else 1 exactly when an
@@ -53,6 +55,9 @@ typedef struct zg_s3_choice {
  *  implement (role_arn, credential_process, SSO, web identity); ZGPU_ERR_IO for a shared file that exists but
  *  cannot be read. On error *out is zeroed. */
 zgpu_status zg_s3_config_resolve(const zg_s3_choice *choice, zg_s3_config *out);
+/** A role's temporary keys (of role source rs) into c: its key pair, token, source, and when to fetch them again. The
+ *  resolve's and the store's refresh (s3.c) alike. */
+void zg_s3_config_take_role_keys(zg_s3_config *c, zg_s3_role_source rs, const zg_s3_role_credentials *rc);
 /** Parses one INI-style shared file's profile into *out (fields found are set, others left); *found = 1 when
  *  the profile's section exists. is_config = 1 for ~/.aws/config ("[profile name]" except "[default]"). A file
  *  that does not exist is no error (*found = 0). Comment lines start with '#' or ';' (also inline, after a
