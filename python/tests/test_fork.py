@@ -103,6 +103,44 @@ def test_writes_in_forked_children(tmp_path, eight_threads):
     np.testing.assert_array_equal(zgpu.open_array(tmp_path / "w")[...], want)
 
 
+def test_locks_held_by_parent_threads_at_the_fork(tmp_path):
+    """Python-level locks another thread of the parent holds at the fork (an array's lock in a read's brief hold, a
+    read in progress counted as a reader, the config's lock) start afresh in the child: its reads, writes and
+    zgpu.config.set do not wait for a thread that is not there. Every one of these hung the child before."""
+    a = zgpu.create(tmp_path / "h", shape=(32, 32), dtype="int32", chunks=(8, 8), fill_value=0)
+    a[...] = np.arange(32 * 32, dtype=np.int32).reshape(32, 32)
+    for hold in ("cond", "reader", "config"):
+        held, release = threading.Event(), threading.Event()
+
+        def holder():
+            lock = {"cond": a._lock._cond, "reader": a._lock.shared(), "config": zgpu.config._lock}[hold]
+            with lock:
+                held.set()
+                release.wait()
+
+        t = threading.Thread(target=holder)
+        t.start()
+        held.wait()
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                signal.alarm(CHILD_TIMEOUT_S)
+                ok = int(a[0:8].astype(np.int64).sum()) == sum(range(8 * 32))
+                a[0:1, 0:1] = -1  # (an exclusive hold: waits for readers)
+                zgpu.config.set(num_threads=2)
+                code = 0 if ok and a[0, 0] == -1 else 2
+            finally:
+                os._exit(code)
+        release.set()
+        t.join()
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, (hold, status)
+        assert a[0, 0] == -1  # (the child's write)
+        a[0:1, 0:1] = 0
+    zgpu.config.set(num_threads=0)
+
+
 # ---- helpers ----------------------------------------------------------------------------------------------------
 CHILD_TIMEOUT_S = 20
 

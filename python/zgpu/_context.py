@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
 import threading
 from typing import Any, Dict, Optional
@@ -224,6 +225,17 @@ def set_threads(n: int) -> None:
 
 _unpickled: Dict[str, Context] = {}  # contexts made for unpickled arrays and groups, by their settings
 _unpickled_lock = threading.Lock()
+
+
+def _locks_after_fork() -> None:
+    """A forked child's locks of the config and of the unpickled contexts start afresh: one held by another thread of
+    the parent at the fork would stay held in the child for ever (zgpu.config.set there would hang)."""
+    global _unpickled_lock
+    config._lock = threading.Lock()
+    _unpickled_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_locks_after_fork)
 
 
 def context_like(settings: Dict[str, Any]) -> Context:

@@ -8,6 +8,7 @@ import functools
 import json
 import math
 import operator
+import os
 import sys
 import threading
 import warnings
@@ -58,11 +59,14 @@ class _RWLock:
     updates serialised against every other use of it."""
 
     def __init__(self) -> None:
+        self._reset()
+        self._shared = _Shared(self)
+
+    def _reset(self) -> None:
         self._cond = threading.Condition(threading.Lock())
         self._readers = 0
         self._writer = False
         self._waiting = 0  # writers waiting (a reader's exit notifies only then)
-        self._shared = _Shared(self)
 
     def shared(self) -> _Shared:
         return self._shared  # (stateless: one object serves every thread)
@@ -115,6 +119,21 @@ _CREATE_STAGED = 2
 
 # Staged arrays not yet committed: committed at interpreter exit, unless it exits through an unhandled exception.
 _staged: "weakref.WeakSet[Array]" = weakref.WeakSet()
+# Every open array, for the locks' reset in a forked child (_locks_after_fork).
+_opened: "weakref.WeakSet[Array]" = weakref.WeakSet()
+
+
+def _locks_after_fork() -> None:
+    """In a forked child only the forking thread is left. A lock another thread of the parent held at the fork (a
+    read's brief hold of its array's lock, in a training loop that reads while its DataLoader starts workers) would
+    stay held there for ever, and the child's first read of that array would hang; readers counted by the parent's
+    threads would keep a write waiting. Each array's locks start afresh in the child, as the C library's pool does."""
+    for a in list(_opened):
+        a._lock._reset()
+        a._handles_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_locks_after_fork)
 
 
 def _dying() -> bool:
@@ -156,6 +175,7 @@ class Array:
         self._lock = _RWLock()
         self._device_handles: Dict[int, Tuple[ctypes.c_void_p, Context]] = {}
         self._handles_lock = threading.Lock()  # readers share _lock; this guards the lazy opens
+        _opened.add(self)
         self._path = lib.zgpu_array_path(handle).decode("utf-8", "surrogateescape")
         self._ndim = lib.zgpu_array_ndim(handle)
         self._dtype = array_dtype(handle)
