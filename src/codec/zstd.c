@@ -3,6 +3,7 @@
  * limit, fixed caller memory, or else the limit itself) one ZSTD_decompressDCtx call decodes every frame
  * straight into the destination and fails past it, so neither a lying header nor a bomb makes us allocate
  * more than the chunk can hold. Only a caller that gives no limit at all gets the streaming decode. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #define ZSTD_STATIC_LINKING_ONLY /* the buffer-less decode of zstd_decode_range (exported by libzstd 1.4 and later) */
@@ -11,6 +12,7 @@
 
 #include "codec/codec.h"
 #include "codec/zstd_split.h"
+#include "codec/zstd_window.h"
 #include "common/status.h"
 #include "common/tls.h"
 
@@ -20,6 +22,9 @@ typedef struct zstd_codec {
     zg_codec base;
     int level;
     int checksum;
+    /* The window segment this array's frames decode through (zstd_window.h): the smallest at first, the next after
+     * a frame's matches reached past one, 0 once they reached past the largest (then decoded in order). */
+    atomic_size_t window_segment;
 } zstd_codec;
 
 /* Largest header-declared size we trust for an up-front allocation when the caller gives no limit (direct
@@ -62,6 +67,7 @@ static zgpu_status zstd_create(const zj_value *config, const zg_repr *decoded, z
     if (decoded) c->base.decoded = c->base.encoded = *decoded;
     c->level = (int)level;
     c->checksum = checksum;
+    atomic_init(&c->window_segment, ZG_ZSTD_WINDOW_SEGMENT_MIN);
     *out = &c->base;
     return ZGPU_OK;
 }
@@ -251,7 +257,8 @@ static zgpu_status zstd_decode_split(const zg_codec *c, const uint8_t *in, size_
 }
 
 /* Only the runs a read needs where the frame's matches are long or it is literals (zstd_split.h: label, OCT and field
- * chunks); else its prefix (a frame read in part read whole first). */
+ * chunks); else its prefix, through the window (zstd_window.h) unless a split is expected to gain, the runs copied out
+ * as it goes (a frame read in part read whole first). */
 static zgpu_status zstd_decode_runs(const zg_codec *c, const uint8_t *in, size_t n, uint8_t *out, size_t size,
                                     const zg_byte_run *runs, size_t n_runs, const zg_decode_par *par,
                                     const zg_part_input *part) {
@@ -261,9 +268,22 @@ static zgpu_status zstd_decode_runs(const zg_codec *c, const uint8_t *in, size_t
     if (!declined) return ZGPU_OK;
     if (part) ZG_FORWARD(part->fetch(part->ctx, 0, n, part->buf));
     const size_t lo = (size_t)runs[0].off, hi = (size_t)(runs[n_runs - 1].off + runs[n_runs - 1].len);
-    ZG_FORWARD(par && par->ways > 1 ? zstd_decode_split(c, in, n, out, size, lo, hi, par)
-                                    : zstd_decode_range(c, in, n, out, size, lo, hi));
+    const int split = par && par->ways > 1 && n && zstd_split_speedup(c, size, (double)size / (double)n, par->ways) > 1;
+    atomic_size_t *segment = &((zstd_codec *)c)->window_segment;
+    size_t seg_now = atomic_load(segment);
+    if (!split && hi >= ZG_ZSTD_WINDOW_MIN && seg_now) {
+        zs_tls *t = zs_get_tls();
+        if (t && !t->d) t->d = ZSTD_createDCtx();
+        ZG_RETURN_IF(!t || !t->d, ZGPU_ERR_NO_MEMORY, "zstd: out of memory allocating a decompression context");
+        ZG_FORWARD(zg_zstd_decode_windowed(t->d, in, n, out, size, runs, n_runs, seg_now, &declined));
+        if (!declined) return ZGPU_OK;
+    }
+    ZG_FORWARD(split ? zstd_decode_split(c, in, n, out, size, lo, hi, par) : zstd_decode_range(c, in, n, out, size, lo, hi));
     zg_runs_copy_out(out, runs, n_runs);
+    /* decoded in order where libzstd refused the window: the frame's matches reach further back (it is sound) */
+    if (declined == 2)
+        atomic_compare_exchange_strong(segment, &seg_now,
+                                       seg_now < ZG_ZSTD_WINDOW_SEGMENT_MAX ? seg_now * 4 : (size_t)0);
     return ZGPU_OK;
 }
 
