@@ -175,8 +175,10 @@ static zgpu_status read_part(const read_job *j, const zg_chunk_task *t, zg_buf *
     ZG_FORWARD(part_open(j, t, &r, &n, found));
     if (!*found || !r.f) return ZGPU_OK; /* absent: the fill value; not kept open: read whole */
     zgpu_status st = ZGPU_OK;
-    /* (a chain that stores the chunk as it is names its span without a head) */
-    size_t head_n = 0, need = zg_chain_stores_raw(j->chain) ? 0 : n < 4096 ? (size_t)n : 4096, total = 0;
+    /* (a chain that stores the chunk as it is names its span without a head; one that names no span, zstd's prefix,
+     * is read whole in one read) */
+    size_t head_n = 0, total = 0,
+           need = zg_chain_stores_raw(j->chain) ? 0 : !zg_chain_reads_spans(j->chain) || n < 4096 ? (size_t)n : 4096;
     uint64_t off = 0, end = 0;
     if (n > SIZE_MAX / 2 || (st = zg_buf_reserve(io, (size_t)n)) != ZGPU_OK) goto done;
     for (int round = 0; round < 3; round++) { /* the head (a guess, then what the codec asks for), then the span */
@@ -301,13 +303,19 @@ static zgpu_status fetch_decode(read_job *j, const zg_chunk_task *t, size_t ti, 
     if (!enc && runs && !s->vt->remote) {
         uint64_t pn = 0;
         st = part_open(j, t, &pr, &pn, &found);
-        if (st == ZGPU_OK && found && pr.f && pn >= ZG_PART_READ_MIN && pn <= SIZE_MAX / 2 &&
+        if (st == ZGPU_OK && found && pr.f && pn <= SIZE_MAX / 2 &&
             (st = zg_buf_reserve(&ts->io, (size_t)pn)) == ZGPU_OK) {
-            part_in.buf = ts->io.data;
             ts->io.size = (size_t)pn;
             enc = ts->io.data;
             enc_n = (size_t)pn;
-            read_n = 0; /* (counted as the decode reads) */
+            if (pn >= ZG_PART_READ_MIN) {
+                part_in.buf = ts->io.data;
+                read_n = 0; /* (counted as the decode reads) */
+            } else { /* a small chunk: whole, from the file just opened (not opened again) */
+                st = part_read(&pr, 0, pn, ts->io.data);
+                read_n = (size_t)pn;
+                part_close(&pr);
+            }
         } else {
             part_close(&pr);
         }

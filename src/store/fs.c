@@ -193,8 +193,9 @@ static zgpu_status open_error(fs_store *fs, const char *key, const char *path, i
 }
 
 /* Opens key for reading a stored value. *fd = -1 and ZGPU_OK when absent; out of descriptors with no_fd
- * given: *no_fd = 1 (without waiting). Anything but a regular file is an error. */
-static zgpu_status open_value(fs_store *fs, const char *key, char *path, int *fd, uint64_t *size, int *no_fd) {
+ * given: *no_fd = 1 (without waiting). Anything but a regular file is an error. st_out (NULL allowed): its stat. */
+static zgpu_status open_value(fs_store *fs, const char *key, char *path, int *fd, uint64_t *size, int *no_fd,
+                              struct stat *st_out) {
     *fd = -1;
     ZG_FORWARD(zg_store_fs_path(&fs->base, key, path));
     /* (with no_fd, a shortage is reported rather than waited out) */
@@ -218,6 +219,7 @@ static zgpu_status open_value(fs_store *fs, const char *key, char *path, int *fd
         return status;
     }
     *size = (uint64_t)st.st_size;
+    if (st_out) *st_out = st;
     return ZGPU_OK;
 }
 
@@ -244,7 +246,7 @@ static zgpu_status fs_get(zg_store *s, const char *key, zg_buf *out, int *found)
     int fd;
     uint64_t size = 0;
     *found = 0;
-    ZG_FORWARD(open_value((fs_store *)s, key, path, &fd, &size, NULL));
+    ZG_FORWARD(open_value((fs_store *)s, key, path, &fd, &size, NULL, NULL));
     if (fd < 0) return ZGPU_OK;
     zgpu_status st = zg_buf_reserve(out, (size_t)size);
     if (st == ZGPU_OK) st = read_full(fd, out->data, 0, size, path);
@@ -269,7 +271,7 @@ static zgpu_status fs_get_range(zg_store *s, const char *key, uint64_t offset, u
     int fd;
     uint64_t size = 0;
     *found = 0;
-    ZG_FORWARD(open_value((fs_store *)s, key, path, &fd, &size, NULL));
+    ZG_FORWARD(open_value((fs_store *)s, key, path, &fd, &size, NULL, NULL));
     if (fd < 0) return ZGPU_OK;
     zgpu_status st = ZGPU_OK;
     if (from_end) {
@@ -359,12 +361,12 @@ static zgpu_status fs_open_file(zg_store *s, const char *key, zg_store_file **f,
     *f = NULL;
     *found = 0;
     *size = 0;
-    if (!no_fd) ZG_FORWARD(open_value((fs_store *)s, key, path, &fd, size, &no_fd));
+    struct stat st;
+    if (!no_fd) ZG_FORWARD(open_value((fs_store *)s, key, path, &fd, size, &no_fd, &st));
     if (no_fd) return fs_size(s, key, size, found);
     if (fd < 0) return ZGPU_OK;
     const size_t n = strlen(path) + 1;
-    struct stat st;
-    zg_store_file *file = fstat(fd, &st) == 0 ? calloc(1, sizeof *file + n) : NULL;
+    zg_store_file *file = calloc(1, sizeof *file + n);
     char *k = file ? strdup(key) : NULL;
     if (!k) {
         free(file);
