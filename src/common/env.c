@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* What the environment said: each field valid only where its `has_` flag is set. */
 static struct {
@@ -183,4 +184,9 @@ const char *zg_env_remote(const char *name) {
             return v && *v ? v : NULL;
         }
     return NULL;
+}
+
+int zg_env_remote_true(const char *name) {
+    const char *v = zg_env_remote(name);
+    return v && strcasecmp(v, "true") == 0;
 }

@@ -19,5 +19,8 @@ int zg_env_cufile_force_compat(void);
  *  while a process runs): the AWS_* variables of store/s3/credentials.h and HOME (for ~/.aws). Any other name
  *  returns NULL; so does an unset or empty one. (libcurl reads the proxy variables itself.) */
 const char *zg_env_remote(const char *name);
+/** Whether one of those variables is set to "true" in any case, as the AWS SDKs read their switches
+ *  (AWS_EC2_METADATA_DISABLED, AWS_NO_SIGN_REQUEST): anything else, "1" included, is false. */
+int zg_env_remote_true(const char *name);
 
 #endif

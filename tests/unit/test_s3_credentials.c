@@ -576,6 +576,16 @@ static void test_role_credentials(void) {
     CHECK(zg_s3_config_resolve(NULL, &cfg) != ZGPU_OK);
     CHECK(strstr(zgpu_last_error(), "http://127.0.0.1:1/creds") != NULL);
     unsetenv("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+    /* the switch read as the SDKs and AWS_NO_SIGN_REQUEST read theirs: "true" in any case, nothing else */
+    const char *const yes[] = {"true", "TRUE", "True"}, *const no[] = {"1", "yes", "false", " true"};
+    for (size_t i = 0; i < 3; i++) {
+        setenv("AWS_EC2_METADATA_DISABLED", yes[i], 1);
+        CHECK_MSG(zg_s3_role_source_of_environment() == ZG_S3_ROLE_NONE, "AWS_EC2_METADATA_DISABLED=%s", yes[i]);
+    }
+    for (size_t i = 0; i < 4; i++) {
+        setenv("AWS_EC2_METADATA_DISABLED", no[i], 1);
+        CHECK_MSG(zg_s3_role_source_of_environment() == ZG_S3_ROLE_INSTANCE, "AWS_EC2_METADATA_DISABLED=%s", no[i]);
+    }
     unsetenv("AWS_EC2_METADATA_DISABLED");
     setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:1", 1);
     CHECK_OK(zg_s3_config_resolve(NULL, &cfg));

@@ -261,7 +261,6 @@ static void describe_source(char *dst, size_t cap, const char *path, const char 
     else snprintf(dst, cap, "%s [%s]", path, profile);
 }
 
-static int is_true(const char *v) { return v && strcasecmp(v, "true") == 0; }
 
 static int region_name_ok(const char *r) {
     for (; *r; r++)
@@ -351,7 +350,7 @@ static zgpu_status resolve_keys(const zg_s3_choice *c, shared *sh, zg_s3_config 
         copy_str(out->source, sizeof out->source, "options");
         return ZGPU_OK;
     }
-    if (is_true(zg_env_remote("AWS_NO_SIGN_REQUEST"))) {
+    if (zg_env_remote_true("AWS_NO_SIGN_REQUEST")) {
         out->anonymous = 1;
         copy_str(out->source, sizeof out->source, "anonymous");
         return ZGPU_OK;

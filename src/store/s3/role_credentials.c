@@ -24,8 +24,6 @@
 #define CONTAINER_TIMEOUT_MS 2000L
 #define STS_TIMEOUT_MS 10000L
 
-static int is_true(const char *v) { return v && (strcmp(v, "true") == 0 || strcmp(v, "TRUE") == 0 || strcmp(v, "1") == 0); }
-
 int zg_s3_web_identity_configured(void) {
     return zg_env_remote("AWS_ROLE_ARN") && zg_env_remote("AWS_WEB_IDENTITY_TOKEN_FILE");
 }
@@ -33,7 +31,7 @@ int zg_s3_web_identity_configured(void) {
 zg_s3_role_source zg_s3_role_source_of_environment(void) {
     if (zg_env_remote("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") || zg_env_remote("AWS_CONTAINER_CREDENTIALS_FULL_URI"))
         return ZG_S3_ROLE_CONTAINER;
-    if (is_true(zg_env_remote("AWS_EC2_METADATA_DISABLED"))) return ZG_S3_ROLE_NONE;
+    if (zg_env_remote_true("AWS_EC2_METADATA_DISABLED")) return ZG_S3_ROLE_NONE;
     return ZG_S3_ROLE_INSTANCE;
 }
 
