@@ -278,7 +278,8 @@ static zgpu_status zstd_decode_runs(const zg_codec *c, const uint8_t *in, size_t
         ZG_FORWARD(zg_zstd_decode_windowed(t->d, in, n, out, size, runs, n_runs, seg_now, &declined));
         if (!declined) return ZGPU_OK;
     }
-    ZG_FORWARD(split ? zstd_decode_split(c, in, n, out, size, lo, hi, par) : zstd_decode_range(c, in, n, out, size, lo, hi));
+    ZG_FORWARD(split ? zstd_decode_split(c, in, n, out, size, lo, hi, par)
+                     : zstd_decode_range(c, in, n, out, size, lo, hi));
     zg_runs_copy_out(out, runs, n_runs);
     /* decoded in order where libzstd refused the window: the frame's matches reach further back (it is sound) */
     if (declined == 2)

@@ -261,7 +261,6 @@ static void describe_source(char *dst, size_t cap, const char *path, const char 
     else snprintf(dst, cap, "%s [%s]", path, profile);
 }
 
-
 static int region_name_ok(const char *r) {
     for (; *r; r++)
         if (!(isalnum((unsigned char)*r) || *r == '-')) return 0;
