@@ -392,10 +392,10 @@ static zgpu_status resolve_object(void *arg, size_t i) {
     int found = 0;
     uint64_t size = 0;
     if (ob->decoded_elsewhere) return ZGPU_OK; /* (the executor has every chunk of it decoded) */
-    /* a shard read for several inner chunks stays open for them: one lookup, and one version of it for its
-     * index and its chunks even if a writer replaces it meanwhile; so does one for an inner chunk read in part
-     * (blosc, uncompressed: its head and span, or its span, of the index's version) */
-    const int kept = a->shard && (ob->n_tasks >= 2 || zg_chain_reads_spans(zg_sharding_inner_chain(a->shard)));
+    /* a shard stays open for its inner chunks: one lookup, and one version of it for its index and its chunks even
+     * if a writer replaces it meanwhile (a lone inner chunk too: by key, its bytes came from whatever file held the
+     * key by then, at the offsets of the index read before) */
+    const int kept = a->shard != NULL;
     if (kept && plan->n_objects <= ZG_PLAN_OPEN_FILES && s->vt->open_file)
         ZG_FORWARD(s->vt->open_file(s, ob->key, &ob->file, &size, &found));
     else
