@@ -13,9 +13,6 @@
 #include "common/status.h"
 #include "common/tls.h"
 
-/* Shards kept open for their inner chunks, at most (a read touching more reads each range by its key: the
- * descriptors a process may hold are limited, 1024 by default). */
-#define ZG_PLAN_OPEN_FILES 256
 
 /* ---- task arrays ----
  * A task holds ZGPU_MAX_DIMS coordinates four times (1 KiB), so a batch's task array is large (64 patches of the
@@ -394,9 +391,9 @@ static zgpu_status resolve_object(void *arg, size_t i) {
     if (ob->decoded_elsewhere) return ZGPU_OK; /* (the executor has every chunk of it decoded) */
     /* a shard stays open for its inner chunks: one lookup, and one version of it for its index and its chunks even
      * if a writer replaces it meanwhile (a lone inner chunk too: by key, its bytes came from whatever file held the
-     * key by then, at the offsets of the index read before) */
-    const int kept = a->shard != NULL;
-    if (kept && plan->n_objects <= ZG_PLAN_OPEN_FILES && s->vt->open_file)
+     * key by then, at the offsets of the index read before). Past the store's share of the process's descriptors
+     * (zg_fd_kept_cap) a shard is kept without one: its ranges reopen it, checked to be the same file. */
+    if (a->shard && s->vt->open_file)
         ZG_FORWARD(s->vt->open_file(s, ob->key, &ob->file, &size, &found));
     else
         ZG_FORWARD(s->vt->size(s, ob->key, &size, &found));

@@ -286,18 +286,17 @@ static zgpu_status fs_get_range(zg_store *s, const char *key, uint64_t offset, u
     return st;
 }
 
-static zgpu_status fs_size(zg_store *s, const char *key, uint64_t *size, int *found) {
-    fs_store *fs = (fs_store *)s;
-    char path[ZG_PATH_MAX];
-    ZG_FORWARD(zg_store_fs_path(s, key, path));
-    struct stat st;
+/* The stat of a stored value, holding no descriptor after (a confined store: a brief O_PATH one). Absent: *found 0.
+ * Anything but a regular file is an error. */
+static zgpu_status stat_value(fs_store *fs, const char *key, char *path, struct stat *st, int *found) {
+    ZG_FORWARD(zg_store_fs_path(&fs->base, key, path));
     *found = 0;
     int r;
     if (!fs->confine) {
-        r = stat(path, &st);
+        r = stat(path, st);
     } else {
         int fd = counted_open(fs, key, path, O_PATH);
-        r = fd < 0 ? -1 : fstat(fd, &st);
+        r = fd < 0 ? -1 : fstat(fd, st);
         if (fd >= 0) {
             int e = errno;
             zg_fd_close(fd);
@@ -308,9 +307,16 @@ static zgpu_status fs_size(zg_store *s, const char *key, uint64_t *size, int *fo
         if (errno == ENOENT || errno == ENOTDIR) return ZGPU_OK;
         return open_error(fs, key, path, errno);
     }
-    if (!S_ISREG(st.st_mode)) return not_regular(path, st.st_mode);
-    *size = (uint64_t)st.st_size;
+    if (!S_ISREG(st->st_mode)) return not_regular(path, st->st_mode);
     *found = 1;
+    return ZGPU_OK;
+}
+
+static zgpu_status fs_size(zg_store *s, const char *key, uint64_t *size, int *found) {
+    char path[ZG_PATH_MAX];
+    struct stat st;
+    ZG_FORWARD(stat_value((fs_store *)s, key, path, &st, found));
+    if (*found) *size = (uint64_t)st.st_size;
     return ZGPU_OK;
 }
 
@@ -353,8 +359,9 @@ static int evict_one(void) {
     return done;
 }
 
-/* store.h's open_file. Out of descriptors, or holding as many open as zg_fd_kept_cap allows, it keeps no file:
- * presence and size as fs_size finds them, and the caller reads ranges by key. */
+/* store.h's open_file. Out of descriptors, or holding as many open as zg_fd_kept_cap allows, it keeps no descriptor:
+ * the file starts as an evicted one (its identity from a stat), its ranges read by reopening the key, checked to be
+ * the same file. */
 static zgpu_status fs_open_file(zg_store *s, const char *key, zg_store_file **f, uint64_t *size, int *found) {
     char path[ZG_PATH_MAX];
     int fd = -1, no_fd = zg_fd_kept_count() >= zg_fd_kept_cap();
@@ -363,14 +370,20 @@ static zgpu_status fs_open_file(zg_store *s, const char *key, zg_store_file **f,
     *size = 0;
     struct stat st;
     if (!no_fd) ZG_FORWARD(open_value((fs_store *)s, key, path, &fd, size, &no_fd, &st));
-    if (no_fd) return fs_size(s, key, size, found);
-    if (fd < 0) return ZGPU_OK;
+    if (no_fd) {
+        int present = 0;
+        ZG_FORWARD(stat_value((fs_store *)s, key, path, &st, &present));
+        if (!present) return ZGPU_OK;
+        *size = (uint64_t)st.st_size;
+    } else if (fd < 0) {
+        return ZGPU_OK;
+    }
     const size_t n = strlen(path) + 1;
     zg_store_file *file = calloc(1, sizeof *file + n);
     char *k = file ? strdup(key) : NULL;
     if (!k) {
         free(file);
-        zg_fd_close(fd);
+        if (fd >= 0) zg_fd_close(fd);
         return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory opening '%s'", path);
     }
     file->fs = (fs_store *)s;
@@ -386,7 +399,7 @@ static zgpu_status fs_open_file(zg_store *s, const char *key, zg_store_file **f,
     file->next = kept_files;
     if (kept_files) kept_files->prev = file;
     kept_files = file;
-    zg_fd_keep(); /* listed first: evict_one can take back every kept descriptor */
+    if (fd >= 0) zg_fd_keep(); /* listed first: evict_one can take back every kept descriptor */
     pthread_mutex_unlock(&kept_mu);
     *f = file;
     *found = 1;

@@ -92,8 +92,9 @@ typedef struct zg_store_vtable {
     void (*destroy)(zg_store *s);
     /* One object open for many range reads (a shard's index, then its inner chunks): the same version of it
      * throughout, even if it is replaced meanwhile, and no lookup per range. *size: its bytes. Absent:
-     * *found = 0 and *f = NULL. Present but not kept open (out of file descriptors): *found = 1, *f = NULL,
-     * and the caller reads ranges with get_range. */
+     * *found = 0 and *f = NULL. A file the store cannot keep a descriptor for (out of them, or holding its share)
+     * still comes back: each range then reopens the object and fails if it is another version. A store may
+     * also leave *f NULL with *found = 1; the caller then reads ranges with get_range. */
     zgpu_status (*open_file)(zg_store *s, const char *key, zg_store_file **f, uint64_t *size, int *found);
     /* `length` bytes at `offset` of an open object; a range past its end is ZGPU_ERR_CORRUPT_DATA, as in
      * get_range. Several threads may read one file at once. */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "store/fd_budget.h"
 #include "store/store.h"
 #include "common/status.h"
 
@@ -243,7 +244,8 @@ int main(void) {
     s->vt->close_file(f);
     s->vt->close_file(NULL); /* nothing to close */
 
-    /* out of descriptors: present, no file kept (the caller reads ranges by key); absent still absent */
+    /* out of descriptors: present, a file kept without one (its ranges reopen the key, checked to be the same
+     * file); absent still absent */
     struct rlimit lim;
     CHECK(getrlimit(RLIMIT_NOFILE, &lim) == 0);
     const int lowest = dup(0); /* the lowest free descriptor: a limit of it leaves none free */
@@ -252,12 +254,26 @@ int main(void) {
     struct rlimit tight = {(rlim_t)lowest, lim.rlim_max};
     CHECK(setrlimit(RLIMIT_NOFILE, &tight) == 0);
     g = (zg_store_file *)(uintptr_t)1;
+    const int kept_before = zg_fd_kept_count();
     CHECK_OK(s->vt->open_file(s, "c/0/0", &g, &size, &found));
-    CHECK(found == 1 && g == NULL);
+    CHECK(found == 1 && g != NULL);
+    CHECK(zg_fd_kept_count() == kept_before); /* (it holds no descriptor) */
     CHECK_EQ_U64(size, N / 2);
-    CHECK_OK(s->vt->open_file(s, "c/9/9", &g, &size, &found));
-    CHECK(found == 0 && g == NULL);
+    zg_store_file *absent = (zg_store_file *)(uintptr_t)1;
+    CHECK_OK(s->vt->open_file(s, "c/9/9", &absent, &size, &found));
+    CHECK(found == 0 && absent == NULL);
     CHECK(setrlimit(RLIMIT_NOFILE, &lim) == 0);
+    if (g) {
+        CHECK_OK(s->vt->read_file(g, 100, 4000, buf)); /* (reopened: the same file) */
+        CHECK(memcmp(buf, other + 100, 4000) == 0);
+        static uint8_t third[N / 2];
+        memset(third, 0x3c, sizeof third);
+        CHECK_OK(s->vt->set(s, "c/0/0", third, sizeof third)); /* (another version at the key) */
+        CHECK_STATUS(s->vt->read_file(g, 100, 4000, buf), ZGPU_ERR_IO);
+        CHECK(strstr(zgpu_last_error(), "replaced") != NULL);
+        s->vt->close_file(g);
+        CHECK(zg_fd_kept_count() == kept_before);
+    }
 
     CHECK_OK(s->vt->erase_prefix(s, ""));
     zg_store_free(s);
