@@ -13,7 +13,6 @@
 #include "common/status.h"
 #include "common/tls.h"
 
-
 /* ---- task arrays ----
  * A task holds ZGPU_MAX_DIMS coordinates four times (1 KiB), so a batch's task array is large (64 patches of the
  * sharded label volume, 576 tasks: 600 KiB). Taken fresh from the system for every read, its page faults cost more

@@ -332,7 +332,8 @@ struct zg_store_file {
     dev_t dev;
     ino_t ino;
     struct timespec mtime;
-    zg_store_file *prev, *next; /* kept_files */
+    zg_store_file *prev, *next; /* kept_files (a file opened without a descriptor is not listed) */
+    int listed;
     char *key;
     char path[];              /* for messages */
 };
@@ -395,12 +396,15 @@ static zgpu_status fs_open_file(zg_store *s, const char *key, zg_store_file **f,
     file->mtime = st.st_mtim;
     file->key = k;
     memcpy(file->path, path, n);
-    pthread_mutex_lock(&kept_mu);
-    file->next = kept_files;
-    if (kept_files) kept_files->prev = file;
-    kept_files = file;
-    if (fd >= 0) zg_fd_keep(); /* listed first: evict_one can take back every kept descriptor */
-    pthread_mutex_unlock(&kept_mu);
+    if (fd >= 0) { /* (listed first: evict_one can take back every kept descriptor) */
+        pthread_mutex_lock(&kept_mu);
+        file->next = kept_files;
+        if (kept_files) kept_files->prev = file;
+        kept_files = file;
+        file->listed = 1;
+        zg_fd_keep();
+        pthread_mutex_unlock(&kept_mu);
+    }
     *f = file;
     *found = 1;
     return ZGPU_OK;
@@ -443,11 +447,13 @@ static zgpu_status fs_read_file(zg_store_file *f, uint64_t offset, uint64_t leng
 
 static void fs_close_file(zg_store_file *f) {
     if (!f) return;
-    pthread_mutex_lock(&kept_mu);
-    if (f->prev) f->prev->next = f->next;
-    else kept_files = f->next;
-    if (f->next) f->next->prev = f->prev;
-    pthread_mutex_unlock(&kept_mu);
+    if (f->listed) {
+        pthread_mutex_lock(&kept_mu);
+        if (f->prev) f->prev->next = f->next;
+        else kept_files = f->next;
+        if (f->next) f->next->prev = f->prev;
+        pthread_mutex_unlock(&kept_mu);
+    }
     if (f->fd >= 0) zg_fd_close_kept(f->fd);
     pthread_mutex_destroy(&f->mu);
     free(f->key);
