@@ -430,16 +430,20 @@ static zgpu_status fs_read_file(zg_store_file *f, uint64_t offset, uint64_t leng
     /* evicted: the key again, and only if it is still the file opened */
     int rfd = counted_open(f->fs, f->key, f->path, O_RDONLY);
     if (rfd < 0) {
-        if (errno == ENOENT || errno == ENOTDIR)
+        if (errno == ENOENT || errno == ENOTDIR) {
+            atomic_fetch_add(&f->fs->base.replaced, 1u);
             return zg_error(ZGPU_ERR_IO, "'%s' was removed while being read; read again", f->path);
+        }
         return open_error(f->fs, f->key, f->path, errno);
     }
     struct stat st;
     zgpu_status status = ZGPU_OK;
     if (fstat(rfd, &st) != 0 || st.st_dev != f->dev || st.st_ino != f->ino || (uint64_t)st.st_size != f->size ||
-        st.st_mtim.tv_sec != f->mtime.tv_sec || st.st_mtim.tv_nsec != f->mtime.tv_nsec)
+        st.st_mtim.tv_sec != f->mtime.tv_sec || st.st_mtim.tv_nsec != f->mtime.tv_nsec) {
+        atomic_fetch_add(&f->fs->base.replaced, 1u);
         status = zg_error(ZGPU_ERR_IO, "'%s' was replaced while being read (reopened for want of file "
                           "descriptors); read again", f->path);
+    }
     if (status == ZGPU_OK) status = read_full(rfd, out, offset, length, f->path);
     zg_fd_close(rfd);
     return status;

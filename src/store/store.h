@@ -8,6 +8,7 @@
  * refuses, with ZGPU_ERR_IO naming the key, any key whose path leads outside the root through a symbolic link. */
 #ifndef ZG_STORE_H
 #define ZG_STORE_H
+#include <stdatomic.h>
 #include <stdint.h>
 #include "zgpu.h"
 #include "common/buf.h"
@@ -123,6 +124,8 @@ typedef struct zg_store_vtable {
 
 struct zg_store {
     const zg_store_vtable *vt;
+    atomic_uint replaced; /* objects found replaced (or removed) while a read held them open (read_file): a reader
+                           * that failed meanwhile reads again (host/host_read.c) */
     char *root; /* for messages */
     char *id;   /* where the store's objects live, the same for every store opened on one location (the
                  * decoded-chunk cache's name for it, cache/chunk_cache.h): a filesystem store's canonical
