@@ -480,8 +480,8 @@ static zgpu_status dev_read_once(zgpu_array *a, const zg_dev_request *rq, void *
     return s;
 }
 
-/* A read that failed because a remote shard was replaced on the server meanwhile runs once more, from a fresh
- * index (plan/plan.h zg_plan_shard_changes). */
+/* A read that failed because a shard was replaced meanwhile (a remote one on the server, a local one read by
+ * reopening it) runs once more, from a fresh index (plan/plan.h zg_plan_shard_changes). */
 zgpu_status dev_run_read(zgpu_array *a, const zg_dev_request *rq, void *user_stream, int order_user) {
     const unsigned changes = zg_plan_shard_changes(a);
     zgpu_status st = dev_read_once(a, rq, user_stream, order_user);

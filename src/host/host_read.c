@@ -853,19 +853,13 @@ static zgpu_status host_read_once(zgpu_array *a, zg_plan *given, size_t n, const
     return st;
 }
 
-/* Objects found replaced while reads held them: remote shards (plan/plan.h zg_plan_shard_changes) and local files
- * kept without a descriptor (store.h zg_store.replaced). */
-static unsigned version_changes(const zgpu_array *a) {
-    return zg_plan_shard_changes(a) + atomic_load(&a->store->replaced);
-}
-
 /* A read that failed because a shard was replaced meanwhile (a remote one on the server, a local one read by
- * reopening it) runs once more, from a fresh index. */
+ * reopening it) runs once more, from a fresh index (plan/plan.h zg_plan_shard_changes). */
 zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts, const uint64_t *counts,
                                  void *const *outs, const int64_t *out_strides, const zgpu_read_options *opts) {
-    const unsigned changes = version_changes(a);
+    const unsigned changes = zg_plan_shard_changes(a);
     zgpu_status st = host_read_once(a, NULL, n, starts, counts, outs, out_strides, opts);
-    if (st != ZGPU_OK && version_changes(a) != changes)
+    if (st != ZGPU_OK && zg_plan_shard_changes(a) != changes)
         st = host_read_once(a, NULL, n, starts, counts, outs, out_strides, opts);
     return st;
 }
@@ -877,9 +871,9 @@ zgpu_status zg_host_read_regions_planned(zgpu_array *a, zg_plan *plan, size_t n,
         zg_plan_free(plan);
         return zg_host_read_regions(a, n, starts, counts, outs, out_strides, opts);
     }
-    const unsigned changes = version_changes(a);
+    const unsigned changes = zg_plan_shard_changes(a);
     zgpu_status st = host_read_once(a, plan, n, starts, counts, outs, out_strides, opts);
-    if (st != ZGPU_OK && version_changes(a) != changes)
+    if (st != ZGPU_OK && zg_plan_shard_changes(a) != changes)
         st = host_read_once(a, NULL, n, starts, counts, outs, out_strides, opts);
     return st;
 }

@@ -522,6 +522,11 @@ void zg_plan_sum_stored(zg_plan *plan) {
             plan->stored_bytes += plan->tasks[i].nbytes;
 }
 
+unsigned zg_plan_shard_changes(const zgpu_array *a) {
+    zgpu_array *m = (zgpu_array *)a; /* (the counters change under a const view: atomics) */
+    return atomic_load(&m->shard_changes) + atomic_load(&m->store->replaced);
+}
+
 /* Objects resolved on the calling thread: opening a shard and reading its index costs about 3 us (H200 machine:
  * open, fstat, pread and close 1.5-2.4 us), handing them to the pool's threads 40 (their wake-ups: the label
  * volume's four shards, a batch of 8 or 64 patches, 12-13 us on one thread, 43-52 on the pool of 16). */

@@ -71,8 +71,9 @@ typedef struct zg_plan {
 /** Default capacity of a context's shard index cache (zgpu_remote_options.shard_index_cache_bytes). */
 #define ZG_SHARD_INDEX_CACHE_DEFAULT ((size_t)32 << 20)
 
-/** How often the array's reads found one of its shards replaced on the server mid-read (a cached index or an
- *  index read moments before no longer matching): a read that failed while this count moved is run again. */
+/** How often reads found a shard replaced mid-read: one of the array's on the server (a cached index or an index
+ *  read moments before no longer matching), or any object of its local store kept without a descriptor (store.h
+ *  zg_store.replaced). A read that failed while this count moved is run again (host and device reads alike). */
 unsigned zg_plan_shard_changes(const zgpu_array *a);
 
 /** Checks the box against the array (ZGPU_ERR_OUT_OF_RANGE) and lists tasks and objects. */

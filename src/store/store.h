@@ -125,7 +125,7 @@ typedef struct zg_store_vtable {
 struct zg_store {
     const zg_store_vtable *vt;
     atomic_uint replaced; /* objects found replaced (or removed) while a read held them open (read_file): a reader
-                           * that failed meanwhile reads again (host/host_read.c) */
+                           * that failed meanwhile reads again (plan/plan.h zg_plan_shard_changes) */
     char *root; /* for messages */
     char *id;   /* where the store's objects live, the same for every store opened on one location (the
                  * decoded-chunk cache's name for it, cache/chunk_cache.h): a filesystem store's canonical
