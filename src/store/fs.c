@@ -1,7 +1,6 @@
-/* Filesystem store: a key is a path below the root directory. Writes go to a temporary file in the same
- * directory and are renamed into place, so a crash never leaves a half-written chunk or metadata file; the
- * writer holds a flock on its temporary until the rename, so the next writer in that directory can tell a
- * killed writer's leftover (unlocked, old) from a live one and removes it.
+/* Filesystem store: a key is a path below the root directory. This file: paths and how keys are opened (confined
+ * stores beneath their root), reads, files kept open for many ranges, listing, and the store's set-up; writes and
+ * their locks are in fs_write.c (a temporary renamed into place, so a crash never leaves a half-written value).
  *
  * Only regular files are values: everything is opened non-blocking and checked with fstat, so a FIFO, socket
  * or device never blocks a read and is an error naming it (store.h). Every descriptor is counted in the
@@ -24,26 +23,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "store/store.h"
-#include "store/fd_budget.h"
 #include "common/dirs.h"
 #include "common/status.h"
-
-enum {
-    N_STRIPES = 64,      /* in-process write locks of one handle (threads sharing its lock file's description) */
-    TMP_STALE_S = 10,    /* a temporary unlocked and untouched this long belongs to a writer that is gone */
-};
-
-typedef struct fs_store {
-    zg_store base;          /* first: the vtable's functions cast zg_store * to fs_store * */
-    int confine;
-    atomic_int root_fd;     /* confined: the root directory (O_PATH), opened at first use; -1 before */
-    pthread_mutex_t mu;     /* guards lock_fd's creation and `cleaned` */
-    int lock_fd;            /* ZG_FS_LOCK_NAME in the root, opened at the first lock(); -1 before */
-    uint64_t *cleaned;      /* open-addressed set of hashes of directories whose leftovers were cleaned */
-    size_t n_cleaned, cap_cleaned;
-    pthread_mutex_t stripes[N_STRIPES];
-} fs_store;
+#include "store/fd_budget.h"
+#include "store/fs_internal.h"
+#include "store/store.h"
 
 /* ---- paths and resolution ---- */
 
@@ -121,7 +105,7 @@ static int beneath_open(int root, const char *key, int flags) {
 }
 
 /* The confined store's root directory, opened once (the root itself may be a link: the caller chose it). */
-static int root_fd(fs_store *fs) {
+int zg_fs_root_fd(fs_store *fs) {
     int fd = atomic_load(&fs->root_fd);
     if (fd >= 0) return fd;
     fd = open(fs->base.root, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -141,7 +125,7 @@ static int raw_open(fs_store *fs, const char *key, const char *path, int flags) 
     if (!(flags & O_PATH)) flags |= O_NONBLOCK; /* never block on a FIFO; regular files ignore it (openat2
                                                  * refuses it with O_PATH, which opens nothing anyway) */
     if (!fs->confine) return open(path, flags);
-    int root = root_fd(fs);
+    int root = zg_fs_root_fd(fs);
     if (root < 0) return -1;
     return beneath_open(root, key, flags);
 }
@@ -159,7 +143,7 @@ static int counted_open_once(fs_store *fs, const char *key, const char *path, in
 }
 
 /* counted_open_once, waiting for descriptors when the process is out of them. */
-static int counted_open(fs_store *fs, const char *key, const char *path, int flags) {
+int zg_fs_counted_open(fs_store *fs, const char *key, const char *path, int flags) {
     zg_fd_waiter w = zg_fd_waiter_start();
     for (;;) {
         int fd = counted_open_once(fs, key, path, flags);
@@ -177,18 +161,18 @@ static const char *kind_of(mode_t m) {
                         : "not a regular file";
 }
 
-static zgpu_status not_regular(const char *path, mode_t m) {
+zgpu_status zg_fs_not_regular(const char *path, mode_t m) {
     return zg_error(ZGPU_ERR_IO, "'%s' is %s", path, kind_of(m));
 }
 
 /* The error of a failed open of key (errno e). */
-static zgpu_status open_error(fs_store *fs, const char *key, const char *path, int e) {
+zgpu_status zg_fs_open_error(fs_store *fs, const char *key, const char *path, int e) {
     if (e == EXDEV && fs->confine)
         return zg_error(ZGPU_ERR_IO, "'%s': key '%s' leads outside the store through a symbolic link; refused because "
                         "the store '%s' is confined (confine_to_store)", path, key, fs->base.root);
     if (zg_fd_out_of(e)) return zg_fd_no_fds_error(path);
     struct stat st;
-    if (e == ENXIO && lstat(path, &st) == 0) return not_regular(path, st.st_mode); /* a socket */
+    if (e == ENXIO && lstat(path, &st) == 0) return zg_fs_not_regular(path, st.st_mode); /* a socket */
     return zg_error(ZGPU_ERR_IO, "cannot open '%s': %s", path, strerror(e));
 }
 
@@ -199,7 +183,7 @@ static zgpu_status open_value(fs_store *fs, const char *key, char *path, int *fd
     *fd = -1;
     ZG_FORWARD(zg_store_fs_path(&fs->base, key, path));
     /* (with no_fd, a shortage is reported rather than waited out) */
-    *fd = no_fd ? counted_open_once(fs, key, path, O_RDONLY) : counted_open(fs, key, path, O_RDONLY);
+    *fd = no_fd ? counted_open_once(fs, key, path, O_RDONLY) : zg_fs_counted_open(fs, key, path, O_RDONLY);
     if (*fd < 0) {
         int e = errno;
         if (e == ENOENT || e == ENOTDIR) return ZGPU_OK;
@@ -207,12 +191,12 @@ static zgpu_status open_value(fs_store *fs, const char *key, char *path, int *fd
             *no_fd = 1;
             return ZGPU_OK;
         }
-        return open_error(fs, key, path, e);
+        return zg_fs_open_error(fs, key, path, e);
     }
     struct stat st;
     zgpu_status status = ZGPU_OK;
     if (fstat(*fd, &st) != 0) status = zg_error(ZGPU_ERR_IO, "cannot stat '%s': %s", path, strerror(errno));
-    else if (!S_ISREG(st.st_mode)) status = not_regular(path, st.st_mode);
+    else if (!S_ISREG(st.st_mode)) status = zg_fs_not_regular(path, st.st_mode);
     if (status != ZGPU_OK) {
         zg_fd_close(*fd);
         *fd = -1;
@@ -295,7 +279,7 @@ static zgpu_status stat_value(fs_store *fs, const char *key, char *path, struct 
     if (!fs->confine) {
         r = stat(path, st);
     } else {
-        int fd = counted_open(fs, key, path, O_PATH);
+        int fd = zg_fs_counted_open(fs, key, path, O_PATH);
         r = fd < 0 ? -1 : fstat(fd, st);
         if (fd >= 0) {
             int e = errno;
@@ -305,9 +289,9 @@ static zgpu_status stat_value(fs_store *fs, const char *key, char *path, struct 
     }
     if (r != 0) {
         if (errno == ENOENT || errno == ENOTDIR) return ZGPU_OK;
-        return open_error(fs, key, path, errno);
+        return zg_fs_open_error(fs, key, path, errno);
     }
-    if (!S_ISREG(st->st_mode)) return not_regular(path, st->st_mode);
+    if (!S_ISREG(st->st_mode)) return zg_fs_not_regular(path, st->st_mode);
     *found = 1;
     return ZGPU_OK;
 }
@@ -428,13 +412,13 @@ static zgpu_status fs_read_file(zg_store_file *f, uint64_t offset, uint64_t leng
         return st;
     }
     /* evicted: the key again, and only if it is still the file opened */
-    int rfd = counted_open(f->fs, f->key, f->path, O_RDONLY);
+    int rfd = zg_fs_counted_open(f->fs, f->key, f->path, O_RDONLY);
     if (rfd < 0) {
         if (errno == ENOENT || errno == ENOTDIR) {
             atomic_fetch_add(&f->fs->base.replaced, 1u);
             return zg_error(ZGPU_ERR_IO, "'%s' was removed while being read; read again", f->path);
         }
-        return open_error(f->fs, f->key, f->path, errno);
+        return zg_fs_open_error(f->fs, f->key, f->path, errno);
     }
     struct stat st;
     zgpu_status status = ZGPU_OK;
@@ -464,285 +448,6 @@ static void fs_close_file(zg_store_file *f) {
     free(f);
 }
 
-/* ---- writes ---- */
-
-/* mkdir -p for the parent directories of path (unconfined stores, and a confined store's root): all before its
- * last '/'. */
-static zgpu_status make_parents(const char *path) {
-    const char *slash = strrchr(path, '/');
-    if (!slash || slash == path) return ZGPU_OK;
-    char dir[ZG_PATH_MAX], failed[ZG_PATH_MAX];
-    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    const int e = zg_make_dirs(dir, 0777, failed, sizeof failed);
-    return e ? zg_error(ZGPU_ERR_IO, "cannot create directory for '%s': %s", failed, strerror(e)) : ZGPU_OK;
-}
-
-/* The directory that holds key, as a brief O_PATH descriptor (*dir = -1 when absent and !create), and the key's
- * last component. create: makes the directories (confined: each beneath the root, links refused as reads are). */
-static zgpu_status open_parent(fs_store *fs, const char *key, char *path, int create, int *dir, const char **name) {
-    *dir = -1;
-    const char *slash = strrchr(key, '/');
-    *name = slash ? slash + 1 : key;
-    char parent[ZG_PATH_MAX];
-    const size_t plen = slash ? (size_t)(slash - key) : 0;
-    memcpy(parent, key, plen);
-    parent[plen] = '\0';
-    char ppath[ZG_PATH_MAX];
-    ZG_FORWARD(zg_store_fs_path(&fs->base, parent, ppath));
-    /* the directory is there for every chunk after the first of its row: one open, where creating it first cost a
-     * mkdir for each component of the path (15,000 chunk writes of test_roundtrip: 79,000 mkdirs, 74,000 failing);
-     * confined, the open refuses links leaving the store as the walk below does */
-    if (create) {
-        *dir = counted_open(fs, parent, ppath, O_PATH | O_DIRECTORY);
-        if (*dir >= 0) return ZGPU_OK;
-        if (errno != ENOENT) return open_error(fs, parent, ppath, errno);
-        if (!fs->confine) {
-            ZG_FORWARD(make_parents(path));
-        } else {
-            char rootpath[ZG_PATH_MAX];
-            snprintf(rootpath, sizeof rootpath, "%s/", fs->base.root);
-            ZG_FORWARD(make_parents(rootpath));
-            int cur = counted_open(fs, "", fs->base.root, O_PATH | O_DIRECTORY);
-            if (cur < 0) return open_error(fs, "", fs->base.root, errno);
-            for (size_t i = 0; i <= plen && plen > 0; i++) {
-                if (i < plen && parent[i] != '/') continue;
-                const char *comp = parent;
-                for (size_t k = i; k > 0; k--)
-                    if (parent[k - 1] == '/') { comp = parent + k; break; }
-                char c[ZG_PATH_MAX];
-                snprintf(c, sizeof c, "%.*s", (int)(parent + i - comp), comp);
-                if (mkdirat(cur, c, 0777) != 0 && errno != EEXIST) {
-                    int e = errno;
-                    zg_fd_close(cur);
-                    return zg_error(ZGPU_ERR_IO, "cannot create directory '%s/%.*s': %s", fs->base.root, (int)i, parent, strerror(e));
-                }
-                char prefix[ZG_PATH_MAX];
-                snprintf(prefix, sizeof prefix, "%.*s", (int)i, parent);
-                int next = counted_open(fs, prefix, ppath, O_PATH | O_DIRECTORY);
-                int e = errno;
-                zg_fd_close(cur);
-                if (next < 0) {
-                    char where[ZG_PATH_MAX + 8];
-                    snprintf(where, sizeof where, "%s/%s", fs->base.root, prefix);
-                    return open_error(fs, prefix, where, e);
-                }
-                cur = next;
-            }
-            *dir = cur;
-            return ZGPU_OK;
-        }
-    }
-    *dir = counted_open(fs, parent, ppath, O_PATH | O_DIRECTORY);
-    if (*dir < 0) {
-        if (!create && (errno == ENOENT || errno == ENOTDIR)) return ZGPU_OK;
-        return open_error(fs, parent, ppath, errno);
-    }
-    return ZGPU_OK;
-}
-
-static uint64_t hash_key(const char *key) { /* FNV-1a */
-    uint64_t h = 1469598103934665603ull;
-    for (const unsigned char *p = (const unsigned char *)key; *p; p++) h = (h ^ *p) * 1099511628211ull;
-    return h;
-}
-
-/* Whether this handle already cleaned the directory of hash h; records it if not. */
-static int cleaned_before(fs_store *fs, uint64_t h) {
-    h |= 1; /* 0 marks an empty slot */
-    pthread_mutex_lock(&fs->mu);
-    if (2 * (fs->n_cleaned + 1) > fs->cap_cleaned) {
-        size_t cap = fs->cap_cleaned ? 2 * fs->cap_cleaned : 64;
-        uint64_t *t = calloc(cap, sizeof *t);
-        if (!t) { /* cannot record: skip the cleaning rather than repeat it */
-            pthread_mutex_unlock(&fs->mu);
-            return 1;
-        }
-        for (size_t i = 0; i < fs->cap_cleaned; i++) {
-            uint64_t v = fs->cleaned[i];
-            if (!v) continue;
-            size_t k = (size_t)(v % cap);
-            while (t[k]) k = (k + 1) % cap;
-            t[k] = v;
-        }
-        free(fs->cleaned);
-        fs->cleaned = t;
-        fs->cap_cleaned = cap;
-    }
-    size_t k = (size_t)(h % fs->cap_cleaned);
-    while (fs->cleaned[k] && fs->cleaned[k] != h) k = (k + 1) % fs->cap_cleaned;
-    int seen = fs->cleaned[k] == h;
-    if (!seen) {
-        fs->cleaned[k] = h;
-        fs->n_cleaned++;
-    }
-    pthread_mutex_unlock(&fs->mu);
-    return seen;
-}
-
-/* The first write of this handle into a directory removes the temporaries that killed writers left there:
- * those older than TMP_STALE_S whose flock is free (a live writer holds its temporary's until the rename).
- * Best effort: nothing here fails the write. */
-static void clean_leftovers(fs_store *fs, const char *key, int dir) {
-    const char *slash = strrchr(key, '/');
-    char parent[ZG_PATH_MAX];
-    snprintf(parent, sizeof parent, "%.*s", slash ? (int)(slash - key) : 0, key);
-    if (cleaned_before(fs, hash_key(parent))) return;
-    int dfd = zg_fd_openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-    if (dfd < 0) return;
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        zg_fd_close(dfd);
-        return;
-    }
-    const time_t now = time(NULL);
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (!strstr(e->d_name, ZG_FS_TMP_MARK)) continue;
-        struct stat st;
-        if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
-        if (now - st.st_mtime < TMP_STALE_S) continue;
-        int fd = openat(dfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-        if (fd < 0) continue;
-        if (flock(fd, LOCK_EX | LOCK_NB) == 0) unlinkat(dfd, e->d_name, 0);
-        close(fd);
-    }
-    closedir(d);
-    zg_fd_forget();
-}
-
-static atomic_uint tmp_counter;
-
-static zgpu_status fs_set(zg_store *s, const char *key, const void *data, size_t n) {
-    fs_store *fs = (fs_store *)s;
-    char path[ZG_PATH_MAX], tmp[ZG_PATH_MAX + 64], tmpname[ZG_PATH_MAX + 64];
-    ZG_FORWARD(zg_store_fs_path(s, key, path));
-    if (!key[0]) return zg_error(ZGPU_ERR_INVALID_ARGUMENT, "store '%s': cannot write a value at the root", s->root);
-    int dir;
-    const char *name;
-    ZG_FORWARD(open_parent(fs, key, path, 1, &dir, &name));
-    clean_leftovers(fs, key, dir);
-    /* a fresh name (O_EXCL, no link followed): nothing already there — a FIFO, a device, a link — is opened */
-    int fd = -1;
-    zg_fd_waiter fw = zg_fd_waiter_start();
-    for (;;) {
-        snprintf(tmpname, sizeof tmpname, "%s" ZG_FS_TMP_MARK "%ld-%u", name, (long)getpid(), atomic_fetch_add(&tmp_counter, 1));
-        snprintf(tmp, sizeof tmp, "%s" ZG_FS_TMP_MARK "%s", path, strstr(tmpname, ZG_FS_TMP_MARK) + strlen(ZG_FS_TMP_MARK));
-        fd = zg_fd_openat(dir, tmpname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-        if (fd >= 0) break;
-        if (errno == EEXIST) continue; /* a leftover of an earlier process with this pid */
-        if (zg_fd_out_of(errno) && zg_fd_wait(&fw)) continue;
-        int e = errno;
-        zg_fd_close(dir);
-        if (zg_fd_out_of(e)) return zg_fd_no_fds_error(tmp);
-        return zg_error(ZGPU_ERR_IO, "cannot create '%s': %s", tmp, strerror(e));
-    }
-    flock(fd, LOCK_EX | LOCK_NB); /* marks it live for clean_leftovers; a new file: nobody else holds it */
-    const uint8_t *p = data;
-    size_t left = n;
-    zgpu_status st = ZGPU_OK;
-    while (left > 0) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            st = zg_error(ZGPU_ERR_IO, "cannot write '%s': %s", tmp, strerror(errno));
-            break;
-        }
-        p += w;
-        left -= (size_t)w;
-    }
-    /* closed before the rename: close reports deferred write errors (NFS). The flock goes with it; the
-     * temporary's fresh mtime keeps clean_leftovers off it until the rename, microseconds later. */
-    int c = close(fd);
-    zg_fd_forget();
-    if (st == ZGPU_OK && c != 0) st = zg_error(ZGPU_ERR_IO, "cannot write '%s': %s", tmp, strerror(errno));
-    if (st == ZGPU_OK && renameat(dir, tmpname, dir, name) != 0) {
-        int e = errno;
-        struct stat sb;
-        if ((e == EISDIR || e == ENOTEMPTY || e == EEXIST) && fstatat(dir, name, &sb, AT_SYMLINK_NOFOLLOW) == 0)
-            st = not_regular(path, sb.st_mode);
-        else
-            st = zg_error(ZGPU_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(e));
-    }
-    if (st != ZGPU_OK) unlinkat(dir, tmpname, 0);
-    zg_fd_close(dir);
-    return st;
-}
-
-static zgpu_status fs_erase(zg_store *s, const char *key) {
-    fs_store *fs = (fs_store *)s;
-    char path[ZG_PATH_MAX];
-    ZG_FORWARD(zg_store_fs_path(s, key, path));
-    int dir;
-    const char *name;
-    ZG_FORWARD(open_parent(fs, key, path, 0, &dir, &name));
-    if (dir < 0) return ZGPU_OK;
-    zgpu_status st = ZGPU_OK;
-    if (unlinkat(dir, name, 0) != 0 && errno != ENOENT) {
-        int e = errno;
-        struct stat sb;
-        if (e == EISDIR && fstatat(dir, name, &sb, AT_SYMLINK_NOFOLLOW) == 0) st = not_regular(path, sb.st_mode);
-        else st = zg_error(ZGPU_ERR_IO, "cannot delete '%s': %s", path, strerror(e));
-    }
-    zg_fd_close(dir);
-    return st;
-}
-
-/* Removes name in dir and, for a directory, everything below it; links are removed, never followed. */
-static zgpu_status remove_at(int dir, const char *name, const char *path) {
-    struct stat st;
-    if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-        return errno == ENOENT ? ZGPU_OK : zg_error(ZGPU_ERR_IO, "cannot stat '%s': %s", path, strerror(errno));
-    if (!S_ISDIR(st.st_mode)) {
-        if (unlinkat(dir, name, 0) != 0 && errno != ENOENT)
-            return zg_error(ZGPU_ERR_IO, "cannot delete '%s': %s", path, strerror(errno));
-        return ZGPU_OK;
-    }
-    int fd = zg_fd_openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
-    if (fd < 0) return zg_error(ZGPU_ERR_IO, "cannot open directory '%s': %s", path, strerror(errno));
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        zg_fd_close(fd);
-        return zg_error(ZGPU_ERR_IO, "cannot open directory '%s': %s", path, strerror(errno));
-    }
-    struct dirent *e;
-    zgpu_status status = ZGPU_OK;
-    while (status == ZGPU_OK && (e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        char child[ZG_PATH_MAX];
-        if (snprintf(child, sizeof child, "%s/%s", path, e->d_name) >= (int)sizeof child)
-            status = zg_error(ZGPU_ERR_IO, "path too long under '%s'", path);
-        else status = remove_at(fd, e->d_name, child);
-    }
-    closedir(d);
-    zg_fd_forget();
-    if (status != ZGPU_OK) return status;
-    if (unlinkat(dir, name, AT_REMOVEDIR) != 0) return zg_error(ZGPU_ERR_IO, "cannot remove '%s': %s", path, strerror(errno));
-    return ZGPU_OK;
-}
-
-static zgpu_status fs_erase_prefix(zg_store *s, const char *prefix) {
-    fs_store *fs = (fs_store *)s;
-    char path[ZG_PATH_MAX];
-    ZG_FORWARD(zg_store_fs_path(s, prefix, path));
-    if (prefix[0]) {
-        int dir;
-        const char *name;
-        ZG_FORWARD(open_parent(fs, prefix, path, 0, &dir, &name));
-        if (dir < 0) return ZGPU_OK;
-        zgpu_status st = remove_at(dir, name, path);
-        zg_fd_close(dir);
-        return st;
-    }
-    /* "" = the root's contents, keeping the root itself (and the lock file other writers may hold) */
-    zg_list_entry *entries;
-    size_t n;
-    ZG_FORWARD(s->vt->list(s, "", &entries, &n));
-    zgpu_status st = ZGPU_OK;
-    for (size_t i = 0; i < n && st == ZGPU_OK; i++) st = fs_erase_prefix(s, entries[i].name);
-    zg_list_free(entries, n);
-    return st;
-}
-
 /* ---- listing ---- */
 
 static int cmp_entry(const void *a, const void *b) {
@@ -760,7 +465,7 @@ static int stat_child(fs_store *fs, int dfd, const char *prefix, const char *nam
     if (!S_ISLNK(sb->st_mode)) return 1;
     char key[ZG_PATH_MAX];
     if (snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "/" : "", name) >= (int)sizeof key) return 0;
-    int fd = counted_open(fs, key, key, O_PATH);
+    int fd = zg_fs_counted_open(fs, key, key, O_PATH);
     if (fd < 0) return 0;
     int ok = fstat(fd, sb) == 0;
     zg_fd_close(fd);
@@ -773,10 +478,10 @@ static zgpu_status fs_list(zg_store *s, const char *prefix, zg_list_entry **entr
     *entries = NULL;
     *n = 0;
     ZG_FORWARD(zg_store_fs_path(s, prefix, path));
-    int dfd = counted_open(fs, prefix, path, O_RDONLY | O_DIRECTORY);
+    int dfd = zg_fs_counted_open(fs, prefix, path, O_RDONLY | O_DIRECTORY);
     if (dfd < 0) {
         if (errno == ENOENT || errno == ENOTDIR) return ZGPU_OK;
-        if (errno == EXDEV || zg_fd_out_of(errno)) return open_error(fs, prefix, path, errno);
+        if (errno == EXDEV || zg_fd_out_of(errno)) return zg_fs_open_error(fs, prefix, path, errno);
         return zg_error(ZGPU_ERR_IO, "cannot list '%s': %s", path, strerror(errno));
     }
     DIR *d = fdopendir(dfd);
@@ -817,86 +522,6 @@ static zgpu_status fs_list(zg_store *s, const char *prefix, zg_list_entry **entr
     return ZGPU_OK;
 }
 
-/* ---- write locks ---- */
-
-/* The lock file, opened (created) at the first lock of this handle and kept. */
-static zgpu_status lock_file(fs_store *fs, int *out) {
-    pthread_mutex_lock(&fs->mu);
-    zgpu_status st = ZGPU_OK;
-    if (fs->lock_fd < 0) {
-        char path[ZG_PATH_MAX];
-        st = zg_store_fs_path(&fs->base, ZG_FS_LOCK_NAME, path);
-        const int flags = O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
-        int fd = -1, e = 0;
-        if (st == ZGPU_OK) {
-            if (fs->confine) {
-                int root = root_fd(fs);
-                fd = root < 0 ? -1 : openat(root, ZG_FS_LOCK_NAME, flags, 0666);
-            } else {
-                fd = open(path, flags, 0666);
-            }
-            e = errno;
-            struct stat sb;
-            if (fd >= 0 && fstat(fd, &sb) != 0) sb.st_mode = 0;
-            if (fd >= 0 && !S_ISREG(sb.st_mode)) {
-                close(fd);
-                fd = -1;
-                st = not_regular(path, sb.st_mode);
-            } else if (fd < 0) {
-                st = zg_error(ZGPU_ERR_IO, "cannot create the lock file '%s' that serialises writers of this array: %s",
-                              path, strerror(e));
-            }
-        }
-        if (fd >= 0) {
-            fs->lock_fd = fd;
-            zg_fd_kept_add();
-        }
-    }
-    *out = fs->lock_fd;
-    pthread_mutex_unlock(&fs->mu);
-    return st;
-}
-
-/* A lock request (F_WRLCK / F_UNLCK) for the byte of the lock file at `slot`. */
-static struct flock one_byte(short type, uint64_t slot) {
-    struct flock fl;
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = type;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = (off_t)slot;
-    fl.l_len = 1;
-    return fl;
-}
-
-static zgpu_status fs_lock(zg_store *s, const char *key, zg_store_lock *lk) {
-    fs_store *fs = (fs_store *)s;
-    lk->held = 0;
-    int fd;
-    ZG_FORWARD(lock_file(fs, &fd));
-    /* one byte per object, below 2^31 so that any server's lock ranges hold it; objects whose hashes collide
-     * share a byte and merely wait for each other */
-    lk->slot = hash_key(key) & 0x7fffffffu;
-    pthread_mutex_lock(&fs->stripes[lk->slot % N_STRIPES]); /* this handle's threads share one description */
-    struct flock fl = one_byte(F_WRLCK, lk->slot);
-    while (fcntl(fd, F_OFD_SETLKW, &fl) != 0) {
-        if (errno == EINTR) continue;
-        int e = errno;
-        pthread_mutex_unlock(&fs->stripes[lk->slot % N_STRIPES]);
-        return zg_error(ZGPU_ERR_IO, "cannot lock '%s/" ZG_FS_LOCK_NAME "' for writing '%s': %s", s->root, key, strerror(e));
-    }
-    lk->held = 1;
-    return ZGPU_OK;
-}
-
-static void fs_unlock(zg_store *s, zg_store_lock *lk) {
-    fs_store *fs = (fs_store *)s;
-    if (!lk->held) return;
-    struct flock fl = one_byte(F_UNLCK, lk->slot);
-    fcntl(fs->lock_fd, F_OFD_SETLK, &fl);
-    pthread_mutex_unlock(&fs->stripes[lk->slot % N_STRIPES]);
-    lk->held = 0;
-}
-
 static void fs_destroy(zg_store *s) {
     fs_store *fs = (fs_store *)s;
     int root = atomic_load(&fs->root_fd);
@@ -914,16 +539,16 @@ static const zg_store_vtable fs_vtable = {
     .get = fs_get,
     .get_range = fs_get_range,
     .size = fs_size,
-    .set = fs_set,
-    .erase = fs_erase,
-    .erase_prefix = fs_erase_prefix,
+    .set = zg_fs_set,
+    .erase = zg_fs_erase,
+    .erase_prefix = zg_fs_erase_prefix,
     .list = fs_list,
     .destroy = fs_destroy,
     .open_file = fs_open_file,
     .read_file = fs_read_file,
     .close_file = fs_close_file,
-    .lock = fs_lock,
-    .unlock = fs_unlock,
+    .lock = zg_fs_lock,
+    .unlock = zg_fs_unlock,
 };
 
 /* A forked child has only the forking thread: no kept file is being read there (fd_budget.c resets its counts). */
