@@ -123,11 +123,11 @@ static void place_par(const read_job *j, const zg_chunk_task *u, const uint8_t *
 
 /* The stored bytes of a chunk the read needs only [lo, hi) of, where the chain can say which of them that takes
  * (zg_chain_stored_span: blosc's header, block starts and the blocks holding the range; an uncompressed chunk's
- * [lo, hi) itself): those are read into a
- * buffer of the chunk's stored size and the rest stays on disk (a patch of a 64x256x256 blosc chunk reads 2 of its
- * 64 blocks). Local stores only: the chunk is the leader's object, or its t->nbytes at t->offset of it (an inner
- * chunk of a shard, read through the shard's open file). *have = 1: io holds the chunk's n stored bytes (those the range needs, or all);
- * *have = 0 and *found = 1: nothing read, the caller reads the whole chunk; *found = 0: the chunk is absent. */
+ * [lo, hi) itself): those are read into a buffer of the chunk's stored size and the rest stays on disk (a patch of
+ * a 64x256x256 blosc chunk reads 2 of its 64 blocks). Local stores only: the chunk is the leader's object, or its
+ * t->nbytes at t->offset of it (an inner chunk of a shard, read through the shard's open file). *have = 1: io holds
+ * the chunk's n stored bytes (those the range needs, or all); *have = 0 and *found = 1: nothing read, the caller
+ * reads the whole chunk; *found = 0: the chunk is absent. */
 typedef struct part_reader {
     zg_store *s;
     const zg_plan_object *ob;
