@@ -144,19 +144,21 @@ zg_route_pick zg_route_decide(const zg_route_model *m, const zg_route_memory *me
     const double bias = r->cache_on && r->chunks > 0 ? ZG_ROUTE_CACHE_BIAS : 1; /* (as zg_route_choose) */
     int pick = t[0] * f[0] < bias * t[1] * f[1] ? 0 : 1;
     const int other = 1 - pick;
-    /* the other route once if it never ran and is predicted within 8x; again every ZG_ROUTE_REEXPLORE reads of the
-     * slot if within 4x (its factor may come from a read that paid for something else: a cold buffer, a busy
-     * machine); only while its extra time is affordable (ZG_ROUTE_EXPLORE_SHARE) */
-    const unsigned total = reads[0] + reads[1];
+    /* the other route once if it never ran and is predicted within 8x, while its extra time is affordable
+     * (ZG_ROUTE_EXPLORE_SHARE); again if within 4x (its factor may come from a read that paid for something else: a
+     * cold buffer, a busy machine) once the reads since it last ran make its extra time small
+     * (ZG_ROUTE_REEXPLORE, ZG_ROUTE_REEXPLORE_SHARE) */
     const double extra = t[other] * f[other] - t[pick] * f[pick];
     /* (the budget is the regime's, every size class's reads: a slot of few reads, of a size seldom read, still
      * gets its other route measured as soon as the whole slot did before size classes) */
     double spent = 0;
     for (int k = 0; k < ZG_ROUTE_SIZES; k++) spent += mem->spent[p.codec][p.band][p.regime][k];
-    const int affordable = extra <= ZG_ROUTE_EXPLORE_SHARE * spent;
-    if (reads[pick] && affordable &&
-        ((!reads[other] && t[other] * f[other] < 8 * t[pick] * f[pick]) ||
-         (total % ZG_ROUTE_REEXPLORE == 0 && t[other] * f[other] < 4 * t[pick] * f[pick]))) {
+    const int first = !reads[other] && extra <= ZG_ROUTE_EXPLORE_SHARE * spent &&
+                      t[other] * f[other] < 8 * t[pick] * f[pick];
+    const int again = reads[other] && mem->since_reads[p.codec][p.band][p.regime][p.size] >= ZG_ROUTE_REEXPLORE &&
+                      extra <= ZG_ROUTE_REEXPLORE_SHARE * mem->since_spent[p.codec][p.band][p.regime][p.size] &&
+                      t[other] * f[other] < 4 * t[pick] * f[pick];
+    if (reads[pick] && (first || again)) {
         pick = other;
         p.explored = 1;
     }
@@ -182,6 +184,10 @@ void zg_route_learn(zg_route_memory *mem, const zg_route_pick *p, double seconds
     *f = ratio < prev ? ratio : 0.8 * prev + 0.2 * ratio;
     mem->reads[p->codec][p->band][p->regime][p->size][k]++;
     mem->spent[p->codec][p->band][p->regime][p->size] += seconds;
+    unsigned *since_n = &mem->since_reads[p->codec][p->band][p->regime][p->size];
+    double *since_s = &mem->since_spent[p->codec][p->band][p->regime][p->size];
+    if (p->explored) *since_n = 0, *since_s = 0;
+    else ++*since_n, *since_s += seconds;
 }
 
 void zg_route_file_name(const char *gpu_name, const char *gpu_uuid, char *out, size_t n) {

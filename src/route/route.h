@@ -89,6 +89,9 @@ typedef struct zg_route_memory {
     double factor[ZG_RC_N][ZG_RP_N][ZG_ROUTE_REGIMES][ZG_ROUTE_SIZES][2];
     unsigned reads[ZG_RC_N][ZG_RP_N][ZG_ROUTE_REGIMES][ZG_ROUTE_SIZES][2];
     double spent[ZG_RC_N][ZG_RP_N][ZG_ROUTE_REGIMES][ZG_ROUTE_SIZES]; /* seconds the slot's reads took, both routes */
+    /* the slot's reads since it last tried the route it did not pick, and their seconds */
+    unsigned since_reads[ZG_RC_N][ZG_RP_N][ZG_ROUTE_REGIMES][ZG_ROUTE_SIZES];
+    double since_spent[ZG_RC_N][ZG_RP_N][ZG_ROUTE_REGIMES][ZG_ROUTE_SIZES];
 } zg_route_memory;
 
 /* A decision, kept until the read's time is known (zg_route_learn). */
@@ -100,8 +103,12 @@ typedef struct zg_route_pick {
     double t_host, t_device; /* each route's prediction with what was learnt (seconds; for traces) */
 } zg_route_pick;
 
-/* A slot's picked route gives way to the other one (predicted within 4x) once every this many reads of the slot. */
+/* A slot's picked route gives way to the other one (predicted within 4x) again after at least this many reads of the
+ * slot, and only once its predicted extra time is at most ZG_ROUTE_REEXPLORE_SHARE of what the slot's reads took
+ * since it was last tried: a label crop's device route (3.7 ms against 0.6 on the host, H200) tried every 64 reads
+ * cost 8% of the reads' time; now 2% at most. */
 #define ZG_ROUTE_REEXPLORE 64
+#define ZG_ROUTE_REEXPLORE_SHARE 0.02
 /* A route is tried against the model only while its predicted extra time is at most this share of what the slot's
  * reads took so far: exploring costs a process at most about a quarter more (zgpu cp --device of a 1 GiB gzip
  * array in two 512 MiB slabs spent 0.7 s on the host route trying it for the second slab, after 0.32 s for the
@@ -111,10 +118,11 @@ typedef struct zg_route_pick {
 /** zg_route_choose with what the process learnt: each prediction times its route's factor; and a later read of a
  *  slot whose other route has never run, and is predicted within 8x of the chosen one, takes that other route once
  *  (so a route the calibration misjudged gets measured: the H200's synthetic gzip arrays made its GPU route look 6x
- *  slower than on real data), and every ZG_ROUTE_REEXPLORE-th read of the slot retries the other one when
- *  it is predicted within 4x (a factor a slow read inflated gets measured again); either only while the other
- *  route's predicted extra time is at most ZG_ROUTE_EXPLORE_SHARE of what the reads of the slot's regime (every
- *  size class) took so far (else a later read tries it). mem NULL: the model alone. */
+ *  slower than on real data), only while its predicted extra time is at most ZG_ROUTE_EXPLORE_SHARE of what the
+ *  reads of the slot's regime (every size class) took so far (else a later read tries it); and the slot retries the
+ *  other one when it is predicted within 4x (a factor a slow read inflated gets measured again), after
+ *  ZG_ROUTE_REEXPLORE reads or more, once the extra time is at most ZG_ROUTE_REEXPLORE_SHARE of theirs. mem NULL:
+ *  the model alone. */
 zg_route_pick zg_route_decide(const zg_route_model *m, const zg_route_memory *mem, const zg_route_read *r);
 /** A read that took p.route lasted `seconds`: that route's factor of the slot moves toward seconds / predicted. */
 void zg_route_learn(zg_route_memory *mem, const zg_route_pick *p, double seconds);

@@ -303,7 +303,8 @@ static void learning(void) {
     p.predicted = th;
     zg_route_learn(&cold, &p, th / 2);
     CHECK(fabs(cold.factor[ZG_RC_ZSTD][ZG_RP_HIGH][0][one_size][0] - 0.5) < 1e-9);
-    /* every ZG_ROUTE_REEXPLORE-th read of the chosen route retries the other when within 4x */
+    /* the chosen route gives way to the other (within 4x) again after ZG_ROUTE_REEXPLORE reads or more, once its
+     * extra time is at most ZG_ROUTE_REEXPLORE_SHARE of theirs: every kstar + 1 reads */
     zg_route_memory re;
     memset(&re, 0, sizeof re);
     zg_route_read crop = read_of(ZG_RC_ZSTD, 1, 8388608.0, 1.05);
@@ -315,15 +316,38 @@ static void learning(void) {
             found = td < th && th < 4 * td;
         }
     CHECK(found);
-    int explored = 0, device = 0;
-    for (int k = 0; k < 3 * ZG_ROUTE_REEXPLORE; k++) {
+    const double need = (th - td) / (ZG_ROUTE_REEXPLORE_SHARE * td);
+    const int kstar = need > ZG_ROUTE_REEXPLORE ? (int)ceil(need) : ZG_ROUTE_REEXPLORE;
+    int explored = 0, device = 0, last = -1, gaps_ok = 1, reads_n = 2 * 4 * (int)ceil(th / td) + 4 * (kstar + 2);
+    for (int k = 0; k < reads_n; k++) {
         p = zg_route_decide(&m, &re, &crop);
-        explored += p.explored;
+        if (p.explored) {
+            if (explored >= 1 && (k - last < kstar + 1 || k - last > kstar + 2)) {
+                gaps_ok = 0;
+                fprintf(stderr, "  re-exploration %d reads after the one before (expected %d)\n", k - last, kstar + 1);
+            }
+            explored++;
+            last = k;
+        }
         device += p.route == ZGPU_ROUTE_DEVICE;
         zg_route_learn(&re, &p, p.route == ZGPU_ROUTE_DEVICE ? td : th);
     }
-    CHECK_MSG(explored >= 3 && explored <= 5 && device >= 3 * ZG_ROUTE_REEXPLORE - 5, "%d explorations, %d device reads",
-              explored, device);
+    CHECK_MSG(explored >= 4 && gaps_ok && device == reads_n - explored,
+              "%d explorations in %d reads (host %.2f ms, device %.2f ms: every %d reads)", explored, reads_n, th * 1e3,
+              td * 1e3, kstar + 1);
+    /* a route 3x slower tried again only once the reads since make its extra time small: not every 64 reads */
+    zg_route_memory slow;
+    memset(&slow, 0, sizeof slow);
+    int tries = 0;
+    for (int k = 0; k < 1280; k++) {
+        p = zg_route_decide(&m, &slow, &crop);
+        tries += p.explored;
+        zg_route_learn(&slow, &p, p.route == ZGPU_ROUTE_DEVICE ? td : 3 * td);
+    }
+    /* (its extra time, 2x the device read's, is 2% of 100 device reads: one try every 101 reads once its factor has
+     * learnt the 3x, a few more before; every 64 reads would be 20, 3.1% of the reads' time) */
+    CHECK_MSG(tries >= 2 && tries < 1280 / ZG_ROUTE_REEXPLORE && tries * 2 * td <= 0.025 * 1280 * td,
+              "%d tries of a route 3x slower in 1280 reads", tries);
     /* small reads learn apart from larger ones of the same slot (H100, field blosc volume: 1x256x256 patches took 5x
      * their host prediction of 0.09 ms, and their factor sent single crops, about as predicted on the host, to the
      * device at 4.2 ms against 2.2) */
