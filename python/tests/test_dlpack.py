@@ -108,3 +108,11 @@ def test_device_array_interfaces_describe_the_view():
     with pytest.raises(BufferError):
         d.__dlpack__(copy=True)
     assert "cuda:1" in repr(d)
+
+
+def test_cai_stream_matches_the_read_stream():
+    # (CuPy's arrays name the legacy default stream 1 in __cuda_array_interface__; zgpu's handle for it is 0: a read
+    # ordered on it must not synchronise the device first)
+    from zgpu import _cuda
+    assert _cuda.same_stream(1, 0) and _cuda.same_stream(1, 1) and _cuda.same_stream(0x7F00, 0x7F00)
+    assert not _cuda.same_stream(2, 0) and not _cuda.same_stream(1, 0x7F00) and not _cuda.same_stream(0x7F00, 0)

@@ -204,7 +204,7 @@ def read_batch(arr: Any, selections: Sequence[Any], dev: Any, device: Any, out: 
             out_dev = ext.device_id if ext.device_id >= 0 else (dev if dev is not None else arr._ctx.device)
             if device is not None and dev != out_dev:
                 raise ValueError("out is on cuda:%d but device=%r" % (out_dev, device))
-            if ext.stream is not None and ext.stream != sh:
+            if ext.stream is not None and not _cuda.same_stream(ext.stream, sh):
                 _cuda.synchronize(int(ext.stream))
             _device_read(arr, sels, ext.ptr, ext.strides, out_dev, sh, ndim, opts)
         finally:

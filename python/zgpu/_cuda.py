@@ -204,6 +204,12 @@ def stream_handle(stream: Any) -> int:
                     % (stream,))
 
 
+def same_stream(cai_stream: int, handle: int) -> bool:
+    """Whether a __cuda_array_interface__ stream (1: the legacy default stream, 2: the per-thread one, else a
+    cudaStream_t) is the stream of handle `handle` (0 or 1: the legacy default stream)."""
+    return int(cai_stream) == int(handle) or (int(cai_stream) == 1 and int(handle) == 0)
+
+
 def synchronize(stream: int) -> None:
     """Waits for all work on `stream` (an int handle; 1 and 2 are the legacy / per-thread defaults)."""
     rt = cudart()

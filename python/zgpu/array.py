@@ -685,7 +685,7 @@ class Array:
         self._check_out(ext.shape, ext.dtype, sel, odt)
         if ext.readonly:
             raise ValueError("out is read-only")
-        if ext.stream is not None and ext.stream != stream:
+        if ext.stream is not None and not _cuda.same_stream(ext.stream, stream):
             _cuda.synchronize(int(ext.stream))  # the producer's pending work on `out` must finish first
         layout = box_layout(sel, ext.strides)
         if layout is not None:
@@ -797,7 +797,7 @@ class Array:
             layout = box_layout(sel, ext.strides)
             if layout is None:
                 return False
-            if ext.stream is not None and ext.stream != sh:
+            if ext.stream is not None and not _cuda.same_stream(ext.stream, sh):
                 _cuda.synchronize(int(ext.stream))  # the producer's pending work on `value` must finish first
             strides, offset = layout
             device = ext.device_id if ext.device_id >= 0 else self._ctx.device

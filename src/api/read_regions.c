@@ -20,14 +20,14 @@ static zgpu_status read_into_host(zgpu_array *a, size_t n, const uint64_t *start
     if (lesson.valid) { /* the model sent it to the host threads: their time teaches it */
         const double t0 = zg_now();
         const zgpu_status hs = lesson.plan ? zg_host_read_regions_planned(a, lesson.plan, n, starts, counts, outs,
-                                                                          out_strides, opts)
-                                           : zg_host_read_regions(a, n, starts, counts, outs, out_strides, opts);
+                                                                          out_strides, opts, NULL)
+                                           : zg_host_read_regions(a, n, starts, counts, outs, out_strides, opts, NULL);
         free(lesson.plan);
         if (hs == ZGPU_OK) zg_cuda_host_read_learn(a, &lesson, zg_now() - t0);
         return hs;
     }
 #endif
-    return zg_host_read_regions(a, n, starts, counts, outs, out_strides, opts);
+    return zg_host_read_regions(a, n, starts, counts, outs, out_strides, opts, NULL);
 }
 
 ZGPU_API zgpu_status zgpu_array_read(zgpu_array *a, const uint64_t *start, const uint64_t *count, void *out,

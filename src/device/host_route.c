@@ -1,10 +1,27 @@
 /* The host route of a device read (route/route.h): the host executor decodes the boxes straight into pinned
- * memory, each box packed C-contiguous, then the bytes go to the device once: one copy per run of C-contiguous
- * destinations that follow each other (a stacked batch is one copy), or for strided destinations one copy into
- * device scratch and the scatter kernel. For reads of one or a few chunks this beats the GPU decoders, which are
- * built for throughput over many chunks (a lone chunk leaves the GPU idle and pays launches and syncs). */
+ * memory, each box packed C-contiguous, and the bytes go to the device in slabs of whole rows along axis 0, each
+ * copied as soon as its last row is written (host/read_progress.h) while the rest decodes: into the destinations
+ * where they are C-contiguous (one copy per run of destinations that follow each other), else into device scratch,
+ * then the scatter kernel. For reads of one or a few chunks this beats the GPU decoders, which are built for
+ * throughput over many chunks (a lone chunk leaves the GPU idle and pays launches and syncs). */
+#include <stdatomic.h>
+
 #include "device/job.h"
 #include "host/host_read.h"
+
+/* A slab is at least SLAB_MIN bytes (a copy of 256 KiB reaches a third of the link's rate on the H200: 13.5 us; 2 MiB
+ * 47 us) and a read has at most SLAB_MAX of them; a read of under two slabs' bytes, or of more rows along axis 0 than
+ * SLAB_ROWS_MAX (a 1-D array's elements), is copied whole after its decode. */
+#define SLAB_MIN ((size_t)512 << 10)
+#define SLAB_MAX 32
+#define SLAB_ROWS_MAX ((size_t)1 << 16)
+
+static atomic_ulong slabs_reported, slabs_after; /* (tests: dev_host_route_slabs) */
+
+void dev_host_route_slabs(unsigned long *reported, unsigned long *after) {
+    *reported = atomic_load(&slabs_reported);
+    *after = atomic_load(&slabs_after);
+}
 
 /* Whether byte strides are C-contiguous for a box of `count` elements. */
 static int c_contiguous(int nd, const uint64_t *count, size_t itemsize, const int64_t *strides) {
@@ -26,6 +43,103 @@ int dev_pack_boxes(int nd, size_t n, const uint64_t *counts, size_t itemsize, co
         if (bytes && !c_contiguous(nd, c, itemsize, strides + r * (size_t)nd)) all_contiguous = 0;
     }
     return all_contiguous;
+}
+
+typedef struct slab_copier {
+    zg_read_progress pr;
+    int reading;            /* 1 while the host read runs (its reports), 0 after */
+    const zg_dev_request *rq;
+    const size_t *off;      /* the packed boxes' offsets (dev_pack_boxes) */
+    size_t n;
+    const uint8_t *h;       /* pinned staging */
+    uint8_t *d;             /* device scratch (strided destinations), or NULL: the destinations themselves */
+    size_t *slab_lo, *slab_hi;
+    atomic_uint *copied;    /* per slab: the host read's attempt (zg_read_progress.attempt) that copied it last */
+    atomic_int error;       /* the first failed copy's cudaError_t */
+    cudaStream_t stream;
+    int device;
+} slab_copier;
+
+/* Bytes [lo, hi) of the packed boxes to the device: to scratch, or to each destination (runs of destinations that
+ * follow each other in memory in one copy). 0, or the copy's CUDA error. */
+static cudaError_t copy_packed(const slab_copier *c, size_t lo, size_t hi) {
+    if (hi <= lo) return cudaSuccess;
+    if (c->d) return cudaMemcpyAsync(c->d + lo, c->h + lo, hi - lo, cudaMemcpyHostToDevice, c->stream);
+    size_t r = 0;
+    while (r < c->n && c->off[r + 1] <= lo) r++;
+    for (size_t p = lo; p < hi && r < c->n;) {
+        uint8_t *dst = (uint8_t *)c->rq->outs[r] + (p - c->off[r]);
+        size_t q = c->off[r + 1] < hi ? c->off[r + 1] : hi;
+        while (q < hi && r + 1 < c->n &&
+               (uint8_t *)c->rq->outs[r + 1] == (uint8_t *)c->rq->outs[r] + (c->off[r + 1] - c->off[r])) {
+            r++;
+            q = c->off[r + 1] < hi ? c->off[r + 1] : hi;
+        }
+        const cudaError_t ce = cudaMemcpyAsync(dst, c->h + p, q - p, cudaMemcpyHostToDevice, c->stream);
+        if (ce != cudaSuccess) return ce;
+        p = q;
+        r++;
+    }
+    return cudaSuccess;
+}
+
+/* Slab s is written (on the pool thread that wrote its last row, or after the read for one nobody reported): copied
+ * once an attempt of the host read. */
+static void slab_done(void *user, size_t s) {
+    slab_copier *c = user;
+    const unsigned now = atomic_load(&c->pr.attempt);
+    unsigned was = atomic_load(&c->copied[s]);
+    if (was == now || !atomic_compare_exchange_strong(&c->copied[s], &was, now)) return;
+    atomic_fetch_add(c->reading ? &slabs_reported : &slabs_after, 1);
+    cudaError_t ce = cudaSetDevice(c->device); /* (a pool thread's current device may be another) */
+    if (ce == cudaSuccess) ce = copy_packed(c, c->slab_lo[s], c->slab_hi[s]);
+    int ok = cudaSuccess;
+    if (ce != cudaSuccess) atomic_compare_exchange_strong(&c->error, &ok, (int)ce);
+}
+
+/* The slabs of n packed boxes (rows along axis 0, box after box, greedily up to the slab size); 0 where the read
+ * is copied whole (too small, too many rows, no memory). */
+static int slabs_plan(slab_copier *c, int nd, const uint64_t *counts) {
+    const size_t total = c->off[c->n];
+    size_t rows = 0;
+    for (size_t r = 0; r < c->n; r++) rows += nd ? (size_t)counts[r * (size_t)nd] : 1;
+    if (total < 2 * SLAB_MIN || rows > SLAB_ROWS_MAX) return 0;
+    const size_t target = total / SLAB_MAX > SLAB_MIN ? total / SLAB_MAX : SLAB_MIN;
+    size_t *row_base = malloc((c->n + 1) * sizeof *row_base);
+    uint32_t *slab_of = malloc((rows ? rows : 1) * sizeof *slab_of);
+    c->slab_lo = malloc((rows ? rows : 1) * sizeof *c->slab_lo);
+    c->slab_hi = malloc((rows ? rows : 1) * sizeof *c->slab_hi);
+    if (!row_base || !slab_of || !c->slab_lo || !c->slab_hi) {
+        free(row_base), free(slab_of);
+        return 0;
+    }
+    size_t g = 0, slab = 0, acc = 0;
+    for (size_t r = 0; r < c->n; r++) {
+        row_base[r] = g;
+        const size_t box_rows = nd ? (size_t)counts[r * (size_t)nd] : 1;
+        const size_t plane = box_rows ? (c->off[r + 1] - c->off[r]) / box_rows : 0;
+        for (size_t z = 0; z < box_rows; z++, g++) {
+            if (!acc) c->slab_lo[slab] = c->off[r] + z * plane;
+            slab_of[g] = (uint32_t)slab;
+            c->slab_hi[slab] = c->off[r] + (z + 1) * plane;
+            acc += plane ? plane : 1;
+            if (acc >= target) slab++, acc = 0;
+        }
+    }
+    row_base[c->n] = g;
+    c->pr.n_slabs = acc ? slab + 1 : slab;
+    c->pr.row_base = row_base;
+    c->pr.slab_of_row = slab_of;
+    c->pr.slab_done = slab_done;
+    c->pr.user = c;
+    c->pr.pending = calloc(c->pr.n_slabs ? c->pr.n_slabs : 1, sizeof *c->pr.pending);
+    c->copied = calloc(c->pr.n_slabs ? c->pr.n_slabs : 1, sizeof *c->copied);
+    return c->pr.pending && c->copied;
+}
+
+static void slabs_free(slab_copier *c) {
+    free((void *)c->pr.row_base), free((void *)c->pr.slab_of_row), free(c->pr.pending), free(c->copied);
+    free(c->slab_lo), free(c->slab_hi);
 }
 
 zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_dev_request *rq, const zg_xform *x,
@@ -53,46 +167,52 @@ zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_d
     const size_t need = all_contiguous ? total : counts_at + n * (size_t)(nd ? nd : 1) * sizeof(uint64_t);
     pthread_mutex_lock(&st->lock);
     bufset *b = &st->set[0]; /* (free: every read holds the lock until its work on the device is done) */
+    cudaStream_t str = st->stream;
     cudaError_t ce = cudaSetDevice(st->device);
     if (s == ZGPU_OK && ce == cudaSuccess && order_user) ce = cudaEventRecord(st->ev[1], (cudaStream_t)user_stream);
-    if (s == ZGPU_OK && ce == cudaSuccess && order_user) ce = cudaStreamWaitEvent(st->stream, st->ev[1], 0);
-    if (s == ZGPU_OK && ce == cudaSuccess && rq->after) ce = cudaStreamWaitEvent(st->stream, (cudaEvent_t)rq->after, 0);
+    if (s == ZGPU_OK && ce == cudaSuccess && order_user) ce = cudaStreamWaitEvent(str, st->ev[1], 0);
+    if (s == ZGPU_OK && ce == cudaSuccess && rq->after) ce = cudaStreamWaitEvent(str, (cudaEvent_t)rq->after, 0);
     if (s == ZGPU_OK && ce != cudaSuccess)
         s = zg_error(ZGPU_ERR_CUDA, "CUDA error ordering after the caller's stream: %s", cudaGetErrorString(ce));
     if (s == ZGPU_OK) s = dev_ensure_pinned(st, b, need ? need : 1, 0);
+    if (s == ZGPU_OK && !all_contiguous) s = dev_ensure_device(str, &b->d, &b->d_cap, need, 0);
     for (size_t r = 0; s == ZGPU_OK && r < n; r++) packed[r] = b->h + off[r];
+    /* the slabs copied as the host read writes them (none planned: all of it after the read) */
+    slab_copier c;
+    memset(&c, 0, sizeof c);
+    c.rq = rq, c.off = off, c.n = n, c.h = b->h, c.d = all_contiguous ? NULL : b->d, c.stream = str;
+    c.device = st->device;
+    const int slabs = s == ZGPU_OK && slabs_plan(&c, nd, rq->counts);
     const double t_read = zg_now();
+    c.reading = 1;
     if (s == ZGPU_OK && plan) {
-        s = zg_host_read_regions_planned(a, plan, n, rq->starts, rq->counts, packed, NULL, rq->opts);
+        s = zg_host_read_regions_planned(a, plan, n, rq->starts, rq->counts, packed, NULL, rq->opts,
+                                         slabs ? &c.pr : NULL);
         plan = NULL;
     } else if (s == ZGPU_OK) {
-        s = zg_host_read_regions(a, n, rq->starts, rq->counts, packed, NULL, rq->opts);
+        s = zg_host_read_regions(a, n, rq->starts, rq->counts, packed, NULL, rq->opts, slabs ? &c.pr : NULL);
     }
     if (s == ZGPU_OK) zgpu_array_last_read_stats(a, stats); /* the host read's stages */
     const double t_copy = zg_now();
-    cudaStream_t str = st->stream;
-    if (s == ZGPU_OK && all_contiguous) {
-        /* one copy per run of destinations that follow each other in memory */
-        for (size_t r = 0; r < n && s == ZGPU_OK;) {
-            size_t e = r + 1;
-            while (e < n && (uint8_t *)rq->outs[e] == (uint8_t *)rq->outs[r] + (off[e] - off[r])) e++;
-            if (off[e] > off[r] &&
-                (ce = cudaMemcpyAsync(rq->outs[r], b->h + off[r], off[e] - off[r], cudaMemcpyHostToDevice, str)))
-                s = zg_error(ZGPU_ERR_CUDA, "CUDA error copying a host-decoded read to the device: %s",
-                             cudaGetErrorString(ce));
-            r = e;
-        }
+    c.reading = 0;
+    /* what no report finished (none planned, a slab of no rows) goes now; then the scatter items */
+    if (s == ZGPU_OK && slabs) {
+        for (size_t k = 0; k < c.pr.n_slabs; k++) slab_done(&c, k);
+        if (atomic_load(&c.error) != cudaSuccess) ce = (cudaError_t)atomic_load(&c.error);
     } else if (s == ZGPU_OK) {
-        /* the packed boxes to device scratch, then the scatter into the strided destinations, per region (its
-         * strides are its own) */
+        ce = copy_packed(&c, 0, total);
+    }
+    if (s == ZGPU_OK && ce != cudaSuccess)
+        s = zg_error(ZGPU_ERR_CUDA, "CUDA error copying a host-decoded read to the device: %s", cudaGetErrorString(ce));
+    if (s == ZGPU_OK && !all_contiguous) {
+        /* the scatter into the strided destinations, per region (its strides are its own), its items first */
         zg_k_scatter *items = (zg_k_scatter *)(b->h + items_at);
         uint64_t *cnt = (uint64_t *)(b->h + counts_at);
-        s = dev_ensure_device(str, &b->d, &b->d_cap, need, 0);
-        for (size_t r = 0; s == ZGPU_OK && r < n; r++) {
+        for (size_t r = 0; r < n; r++) {
             items[r] = (zg_k_scatter){b->d + off[r], rq->outs[r]};
             memcpy(cnt + r * (size_t)nd, rq->counts + r * (size_t)nd, (size_t)nd * sizeof *cnt);
         }
-        if (s == ZGPU_OK && (ce = cudaMemcpyAsync(b->d, b->h, need, cudaMemcpyHostToDevice, str)))
+        if ((ce = cudaMemcpyAsync(b->d + items_at, b->h + items_at, need - items_at, cudaMemcpyHostToDevice, str)))
             s = zg_error(ZGPU_ERR_CUDA, "CUDA error copying a host-decoded read to the device: %s",
                          cudaGetErrorString(ce));
         zg_k_scatter_params sp;
@@ -101,26 +221,30 @@ zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_d
         sp.itemsize = (int)isz;
         for (size_t r = 0; s == ZGPU_OK && r < n; r++) {
             if (off[r + 1] == off[r]) continue;
-            const uint64_t *c = rq->counts + r * (size_t)nd;
-            zg_c_strides(nd, c, isz, sp.src_strides);
+            const uint64_t *cr = rq->counts + r * (size_t)nd;
+            zg_c_strides(nd, cr, isz, sp.src_strides);
             memcpy(sp.dst_strides, strides + r * (size_t)nd, (size_t)nd * sizeof(int64_t));
             uint64_t row_len;
             int outer;
-            const uint64_t rows = zg_k_scatter_rows(nd, sp.src_strides, sp.dst_strides, sp.itemsize, c, 1, &row_len,
+            const uint64_t rows = zg_k_scatter_rows(nd, sp.src_strides, sp.dst_strides, sp.itemsize, cr, 1, &row_len,
                                                     &outer);
             if ((ce = zg_k_scatter_launch(&sp, (const zg_k_scatter *)(b->d + items_at) + r,
                                           (const uint64_t *)(b->d + counts_at) + r * (size_t)nd, 1, rows, str)))
                 s = zg_error(ZGPU_ERR_CUDA, "CUDA error in the scatter kernel: %s", cudaGetErrorString(ce));
         }
     }
-    /* later work on the caller's stream comes after ours; the pinned buffer is free once the copies are done */
+    /* later work on the caller's stream comes after ours; the pinned buffer is free once the copies are done (a
+     * failed read too may have copied slabs already) */
     if (s == ZGPU_OK) {
         ce = cudaEventRecord(st->ev[2], str);
         if (ce == cudaSuccess && order_user) ce = cudaStreamWaitEvent((cudaStream_t)user_stream, st->ev[2], 0);
         if (ce == cudaSuccess) ce = cudaStreamSynchronize(str);
         if (ce != cudaSuccess) s = zg_error(ZGPU_ERR_CUDA, "CUDA error finishing the read: %s", cudaGetErrorString(ce));
+    } else if (slabs) {
+        cudaStreamSynchronize(str);
     }
     pthread_mutex_unlock(&st->lock);
+    slabs_free(&c);
     if (plan) zg_plan_free(plan); /* (an error before the read) */
     if (s == ZGPU_OK) {
         stats->h2d_s = zg_now() - t_copy;

@@ -371,9 +371,10 @@ void dev_cache_commit(job *j, const wave_check *wc);
  *  boxes of `counts` elements of itemsize bytes; 1 when every non-empty box's destination (byte `strides`) is
  *  C-contiguous too (host_route.c). */
 int dev_pack_boxes(int nd, size_t n, const uint64_t *counts, size_t itemsize, const int64_t *strides, size_t *off);
-/** The host route of a device read: the host executor into pinned memory, then one copy (route/route.h); x is the
- *  read's conversion (the destinations' element size). plan: NULL, or the boxes' plan of a sharded array on a local
- *  store, resolved, no cache lookups made (an automatic pick's), taken over (zg_host_read_regions_planned). */
+/** The host route of a device read: the host executor into pinned memory, copied to the device in slabs of rows as
+ *  they are written (host/read_progress.h; route/route.h); x is the read's conversion (the destinations' element
+ *  size). plan: NULL, or the boxes' plan of a sharded array on a local store, resolved, no cache lookups made (an
+ *  automatic pick's), taken over (zg_host_read_regions_planned). */
 zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_dev_request *rq, const zg_xform *x,
                            void *user_stream, int order_user, zgpu_read_stats *stats, zg_plan *plan);
 struct zg_route_read;

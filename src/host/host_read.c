@@ -11,6 +11,7 @@
 #include "convert/convert.h"
 #include "host/host_read.h"
 #include "host/host_runs.h"
+#include "host/read_progress.h"
 #include "host/scratch.h"
 #include "plan/plan.h"
 #include "common/status.h"
@@ -38,6 +39,7 @@ typedef struct read_job {
     size_t n_order;
     int runs;                   /* the chain decodes a chunk's rows alone (zg_chain_decodes_runs; partial PREFIX) */
     double ratio;               /* the chunks' compression ratio as the array's last read found it (0: unknown) */
+    zg_read_progress *progress; /* told each box's rows as they are written (NULL: nobody asks) */
 } read_job;
 
 static uint64_t ns_since(double t0) { return (uint64_t)((zg_now() - t0) * 1e9); }
@@ -73,6 +75,15 @@ static void fill_unit(const read_job *j, const zg_chunk_task *t) {
         else
             zg_convert_fill(j->plan->ndim, t[k].count, &j->x, task_dst(j, &t[k]), region_strides(j, &t[k]),
                             j->a->meta.fill_value);
+}
+
+/* The rows along axis 0 of every box of the unit led by t, expected (before the read runs) or reported as written. */
+static void unit_rows(const read_job *j, const zg_chunk_task *t, int expect) {
+    for (uint32_t k = 0; k < t->unit_n; k++) {
+        const uint64_t z0 = j->plan->ndim ? t[k].in_box[0] : 0, z1 = j->plan->ndim ? z0 + t[k].count[0] : 1;
+        if (expect) zg_progress_expect(j->progress, t[k].region, z0, z1);
+        else zg_progress_report(j->progress, t[k].region, z0, z1);
+    }
 }
 
 /* A decoded chunk (C order) into the destination of task u, converted if the read asks. */
@@ -379,12 +390,8 @@ static zgpu_status fetch_decode(read_job *j, const zg_chunk_task *t, size_t ti, 
     return ZGPU_OK;
 }
 
-static zgpu_status read_task(void *arg, size_t i) {
-    read_job *j = arg;
-    const zg_plan *plan = j->plan;
-    const zg_chunk_task *t = &plan->tasks[j->task_base + i];
-    if (!t->unit_n) return ZGPU_OK; /* placed by its unit's leader */
-    const size_t ti = j->task_base + i;
+/* The unit led by task ti (t) fetched, decoded and placed in every box it lands in. */
+static zgpu_status read_unit(read_job *j, const zg_chunk_task *t, size_t ti) {
     if (t->decoded_elsewhere) { /* a hit of the chunk cache: placed from there */
         for (uint32_t k = 0; k < t->unit_n; k++) place(j, &t[k], j->hits[ti]->data);
         return ZGPU_OK;
@@ -406,6 +413,15 @@ static zgpu_status read_task(void *arg, size_t i) {
         return ZGPU_OK;
     }
     return fetch_decode(j, t, ti, ts, 0, t->unit_n, partial, 1);
+}
+
+static zgpu_status read_task(void *arg, size_t i) {
+    read_job *j = arg;
+    const zg_chunk_task *t = &j->plan->tasks[j->task_base + i];
+    if (!t->unit_n) return ZGPU_OK; /* placed by its unit's leader */
+    const zgpu_status st = read_unit(j, t, j->task_base + i);
+    if (st == ZGPU_OK && j->progress) unit_rows(j, t, 0);
+    return st;
 }
 
 /* read_task of the i-th unit in j->order. */
@@ -450,13 +466,33 @@ static zgpu_status piece_task(void *arg, size_t i) {
     part.count[0] = pc->z1 - pc->z0;
     part.unit_n = 1;
     part.covers_chunk = 0;
+    zgpu_status st = ZGPU_OK;
     if (part.state == ZG_TASK_MISSING) { /* (a remote chunk found absent by its fetch) */
         fill_unit(j, &part);
-        return ZGPU_OK;
+    } else {
+        zg_thread_scratch *ts = zg_thread_scratch_get();
+        if (!ts) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for thread scratch");
+        st = fetch_decode(j, &part, pc->task, ts, 0, 1, 1, pc->k == 0 && pc->z0 == 0);
     }
-    zg_thread_scratch *ts = zg_thread_scratch_get();
-    if (!ts) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for thread scratch");
-    return fetch_decode(j, &part, pc->task, ts, 0, 1, 1, pc->k == 0 && pc->z0 == 0);
+    if (st == ZGPU_OK && j->progress) unit_rows(j, &part, 0);
+    return st;
+}
+
+/* Before the read's tasks run: every report its progress will get, from each piece (NULL: each unit). */
+static void expect_rows(read_job *j, const read_piece *pieces, size_t n_pieces) {
+    if (!j->progress) return;
+    zg_progress_reset(j->progress);
+    const zg_plan *plan = j->plan;
+    for (size_t i = 0; i < (pieces ? n_pieces : plan->n_tasks); i++) {
+        const zg_chunk_task *t = &plan->tasks[pieces ? pieces[i].task : i];
+        if (!pieces || !pieces[i].z1) {
+            if (t->unit_n) unit_rows(j, t, 1);
+            continue;
+        }
+        const zg_chunk_task *box = &t[pieces[i].k];
+        const uint64_t z0 = plan->ndim ? box->in_box[0] : 0;
+        zg_progress_expect(j->progress, box->region, z0 + pieces[i].z0, z0 + pieces[i].z1);
+    }
 }
 
 /* The pieces of a read, or NULL (*n = 0) where splitting gains nothing: no partial reads, the cache on (it keeps
@@ -550,6 +586,7 @@ static const zg_chain *part_chain(const read_job *j) {
 static zgpu_status read_remote_serial(read_job *j, zg_plan *plan, double *fetch_s) {
     zgpu_array *a = j->a;
     zgpu_status st = ZGPU_OK;
+    expect_rows(j, NULL, 0);
     for (size_t w0 = 0; st == ZGPU_OK && w0 < plan->n_objects;) {
         const size_t w1 = window_end(j, w0);
         const double t0 = zg_now();
@@ -651,6 +688,7 @@ static zgpu_status read_remote(read_job *j, zg_plan *plan, double *fetch_s) {
     }
     for (size_t p = 0; p < n_pieces; p++) atomic_fetch_add(&v.undecoded[v.window_of[plan->tasks[pieces[p].task].object]], 1);
     j->task_base = 0;
+    expect_rows(j, pieces, n_pieces);
     zg_pool_job *job = NULL;
     zgpu_status st = zg_pool_start(a->ctx->pool, pieces ? n_pieces : plan->n_tasks, overlap_task, &v, &job);
     zgpu_status fs = ZGPU_OK;
@@ -781,7 +819,7 @@ int zg_host_partial_kind(const zgpu_tuning *tune, const zg_chain *chain) {
 /* given: the boxes' plan, built and resolved (zg_host_read_regions_planned), taken over; NULL: planned here */
 static zgpu_status host_read_once(zgpu_array *a, zg_plan *given, size_t n, const uint64_t *starts,
                                   const uint64_t *counts, void *const *outs, const int64_t *out_strides,
-                                  const zgpu_read_options *opts) {
+                                  const zgpu_read_options *opts, zg_read_progress *progress) {
     zgpu_read_stats stats;
     memset(&stats, 0, sizeof stats);
     double t_begin = zg_now();
@@ -789,6 +827,7 @@ static zgpu_status host_read_once(zgpu_array *a, zg_plan *given, size_t n, const
     memset(&j, 0, sizeof j);
     j.a = a;
     j.outs = outs;
+    j.progress = progress;
     int64_t *strides = NULL;
     zgpu_status st = zg_read_xform(a, opts, &j.x);
     if (st == ZGPU_OK) st = zg_resolve_region_strides(a, j.x.out_itemsize, n, counts, out_strides, &strides);
@@ -820,6 +859,7 @@ static zgpu_status host_read_once(zgpu_array *a, zg_plan *given, size_t n, const
     else if (st == ZGPU_OK) {
         size_t n_pieces = 0;
         read_piece *pieces = split_pieces(&j, zg_pool_size(a->ctx->pool), &n_pieces);
+        expect_rows(&j, pieces, n_pieces);
         if (pieces) {
             piece_job pj = {&j, pieces};
             st = zg_pool_run(a->ctx->pool, n_pieces, piece_task, &pj);
@@ -856,24 +896,25 @@ static zgpu_status host_read_once(zgpu_array *a, zg_plan *given, size_t n, const
 /* A read that failed because a shard was replaced meanwhile (a remote one on the server, a local one read by
  * reopening it) runs once more, from a fresh index (plan/plan.h zg_plan_shard_changes). */
 zgpu_status zg_host_read_regions(zgpu_array *a, size_t n, const uint64_t *starts, const uint64_t *counts,
-                                 void *const *outs, const int64_t *out_strides, const zgpu_read_options *opts) {
+                                 void *const *outs, const int64_t *out_strides, const zgpu_read_options *opts,
+                                 zg_read_progress *progress) {
     const unsigned changes = zg_plan_shard_changes(a);
-    zgpu_status st = host_read_once(a, NULL, n, starts, counts, outs, out_strides, opts);
+    zgpu_status st = host_read_once(a, NULL, n, starts, counts, outs, out_strides, opts, progress);
     if (st != ZGPU_OK && zg_plan_shard_changes(a) != changes)
-        st = host_read_once(a, NULL, n, starts, counts, outs, out_strides, opts);
+        st = host_read_once(a, NULL, n, starts, counts, outs, out_strides, opts, progress);
     return st;
 }
 
 zgpu_status zg_host_read_regions_planned(zgpu_array *a, zg_plan *plan, size_t n, const uint64_t *starts,
                                          const uint64_t *counts, void *const *outs, const int64_t *out_strides,
-                                         const zgpu_read_options *opts) {
+                                         const zgpu_read_options *opts, zg_read_progress *progress) {
     if (!a->shard || a->store->vt->remote || a->ctx->cache) { /* (not what the plan was made for: plan afresh) */
         zg_plan_free(plan);
-        return zg_host_read_regions(a, n, starts, counts, outs, out_strides, opts);
+        return zg_host_read_regions(a, n, starts, counts, outs, out_strides, opts, progress);
     }
     const unsigned changes = zg_plan_shard_changes(a);
-    zgpu_status st = host_read_once(a, plan, n, starts, counts, outs, out_strides, opts);
+    zgpu_status st = host_read_once(a, plan, n, starts, counts, outs, out_strides, opts, progress);
     if (st != ZGPU_OK && zg_plan_shard_changes(a) != changes)
-        st = host_read_once(a, NULL, n, starts, counts, outs, out_strides, opts);
+        st = host_read_once(a, NULL, n, starts, counts, outs, out_strides, opts, progress);
     return st;
 }

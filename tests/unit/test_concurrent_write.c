@@ -169,7 +169,7 @@ static void shard_version(zgpu_context *ctx, const char *dir, int without_fds) {
     CHECK_OK(zgpu_array_write(w, all0, all, vb, NULL)); /* (a new file renamed over the shard's key) */
     void *outs[1] = {got};
     memset(got, 0xff, sizeof got);
-    const zgpu_status st = zg_host_read_regions_planned(a, &plan, 1, start, count, outs, NULL, NULL);
+    const zgpu_status st = zg_host_read_regions_planned(a, &plan, 1, start, count, outs, NULL, NULL, NULL);
     int bad = 0;
     for (int i = 0; i < 16 * 16; i++) bad += got[i] != 6;
     if (without_fds) {

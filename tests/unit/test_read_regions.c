@@ -17,6 +17,8 @@
 
 #ifdef ZGPU_HAVE_CUDA
 #include <cuda_runtime.h>
+
+#include "device/device.h"
 #endif
 
 static char tmpdir[256];
@@ -139,7 +141,7 @@ static void host_regions(const layout *L, zgpu_array *a) {
         zg_plan plan;
         CHECK_OK(zg_plan_build_regions(a, NB, st, ct, &plan));
         CHECK_OK(zg_plan_resolve(a, &plan));
-        CHECK_OK(zg_host_read_regions_planned(a, &plan, NB, st, ct, outs, NULL, NULL));
+        CHECK_OK(zg_host_read_regions_planned(a, &plan, NB, st, ct, outs, NULL, NULL, NULL));
         CHECK_MSG(!memcmp(got, ref, total * 2), "%s round %d: a read of a given plan differs", L->name, round);
         check_distinct(L, a, st, ct, round);
         /* strided destinations: box b written reversed along its last axis into a padded buffer */
@@ -237,6 +239,81 @@ static void device_regions(const layout *L, zgpu_array *a, const char *route) {
 }
 #endif
 
+#ifdef ZGPU_HAVE_CUDA
+/* The host route of reads of several MiB: copied in slabs as the host read writes them (every slab reported by it,
+ * none left for after), into one box, a stacked batch, batch members apart in memory, a strided destination (device
+ * scratch, then the scatter) and a converted read; each equal to the host read of the same boxes. */
+static void host_route_slabs(zgpu_context *host_route, zgpu_context *plain) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/slabs", tmpdir);
+    const char *meta = "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [64, 256, 256], \"data_type\": "
+                       "\"uint16\", \"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": "
+                       "[16, 64, 128]}}, \"chunk_key_encoding\": {\"name\": \"default\"}, \"fill_value\": 3, "
+                       "\"codecs\": [" BYTES ", " ZSTD "]}";
+    zgpu_array *w = NULL, *a = NULL;
+    CHECK_OK(zgpu_array_create(plain, path, meta, 1, &w));
+    const size_t n = 64 * 256 * 256;
+    uint16_t *data = malloc(n * 2);
+    for (size_t i = 0; i < n; i++) data[i] = (uint16_t)((i / 5) ^ (rnd() & 7));
+    const uint64_t s0[3] = {0, 0, 0}, c0[3] = {64, 192, 256}; /* (the last rows' chunks stay missing) */
+    CHECK_OK(zgpu_array_write(w, s0, c0, data, NULL));
+    zgpu_array_close(w);
+    free(data);
+    CHECK_OK(zgpu_array_open(host_route, path, &a));
+    if (!a) return;
+    enum { NS = 8 };
+    uint64_t st[NS * 3], ct[NS * 3];
+    for (int b = 0; b < NS; b++) {
+        const uint64_t c[3] = {6, 150, 150};
+        for (int d = 0; d < 3; d++) {
+            ct[b * 3 + d] = c[d];
+            st[b * 3 + d] = rnd() % ((d ? 256 : 64) - c[d] + 1);
+        }
+    }
+    const uint64_t big_st[3] = {5, 20, 30}, big_ct[3] = {44, 230, 200};
+    zgpu_read_options conv;
+    zgpu_read_options_init(&conv);
+    conv.out_dtype = ZGPU_FLOAT32;
+    conv.scale = 0.25;
+    for (int kind = 0; kind < 5; kind++) {
+        const int one = kind == 0 || kind == 3, converted = kind == 4;
+        const size_t nb = one ? 1 : NS, esz = converted ? 4 : 2, per = (size_t)(one ? big_ct[0] * big_ct[1] * big_ct[2]
+                                                                                  : ct[0] * ct[1] * ct[2]) * esz;
+        const uint64_t *bst = one ? big_st : st, *bct = one ? big_ct : ct;
+        const size_t gap = kind == 2 ? 4096 : 0, pitch = kind == 3 ? 256 * esz : 0; /* (kind 3: rows 256 apart) */
+        const size_t dev_bytes = pitch ? (size_t)(big_ct[0] * big_ct[1]) * pitch : nb * (per + gap);
+        uint8_t *ref = malloc(nb * per), *got = malloc(dev_bytes), *d = NULL;
+        void *outs[NS];
+        for (size_t b = 0; b < nb; b++) outs[b] = ref + b * per;
+        CHECK_OK(zgpu_array_read_regions(a, nb, bst, bct, outs, NULL, converted ? &conv : NULL));
+        if (cudaMalloc((void **)&d, dev_bytes) != cudaSuccess) {
+            free(ref), free(got);
+            continue;
+        }
+        cudaMemset(d, 0xEE, dev_bytes);
+        for (size_t b = 0; b < nb; b++) outs[b] = d + b * (per + gap);
+        int64_t strides[3] = {(int64_t)(big_ct[1] * pitch), (int64_t)pitch, (int64_t)esz};
+        unsigned long rep0, after0, rep1, after1;
+        dev_host_route_slabs(&rep0, &after0);
+        const zgpu_status s = zgpu_array_read_regions_device(a, nb, bst, bct, outs, pitch ? strides : NULL, NULL,
+                                                             converted ? &conv : NULL, NULL);
+        dev_host_route_slabs(&rep1, &after1);
+        cudaMemcpy(got, d, dev_bytes, cudaMemcpyDeviceToHost);
+        int same = s == ZGPU_OK;
+        for (size_t b = 0; same && b < nb && !pitch; b++) same = !memcmp(got + b * (per + gap), ref + b * per, per);
+        for (size_t r = 0; same && pitch && r < big_ct[0] * big_ct[1]; r++)
+            same = !memcmp(got + r * pitch, ref + r * big_ct[2] * esz, big_ct[2] * esz);
+        CHECK_MSG(same, "host route in slabs, read kind %d: %s", kind, s == ZGPU_OK ? "data differs" : zgpu_last_error());
+        CHECK_MSG(rep1 - rep0 > 1 && after1 == after0,
+                  "host route, read kind %d: %lu slabs copied as they were written, %lu after the read", kind,
+                  rep1 - rep0, after1 - after0);
+        cudaFree(d);
+        free(ref), free(got);
+    }
+    zgpu_array_close(a);
+}
+#endif
+
 int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/zgpu_test_read_regions_%d", (int)getpid());
     mkdir(tmpdir, 0755);
@@ -287,6 +364,9 @@ int main(void) {
 #endif
     }
     free(data);
+#ifdef ZGPU_HAVE_CUDA
+    if (gpu) host_route_slabs(ctx_route[1], ctx);
+#endif
     zgpu_context_free(ctx);
     for (int r = 0; r < 3; r++) zgpu_context_free(ctx_route[r]);
     char cmd[600];
