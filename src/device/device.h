@@ -62,10 +62,10 @@ zgpu_status zg_cuda_host_read(zgpu_array *a, size_t n, const uint64_t *starts, c
 /** A host read's lesson: its route (the host executor's read, or the device read and the copy back) took `seconds`,
  *  which the model learns as device reads teach theirs. Nothing when lesson->valid is 0. */
 void zg_cuda_host_read_learn(zgpu_array *a, const zg_host_lesson *lesson, double seconds);
-/** Slabs the host route of device reads has copied since the process started (tests; device/host_route.c): as the
- *  host read reported them written, and after it (none reported: a read copied whole, or a slab no report
- *  finished). */
-void dev_host_route_slabs(unsigned long *reported, unsigned long *after);
+/** Slabs the host route of device reads has planned since the process started (tests; device/host_route.c), those
+ *  copied as the host read reported them written, and those copied after it (the read's last quarter, in one copy
+ *  per run of them; a read copied whole plans none). */
+void dev_host_route_slabs(unsigned long *planned, unsigned long *reported, unsigned long *after);
 /* An async device write (write_async.c), with the array's device current: arguments checked, then the write runs
  * on a background thread after the work on `stream` so far; *event completes when it is done. */
 zgpu_status zg_device_write_async(zgpu_array *a, const uint64_t *start, const uint64_t *count, const void *d_in,

@@ -3,6 +3,8 @@
 
 void zg_progress_reset(zg_read_progress *p) {
     for (size_t s = 0; s < p->n_slabs; s++) atomic_store(&p->pending[s], 0);
+    p->reports = 0;
+    atomic_store(&p->reports_left, 0);
     atomic_fetch_add(&p->attempt, 1);
 }
 
@@ -19,12 +21,15 @@ static int slabs_of(const zg_read_progress *p, uint32_t box, uint64_t z0, uint64
 void zg_progress_expect(zg_read_progress *p, uint32_t box, uint64_t z0, uint64_t z1) {
     size_t s0, s1;
     if (!slabs_of(p, box, z0, z1, &s0, &s1)) return;
+    p->reports++;
+    atomic_fetch_add(&p->reports_left, 1);
     for (size_t s = s0; s <= s1; s++) atomic_fetch_add(&p->pending[s], 1);
 }
 
-void zg_progress_report(const zg_read_progress *p, uint32_t box, uint64_t z0, uint64_t z1) {
+void zg_progress_report(zg_read_progress *p, uint32_t box, uint64_t z0, uint64_t z1) {
     size_t s0, s1;
     if (!slabs_of(p, box, z0, z1, &s0, &s1)) return;
+    atomic_fetch_sub(&p->reports_left, 1);
     for (size_t s = s0; s <= s1; s++)
         if (atomic_fetch_sub(&p->pending[s], 1) == 1) p->slab_done(p->user, s);
 }

@@ -21,6 +21,9 @@ typedef struct zg_read_progress {
      * (a read that meets a replaced shard runs again: the caller copies a slab again in each attempt that writes it) */
     atomic_uint *pending;
     atomic_uint attempt;
+    /* the reports the read expects, and those still to come (a caller may hold back what finishes at the end) */
+    size_t reports;
+    atomic_size_t reports_left;
 } zg_read_progress;
 
 /** Before a host read's tasks run (every count back to 0 and the attempt counted first: zg_progress_reset): that
@@ -28,6 +31,6 @@ typedef struct zg_read_progress {
 void zg_progress_reset(zg_read_progress *p);
 void zg_progress_expect(zg_read_progress *p, uint32_t box, uint64_t z0, uint64_t z1);
 /** Rows [z0, z1) of box `box` are written: every slab they finish is handed to slab_done. */
-void zg_progress_report(const zg_read_progress *p, uint32_t box, uint64_t z0, uint64_t z1);
+void zg_progress_report(zg_read_progress *p, uint32_t box, uint64_t z0, uint64_t z1);
 
 #endif

@@ -125,6 +125,8 @@ static void check_read(zgpu_array *a, const char *name, const batch *b, size_t e
                     atomic_load(&w.calls[s]));
     }
     CHECK_MSG(once, "%s, %zu boxes, slabs of %zu rows: every slab reported exactly once", name, b->n, rows);
+    CHECK_MSG(w.pr.reports > 0 && atomic_load(&w.pr.reports_left) == 0, "%s: %zu reports expected, %zu never came", name,
+              w.pr.reports, (size_t)atomic_load(&w.pr.reports_left));
     free(ref), free(out), free(slab_of), free(w.lo), free(w.hi), free(w.pr.pending), free(w.calls);
 }
 
