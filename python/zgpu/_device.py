@@ -7,6 +7,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from . import _cuda, _dlpack
+from .errors import UnsupportedError
 
 
 def c_strides(shape: Tuple[int, ...], itemsize: int) -> Tuple[int, ...]:
@@ -133,3 +134,46 @@ class DeviceArray:
     def __repr__(self) -> str:
         return "zgpu.DeviceArray(shape=%r, dtype=%s, device='cuda:%d')" % (self._shape, self._dtype,
                                                                          self._device)
+
+
+def to_host(value: Any) -> Any:
+    """NumPy data for a write: device arrays are copied to the host."""
+    if isinstance(value, np.ndarray) or np.isscalar(value) or isinstance(value, (list, tuple)):
+        return value
+    if isinstance(value, DeviceArray):
+        return value.get()
+    mod = type(value).__module__
+    if mod.startswith("torch") and hasattr(value, "detach"):
+        return value.detach().cpu().numpy()
+    if mod.startswith("cupy") and hasattr(value, "get"):
+        return value.get()
+    ext = _dlpack.foreign(value, 1)
+    if ext is not None:
+        try:
+            return _cuda.to_host(ext.ptr, ext.shape, ext.strides, ext.dtype, owner=value)
+        finally:
+            ext.release()
+    if hasattr(value, "__dlpack__"):
+        return np.from_dlpack(value)
+    return np.asarray(value)
+
+
+def device_copy(dst: Any, src: "DeviceArray") -> None:
+    """dst[...] = src between device arrays with arbitrary strides (needs CuPy or PyTorch)."""
+    try:
+        import cupy
+        cupy.asarray(dst)[...] = cupy.asarray(src)
+        cupy.cuda.get_current_stream().synchronize()
+        return
+    except ImportError:
+        pass
+    try:
+        import torch
+        d = torch.from_dlpack(dst) if hasattr(dst, "__dlpack__") else torch.as_tensor(dst, device="cuda")
+        d.copy_(torch.from_dlpack(src))
+        torch.cuda.synchronize(d.device)
+        return
+    except ImportError:
+        pass
+    raise UnsupportedError("reading a selection with |step| > 1 into a device `out` needs CuPy or PyTorch "
+                           "for the strided copy; read without out= to get a strided DeviceArray view")

@@ -13,80 +13,22 @@ import sys
 import threading
 import warnings
 import weakref
-from contextlib import contextmanager
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _batch, _capi, _convert, _cuda, _dlpack, _fancy, _spread
 from ._capi import lib
 from ._context import Context, config, context_like
-from ._device import DeviceArray, c_strides
+from ._device import DeviceArray, c_strides, device_copy, to_host
 from ._indexing import Selection, box_layout, normalize, strided_view
 from ._metadata import array_dtype
+from ._rwlock import RWLock
 from . import _vlen
 from .attrs import Attributes
 from .errors import InvalidArgumentError, ReadOnlyError, UnsupportedError
 
 DeviceLike = Union[str, int, None, Any]
-
-
-class _Shared:
-    """``with lock.shared():`` without a generator (a read's fixed cost: 2-5 us less than @contextmanager)."""
-
-    __slots__ = ("_l",)
-
-    def __init__(self, lock: "_RWLock") -> None:
-        self._l = lock
-
-    def __enter__(self) -> None:
-        l = self._l
-        with l._cond:
-            while l._writer:
-                l._cond.wait()
-            l._readers += 1
-
-    def __exit__(self, *exc: Any) -> None:
-        l = self._l
-        with l._cond:
-            l._readers -= 1
-            if l._readers == 0 and l._waiting:
-                l._cond.notify_all()
-
-
-class _RWLock:
-    """Many readers or one writer: the C API lets reads share a handle but needs writes, resize and attribute
-    updates serialised against every other use of it."""
-
-    def __init__(self) -> None:
-        self._reset()
-        self._shared = _Shared(self)
-
-    def _reset(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
-        self._readers = 0
-        self._writer = False
-        self._waiting = 0  # writers waiting (a reader's exit notifies only then)
-
-    def shared(self) -> _Shared:
-        return self._shared  # (stateless: one object serves every thread)
-
-    @contextmanager
-    def exclusive(self) -> Iterator[None]:
-        with self._cond:
-            self._waiting += 1
-            try:
-                while self._writer or self._readers:
-                    self._cond.wait()
-            finally:
-                self._waiting -= 1
-            self._writer = True
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._writer = False
-                self._cond.notify_all()
 
 
 def parse_device(device: DeviceLike, default_cuda: int) -> Optional[int]:
@@ -172,7 +114,7 @@ class Array:
         self._staged = staged
         self._ctx = ctx
         self._read_only = read_only
-        self._lock = _RWLock()
+        self._lock = RWLock()
         self._device_handles: Dict[int, Tuple[ctypes.c_void_p, Context]] = {}
         self._handles_lock = threading.Lock()  # readers share _lock; this guards the lazy opens
         _opened.add(self)
@@ -418,7 +360,7 @@ class Array:
     def append(self, data: Any, axis: int = 0) -> Tuple[int, ...]:
         """Grows the array along `axis` by `data` (every other axis as the array's) and writes it there, as
         zarr-python's ``append``; returns the new shape."""
-        data = np.asarray(_to_host(data))
+        data = np.asarray(to_host(data))
         shape = self.shape
         axis = operator.index(axis)
         if not -len(shape) <= axis < len(shape):
@@ -693,7 +635,7 @@ class Array:
             self._read_box_device(sel, device, ext.ptr + offset, strides, stream, opts, spread)
             return out
         tmp = self._read_device(sel, device, stream, odt, opts, spread)
-        _device_copy(out, tmp)
+        device_copy(out, tmp)
         return out
 
     def read_batch(self, selections: Sequence[Any], *, device: DeviceLike = None, out: Any = None,
@@ -744,7 +686,7 @@ class Array:
             return _vlen.write(self, selection, value)
         if not _fancy.is_fancy(selection) and self._write_from_device(selection, value, stream):
             return
-        value = _to_host(value)
+        value = to_host(value)
         if _fancy.is_fancy(selection):
             return self._fancy_write("vindex" if _pure_fancy(selection, self._ndim) else "oindex", selection, value)
         sel = normalize(selection, self.shape)
@@ -866,7 +808,7 @@ class Array:
             raise ReadOnlyError("array %r was opened read-only (mode='r')" % self._path)
         if kind == "blocks":
             return self.write(self._block_slices(selection), value)
-        value = _to_host(value)
+        value = to_host(value)
         shape, boxes = self._fancy_boxes(kind, selection)
         with self._lock.exclusive():  # read-merge-write of the boxes, as one step for this handle
             _fancy.write_boxes(self._h(), boxes, value, shape, self._dtype)
@@ -890,49 +832,6 @@ class Array:
 def _dlpack_stream(stream: int) -> int:
     # DLPack reserves 0 for CUDA; the legacy default stream is 1.
     return stream if stream else 1
-
-
-def _to_host(value: Any) -> Any:
-    """NumPy data for a write: device arrays are copied to the host."""
-    if isinstance(value, np.ndarray) or np.isscalar(value) or isinstance(value, (list, tuple)):
-        return value
-    if isinstance(value, DeviceArray):
-        return value.get()
-    mod = type(value).__module__
-    if mod.startswith("torch") and hasattr(value, "detach"):
-        return value.detach().cpu().numpy()
-    if mod.startswith("cupy") and hasattr(value, "get"):
-        return value.get()
-    ext = _dlpack.foreign(value, 1)
-    if ext is not None:
-        try:
-            return _cuda.to_host(ext.ptr, ext.shape, ext.strides, ext.dtype, owner=value)
-        finally:
-            ext.release()
-    if hasattr(value, "__dlpack__"):
-        return np.from_dlpack(value)
-    return np.asarray(value)
-
-
-def _device_copy(dst: Any, src: DeviceArray) -> None:
-    """dst[...] = src between device arrays with arbitrary strides (needs CuPy or PyTorch)."""
-    try:
-        import cupy
-        cupy.asarray(dst)[...] = cupy.asarray(src)
-        cupy.cuda.get_current_stream().synchronize()
-        return
-    except ImportError:
-        pass
-    try:
-        import torch
-        d = torch.from_dlpack(dst) if hasattr(dst, "__dlpack__") else torch.as_tensor(dst, device="cuda")
-        d.copy_(torch.from_dlpack(src))
-        torch.cuda.synchronize(d.device)
-        return
-    except ImportError:
-        pass
-    raise UnsupportedError("reading a selection with |step| > 1 into a device `out` needs CuPy or PyTorch "
-                           "for the strided copy; read without out= to get a strided DeviceArray view")
 
 
 def _unpickle_array(path: str, read_only: bool, settings: Dict[str, Any]) -> Array:
