@@ -11,6 +11,7 @@
 
 #include "host/host_read.h"
 #include "plan/plan.h"
+#include "meta_json.h"
 #include "test.h"
 #include "zgpu.h"
 #include "zgpu_experimental.h"
@@ -29,13 +30,9 @@ static uint32_t rnd(void) {
 }
 
 #define SHAPE "[40, 50, 60]"
-#define META3(codecs)                                                                                           \
-    "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": " SHAPE ", \"data_type\": \"uint16\", "         \
-    "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": %s}}, "                       \
-    "\"chunk_key_encoding\": {\"name\": \"default\", \"configuration\": {\"separator\": \"/\"}}, "              \
-    "\"fill_value\": 7, \"codecs\": " codecs "}"
-#define BYTES "{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}"
-#define ZSTD "{\"name\": \"zstd\", \"configuration\": {\"level\": 1, \"checksum\": false}}"
+#define META3(codecs) ZT_META3_U16(SHAPE, codecs)
+#define BYTES ZT_BYTES
+#define ZSTD ZT_ZSTD
 
 typedef struct layout {
     const char *name, *meta_fmt, *chunks;
