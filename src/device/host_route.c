@@ -4,6 +4,7 @@
  * where they are C-contiguous (one copy per run of destinations that follow each other), else into device scratch,
  * then the scatter kernel. For reads of one or a few chunks this beats the GPU decoders, which are built for
  * throughput over many chunks (a lone chunk leaves the GPU idle and pays launches and syncs). */
+#include <limits.h>
 #include <stdatomic.h>
 
 #include "device/job.h"
@@ -157,9 +158,12 @@ static int slabs_plan(slab_copier *c, int nd, const uint64_t *counts) {
     c->pr.slab_done = slab_done;
     c->pr.user = c;
     c->pr.pending = calloc(c->pr.n_slabs ? c->pr.n_slabs : 1, sizeof *c->pr.pending);
+    c->copied = malloc((c->pr.n_slabs ? c->pr.n_slabs : 1) * sizeof *c->copied);
+    if (!c->pr.pending || !c->copied) return 0;
+    /* (no attempt copied any yet: were the host read never to count one, slabs_rest would still copy them all) */
+    for (size_t k = 0; k < c->pr.n_slabs; k++) atomic_init(&c->copied[k], UINT_MAX);
     atomic_fetch_add(&slabs_planned, c->pr.n_slabs);
-    c->copied = calloc(c->pr.n_slabs ? c->pr.n_slabs : 1, sizeof *c->copied);
-    return c->pr.pending && c->copied;
+    return 1;
 }
 
 static void slabs_free(slab_copier *c) {
@@ -218,7 +222,8 @@ zgpu_status dev_host_route(zgpu_array *a, struct zg_device_state *st, const zg_d
     }
     if (s == ZGPU_OK) zgpu_array_last_read_stats(a, stats); /* the host read's stages */
     const double t_copy = zg_now();
-    /* what no report finished (none planned, a slab of no rows) goes now; then the scatter items */
+    /* the late slabs (and any no report finished) go now, or the whole read where none were planned; then the
+     * scatter items */
     if (s == ZGPU_OK && slabs) {
         ce = atomic_load(&c.error) != cudaSuccess ? (cudaError_t)atomic_load(&c.error) : slabs_rest(&c);
     } else if (s == ZGPU_OK) {
