@@ -2,6 +2,8 @@
  * into the caller's buffer when the chunk is contiguous there. A read of several boxes (zgpu_array_read_regions)
  * is one plan: a chunk that several boxes need is decoded once, by its unit's leader, and placed in each. */
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include "host/host_read.h"
 #include "host/host_runs.h"
 #include "host/read_progress.h"
+#include "host/read_trace.h"
 #include "host/scratch.h"
 #include "plan/plan.h"
 #include "common/status.h"
@@ -40,6 +43,7 @@ typedef struct read_job {
     int runs;                   /* the chain decodes a chunk's rows alone (zg_chain_decodes_runs; partial PREFIX) */
     double ratio;               /* the chunks' compression ratio as the array's last read found it (0: unknown) */
     zg_read_progress *progress; /* told each box's rows as they are written (NULL: nobody asks) */
+    zg_read_trace trace;        /* tuning trace: each unit's times (trace.u NULL: off) */
 } read_job;
 
 static uint64_t ns_since(double t0) { return (uint64_t)((zg_now() - t0) * 1e9); }
@@ -287,6 +291,7 @@ static zgpu_status fetch_decode(read_job *j, const zg_chunk_task *t, size_t ti, 
     const zg_plan_object *ob = &plan->objects[t->object];
     zg_store *s = j->a->store;
     double t0 = zg_now();
+    const double t_start = t0;
     int found = 1; /* (until a read says the chunk is absent) */
     zgpu_status st = ZGPU_OK;
     const int direct = n == 1 && t->unit_n == 1 && t->covers_chunk && chunk_is_contiguous(j, t);
@@ -357,6 +362,7 @@ static zgpu_status fetch_decode(read_job *j, const zg_chunk_task *t, size_t ti, 
     atomic_fetch_add(&j->stored, read_n);
 
     t0 = zg_now();
+    const double t_io = t0;
     uint8_t *target = task_dst(j, t);
     if (!direct) {
         st = zg_buf_reserve(&ts->chunk, (size_t)zg_repr_nbytes(&j->chain->repr));
@@ -387,6 +393,13 @@ static zgpu_status fetch_decode(read_job *j, const zg_chunk_task *t, size_t ti, 
     const int placed = direct || (runs && runs_direct);
     for (uint32_t k = first; !placed && k < first + n; k++) place_par(j, &t[k], target, &par);
     atomic_fetch_add(&j->decode_ns, ns_since(t0));
+    if (j->trace.u) {
+        const size_t size = (size_t)zg_repr_nbytes(&j->chain->repr);
+        const zg_unit_trace u = {ob->key, t->inner, (int)syscall(SYS_gettid), t_start - j->trace.t0, t_io - j->trace.t0,
+                                 zg_now() - j->trace.t0, par.ways, runs ? n_runs : 0, partial ? hi : size, size,
+                                 read_n + (part_in.buf ? (size_t)atomic_load(&pf.bytes) : 0)};
+        zg_read_trace_unit(&j->trace, &u);
+    }
     return ZGPU_OK;
 }
 
@@ -844,6 +857,7 @@ static zgpu_status host_read_once(zgpu_array *a, zg_plan *given, size_t n, const
         return st;
     }
     const int remote = a->store->vt->remote;
+    if (a->ctx->tuning.trace) zg_read_trace_start(&j.trace, 1024, t_begin);
     j.cache = a->ctx->cache;
     if (j.cache) st = cache_lookup(&j, &plan, &stats);
     /* shard indexes (a remote store fetches the tasks' bytes window by window, read_remote) */
@@ -886,6 +900,7 @@ static zgpu_status host_read_once(zgpu_array *a, zg_plan *given, size_t n, const
         stats.cpu_decoded = stats.chunks - stats.cache_hits;
         zg_array_set_stats(a, &stats);
     }
+    zg_read_trace_finish(&j.trace, a->path, zg_pool_size(a->ctx->pool), zg_now() - t_begin);
     cache_release(&j, &plan);
     zg_plan_free(&plan);
     free(strides);
