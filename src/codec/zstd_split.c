@@ -908,6 +908,11 @@ zgpu_status zg_zstd_decode_sparse(const uint8_t *in, size_t n, uint8_t *out, siz
                                   size_t n_runs, const zg_decode_par *par, const zg_part_input *part, int *declined) {
     *declined = 1;
     if (!n_runs || size < ZG_ZSTD_SPARSE_MIN) return ZGPU_OK;
+    /* nothing to weigh (a label crop's eight inner chunks had their 1,500-2,000 runs scanned each, 2.7% of the read)
+     * where neither way can pay: long matches cost ZG_ZSTD_SPARSE_FIXED bytes of an in-order decode at least, and a
+     * frame of literals (an eighth of it or more, a bit each at least in Huffman code) is 64:1 at most (one of RLE
+     * literals decodes in order about as fast) */
+    if (size <= ZG_ZSTD_SPARSE_FIXED && (double)size > 8.0 * ZG_ZSTD_SPARSE_LIT_SHARE * (double)n) return ZGPU_OK;
     uint64_t bytes = 0, hi = 0;
     for (size_t r = 0; r < n_runs; r++) {
         if (runs[r].off > size || runs[r].len > size - runs[r].off) return ZGPU_OK;
