@@ -361,14 +361,20 @@ def call_string(fn, handle) -> str:
     return take_string(out)
 
 
+_U64 = [c_uint64 * max(1, k) for k in range(33)]  # (the array types of up to ZGPU_MAX_DIMS values, made once)
+_I64 = [c_int64 * max(1, k) for k in range(33)]
+
+
 def u64_array(values) -> "ctypes.Array":
-    vals = list(values)
-    return (c_uint64 * max(1, len(vals)))(*vals)
+    vals = values if type(values) in (tuple, list) else list(values)
+    n = len(vals)
+    return (_U64[n] if n < 33 else c_uint64 * n)(*vals)
 
 
 def i64_array(values) -> "ctypes.Array":
-    vals = list(values)
-    return (c_int64 * max(1, len(vals)))(*vals)
+    vals = values if type(values) in (tuple, list) else list(values)
+    n = len(vals)
+    return (_I64[n] if n < 33 else c_int64 * n)(*vals)
 
 
 def path_bytes(path) -> bytes:

@@ -120,6 +120,7 @@ class Array:
         _opened.add(self)
         self._path = lib.zgpu_array_path(handle).decode("utf-8", "surrogateescape")
         self._ndim = lib.zgpu_array_ndim(handle)
+        self._shape: Optional[Tuple[int, ...]] = None  # (the C handle's, cached: only resize changes it)
         self._dtype = array_dtype(handle)
         # variable-length strings / bytes: read and written by _vlen (offsets + bytes), never on a device
         self._vlen = _vlen.numpy_dtype(lib.zgpu_array_dtype_name(handle).decode()) is not None
@@ -263,7 +264,10 @@ class Array:
     @property
     def shape(self) -> Tuple[int, ...]:
         """Shape of the array (current: reflects resize)."""
-        return self._shape_of(lib.zgpu_array_shape)
+        shape = self._shape
+        if shape is None:  # (every read's selection asks: 2-3 us a call to the C library)
+            shape = self._shape = self._shape_of(lib.zgpu_array_shape)
+        return shape
 
     @property
     def chunks(self) -> Tuple[int, ...]:
@@ -825,7 +829,10 @@ class Array:
         if any(int(s) < 0 for s in shape):
             raise ValueError("shape must be non-negative, got %r" % (shape,))
         with self._lock.exclusive():
-            _capi.check(lib.zgpu_array_resize(self._h(), _capi.u64_array(int(s) for s in shape)))
+            try:
+                _capi.check(lib.zgpu_array_resize(self._h(), _capi.u64_array(int(s) for s in shape)))
+            finally:
+                self._shape = None
             self._drop_device_handles()
 
 
