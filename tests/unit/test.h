@@ -17,6 +17,15 @@ static int zt_pass, zt_fail;
 #endif
 #endif
 
+/* Removes a test's scratch directory and everything under it; 0, or nonzero (said on stderr) where that failed. */
+static inline int zt_remove_dir(const char *dir) {
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    const int r = system(cmd);
+    if (r != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return r;
+}
+
 #define CHECK(cond)                                                                      \
     do {                                                                                 \
         if (cond) zt_pass++;                                                             \

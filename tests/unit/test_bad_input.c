@@ -215,8 +215,6 @@ int main(void) {
         CHECK(a == NULL);
     }
     zgpu_context_free(ctx);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
-    if (system(cmd) != 0) fprintf(stderr, "cleanup failed\n");
+    zt_remove_dir(root);
     TEST_MAIN_END();
 }

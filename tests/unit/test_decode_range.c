@@ -942,8 +942,6 @@ int main(void) {
     pieces_many_chunks(dir);
     sparse_reads(dir);
     zgpu_context_free(ctx);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd)) fprintf(stderr, "could not remove %s\n", dir);
+    zt_remove_dir(dir);
     TEST_MAIN_END();
 }

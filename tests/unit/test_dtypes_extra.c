@@ -463,8 +463,6 @@ int main(void) {
     test_vlen_codec();
     test_vlen_array(ctx);
     zgpu_context_free(ctx);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);
+    zt_remove_dir(g_dir);
     TEST_MAIN_END();
 }

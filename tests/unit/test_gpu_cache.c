@@ -412,9 +412,7 @@ int main(void) {
         host_route_case();
         zgpu_context_free(ctx);
         zgpu_context_free(other);
-        char cmd[600];
-        snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-        if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmpdir);
+        zt_remove_dir(tmpdir);
     }
 #endif
     TEST_MAIN_END_GPU(gpu, why);

@@ -157,9 +157,7 @@ int main(void) {
         snprintf(tmpdir, sizeof tmpdir, "/tmp/zgpu_test_device_scope_%d", (int)getpid());
         mkdir(tmpdir, 0755);
         cases();
-        char cmd[600];
-        snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-        if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmpdir);
+        zt_remove_dir(tmpdir);
     }
 #endif
     TEST_MAIN_END_GPU(gpu, why);

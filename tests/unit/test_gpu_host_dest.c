@@ -294,8 +294,6 @@ int main(void) {
     free(big_ref);
     zgpu_context_free(host);
     zgpu_context_free(dev);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmpdir);
+    zt_remove_dir(tmpdir);
     TEST_MAIN_END_GPU(gpu, why);
 }

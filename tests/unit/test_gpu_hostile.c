@@ -446,8 +446,6 @@ int main(void) {
         }
     zgpu_context_free(ctx);
     zgpu_context_free(ctx_nvc);
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+    zt_remove_dir(tmpdir);
     TEST_MAIN_END_GPU(gpu, why);
 }

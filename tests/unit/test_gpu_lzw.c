@@ -535,9 +535,7 @@ static void test_arrays(void) {
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         read_case(ctx, &cases[i], strstr(cases[i].name, "packbits") ? "packbits" : "tiff_lzw");
     zgpu_context_free(ctx);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+    zt_remove_dir(tmpdir);
 }
 
 int main(void) {

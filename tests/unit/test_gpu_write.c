@@ -162,9 +162,7 @@ int main(void) {
         printf("%-32s written in waves of one object, read back\n", cases[i].name);
     }
     zgpu_context_free(ctx);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    if (system(cmd) != 0) printf("could not remove %s\n", tmpdir);
+    zt_remove_dir(tmpdir);
     TEST_MAIN_END();
 }
 #endif

@@ -87,8 +87,6 @@ int main(void) {
     CHECK(strstr(zgpu_last_error(), "odd") != NULL);
     CHECK(zgpu_context_open_node(ctx, p, NULL, &g) == ZGPU_ERR_INVALID_ARGUMENT);
     zgpu_context_free(ctx);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
-    if (system(cmd)) fprintf(stderr, "could not remove %s\n", root);
+    zt_remove_dir(root);
     TEST_MAIN_END();
 }

@@ -205,8 +205,6 @@ int main(void) {
     zgpu_array_close(cached);
     zgpu_context_free(ctx);
     zgpu_context_free(ctx_cache);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd)) fprintf(stderr, "could not remove %s\n", dir);
+    zt_remove_dir(dir);
     TEST_MAIN_END_GPU(gpu, why);
 }

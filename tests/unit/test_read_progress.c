@@ -169,8 +169,6 @@ int main(void) {
     }
     free(data);
     zgpu_context_free(ctx);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmpdir);
+    zt_remove_dir(tmpdir);
     TEST_MAIN_END();
 }

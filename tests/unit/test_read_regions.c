@@ -366,8 +366,6 @@ int main(void) {
 #endif
     zgpu_context_free(ctx);
     for (int r = 0; r < 3; r++) zgpu_context_free(ctx_route[r]);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmpdir);
+    zt_remove_dir(tmpdir);
     TEST_MAIN_END_GPU(gpu, why);
 }

@@ -247,8 +247,6 @@ int main(void) {
             }
     printf("%d cases, %d failed\n", cases, failed);
     zgpu_context_free(ctx);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0) fprintf(stderr, "cleanup failed\n");
+    zt_remove_dir(dir);
     TEST_MAIN_END();
 }

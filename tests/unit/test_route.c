@@ -201,9 +201,7 @@ static void file_round_trip(void) {
     m.pt[ZG_RC_ZSTD][ZG_RP_LOW].hn = -1;
     CHECK(zg_route_model_save(path, key, &m) == 0);
     CHECK(zg_route_model_load(path, key, &back) == 0);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    CHECK(system(cmd) == 0);
+    CHECK(zt_remove_dir(dir) == 0);
 }
 
 /* Reads a slot of regime `regime` took, every size class and route. */

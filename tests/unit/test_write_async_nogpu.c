@@ -65,8 +65,6 @@ int main(void) {
            gpu ? "with a GPU" : "without a GPU (ZGPU_ERR_NO_GPU)");
     zgpu_array_close(a);
     zgpu_context_free(ctx);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0) printf("could not remove %s\n", dir);
+    zt_remove_dir(dir);
     TEST_MAIN_END();
 }

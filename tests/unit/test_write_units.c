@@ -256,8 +256,6 @@ int main(void) {
     test_analysis(ctx);
     test_layouts(ctx);
     zgpu_context_free(ctx);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+    zt_remove_dir(tmpdir);
     TEST_MAIN_END();
 }
