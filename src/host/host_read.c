@@ -2,11 +2,11 @@
  * into the caller's buffer when the chunk is contiguous there. A read of several boxes (zgpu_array_read_regions)
  * is one plan: a chunk that several boxes need is decoded once, by its unit's leader, and placed in each. */
 #include <pthread.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "cache/chunk_cache.h"
 #include "codec/sharding.h"

@@ -102,7 +102,6 @@ static zgpu_status shard_changed(zgpu_array *a, const zg_store_get *g, size_t n)
                     "being read (HTTP 412 to If-Match)", a->path, what, key, what);
 }
 
-
 /* What a batch of fetch_whole / fetch_inner reads, finished read by read (fetched_one) as each arrives. */
 typedef struct fetch_batch {
     zgpu_array *a;
