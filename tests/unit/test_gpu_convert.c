@@ -321,9 +321,7 @@ int main(void) {
            (unsigned long long)s.compiles, s.compile_s, (unsigned long long)s.disk_hits,
            (unsigned long long)s.memory_hits, (unsigned long long)s.module_loads, s.module_load_s);
     zg_jit_cache_configure("", 0);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    zt_remove_dir(dir);
     TEST_MAIN_END();
 }
 #endif

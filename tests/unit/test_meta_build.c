@@ -549,8 +549,6 @@ int main(void) {
     test_default_chunks();
     test_documents();
     test_status_and_abi();
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);
+    zt_remove_dir(g_dir);
     TEST_MAIN_END();
 }

@@ -608,8 +608,6 @@ int main(void) {
     test_unsupported_sources();
     test_read_profile_file();
     test_role_credentials();
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_root);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_root);
+    zt_remove_dir(g_root);
     TEST_MAIN_END();
 }

@@ -113,9 +113,7 @@ static void test_no_local_directory(void) {
     CHECK(stat("file:", &st) != 0);
     zgpu_context_free(ctx);
     CHECK(chdir(old) == 0);
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0);
+    CHECK(zt_remove_dir(dir) == 0);
 }
 
 static void test_remote_options(void) {
