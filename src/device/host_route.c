@@ -130,10 +130,13 @@ static int slabs_plan(slab_copier *c, int nd, const uint64_t *counts) {
     for (size_t r = 0; r < c->n; r++) rows += nd ? (size_t)counts[r * (size_t)nd] : 1;
     if (total < 2 * SLAB_MIN || rows > SLAB_ROWS_MAX) return 0;
     const size_t target = total / SLAB_MAX > SLAB_MIN ? total / SLAB_MAX : SLAB_MIN;
+    /* (slabs of target bytes or more, and a last one: SLAB_MAX + 1 at most, the rows of empty planes counting a byte
+     * each adding under an eighth of one; past that the last slab takes the rest) */
+    const size_t cap = rows < SLAB_MAX + 1 ? rows : SLAB_MAX + 1;
     size_t *row_base = malloc((c->n + 1) * sizeof *row_base);
-    uint32_t *slab_of = malloc((rows ? rows : 1) * sizeof *slab_of);
-    c->slab_lo = malloc((rows ? rows : 1) * sizeof *c->slab_lo);
-    c->slab_hi = malloc((rows ? rows : 1) * sizeof *c->slab_hi);
+    uint32_t *slab_of = malloc(rows * sizeof *slab_of);
+    c->slab_lo = malloc(cap * sizeof *c->slab_lo);
+    c->slab_hi = malloc(cap * sizeof *c->slab_hi);
     if (!row_base || !slab_of || !c->slab_lo || !c->slab_hi) {
         free(row_base), free(slab_of);
         return 0;
@@ -148,7 +151,7 @@ static int slabs_plan(slab_copier *c, int nd, const uint64_t *counts) {
             slab_of[g] = (uint32_t)slab;
             c->slab_hi[slab] = c->off[r] + (z + 1) * plane;
             acc += plane ? plane : 1;
-            if (acc >= target) slab++, acc = 0;
+            if (acc >= target && slab + 1 < cap) slab++, acc = 0;
         }
     }
     row_base[c->n] = g;
