@@ -108,6 +108,13 @@ typedef struct zgpu_tuning {
      * DEFLATE stream in parts found at guessed block headers (src/codec/deflate_split.h), where their models expect
      * it faster than one thread; OFF: one thread a chunk (libzstd, libdeflate). */
     zgpu_switch split_decode;
+
+    /* Host threads (every read and write decoded on the host, and the host route of device reads): microseconds an
+     * idle worker polls for the next job before it sleeps (0 = zgpu's default, 100; -1 = it sleeps at once).
+     * Waking a sleeping thread takes 20-100 us on a VM, as long as a small read's whole decode; polling costs up
+     * to that much CPU time a thread after each job, yielding the core to any other thread that wants it
+     * (docs/tuning.md). */
+    int pool_spin_us;
 } zgpu_tuning;
 
 /** Fills *t with the defaults (struct_size set). */

@@ -20,7 +20,7 @@ TUNING_ENV = ("ZGPU_ZSTD_DECODER", "ZGPU_DEFLATE_DECODER", "ZGPU_LZ4_DECODER", "
               "ZGPU_WAVE_SHAPE", "ZGPU_WAVE_SETS", "ZGPU_WAVE_OVERLAP", "ZGPU_ZSTD_ROWS", "ZGPU_ZSTD_HUF_PROBE",
               "ZGPU_INFLATE_PARTS", "ZGPU_TRACE", "ZGPU_PROFILE", "ZGPU_ZSTD_PROFILE", "ZGPU_INFLATE_TIMES",
               "ZGPU_CLI_SLAB_BYTES", "ZGPU_READ_ROUTE", "ZGPU_PARTIAL_DECODE", "ZGPU_ZSTD_ENCODER",
-              "ZGPU_WRITE_WAVE_BYTES", "ZGPU_HOST_READ_ROUTE", "ZGPU_SPLIT_DECODE")
+              "ZGPU_WRITE_WAVE_BYTES", "ZGPU_HOST_READ_ROUTE", "ZGPU_SPLIT_DECODE", "ZGPU_POOL_SPIN_US")
 pytestmark = pytest.mark.skipif(any(os.environ.get(v) for v in TUNING_ENV),
                                 reason="a ZGPU_* tuning variable is set; it overrides every context's tuning")
 
@@ -28,13 +28,14 @@ DEFAULTS = {"zstd_decoder": "auto", "deflate_decoder": "auto", "lz4_decoder": "a
             "wave_shape": (), "wave_sets": 0, "wave_overlap": None, "zstd_rows": None, "zstd_huf_probe": -1,
             "inflate_parts": 0, "trace": False, "profile": False, "copy_slab_bytes": 0,
             "read_route": "auto", "partial_decode": None, "zstd_encoder": "auto",
-            "write_wave_bytes": 0, "host_read_route": "auto", "split_decode": None}
+            "write_wave_bytes": 0, "host_read_route": "auto", "split_decode": None, "pool_spin_us": 0}
 
 EVERY_FIELD = {"zstd_decoder": "host", "deflate_decoder": "nvcomp", "lz4_decoder": "zgpu", "pipeline_waves": 64,
                "wave_shape": (1, 2, 1000000), "wave_sets": 4, "wave_overlap": False, "zstd_rows": True,
                "zstd_huf_probe": 4096, "inflate_parts": 7, "trace": True, "profile": True,
                "copy_slab_bytes": 3 << 20, "read_route": "host", "partial_decode": False, "zstd_encoder": "nvcomp",
-               "write_wave_bytes": 5 << 20, "host_read_route": "device", "split_decode": False}
+               "write_wave_bytes": 5 << 20, "host_read_route": "device", "split_decode": False,
+               "pool_spin_us": 250}
 
 
 @pytest.fixture
@@ -122,6 +123,9 @@ def test_edges(cfg):
     ("zstd_encoder", "gpu", "zstd_encoder must be one of 'auto', 'zgpu', 'nvcomp', 'host'"),
     ("zstd_encoder", 2, "zstd_encoder must be one of"),
     ("zstd_encoder", True, "zstd_encoder must be one of"),
+    ("pool_spin_us", -2, "pool_spin_us must be in -1..1000000"),
+    ("pool_spin_us", 1000001, "pool_spin_us must be in -1..1000000"),
+    ("pool_spin_us", 1.5, "pool_spin_us must be an integer"),
 ])
 def test_bad_values(cfg, field, value, words):
     cfg.set(pipeline_waves=2, num_threads=3)
@@ -187,10 +191,35 @@ def test_host_read_route_from_the_environment():
         assert ("ignoring ZGPU_HOST_READ_ROUTE=gpu" in err) == (value == "gpu")
 
 
+def test_pool_spin_us(tmp_path):
+    """ZGPU_POOL_SPIN_US overrides the field (out of range: ignored with a line on stderr); reads through a context
+    whose host threads poll between jobs read the same values as through one whose threads sleep at once."""
+    for value, want in (("300", "300"), ("-1", "-1"), ("0", "0"), ("-5", "0"), ("fast", "0")):
+        out, err = _field_in_child("ZGPU_POOL_SPIN_US", value, "pool_spin_us")
+        assert out == want
+        assert ("ignoring ZGPU_POOL_SPIN_US" in err) == (value in ("-5", "fast"))
+    data = np.arange(8 * 64 * 64, dtype="<u4").reshape(8, 64, 64)
+    zgpu.create(tmp_path / "a", shape=data.shape, dtype="<u4", chunks=(2, 16, 16), compressors="zstd")[...] = data
+    threads = zgpu.config.num_threads
+    try:
+        for spin in (-1, 1000, 0):
+            zgpu.config.set(num_threads=4, pool_spin_us=spin)
+            a = zgpu.open_array(tmp_path / "a")
+            assert a._ctx.tuning()["pool_spin_us"] == spin
+            for k in range(20):
+                box = (slice(k % 7, k % 7 + 2), slice(3 * k % 40, 3 * k % 40 + 20), slice(5, 60))
+                np.testing.assert_array_equal(a[box], data[box])
+            np.testing.assert_array_equal(a.read_batch([(slice(0, 8), slice(0, 64), slice(0, 64))] * 3)[2], data)
+    finally:
+        zgpu.config.set(num_threads=threads, pool_spin_us=None)
+    assert zgpu.config.tuning() == DEFAULTS
+
+
 def test_c_checks_name_the_field():
     """What the Python checks would catch, the C context refuses too, naming the field."""
     for tuning, field in (({"pipeline_waves": 65}, "pipeline_waves"), ({"wave_sets": 9}, "wave_sets"),
-                          ({"wave_shape": (0,)}, "wave_shape[0]"), ({"inflate_parts": -3}, "inflate_parts")):
+                          ({"wave_shape": (0,)}, "wave_shape[0]"), ({"inflate_parts": -3}, "inflate_parts"),
+                          ({"pool_spin_us": -2}, "pool_spin_us")):
         with pytest.raises(zgpu.InvalidArgumentError, match=field.replace("[", r"\[").replace("]", r"\]")):
             Context(1, 0, 0, "auto", True, False, tuning)
 

@@ -88,7 +88,8 @@ class Config:
     bytes a device write encodes a wave; 0 = zgpu's choice), ``host_read_route`` ("auto", "device", "host": whether
     reads into host memory decode on the GPU; "auto" only once the context has used its GPU), ``split_decode`` (None or
     True: a read of fewer chunks than threads decodes each zstd, gzip or zlib chunk on several threads; False: one
-    thread a chunk). Given as None, a tuning field goes back to
+    thread a chunk), ``pool_spin_us`` (microseconds an idle host thread polls for the next job before it sleeps; 0 =
+    the default, 100; -1 = it sleeps at once). Given as None, a tuning field goes back to
     its default. :meth:`tuning` shows what a context runs with (ZGPU_* environment overrides included).
 
     Remote stores (http://, https://, s3:// paths; docs/remote.md): ``s3_endpoint``, ``s3_region``,
@@ -126,7 +127,7 @@ class Config:
             inflate_parts: Any = _UNSET, trace: Any = _UNSET, profile: Any = _UNSET,
             copy_slab_bytes: Any = _UNSET, read_route: Any = _UNSET, partial_decode: Any = _UNSET,
             zstd_encoder: Any = _UNSET, write_wave_bytes: Any = _UNSET, host_read_route: Any = _UNSET,
-            split_decode: Any = _UNSET, **remote: Any) -> None:
+            split_decode: Any = _UNSET, pool_spin_us: Any = _UNSET, **remote: Any) -> None:
         """Changes settings; contexts are recreated for arrays and groups opened afterwards. Every value is
         checked before any is changed: a ValueError leaves the settings as they were."""
         given = {"zstd_decoder": zstd_decoder, "deflate_decoder": deflate_decoder, "lz4_decoder": lz4_decoder,
@@ -135,7 +136,7 @@ class Config:
                  "inflate_parts": inflate_parts, "trace": trace, "profile": profile,
                  "copy_slab_bytes": copy_slab_bytes, "read_route": read_route, "partial_decode": partial_decode,
                  "zstd_encoder": zstd_encoder, "write_wave_bytes": write_wave_bytes,
-                 "host_read_route": host_read_route, "split_decode": split_decode}
+                 "host_read_route": host_read_route, "split_decode": split_decode, "pool_spin_us": pool_spin_us}
         tuning = {k: _tuning.validate(k, v) for k, v in given.items() if v is not _UNSET}
         for k in remote:
             if k not in _remote.DEFAULTS:

@@ -48,6 +48,7 @@ class Tuning(Structure):
         ("write_wave_bytes", c_size_t),
         ("host_read_route", c_int),
         ("split_decode", c_int),
+        ("pool_spin_us", c_int),
     ]
 
 
@@ -77,7 +78,7 @@ DEFAULTS: Dict[str, Any] = {
     "zstd_rows": None, "zstd_huf_probe": -1, "inflate_parts": 0,
     "trace": False, "profile": False, "copy_slab_bytes": 0, "read_route": "auto",
     "partial_decode": None, "zstd_encoder": "auto", "write_wave_bytes": 0,
-    "host_read_route": "auto", "split_decode": None,
+    "host_read_route": "auto", "split_decode": None, "pool_spin_us": 0,
 }
 ROUTES = {"auto": 0, "device": 1, "host": 2}
 _ROUTE_NAMES = {v: k for k, v in ROUTES.items()}
@@ -145,6 +146,8 @@ def validate(name: str, value: Any) -> Any:
         return value
     if name == "write_wave_bytes":
         return _int(name, value, 0, 1 << 40, " (0 = zgpu's choice)")
+    if name == "pool_spin_us":
+        return _int(name, value, -1, 1000000, " (0 = zgpu's default, -1 = never)")
     return _int(name, value, 0, (1 << 63) - 1, " (0 = 256 MiB)")  # copy_slab_bytes
 
 

@@ -55,7 +55,7 @@ static const abi_member k_members[] = {
     M(zgpu_tuning, zstd_huf_probe), M(zgpu_tuning, inflate_parts), M(zgpu_tuning, trace), M(zgpu_tuning, profile),
     M(zgpu_tuning, copy_slab_bytes), M(zgpu_tuning, read_route), M(zgpu_tuning, partial_decode),
     M(zgpu_tuning, zstd_encoder),
-    M(zgpu_tuning, write_wave_bytes), M(zgpu_tuning, host_read_route), M(zgpu_tuning, split_decode),
+    M(zgpu_tuning, write_wave_bytes), M(zgpu_tuning, host_read_route), M(zgpu_tuning, split_decode), M(zgpu_tuning, pool_spin_us),
 };
 #undef M
 

@@ -130,6 +130,9 @@ static zgpu_status take_tuning(const zgpu_tuning *in, zgpu_tuning *t) {
     ZG_RETURN_IF((unsigned)t->host_read_route > ZGPU_ROUTE_HOST, ZGPU_ERR_INVALID_ARGUMENT,
                  "zgpu_tuning: host_read_route %d is not a zgpu_route (0 auto, 1 device, 2 host)",
                  (int)t->host_read_route);
+    ZG_RETURN_IF(t->pool_spin_us < -1 || t->pool_spin_us > 1000000, ZGPU_ERR_INVALID_ARGUMENT,
+                 "zgpu_tuning: pool_spin_us %d is out of range (-1 = never, 0 = the default, up to 1000000)",
+                 t->pool_spin_us);
     return ZGPU_OK;
 }
 
@@ -172,6 +175,10 @@ ZGPU_API zgpu_status zgpu_context_create(const zgpu_context_options *opts, zgpu_
     pthread_mutex_init(&ctx->device_lock, NULL);
     pthread_mutex_init(&ctx->remote_lock, NULL);
     zgpu_status st = zg_pool_create(ctx->opts.num_threads, &ctx->pool);
+    if (st == ZGPU_OK)
+        zg_pool_set_spin(ctx->pool, ctx->tuning.pool_spin_us == 0  ? ZG_POOL_SPIN_US_DEFAULT
+                                    : ctx->tuning.pool_spin_us < 0 ? 0
+                                                                   : ctx->tuning.pool_spin_us);
     if (st == ZGPU_OK && ctx->opts.cache_bytes && !(ctx->cache = zg_chunk_cache_create(ctx->opts.cache_bytes))) {
         zg_pool_free(ctx->pool);
         st = zg_error(ZGPU_ERR_NO_MEMORY, "out of memory for the chunk cache");

@@ -14,7 +14,7 @@ static struct {
     zgpu_tuning t;
     int has_zstd, has_deflate, has_lz4, has_waves, has_shape, has_sets, has_overlap, has_rows, has_probe, has_parts,
         has_trace, has_profile, has_slab, has_route, has_partial, has_split, has_zstd_enc, has_write_wave,
-        has_host_route;
+        has_host_route, has_spin;
     const char *nvcomp_lib;
     char cache_dir[4096];
     int cufile_compat;
@@ -104,6 +104,7 @@ static void load(void) {
     env.has_rows = read_switch("ZGPU_ZSTD_ROWS", &t->zstd_rows);
     env.has_partial = read_switch("ZGPU_PARTIAL_DECODE", &t->partial_decode);
     env.has_split = read_switch("ZGPU_SPLIT_DECODE", &t->split_decode);
+    if ((env.has_spin = read_int("ZGPU_POOL_SPIN_US", -1, 1000000, &x))) t->pool_spin_us = (int)x;
     if ((env.has_probe = read_int("ZGPU_ZSTD_HUF_PROBE", 0, 4096, &x))) t->zstd_huf_probe = (int)x;
     if ((env.has_parts = read_int("ZGPU_INFLATE_PARTS", 1, 1 << 20, &x))) t->inflate_parts = (int)x;
     if ((env.has_trace = read_int("ZGPU_TRACE", 0, 1, &x))) t->trace = (int)x;
@@ -153,6 +154,7 @@ void zg_env_apply_tuning(zgpu_tuning *t) {
     if (env.has_zstd_enc) t->zstd_encoder = e->zstd_encoder;
     if (env.has_write_wave) t->write_wave_bytes = e->write_wave_bytes;
     if (env.has_host_route) t->host_read_route = e->host_read_route;
+    if (env.has_spin) t->pool_spin_us = e->pool_spin_us;
 }
 
 const char *zg_env_cache_dir(void) {

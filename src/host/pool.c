@@ -12,10 +12,15 @@
 #include "host/pool.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 #include "api/array.h"
 #include "common/status.h"
@@ -28,7 +33,8 @@ typedef struct zg_job {
     size_t n;
     atomic_size_t next;
     atomic_int failed;
-    int active;                 /* threads inside run_job (under the core's lock) */
+    atomic_int active;          /* threads inside run_job (changed under the core's lock; read without it by a
+                                 * caller spinning in join_job) */
     zgpu_status status;         /* first failure */
     char message[ZG_ERRMSG_MAX];
     struct zg_job *link;
@@ -45,12 +51,15 @@ struct core {
     pthread_cond_t idle;        /* a job's active count dropped */
     zg_job *jobs;               /* queue (singly linked, newest last) */
     int stop;
+    atomic_int queued_count;    /* jobs ever queued, wrapping (changed under the lock): what a polling worker watches */
+    int sleepers;               /* workers waiting on `work` (under the lock): queue_job wakes only those */
     atomic_int live;            /* workers inside worker_main (tests: zg_test_pool_info) */
     atomic_llong worker_items;  /* indices run by workers rather than by callers (tests) */
 };
 
 struct zg_pool {
     int size;                   /* configured: workers + the caller */
+    atomic_llong spin_ns;       /* how long an idle worker polls for the next job before it sleeps (zg_pool_set_spin) */
     _Atomic(core *) core;       /* this process's core, or an ancestor's until the first use after a fork */
 };
 
@@ -80,26 +89,78 @@ static void run_job(core *c, zg_job *j, int worker) {
     }
     if (worker && done) atomic_fetch_add(&c->worker_items, done);
     pthread_mutex_lock(&c->lock);
-    if (--j->active == 0) pthread_cond_broadcast(&c->idle);
+    if (atomic_fetch_sub(&j->active, 1) == 1) pthread_cond_broadcast(&c->idle);
     pthread_mutex_unlock(&c->lock);
 }
 
+static long long now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Polls *word until it equals `value` (until_equal) or differs from it (!until_equal), for at most spin_ns;
+ * 1 if it got there. Waking a thread asleep on a condition takes 20-100 us on a VM (the idle vCPU halts, and its
+ * wake-up goes through the host), as long as a small read's whole decode: a thread that polls a little first
+ * sees the next job, or its job's end, at once. Every 16th poll yields the core, so that a thread of another
+ * job or process waiting for it runs (more threads than cores: DataLoader workers with a pool each). */
+static int spin_for(const atomic_int *word, int value, int until_equal, long long spin_ns) {
+    if (spin_ns <= 0) return 0;
+    const long long end = now_ns() + spin_ns;
+    for (unsigned k = 1;; k++) {
+        if ((atomic_load_explicit(word, memory_order_acquire) == value) == until_equal) return 1;
+        if (k & 15) {
+            cpu_relax();
+        } else {
+            if (now_ns() >= end) return 0;
+            sched_yield();
+        }
+    }
+}
+
+typedef struct worker_arg {
+    core *c;
+    const atomic_llong *spin_ns; /* the pool's (it outlives its cores' threads: zg_pool_free joins them first) */
+} worker_arg;
+
 static void *worker_main(void *arg) {
-    core *c = arg;
+    const worker_arg wa = *(worker_arg *)arg;
+    free(arg);
+    core *c = wa.c;
     atomic_fetch_add(&c->live, 1);
     pthread_mutex_lock(&c->lock);
     for (;;) {
         zg_job *j = c->jobs;
         while (j && !job_open(j)) j = j->link;
         if (j) {
-            j->active++;
+            atomic_fetch_add(&j->active, 1);
             pthread_mutex_unlock(&c->lock);
             run_job(c, j, 1);
             pthread_mutex_lock(&c->lock);
             continue;
         }
         if (c->stop) break;
+        /* poll for the next job a while before sleeping; a job queued meanwhile changes queued_count (under the
+         * lock), and one queued once this thread counts as a sleeper wakes it */
+        const int seen = atomic_load(&c->queued_count);
+        const long long spin = atomic_load(wa.spin_ns);
+        if (spin > 0) {
+            pthread_mutex_unlock(&c->lock);
+            spin_for(&c->queued_count, seen, 0, spin);
+            pthread_mutex_lock(&c->lock);
+            if (atomic_load(&c->queued_count) != seen || c->stop) continue;
+        }
+        c->sleepers++;
         pthread_cond_wait(&c->work, &c->lock);
+        c->sleepers--;
     }
     pthread_mutex_unlock(&c->lock);
     atomic_fetch_sub(&c->live, 1);
@@ -111,6 +172,7 @@ static void core_free(core *c) {
     if (!c) return;
     pthread_mutex_lock(&c->lock);
     c->stop = 1;
+    atomic_fetch_add(&c->queued_count, 1); /* (a polling worker sees it at once) */
     pthread_cond_broadcast(&c->work);
     pthread_mutex_unlock(&c->lock);
     for (int i = 0; i < c->n_threads; i++) pthread_join(c->threads[i], NULL);
@@ -123,13 +185,14 @@ static void core_free(core *c) {
 
 /* A core of this process with up to `workers` threads: NULL when out of memory; *started tells how many threads
  * did start (the rest could not be had). */
-static core *core_new(int workers, int *started) {
+static core *core_new(int workers, const atomic_llong *spin_ns, int *started) {
     *started = 0;
     core *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->pid = getpid();
     atomic_init(&c->live, 0);
     atomic_init(&c->worker_items, 0);
+    atomic_init(&c->queued_count, 0);
     pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->work, NULL);
     pthread_cond_init(&c->idle, NULL);
@@ -139,8 +202,16 @@ static core *core_new(int workers, int *started) {
             core_free(c);
             return NULL;
         }
-        while (c->n_threads < workers && pthread_create(&c->threads[c->n_threads], NULL, worker_main, c) == 0)
+        while (c->n_threads < workers) {
+            worker_arg *wa = malloc(sizeof *wa);
+            if (!wa) break;
+            *wa = (worker_arg){c, spin_ns};
+            if (pthread_create(&c->threads[c->n_threads], NULL, worker_main, wa) != 0) {
+                free(wa);
+                break;
+            }
             c->n_threads++;
+        }
     }
     *started = c->n_threads;
     return c;
@@ -154,7 +225,7 @@ static core *pool_core(zg_pool *p) {
     core *c = atomic_load(&p->core);
     while (!c || c->pid != me) {
         int started;
-        core *n = core_new(p->size - 1, &started);
+        core *n = core_new(p->size - 1, &p->spin_ns, &started);
         if (!n) return NULL;
         /* the ancestor's core is left behind untouched (zg_pool_free says why) */
         if (atomic_compare_exchange_strong(&p->core, &c, n)) return n;
@@ -169,8 +240,9 @@ zgpu_status zg_pool_create(int n_threads, zg_pool **out) {
     zg_pool *p = calloc(1, sizeof *p);
     if (!p) return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory creating the thread pool");
     p->size = n_threads;
+    atomic_init(&p->spin_ns, (long long)ZG_POOL_SPIN_US_DEFAULT * 1000);
     int started;
-    core *c = core_new(n_threads - 1, &started);
+    core *c = core_new(n_threads - 1, &p->spin_ns, &started);
     if (!c) {
         free(p);
         return zg_error(ZGPU_ERR_NO_MEMORY, "out of memory creating the thread pool");
@@ -197,6 +269,10 @@ void zg_pool_free(zg_pool *p) {
     free(p);
 }
 
+void zg_pool_set_spin(zg_pool *p, int spin_us) {
+    if (p) atomic_store(&p->spin_ns, spin_us > 0 ? (long long)spin_us * 1000 : 0);
+}
+
 int zg_pool_size(const zg_pool *p) {
     if (!p || p->size <= 1) return 1;
     core *c = pool_core((zg_pool *)p); /* the struct is the caller's, not const: only the view of it is */
@@ -210,6 +286,7 @@ static void job_init(zg_job *j, size_t n, zg_pool_fn fn, void *arg) {
     j->n = n;
     atomic_init(&j->next, 0);
     atomic_init(&j->failed, 0);
+    atomic_init(&j->active, 0);
     j->status = ZGPU_OK;
 }
 
@@ -220,17 +297,19 @@ static void queue_job(core *c, zg_job *j, int caller) {
     while (*tail) tail = &(*tail)->link;
     *tail = j;
     j->queued = c;
-    j->active = caller;
-    pthread_cond_broadcast(&c->work);
+    atomic_store(&j->active, caller);
+    atomic_fetch_add(&c->queued_count, 1); /* (the spinning workers see it) */
+    if (c->sleepers) pthread_cond_broadcast(&c->work);
     pthread_mutex_unlock(&c->lock);
 }
 
 /* The caller (counted in j->active) works on the queued job j until it has no indices left, waits for the
  * other workers, takes it off the queue and returns its status (the first failure's message restored here). */
-static zgpu_status join_job(core *c, zg_job *j) {
+static zgpu_status join_job(core *c, zg_job *j, long long spin_ns) {
     run_job(c, j, 0);
+    spin_for(&j->active, 0, 1, spin_ns); /* (the last workers' ends without a wake-up: the caller has nothing else to do) */
     pthread_mutex_lock(&c->lock);
-    while (j->active > 0) pthread_cond_wait(&c->idle, &c->lock);
+    while (atomic_load(&j->active) > 0) pthread_cond_wait(&c->idle, &c->lock);
     for (zg_job **q = &c->jobs; *q; q = &(*q)->link)
         if (*q == j) { *q = j->link; break; }
     pthread_mutex_unlock(&c->lock);
@@ -258,7 +337,7 @@ zgpu_status zg_pool_run(zg_pool *p, size_t n, zg_pool_fn fn, void *arg) {
     zg_job j;
     job_init(&j, n, fn, arg);
     queue_job(c, &j, 1);
-    return join_job(c, &j);
+    return join_job(c, &j, (long long)ZG_POOL_JOIN_SPIN_US * 1000);
 }
 
 /* The queue's part of zg_pool_run, for a job on the heap. */
@@ -291,9 +370,9 @@ zgpu_status zg_pool_finish(zg_pool *p, zg_pool_job *j) {
         return zg_error(ZGPU_ERR_INTERNAL, "a thread-pool job started before fork() cannot finish in the child");
     }
     pthread_mutex_lock(&c->lock);
-    j->active++; /* the caller */
+    atomic_fetch_add(&j->active, 1); /* the caller */
     pthread_mutex_unlock(&c->lock);
-    s = join_job(c, j);
+    s = join_job(c, j, (long long)ZG_POOL_JOIN_SPIN_US * 1000);
     free(j);
     return s;
 }

@@ -1,6 +1,7 @@
 /* The host thread pool: every index runs exactly once, the first failure's status and message come back to the
  * caller, and a started job (zg_pool_start) runs on the pool's threads while its caller does other work, a
- * zg_pool_run of its own included (CPU only, runs in CI). */
+ * zg_pool_run of its own included, and workers polling for the next job before they sleep run every job as
+ * sleeping ones do (CPU only, runs in CI). */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <signal.h>
@@ -248,6 +249,63 @@ static void test_fork(void) {
     zg_pool_free(p);
 }
 
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+typedef struct spin_caller {
+    zg_pool *p;
+    int bad; /* jobs whose indices did not all run exactly once */
+} spin_caller;
+
+static void *spin_caller_main(void *arg) {
+    spin_caller *sc = arg;
+    for (int k = 0; k < 300; k++) {
+        counts c;
+        counts_init(&c, (size_t)(k % 7), (size_t)(k % 7), 0);
+        if (zg_pool_run(sc->p, c.n, count_index, &c) != ZGPU_OK || !all_once(&c)) sc->bad++;
+        free(c.hits);
+    }
+    return NULL;
+}
+
+/* Workers that poll for the next job (zg_pool_set_spin) before sleeping: back-to-back small jobs from two callers
+ * at once each run every index exactly once, whether a job finds the workers polling or asleep; started jobs too;
+ * and freeing the pool does not wait out a worker's polling time (stop ends it: a second of polling here). */
+static void test_spin(int threads) {
+    zg_pool *p;
+    CHECK_OK(zg_pool_create(threads, &p));
+    zg_pool_set_spin(NULL, 100); /* (no pool: nothing) */
+    zg_pool_set_spin(p, 50);
+    spin_caller a = {p, 0}, b = {p, 0};
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, spin_caller_main, &a) == 0);
+    spin_caller_main(&b);
+    pthread_join(t, NULL);
+    CHECK_EQ_U64(a.bad, 0);
+    CHECK_EQ_U64(b.bad, 0);
+    counts c;
+    counts_init(&c, 40, 40, 100);
+    zg_pool_job *job;
+    CHECK_OK(zg_pool_start(p, c.n, count_index, &c, &job));
+    CHECK_OK(zg_pool_finish(p, job));
+    CHECK(all_once(&c));
+    free(c.hits);
+    zg_pool_set_spin(p, 1000000);
+    counts d;
+    counts_init(&d, 30, 30, 0);
+    CHECK_OK(zg_pool_run(p, d.n, count_index, &d)); /* (the workers then poll for a second) */
+    CHECK(all_once(&d));
+    free(d.hits);
+    const double t0 = now_s();
+    zg_pool_free(p);
+    const double took = now_s() - t0;
+    if (took >= 0.5) fprintf(stderr, "zg_pool_free with polling workers took %.3f s\n", took);
+    CHECK(took < 0.5);
+}
+
 int main(void) {
     test_fork();
     const int threads[] = {1, 2, 5};
@@ -255,6 +313,7 @@ int main(void) {
         test_sizes(threads[k]);
         test_overlap(threads[k]);
         test_failure(threads[k]);
+        test_spin(threads[k]);
     }
     TEST_MAIN_END();
 }
