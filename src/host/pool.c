@@ -16,7 +16,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -53,6 +52,8 @@ struct core {
     int stop;
     atomic_int queued_count;    /* jobs ever queued, wrapping (changed under the lock): what a polling worker watches */
     int sleepers;               /* workers waiting on `work` (under the lock): queue_job wakes only those */
+    const atomic_llong *spin_ns; /* the pool's polling time (the pool outlives its cores' threads: zg_pool_free
+                                  * joins them first) */
     atomic_int live;            /* workers inside worker_main (tests: zg_test_pool_info) */
     atomic_llong worker_items;  /* indices run by workers rather than by callers (tests) */
 };
@@ -93,12 +94,6 @@ static void run_job(core *c, zg_job *j, int worker) {
     pthread_mutex_unlock(&c->lock);
 }
 
-static long long now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-
 static void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
     _mm_pause();
@@ -114,27 +109,20 @@ static void cpu_relax(void) {
  * job or process waiting for it runs (more threads than cores: DataLoader workers with a pool each). */
 static int spin_for(const atomic_int *word, int value, int until_equal, long long spin_ns) {
     if (spin_ns <= 0) return 0;
-    const long long end = now_ns() + spin_ns;
+    const double end = zg_now() + (double)spin_ns * 1e-9;
     for (unsigned k = 1;; k++) {
         if ((atomic_load_explicit(word, memory_order_acquire) == value) == until_equal) return 1;
         if (k & 15) {
             cpu_relax();
         } else {
-            if (now_ns() >= end) return 0;
+            if (zg_now() >= end) return 0;
             sched_yield();
         }
     }
 }
 
-typedef struct worker_arg {
-    core *c;
-    const atomic_llong *spin_ns; /* the pool's (it outlives its cores' threads: zg_pool_free joins them first) */
-} worker_arg;
-
 static void *worker_main(void *arg) {
-    const worker_arg wa = *(worker_arg *)arg;
-    free(arg);
-    core *c = wa.c;
+    core *c = arg;
     atomic_fetch_add(&c->live, 1);
     pthread_mutex_lock(&c->lock);
     for (;;) {
@@ -151,7 +139,7 @@ static void *worker_main(void *arg) {
         /* poll for the next job a while before sleeping; a job queued meanwhile changes queued_count (under the
          * lock), and one queued once this thread counts as a sleeper wakes it */
         const int seen = atomic_load(&c->queued_count);
-        const long long spin = atomic_load(wa.spin_ns);
+        const long long spin = atomic_load(c->spin_ns);
         if (spin > 0) {
             pthread_mutex_unlock(&c->lock);
             spin_for(&c->queued_count, seen, 0, spin);
@@ -190,6 +178,7 @@ static core *core_new(int workers, const atomic_llong *spin_ns, int *started) {
     core *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->pid = getpid();
+    c->spin_ns = spin_ns;
     atomic_init(&c->live, 0);
     atomic_init(&c->worker_items, 0);
     atomic_init(&c->queued_count, 0);
@@ -202,16 +191,8 @@ static core *core_new(int workers, const atomic_llong *spin_ns, int *started) {
             core_free(c);
             return NULL;
         }
-        while (c->n_threads < workers) {
-            worker_arg *wa = malloc(sizeof *wa);
-            if (!wa) break;
-            *wa = (worker_arg){c, spin_ns};
-            if (pthread_create(&c->threads[c->n_threads], NULL, worker_main, wa) != 0) {
-                free(wa);
-                break;
-            }
+        while (c->n_threads < workers && pthread_create(&c->threads[c->n_threads], NULL, worker_main, c) == 0)
             c->n_threads++;
-        }
     }
     *started = c->n_threads;
     return c;
@@ -298,7 +279,7 @@ static void queue_job(core *c, zg_job *j, int caller) {
     *tail = j;
     j->queued = c;
     atomic_store(&j->active, caller);
-    atomic_fetch_add(&c->queued_count, 1); /* (the spinning workers see it) */
+    atomic_fetch_add(&c->queued_count, 1); /* (the polling workers see it) */
     if (c->sleepers) pthread_cond_broadcast(&c->work);
     pthread_mutex_unlock(&c->lock);
 }
